@@ -1,0 +1,43 @@
+// Issues and verifies svc's access tokens: HS256 JWTs through @elysiajs/jwt, algorithm pinned.
+import { jwt } from "@elysiajs/jwt";
+
+export const TOKEN_ISSUER = "svc";
+
+export interface IssuedToken {
+  token: string;
+  token_type: "Bearer";
+  expires_in: number;
+}
+
+export interface TokenSubject {
+  userId: string;
+  /** The user's token version when the token was issued. */
+  version: number;
+}
+
+export interface TokenService {
+  issue(subject: TokenSubject): Promise<IssuedToken>;
+  /** null: not a token svc issued, or expired. Never throws. */
+  verify(token: string): Promise<TokenSubject | null>;
+}
+
+export function createTokenService(secret: Uint8Array, ttlSeconds: number): TokenService {
+  const signer = jwt({ name: "jwt", secret, alg: "HS256", iss: TOKEN_ISSUER }).decorator.jwt;
+  // @elysiajs/jwt verifies with whatever the header says unless told otherwise, and does not require exp.
+  const rules = { algorithms: ["HS256"], issuer: TOKEN_ISSUER, requiredClaims: ["exp", "iat", "sub", "jti"] };
+
+  return {
+    async issue({ userId, version }) {
+      const exp = Math.floor(Date.now() / 1000) + ttlSeconds;
+      const token = await signer.sign({ sub: userId, ver: version, jti: crypto.randomUUID(), exp });
+      return { token, token_type: "Bearer", expires_in: ttlSeconds };
+    },
+    async verify(token) {
+      const claims = await signer.verify(token, rules);
+      if (!claims || typeof claims.sub !== "string") return null;
+      const version = claims.ver;
+      if (typeof version !== "number" || !Number.isSafeInteger(version) || version < 0) return null;
+      return { userId: claims.sub, version };
+    },
+  };
+}

@@ -1,0 +1,62 @@
+// What can be done with categories, in domain terms. Called by the GraphQL resolvers.
+import type { CategoryRecord, CategoryStore } from "../db/store.ts";
+import { AppError, invalidFields } from "../errors.ts";
+import { cleanCategory, DEFAULT_COLOR, type CategoryInput } from "./model.ts";
+
+/** Who acts: a user, or anyone at all when GraphQL authentication is off. */
+export type Actor = { userId: string } | "anyone";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export type CategoryService = ReturnType<typeof createCategoryService>;
+
+export function createCategoryService(categories: CategoryStore) {
+  async function find(id: string): Promise<CategoryRecord | null> {
+    return UUID.test(id) ? categories.findById(id.toLowerCase()) : null;
+  }
+
+  /** The category, if the actor may change it. */
+  async function editable(id: string, actor: Actor): Promise<CategoryRecord> {
+    const category = await find(id);
+    if (!category) throw new AppError("not_found", "No category has this id.");
+    if (actor !== "anyone" && category.createdBy !== actor.userId) {
+      throw new AppError("forbidden", "Only the category's creator may change it.");
+    }
+    return category;
+  }
+
+  return {
+    list: () => categories.list(),
+    get: find,
+
+    async create(input: CategoryInput & { name: string }, actor: Actor): Promise<CategoryRecord> {
+      const { fields, problems } = cleanCategory(input);
+      if (problems.length > 0) throw invalidFields(problems);
+      return categories.create({
+        id: Bun.randomUUIDv7(),
+        name: fields.name!,
+        description: fields.description ?? null,
+        colorHex: fields.colorHex ?? DEFAULT_COLOR,
+        icon: fields.icon ?? null,
+        createdBy: actor === "anyone" ? null : actor.userId,
+        createdAt: new Date().toISOString(),
+      });
+    },
+
+    async update(id: string, input: CategoryInput, actor: Actor): Promise<CategoryRecord> {
+      const { fields, problems } = cleanCategory(input);
+      const category = await editable(id, actor);
+      if (problems.length > 0) throw invalidFields(problems);
+      if (Object.keys(fields).length === 0) return category;
+      const updated = await categories.update(category.id, fields, new Date().toISOString());
+      if (!updated) throw new AppError("not_found", "No category has this id.");
+      return updated;
+    },
+
+    async delete(id: string, actor: Actor): Promise<boolean> {
+      const category = await editable(id, actor);
+      if (!(await categories.delete(category.id))) throw new AppError("not_found", "No category has this id.");
+      return true;
+    },
+  };
+}

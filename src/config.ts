@@ -1,0 +1,152 @@
+// Turns the environment into one typed, frozen Config, or one ConfigError naming the variable.
+// Nothing below main.ts reads the environment: everything receives this object.
+
+export type Environment = "development" | "test" | "production";
+export type GraphqlAuth = "required" | "mutations" | "off";
+export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
+
+export type DatabaseConfig = { kind: "sqlite"; path: string };
+
+export interface PasswordCost {
+  /** argon2id memory in KiB. */
+  memoryCost: number;
+  /** argon2id iterations. */
+  timeCost: number;
+}
+
+export interface Config {
+  env: Environment;
+  host: string;
+  port: number;
+  database: DatabaseConfig;
+  jwt: {
+    secret: Uint8Array;
+    /** True when no secret was configured and one was drawn at random for this process. */
+    ephemeral: boolean;
+    ttlSeconds: number;
+  };
+  graphql: { auth: GraphqlAuth; playground: boolean; introspection: boolean };
+  logLevel: LogLevel;
+  maxBodyBytes: number;
+  shutdownGraceMs: number;
+  passwordCost: PasswordCost;
+}
+
+export type Env = Record<string, string | undefined>;
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    accepts: string,
+    got: string,
+  ) {
+    super(`${variable}: ${accepts} (got ${JSON.stringify(got)})`);
+    this.name = "ConfigError";
+  }
+}
+
+/** OWASP's first argon2id recommendation: 19 MiB, 2 iterations, 1 lane. */
+export const PRODUCTION_PASSWORD_COST: PasswordCost = Object.freeze({ memoryCost: 19456, timeCost: 2 });
+
+const MIN_SECRET_BYTES = 32;
+
+export function parseConfig(env: Env): Config {
+  const environment = oneOf(env, "SVC_ENV", ["development", "test", "production"], "development");
+  const production = environment === "production";
+  const portVar = env.SVC_PORT !== undefined ? "SVC_PORT" : "PORT";
+
+  return deepFreeze({
+    env: environment,
+    host: nonEmpty(env, "SVC_HOST", "0.0.0.0"),
+    port: integer(env, portVar, 8080, 0, 65535),
+    database: database(env.SVC_DATABASE_URL ?? "sqlite:data/svc.db"),
+    jwt: jwtSecret(env, production),
+    graphql: {
+      auth: oneOf(env, "SVC_GRAPHQL_AUTH", ["required", "mutations", "off"], "required"),
+      playground: boolean(env, "SVC_GRAPHQL_PLAYGROUND", !production),
+      introspection: boolean(env, "SVC_GRAPHQL_INTROSPECTION", !production),
+    },
+    logLevel: oneOf(env, "SVC_LOG_LEVEL", ["debug", "info", "warn", "error", "silent"], "info"),
+    maxBodyBytes: integer(env, "SVC_MAX_BODY_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
+    shutdownGraceMs: duration(env, "SVC_SHUTDOWN_GRACE", "10s", 0, 300) * 1000,
+    passwordCost: PRODUCTION_PASSWORD_COST,
+  });
+}
+
+function jwtSecret(env: Env, production: boolean): Config["jwt"] {
+  const ttlSeconds = duration(env, "SVC_JWT_TTL", "1h", 1, 30 * 86400);
+  const raw = env.SVC_JWT_SECRET;
+  if (raw === undefined || raw === "") {
+    if (production) {
+      throw new ConfigError("SVC_JWT_SECRET", `required in production: at least ${MIN_SECRET_BYTES} bytes`, "");
+    }
+    return { secret: crypto.getRandomValues(new Uint8Array(MIN_SECRET_BYTES)), ephemeral: true, ttlSeconds };
+  }
+  const secret = new TextEncoder().encode(raw);
+  if (secret.byteLength < MIN_SECRET_BYTES) {
+    throw new ConfigError("SVC_JWT_SECRET", `at least ${MIN_SECRET_BYTES} bytes`, `${secret.byteLength} bytes`);
+  }
+  return { secret, ephemeral: false, ttlSeconds };
+}
+
+function database(url: string): DatabaseConfig {
+  const accepts = "sqlite:<path> or sqlite::memory:";
+  if (url.startsWith("sqlite:")) {
+    const path = url.slice("sqlite:".length);
+    if (path !== "") return { kind: "sqlite", path };
+  }
+  throw new ConfigError("SVC_DATABASE_URL", accepts, url);
+}
+
+function oneOf<const T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const value = env[name];
+  if (value === undefined || value === "") return fallback;
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  throw new ConfigError(name, `one of ${allowed.join(", ")}`, value);
+}
+
+function nonEmpty(env: Env, name: string, fallback: string): string {
+  const value = env[name];
+  if (value === undefined || value === "") return fallback;
+  if (value.trim() === "") throw new ConfigError(name, "a host name or address", value);
+  return value;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const value = env[name];
+  if (value === undefined || value === "") return fallback;
+  const parsed = /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(parsed) || parsed < min || parsed > max) {
+    throw new ConfigError(name, `an integer from ${min} to ${max}`, value);
+  }
+  return parsed;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const value = env[name];
+  if (value === undefined || value === "") return fallback;
+  if (value === "true") return true;
+  if (value === "false") return false;
+  throw new ConfigError(name, "true or false", value);
+}
+
+const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
+
+/** Parses "90", "90s", "15m", "1h" or "7d" into whole seconds within [min, max]. */
+function duration(env: Env, name: string, fallback: string, min: number, max: number): number {
+  const value = env[name] || fallback;
+  const match = /^(\d+)([smhd]?)$/.exec(value);
+  const seconds = match ? Number(match[1]) * UNIT_SECONDS[match[2] || "s"]! : NaN;
+  if (!Number.isSafeInteger(seconds) || seconds < min || seconds > max) {
+    throw new ConfigError(name, `a duration such as 30s, 15m, 1h or 7d, from ${min}s to ${max}s`, value);
+  }
+  return seconds;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === "object" && !(value instanceof Uint8Array)) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}

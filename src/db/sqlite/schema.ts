@@ -1,0 +1,36 @@
+// SQLite tables. Timestamps are ISO-8601 UTC text so that string order is time order.
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+export const users = sqliteTable(
+  "users",
+  {
+    id: text("id").primaryKey(),
+    username: text("username").notNull(),
+    /** Lower-cased username: the unique index makes "Ann" and "ann" one account. */
+    usernameKey: text("username_key").notNull(),
+    email: text("email").notNull(),
+    passwordHash: text("password_hash").notNull(),
+    tokenVersion: integer("token_version").notNull().default(0),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("users_username_key_uq").on(t.usernameKey), uniqueIndex("users_email_uq").on(t.email)],
+);
+
+export const categories = sqliteTable(
+  "categories",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    /** Trimmed, NFC, lower-cased name: uniqueness without regard to case. */
+    nameKey: text("name_key").notNull(),
+    description: text("description"),
+    colorHex: text("color_hex").notNull(),
+    icon: text("icon"),
+    createdBy: text("created_by").references(() => users.id, { onDelete: "set null" }),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("categories_name_key_uq").on(t.nameKey), index("categories_created_by_idx").on(t.createdBy)],
+);
+

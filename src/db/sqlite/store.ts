@@ -1,0 +1,155 @@
+// The Store contract on bun:sqlite: one file, WAL, full sync, foreign keys, migrated on open.
+import { Database } from "bun:sqlite";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { asc, eq, gt, sql } from "drizzle-orm";
+import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
+import { AppError, type ErrorCode } from "../../errors.ts";
+import {
+  nameKey,
+  type CategoryPatch,
+  type CategoryRecord,
+  type CategoryStore,
+  type NewCategory,
+  type NewUser,
+  type Store,
+  type UserPage,
+  type UserPatch,
+  type UserRecord,
+  type UserStore,
+} from "../store.ts";
+import { migrateSqlite } from "./migrate.ts";
+import { categories, users } from "./schema.ts";
+
+type Db = BunSQLiteDatabase;
+
+/** Opens (creating if needed) and migrates the database at `path`, or an in-memory one for ":memory:". */
+export function openSqliteStore(path: string): Store {
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  const client = new Database(path, { create: true, strict: true });
+  // WAL lets readers run beside the writer; FULL sync makes an acknowledged write survive a crash.
+  client.run("PRAGMA journal_mode = WAL");
+  client.run("PRAGMA synchronous = FULL");
+  client.run("PRAGMA foreign_keys = ON");
+  client.run("PRAGMA busy_timeout = 5000");
+  const db = drizzle({ client });
+  migrateSqlite(db);
+
+  const ping = client.prepare("SELECT 1");
+  return {
+    users: sqliteUsers(db),
+    categories: sqliteCategories(db),
+    async ping() {
+      ping.get();
+    },
+    async close() {
+      client.close(false);
+    },
+  };
+}
+
+function sqliteUsers(db: Db): UserStore {
+  const byId = db.select().from(users).where(eq(users.id, sql.placeholder("id"))).prepare();
+  const byUsername = db.select().from(users).where(eq(users.usernameKey, sql.placeholder("key"))).prepare();
+  const byEmail = db.select().from(users).where(eq(users.email, sql.placeholder("email"))).prepare();
+
+  return {
+    async create(user: NewUser) {
+      const row = { ...user, usernameKey: nameKey(user.username), updatedAt: user.createdAt };
+      return uniqueOrThrow(() => db.insert(users).values(row).returning().get(), userClash);
+    },
+    async findById(id) {
+      return byId.get({ id }) ?? null;
+    },
+    async findByLogin(login) {
+      const found = login.includes("@")
+        ? byEmail.get({ email: login.toLowerCase() })
+        : byUsername.get({ key: nameKey(login) });
+      return found ?? null;
+    },
+    async list({ limit, after }: UserPage) {
+      const query = db.select().from(users);
+      const filtered = after === undefined ? query : query.where(gt(users.id, after));
+      return filtered.orderBy(asc(users.id)).limit(limit).all();
+    },
+    async update(id, patch: UserPatch, updatedAt) {
+      const changes = {
+        ...patch,
+        ...(patch.username !== undefined && { usernameKey: nameKey(patch.username) }),
+        updatedAt,
+      };
+      const row = uniqueOrThrow(
+        () => db.update(users).set(changes).where(eq(users.id, id)).returning().get(),
+        userClash,
+      );
+      return row ?? null;
+    },
+    async setPassword(id, passwordHash, updatedAt) {
+      const row = db
+        .update(users)
+        .set({ passwordHash, updatedAt, tokenVersion: sql`${users.tokenVersion} + 1` })
+        .where(eq(users.id, id))
+        .returning()
+        .get();
+      return row ?? null;
+    },
+    async delete(id) {
+      return db.delete(users).where(eq(users.id, id)).returning({ id: users.id }).all().length > 0;
+    },
+  };
+}
+
+function sqliteCategories(db: Db): CategoryStore {
+  const all = db.select().from(categories).orderBy(asc(categories.nameKey), asc(categories.id)).prepare();
+  const byId = db.select().from(categories).where(eq(categories.id, sql.placeholder("id"))).prepare();
+
+  return {
+    async list() {
+      return all.all();
+    },
+    async findById(id) {
+      return byId.get({ id }) ?? null;
+    },
+    async create(category: NewCategory) {
+      const row = { ...category, nameKey: nameKey(category.name), updatedAt: category.createdAt };
+      return uniqueOrThrow(() => db.insert(categories).values(row).returning().get(), () => "category_name_taken");
+    },
+    async update(id, patch: CategoryPatch, updatedAt) {
+      const changes = {
+        ...patch,
+        ...(patch.name !== undefined && { nameKey: nameKey(patch.name) }),
+        updatedAt,
+      };
+      const row = uniqueOrThrow(
+        () => db.update(categories).set(changes).where(eq(categories.id, id)).returning().get(),
+        () => "category_name_taken",
+      );
+      return row ?? null;
+    },
+    async delete(id) {
+      return db.delete(categories).where(eq(categories.id, id)).returning({ id: categories.id }).all().length > 0;
+    },
+  };
+}
+
+function userClash(message: string): ErrorCode {
+  return message.includes("email") ? "email_taken" : "username_taken";
+}
+
+/** Runs a write and turns SQLite's unique-constraint failure into the contract's AppError. */
+function uniqueOrThrow<T>(write: () => T, codeFor: (message: string) => ErrorCode): T {
+  try {
+    return write();
+  } catch (error) {
+    const violation = uniqueViolation(error);
+    if (violation === null) throw error;
+    throw new AppError(codeFor(violation));
+  }
+}
+
+function uniqueViolation(error: unknown): string | null {
+  for (let e: unknown = error; e instanceof Error; e = e.cause) {
+    if ((e as { code?: unknown }).code === "SQLITE_CONSTRAINT_UNIQUE") return e.message;
+  }
+  return null;
+}

@@ -1,0 +1,99 @@
+// The one error type services throw, and the one table that maps its codes to HTTP and GraphQL.
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+const CATALOG = {
+  validation_failed: { status: 400, title: "Invalid request", graphql: "BAD_USER_INPUT" },
+  malformed_json: { status: 400, title: "Malformed JSON", graphql: "BAD_USER_INPUT" },
+  unauthorized: { status: 401, title: "Unauthorized", graphql: "UNAUTHENTICATED" },
+  invalid_credentials: { status: 401, title: "Invalid credentials", graphql: "UNAUTHENTICATED" },
+  forbidden: { status: 403, title: "Forbidden", graphql: "FORBIDDEN" },
+  current_password_mismatch: { status: 403, title: "Current password does not match", graphql: "FORBIDDEN" },
+  not_found: { status: 404, title: "Not found", graphql: "NOT_FOUND" },
+  method_not_allowed: { status: 405, title: "Method not allowed", graphql: "BAD_REQUEST" },
+  username_taken: { status: 409, title: "Username taken", graphql: "CONFLICT" },
+  email_taken: { status: 409, title: "E-mail taken", graphql: "CONFLICT" },
+  category_name_taken: { status: 409, title: "Category name taken", graphql: "CONFLICT" },
+  payload_too_large: { status: 413, title: "Payload too large", graphql: "BAD_REQUEST" },
+  unsupported_media_type: { status: 415, title: "Unsupported media type", graphql: "BAD_REQUEST" },
+  too_many_requests: { status: 429, title: "Too many requests", graphql: "TOO_MANY_REQUESTS" },
+  internal: { status: 500, title: "Internal error", graphql: "INTERNAL_SERVER_ERROR" },
+  database_unavailable: { status: 503, title: "Database unavailable", graphql: "SERVICE_UNAVAILABLE" },
+} as const satisfies Record<string, { status: number; title: string; graphql: string }>;
+
+export type ErrorCode = keyof typeof CATALOG;
+
+export interface AppErrorOptions {
+  /** Per-field problems, for validation failures. */
+  errors?: FieldError[];
+  /** Headers the HTTP response must carry (WWW-Authenticate, Allow, Retry-After). */
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+/** An expected failure: its code is part of the public contract; its message is safe to show. */
+export class AppError extends Error {
+  readonly status: number;
+  readonly errors: FieldError[] | undefined;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(
+    readonly code: ErrorCode,
+    detail?: string,
+    options: AppErrorOptions = {},
+  ) {
+    super(detail ?? CATALOG[code].title, { cause: options.cause });
+    this.name = "AppError";
+    this.status = CATALOG[code].status;
+    this.errors = options.errors;
+    this.headers = options.headers;
+  }
+
+  get title(): string {
+    return CATALOG[this.code].title;
+  }
+
+  get graphqlCode(): string {
+    return CATALOG[this.code].graphql;
+  }
+}
+
+/** A validation failure naming every invalid field. */
+export function invalidFields(errors: FieldError[]): AppError {
+  const detail = `Invalid value for ${errors.map((e) => e.field).join(", ")}.`;
+  return new AppError("validation_failed", detail, { errors });
+}
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: ErrorCode;
+  errors?: FieldError[];
+}
+
+/** RFC 9457 problem details for an AppError. */
+export function toProblem(error: AppError): Problem {
+  const problem: Problem = {
+    type: "about:blank",
+    title: error.title,
+    status: error.status,
+    detail: error.message,
+    code: error.code,
+  };
+  if (error.errors) problem.errors = error.errors;
+  return problem;
+}
+
+export const PROBLEM_CONTENT_TYPE = "application/problem+json";
+
+export function problemResponse(error: AppError, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(toProblem(error)), {
+    status: error.status,
+    headers: { ...headers, ...error.headers, "content-type": PROBLEM_CONTENT_TYPE },
+  });
+}

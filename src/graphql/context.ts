@@ -1,0 +1,13 @@
+// What each GraphQL resolver receives. Built per request from what the HTTP layer learned.
+import type { CategoryService } from "../categories/service.ts";
+import type { GraphqlAuth } from "../config.ts";
+import type { UserRecord } from "../db/store.ts";
+
+// A type alias, not an interface: Yoga wants a context assignable to Record<string, unknown>.
+export type GraphQLContext = {
+  categories: CategoryService;
+  /** The verified caller, or null when no token was sent (only possible unless auth is `required`). */
+  viewer: UserRecord | null;
+  auth: GraphqlAuth;
+  requestId: string | undefined;
+};

@@ -1,0 +1,38 @@
+// GraphQL's side of the error table: AppError → extensions.code; anything unexpected is masked.
+import { GraphQLError } from "graphql";
+import { AppError } from "../errors.ts";
+
+export function maskError(error: unknown): Error {
+  const original = error instanceof GraphQLError ? error.originalError : error;
+  if (original instanceof AppError) {
+    const masked = fromAppError(original, error instanceof GraphQLError ? error : undefined);
+    // An unauthenticated mutation is a 401 like any protected REST route; Yoga reads and strips `http`.
+    if (original.code === "unauthorized") masked.extensions.http = { status: 401, headers: original.headers };
+    return masked;
+  }
+  // Parse, validation and coercion errors are GraphQL's own and safe to show.
+  if (error instanceof GraphQLError && (!original || original instanceof GraphQLError)) return error;
+  return new GraphQLError("Unexpected error.", { extensions: { code: "INTERNAL_SERVER_ERROR" } });
+}
+
+/** True for errors maskError hides, which the server must log instead. */
+export function isUnexpected(error: unknown): boolean {
+  const original = error instanceof GraphQLError ? error.originalError : error;
+  return !(original instanceof AppError) && !(error instanceof GraphQLError && (!original || original instanceof GraphQLError));
+}
+
+export function fromAppError(appError: AppError, located?: GraphQLError): GraphQLError {
+  const extensions: Record<string, unknown> = { code: appError.graphqlCode };
+  if (appError.errors?.length) {
+    extensions.field = appError.errors[0]!.field;
+    extensions.errors = appError.errors;
+  }
+  return new GraphQLError(appError.message, {
+    nodes: located?.nodes,
+    source: located?.source,
+    positions: located?.positions,
+    path: located?.path,
+    originalError: undefined,
+    extensions,
+  });
+}

@@ -1,0 +1,25 @@
+// Resolvers for schema/*.graphql: thin calls into the category service.
+import { AppError } from "../errors.ts";
+import type { Actor } from "../categories/service.ts";
+import type { GraphQLContext } from "./context.ts";
+import type { Resolvers } from "./resolvers.generated.ts";
+
+/** Who a mutation acts as; without authentication there is nobody to hold to ownership. */
+function actor(ctx: GraphQLContext): Actor {
+  if (ctx.auth === "off") return "anyone";
+  if (!ctx.viewer) throw new AppError("unauthorized", "Mutations need a Bearer token.");
+  return { userId: ctx.viewer.id };
+}
+
+export const resolvers: Resolvers = {
+  Query: {
+    categories: (_, __, ctx) => ctx.categories.list(),
+    listAllCategories: (_, __, ctx) => ctx.categories.list(),
+    category: (_, { id }, ctx) => ctx.categories.get(id),
+  },
+  Mutation: {
+    createCategory: (_, { input }, ctx) => ctx.categories.create(input, actor(ctx)),
+    updateCategory: (_, { id, input }, ctx) => ctx.categories.update(id, input, actor(ctx)),
+    deleteCategory: (_, { id }, ctx) => ctx.categories.delete(id, actor(ctx)),
+  },
+};

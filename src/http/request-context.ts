@@ -1,0 +1,29 @@
+// Per-request facts (id, start time, caller) kept beside the Request, for logs and error reports.
+// A WeakMap because the Request is the one thing Elysia and Yoga both see.
+
+export interface RequestInfo {
+  id: string;
+  startedAt: number;
+  userId: string | null;
+  /** Set when onError answered: Elysia's `set.status` does not see that response. */
+  errorStatus?: number;
+}
+
+const infos = new WeakMap<Request, RequestInfo>();
+const ACCEPTABLE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Takes the caller's X-Request-Id when it is sane, or makes one. */
+export function beginRequest(request: Request): RequestInfo {
+  const given = request.headers.get("x-request-id");
+  const info = {
+    id: given && ACCEPTABLE_ID.test(given) ? given : Bun.randomUUIDv7(),
+    startedAt: performance.now(),
+    userId: null,
+  };
+  infos.set(request, info);
+  return info;
+}
+
+export function requestInfo(request: Request): RequestInfo | undefined {
+  return infos.get(request);
+}

@@ -1,0 +1,34 @@
+// The rules a username, e-mail address and password must meet, as per-field errors.
+import type { FieldError } from "../errors.ts";
+import { PASSWORD_MAX, PASSWORD_MIN, passwordLength } from "../auth/passwords.ts";
+
+const USERNAME = /^[A-Za-z0-9_.-]{3,32}$/;
+// One @, something before it, and a domain with a dot that neither starts nor ends it; no spaces.
+const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
+const EMAIL_MAX = 254;
+
+export function usernameProblem(username: string): string | null {
+  return USERNAME.test(username) ? null : "must be 3-32 characters of letters, digits, _ . -";
+}
+
+export function emailProblem(email: string): string | null {
+  if (email.length > EMAIL_MAX) return `must be at most ${EMAIL_MAX} characters`;
+  return EMAIL.test(email) ? null : "must be an e-mail address such as ann@example.com";
+}
+
+export function passwordProblem(password: string): string | null {
+  const length = passwordLength(password);
+  return length >= PASSWORD_MIN && length <= PASSWORD_MAX
+    ? null
+    : `must be ${PASSWORD_MIN}-${PASSWORD_MAX} characters`;
+}
+
+/** Collects the problems of every field given, so a client learns all of them at once. */
+export function fieldProblems(checks: Array<[field: string, value: string | undefined, rule: (v: string) => string | null]>): FieldError[] {
+  const problems: FieldError[] = [];
+  for (const [field, value, rule] of checks) {
+    const message = value === undefined ? null : rule(value);
+    if (message) problems.push({ field, message });
+  }
+  return problems;
+}

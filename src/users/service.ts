@@ -1,0 +1,112 @@
+// What can be done with accounts, in domain terms. Knows nothing of HTTP; throws AppError.
+import type { PasswordHasher } from "../auth/passwords.ts";
+import type { IssuedToken, TokenService } from "../auth/tokens.ts";
+import type { UserPage, UserRecord, UserStore } from "../db/store.ts";
+import { AppError, invalidFields, type FieldError } from "../errors.ts";
+import type { ChangePasswordInput, CreateUserInput, LoginInput, UpdateSelfInput } from "./model.ts";
+import { emailProblem, fieldProblems, passwordProblem, usernameProblem } from "./rules.ts";
+
+export interface UserServiceDeps {
+  users: UserStore;
+  passwords: PasswordHasher;
+  tokens: TokenService;
+}
+
+export const PAGE_DEFAULT = 100;
+export const PAGE_MAX = 1000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export type UserService = ReturnType<typeof createUserService>;
+
+export function createUserService({ users, passwords, tokens }: UserServiceDeps) {
+  const issueFor = (user: UserRecord) => tokens.issue({ userId: user.id, version: user.tokenVersion });
+
+  async function requirePassword(user: UserRecord, password: string | undefined, field: string): Promise<void> {
+    if (password === undefined) throw invalidFields([{ field, message: "is required" }]);
+    if (!(await passwords.verify(password, user.passwordHash))) {
+      throw new AppError("current_password_mismatch", `${field} does not match.`);
+    }
+  }
+
+  return {
+    async create(input: CreateUserInput): Promise<UserRecord> {
+      const problems = fieldProblems([
+        ["username", input.username, usernameProblem],
+        ["email", input.email, emailProblem],
+        ["password", input.password, passwordProblem],
+      ]);
+      if (problems.length > 0) throw invalidFields(problems);
+      const now = new Date().toISOString();
+      return users.create({
+        id: Bun.randomUUIDv7(),
+        username: input.username,
+        email: input.email.toLowerCase(),
+        passwordHash: await passwords.hash(input.password),
+        createdAt: now,
+      });
+    },
+
+    async login({ username, password }: LoginInput): Promise<IssuedToken> {
+      const user = await users.findByLogin(username);
+      // An unknown user still costs one argon2id verify, so timing does not reveal who exists.
+      const ok = user ? await passwords.verify(password, user.passwordHash) : await passwords.verifyNothing(password);
+      if (!user || !ok) throw new AppError("invalid_credentials", "Username or password is incorrect.");
+      return issueFor(user);
+    },
+
+    list(page: UserPage): Promise<UserRecord[]> {
+      return users.list(page);
+    },
+
+    async get(id: string): Promise<UserRecord> {
+      const user = UUID.test(id) ? await users.findById(id.toLowerCase()) : null;
+      if (!user) throw new AppError("not_found", "No user has this id.");
+      return user;
+    },
+
+    async updateSelf(caller: UserRecord, input: UpdateSelfInput): Promise<UserRecord> {
+      const problems = fieldProblems([
+        ["username", input.username, usernameProblem],
+        ["email", input.email, emailProblem],
+      ]);
+      if (problems.length > 0) throw invalidFields(problems);
+      const email = input.email?.toLowerCase();
+      const emailChanges = email !== undefined && email !== caller.email;
+      if (emailChanges || input.current_password !== undefined) {
+        await requirePassword(caller, input.current_password, "current_password");
+      }
+      const patch = { ...(input.username !== undefined && { username: input.username }), ...(emailChanges && { email }) };
+      if (Object.keys(patch).length === 0) return caller;
+      const updated = await users.update(caller.id, patch, new Date().toISOString());
+      if (!updated) throw new AppError("not_found", "No user has this id.");
+      return updated;
+    },
+
+    async changePassword(caller: UserRecord, input: ChangePasswordInput): Promise<IssuedToken> {
+      const problems = fieldProblems([["new_password", input.new_password, passwordProblem]]);
+      if (problems.length > 0) throw invalidFields(problems);
+      await requirePassword(caller, input.current_password, "current_password");
+      const hash = await passwords.hash(input.new_password);
+      const updated = await users.setPassword(caller.id, hash, new Date().toISOString());
+      if (!updated) throw new AppError("not_found", "No user has this id.");
+      return issueFor(updated);
+    },
+
+    async deleteSelf(caller: UserRecord): Promise<void> {
+      await users.delete(caller.id);
+    },
+  };
+}
+
+/** Reads `limit` and `after` from a query string: limit 1-1000 (default 100), after a user id. */
+export function parsePage(limit: string | undefined, after: string | undefined): UserPage {
+  const problems: FieldError[] = [];
+  let size = PAGE_DEFAULT;
+  if (limit !== undefined) {
+    size = /^\d{1,4}$/.test(limit) ? Number(limit) : NaN;
+    if (!(size >= 1 && size <= PAGE_MAX)) problems.push({ field: "limit", message: `must be an integer from 1 to ${PAGE_MAX}` });
+  }
+  if (after !== undefined && !UUID.test(after)) problems.push({ field: "after", message: "must be a user id" });
+  if (problems.length > 0) throw invalidFields(problems);
+  return after === undefined ? { limit: size } : { limit: size, after: after.toLowerCase() };
+}
