@@ -1,0 +1,113 @@
+// Builds an app on a fresh in-memory database and talks to it through app.handle.
+import { expect } from "bun:test";
+import { Writable } from "node:stream";
+import { createApp } from "../src/app.ts";
+import { parseConfig, type Config } from "../src/config.ts";
+import { openSqliteStore } from "../src/db/sqlite/store.ts";
+import type { Store } from "../src/db/store.ts";
+import { createLogger } from "../src/log.ts";
+
+export const TEST_SECRET = "test-secret-that-is-at-least-32-bytes-long";
+/** argon2id at its cheapest: tests exercise the code path, not the cost. */
+const CHEAP_HASHING = { memoryCost: 64, timeCost: 1 };
+
+export type ConfigOverrides = Partial<Omit<Config, "graphql">> & { graphql?: Partial<Config["graphql"]> };
+
+export function testConfig(overrides: ConfigOverrides = {}): Config {
+  const base = parseConfig({ SVC_ENV: "test", SVC_JWT_SECRET: TEST_SECRET, SVC_DATABASE_URL: "sqlite::memory:" });
+  return { ...base, passwordCost: CHEAP_HASHING, ...overrides, graphql: { ...base.graphql, ...overrides.graphql } };
+}
+
+export interface TestAppOptions {
+  config?: ConfigOverrides;
+  /** Wraps the store, e.g. to make one method fail. */
+  store?: (store: Store) => Store;
+}
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  text: string;
+  // any: the parsed JSON of whatever the route returned; tests assert on its fields directly.
+  body: any;
+}
+
+export interface CallOptions {
+  body?: unknown;
+  /** Sent as is, with no Content-Type unless given. */
+  raw?: string;
+  token?: string;
+  headers?: Record<string, string>;
+}
+
+export function testApp(options: TestAppOptions = {}) {
+  const config = testConfig(options.config);
+  const base = openSqliteStore(":memory:");
+  const store = options.store ? options.store(base) : base;
+  const logLines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      logLines.push(...String(chunk).trim().split("\n"));
+      done();
+    },
+  });
+  const logger = createLogger("debug", sink);
+  const app = createApp({ config, store, logger });
+
+  async function call(method: string, path: string, opts: CallOptions = {}): Promise<Reply> {
+    const headers: Record<string, string> = { ...opts.headers };
+    let body: string | undefined = opts.raw;
+    if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers["content-type"] ??= "application/json";
+    }
+    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+    const response = await app.handle(new Request(`http://localhost${path}`, { method, headers, body }));
+    const text = await response.text();
+    let parsed: unknown = undefined;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: response.status, headers: response.headers, text, body: parsed };
+  }
+
+  let counter = 0;
+  /** Creates a user and logs in; returns the user and a token. */
+  async function signUp(username = `user${++counter}`, password = "correct horse battery") {
+    const created = await call("POST", "/svc-api/v1/users/create", {
+      body: { username, email: `${username}@example.com`, password },
+    });
+    if (created.status !== 201) throw new Error(`sign-up failed: ${created.status} ${created.text}`);
+    const login = await call("POST", "/svc-api/v1/auth/login", { body: { username, password } });
+    if (login.status !== 200) throw new Error(`login failed: ${login.status} ${login.text}`);
+    return { user: created.body as { id: string; username: string; email: string }, token: login.body.token as string, password };
+  }
+
+  async function graphql(query: string, opts: { variables?: Record<string, unknown>; token?: string } = {}) {
+    return call("POST", "/graphql", { body: { query, variables: opts.variables }, token: opts.token });
+  }
+
+  /** Waits for pino's asynchronous writes, then returns every log line so far. */
+  async function logs(): Promise<string[]> {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    return logLines;
+  }
+
+  return { app, store, config, call, signUp, graphql, logs };
+}
+
+/** Asserts an RFC 9457 problem with this status and code. */
+export function expectProblem(reply: Reply, status: number, code: string): void {
+  expect({ status: reply.status, code: reply.body?.code, text: reply.text }).toMatchObject({ status, code });
+  expect(reply.headers.get("content-type")).toBe("application/problem+json");
+  // Plain comparisons: Bun's toMatchObject writes asymmetric matchers into the object it inspects.
+  const { type, title, detail } = reply.body;
+  expect({ type, status: reply.body.status, title: typeof title, detail: typeof detail }).toEqual({
+    type: "about:blank",
+    status,
+    title: "string",
+    detail: "string",
+  });
+}

@@ -1,0 +1,86 @@
+import { describe, expect, test } from "bun:test";
+import { SignJWT } from "jose";
+import { expectProblem, testApp, TEST_SECRET } from "./helpers.ts";
+
+const key = new TextEncoder().encode(TEST_SECRET);
+const now = () => Math.floor(Date.now() / 1000);
+
+async function forge(claims: Record<string, unknown>, options: { alg?: string; secret?: Uint8Array } = {}) {
+  return new SignJWT(claims).setProtectedHeader({ alg: options.alg ?? "HS256", typ: "JWT" }).sign(options.secret ?? key);
+}
+
+function base64url(value: object): string {
+  return Buffer.from(JSON.stringify(value)).toString("base64url");
+}
+
+describe("bearer tokens", () => {
+  test("carry sub, iat, exp, iss=svc, jti and a version, signed HS256", async () => {
+    const { signUp } = testApp();
+    const { token, user } = await signUp();
+    const [header, payload] = token.split(".").slice(0, 2).map((part) => JSON.parse(Buffer.from(part, "base64url").toString()));
+    expect(header.alg).toBe("HS256");
+    expect(payload).toMatchObject({ sub: user.id, iss: "svc", ver: 0 });
+    expect(payload.exp - payload.iat).toBe(3600);
+    expect(typeof payload.jti).toBe("string");
+  });
+
+  test("a valid forged-with-the-key token works, proving the forging helper is sound", async () => {
+    const { call, signUp } = testApp();
+    const { user } = await signUp();
+    const token = await forge({ sub: user.id, ver: 0, iss: "svc", jti: "j", iat: now(), exp: now() + 60 });
+    expect((await call("GET", "/svc-api/v1/users/all", { token })).status).toBe(200);
+  });
+
+  const cases: Array<[string, (userId: string) => Promise<string>]> = [
+    ["an expired token", (sub) => forge({ sub, ver: 0, iss: "svc", jti: "j", iat: now() - 120, exp: now() - 60 })],
+    ["a token without exp", (sub) => forge({ sub, ver: 0, iss: "svc", jti: "j", iat: now() })],
+    ["a token from another issuer", (sub) => forge({ sub, ver: 0, iss: "elsewhere", jti: "j", iat: now(), exp: now() + 60 })],
+    ["a token signed with another key", (sub) => forge({ sub, ver: 0, iss: "svc", jti: "j", iat: now(), exp: now() + 60 }, { secret: new Uint8Array(32) })],
+    ["an HS512 token with the right key", (sub) => forge({ sub, ver: 0, iss: "svc", jti: "j", iat: now(), exp: now() + 60 }, { alg: "HS512" })],
+    ["a token with an old version", (sub) => forge({ sub, ver: -1, iss: "svc", jti: "j", iat: now(), exp: now() + 60 })],
+    ["a token without a version", (sub) => forge({ sub, iss: "svc", jti: "j", iat: now(), exp: now() + 60 })],
+    ["a token for an unknown user", () => forge({ sub: "01937a6e-0000-7000-8000-000000000000", ver: 0, iss: "svc", jti: "j", iat: now(), exp: now() + 60 })],
+    ["an alg:none token", async (sub) => `${base64url({ alg: "none", typ: "JWT" })}.${base64url({ sub, ver: 0, iss: "svc", jti: "j", iat: now(), exp: now() + 60 })}.`],
+    ["garbage", async () => "not.a.token"],
+  ];
+
+  test.each(cases)("rejects %s: 401 unauthorized, invalid_token", async (_, make) => {
+    const { call, signUp } = testApp();
+    const { user } = await signUp();
+    const reply = await call("GET", "/svc-api/v1/users/all", { token: await make(user.id) });
+    expectProblem(reply, 401, "unauthorized");
+    expect(reply.headers.get("www-authenticate")).toBe('Bearer realm="svc", error="invalid_token"');
+  });
+
+  test("rejects an edited payload and a stripped signature", async () => {
+    const { call, signUp } = testApp();
+    const ann = await signUp("ann");
+    const bob = await signUp("bob");
+    const [header, , signature] = ann.token.split(".");
+    const payload = JSON.parse(Buffer.from(ann.token.split(".")[1]!, "base64url").toString());
+    const edited = `${header}.${base64url({ ...payload, sub: bob.user.id })}.${signature}`;
+    expectProblem(await call("GET", "/svc-api/v1/users/all", { token: edited }), 401, "unauthorized");
+    const stripped = ann.token.split(".").slice(0, 2).join(".") + ".";
+    expectProblem(await call("GET", "/svc-api/v1/users/all", { token: stripped }), 401, "unauthorized");
+  });
+
+  test("rejects an Authorization header that is not Bearer", async () => {
+    const { call, signUp } = testApp();
+    const { token } = await signUp();
+    const reply = await call("GET", "/svc-api/v1/users/all", { headers: { authorization: `Basic ${token}` } });
+    expectProblem(reply, 401, "unauthorized");
+  });
+
+  test("accepts the scheme in any case", async () => {
+    const { call, signUp } = testApp();
+    const { token } = await signUp();
+    expect((await call("GET", "/svc-api/v1/users/all", { headers: { authorization: `bearer ${token}` } })).status).toBe(200);
+  });
+
+  test("honours SVC_JWT_TTL in exp and expires_in", async () => {
+    const { call, signUp } = testApp({ config: { jwt: { secret: key, ephemeral: false, ttlSeconds: 900 } } });
+    const { password } = await signUp("ann");
+    const reply = await call("POST", "/svc-api/v1/auth/login", { body: { username: "ann", password } });
+    expect(reply.body.expires_in).toBe(900);
+  });
+});
