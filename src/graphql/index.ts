@@ -70,9 +70,10 @@ export function graphqlRoutes({ config, categories, authenticator, logger }: Gra
       }),
       plugins: [
         ...(config.introspection ? [] : [useDisableIntrospection()]),
-        useErrorHandler(({ errors, context }) => {
-          const requestId = (context as Partial<GraphQLContext>).requestId;
-          for (const err of errors.filter(isUnexpected)) logger.error({ request_id: requestId, err }, "graphql resolver failed");
+        useErrorHandler(({ errors, context, phase }) => {
+          // In the execution phase envelop hands over the execution args, which hold our context.
+          const ctx = (phase === "execution" ? (context as { contextValue: unknown }).contextValue : context) as Partial<GraphQLContext>;
+          for (const err of errors.filter(isUnexpected)) logger.error({ request_id: ctx.requestId, err }, "graphql resolver failed");
         }),
       ],
     }),
