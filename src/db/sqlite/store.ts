@@ -23,6 +23,27 @@ import { categories, users } from "./schema.ts";
 
 type Db = BunSQLiteDatabase;
 
+// Exactly the contract's fields: the *_key columns are storage detail and stay inside.
+const userColumns = {
+  id: users.id,
+  username: users.username,
+  email: users.email,
+  passwordHash: users.passwordHash,
+  tokenVersion: users.tokenVersion,
+  createdAt: users.createdAt,
+  updatedAt: users.updatedAt,
+};
+const categoryColumns = {
+  id: categories.id,
+  name: categories.name,
+  description: categories.description,
+  colorHex: categories.colorHex,
+  icon: categories.icon,
+  createdBy: categories.createdBy,
+  createdAt: categories.createdAt,
+  updatedAt: categories.updatedAt,
+};
+
 /** Opens (creating if needed) and migrates the database at `path`, or an in-memory one for ":memory:". */
 export function openSqliteStore(path: string): Store {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -49,14 +70,14 @@ export function openSqliteStore(path: string): Store {
 }
 
 function sqliteUsers(db: Db): UserStore {
-  const byId = db.select().from(users).where(eq(users.id, sql.placeholder("id"))).prepare();
-  const byUsername = db.select().from(users).where(eq(users.usernameKey, sql.placeholder("key"))).prepare();
-  const byEmail = db.select().from(users).where(eq(users.email, sql.placeholder("email"))).prepare();
+  const byId = db.select(userColumns).from(users).where(eq(users.id, sql.placeholder("id"))).prepare();
+  const byUsername = db.select(userColumns).from(users).where(eq(users.usernameKey, sql.placeholder("key"))).prepare();
+  const byEmail = db.select(userColumns).from(users).where(eq(users.email, sql.placeholder("email"))).prepare();
 
   return {
     async create(user: NewUser) {
       const row = { ...user, usernameKey: nameKey(user.username), updatedAt: user.createdAt };
-      return uniqueOrThrow(() => db.insert(users).values(row).returning().get(), userClash);
+      return uniqueOrThrow(() => db.insert(users).values(row).returning(userColumns).get(), userClash);
     },
     async findById(id) {
       return byId.get({ id }) ?? null;
@@ -68,7 +89,7 @@ function sqliteUsers(db: Db): UserStore {
       return found ?? null;
     },
     async list({ limit, after }: UserPage) {
-      const query = db.select().from(users);
+      const query = db.select(userColumns).from(users);
       const filtered = after === undefined ? query : query.where(gt(users.id, after));
       return filtered.orderBy(asc(users.id)).limit(limit).all();
     },
@@ -79,7 +100,7 @@ function sqliteUsers(db: Db): UserStore {
         updatedAt,
       };
       const row = uniqueOrThrow(
-        () => db.update(users).set(changes).where(eq(users.id, id)).returning().get(),
+        () => db.update(users).set(changes).where(eq(users.id, id)).returning(userColumns).get(),
         userClash,
       );
       return row ?? null;
@@ -89,7 +110,7 @@ function sqliteUsers(db: Db): UserStore {
         .update(users)
         .set({ passwordHash, updatedAt, tokenVersion: sql`${users.tokenVersion} + 1` })
         .where(eq(users.id, id))
-        .returning()
+        .returning(userColumns)
         .get();
       return row ?? null;
     },
@@ -100,8 +121,8 @@ function sqliteUsers(db: Db): UserStore {
 }
 
 function sqliteCategories(db: Db): CategoryStore {
-  const all = db.select().from(categories).orderBy(asc(categories.nameKey), asc(categories.id)).prepare();
-  const byId = db.select().from(categories).where(eq(categories.id, sql.placeholder("id"))).prepare();
+  const all = db.select(categoryColumns).from(categories).orderBy(asc(categories.nameKey), asc(categories.id)).prepare();
+  const byId = db.select(categoryColumns).from(categories).where(eq(categories.id, sql.placeholder("id"))).prepare();
 
   return {
     async list() {
@@ -112,7 +133,7 @@ function sqliteCategories(db: Db): CategoryStore {
     },
     async create(category: NewCategory) {
       const row = { ...category, nameKey: nameKey(category.name), updatedAt: category.createdAt };
-      return uniqueOrThrow(() => db.insert(categories).values(row).returning().get(), () => "category_name_taken");
+      return uniqueOrThrow(() => db.insert(categories).values(row).returning(categoryColumns).get(), () => "category_name_taken");
     },
     async update(id, patch: CategoryPatch, updatedAt) {
       const changes = {
@@ -121,7 +142,7 @@ function sqliteCategories(db: Db): CategoryStore {
         updatedAt,
       };
       const row = uniqueOrThrow(
-        () => db.update(categories).set(changes).where(eq(categories.id, id)).returning().get(),
+        () => db.update(categories).set(changes).where(eq(categories.id, id)).returning(categoryColumns).get(),
         () => "category_name_taken",
       );
       return row ?? null;

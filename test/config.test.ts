@@ -1,0 +1,98 @@
+import { describe, expect, test } from "bun:test";
+import { ConfigError, parseConfig, PRODUCTION_PASSWORD_COST } from "../src/config.ts";
+
+const SECRET = "s".repeat(32);
+
+describe("parseConfig", () => {
+  test("has the contract's defaults", () => {
+    const config = parseConfig({});
+    expect(config).toMatchObject({
+      env: "development",
+      host: "0.0.0.0",
+      port: 8080,
+      database: { kind: "sqlite", path: "data/svc.db" },
+      graphql: { auth: "required", playground: true, introspection: true },
+      logLevel: "info",
+      maxBodyBytes: 1048576,
+      shutdownGraceMs: 10000,
+      passwordCost: PRODUCTION_PASSWORD_COST,
+    });
+    expect(config.jwt.ttlSeconds).toBe(3600);
+    expect(config.jwt.ephemeral).toBe(true);
+    expect(config.jwt.secret.byteLength).toBe(32);
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  test("reads every variable", () => {
+    const config = parseConfig({
+      SVC_ENV: "production",
+      SVC_HOST: "127.0.0.1",
+      SVC_PORT: "9000",
+      SVC_DATABASE_URL: "sqlite::memory:",
+      SVC_JWT_SECRET: SECRET,
+      SVC_JWT_TTL: "15m",
+      SVC_GRAPHQL_AUTH: "mutations",
+      SVC_GRAPHQL_PLAYGROUND: "true",
+      SVC_GRAPHQL_INTROSPECTION: "true",
+      SVC_LOG_LEVEL: "warn",
+      SVC_MAX_BODY_BYTES: "4096",
+      SVC_SHUTDOWN_GRACE: "30s",
+    });
+    expect(config).toMatchObject({
+      env: "production",
+      host: "127.0.0.1",
+      port: 9000,
+      database: { kind: "sqlite", path: ":memory:" },
+      jwt: { ephemeral: false, ttlSeconds: 900 },
+      graphql: { auth: "mutations", playground: true, introspection: true },
+      logLevel: "warn",
+      maxBodyBytes: 4096,
+      shutdownGraceMs: 30000,
+    });
+    expect(new TextDecoder().decode(config.jwt.secret)).toBe(SECRET);
+  });
+
+  test("turns the playground and introspection off in production by default", () => {
+    expect(parseConfig({ SVC_ENV: "production", SVC_JWT_SECRET: SECRET }).graphql).toEqual({
+      auth: "required",
+      playground: false,
+      introspection: false,
+    });
+  });
+
+  test("honours PORT when SVC_PORT is unset, and prefers SVC_PORT", () => {
+    expect(parseConfig({ PORT: "3000" }).port).toBe(3000);
+    expect(parseConfig({ PORT: "3000", SVC_PORT: "4000" }).port).toBe(4000);
+  });
+
+  test.each([
+    ["SVC_ENV", { SVC_ENV: "staging" }, "one of development, test, production"],
+    ["SVC_PORT", { SVC_PORT: "eighty" }, "an integer from 0 to 65535"],
+    ["SVC_PORT", { SVC_PORT: "70000" }, "an integer from 0 to 65535"],
+    ["PORT", { PORT: "-1" }, "an integer from 0 to 65535"],
+    ["SVC_DATABASE_URL", { SVC_DATABASE_URL: "mysql://x" }, "sqlite:<path> or sqlite::memory:"],
+    ["SVC_DATABASE_URL", { SVC_DATABASE_URL: "sqlite:" }, "sqlite:<path> or sqlite::memory:"],
+    ["SVC_JWT_SECRET", { SVC_JWT_SECRET: "short" }, "at least 32 bytes"],
+    ["SVC_JWT_SECRET", { SVC_ENV: "production" }, "required in production"],
+    ["SVC_JWT_TTL", { SVC_JWT_TTL: "1 hour" }, "a duration such as"],
+    ["SVC_JWT_TTL", { SVC_JWT_TTL: "0s" }, "a duration such as"],
+    ["SVC_GRAPHQL_AUTH", { SVC_GRAPHQL_AUTH: "sometimes" }, "one of required, mutations, off"],
+    ["SVC_GRAPHQL_PLAYGROUND", { SVC_GRAPHQL_PLAYGROUND: "yes" }, "true or false"],
+    ["SVC_GRAPHQL_INTROSPECTION", { SVC_GRAPHQL_INTROSPECTION: "1" }, "true or false"],
+    ["SVC_LOG_LEVEL", { SVC_LOG_LEVEL: "loud" }, "one of debug, info, warn, error, silent"],
+    ["SVC_MAX_BODY_BYTES", { SVC_MAX_BODY_BYTES: "10" }, "an integer from 1024"],
+    ["SVC_SHUTDOWN_GRACE", { SVC_SHUTDOWN_GRACE: "forever" }, "a duration such as"],
+  ])("refuses a bad %s with one line naming it and what it accepts", (variable, env, accepts) => {
+    let caught: unknown;
+    try {
+      parseConfig(env);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    const message = (caught as ConfigError).message;
+    expect(message).toStartWith(`${variable}: `);
+    expect(message).toContain(accepts);
+    expect(message).not.toContain("\n");
+  });
+});

@@ -1,0 +1,158 @@
+// The storage contract, as tests. Every database svc supports runs this suite through a thin runner
+// that only opens a fresh, migrated store and cleans it up afterwards.
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import type { NewCategory, NewUser, Store } from "../../src/db/store.ts";
+import { AppError } from "../../src/errors.ts";
+
+export interface StoreHarness {
+  /** A fresh, migrated, empty store. */
+  open(): Promise<Store>;
+  /** Called after each test with the store it used. */
+  dispose(store: Store): Promise<void>;
+}
+
+let clock = Date.parse("2026-01-01T00:00:00.000Z");
+const tick = () => new Date((clock += 1000)).toISOString();
+
+function newUser(username: string, overrides: Partial<NewUser> = {}): NewUser {
+  return { id: Bun.randomUUIDv7(), username, email: `${username.toLowerCase()}@example.com`, passwordHash: `hash-of-${username}`, createdAt: tick(), ...overrides };
+}
+
+function newCategory(name: string, overrides: Partial<NewCategory> = {}): NewCategory {
+  return { id: Bun.randomUUIDv7(), name, description: null, colorHex: "#64748B", icon: null, createdBy: null, createdAt: tick(), ...overrides };
+}
+
+async function expectCode(promise: Promise<unknown>, code: string): Promise<void> {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(AppError);
+  expect((error as AppError).code).toBe(code as AppError["code"]);
+}
+
+export function storeConformance(name: string, harness: StoreHarness): void {
+  describe(`store conformance: ${name}`, () => {
+    let store: Store;
+    beforeEach(async () => {
+      store = await harness.open();
+    });
+    afterEach(async () => {
+      await harness.dispose(store);
+    });
+
+    describe("users", () => {
+      test("create returns the stored user with token version 0 and updatedAt = createdAt", async () => {
+        const input = newUser("Ann");
+        const user = await store.users.create(input);
+        expect(user).toEqual({ ...input, tokenVersion: 0, updatedAt: input.createdAt });
+        expect(await store.users.findById(input.id)).toEqual(user);
+      });
+
+      test("findById is null for an unknown id", async () => {
+        expect(await store.users.findById(Bun.randomUUIDv7())).toBeNull();
+      });
+
+      test("findByLogin matches the username without regard to case, or the e-mail", async () => {
+        const user = await store.users.create(newUser("Ann"));
+        expect((await store.users.findByLogin("ann"))?.id).toBe(user.id);
+        expect((await store.users.findByLogin("ANN"))?.id).toBe(user.id);
+        expect((await store.users.findByLogin("ANN@example.com"))?.id).toBe(user.id);
+        expect(await store.users.findByLogin("bob")).toBeNull();
+        expect(await store.users.findByLogin("bob@example.com")).toBeNull();
+      });
+
+      test("create refuses a username taken without regard to case, and a taken e-mail", async () => {
+        await store.users.create(newUser("Ann"));
+        await expectCode(store.users.create(newUser("aNN", { email: "other@example.com" })), "username_taken");
+        await expectCode(store.users.create(newUser("bob", { email: "ann@example.com" })), "email_taken");
+        expect((await store.users.list({ limit: 10 })).length).toBe(1);
+      });
+
+      test("list pages in id order with a keyset", async () => {
+        const ids: string[] = [];
+        for (let i = 0; i < 5; i++) ids.push((await store.users.create(newUser(`user${i}`))).id);
+        expect((await store.users.list({ limit: 10 })).map((u) => u.id)).toEqual(ids);
+        expect((await store.users.list({ limit: 2 })).map((u) => u.id)).toEqual(ids.slice(0, 2));
+        expect((await store.users.list({ limit: 2, after: ids[1] })).map((u) => u.id)).toEqual(ids.slice(2, 4));
+        expect(await store.users.list({ limit: 2, after: ids[4] })).toEqual([]);
+      });
+
+      test("update applies the patch, keeps the rest, and refuses clashes", async () => {
+        const ann = await store.users.create(newUser("ann"));
+        await store.users.create(newUser("bob"));
+        const at = tick();
+        const renamed = await store.users.update(ann.id, { username: "Anna" }, at);
+        expect(renamed).toEqual({ ...ann, username: "Anna", updatedAt: at });
+        expect((await store.users.findByLogin("anna"))?.id).toBe(ann.id);
+        expect(await store.users.findByLogin("ann")).toBeNull();
+        await expectCode(store.users.update(ann.id, { username: "BOB" }, tick()), "username_taken");
+        await expectCode(store.users.update(ann.id, { email: "bob@example.com" }, tick()), "email_taken");
+        expect(await store.users.findById(ann.id)).toEqual(renamed);
+        expect(await store.users.update(Bun.randomUUIDv7(), { username: "ghost" }, tick())).toBeNull();
+      });
+
+      test("setPassword replaces the hash and bumps the token version", async () => {
+        const ann = await store.users.create(newUser("ann"));
+        const at = tick();
+        const changed = await store.users.setPassword(ann.id, "new-hash", at);
+        expect(changed).toEqual({ ...ann, passwordHash: "new-hash", tokenVersion: 1, updatedAt: at });
+        expect((await store.users.setPassword(ann.id, "newer-hash", tick()))?.tokenVersion).toBe(2);
+        expect(await store.users.setPassword(Bun.randomUUIDv7(), "x", tick())).toBeNull();
+      });
+
+      test("delete removes the user and leaves their categories with no creator", async () => {
+        const ann = await store.users.create(newUser("ann"));
+        const category = await store.categories.create(newCategory("Books", { createdBy: ann.id }));
+        expect(await store.users.delete(ann.id)).toBe(true);
+        expect(await store.users.findById(ann.id)).toBeNull();
+        expect(await store.categories.findById(category.id)).toEqual({ ...category, createdBy: null });
+        expect(await store.users.delete(ann.id)).toBe(false);
+      });
+    });
+
+    describe("categories", () => {
+      test("create returns the stored category; findById finds it", async () => {
+        const input = newCategory("Books", { description: "Paper", colorHex: "#AABBCC", icon: "book" });
+        const category = await store.categories.create(input);
+        expect(category).toEqual({ ...input, updatedAt: input.createdAt });
+        expect(await store.categories.findById(input.id)).toEqual(category);
+        expect(await store.categories.findById(Bun.randomUUIDv7())).toBeNull();
+      });
+
+      test("names are unique without regard to case, Unicode included", async () => {
+        await store.categories.create(newCategory("Café"));
+        await expectCode(store.categories.create(newCategory("CAFÉ")), "category_name_taken");
+        await expectCode(store.categories.create(newCategory("café")), "category_name_taken");
+        expect((await store.categories.list()).length).toBe(1);
+      });
+
+      test("list orders by name without regard to case", async () => {
+        for (const name of ["banana", "Apple", "cherry", "apricot"]) await store.categories.create(newCategory(name));
+        expect((await store.categories.list()).map((c) => c.name)).toEqual(["Apple", "apricot", "banana", "cherry"]);
+      });
+
+      test("update applies the patch, clears with null, and refuses a taken name", async () => {
+        const books = await store.categories.create(newCategory("Books", { description: "Paper", icon: "book" }));
+        await store.categories.create(newCategory("Films"));
+        const at = tick();
+        const updated = await store.categories.update(books.id, { name: "Novels", description: null }, at);
+        expect(updated).toEqual({ ...books, name: "Novels", description: null, updatedAt: at });
+        await expectCode(store.categories.update(books.id, { name: "FILMS" }, tick()), "category_name_taken");
+        expect(await store.categories.findById(books.id)).toEqual(updated);
+        expect(await store.categories.update(Bun.randomUUIDv7(), { name: "x" }, tick())).toBeNull();
+      });
+
+      test("delete removes it once", async () => {
+        const books = await store.categories.create(newCategory("Books"));
+        expect(await store.categories.delete(books.id)).toBe(true);
+        expect(await store.categories.delete(books.id)).toBe(false);
+        expect(await store.categories.list()).toEqual([]);
+      });
+    });
+
+    test("ping resolves while the database answers", async () => {
+      await store.ping();
+    });
+  });
+}
