@@ -1,0 +1,158 @@
+// Drives the compiled binary: built once, copied alone into an empty folder, started for real.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+
+const SECRET = "binary-test-secret-of-at-least-32-bytes";
+let workdir: string;
+let binary: string;
+
+beforeAll(async () => {
+  workdir = mkdtempSync(join(tmpdir(), "svc-binary-"));
+  const build = Bun.spawnSync([process.execPath, "build", "--compile", "--minify", "src/main.ts", "--outfile", join(workdir, "build", "svc")], {
+    cwd: join(import.meta.dir, ".."),
+    stderr: "pipe",
+  });
+  if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`);
+  binary = join(workdir, "build", "svc");
+}, 120_000);
+
+afterAll(() => rmSync(workdir, { recursive: true, force: true }));
+
+/** An empty folder holding nothing but a copy of the binary. */
+function emptyFolderWithBinary(): string {
+  const dir = mkdtempSync(join(workdir, "run-"));
+  copyFileSync(binary, join(dir, "svc"));
+  Bun.spawnSync(["chmod", "+x", join(dir, "svc")]);
+  return dir;
+}
+
+interface Running {
+  proc: Subprocess<"ignore", "pipe", "pipe">;
+  base: string;
+  output: () => string;
+}
+
+async function start(dir: string, env: Record<string, string> = {}): Promise<Running> {
+  const proc = Bun.spawn([join(dir, "svc")], {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? "", SVC_PORT: "0", SVC_HOST: "127.0.0.1", SVC_JWT_SECRET: SECRET, ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  let text = "";
+  const decoder = new TextDecoder();
+  const reader = proc.stdout.getReader();
+  const deadline = Date.now() + 10_000;
+  while (!text.includes('"svc listening"')) {
+    if (Date.now() > deadline) throw new Error(`svc did not start: ${text}`);
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`svc exited before listening: ${text}${await new Response(proc.stderr).text()}`);
+    text += decoder.decode(value);
+  }
+  void (async () => {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      text += decoder.decode(value);
+    }
+  })();
+  const line = JSON.parse(text.split("\n").find((l) => l.includes('"svc listening"'))!);
+  return { proc, base: line.address.replace("0.0.0.0", "127.0.0.1"), output: () => text };
+}
+
+async function stop(running: Running): Promise<number> {
+  running.proc.kill("SIGTERM");
+  return running.proc.exited;
+}
+
+async function json(base: string, method: string, path: string, body?: unknown, token?: string) {
+  const headers: Record<string, string> = {};
+  if (body !== undefined) headers["content-type"] = "application/json";
+  if (token) headers.authorization = `Bearer ${token}`;
+  const response = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+describe("the compiled binary, alone in an empty folder", () => {
+  test("creates data/svc.db, serves every surface, and keeps data across a restart", async () => {
+    const dir = emptyFolderWithBinary();
+    const first = await start(dir);
+    expect(existsSync(join(dir, "data", "svc.db"))).toBe(true);
+
+    const health = await json(first.base, "GET", "/svc/health");
+    expect(health.status).toBe(200);
+    expect(health.body).toMatchObject({ service: "svc", environment: "development", status: "ok", checks: { database: "ok" } });
+
+    const created = await json(first.base, "POST", "/svc-api/v1/users/create", { username: "ann", email: "ann@example.com", password: "correct horse" });
+    expect(created.status).toBe(201);
+    const login = await json(first.base, "POST", "/svc-api/v1/auth/login", { username: "ann", password: "correct horse" });
+    expect(login.status).toBe(200);
+    const token = login.body.token;
+    expect((await json(first.base, "GET", "/svc-api/v1/users/all", undefined, token)).body).toHaveLength(1);
+
+    const mutation = await json(first.base, "POST", "/graphql", { query: 'mutation { createCategory(input: { name: "Books" }) { id colorHex } }' }, token);
+    expect(mutation.body.data.createCategory.colorHex).toBe("#64748B");
+
+    const playground = await fetch(`${first.base}/graphql/playground`);
+    expect(playground.status).toBe(200);
+    expect(await playground.text()).toContain("YogaGraphiQL");
+
+    expect(await stop(first)).toBe(0);
+    expect(first.output()).toContain('"svc stopped"');
+
+    const second = await start(dir);
+    // Same secret, same database: the token from before the restart still works.
+    const list = await json(second.base, "POST", "/graphql", { query: "{ categories { name } }" }, token);
+    expect(list.body).toEqual({ data: { categories: [{ name: "Books" }] } });
+    expect((await json(second.base, "POST", "/svc-api/v1/auth/login", { username: "ann", password: "correct horse" })).status).toBe(200);
+    expect(await stop(second)).toBe(0);
+  }, 30_000);
+
+  test("SIGTERM lets in-flight requests finish, then exits 0", async () => {
+    const dir = emptyFolderWithBinary();
+    const running = await start(dir);
+    // Sign-ups do real argon2id work, so they are still in flight when the signal lands.
+    const inFlight = Array.from({ length: 4 }, (_, i) =>
+      json(running.base, "POST", "/svc-api/v1/users/create", { username: `user${i}`, email: `u${i}@example.com`, password: "correct horse" }),
+    );
+    await Bun.sleep(5);
+    running.proc.kill("SIGTERM");
+    const replies = await Promise.all(inFlight);
+    expect(replies.map((r) => r.status)).toEqual([201, 201, 201, 201]);
+    expect(await running.proc.exited).toBe(0);
+    // At least one sign-up finished after the signal arrived: the drain was real.
+    const log = running.output();
+    expect(log.lastIndexOf('"status":201')).toBeGreaterThan(log.indexOf('"svc stopping'));
+  }, 30_000);
+
+  test("refuses to start on a bad setting, with one line naming the variable", async () => {
+    const dir = emptyFolderWithBinary();
+    for (const [env, variable] of [
+      [{ SVC_PORT: "eighty" }, "SVC_PORT"],
+      [{ SVC_ENV: "production", SVC_JWT_SECRET: "" }, "SVC_JWT_SECRET"],
+      [{ SVC_GRAPHQL_AUTH: "maybe" }, "SVC_GRAPHQL_AUTH"],
+    ] as const) {
+      const proc = Bun.spawnSync([join(dir, "svc")], { cwd: dir, env: { PATH: process.env.PATH ?? "", SVC_PORT: "0", ...env } });
+      expect(proc.exitCode).toBe(2);
+      const lines = proc.stderr.toString().trim().split("\n");
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toStartWith(`svc: ${variable}: `);
+    }
+    expect(existsSync(join(dir, "data"))).toBe(false);
+  }, 30_000);
+
+  test("in production, the playground is 404 and introspection is refused", async () => {
+    const dir = emptyFolderWithBinary();
+    const running = await start(dir, { SVC_ENV: "production" });
+    expect((await fetch(`${running.base}/graphql/playground`)).status).toBe(404);
+    await json(running.base, "POST", "/svc-api/v1/users/create", { username: "ann", email: "ann@example.com", password: "correct horse" });
+    const token = (await json(running.base, "POST", "/svc-api/v1/auth/login", { username: "ann", password: "correct horse" })).body.token;
+    const introspection = await json(running.base, "POST", "/graphql", { query: "{ __schema { types { name } } }" }, token);
+    expect(introspection.body.data).toBeUndefined();
+    expect(await stop(running)).toBe(0);
+  }, 30_000);
+});
