@@ -141,3 +141,12 @@ describe("logs", () => {
     expect(typeof lines.find((l) => l.request_id === "list-1").duration_ms).toBe("number");
   });
 });
+
+describe("order of checks on a protected route", () => {
+  test("body syntax first, then the token, then the fields", async () => {
+    const { call } = testApp();
+    expectProblem(await call("PUT", "/svc-api/v1/users/", { raw: "{", headers: { "content-type": "application/json" } }), 400, "malformed_json");
+    expectProblem(await call("PUT", "/svc-api/v1/users/", { raw: "{}", headers: { "content-type": "text/plain" } }), 415, "unsupported_media_type");
+    expectProblem(await call("PUT", "/svc-api/v1/users/", { body: { role: "admin" } }), 401, "unauthorized");
+  });
+});
