@@ -114,12 +114,13 @@ describe("the compiled binary, alone in an empty folder", () => {
 
   test("SIGTERM lets in-flight requests finish, then exits 0", async () => {
     const dir = emptyFolderWithBinary();
-    const running = await start(dir);
+    const running = await start(dir, { SVC_LOG_LEVEL: "debug" });
     // Sign-ups do real argon2id work, so they are still in flight when the signal lands.
     const inFlight = Array.from({ length: 4 }, (_, i) =>
       json(running.base, "POST", "/svc-api/v1/users/create", { username: `user${i}`, email: `u${i}@example.com`, password: "correct horse" }),
     );
-    await Bun.sleep(5);
+    const started = () => running.output().split('"msg":"request started"').length - 1;
+    while (started() < 4) await Bun.sleep(1);
     running.proc.kill("SIGTERM");
     const replies = await Promise.all(inFlight);
     expect(replies.map((r) => r.status)).toEqual([201, 201, 201, 201]);
@@ -131,11 +132,12 @@ describe("the compiled binary, alone in an empty folder", () => {
 
   test("refuses to start on a bad setting, with one line naming the variable", async () => {
     const dir = emptyFolderWithBinary();
-    for (const [env, variable] of [
+    const cases: Array<[Record<string, string>, string]> = [
       [{ SVC_PORT: "eighty" }, "SVC_PORT"],
       [{ SVC_ENV: "production", SVC_JWT_SECRET: "" }, "SVC_JWT_SECRET"],
       [{ SVC_GRAPHQL_AUTH: "maybe" }, "SVC_GRAPHQL_AUTH"],
-    ] as const) {
+    ];
+    for (const [env, variable] of cases) {
       const proc = Bun.spawnSync([join(dir, "svc")], { cwd: dir, env: { PATH: process.env.PATH ?? "", SVC_PORT: "0", ...env } });
       expect(proc.exitCode).toBe(2);
       const lines = proc.stderr.toString().trim().split("\n");

@@ -20,6 +20,9 @@ export function plumbing({ logger, maxBodyBytes, methodsFor }: PlumbingOptions) 
     .onRequest(({ request, set }) => {
       const info = beginRequest(request);
       Object.assign(set.headers, BASE_HEADERS, { "x-request-id": info.id });
+      if (logger.isLevelEnabled("debug")) {
+        logger.debug({ request_id: info.id, method: request.method, path: new URL(request.url).pathname }, "request started");
+      }
       // Refuse an oversized body before anyone reads it; chunked bodies meet the limit in json-body.ts
       // and, on a real socket, Bun's maxRequestBodySize.
       const length = Number(request.headers.get("content-length") ?? 0);
