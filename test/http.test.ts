@@ -135,10 +135,14 @@ describe("logs", () => {
     const text = (await logs()).join("\n");
     expect(text).not.toContain(password);
     expect(text).not.toContain(token);
-    const lines = text.split("\n").map((l) => JSON.parse(l));
-    expect(lines.find((l) => l.request_id === "list-1")).toMatchObject({ method: "GET", path: "/svc-api/v1/users/all", status: 200, user_id: user.id });
-    expect(lines.find((l) => l.request_id === "missing-1")).toMatchObject({ status: 404 });
-    expect(typeof lines.find((l) => l.request_id === "list-1").duration_ms).toBe("number");
+    const completed = text
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.msg === "request completed");
+    const list = completed.find((l) => l.request_id === "list-1");
+    expect(list).toMatchObject({ method: "GET", path: "/svc-api/v1/users/all", status: 200, user_id: user.id });
+    expect(typeof list.duration_ms).toBe("number");
+    expect(completed.find((l) => l.request_id === "missing-1")).toMatchObject({ status: 404 });
   });
 });
 

@@ -46,7 +46,7 @@ export function plumbing({ logger, maxBodyBytes, methodsFor }: PlumbingOptions) 
         status,
         duration_ms: info ? Math.round((performance.now() - info.startedAt) * 100) / 100 : undefined,
         user_id: info?.userId ?? undefined,
-      });
+      }, "request completed");
     });
 }
 
