@@ -21,8 +21,9 @@ const store = openSqliteStore(config.database.path);
 const app = createApp({ config, store, logger }).listen({
   hostname: config.host,
   port: config.port,
-  // Chunked bodies carry no Content-Length; Bun cuts them off here.
-  maxRequestBodySize: config.maxBodyBytes,
+  // The app answers oversized bodies with problem+json; this is Bun's own backstop (a bare 413) for
+  // bodies it must not even buffer, such as a chunked GraphQL request far past the limit.
+  maxRequestBodySize: config.maxBodyBytes * 2,
 });
 
 logger.info(

@@ -112,6 +112,24 @@ describe("the compiled binary, alone in an empty folder", () => {
     expect(await stop(second)).toBe(0);
   }, 30_000);
 
+  test("answers bodies past SVC_MAX_BODY_BYTES with 413, declared or chunked", async () => {
+    const dir = emptyFolderWithBinary();
+    const running = await start(dir, { SVC_MAX_BODY_BYTES: "2048" });
+    const big = JSON.stringify({ username: "x".repeat(3000) });
+    const declared = await fetch(`${running.base}/svc-api/v1/users/create`, { method: "POST", headers: { "content-type": "application/json" }, body: big });
+    expect(declared.status).toBe(413);
+    expect(((await declared.json()) as { code: string }).code).toBe("payload_too_large");
+    const chunked = await fetch(`${running.base}/svc-api/v1/users/create`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: new Blob([big]).stream(),
+    });
+    expect(chunked.status).toBe(413);
+    const huge = await fetch(`${running.base}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: "x".repeat(10_000) });
+    expect(huge.status).toBe(413);
+    expect(await stop(running)).toBe(0);
+  }, 30_000);
+
   test("SIGTERM lets in-flight requests finish, then exits 0", async () => {
     const dir = emptyFolderWithBinary();
     const running = await start(dir, { SVC_LOG_LEVEL: "debug" });

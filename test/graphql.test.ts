@@ -216,6 +216,38 @@ describe("playground and introspection", () => {
   });
 });
 
+describe("bad requests", () => {
+  test.each([
+    ["malformed JSON", "{"],
+    ["an empty body", ""],
+    ["a batch", "[]"],
+    ["a non-string query", '{"query":1}'],
+    ["a syntax error", '{"query":"{"}'],
+    ["an unknown field", '{"query":"{ categories { nope } }"}'],
+    ["variables that are not an object", '{"query":"{ categories { id } }","variables":"x"}'],
+    ["a literal of the wrong type", '{"query":"mutation { createCategory(input: {name: 5}) { id } }"}'],
+    ["a variable of the wrong type", '{"query":"query($i: ID!) { category(id: $i) { id } }","variables":{"i":{"a":1}}}'],
+    ["an unknown input field", '{"query":"mutation($i: CreateCategoryInput!) { createCategory(input: $i) { id } }","variables":{"i":{"name":"x","bogus":1}}}'],
+    ["a missing variable", '{"query":"query($i: ID!) { category(id: $i) { id } }"}'],
+  ])("%s: a 4xx or GraphQL error with a code, no internals, nothing stored", async (_, raw) => {
+    const { call, store } = testApp({ config: { graphql: { auth: "off" } } });
+    const reply = await call("POST", "/graphql", { raw, headers: { "content-type": "application/json" } });
+    expect(reply.status).toBeLessThan(500);
+    expect(reply.body.errors.length).toBeGreaterThan(0);
+    for (const error of reply.body.errors) {
+      expect(typeof error.extensions?.code).toBe("string");
+      expect(error.extensions).not.toHaveProperty("originalError");
+    }
+    expect(await store.categories.list()).toEqual([]);
+  });
+
+  test("a body that is not JSON is 415", async () => {
+    const { call } = testApp({ config: { graphql: { auth: "off" } } });
+    const reply = await call("POST", "/graphql", { raw: '{"query":"{ categories { id } }"}', headers: { "content-type": "text/plain" } });
+    expect(reply.status).toBe(415);
+  });
+});
+
 describe("unexpected failures", () => {
   test("are masked with INTERNAL_SERVER_ERROR and logged with the request id", async () => {
     const failing = (store: Store): Store => ({

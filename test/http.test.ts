@@ -88,6 +88,25 @@ describe("request bodies", () => {
     expectProblem(await call("POST", "/graphql", { raw: big, headers: { "content-type": "application/json", "content-length": String(big.length) } }), 413, "payload_too_large");
     expect(await store.users.findByLogin("ann")).toBeNull();
   });
+
+  test("413 for a streamed body with no Content-Length, stopping at the limit", async () => {
+    const { app, store } = testApp({ config: { maxBodyBytes: 2048 } });
+    let pulled = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled++;
+        controller.enqueue(new TextEncoder().encode(" ".repeat(1024)));
+        if (pulled === 100) controller.close();
+      },
+    });
+    const response = await app.handle(
+      new Request("http://localhost/svc-api/v1/users/create", { method: "POST", body, headers: { "content-type": "application/json" } }),
+    );
+    expect(response.status).toBe(413);
+    expect(((await response.json()) as { code: string }).code).toBe("payload_too_large");
+    expect(pulled).toBeLessThan(100);
+    expect(await store.users.findByLogin("ann")).toBeNull();
+  });
 });
 
 describe("every response", () => {

@@ -11,8 +11,24 @@ export function maskError(error: unknown): Error {
     return masked;
   }
   // Parse, validation and coercion errors are GraphQL's own and safe to show.
-  if (error instanceof GraphQLError && (!original || original instanceof GraphQLError)) return error;
+  if (error instanceof GraphQLError && (!original || original instanceof GraphQLError)) return withCode(error);
   return new GraphQLError("Unexpected error.", { extensions: { code: "INTERNAL_SERVER_ERROR" } });
+}
+
+/**
+ * Every error a client sees has a code; variable coercion errors come without one. Yoga also copies a
+ * request parser's `originalError` into extensions, which is internal detail and goes.
+ */
+function withCode(error: GraphQLError): GraphQLError {
+  const { originalError, ...extensions } = error.extensions as Record<string, unknown>;
+  if (originalError === undefined && typeof extensions.code === "string") return error;
+  return new GraphQLError(error.message, {
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    path: error.path,
+    extensions: { ...extensions, code: typeof extensions.code === "string" ? extensions.code : "BAD_USER_INPUT" },
+  });
 }
 
 /** True for errors maskError hides, which the server must log instead. */
