@@ -1,5 +1,6 @@
-// Runs the store conformance suite on bun:sqlite, in memory and on a file.
-import { afterAll } from "bun:test";
+// Runs the store conformance suite on bun:sqlite, in memory and on a file, plus SQLite-only checks.
+import { Database } from "bun:sqlite";
+import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,3 +19,28 @@ storeConformance("sqlite file", {
   dispose: (store) => store.close(),
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("the SQLite file", () => {
+  test("is in WAL mode with foreign keys enforced, and reopens with its data (migrations run once)", async () => {
+    const path = join(dir, "reopen", "svc.db");
+    const first = openSqliteStore(path);
+    await first.users.create({ id: Bun.randomUUIDv7(), username: "ann", email: "ann@example.com", passwordHash: "h", createdAt: new Date().toISOString() });
+    await first.close();
+
+    const second = openSqliteStore(path);
+    expect((await second.users.findByLogin("ann"))?.username).toBe("ann");
+    await second.close();
+
+    const raw = new Database(path, { readonly: true });
+    expect(raw.query("PRAGMA journal_mode").get()).toEqual({ journal_mode: "wal" });
+    expect(raw.query("SELECT count(*) AS n FROM __drizzle_migrations").get()).toEqual({ n: 1 });
+    raw.close();
+  });
+
+  test("refuses a category whose creator does not exist (foreign keys are on)", async () => {
+    const store = openSqliteStore(":memory:");
+    const orphan = { id: Bun.randomUUIDv7(), name: "x", description: null, colorHex: "#000000", icon: null, createdBy: Bun.randomUUIDv7(), createdAt: new Date().toISOString() };
+    await expect(store.categories.create(orphan)).rejects.toThrow();
+    await store.close();
+  });
+});
