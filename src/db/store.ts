@@ -13,18 +13,10 @@ export interface UserRecord {
   updatedAt: string;
 }
 
-export interface NewUser {
-  id: string;
-  username: string;
-  email: string;
-  passwordHash: string;
-  createdAt: string;
-}
+/** A user to insert: the store sets the token version to 0 and updatedAt to createdAt. */
+export type NewUser = Pick<UserRecord, "id" | "username" | "email" | "passwordHash" | "createdAt">;
 
-export interface UserPatch {
-  username?: string;
-  email?: string;
-}
+export type UserPatch = Partial<Pick<UserRecord, "username" | "email">>;
 
 export interface UserPage {
   limit: number;
@@ -62,22 +54,10 @@ export interface CategoryRecord {
   updatedAt: string;
 }
 
-export interface NewCategory {
-  id: string;
-  name: string;
-  description: string | null;
-  colorHex: string;
-  icon: string | null;
-  createdBy: string | null;
-  createdAt: string;
-}
+/** A category to insert: the store sets updatedAt to createdAt. */
+export type NewCategory = Omit<CategoryRecord, "updatedAt">;
 
-export interface CategoryPatch {
-  name?: string;
-  description?: string | null;
-  colorHex?: string;
-  icon?: string | null;
-}
+export type CategoryPatch = Partial<Pick<CategoryRecord, "name" | "description" | "colorHex" | "icon">>;
 
 export interface CategoryStore {
   /** Every category, by name without regard to case. */
