@@ -1,4 +1,5 @@
 // Rules for category fields, as the GraphQL inputs carry them.
+import type { CategoryPatch } from "../db/store.ts";
 import type { FieldError } from "../errors.ts";
 
 export const DEFAULT_COLOR = "#64748B";
@@ -16,7 +17,7 @@ export interface CategoryInput {
 
 /** The fields as they are stored, and any problems with them. Absent fields stay absent. */
 export interface CleanCategory {
-  fields: { name?: string; description?: string | null; colorHex?: string; icon?: string | null };
+  fields: CategoryPatch;
   problems: FieldError[];
 }
 

@@ -1,18 +1,18 @@
 // What can be done with categories, in domain terms. Called by the GraphQL resolvers.
 import type { CategoryRecord, CategoryStore } from "../db/store.ts";
 import { AppError, invalidFields } from "../errors.ts";
+import { newId, parseId } from "../ids.ts";
 import { cleanCategory, DEFAULT_COLOR, type CategoryInput } from "./model.ts";
 
 /** Who acts: a user, or anyone at all when GraphQL authentication is off. */
 export type Actor = { userId: string } | "anyone";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 export type CategoryService = ReturnType<typeof createCategoryService>;
 
 export function createCategoryService(categories: CategoryStore) {
   async function find(id: string): Promise<CategoryRecord | null> {
-    return UUID.test(id) ? categories.findById(id.toLowerCase()) : null;
+    const canonical = parseId(id);
+    return canonical ? categories.findById(canonical) : null;
   }
 
   /** The category, if the actor may change it. */
@@ -33,7 +33,7 @@ export function createCategoryService(categories: CategoryStore) {
       const { fields, problems } = cleanCategory(input);
       if (problems.length > 0) throw invalidFields(problems);
       return categories.create({
-        id: Bun.randomUUIDv7(),
+        id: newId(),
         name: fields.name!,
         description: fields.description ?? null,
         colorHex: fields.colorHex ?? DEFAULT_COLOR,

@@ -3,6 +3,7 @@ import type { PasswordHasher } from "../auth/passwords.ts";
 import type { IssuedToken, TokenService } from "../auth/tokens.ts";
 import type { UserPage, UserRecord, UserStore } from "../db/store.ts";
 import { AppError, invalidFields, type FieldError } from "../errors.ts";
+import { newId, parseId } from "../ids.ts";
 import type { ChangePasswordInput, CreateUserInput, LoginInput, UpdateSelfInput } from "./model.ts";
 import { emailProblem, fieldProblems, passwordProblem, usernameProblem } from "./rules.ts";
 
@@ -14,7 +15,6 @@ export interface UserServiceDeps {
 
 export const PAGE_DEFAULT = 100;
 export const PAGE_MAX = 1000;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export type UserService = ReturnType<typeof createUserService>;
 
@@ -38,7 +38,7 @@ export function createUserService({ users, passwords, tokens }: UserServiceDeps)
       if (problems.length > 0) throw invalidFields(problems);
       const now = new Date().toISOString();
       return users.create({
-        id: Bun.randomUUIDv7(),
+        id: newId(),
         username: input.username,
         email: input.email.toLowerCase(),
         passwordHash: await passwords.hash(input.password),
@@ -59,7 +59,8 @@ export function createUserService({ users, passwords, tokens }: UserServiceDeps)
     },
 
     async get(id: string): Promise<UserRecord> {
-      const user = UUID.test(id) ? await users.findById(id.toLowerCase()) : null;
+      const canonical = parseId(id);
+      const user = canonical ? await users.findById(canonical) : null;
       if (!user) throw new AppError("not_found", "No user has this id.");
       return user;
     },
@@ -106,7 +107,8 @@ export function parsePage(limit: string | undefined, after: string | undefined):
     size = /^\d{1,4}$/.test(limit) ? Number(limit) : NaN;
     if (!(size >= 1 && size <= PAGE_MAX)) problems.push({ field: "limit", message: `must be an integer from 1 to ${PAGE_MAX}` });
   }
-  if (after !== undefined && !UUID.test(after)) problems.push({ field: "after", message: "must be a user id" });
-  if (problems.length > 0) throw invalidFields(problems);
-  return after === undefined ? { limit: size } : { limit: size, after: after.toLowerCase() };
+  const afterId = after === undefined ? undefined : parseId(after);
+  if (afterId === null) problems.push({ field: "after", message: "must be a user id" });
+  if (problems.length > 0 || afterId === null) throw invalidFields(problems);
+  return afterId === undefined ? { limit: size } : { limit: size, after: afterId };
 }

@@ -1,0 +1,10 @@
+// Identifiers are UUIDv7 strings: time-ordered, so id order is creation order.
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const newId = (): string => Bun.randomUUIDv7();
+
+/** The id in canonical (lower-case) form, or null when the text cannot be an id. */
+export function parseId(text: string): string | null {
+  return UUID.test(text) ? text.toLowerCase() : null;
+}
