@@ -5,7 +5,15 @@ export type Environment = "development" | "test" | "production";
 export type GraphqlAuth = "required" | "mutations" | "off";
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
 
-export type DatabaseConfig = { kind: "sqlite"; path: string };
+export interface PostgresConfig {
+  kind: "postgres";
+  url: string;
+  poolMax: number;
+  connectTimeoutS: number;
+  statementTimeoutMs: number;
+}
+
+export type DatabaseConfig = { kind: "sqlite"; path: string } | PostgresConfig;
 
 export interface PasswordCost {
   /** argon2id memory in KiB. */
@@ -59,7 +67,7 @@ export function parseConfig(env: Env): Config {
     env: environment,
     host: nonEmpty(env, "SVC_HOST", "0.0.0.0"),
     port: integer(env, portVar, 8080, 0, 65535),
-    database: database(env.SVC_DATABASE_URL ?? "sqlite:data/svc.db"),
+    database: database(env),
     jwt: jwtSecret(env, production),
     graphql: {
       auth: oneOf(env, "SVC_GRAPHQL_AUTH", ["required", "mutations", "off"], "required"),
@@ -89,13 +97,22 @@ function jwtSecret(env: Env, production: boolean): Config["jwt"] {
   return { secret, ephemeral: false, ttlSeconds };
 }
 
-function database(url: string): DatabaseConfig {
-  const accepts = "sqlite:<path> or sqlite::memory:";
-  if (url.startsWith("sqlite:")) {
-    const path = url.slice("sqlite:".length);
-    if (path !== "") return { kind: "sqlite", path };
-  }
-  throw new ConfigError("SVC_DATABASE_URL", accepts, url);
+function database(env: Env): DatabaseConfig {
+  const url = env.SVC_DATABASE_URL || "sqlite:data/svc.db";
+  // Parsed whatever the database, so a bad pool setting is caught before anyone needs it.
+  const pool = {
+    poolMax: integer(env, "SVC_DB_POOL_MAX", 10, 1, 1000),
+    connectTimeoutS: duration(env, "SVC_DB_CONNECT_TIMEOUT", "5s", 1, 300),
+    statementTimeoutMs: duration(env, "SVC_DB_STATEMENT_TIMEOUT", "5s", 1, 3600) * 1000,
+  };
+  if (url.startsWith("sqlite:") && url.length > "sqlite:".length) return { kind: "sqlite", path: url.slice("sqlite:".length) };
+  if (/^postgres(ql)?:\/\//.test(url) && URL.canParse(url)) return { kind: "postgres", url, ...pool };
+  throw new ConfigError("SVC_DATABASE_URL", "sqlite:<path>, sqlite::memory: or postgres://user:password@host:port/database", redactUrl(url));
+}
+
+/** The URL without its password, for logs and error messages. */
+export function redactUrl(url: string): string {
+  return url.replace(/^([a-z]+:\/\/[^:/@]*:)[^@]*@/i, "$1***@");
 }
 
 function oneOf<const T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {

@@ -1,7 +1,7 @@
 // Entry point: config → store (migrated) → app → listen; SIGTERM/SIGINT drain and exit 0.
 import { createApp } from "./app.ts";
 import { ConfigError, parseConfig, type Config } from "./config.ts";
-import { openSqliteStore } from "./db/sqlite/store.ts";
+import { describeDatabase, openStore } from "./db/open.ts";
 import { createLogger } from "./log.ts";
 import { version } from "../package.json";
 
@@ -17,7 +17,7 @@ function loadConfig(): Config {
 
 const config = loadConfig();
 const logger = createLogger(config.logLevel);
-const store = openSqliteStore(config.database.path);
+const store = await openStore(config.database);
 const app = createApp({ config, store, logger }).listen({
   hostname: config.host,
   port: config.port,
@@ -27,7 +27,7 @@ const app = createApp({ config, store, logger }).listen({
 });
 
 logger.info(
-  { version, environment: config.env, address: `http://${app.server?.hostname}:${app.server?.port}`, database: config.database.path },
+  { version, environment: config.env, address: `http://${app.server?.hostname}:${app.server?.port}`, database: describeDatabase(config.database) },
   "svc listening",
 );
 if (config.jwt.ephemeral) logger.warn("SVC_JWT_SECRET is not set: a random secret is in use, so tokens end with this process");

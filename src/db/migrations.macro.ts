@@ -9,7 +9,7 @@ export interface EmbeddedMigration {
   hash: string;
 }
 
-export function embeddedMigrations(dialect: "sqlite"): EmbeddedMigration[] {
+export function embeddedMigrations(dialect: "sqlite" | "postgres"): EmbeddedMigration[] {
   const migrationsFolder = `${import.meta.dir}/../../drizzle/${dialect}`;
   return readMigrationFiles({ migrationsFolder });
 }

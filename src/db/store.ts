@@ -72,12 +72,65 @@ export interface CategoryStore {
   delete(id: string): Promise<boolean>;
 }
 
+export interface ThrottleRecord {
+  key: string;
+  /** Consecutive failures since the last clear. */
+  failures: number;
+  lastFailureAt: string;
+  /** null: not blocked. */
+  blockedUntil: string | null;
+}
+
+/** Failed-login state, kept in the database so that every instance sees the same counts. */
+export interface ThrottleStore {
+  /** null: no failures recorded for this key. */
+  get(key: string): Promise<ThrottleRecord | null>;
+  /** Adds one failure atomically, even when instances race, and returns the new state. */
+  recordFailure(key: string, at: string): Promise<ThrottleRecord>;
+  /** Sets (or with null lifts) the block on a key that has failures. */
+  block(key: string, until: string | null): Promise<void>;
+  /** Forgets the key, e.g. after a successful login. */
+  clear(key: string): Promise<void>;
+}
+
+export interface Counts {
+  users: number;
+  categories: number;
+}
+
+/** What `svc copy` moves: users with their hashes and token versions, categories with their creators. */
+export interface LoadData {
+  /** Users in batches, so a large database is never held whole. */
+  users: AsyncIterable<UserRecord[]>;
+  categories: CategoryRecord[];
+}
+
+export interface LoadOptions {
+  /** Empty the tables first; without it, loading into a non-empty store is refused. */
+  replace: boolean;
+  /** The counts the store must hold once loaded; anything else rolls the load back. */
+  expect: Counts;
+  onProgress?: (loaded: Counts) => void;
+}
+
 export interface Store {
   readonly users: UserStore;
   readonly categories: CategoryStore;
+  readonly throttle: ThrottleStore;
   /** Resolves when the database answers a trivial query; rejects otherwise. */
   ping(): Promise<void>;
+  counts(): Promise<Counts>;
+  /**
+   * Writes the records exactly as given (ids, hashes, token versions, timestamps) in one transaction.
+   * Throws, leaving the store as it was, when the store is not empty and `replace` is false, or when
+   * the counts afterwards differ from `expect`.
+   */
+  load(data: LoadData, options: LoadOptions): Promise<Counts>;
   close(): Promise<void>;
+}
+
+export class LoadRefused extends Error {
+  override name = "LoadRefused";
 }
 
 /** The key uniqueness is decided on: case and surrounding space do not make a name new. */

@@ -1,7 +1,7 @@
 // The storage contract, as tests. Every database svc supports runs this suite through a thin runner
 // that only opens a fresh, migrated store and cleans it up afterwards.
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import type { NewCategory, NewUser, Store } from "../../src/db/store.ts";
+import { LoadRefused, type CategoryRecord, type NewCategory, type NewUser, type Store, type UserRecord } from "../../src/db/store.ts";
 import { AppError } from "../../src/errors.ts";
 
 export interface StoreHarness {
@@ -148,6 +148,73 @@ export function storeConformance(name: string, harness: StoreHarness): void {
         expect(await store.categories.delete(books.id)).toBe(true);
         expect(await store.categories.delete(books.id)).toBe(false);
         expect(await store.categories.list()).toEqual([]);
+      });
+    });
+
+    describe("login throttle", () => {
+      test("counts failures per key, atomically under concurrency, and forgets on clear", async () => {
+        expect(await store.throttle.get("account:ann")).toBeNull();
+        const first = await store.throttle.recordFailure("account:ann", "2026-01-01T00:00:00.000Z");
+        expect(first).toEqual({ key: "account:ann", failures: 1, lastFailureAt: "2026-01-01T00:00:00.000Z", blockedUntil: null });
+        await Promise.all(Array.from({ length: 9 }, () => store.throttle.recordFailure("account:ann", "2026-01-01T00:00:01.000Z")));
+        expect((await store.throttle.get("account:ann"))?.failures).toBe(10);
+        expect(await store.throttle.get("account:bob")).toBeNull();
+        await store.throttle.block("account:ann", "2026-01-01T00:05:00.000Z");
+        expect((await store.throttle.get("account:ann"))?.blockedUntil).toBe("2026-01-01T00:05:00.000Z");
+        await store.throttle.clear("account:ann");
+        expect(await store.throttle.get("account:ann")).toBeNull();
+      });
+    });
+
+    describe("counts and load", () => {
+      async function* batches(users: UserRecord[], size: number) {
+        for (let i = 0; i < users.length; i += size) yield users.slice(i, i + size);
+      }
+
+      function records() {
+        const users: UserRecord[] = Array.from({ length: 7 }, (_, i) => ({
+          ...newUser(`loaded${i}`),
+          tokenVersion: i,
+          updatedAt: tick(),
+        }));
+        const categories: CategoryRecord[] = [
+          { ...newCategory("Owned", { createdBy: users[0]!.id }), updatedAt: tick() },
+          { ...newCategory("Orphan"), updatedAt: tick() },
+        ];
+        return { users, categories };
+      }
+
+      test("loads records exactly as given, in batches, reporting progress", async () => {
+        const { users, categories } = records();
+        const progress: number[] = [];
+        const counts = await store.load(
+          { users: batches(users, 3), categories },
+          { replace: false, expect: { users: 7, categories: 2 }, onProgress: (c) => progress.push(c.users) },
+        );
+        expect(counts).toEqual({ users: 7, categories: 2 });
+        expect(await store.counts()).toEqual({ users: 7, categories: 2 });
+        expect(await store.users.list({ limit: 100 })).toEqual(users);
+        expect(await store.categories.findById(categories[0]!.id)).toEqual(categories[0]!);
+        expect((await store.users.findByLogin("LOADED3"))?.tokenVersion).toBe(3);
+        expect(progress).toContain(7);
+      });
+
+      test("refuses a non-empty target without replace, and changes nothing", async () => {
+        await store.users.create(newUser("already"));
+        const { users, categories } = records();
+        const error = await store.load({ users: batches(users, 3), categories }, { replace: false, expect: { users: 7, categories: 2 } }).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(LoadRefused);
+        expect(await store.counts()).toEqual({ users: 1, categories: 0 });
+      });
+
+      test("replaces everything with replace, and rolls back when the counts come out wrong", async () => {
+        await store.users.create(newUser("already"));
+        const { users, categories } = records();
+        const wrong = await store.load({ users: batches(users, 3), categories }, { replace: true, expect: { users: 8, categories: 2 } }).catch((e: unknown) => e);
+        expect(wrong).toBeInstanceOf(LoadRefused);
+        expect(await store.counts()).toEqual({ users: 1, categories: 0 });
+        expect(await store.load({ users: batches(users, 3), categories }, { replace: true, expect: { users: 7, categories: 2 } })).toEqual({ users: 7, categories: 2 });
+        expect(await store.users.findByLogin("already")).toBeNull();
       });
     });
 

@@ -2,12 +2,16 @@
 import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { asc, eq, gt, sql } from "drizzle-orm";
+import { asc, count, eq, gt, sql } from "drizzle-orm";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { AppError, type ErrorCode } from "../../errors.ts";
 import {
+  LoadRefused,
   nameKey,
   type CategoryPatch,
+  type Counts,
+  type LoadData,
+  type LoadOptions,
   type CategoryRecord,
   type CategoryStore,
   type NewCategory,
@@ -17,9 +21,11 @@ import {
   type UserPatch,
   type UserRecord,
   type UserStore,
+  type ThrottleStore,
 } from "../store.ts";
+import { chunks } from "../chunks.ts";
 import { migrateSqlite } from "./migrate.ts";
-import { categories, users } from "./schema.ts";
+import { categories, loginThrottle, users } from "./schema.ts";
 
 type Db = BunSQLiteDatabase;
 
@@ -57,14 +63,87 @@ export function openSqliteStore(path: string): Store {
   migrateSqlite(db);
 
   const ping = client.prepare("SELECT 1");
+  const counts = (): Counts => ({
+    users: db.select({ n: count() }).from(users).get()!.n,
+    categories: db.select({ n: count() }).from(categories).get()!.n,
+  });
+
   return {
     users: sqliteUsers(db),
     categories: sqliteCategories(db),
+    throttle: sqliteThrottle(db),
     async ping() {
       ping.get();
     },
+    async counts() {
+      return counts();
+    },
+    async load(data: LoadData, options: LoadOptions) {
+      // bun:sqlite transactions are synchronous; the source is read asynchronously between
+      // batches, so the transaction is opened and closed by hand on this one connection.
+      client.run("BEGIN IMMEDIATE");
+      try {
+        const before = counts();
+        if (!options.replace && (before.users > 0 || before.categories > 0)) {
+          throw new LoadRefused(`the target already holds ${before.users} users and ${before.categories} categories`);
+        }
+        if (options.replace) {
+          db.delete(categories).run();
+          db.delete(users).run();
+          db.delete(loginThrottle).run();
+        }
+        const loaded = { users: 0, categories: 0 };
+        for await (const batch of data.users) {
+          for (const part of chunks(batch, 500)) {
+            db.insert(users).values(part.map((u) => ({ ...u, usernameKey: nameKey(u.username) }))).run();
+          }
+          loaded.users += batch.length;
+          options.onProgress?.({ ...loaded });
+        }
+        for (const part of chunks(data.categories, 500)) {
+          db.insert(categories).values(part.map((c) => ({ ...c, nameKey: nameKey(c.name) }))).run();
+          loaded.categories += part.length;
+          options.onProgress?.({ ...loaded });
+        }
+        const after = counts();
+        if (after.users !== options.expect.users || after.categories !== options.expect.categories) {
+          throw new LoadRefused(`counts after loading (${JSON.stringify(after)}) differ from the source (${JSON.stringify(options.expect)})`);
+        }
+        client.run("COMMIT");
+        return after;
+      } catch (error) {
+        client.run("ROLLBACK");
+        throw error;
+      }
+    },
     async close() {
       client.close(false);
+    },
+  };
+}
+
+function sqliteThrottle(db: Db): ThrottleStore {
+  const byKey = db.select().from(loginThrottle).where(eq(loginThrottle.key, sql.placeholder("key"))).prepare();
+  return {
+    async get(key) {
+      return byKey.get({ key }) ?? null;
+    },
+    async recordFailure(key, at) {
+      return db
+        .insert(loginThrottle)
+        .values({ key, failures: 1, lastFailureAt: at, blockedUntil: null })
+        .onConflictDoUpdate({
+          target: loginThrottle.key,
+          set: { failures: sql`${loginThrottle.failures} + 1`, lastFailureAt: at },
+        })
+        .returning()
+        .get();
+    },
+    async block(key, until) {
+      db.update(loginThrottle).set({ blockedUntil: until }).where(eq(loginThrottle.key, key)).run();
+    },
+    async clear(key) {
+      db.delete(loginThrottle).where(eq(loginThrottle.key, key)).run();
     },
   };
 }

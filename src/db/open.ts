@@ -1,0 +1,16 @@
+// Opens the store SVC_DATABASE_URL names, migrated and ready.
+import type { DatabaseConfig } from "../config.ts";
+import { openPostgresStore } from "./postgres/store.ts";
+import { openSqliteStore } from "./sqlite/store.ts";
+import type { Store } from "./store.ts";
+
+export async function openStore(database: DatabaseConfig): Promise<Store> {
+  return database.kind === "sqlite" ? openSqliteStore(database.path) : openPostgresStore(database);
+}
+
+/** Where the data lives, safe to log. */
+export function describeDatabase(database: DatabaseConfig): string {
+  if (database.kind === "sqlite") return `sqlite:${database.path}`;
+  const url = new URL(database.url);
+  return `postgres://${url.username ? `${url.username}@` : ""}${url.host}${url.pathname}`;
+}

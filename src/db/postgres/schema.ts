@@ -1,0 +1,46 @@
+// PostgreSQL tables: the same columns as sqlite/schema.ts (a parity test holds them together),
+// with native uuid and timestamptz types.
+import { index, integer, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+
+const instant = (name: string) => timestamp(name, { withTimezone: true, precision: 3, mode: "date" });
+
+export const users = pgTable(
+  "users",
+  {
+    id: uuid("id").primaryKey(),
+    username: text("username").notNull(),
+    /** Lower-cased username: the unique index makes "Ann" and "ann" one account. */
+    usernameKey: text("username_key").notNull(),
+    email: text("email").notNull(),
+    passwordHash: text("password_hash").notNull(),
+    tokenVersion: integer("token_version").notNull().default(0),
+    createdAt: instant("created_at").notNull(),
+    updatedAt: instant("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("users_username_key_uq").on(t.usernameKey), uniqueIndex("users_email_uq").on(t.email)],
+);
+
+export const categories = pgTable(
+  "categories",
+  {
+    id: uuid("id").primaryKey(),
+    name: text("name").notNull(),
+    /** Trimmed, NFC, lower-cased name: uniqueness without regard to case. */
+    nameKey: text("name_key").notNull(),
+    description: text("description"),
+    colorHex: text("color_hex").notNull(),
+    icon: text("icon"),
+    createdBy: uuid("created_by").references(() => users.id, { onDelete: "set null" }),
+    createdAt: instant("created_at").notNull(),
+    updatedAt: instant("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("categories_name_key_uq").on(t.nameKey), index("categories_created_by_idx").on(t.createdBy)],
+);
+
+/** Failed-login state, shared by every instance: one row per account or client key. */
+export const loginThrottle = pgTable("login_throttle", {
+  key: text("key").primaryKey(),
+  failures: integer("failures").notNull(),
+  lastFailureAt: instant("last_failure_at").notNull(),
+  blockedUntil: instant("blocked_until"),
+});

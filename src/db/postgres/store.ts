@@ -1,0 +1,251 @@
+// The Store contract on PostgreSQL through Bun's SQL client and Drizzle. Every call has a deadline
+// and translates driver errors at this edge: a unique violation becomes the contract's code, a
+// database that does not answer becomes `database_unavailable` (503) within seconds.
+import { SQL } from "bun";
+import { asc, count, eq, gt, sql } from "drizzle-orm";
+import { drizzle, type BunSQLDatabase } from "drizzle-orm/bun-sql";
+import type { PostgresConfig } from "../../config.ts";
+import { AppError, type ErrorCode } from "../../errors.ts";
+import { parseId } from "../../ids.ts";
+import { chunks } from "../chunks.ts";
+import {
+  LoadRefused,
+  nameKey,
+  type CategoryRecord,
+  type CategoryStore,
+  type Counts,
+  type Store,
+  type ThrottleRecord,
+  type ThrottleStore,
+  type UserRecord,
+  type UserStore,
+} from "../store.ts";
+import { migratePostgres } from "./migrate.ts";
+import { categories, loginThrottle, users } from "./schema.ts";
+
+type Db = BunSQLDatabase;
+
+const userColumns = {
+  id: users.id,
+  username: users.username,
+  email: users.email,
+  passwordHash: users.passwordHash,
+  tokenVersion: users.tokenVersion,
+  createdAt: users.createdAt,
+  updatedAt: users.updatedAt,
+};
+const categoryColumns = {
+  id: categories.id,
+  name: categories.name,
+  description: categories.description,
+  colorHex: categories.colorHex,
+  icon: categories.icon,
+  createdBy: categories.createdBy,
+  createdAt: categories.createdAt,
+  updatedAt: categories.updatedAt,
+};
+
+type Row<T> = { [K in keyof T]: T[K] extends string ? (K extends `${string}At` ? Date : T[K]) : T[K] };
+
+const iso = (d: Date) => d.toISOString();
+const toUser = (r: Row<UserRecord>): UserRecord => ({ ...r, createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt) });
+const toCategory = (r: Row<CategoryRecord>): CategoryRecord => ({ ...r, createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt) });
+const toThrottle = (r: typeof loginThrottle.$inferSelect): ThrottleRecord => ({
+  ...r,
+  lastFailureAt: iso(r.lastFailureAt),
+  blockedUntil: r.blockedUntil ? iso(r.blockedUntil) : null,
+});
+
+/** Connects, migrates under an advisory lock, and returns the store. */
+export async function openPostgresStore(config: PostgresConfig): Promise<Store> {
+  const client = new SQL({
+    url: config.url,
+    max: config.poolMax,
+    connectionTimeout: config.connectTimeoutS,
+    idleTimeout: 60,
+    connection: { statement_timeout: config.statementTimeoutMs, application_name: "svc" },
+  });
+  try {
+    await migratePostgres(client);
+  } catch (error) {
+    await client.close();
+    throw error;
+  }
+  const db = drizzle({ client });
+  // The server cancels a statement at statement_timeout; this deadline also covers a server that
+  // does not answer at all, and a pool waiting for a connection that will not come.
+  const deadlineMs = config.statementTimeoutMs + config.connectTimeoutS * 1000;
+  const guard = <T>(work: () => Promise<T>, unique?: (constraint: string) => ErrorCode) => guarded(work, deadlineMs, unique);
+
+  const counts = async (tx: Db = db): Promise<Counts> => ({
+    users: (await tx.select({ n: count() }).from(users))[0]!.n,
+    categories: (await tx.select({ n: count() }).from(categories))[0]!.n,
+  });
+
+  return {
+    users: postgresUsers(db, guard),
+    categories: postgresCategories(db, guard),
+    throttle: postgresThrottle(db, guard),
+    ping: () => guard(async () => void (await db.execute(sql`select 1`))),
+    counts: () => guard(() => counts()),
+    async load(data, options) {
+      // No deadline: a copy is as long as the data; the transaction keeps it all-or-nothing.
+      return db.transaction(async (tx) => {
+        const before = await counts(tx as unknown as Db);
+        if (!options.replace && (before.users > 0 || before.categories > 0)) {
+          throw new LoadRefused(`the target already holds ${before.users} users and ${before.categories} categories`);
+        }
+        if (options.replace) await tx.execute(sql`TRUNCATE ${categories}, ${users}, ${loginThrottle}`);
+        const loaded = { users: 0, categories: 0 };
+        for await (const batch of data.users) {
+          for (const part of chunks(batch, 1000)) {
+            await tx.insert(users).values(part.map((u) => ({ ...u, usernameKey: nameKey(u.username), createdAt: new Date(u.createdAt), updatedAt: new Date(u.updatedAt) })));
+          }
+          loaded.users += batch.length;
+          options.onProgress?.({ ...loaded });
+        }
+        for (const part of chunks(data.categories, 1000)) {
+          await tx.insert(categories).values(part.map((c) => ({ ...c, nameKey: nameKey(c.name), createdAt: new Date(c.createdAt), updatedAt: new Date(c.updatedAt) })));
+          loaded.categories += part.length;
+          options.onProgress?.({ ...loaded });
+        }
+        const after = await counts(tx as unknown as Db);
+        if (after.users !== options.expect.users || after.categories !== options.expect.categories) {
+          throw new LoadRefused(`counts after loading (${JSON.stringify(after)}) differ from the source (${JSON.stringify(options.expect)})`);
+        }
+        return after;
+      });
+    },
+    async close() {
+      await client.close({ timeout: 5 });
+    },
+  };
+}
+
+type Guard = <T>(work: () => Promise<T>, unique?: (constraint: string) => ErrorCode) => Promise<T>;
+
+function postgresUsers(db: Db, guard: Guard): UserStore {
+  const clash = (constraint: string): ErrorCode => (constraint.includes("email") ? "email_taken" : "username_taken");
+  const one = async (rows: Promise<Row<UserRecord>[]>) => {
+    const [row] = await rows;
+    return row ? toUser(row) : null;
+  };
+  return {
+    create: (user) =>
+      guard(async () => {
+        const row = { ...user, usernameKey: nameKey(user.username), createdAt: new Date(user.createdAt), updatedAt: new Date(user.createdAt) };
+        return (await one(db.insert(users).values(row).returning(userColumns)))!;
+      }, clash),
+    findById: (id) => (parseId(id) ? guard(() => one(db.select(userColumns).from(users).where(eq(users.id, id)))) : Promise.resolve(null)),
+    findByLogin: (login) =>
+      guard(() =>
+        one(
+          login.includes("@")
+            ? db.select(userColumns).from(users).where(eq(users.email, login.toLowerCase()))
+            : db.select(userColumns).from(users).where(eq(users.usernameKey, nameKey(login))),
+        ),
+      ),
+    list: ({ limit, after }) =>
+      guard(async () => {
+        const query = db.select(userColumns).from(users);
+        const filtered = after === undefined ? query : query.where(gt(users.id, after));
+        return (await filtered.orderBy(asc(users.id)).limit(limit)).map(toUser);
+      }),
+    update: (id, patch, updatedAt) =>
+      guard(async () => {
+        if (!parseId(id)) return null;
+        const changes = { ...patch, ...(patch.username !== undefined && { usernameKey: nameKey(patch.username) }), updatedAt: new Date(updatedAt) };
+        return one(db.update(users).set(changes).where(eq(users.id, id)).returning(userColumns));
+      }, clash),
+    setPassword: (id, passwordHash, updatedAt) =>
+      guard(async () => {
+        if (!parseId(id)) return null;
+        const changes = { passwordHash, updatedAt: new Date(updatedAt), tokenVersion: sql`${users.tokenVersion} + 1` };
+        return one(db.update(users).set(changes).where(eq(users.id, id)).returning(userColumns));
+      }),
+    delete: (id) =>
+      guard(async () => (parseId(id) ? (await db.delete(users).where(eq(users.id, id)).returning({ id: users.id })).length > 0 : false)),
+  };
+}
+
+function postgresCategories(db: Db, guard: Guard): CategoryStore {
+  const clash = (): ErrorCode => "category_name_taken";
+  const one = async (rows: Promise<Row<CategoryRecord>[]>) => {
+    const [row] = await rows;
+    return row ? toCategory(row) : null;
+  };
+  return {
+    list: () => guard(async () => (await db.select(categoryColumns).from(categories).orderBy(asc(categories.nameKey), asc(categories.id))).map(toCategory)),
+    findById: (id) =>
+      parseId(id) ? guard(() => one(db.select(categoryColumns).from(categories).where(eq(categories.id, id)))) : Promise.resolve(null),
+    create: (category) =>
+      guard(async () => {
+        const row = { ...category, nameKey: nameKey(category.name), createdAt: new Date(category.createdAt), updatedAt: new Date(category.createdAt) };
+        return (await one(db.insert(categories).values(row).returning(categoryColumns)))!;
+      }, clash),
+    update: (id, patch, updatedAt) =>
+      guard(async () => {
+        if (!parseId(id)) return null;
+        const changes = { ...patch, ...(patch.name !== undefined && { nameKey: nameKey(patch.name) }), updatedAt: new Date(updatedAt) };
+        return one(db.update(categories).set(changes).where(eq(categories.id, id)).returning(categoryColumns));
+      }, clash),
+    delete: (id) =>
+      guard(async () =>
+        parseId(id) ? (await db.delete(categories).where(eq(categories.id, id)).returning({ id: categories.id })).length > 0 : false,
+      ),
+  };
+}
+
+function postgresThrottle(db: Db, guard: Guard): ThrottleStore {
+  return {
+    get: (key) =>
+      guard(async () => {
+        const [row] = await db.select().from(loginThrottle).where(eq(loginThrottle.key, key));
+        return row ? toThrottle(row) : null;
+      }),
+    recordFailure: (key, at) =>
+      guard(async () => {
+        const [row] = await db
+          .insert(loginThrottle)
+          .values({ key, failures: 1, lastFailureAt: new Date(at), blockedUntil: null })
+          .onConflictDoUpdate({ target: loginThrottle.key, set: { failures: sql`${loginThrottle.failures} + 1`, lastFailureAt: new Date(at) } })
+          .returning();
+        return toThrottle(row!);
+      }),
+    block: (key, until) =>
+      guard(async () => void (await db.update(loginThrottle).set({ blockedUntil: until ? new Date(until) : null }).where(eq(loginThrottle.key, key)))),
+    clear: (key) => guard(async () => void (await db.delete(loginThrottle).where(eq(loginThrottle.key, key)))),
+  };
+}
+
+/** SQLSTATE classes and client codes that mean "the database is not there", not "your request is wrong". */
+function unavailable(error: { code?: unknown; errno?: unknown }): boolean {
+  const code = String(error.code ?? "");
+  const state = String(error.errno ?? "");
+  return (
+    (code.startsWith("ERR_POSTGRES_") && code !== "ERR_POSTGRES_SERVER_ERROR") ||
+    state.startsWith("08") || // connection exception
+    state.startsWith("57") || // operator intervention: query_canceled (statement timeout), admin_shutdown, cannot_connect_now
+    state === "53300" // too_many_connections
+  );
+}
+
+async function guarded<T>(work: () => Promise<T>, deadlineMs: number, unique?: (constraint: string) => ErrorCode): Promise<T> {
+  let timer: Timer | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new AppError("database_unavailable", "The database did not answer in time.")), deadlineMs);
+  });
+  try {
+    return await Promise.race([work(), deadline]);
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    for (let e: unknown = error; e instanceof Error; e = e.cause) {
+      const pg = e as Error & { errno?: unknown; code?: unknown; constraint?: unknown };
+      if (unique && pg.errno === "23505") throw new AppError(unique(String(pg.constraint ?? "")));
+      if (unavailable(pg)) throw new AppError("database_unavailable", "The database is not answering.", { cause: error });
+    }
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+}
