@@ -106,7 +106,7 @@ function database(env: Env): DatabaseConfig {
     statementTimeoutMs: duration(env, "SVC_DB_STATEMENT_TIMEOUT", "5s", 1, 3600) * 1000,
   };
   if (url.startsWith("sqlite:") && url.length > "sqlite:".length) return { kind: "sqlite", path: url.slice("sqlite:".length) };
-  if (/^postgres(ql)?:\/\//.test(url) && URL.canParse(url)) return { kind: "postgres", url, ...pool };
+  if (/^postgres(ql)?:\/\//.test(url) && URL.canParse(url) && new URL(url).hostname !== "") return { kind: "postgres", url, ...pool };
   throw new ConfigError("SVC_DATABASE_URL", "sqlite:<path>, sqlite::memory: or postgres://user:password@host:port/database", redactUrl(url));
 }
 

@@ -52,6 +52,17 @@ describe("parseConfig", () => {
     expect(new TextDecoder().decode(config.jwt.secret)).toBe(SECRET);
   });
 
+  test("reads a PostgreSQL URL with its pool settings", () => {
+    const url = "postgres://svc:secret@db.internal:5432/svc";
+    expect(parseConfig({ SVC_DATABASE_URL: url }).database).toEqual({ kind: "postgres", url, poolMax: 10, connectTimeoutS: 5, statementTimeoutMs: 5000 });
+    const tuned = parseConfig({ SVC_DATABASE_URL: "postgresql://h/db", SVC_DB_POOL_MAX: "40", SVC_DB_CONNECT_TIMEOUT: "2s", SVC_DB_STATEMENT_TIMEOUT: "1m" });
+    expect(tuned.database).toMatchObject({ kind: "postgres", poolMax: 40, connectTimeoutS: 2, statementTimeoutMs: 60000 });
+  });
+
+  test("never repeats a database password in its error", () => {
+    expect(() => parseConfig({ SVC_DATABASE_URL: "mysql://svc:hunter2@h/db" })).toThrow(/mysql:\/\/svc:\*\*\*@h\/db/);
+  });
+
   test("turns the playground and introspection off in production by default", () => {
     expect(parseConfig({ SVC_ENV: "production", SVC_JWT_SECRET: SECRET }).graphql).toEqual({
       auth: "required",
@@ -70,8 +81,12 @@ describe("parseConfig", () => {
     ["SVC_PORT", { SVC_PORT: "eighty" }, "an integer from 0 to 65535"],
     ["SVC_PORT", { SVC_PORT: "70000" }, "an integer from 0 to 65535"],
     ["PORT", { PORT: "-1" }, "an integer from 0 to 65535"],
-    ["SVC_DATABASE_URL", { SVC_DATABASE_URL: "mysql://x" }, "sqlite:<path> or sqlite::memory:"],
-    ["SVC_DATABASE_URL", { SVC_DATABASE_URL: "sqlite:" }, "sqlite:<path> or sqlite::memory:"],
+    ["SVC_DATABASE_URL", { SVC_DATABASE_URL: "mysql://x" }, "sqlite:<path>, sqlite::memory: or postgres://"],
+    ["SVC_DATABASE_URL", { SVC_DATABASE_URL: "sqlite:" }, "sqlite:<path>, sqlite::memory: or postgres://"],
+    ["SVC_DATABASE_URL", { SVC_DATABASE_URL: "postgres://" }, "sqlite:<path>, sqlite::memory: or postgres://"],
+    ["SVC_DB_POOL_MAX", { SVC_DB_POOL_MAX: "0" }, "an integer from 1 to 1000"],
+    ["SVC_DB_CONNECT_TIMEOUT", { SVC_DB_CONNECT_TIMEOUT: "soon" }, "a duration such as"],
+    ["SVC_DB_STATEMENT_TIMEOUT", { SVC_DB_STATEMENT_TIMEOUT: "0s" }, "a duration such as"],
     ["SVC_JWT_SECRET", { SVC_JWT_SECRET: "short" }, "at least 32 bytes"],
     ["SVC_JWT_SECRET", { SVC_ENV: "production" }, "required in production"],
     ["SVC_JWT_TTL", { SVC_JWT_TTL: "1 hour" }, "a duration such as"],

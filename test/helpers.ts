@@ -3,9 +3,11 @@ import { expect } from "bun:test";
 import { Writable } from "node:stream";
 import { createApp } from "../src/app.ts";
 import { parseConfig, type Config } from "../src/config.ts";
+import { openPostgresStore } from "../src/db/postgres/store.ts";
 import { openSqliteStore } from "../src/db/sqlite/store.ts";
 import type { Store } from "../src/db/store.ts";
 import { createLogger } from "../src/log.ts";
+import { createTestDatabase, postgresConfig, type TestDatabase } from "./postgres.ts";
 
 export const TEST_SECRET = "test-secret-that-is-at-least-32-bytes-long";
 /** argon2id at its cheapest: tests exercise the code path, not the cost. */
@@ -40,9 +42,30 @@ export interface CallOptions {
   headers?: Record<string, string>;
 }
 
-export function testApp(options: TestAppOptions = {}) {
+/** TEST_DATABASE=postgres runs the API tests on one throwaway PostgreSQL database, emptied per app. */
+const ON_POSTGRES = process.env.TEST_DATABASE === "postgres";
+let shared: Promise<{ database: TestDatabase; store: Store }> | undefined;
+
+async function freshStore(): Promise<Store> {
+  if (!ON_POSTGRES) return openSqliteStore(":memory:");
+  shared ??= createTestDatabase("api").then(async (database) => ({ database, store: await openPostgresStore(postgresConfig(database.url)) }));
+  const { database, store } = await shared;
+  await database.truncate();
+  return store;
+}
+
+/** Called once after every test file (test/setup.ts): closes and drops the shared database. */
+export async function releaseSharedDatabase(): Promise<void> {
+  if (!shared) return;
+  const { database, store } = await shared;
+  shared = undefined;
+  await store.close();
+  await database.drop();
+}
+
+export async function testApp(options: TestAppOptions = {}) {
   const config = testConfig(options.config);
-  const base = openSqliteStore(":memory:");
+  const base = await freshStore();
   const store = options.store ? options.store(base) : base;
   const logLines: string[] = [];
   const sink = new Writable({

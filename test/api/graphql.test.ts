@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import type { Store } from "../src/db/store.ts";
-import { testApp } from "./helpers.ts";
+import type { Store } from "../../src/db/store.ts";
+import { testApp } from "../helpers.ts";
 
 const CREATE = `mutation Create($input: CreateCategoryInput!) {
   createCategory(input: $input) { id name description colorHex icon createdAt updatedAt }
@@ -12,7 +12,7 @@ const DELETE = "mutation Delete($id: ID!) { deleteCategory(id: $id) }";
 const LIST = "{ categories { id name description colorHex icon } }";
 
 async function setup(config: Parameters<typeof testApp>[0] = {}) {
-  const app = testApp(config);
+  const app = await testApp(config);
   const owner = await app.signUp("owner");
   const create = async (input: Record<string, unknown>, token = owner.token) => app.graphql(CREATE, { variables: { input }, token });
   return { ...app, owner, create };
@@ -230,7 +230,7 @@ describe("bad requests", () => {
     ["an unknown input field", '{"query":"mutation($i: CreateCategoryInput!) { createCategory(input: $i) { id } }","variables":{"i":{"name":"x","bogus":1}}}'],
     ["a missing variable", '{"query":"query($i: ID!) { category(id: $i) { id } }"}'],
   ])("%s: a 4xx or GraphQL error with a code, no internals, nothing stored", async (_, raw) => {
-    const { call, store } = testApp({ config: { graphql: { auth: "off" } } });
+    const { call, store } = await testApp({ config: { graphql: { auth: "off" } } });
     const reply = await call("POST", "/graphql", { raw, headers: { "content-type": "application/json" } });
     expect(reply.status).toBeLessThan(500);
     expect(reply.body.errors.length).toBeGreaterThan(0);
@@ -242,7 +242,7 @@ describe("bad requests", () => {
   });
 
   test("a body that is not JSON is 415", async () => {
-    const { call } = testApp({ config: { graphql: { auth: "off" } } });
+    const { call } = await testApp({ config: { graphql: { auth: "off" } } });
     const reply = await call("POST", "/graphql", { raw: '{"query":"{ categories { id } }"}', headers: { "content-type": "text/plain" } });
     expect(reply.status).toBe(415);
   });

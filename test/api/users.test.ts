@@ -1,12 +1,12 @@
 import { describe, expect, test } from "bun:test";
-import { expectProblem, testApp } from "./helpers.ts";
+import { expectProblem, testApp } from "../helpers.ts";
 
 const CREATE = "/svc-api/v1/users/create";
 const LOGIN = "/svc-api/v1/auth/login";
 
 describe("POST /users/create", () => {
   test("creates a user: 201, Location, the user without secrets, e-mail in lower case", async () => {
-    const { call } = testApp();
+    const { call } = await testApp();
     const reply = await call("POST", CREATE, { body: { username: "Ann.Lee", email: "Ann@Example.COM", password: "correct horse" } });
     expect(reply.status).toBe(201);
     expect(reply.body).toEqual({
@@ -32,7 +32,7 @@ describe("POST /users/create", () => {
     ["password", { password: "short" }],
     ["password", { password: "p".repeat(129) }],
   ])("rejects an invalid %s with 400 validation_failed naming it", async (field, change) => {
-    const { call } = testApp();
+    const { call } = await testApp();
     const body = { username: "ann", email: "ann@example.com", password: "correct horse", ...change };
     const reply = await call("POST", CREATE, { body });
     expectProblem(reply, 400, "validation_failed");
@@ -40,14 +40,14 @@ describe("POST /users/create", () => {
   });
 
   test("reports every invalid field at once", async () => {
-    const { call } = testApp();
+    const { call } = await testApp();
     const reply = await call("POST", CREATE, { body: { username: "x", email: "nope", password: "1" } });
     expectProblem(reply, 400, "validation_failed");
     expect(reply.body.errors.map((e: { field: string }) => e.field)).toEqual(["username", "email", "password"]);
   });
 
   test("rejects a missing field and a wrong type with 400", async () => {
-    const { call } = testApp();
+    const { call } = await testApp();
     expectProblem(await call("POST", CREATE, { body: { username: "ann", password: "correct horse" } }), 400, "validation_failed");
     const wrongType = await call("POST", CREATE, { body: { username: 7, email: "a@b.co", password: "correct horse" } });
     expectProblem(wrongType, 400, "validation_failed");
@@ -55,7 +55,7 @@ describe("POST /users/create", () => {
   });
 
   test("counts password length in characters, after Unicode normalisation", async () => {
-    const { call } = testApp();
+    const { call } = await testApp();
     const emoji = "🔑".repeat(8); // 8 characters, 16 UTF-16 units
     expect((await call("POST", CREATE, { body: { username: "ann", email: "a@b.co", password: emoji } })).status).toBe(201);
     const login = await call("POST", LOGIN, { body: { username: "ann", password: emoji } });
@@ -63,21 +63,21 @@ describe("POST /users/create", () => {
   });
 
   test("rejects a taken username without regard to case: 409 username_taken", async () => {
-    const { call } = testApp();
+    const { call } = await testApp();
     await call("POST", CREATE, { body: { username: "ann", email: "ann@example.com", password: "correct horse" } });
     const reply = await call("POST", CREATE, { body: { username: "ANN", email: "other@example.com", password: "correct horse" } });
     expectProblem(reply, 409, "username_taken");
   });
 
   test("rejects a taken e-mail without regard to case: 409 email_taken", async () => {
-    const { call } = testApp();
+    const { call } = await testApp();
     await call("POST", CREATE, { body: { username: "ann", email: "ann@example.com", password: "correct horse" } });
     const reply = await call("POST", CREATE, { body: { username: "bob", email: "ANN@example.com", password: "correct horse" } });
     expectProblem(reply, 409, "email_taken");
   });
 
   test("two simultaneous sign-ups with one username: one 201, one 409", async () => {
-    const { call } = testApp();
+    const { call } = await testApp();
     const replies = await Promise.all(
       ["a", "b"].map((n) => call("POST", CREATE, { body: { username: "same", email: `${n}@example.com`, password: "correct horse" } })),
     );
@@ -87,7 +87,7 @@ describe("POST /users/create", () => {
 
 describe("POST /auth/login", () => {
   test("returns a bearer token for the username in any case, or for the e-mail", async () => {
-    const { call } = testApp();
+    const { call } = await testApp();
     await call("POST", CREATE, { body: { username: "Ann", email: "ann@example.com", password: "correct horse" } });
     for (const username of ["Ann", "ann", "ANN", "ann@example.com", "Ann@Example.com"]) {
       const reply = await call("POST", LOGIN, { body: { username, password: "correct horse" } });
@@ -98,7 +98,7 @@ describe("POST /auth/login", () => {
   });
 
   test("answers an unknown user and a wrong password with the same 401 invalid_credentials", async () => {
-    const { call } = testApp();
+    const { call } = await testApp();
     await call("POST", CREATE, { body: { username: "ann", email: "ann@example.com", password: "correct horse" } });
     const wrong = await call("POST", LOGIN, { body: { username: "ann", password: "wrong horse" } });
     const unknown = await call("POST", LOGIN, { body: { username: "nobody", password: "wrong horse" } });
@@ -109,14 +109,14 @@ describe("POST /auth/login", () => {
   });
 
   test("rejects a body without a password with 400", async () => {
-    const { call } = testApp();
+    const { call } = await testApp();
     expectProblem(await call("POST", LOGIN, { body: { username: "ann" } }), 400, "validation_failed");
   });
 });
 
 describe("GET /users/all", () => {
   test("lists users oldest first, showing an e-mail only in the caller's own record", async () => {
-    const { call, signUp } = testApp();
+    const { call, signUp } = await testApp();
     const ann = await signUp("ann");
     await signUp("bob");
     const reply = await call("GET", "/svc-api/v1/users/all", { token: ann.token });
@@ -128,7 +128,7 @@ describe("GET /users/all", () => {
   });
 
   test("pages with limit and after, announcing the next page in a Link header", async () => {
-    const { call, signUp } = testApp();
+    const { call, signUp } = await testApp();
     const { token } = await signUp("user0");
     for (let i = 1; i < 5; i++) await signUp(`user${i}`);
     const seen: string[] = [];
@@ -146,14 +146,14 @@ describe("GET /users/all", () => {
   test.each([["limit=0"], ["limit=1001"], ["limit=abc"], ["limit=-1"], ["limit=1.5"], ["after=not-an-id"]])(
     "rejects ?%s with 400 validation_failed",
     async (query) => {
-      const { call, signUp } = testApp();
+      const { call, signUp } = await testApp();
       const { token } = await signUp();
       expectProblem(await call("GET", `/svc-api/v1/users/all?${query}`, { token }), 400, "validation_failed");
     },
   );
 
   test("rejects an unknown query parameter with 400 naming it", async () => {
-    const { call, signUp } = testApp();
+    const { call, signUp } = await testApp();
     const { token } = await signUp();
     const reply = await call("GET", "/svc-api/v1/users/all?page=2", { token });
     expectProblem(reply, 400, "validation_failed");
@@ -161,7 +161,7 @@ describe("GET /users/all", () => {
   });
 
   test("requires a token: 401 unauthorized with WWW-Authenticate", async () => {
-    const { call } = testApp();
+    const { call } = await testApp();
     const reply = await call("GET", "/svc-api/v1/users/all");
     expectProblem(reply, 401, "unauthorized");
     expect(reply.headers.get("www-authenticate")).toBe('Bearer realm="svc"');
@@ -170,7 +170,7 @@ describe("GET /users/all", () => {
 
 describe("GET /users/{user_id}", () => {
   test("shows one user, with the e-mail only to its owner", async () => {
-    const { call, signUp } = testApp();
+    const { call, signUp } = await testApp();
     const ann = await signUp("ann");
     const bob = await signUp("bob");
     const own = await call("GET", `/svc-api/v1/users/${ann.user.id}`, { token: ann.token });
@@ -182,7 +182,7 @@ describe("GET /users/{user_id}", () => {
   });
 
   test("answers 404 not_found for an unknown id and for a malformed one", async () => {
-    const { call, signUp } = testApp();
+    const { call, signUp } = await testApp();
     const { token } = await signUp();
     expectProblem(await call("GET", "/svc-api/v1/users/01937a6e-0000-7000-8000-000000000000", { token }), 404, "not_found");
     expectProblem(await call("GET", "/svc-api/v1/users/12345", { token }), 404, "not_found");
@@ -191,7 +191,7 @@ describe("GET /users/{user_id}", () => {
 
 describe("PUT /users/", () => {
   test("renames the caller, with or without a trailing slash", async () => {
-    const { call, signUp } = testApp();
+    const { call, signUp } = await testApp();
     const { token, user } = await signUp("ann");
     const first = await call("PUT", "/svc-api/v1/users/", { token, body: { username: "anna" } });
     expect(first.status).toBe(200);
@@ -201,7 +201,7 @@ describe("PUT /users/", () => {
   });
 
   test("changing the e-mail needs current_password: 400 without it, 403 when wrong, 200 when right", async () => {
-    const { call, signUp } = testApp();
+    const { call, signUp } = await testApp();
     const { token, password } = await signUp("ann");
     const missing = await call("PUT", "/svc-api/v1/users/", { token, body: { email: "new@example.com" } });
     expectProblem(missing, 400, "validation_failed");
@@ -214,7 +214,7 @@ describe("PUT /users/", () => {
   });
 
   test("rejects a taken username with 409 and changes nothing", async () => {
-    const { call, signUp } = testApp();
+    const { call, signUp } = await testApp();
     await signUp("ann");
     const bob = await signUp("bob");
     expectProblem(await call("PUT", "/svc-api/v1/users/", { token: bob.token, body: { username: "ANN" } }), 409, "username_taken");
@@ -223,7 +223,7 @@ describe("PUT /users/", () => {
   });
 
   test("rejects unknown fields and invalid values with 400", async () => {
-    const { call, signUp } = testApp();
+    const { call, signUp } = await testApp();
     const { token } = await signUp();
     const unknown = await call("PUT", "/svc-api/v1/users/", { token, body: { username: "okay", role: "admin" } });
     expectProblem(unknown, 400, "validation_failed");
@@ -234,7 +234,7 @@ describe("PUT /users/", () => {
 
 describe("PUT /users/password", () => {
   test("returns a fresh token and revokes every earlier one", async () => {
-    const { call, signUp } = testApp();
+    const { call, signUp } = await testApp();
     const { token, password } = await signUp("ann");
     const other = (await call("POST", LOGIN, { body: { username: "ann", password } })).body.token;
     const reply = await call("PUT", "/svc-api/v1/users/password", { token, body: { current_password: password, new_password: "a new secret!" } });
@@ -247,7 +247,7 @@ describe("PUT /users/password", () => {
   });
 
   test("403 current_password_mismatch for a wrong current password; 400 for a short new one", async () => {
-    const { call, signUp } = testApp();
+    const { call, signUp } = await testApp();
     const { token, password } = await signUp();
     expectProblem(
       await call("PUT", "/svc-api/v1/users/password", { token, body: { current_password: "wrong one", new_password: "a new secret!" } }),
@@ -263,7 +263,7 @@ describe("PUT /users/password", () => {
 
 describe("DELETE /users/", () => {
   test("deletes the caller: 204, tokens stop working, their categories stay without a creator", async () => {
-    const { call, signUp, graphql, store } = testApp();
+    const { call, signUp, graphql, store } = await testApp();
     const { token, user } = await signUp("ann");
     const created = await graphql('mutation { createCategory(input: { name: "Books" }) { id } }', { token });
     const id = created.body.data.createCategory.id;
@@ -276,7 +276,7 @@ describe("DELETE /users/", () => {
   });
 
   test("answers without a trailing slash too", async () => {
-    const { call, signUp } = testApp();
+    const { call, signUp } = await testApp();
     const { token } = await signUp();
     expect((await call("DELETE", "/svc-api/v1/users", { token })).status).toBe(204);
   });

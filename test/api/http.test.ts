@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import type { Store } from "../src/db/store.ts";
-import { expectProblem, testApp } from "./helpers.ts";
+import type { Store } from "../../src/db/store.ts";
+import { expectProblem, testApp } from "../helpers.ts";
 
 const CREATE = "/svc-api/v1/users/create";
 const valid = { username: "ann", email: "ann@example.com", password: "correct horse" };
@@ -19,7 +19,7 @@ describe("unknown paths and methods", () => {
     ["GET", "/svc-api/users/all"],
     ["GET", "/nothing/here"],
   ])("%s %s without the /svc-api/v1 prefix is 404 not_found", async (method, path) => {
-    const { call } = testApp();
+    const { call } = await testApp();
     expectProblem(await call(method, path), 404, "not_found");
   });
 
@@ -32,7 +32,7 @@ describe("unknown paths and methods", () => {
     ["DELETE", "/svc/health", "GET"],
     ["PUT", "/graphql", "GET, POST"],
   ])("%s %s is 405 method_not_allowed with Allow: %s", async (method, path, allow) => {
-    const { call } = testApp();
+    const { call } = await testApp();
     const reply = await call(method, path);
     expectProblem(reply, 405, "method_not_allowed");
     expect(reply.headers.get("allow")).toBe(allow);
@@ -41,7 +41,7 @@ describe("unknown paths and methods", () => {
 
 describe("request bodies", () => {
   test("415 unsupported_media_type for a body that is not JSON", async () => {
-    const { call, store } = testApp();
+    const { call, store } = await testApp();
     const form = await call("POST", CREATE, { raw: "username=ann", headers: { "content-type": "application/x-www-form-urlencoded" } });
     expectProblem(form, 415, "unsupported_media_type");
     expectProblem(await call("POST", CREATE, { raw: JSON.stringify(valid), headers: { "content-type": "text/plain" } }), 415, "unsupported_media_type");
@@ -50,24 +50,24 @@ describe("request bodies", () => {
   });
 
   test("accepts application/json with a charset", async () => {
-    const { call } = testApp();
+    const { call } = await testApp();
     const reply = await call("POST", CREATE, { raw: JSON.stringify(valid), headers: { "content-type": "application/json; charset=utf-8" } });
     expect(reply.status).toBe(201);
   });
 
   test.each([["{"], ['{"username": "ann",}'], [""], ["undefined"]])("400 malformed_json for %p", async (raw) => {
-    const { call } = testApp();
+    const { call } = await testApp();
     expectProblem(await call("POST", CREATE, { raw, headers: { "content-type": "application/json" } }), 400, "malformed_json");
   });
 
   test.each([["[]"], ['"ann"'], ["42"], ["null"]])("400 validation_failed for a JSON %s that is not an object", async (raw) => {
-    const { call } = testApp();
+    const { call } = await testApp();
     const reply = await call("POST", CREATE, { raw, headers: { "content-type": "application/json" } });
     expectProblem(reply, 400, "validation_failed");
   });
 
   test("400 validation_failed naming every unknown field, and nothing is created", async () => {
-    const { call, store } = testApp();
+    const { call, store } = await testApp();
     const reply = await call("POST", CREATE, { body: { ...valid, admin: true, role: "root" } });
     expectProblem(reply, 400, "validation_failed");
     expect(reply.body.detail).toBe("Unknown field(s): admin, role.");
@@ -79,7 +79,7 @@ describe("request bodies", () => {
   });
 
   test("413 payload_too_large past the body limit, by Content-Length or by the bytes themselves", async () => {
-    const { call, store } = testApp({ config: { maxBodyBytes: 2048 } });
+    const { call, store } = await testApp({ config: { maxBodyBytes: 2048 } });
     const big = JSON.stringify({ ...valid, username: "x".repeat(4096) });
     const declared = await call("POST", CREATE, { raw: big, headers: { "content-type": "application/json", "content-length": String(big.length) } });
     expectProblem(declared, 413, "payload_too_large");
@@ -90,7 +90,7 @@ describe("request bodies", () => {
   });
 
   test("413 for a streamed body with no Content-Length, stopping at the limit", async () => {
-    const { app, store } = testApp({ config: { maxBodyBytes: 2048 } });
+    const { app, store } = await testApp({ config: { maxBodyBytes: 2048 } });
     let pulled = 0;
     const body = new ReadableStream<Uint8Array>({
       pull(controller) {
@@ -111,7 +111,7 @@ describe("request bodies", () => {
 
 describe("every response", () => {
   test("echoes a sane X-Request-Id and makes one otherwise", async () => {
-    const { call } = testApp();
+    const { call } = await testApp();
     expect((await call("GET", "/svc/health", { headers: { "x-request-id": "abc-123" } })).headers.get("x-request-id")).toBe("abc-123");
     const made = (await call("GET", "/nothing")).headers.get("x-request-id");
     expect(made).toMatch(/^[0-9a-f-]{36}$/);
@@ -120,7 +120,7 @@ describe("every response", () => {
   });
 
   test("carries X-Content-Type-Options: nosniff", async () => {
-    const { call } = testApp();
+    const { call } = await testApp();
     expect((await call("GET", "/svc/health")).headers.get("x-content-type-options")).toBe("nosniff");
     expect((await call("GET", "/nothing")).headers.get("x-content-type-options")).toBe("nosniff");
   });
@@ -133,7 +133,7 @@ describe("unexpected failures", () => {
   });
 
   test("are a masked 500 internal, logged with the request id", async () => {
-    const { call, logs } = testApp({ store: failingLogin });
+    const { call, logs } = await testApp({ store: failingLogin });
     const reply = await call("POST", "/svc-api/v1/auth/login", { body: { username: "ann", password: "whatever1" }, headers: { "x-request-id": "req-42" } });
     expectProblem(reply, 500, "internal");
     expect(reply.text).not.toContain("disk on fire");
@@ -147,7 +147,7 @@ describe("unexpected failures", () => {
 
 describe("logs", () => {
   test("write one line per request with id, method, path, status, duration and user, and never a password or token", async () => {
-    const { call, signUp, logs } = testApp();
+    const { call, signUp, logs } = await testApp();
     const { token, password, user } = await signUp("ann");
     await call("GET", "/svc-api/v1/users/all", { token, headers: { "x-request-id": "list-1" } });
     await call("GET", "/nothing", { headers: { "x-request-id": "missing-1" } });
@@ -167,7 +167,7 @@ describe("logs", () => {
 
 describe("order of checks on a protected route", () => {
   test("body syntax first, then the token, then the fields", async () => {
-    const { call } = testApp();
+    const { call } = await testApp();
     expectProblem(await call("PUT", "/svc-api/v1/users/", { raw: "{", headers: { "content-type": "application/json" } }), 400, "malformed_json");
     expectProblem(await call("PUT", "/svc-api/v1/users/", { raw: "{}", headers: { "content-type": "text/plain" } }), 415, "unsupported_media_type");
     expectProblem(await call("PUT", "/svc-api/v1/users/", { body: { role: "admin" } }), 401, "unauthorized");

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { SignJWT } from "jose";
-import { expectProblem, testApp, TEST_SECRET } from "./helpers.ts";
+import { expectProblem, testApp, TEST_SECRET } from "../helpers.ts";
 
 const key = new TextEncoder().encode(TEST_SECRET);
 const now = () => Math.floor(Date.now() / 1000);
@@ -15,7 +15,7 @@ function base64url(value: object): string {
 
 describe("bearer tokens", () => {
   test("carry sub, iat, exp, iss=svc, jti and a version, signed HS256", async () => {
-    const { signUp } = testApp();
+    const { signUp } = await testApp();
     const { token, user } = await signUp();
     const [header, payload] = token.split(".").slice(0, 2).map((part) => JSON.parse(Buffer.from(part, "base64url").toString()));
     expect(header.alg).toBe("HS256");
@@ -25,7 +25,7 @@ describe("bearer tokens", () => {
   });
 
   test("a valid forged-with-the-key token works, proving the forging helper is sound", async () => {
-    const { call, signUp } = testApp();
+    const { call, signUp } = await testApp();
     const { user } = await signUp();
     const token = await forge({ sub: user.id, ver: 0, iss: "svc", jti: "j", iat: now(), exp: now() + 60 });
     expect((await call("GET", "/svc-api/v1/users/all", { token })).status).toBe(200);
@@ -45,7 +45,7 @@ describe("bearer tokens", () => {
   ];
 
   test.each(cases)("rejects %s: 401 unauthorized, invalid_token", async (_, make) => {
-    const { call, signUp } = testApp();
+    const { call, signUp } = await testApp();
     const { user } = await signUp();
     const reply = await call("GET", "/svc-api/v1/users/all", { token: await make(user.id) });
     expectProblem(reply, 401, "unauthorized");
@@ -53,7 +53,7 @@ describe("bearer tokens", () => {
   });
 
   test("rejects an edited payload and a stripped signature", async () => {
-    const { call, signUp } = testApp();
+    const { call, signUp } = await testApp();
     const ann = await signUp("ann");
     const bob = await signUp("bob");
     const [header, , signature] = ann.token.split(".");
@@ -65,20 +65,20 @@ describe("bearer tokens", () => {
   });
 
   test("rejects an Authorization header that is not Bearer", async () => {
-    const { call, signUp } = testApp();
+    const { call, signUp } = await testApp();
     const { token } = await signUp();
     const reply = await call("GET", "/svc-api/v1/users/all", { headers: { authorization: `Basic ${token}` } });
     expectProblem(reply, 401, "unauthorized");
   });
 
   test("accepts the scheme in any case", async () => {
-    const { call, signUp } = testApp();
+    const { call, signUp } = await testApp();
     const { token } = await signUp();
     expect((await call("GET", "/svc-api/v1/users/all", { headers: { authorization: `bearer ${token}` } })).status).toBe(200);
   });
 
   test("honours SVC_JWT_TTL in exp and expires_in", async () => {
-    const { call, signUp } = testApp({ config: { jwt: { secret: key, ephemeral: false, ttlSeconds: 900 } } });
+    const { call, signUp } = await testApp({ config: { jwt: { secret: key, ephemeral: false, ttlSeconds: 900 } } });
     const { password } = await signUp("ann");
     const reply = await call("POST", "/svc-api/v1/auth/login", { body: { username: "ann", password } });
     expect(reply.body.expires_in).toBe(900);
