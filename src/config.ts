@@ -98,7 +98,11 @@ function jwtSecret(env: Env, production: boolean): Config["jwt"] {
 }
 
 function database(env: Env): DatabaseConfig {
-  const url = env.SVC_DATABASE_URL || "sqlite:data/svc.db";
+  return parseDatabaseUrl(env.SVC_DATABASE_URL || "sqlite:data/svc.db", env, "SVC_DATABASE_URL");
+}
+
+/** A database URL, with the pool settings from env; `name` is what an error calls the URL. */
+export function parseDatabaseUrl(url: string, env: Env, name: string): DatabaseConfig {
   // Parsed whatever the database, so a bad pool setting is caught before anyone needs it.
   const pool = {
     poolMax: integer(env, "SVC_DB_POOL_MAX", 10, 1, 1000),
@@ -107,7 +111,7 @@ function database(env: Env): DatabaseConfig {
   };
   if (url.startsWith("sqlite:") && url.length > "sqlite:".length) return { kind: "sqlite", path: url.slice("sqlite:".length) };
   if (/^postgres(ql)?:\/\//.test(url) && URL.canParse(url) && new URL(url).hostname !== "") return { kind: "postgres", url, ...pool };
-  throw new ConfigError("SVC_DATABASE_URL", "sqlite:<path>, sqlite::memory: or postgres://user:password@host:port/database", redactUrl(url));
+  throw new ConfigError(name, "sqlite:<path>, sqlite::memory: or postgres://user:password@host:port/database", redactUrl(url));
 }
 
 /** The URL without its password, for logs and error messages. */

@@ -1,0 +1,51 @@
+// `svc serve`: store (migrated) → app → listen; SIGTERM/SIGINT drain, close the database, exit 0.
+import { createApp } from "./app.ts";
+import type { Config } from "./config.ts";
+import { describeDatabase, openStore } from "./db/open.ts";
+import type { Store } from "./db/store.ts";
+import { createLogger } from "./log.ts";
+import { version } from "../package.json";
+
+export async function serve(config: Config): Promise<void> {
+  const logger = createLogger(config.logLevel);
+  const database = describeDatabase(config.database);
+  let store: Store;
+  try {
+    store = await openStore(config.database);
+  } catch (error) {
+    // Without its database svc can neither migrate nor serve; a supervisor restarts it once the database is back.
+    console.error(`svc: cannot open the database ${database}: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  }
+
+  const app = createApp({ config, store, logger }).listen({
+    hostname: config.host,
+    port: config.port,
+    // The app answers oversized bodies with problem+json; this is Bun's own backstop (a bare 413)
+    // for bodies it must not even buffer, such as a chunked GraphQL request far past the limit.
+    maxRequestBodySize: config.maxBodyBytes * 2,
+  });
+  const address = `http://${app.server?.hostname}:${app.server?.port}`;
+  logger.info({ version, environment: config.env, address, database }, "svc listening");
+  if (config.jwt.ephemeral) logger.warn("SVC_JWT_SECRET is not set: a random secret is in use, so tokens end with this process");
+
+  let stopping = false;
+  async function shutdown(signal: string): Promise<void> {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "svc stopping: draining in-flight requests");
+    const forced = setTimeout(() => {
+      logger.warn({ grace_ms: config.shutdownGraceMs }, "grace period over: closing remaining connections");
+      void app.server?.stop(true);
+    }, config.shutdownGraceMs);
+    await app.stop();
+    clearTimeout(forced);
+    await store.close();
+    logger.info("svc stopped");
+    logger.flush();
+    process.exit(0);
+  }
+
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+}
