@@ -22,6 +22,8 @@ export function testConfig(overrides: ConfigOverrides = {}): Config {
 
 export interface TestAppOptions {
   config?: ConfigOverrides;
+  /** Serve from this store instead of a fresh one (several apps on one database). */
+  on?: Store;
   /** Wraps the store, e.g. to make one method fail. */
   store?: (store: Store) => Store;
 }
@@ -65,7 +67,7 @@ export async function releaseSharedDatabase(): Promise<void> {
 
 export async function testApp(options: TestAppOptions = {}) {
   const config = testConfig(options.config);
-  const base = await freshStore();
+  const base = options.on ?? (await freshStore());
   const store = options.store ? options.store(base) : base;
   const logLines: string[] = [];
   const sink = new Writable({

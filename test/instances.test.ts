@@ -1,0 +1,77 @@
+// Two instances of svc on one PostgreSQL database, each with its own pool, as behind a load balancer.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { SQL } from "bun";
+import { openPostgresStore } from "../src/db/postgres/store.ts";
+import type { Store } from "../src/db/store.ts";
+import journal from "../drizzle/postgres/meta/_journal.json";
+import { expectProblem, testApp } from "./helpers.ts";
+import { createTestDatabase, postgresAvailable, postgresConfig, type TestDatabase } from "./postgres.ts";
+
+const available = await postgresAvailable();
+
+describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
+  let database: TestDatabase;
+  let stores: Store[];
+  let a: Awaited<ReturnType<typeof testApp>>;
+  let b: Awaited<ReturnType<typeof testApp>>;
+
+  beforeAll(async () => {
+    database = await createTestDatabase("instances");
+    // Started together, as a deployment does: the advisory lock lets exactly one of them migrate.
+    stores = await Promise.all([1, 2, 3].map(() => openPostgresStore(postgresConfig(database.url))));
+    a = await testApp({ on: stores[0] });
+    b = await testApp({ on: stores[1] });
+  });
+  afterAll(async () => {
+    for (const store of stores ?? []) await store.close();
+    await database?.drop();
+  });
+
+  test("instances started together applied each migration exactly once", async () => {
+    const sql = new SQL({ url: database.url, max: 1 });
+    const [row] = await sql`select count(*)::int as n from drizzle.__drizzle_migrations`;
+    await sql.close();
+    expect(row.n).toBe(journal.entries.length);
+  });
+
+  test("simultaneous sign-ups of one username on two instances: exactly one 201", async () => {
+    const replies = await Promise.all(
+      [a, b, a, b].map((app, i) =>
+        app.call("POST", "/svc-api/v1/users/create", { body: { username: "race", email: `race${i}@example.com`, password: "correct horse" } }),
+      ),
+    );
+    expect(replies.map((r) => r.status).sort()).toEqual([201, 409, 409, 409]);
+  });
+
+  test("a token from one instance works on the other; a password change on one revokes it on both", async () => {
+    const { token, password } = await a.signUp("carol");
+    expect((await b.call("GET", "/svc-api/v1/users/all", { token })).status).toBe(200);
+    const changed = await a.call("PUT", "/svc-api/v1/users/password", { token, body: { current_password: password, new_password: "another secret" } });
+    expect(changed.status).toBe(200);
+    expectProblem(await b.call("GET", "/svc-api/v1/users/all", { token }), 401, "unauthorized");
+    expectProblem(await a.call("GET", "/svc-api/v1/users/all", { token }), 401, "unauthorized");
+    expect((await b.call("GET", "/svc-api/v1/users/all", { token: changed.body.token })).status).toBe(200);
+  });
+
+  test("a delete on one instance ends the user's tokens on the other", async () => {
+    const { token } = await a.signUp("dave");
+    expect((await b.call("DELETE", "/svc-api/v1/users/", { token })).status).toBe(204);
+    expectProblem(await a.call("GET", "/svc-api/v1/users/all", { token }), 401, "unauthorized");
+  });
+
+  test("categories are shared, and their names unique across instances", async () => {
+    const { token } = await a.signUp("erin");
+    const create = (app: typeof a) => app.graphql('mutation { createCategory(input: { name: "Shared" }) { id } }', { token });
+    const results = await Promise.all([create(a), create(b), create(a), create(b)]);
+    expect(results.filter((r) => r.body.data?.createCategory).length).toBe(1);
+    expect(results.filter((r) => r.body.errors?.[0]?.extensions?.code === "CONFLICT").length).toBe(3);
+    const listed = await b.graphql("{ categories { name } }", { token });
+    expect(listed.body.data.categories).toEqual([{ name: "Shared" }]);
+  });
+
+  test("failed-login state is one count for every instance", async () => {
+    const at = new Date().toISOString();
+    await Promise.all(stores.flatMap((store) => Array.from({ length: 4 }, () => store.throttle.recordFailure("account:frank", at))));
+    for (const store of stores) expect((await store.throttle.get("account:frank"))?.failures).toBe(12);
+  });
+});
