@@ -1,0 +1,73 @@
+// The database goes away and comes back: requests fail fast with 503, and svc heals by itself.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { openPostgresStore } from "../src/db/postgres/store.ts";
+import type { Store } from "../src/db/store.ts";
+import { expectProblem, testApp } from "./helpers.ts";
+import { createTestDatabase, postgresAvailable, type TestDatabase } from "./postgres.ts";
+import { startTcpProxy, type TcpProxy } from "./tcp-proxy.ts";
+
+const available = await postgresAvailable();
+
+describe.skipIf(!available)("a PostgreSQL outage", () => {
+  let database: TestDatabase;
+  let proxy: TcpProxy;
+  let store: Store;
+  let app: Awaited<ReturnType<typeof testApp>>;
+  let token: string;
+
+  beforeAll(async () => {
+    database = await createTestDatabase("outage");
+    proxy = startTcpProxy(Number(new URL(database.url).port || 5432));
+    const url = new URL(database.url);
+    url.port = String(proxy.port);
+    store = await openPostgresStore({ kind: "postgres", url: url.toString(), poolMax: 4, connectTimeoutS: 1, statementTimeoutMs: 1000 });
+    app = await testApp({ on: store });
+    token = (await app.signUp("ann")).token;
+  });
+  afterAll(async () => {
+    proxy?.set("up");
+    await store?.close();
+    proxy?.stop();
+    await database?.drop();
+  });
+
+  async function timed<T>(work: () => Promise<T>): Promise<[T, number]> {
+    const started = performance.now();
+    const result = await work();
+    return [result, performance.now() - started];
+  }
+
+  async function healsWithin(ms: number): Promise<number> {
+    const started = performance.now();
+    for (;;) {
+      const reply = await app.call("GET", "/svc-api/v1/users/all", { token });
+      if (reply.status === 200) return performance.now() - started;
+      expect(reply.status).toBe(503);
+      if (performance.now() - started > ms) throw new Error(`still ${reply.status} after ${ms} ms`);
+      await Bun.sleep(100);
+    }
+  }
+
+  for (const mode of ["down", "silent"] as const) {
+    test(`${mode === "down" ? "stopped (connections closed, new ones refused)" : "unreachable (nothing answers)"}: 503 database_unavailable within seconds, then heals without a restart`, async () => {
+      expect((await app.call("GET", "/svc-api/v1/users/all", { token })).status).toBe(200);
+      proxy.set(mode);
+
+      const [list, listMs] = await timed(() => app.call("GET", "/svc-api/v1/users/all", { token }));
+      expectProblem(list, 503, "database_unavailable");
+      expect(listMs).toBeLessThan(5000);
+      const [login] = await timed(() => app.call("POST", "/svc-api/v1/auth/login", { body: { username: "ann", password: "correct horse battery" } }));
+      expectProblem(login, 503, "database_unavailable");
+      const graphql = await app.graphql("{ categories { id } }", { token });
+      expect(graphql.status).toBe(503);
+      const [health, healthMs] = await timed(() => app.call("GET", "/svc/health"));
+      expect(health.status).toBe(503);
+      expect(health.body).toMatchObject({ status: "unavailable", checks: { database: "unavailable" } });
+      expect(healthMs).toBeLessThan(5000);
+
+      proxy.set("up");
+      await healsWithin(15_000);
+      expect((await app.call("GET", "/svc/health")).status).toBe(200);
+    }, 60_000);
+  }
+});
