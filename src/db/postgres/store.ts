@@ -9,7 +9,10 @@ import { AppError, type ErrorCode } from "../../errors.ts";
 import { parseId } from "../../ids.ts";
 import { chunks } from "../chunks.ts";
 import {
+  CATEGORY_FIELDS,
+  columns,
   LoadRefused,
+  USER_FIELDS,
   nameKey,
   type CategoryRecord,
   type CategoryStore,
@@ -25,25 +28,8 @@ import { categories, loginThrottle, users } from "./schema.ts";
 
 type Db = BunSQLDatabase;
 
-const userColumns = {
-  id: users.id,
-  username: users.username,
-  email: users.email,
-  passwordHash: users.passwordHash,
-  tokenVersion: users.tokenVersion,
-  createdAt: users.createdAt,
-  updatedAt: users.updatedAt,
-};
-const categoryColumns = {
-  id: categories.id,
-  name: categories.name,
-  description: categories.description,
-  colorHex: categories.colorHex,
-  icon: categories.icon,
-  createdBy: categories.createdBy,
-  createdAt: categories.createdAt,
-  updatedAt: categories.updatedAt,
-};
+const userColumns = columns(users, USER_FIELDS);
+const categoryColumns = columns(categories, CATEGORY_FIELDS);
 
 type Row<T> = { [K in keyof T]: T[K] extends string ? (K extends `${string}At` ? Date : T[K]) : T[K] };
 

@@ -6,7 +6,10 @@ import { asc, count, eq, gt, sql } from "drizzle-orm";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { AppError, type ErrorCode } from "../../errors.ts";
 import {
+  CATEGORY_FIELDS,
+  columns,
   LoadRefused,
+  USER_FIELDS,
   nameKey,
   type CategoryPatch,
   type Counts,
@@ -30,25 +33,8 @@ import { categories, loginThrottle, users } from "./schema.ts";
 type Db = BunSQLiteDatabase;
 
 // Exactly the contract's fields: the *_key columns are storage detail and stay inside.
-const userColumns = {
-  id: users.id,
-  username: users.username,
-  email: users.email,
-  passwordHash: users.passwordHash,
-  tokenVersion: users.tokenVersion,
-  createdAt: users.createdAt,
-  updatedAt: users.updatedAt,
-};
-const categoryColumns = {
-  id: categories.id,
-  name: categories.name,
-  description: categories.description,
-  colorHex: categories.colorHex,
-  icon: categories.icon,
-  createdBy: categories.createdBy,
-  createdAt: categories.createdAt,
-  updatedAt: categories.updatedAt,
-};
+const userColumns = columns(users, USER_FIELDS);
+const categoryColumns = columns(categories, CATEGORY_FIELDS);
 
 /** Opens (creating if needed) and migrates the database at `path`, or an in-memory one for ":memory:". */
 export function openSqliteStore(path: string): Store {
