@@ -3,12 +3,14 @@ import { Elysia } from "elysia";
 import { authRoutes } from "./auth/index.ts";
 import { createAuthenticator } from "./auth/authenticator.ts";
 import { createPasswordHasher } from "./auth/passwords.ts";
+import { createLoginThrottle } from "./auth/throttle.ts";
 import { createTokenService } from "./auth/tokens.ts";
 import { createCategoryService } from "./categories/service.ts";
 import type { Config } from "./config.ts";
 import type { Store } from "./db/store.ts";
 import { graphqlRoutes } from "./graphql/index.ts";
 import { healthRoutes } from "./health/index.ts";
+import { corsFor } from "./http/cors.ts";
 import { methodIndex } from "./http/method-index.ts";
 import { plumbing } from "./http/plumbing.ts";
 import type { Logger } from "./log.ts";
@@ -23,16 +25,23 @@ export interface AppDeps {
 
 export function createApp({ config, store, logger }: AppDeps) {
   const tokens = createTokenService(config.jwt.secret, config.jwt.ttlSeconds);
-  const authenticator = createAuthenticator(tokens, store.users);
-  const users = createUserService({ users: store.users, passwords: createPasswordHasher(config.passwordCost), tokens });
+  const authenticator = createAuthenticator(tokens, store.users, store.revocations);
+  const users = createUserService({
+    users: store.users,
+    passwords: createPasswordHasher(config.passwordCost),
+    tokens,
+    throttle: createLoginThrottle(store.throttle, config.loginThrottle),
+    revocations: store.revocations,
+  });
   const categories = createCategoryService(store.categories);
 
   // The 405 check needs every route, so it is filled in once they are all mounted.
   let methodsFor: (path: string) => string[] = () => [];
   const app = new Elysia({ normalize: false })
     .use(plumbing({ logger, maxBodyBytes: config.maxBodyBytes, methodsFor: (path) => methodsFor(path) }))
+    .use(corsFor(config.corsOrigins))
     .use(healthRoutes(store, config.env))
-    .use(authRoutes(users, config.maxBodyBytes))
+    .use(authRoutes(users, authenticator, config.maxBodyBytes, config.trustProxy))
     .use(usersRoutes(users, authenticator, config.maxBodyBytes))
     .use(graphqlRoutes({ config: config.graphql, categories, authenticator, logger }));
   methodsFor = methodIndex(app.routes);

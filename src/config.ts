@@ -22,6 +22,17 @@ export interface PasswordCost {
   timeCost: number;
 }
 
+export interface LoginThrottleConfig {
+  /** Consecutive failures on one account before it is blocked. */
+  maxFailures: number;
+  /** First block; each further failure doubles it, up to backoffMaxMs. */
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  /** Failures from one client within clientWindowMs before the client is blocked for the window. */
+  clientMaxFailures: number;
+  clientWindowMs: number;
+}
+
 export interface Config {
   env: Environment;
   host: string;
@@ -38,6 +49,11 @@ export interface Config {
   maxBodyBytes: number;
   shutdownGraceMs: number;
   passwordCost: PasswordCost;
+  /** How many proxies in front of svc append to X-Forwarded-For; 0: the header is ignored. */
+  trustProxy: number;
+  /** Origins allowed to call svc from a browser; empty: CORS stays closed. */
+  corsOrigins: string[];
+  loginThrottle: LoginThrottleConfig;
 }
 
 export type Env = Record<string, string | undefined>;
@@ -78,7 +94,36 @@ export function parseConfig(env: Env): Config {
     maxBodyBytes: integer(env, "SVC_MAX_BODY_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
     shutdownGraceMs: duration(env, "SVC_SHUTDOWN_GRACE", "10s", 0, 300) * 1000,
     passwordCost: PRODUCTION_PASSWORD_COST,
+    trustProxy: trustProxy(env),
+    corsOrigins: origins(env),
+    loginThrottle: {
+      maxFailures: integer(env, "SVC_LOGIN_MAX_FAILURES", 5, 1, 1000),
+      backoffBaseMs: duration(env, "SVC_LOGIN_BACKOFF_BASE", "1s", 1, 3600) * 1000,
+      backoffMaxMs: duration(env, "SVC_LOGIN_BACKOFF_MAX", "15m", 1, 86400) * 1000,
+      clientMaxFailures: integer(env, "SVC_LOGIN_CLIENT_MAX_FAILURES", 100, 1, 1_000_000),
+      clientWindowMs: duration(env, "SVC_LOGIN_CLIENT_WINDOW", "15m", 1, 86400) * 1000,
+    },
   });
+}
+
+function trustProxy(env: Env): number {
+  const value = env.SVC_TRUST_PROXY;
+  if (value === undefined || value === "" || value === "false") return 0;
+  if (value === "true") return 1;
+  if (/^\d{1,2}$/.test(value)) return Number(value);
+  throw new ConfigError("SVC_TRUST_PROXY", "false, true (one proxy) or the number of proxies in front of svc", value);
+}
+
+function origins(env: Env): string[] {
+  const value = env.SVC_CORS_ORIGINS;
+  if (value === undefined || value.trim() === "") return [];
+  const list = value.split(",").map((o) => o.trim()).filter(Boolean);
+  for (const origin of list) {
+    if (!URL.canParse(origin) || new URL(origin).origin !== origin) {
+      throw new ConfigError("SVC_CORS_ORIGINS", "a comma-separated list of origins such as https://app.example.com", origin);
+    }
+  }
+  return list;
 }
 
 function jwtSecret(env: Env, production: boolean): Config["jwt"] {

@@ -1,11 +1,16 @@
 // The one bearer check REST and GraphQL share: header → token → live user at the token's version.
-import type { UserRecord, UserStore } from "../db/store.ts";
+import type { RevocationStore, UserRecord, UserStore } from "../db/store.ts";
 import { AppError } from "../errors.ts";
-import type { TokenService } from "./tokens.ts";
+import type { TokenService, VerifiedToken } from "./tokens.ts";
+
+export interface Caller {
+  user: UserRecord;
+  token: VerifiedToken;
+}
 
 export interface Authenticator {
-  /** The calling user. Throws AppError `unauthorized` (with WWW-Authenticate) when there is none. */
-  authenticate(authorization: string | null): Promise<UserRecord>;
+  /** The calling user and their token. Throws AppError `unauthorized` (with WWW-Authenticate) when there is none. */
+  authenticate(authorization: string | null): Promise<Caller>;
 }
 
 const CHALLENGE = 'Bearer realm="svc"';
@@ -15,19 +20,19 @@ export function unauthorized(tokenSent: boolean, detail: string): AppError {
   return new AppError("unauthorized", detail, { headers: { "www-authenticate": challenge } });
 }
 
-export function createAuthenticator(tokens: TokenService, users: UserStore): Authenticator {
+export function createAuthenticator(tokens: TokenService, users: UserStore, revocations: RevocationStore): Authenticator {
   return {
     async authenticate(authorization) {
       if (!authorization) throw unauthorized(false, "A Bearer token is required.");
       const token = bearerToken(authorization);
       if (token === null) throw unauthorized(true, "The Authorization header must read 'Bearer <token>'.");
-      const subject = await tokens.verify(token);
-      const user = subject && (await users.findById(subject.userId));
-      // A deleted user, or a token from before a password change, is as invalid as a forged one.
-      if (!subject || !user || user.tokenVersion !== subject.version) {
+      const verified = await tokens.verify(token);
+      const user = verified && (await users.findById(verified.userId));
+      // A deleted user, a token from before a password change, or one logged out is as invalid as a forged one.
+      if (!verified || !user || user.tokenVersion !== verified.version || (await revocations.isRevoked(verified.jti))) {
         throw unauthorized(true, "The token is invalid, expired or revoked.");
       }
-      return user;
+      return { user, token: verified };
     },
   };
 }

@@ -6,9 +6,9 @@ import type { Authenticator } from "./authenticator.ts";
 export function bearer(authenticator: Authenticator) {
   // derive, not resolve: the token is checked before the body's fields are, so a stranger learns nothing.
   return new Elysia({ name: "svc/bearer" }).derive({ as: "scoped" }, async ({ request }) => {
-    const caller = await authenticator.authenticate(request.headers.get("authorization"));
+    const { user: caller, token } = await authenticator.authenticate(request.headers.get("authorization"));
     const info = requestInfo(request);
     if (info) info.userId = caller.id;
-    return { caller };
+    return { caller, token };
   });
 }

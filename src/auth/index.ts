@@ -1,16 +1,25 @@
-// POST /svc-api/v1/auth/login: username (or e-mail) and password in, a bearer token out.
+// /svc-api/v1/auth: login (username or e-mail and password in, a bearer token out) and logout.
 import { Elysia } from "elysia";
+import { clientAddress } from "../http/client-address.ts";
 import { jsonBody } from "../http/json-body.ts";
 import { loginBody } from "../users/model.ts";
 import type { UserService } from "../users/service.ts";
+import type { Authenticator } from "./authenticator.ts";
+import { bearer } from "./bearer.ts";
 
-export function authRoutes(users: UserService, maxBodyBytes: number) {
-  return new Elysia({ prefix: "/svc-api/v1/auth" }).post(
-    "/login",
-    ({ body, set }) => {
-      set.headers["cache-control"] = "no-store";
-      return users.login(body);
-    },
-    { parse: jsonBody(maxBodyBytes), body: loginBody },
-  );
+export function authRoutes(users: UserService, authenticator: Authenticator, maxBodyBytes: number, trustProxy: number) {
+  return new Elysia({ prefix: "/svc-api/v1/auth" })
+    .post(
+      "/login",
+      ({ body, set, request, server }) => {
+        set.headers["cache-control"] = "no-store";
+        return users.login(body, clientAddress(request, server, trustProxy));
+      },
+      { parse: jsonBody(maxBodyBytes), body: loginBody },
+    )
+    .use(bearer(authenticator))
+    .post("/logout", async ({ token, set }) => {
+      await users.logout(token);
+      set.status = 204;
+    });
 }

@@ -15,10 +15,17 @@ export interface TokenSubject {
   version: number;
 }
 
+/** A verified token: whose it is, and what identifies and ends it. */
+export interface VerifiedToken extends TokenSubject {
+  jti: string;
+  /** When it expires, in seconds since the epoch. */
+  exp: number;
+}
+
 export interface TokenService {
   issue(subject: TokenSubject): Promise<IssuedToken>;
-  /** null: not a token svc issued, or expired. Never throws. */
-  verify(token: string): Promise<TokenSubject | null>;
+  /** null: not a token svc issued, or expired, or not yet valid. Never throws. */
+  verify(token: string): Promise<VerifiedToken | null>;
 }
 
 export function createTokenService(secret: Uint8Array, ttlSeconds: number): TokenService {
@@ -33,11 +40,12 @@ export function createTokenService(secret: Uint8Array, ttlSeconds: number): Toke
       return { token, token_type: "Bearer", expires_in: ttlSeconds };
     },
     async verify(token) {
+      // jose also refuses a future nbf and an iat it cannot read.
       const claims = await signer.verify(token, rules);
-      if (!claims || typeof claims.sub !== "string") return null;
+      if (!claims || typeof claims.sub !== "string" || typeof claims.jti !== "string" || typeof claims.exp !== "number") return null;
       const version = claims.ver;
       if (typeof version !== "number" || !Number.isSafeInteger(version) || version < 0) return null;
-      return { userId: claims.sub, version };
+      return { userId: claims.sub, version, jti: claims.jti, exp: claims.exp };
     },
   };
 }

@@ -93,6 +93,14 @@ export interface ThrottleStore {
   clear(key: string): Promise<void>;
 }
 
+/** Single tokens revoked before their expiry (logout). Every instance sees the same list. */
+export interface RevocationStore {
+  /** Revokes the token id until expiresAt, and forgets revocations whose tokens have expired. */
+  revoke(jti: string, expiresAt: string): Promise<void>;
+  /** true: the token id was revoked. */
+  isRevoked(jti: string): Promise<boolean>;
+}
+
 export interface Counts {
   users: number;
   categories: number;
@@ -117,6 +125,7 @@ export interface Store {
   readonly users: UserStore;
   readonly categories: CategoryStore;
   readonly throttle: ThrottleStore;
+  readonly revocations: RevocationStore;
   /** Resolves when the database answers a trivial query; rejects otherwise. */
   ping(): Promise<void>;
   counts(): Promise<Counts>;

@@ -14,6 +14,7 @@ import { requestInfo } from "../http/request-context.ts";
 import type { Logger } from "../log.ts";
 import typeDefs from "../../schema/categories.graphql" with { type: "text" };
 import type { GraphQLContext } from "./context.ts";
+import { armorPlugins } from "./armor.ts";
 import { fromAppError, isUnexpected, maskError } from "./errors.ts";
 import { playgroundPage } from "./playground.ts";
 import { resolvers } from "./resolvers.ts";
@@ -38,7 +39,7 @@ export function graphqlRoutes({ config, categories, authenticator, logger }: Gra
     const authorization = request.headers.get("authorization");
     if (config.auth === "off" || (config.auth === "mutations" && !authorization)) return;
     try {
-      const viewer = await authenticator.authenticate(authorization);
+      const { user: viewer } = await authenticator.authenticate(authorization);
       viewers.set(request, viewer);
       const info = requestInfo(request);
       if (info) info.userId = viewer.id;
@@ -69,6 +70,7 @@ export function graphqlRoutes({ config, categories, authenticator, logger }: Gra
         requestId: requestInfo(request)?.id,
       }),
       plugins: [
+        ...armorPlugins(config.introspection),
         ...(config.introspection ? [] : [useDisableIntrospection()]),
         useErrorHandler(({ errors, context, phase }) => {
           // In the execution phase envelop hands over the execution args, which hold our context.

@@ -1,5 +1,8 @@
 // Reads a JSON request body for Elysia's `parse` hook: 415 unless JSON, 413 past the limit, 400 unless it parses.
-import { AppError } from "../errors.ts";
+import { AppError, invalidFields } from "../errors.ts";
+
+/** No svc body nests at all; this leaves room and still stops a parser being made to recurse deeply. */
+export const MAX_NESTING = 32;
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
@@ -9,8 +12,17 @@ export function jsonBody(maxBytes: number) {
       throw new AppError("unsupported_media_type", "The body must be JSON, sent with Content-Type: application/json.");
     }
     const bytes = await readCapped(request, maxBytes);
+    let text: string;
     try {
-      return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+      text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    } catch {
+      throw new AppError("malformed_json", "The body is not valid UTF-8.");
+    }
+    if (nestingDepth(text) > MAX_NESTING) {
+      throw invalidFields([{ field: "body", message: `must not nest objects or arrays deeper than ${MAX_NESTING} levels` }]);
+    }
+    try {
+      return JSON.parse(text);
     } catch {
       throw new AppError("malformed_json", "The body is not valid JSON.");
     }
@@ -35,6 +47,23 @@ async function readCapped(request: Request, maxBytes: number): Promise<Uint8Arra
     chunks.push(read.value);
   }
   return Buffer.concat(chunks);
+}
+
+/** The deepest nesting of [ and { outside strings; a malformed text just gets some number, JSON.parse judges it. */
+function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) deepest = Math.max(deepest, ++depth);
+    else if (c === 125 || c === 93) depth--;
+  }
+  return deepest;
 }
 
 export function tooLarge(maxBytes: number): AppError {

@@ -6,8 +6,9 @@ export interface Route {
 }
 
 export function methodIndex(routes: readonly Route[]): (path: string) => string[] {
+  // ALL and OPTIONS (CORS preflight, mounted on every path) say nothing about what a path is for.
   const patterns = routes
-    .filter((r) => r.method !== "ALL")
+    .filter((r) => r.method !== "ALL" && r.method !== "OPTIONS")
     .map((r) => ({ method: r.method, regex: routeRegex(r.path) }));
   return (path) => [...new Set(patterns.filter((p) => p.regex.test(path)).map((p) => p.method))].sort();
 }

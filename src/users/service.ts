@@ -1,7 +1,9 @@
 // What can be done with accounts, in domain terms. Knows nothing of HTTP; throws AppError.
+import { isCommonPassword } from "../auth/common-passwords.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
-import type { IssuedToken, TokenService } from "../auth/tokens.ts";
-import type { UserPage, UserRecord, UserStore } from "../db/store.ts";
+import type { LoginThrottle } from "../auth/throttle.ts";
+import type { IssuedToken, TokenService, VerifiedToken } from "../auth/tokens.ts";
+import { nameKey, type RevocationStore, type UserPage, type UserRecord, type UserStore } from "../db/store.ts";
 import { AppError, invalidFields, type FieldError } from "../errors.ts";
 import { newId, parseId } from "../ids.ts";
 import type { ChangePasswordInput, CreateUserInput, LoginInput, UpdateSelfInput } from "./model.ts";
@@ -11,6 +13,8 @@ export interface UserServiceDeps {
   users: UserStore;
   passwords: PasswordHasher;
   tokens: TokenService;
+  throttle: LoginThrottle;
+  revocations: RevocationStore;
 }
 
 export const PAGE_DEFAULT = 100;
@@ -18,7 +22,7 @@ export const PAGE_MAX = 1000;
 
 export type UserService = ReturnType<typeof createUserService>;
 
-export function createUserService({ users, passwords, tokens }: UserServiceDeps) {
+export function createUserService({ users, passwords, tokens, throttle, revocations }: UserServiceDeps) {
   const issueFor = (user: UserRecord) => tokens.issue({ userId: user.id, version: user.tokenVersion });
 
   async function requirePassword(user: UserRecord, password: string | undefined, field: string): Promise<void> {
@@ -28,13 +32,24 @@ export function createUserService({ users, passwords, tokens }: UserServiceDeps)
     }
   }
 
+  /** The rules' problems, plus a common password; the list is only consulted for an otherwise valid one. */
+  async function newPasswordProblems(field: string, password: string): Promise<FieldError[]> {
+    const problems = fieldProblems([[field, password, passwordProblem]]);
+    if (problems.length === 0 && (await isCommonPassword(password))) {
+      problems.push({ field, message: "is too common: it appears in lists of breached passwords" });
+    }
+    return problems;
+  }
+
   return {
     async create(input: CreateUserInput): Promise<UserRecord> {
-      const problems = fieldProblems([
-        ["username", input.username, usernameProblem],
-        ["email", input.email, emailProblem],
-        ["password", input.password, passwordProblem],
-      ]);
+      const problems = [
+        ...fieldProblems([
+          ["username", input.username, usernameProblem],
+          ["email", input.email, emailProblem],
+        ]),
+        ...(await newPasswordProblems("password", input.password)),
+      ];
       if (problems.length > 0) throw invalidFields(problems);
       const now = new Date().toISOString();
       return users.create({
@@ -46,12 +61,25 @@ export function createUserService({ users, passwords, tokens }: UserServiceDeps)
       });
     },
 
-    async login({ username, password }: LoginInput): Promise<IssuedToken> {
+    /** `client` identifies the caller (an address) for the per-client failure limit. */
+    async login({ username, password }: LoginInput, client: string): Promise<IssuedToken> {
       const user = await users.findByLogin(username);
+      // Unknown names are throttled like accounts, so a block does not reveal who exists either.
+      const account = user ? `user:${user.id}` : `login:${nameKey(username)}`;
+      await throttle.check(account, `client:${client}`);
       // An unknown user still costs one argon2id verify, so timing does not reveal who exists.
       const ok = user ? await passwords.verify(password, user.passwordHash) : await passwords.verifyNothing(password);
-      if (!user || !ok) throw new AppError("invalid_credentials", "Username or password is incorrect.");
+      if (!user || !ok) {
+        await throttle.failed(account, `client:${client}`);
+        throw new AppError("invalid_credentials", "Username or password is incorrect.");
+      }
+      await throttle.succeeded(account);
       return issueFor(user);
+    },
+
+    /** Revokes this one token until it would have expired anyway. */
+    logout(token: VerifiedToken): Promise<void> {
+      return revocations.revoke(token.jti, new Date(token.exp * 1000).toISOString());
     },
 
     list(page: UserPage): Promise<UserRecord[]> {
@@ -84,7 +112,7 @@ export function createUserService({ users, passwords, tokens }: UserServiceDeps)
     },
 
     async changePassword(caller: UserRecord, input: ChangePasswordInput): Promise<IssuedToken> {
-      const problems = fieldProblems([["new_password", input.new_password, passwordProblem]]);
+      const problems = await newPasswordProblems("new_password", input.new_password);
       if (problems.length > 0) throw invalidFields(problems);
       await requirePassword(caller, input.current_password, "current_password");
       const hash = await passwords.hash(input.new_password);

@@ -44,3 +44,13 @@ export const loginThrottle = pgTable("login_throttle", {
   lastFailureAt: instant("last_failure_at").notNull(),
   blockedUntil: instant("blocked_until"),
 });
+
+/** Tokens revoked one by one (logout), kept until they would have expired anyway. */
+export const revokedTokens = pgTable(
+  "revoked_tokens",
+  {
+    jti: text("jti").primaryKey(),
+    expiresAt: instant("expires_at").notNull(),
+  },
+  (t) => [index("revoked_tokens_expires_at_idx").on(t.expiresAt)],
+);

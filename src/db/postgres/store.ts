@@ -2,7 +2,7 @@
 // and translates driver errors at this edge: a unique violation becomes the contract's code, a
 // database that does not answer becomes `database_unavailable` (503) within seconds.
 import { SQL } from "bun";
-import { asc, count, eq, gt, sql } from "drizzle-orm";
+import { asc, count, eq, gt, lt, sql } from "drizzle-orm";
 import { drizzle, type BunSQLDatabase } from "drizzle-orm/bun-sql";
 import type { PostgresConfig } from "../../config.ts";
 import { AppError, type ErrorCode } from "../../errors.ts";
@@ -20,11 +20,12 @@ import {
   type Store,
   type ThrottleRecord,
   type ThrottleStore,
+  type RevocationStore,
   type UserRecord,
   type UserStore,
 } from "../store.ts";
 import { migratePostgres } from "./migrate.ts";
-import { categories, loginThrottle, users } from "./schema.ts";
+import { categories, loginThrottle, revokedTokens, users } from "./schema.ts";
 
 type Db = BunSQLDatabase;
 
@@ -72,6 +73,7 @@ export async function openPostgresStore(config: PostgresConfig): Promise<Store> 
     users: postgresUsers(db, guard),
     categories: postgresCategories(db, guard),
     throttle: postgresThrottle(db, guard),
+    revocations: postgresRevocations(db, guard),
     ping: () => guard(async () => void (await db.execute(sql`select 1`))),
     counts: () => guard(() => counts()),
     async load(data, options) {
@@ -81,7 +83,7 @@ export async function openPostgresStore(config: PostgresConfig): Promise<Store> 
         if (!options.replace && (before.users > 0 || before.categories > 0)) {
           throw new LoadRefused(`the target already holds ${before.users} users and ${before.categories} categories`);
         }
-        if (options.replace) await tx.execute(sql`TRUNCATE ${categories}, ${users}, ${loginThrottle}`);
+        if (options.replace) await tx.execute(sql`TRUNCATE ${categories}, ${users}, ${loginThrottle}, ${revokedTokens}`);
         const loaded = { users: 0, categories: 0 };
         for await (const batch of data.users) {
           for (const part of chunks(batch, 1000)) {
@@ -179,6 +181,18 @@ function postgresCategories(db: Db, guard: Guard): CategoryStore {
       guard(async () =>
         parseId(id) ? (await db.delete(categories).where(eq(categories.id, id)).returning({ id: categories.id })).length > 0 : false,
       ),
+  };
+}
+
+function postgresRevocations(db: Db, guard: Guard): RevocationStore {
+  return {
+    revoke: (jti, expiresAt) =>
+      guard(async () => {
+        await db.delete(revokedTokens).where(lt(revokedTokens.expiresAt, new Date()));
+        await db.insert(revokedTokens).values({ jti, expiresAt: new Date(expiresAt) }).onConflictDoNothing();
+      }),
+    isRevoked: (jti) =>
+      guard(async () => (await db.select({ jti: revokedTokens.jti }).from(revokedTokens).where(eq(revokedTokens.jti, jti))).length > 0),
   };
 }
 

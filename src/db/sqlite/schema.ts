@@ -42,3 +42,13 @@ export const loginThrottle = sqliteTable("login_throttle", {
   lastFailureAt: text("last_failure_at").notNull(),
   blockedUntil: text("blocked_until"),
 });
+
+/** Tokens revoked one by one (logout), kept until they would have expired anyway. */
+export const revokedTokens = sqliteTable(
+  "revoked_tokens",
+  {
+    jti: text("jti").primaryKey(),
+    expiresAt: text("expires_at").notNull(),
+  },
+  (t) => [index("revoked_tokens_expires_at_idx").on(t.expiresAt)],
+);

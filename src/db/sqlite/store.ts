@@ -2,7 +2,7 @@
 import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { asc, count, eq, gt, sql } from "drizzle-orm";
+import { asc, count, eq, gt, lt, sql } from "drizzle-orm";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { AppError, type ErrorCode } from "../../errors.ts";
 import {
@@ -25,10 +25,11 @@ import {
   type UserRecord,
   type UserStore,
   type ThrottleStore,
+  type RevocationStore,
 } from "../store.ts";
 import { chunks } from "../chunks.ts";
 import { migrateSqlite } from "./migrate.ts";
-import { categories, loginThrottle, users } from "./schema.ts";
+import { categories, loginThrottle, revokedTokens, users } from "./schema.ts";
 
 type Db = BunSQLiteDatabase;
 
@@ -58,6 +59,7 @@ export function openSqliteStore(path: string): Store {
     users: sqliteUsers(db),
     categories: sqliteCategories(db),
     throttle: sqliteThrottle(db),
+    revocations: sqliteRevocations(db),
     async ping() {
       ping.get();
     },
@@ -77,6 +79,7 @@ export function openSqliteStore(path: string): Store {
           db.delete(categories).run();
           db.delete(users).run();
           db.delete(loginThrottle).run();
+          db.delete(revokedTokens).run();
         }
         const loaded = { users: 0, categories: 0 };
         for await (const batch of data.users) {
@@ -104,6 +107,19 @@ export function openSqliteStore(path: string): Store {
     },
     async close() {
       client.close(false);
+    },
+  };
+}
+
+function sqliteRevocations(db: Db): RevocationStore {
+  const byJti = db.select({ jti: revokedTokens.jti }).from(revokedTokens).where(eq(revokedTokens.jti, sql.placeholder("jti"))).prepare();
+  return {
+    async revoke(jti, expiresAt) {
+      db.delete(revokedTokens).where(lt(revokedTokens.expiresAt, new Date().toISOString())).run();
+      db.insert(revokedTokens).values({ jti, expiresAt }).onConflictDoNothing().run();
+    },
+    async isRevoked(jti) {
+      return byJti.get({ jti }) !== undefined;
     },
   };
 }
