@@ -11,10 +11,7 @@ export function authRoutes(users: UserService, authenticator: Authenticator, max
   return new Elysia({ prefix: "/svc-api/v1/auth" })
     .post(
       "/login",
-      ({ body, set, request, server }) => {
-        set.headers["cache-control"] = "no-store";
-        return users.login(body, clientAddress(request, server, trustProxy));
-      },
+      ({ body, request, server }) => users.login(body, clientAddress(request, server, trustProxy)),
       { parse: jsonBody(maxBodyBytes), body: loginBody },
     )
     .use(bearer(authenticator))

@@ -4,7 +4,9 @@ import { EnvelopArmor } from "@escape.tech/graphql-armor";
 import type { Plugin } from "graphql-yoga";
 
 export const GRAPHQL_LIMITS = {
-  maxDepth: 6,
+  // svc's own queries are 2 deep; introspection is the deep one (15 for graphql-js's standard query),
+  // and nesting `ofType` without end is the classic way to abuse it.
+  maxDepth: 20,
   maxAliases: 10,
   maxDirectives: 10,
   maxTokens: 1000,
@@ -13,8 +15,7 @@ export const GRAPHQL_LIMITS = {
 
 export function armorPlugins(introspection: boolean): Plugin[] {
   const armor = new EnvelopArmor({
-    // Introspection (GraphiQL's own query) is deep by nature; it is allowed or refused as a whole.
-    maxDepth: { n: GRAPHQL_LIMITS.maxDepth, ignoreIntrospection: true },
+    maxDepth: { n: GRAPHQL_LIMITS.maxDepth, ignoreIntrospection: false, flattenFragments: true },
     maxAliases: { n: GRAPHQL_LIMITS.maxAliases },
     maxDirectives: { n: GRAPHQL_LIMITS.maxDirectives },
     maxTokens: { n: GRAPHQL_LIMITS.maxTokens },

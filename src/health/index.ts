@@ -10,7 +10,6 @@ export function healthRoutes(store: Store, environment: string) {
   return new Elysia({ name: "svc/health" }).get("/svc/health", async ({ set }) => {
     const database = await check(store);
     set.status = database === "ok" ? 200 : 503;
-    set.headers["cache-control"] = "no-store";
     return {
       service: "svc",
       version,

@@ -13,7 +13,8 @@ export interface PlumbingOptions {
   methodsFor: (path: string) => string[];
 }
 
-const BASE_HEADERS = { "x-content-type-options": "nosniff" };
+// Every answer is live state or someone's own data: nothing may be cached on the way.
+const BASE_HEADERS = { "x-content-type-options": "nosniff", "cache-control": "no-store" };
 
 export function plumbing({ logger, maxBodyBytes, methodsFor }: PlumbingOptions) {
   return new Elysia({ name: "svc/plumbing" })

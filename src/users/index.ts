@@ -45,10 +45,7 @@ export function usersRoutes(users: UserService, authenticator: Authenticator, ma
     })
     .put(
       "/password",
-      ({ body, caller, set }) => {
-        set.headers["cache-control"] = "no-store";
-        return users.changePassword(caller, body);
-      },
+      ({ body, caller }) => users.changePassword(caller, body),
       { parse: json, body: changePasswordBody },
     )
     .delete("/", async ({ caller, set }) => {

@@ -119,10 +119,21 @@ describe("every response", () => {
     expect(hostile).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  test("carries X-Content-Type-Options: nosniff", async () => {
-    const { call } = await testApp();
-    expect((await call("GET", "/svc/health")).headers.get("x-content-type-options")).toBe("nosniff");
-    expect((await call("GET", "/nothing")).headers.get("x-content-type-options")).toBe("nosniff");
+  test("carries X-Content-Type-Options: nosniff and Cache-Control: no-store, REST and GraphQL, success and error", async () => {
+    const { call, signUp } = await testApp();
+    const { token } = await signUp();
+    const replies = [
+      await call("GET", "/svc/health"),
+      await call("GET", "/nothing"),
+      await call("GET", "/svc-api/v1/users/all", { token }),
+      await call("POST", "/graphql", { body: { query: "{ categories { id } }" }, token }),
+      await call("POST", "/graphql", { body: { query: "{ categories { id } }" } }),
+    ];
+    for (const reply of replies) {
+      expect(reply.headers.get("x-content-type-options")).toBe("nosniff");
+      expect(reply.headers.get("cache-control")).toBe("no-store");
+      expect(reply.headers.get("x-request-id")).toBeTruthy();
+    }
   });
 });
 

@@ -40,7 +40,14 @@ describe("bearer tokens", () => {
     ["a token with an old version", (sub) => forge({ sub, ver: -1, iss: "svc", jti: "j", iat: now(), exp: now() + 60 })],
     ["a token without a version", (sub) => forge({ sub, iss: "svc", jti: "j", iat: now(), exp: now() + 60 })],
     ["a token for an unknown user", () => forge({ sub: "01937a6e-0000-7000-8000-000000000000", ver: 0, iss: "svc", jti: "j", iat: now(), exp: now() + 60 })],
-    ["an alg:none token", async (sub) => `${base64url({ alg: "none", typ: "JWT" })}.${base64url({ sub, ver: 0, iss: "svc", jti: "j", iat: now(), exp: now() + 60 })}.`],
+    ...["none", "None", "NONE", "nOnE"].map((alg): [string, (sub: string) => Promise<string>] => [
+      `an alg:${alg} token`,
+      async (sub) => `${base64url({ alg, typ: "JWT" })}.${base64url({ sub, ver: 0, iss: "svc", jti: "j", iat: now(), exp: now() + 60 })}.`,
+    ]),
+    ["an alg:none token that keeps a signature", async (sub) => `${base64url({ alg: "none", typ: "JWT" })}.${base64url({ sub, ver: 0, iss: "svc", jti: "j", iat: now(), exp: now() + 60 })}.c2ln`],
+    ["a token not valid before a future nbf", (sub) => forge({ sub, ver: 0, iss: "svc", jti: "j", iat: now(), nbf: now() + 600, exp: now() + 900 })],
+    ["a token without a jti", (sub) => forge({ sub, ver: 0, iss: "svc", iat: now(), exp: now() + 60 })],
+    ["a token with an empty signature", async (sub) => (await forge({ sub, ver: 0, iss: "svc", jti: "j", iat: now(), exp: now() + 60 })).replace(/[^.]+$/, "")],
     ["garbage", async () => "not.a.token"],
   ];
 
@@ -64,6 +71,18 @@ describe("bearer tokens", () => {
     expectProblem(await call("GET", "/svc-api/v1/users/all", { token: stripped }), 401, "unauthorized");
   });
 
+  test("is read only from the Authorization header, never from the query string, a cookie or another header", async () => {
+    const { call, signUp } = await testApp();
+    const { token } = await signUp();
+    for (const place of [`?access_token=${token}`, `?token=${token}`, `?authorization=Bearer%20${token}`]) {
+      expectProblem(await call("GET", `/svc-api/v1/users/all${place}`), 401, "unauthorized");
+    }
+    expectProblem(await call("GET", "/svc-api/v1/users/all", { headers: { cookie: `token=${token}` } }), 401, "unauthorized");
+    expectProblem(await call("GET", "/svc-api/v1/users/all", { headers: { "x-access-token": token } }), 401, "unauthorized");
+    const graphql = await call("GET", `/graphql?query=${encodeURIComponent("{ categories { id } }")}&access_token=${token}`);
+    expect(graphql.status).toBe(401);
+  });
+
   test("rejects an Authorization header that is not Bearer", async () => {
     const { call, signUp } = await testApp();
     const { token } = await signUp();
@@ -82,5 +101,39 @@ describe("bearer tokens", () => {
     const { password } = await signUp("ann");
     const reply = await call("POST", "/svc-api/v1/auth/login", { body: { username: "ann", password } });
     expect(reply.body.expires_in).toBe(900);
+  });
+});
+
+describe("POST /auth/logout", () => {
+  test("revokes the presented token at once, and only that token: 204", async () => {
+    const { call, signUp } = await testApp();
+    const { token, password } = await signUp("ann");
+    const other = (await call("POST", "/svc-api/v1/auth/login", { body: { username: "ann", password } })).body.token;
+    const reply = await call("POST", "/svc-api/v1/auth/logout", { token });
+    expect(reply.status).toBe(204);
+    expectProblem(await call("GET", "/svc-api/v1/users/all", { token }), 401, "unauthorized");
+    expectProblem(await call("POST", "/svc-api/v1/auth/logout", { token }), 401, "unauthorized");
+    expect((await call("GET", "/svc-api/v1/users/all", { token: other })).status).toBe(200);
+    expect((await call("POST", "/graphql", { body: { query: "{ categories { id } }" }, token })).status).toBe(401);
+  });
+
+  test("needs a valid token: 401 otherwise", async () => {
+    const { call } = await testApp();
+    expectProblem(await call("POST", "/svc-api/v1/auth/logout"), 401, "unauthorized");
+    expectProblem(await call("POST", "/svc-api/v1/auth/logout", { token: "nope" }), 401, "unauthorized");
+  });
+
+  test("keeps a revocation only until the token would have expired", async () => {
+    const { call, signUp, store } = await testApp();
+    const { token } = await signUp("ann");
+    const { jti, exp } = JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString());
+    await call("POST", "/svc-api/v1/auth/logout", { token });
+    expect(await store.revocations.isRevoked(jti)).toBe(true);
+    expect(exp).toBeGreaterThan(now());
+    // A later revocation sweeps out those whose tokens have expired.
+    await store.revocations.revoke("expired-one", new Date(Date.now() - 1000).toISOString());
+    await store.revocations.revoke("another", new Date(Date.now() + 60_000).toISOString());
+    expect(await store.revocations.isRevoked("expired-one")).toBe(false);
+    expect(await store.revocations.isRevoked(jti)).toBe(true);
   });
 });

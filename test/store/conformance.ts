@@ -166,6 +166,20 @@ export function storeConformance(name: string, harness: StoreHarness): void {
       });
     });
 
+    describe("revocations", () => {
+      test("remember a revoked token id until its expiry, then forget it", async () => {
+        const soon = new Date(Date.now() + 60_000).toISOString();
+        expect(await store.revocations.isRevoked("jti-1")).toBe(false);
+        await store.revocations.revoke("jti-1", soon);
+        await store.revocations.revoke("jti-1", soon); // twice is harmless
+        expect(await store.revocations.isRevoked("jti-1")).toBe(true);
+        await store.revocations.revoke("jti-old", new Date(Date.now() - 1000).toISOString());
+        await store.revocations.revoke("jti-2", soon);
+        expect(await store.revocations.isRevoked("jti-old")).toBe(false);
+        expect(await store.revocations.isRevoked("jti-1")).toBe(true);
+      });
+    });
+
     describe("counts and load", () => {
       async function* batches(users: UserRecord[], size: number) {
         for (let i = 0; i < users.length; i += size) yield users.slice(i, i + size);

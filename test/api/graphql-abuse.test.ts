@@ -1,0 +1,72 @@
+import { describe, expect, test } from "bun:test";
+import { getIntrospectionQuery } from "graphql";
+import { GRAPHQL_LIMITS } from "../../src/graphql/armor.ts";
+import { testApp } from "../helpers.ts";
+
+async function setup(graphql: { introspection?: boolean } = {}) {
+  const app = await testApp({ config: { graphql } });
+  const { token } = await app.signUp();
+  return { ...app, ask: (query: string) => app.graphql(query, { token }) };
+}
+
+function refused(reply: { status: number; body: { data?: unknown; errors?: Array<{ message: string; extensions?: { code?: string } }> } }, words: RegExp) {
+  expect(reply.status).toBeLessThan(500);
+  expect(reply.body.data ?? undefined).toBeUndefined();
+  expect(reply.body.errors?.[0]?.message).toMatch(words);
+  expect(typeof reply.body.errors?.[0]?.extensions?.code).toBe("string");
+}
+
+describe("GraphQL abuse limits (GraphQL Armor), on by default", () => {
+  test(`depth beyond ${GRAPHQL_LIMITS.maxDepth} is refused, while the standard introspection query passes`, async () => {
+    const { ask } = await setup();
+    const standard = await ask(getIntrospectionQuery());
+    expect(standard.body.errors).toBeUndefined();
+    expect(standard.body.data.__schema.queryType.name).toBe("Query");
+    const nested = `{ __schema { types { fields { type { ${"ofType { ".repeat(GRAPHQL_LIMITS.maxDepth)}name${" }".repeat(GRAPHQL_LIMITS.maxDepth)} } } } } }`;
+    refused(await ask(nested), /depth/i);
+  });
+
+  test(`more than ${GRAPHQL_LIMITS.maxAliases} aliases are refused`, async () => {
+    const { ask } = await setup();
+    const ok = `{ ${Array.from({ length: GRAPHQL_LIMITS.maxAliases }, (_, i) => `a${i}: categories { id }`).join(" ")} }`;
+    expect((await ask(ok)).body.errors).toBeUndefined();
+    const many = `{ ${Array.from({ length: GRAPHQL_LIMITS.maxAliases + 1 }, (_, i) => `a${i}: categories { id }`).join(" ")} }`;
+    refused(await ask(many), /alias/i);
+  });
+
+  test(`more than ${GRAPHQL_LIMITS.maxDirectives} directives are refused`, async () => {
+    const { ask } = await setup();
+    const many = `{ categories { id ${"@skip(if: false) ".repeat(GRAPHQL_LIMITS.maxDirectives + 1)} } }`;
+    refused(await ask(many), /directive/i);
+  });
+
+  test(`more than ${GRAPHQL_LIMITS.maxTokens} tokens are refused`, async () => {
+    const { ask } = await setup();
+    const many = `{ categories { ${"id ".repeat(GRAPHQL_LIMITS.maxTokens)} } }`;
+    refused(await ask(many), /token/i);
+  });
+
+  test(`a query costing more than ${GRAPHQL_LIMITS.maxCost} is refused`, async () => {
+    const { ask } = await setup();
+    const fields = "id name description colorHex icon createdAt updatedAt";
+    const costly = `{ ${Array.from({ length: GRAPHQL_LIMITS.maxAliases }, (_, i) => `a${i}: categories { ${`${fields} `.repeat(80)} }`).join(" ")} }`;
+    refused(await ask(costly), /cost|token/i);
+  });
+
+  test("batched requests are refused", async () => {
+    const { call, signUp } = await testApp();
+    const { token } = await signUp();
+    const reply = await call("POST", "/graphql", { raw: JSON.stringify([{ query: "{ categories { id } }" }, { query: "{ categories { id } }" }]), token, headers: { "content-type": "application/json" } });
+    expect(reply.status).toBe(400);
+    expect(reply.body.errors[0].message).toMatch(/batching/i);
+  });
+
+  test("field suggestions are given in development and withheld where introspection is off", async () => {
+    const open = await setup({ introspection: true });
+    expect((await open.ask("{ categories { nam } }")).body.errors[0].message).toContain("Did you mean");
+    const closed = await setup({ introspection: false });
+    const reply = await closed.ask("{ categories { nam } }");
+    expect(reply.body.errors[0].message).not.toContain("Did you mean");
+    expect(reply.body.errors[0].message).not.toContain("name");
+  });
+});

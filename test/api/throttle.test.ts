@@ -1,0 +1,89 @@
+import { describe, expect, test } from "bun:test";
+import { expectProblem, testApp } from "../helpers.ts";
+
+const LOGIN = "/svc-api/v1/auth/login";
+const fast = { maxFailures: 5, backoffBaseMs: 400, backoffMaxMs: 1600, clientMaxFailures: 1000, clientWindowMs: 60_000 };
+
+async function setup(loginThrottle = fast, trustProxy = 0) {
+  const app = await testApp({ config: { loginThrottle, trustProxy } });
+  const { password } = await app.signUp("ann");
+  const login = (pw: string, headers: Record<string, string> = {}, username = "ann") =>
+    app.call("POST", LOGIN, { body: { username, password: pw }, headers });
+  return { ...app, password, login };
+}
+
+describe("failed-login throttling", () => {
+  test("after 5 consecutive failures: 429 too_many_requests with Retry-After, even for the right password", async () => {
+    const { login, password } = await setup();
+    for (let i = 0; i < 5; i++) expectProblem(await login("wrong password"), 401, "invalid_credentials");
+    const blocked = await login(password);
+    expectProblem(blocked, 429, "too_many_requests");
+    expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+  });
+
+  test("blocks are time-bounded and double with each further failure, up to the maximum", async () => {
+    const { login, password } = await setup();
+    for (let i = 0; i < 5; i++) await login("wrong password");
+    await Bun.sleep(450); // the first block: 400 ms
+    expectProblem(await login("wrong password"), 401, "invalid_credentials"); // failure 6: 800 ms
+    await Bun.sleep(450);
+    expectProblem(await login(password), 429, "too_many_requests");
+    await Bun.sleep(400);
+    expect((await login(password)).status).toBe(200);
+  });
+
+  test("attempts during a block neither count nor extend it", async () => {
+    const { login, password, store } = await setup();
+    for (let i = 0; i < 5; i++) await login("wrong password");
+    for (let i = 0; i < 10; i++) expectProblem(await login("wrong password"), 429, "too_many_requests");
+    const state = await store.throttle.get(`user:${(await store.users.findByLogin("ann"))!.id}`);
+    expect(state?.failures).toBe(5);
+    await Bun.sleep(450);
+    expect((await login(password)).status).toBe(200);
+  });
+
+  test("a success clears the account's count", async () => {
+    const { login, password } = await setup();
+    for (let i = 0; i < 4; i++) await login("wrong password");
+    expect((await login(password)).status).toBe(200);
+    for (let i = 0; i < 4; i++) expectProblem(await login("wrong password"), 401, "invalid_credentials");
+    expect((await login(password)).status).toBe(200);
+  });
+
+  test("counts the account whether it is named by username, in any case, or by e-mail", async () => {
+    const { login, password } = await setup();
+    for (const name of ["ann", "ANN", "ann@example.com", "Ann", "ann@example.com"]) await login("wrong password", {}, name);
+    expectProblem(await login(password), 429, "too_many_requests");
+  });
+
+  test("unknown users are throttled exactly like real ones", async () => {
+    const { login } = await setup();
+    for (let i = 0; i < 5; i++) expectProblem(await login("wrong password", {}, "ghost"), 401, "invalid_credentials");
+    const real = await setup();
+    for (let i = 0; i < 5; i++) await real.login("wrong password");
+    const ghost = await login("wrong password", {}, "ghost");
+    const ann = await real.login("wrong password");
+    expectProblem(ghost, 429, "too_many_requests");
+    expect(ghost.body).toEqual(ann.body);
+  });
+
+  test("rotating X-Forwarded-For never resets the per-account count", async () => {
+    const { login, password } = await setup(fast, 1);
+    for (let i = 0; i < 5; i++) await login("wrong password", { "x-forwarded-for": `10.0.0.${i}` });
+    expectProblem(await login(password, { "x-forwarded-for": "10.0.0.99" }), 429, "too_many_requests");
+  });
+
+  test("limits failures per client, trusting X-Forwarded-For only when SVC_TRUST_PROXY says so", async () => {
+    const perClient = { ...fast, clientMaxFailures: 3 };
+    const trusted = await setup(perClient, 1);
+    for (const name of ["u1", "u2", "u3"]) await trusted.login("wrong password", { "x-forwarded-for": "203.0.113.7" }, name);
+    expectProblem(await trusted.login(trusted.password, { "x-forwarded-for": "203.0.113.7" }), 429, "too_many_requests");
+    // Another client behind the same proxy is unaffected; a spoofed left-hand entry changes nothing.
+    expect((await trusted.login(trusted.password, { "x-forwarded-for": "198.51.100.1" })).status).toBe(200);
+    expectProblem(await trusted.login(trusted.password, { "x-forwarded-for": "1.2.3.4, 203.0.113.7" }), 429, "too_many_requests");
+
+    const untrusted = await setup(perClient, 0);
+    for (const [i, name] of ["u1", "u2", "u3"].entries()) await untrusted.login("wrong password", { "x-forwarded-for": `192.0.2.${i}` }, name);
+    expectProblem(await untrusted.login(untrusted.password, { "x-forwarded-for": "192.0.2.200" }), 429, "too_many_requests");
+  });
+});
