@@ -151,6 +151,39 @@ describe("the compiled binary, alone in an empty folder", () => {
     expect(log.lastIndexOf('"status":201')).toBeGreaterThan(log.indexOf('"svc stopping'));
   }, 30_000);
 
+  test("every acknowledged write survives kill -9 under load", async () => {
+    const dir = emptyFolderWithBinary();
+    const running = await start(dir);
+    const acknowledged: string[] = [];
+    let next = 0;
+    let killed = false;
+    // Eight clients sign up as fast as they can; the process is killed mid-stream.
+    const client = async () => {
+      while (!killed && next < 2000) {
+        const username = `load${next++}`;
+        try {
+          const reply = await json(running.base, "POST", "/svc-api/v1/users/create", { username, email: `${username}@example.com`, password: "correct horse" });
+          if (reply.status === 201) acknowledged.push(username);
+        } catch {
+          return; // the connection died with the process: not acknowledged
+        }
+      }
+    };
+    const clients = Array.from({ length: 8 }, client);
+    while (acknowledged.length < 40) await Bun.sleep(5);
+    running.proc.kill("SIGKILL");
+    killed = true;
+    await Promise.all(clients);
+    expect(await running.proc.exited).not.toBe(0);
+
+    const again = await start(dir);
+    const login = await json(again.base, "POST", "/svc-api/v1/auth/login", { username: acknowledged[0], password: "correct horse" });
+    const listed = await json(again.base, "GET", "/svc-api/v1/users/all?limit=1000", undefined, login.body.token);
+    const stored = new Set(listed.body.map((u: { username: string }) => u.username));
+    expect(acknowledged.filter((name) => !stored.has(name))).toEqual([]);
+    expect(await stop(again)).toBe(0);
+  }, 60_000);
+
   test("refuses to start on a bad setting, with one line naming the variable", async () => {
     const dir = emptyFolderWithBinary();
     const cases: Array<[Record<string, string>, string]> = [
