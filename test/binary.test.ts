@@ -87,6 +87,8 @@ describe("the compiled binary, alone in an empty folder", () => {
 
     const health = await json(first.base, "GET", "/svc/health");
     expect(health.status).toBe(200);
+    expect(health.headers.get("server")).toBeNull();
+    expect(health.headers.get("x-powered-by")).toBeNull();
     expect(health.body).toMatchObject({ service: "svc", environment: "development", status: "ok", checks: { database: "ok" } });
 
     const created = await json(first.base, "POST", "/svc-api/v1/users/create", { username: "ann", email: "ann@example.com", password: "correct horse" });

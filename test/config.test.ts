@@ -63,6 +63,29 @@ describe("parseConfig", () => {
     expect(() => parseConfig({ SVC_DATABASE_URL: "mysql://svc:hunter2@h/db" })).toThrow(/mysql:\/\/svc:\*\*\*@h\/db/);
   });
 
+  test("reads the hardening settings, closed and cautious by default", () => {
+    expect(parseConfig({})).toMatchObject({
+      trustProxy: 0,
+      corsOrigins: [],
+      loginThrottle: { maxFailures: 5, backoffBaseMs: 1000, backoffMaxMs: 900_000, clientMaxFailures: 100, clientWindowMs: 900_000 },
+    });
+    const tuned = parseConfig({
+      SVC_TRUST_PROXY: "2",
+      SVC_CORS_ORIGINS: "https://app.example.com, http://localhost:5173",
+      SVC_LOGIN_MAX_FAILURES: "10",
+      SVC_LOGIN_BACKOFF_BASE: "2s",
+      SVC_LOGIN_BACKOFF_MAX: "1h",
+      SVC_LOGIN_CLIENT_MAX_FAILURES: "500",
+      SVC_LOGIN_CLIENT_WINDOW: "1h",
+    });
+    expect(tuned).toMatchObject({
+      trustProxy: 2,
+      corsOrigins: ["https://app.example.com", "http://localhost:5173"],
+      loginThrottle: { maxFailures: 10, backoffBaseMs: 2000, backoffMaxMs: 3_600_000, clientMaxFailures: 500, clientWindowMs: 3_600_000 },
+    });
+    expect(parseConfig({ SVC_TRUST_PROXY: "true" }).trustProxy).toBe(1);
+  });
+
   test("turns the playground and introspection off in production by default", () => {
     expect(parseConfig({ SVC_ENV: "production", SVC_JWT_SECRET: SECRET }).graphql).toEqual({
       auth: "required",
@@ -97,6 +120,14 @@ describe("parseConfig", () => {
     ["SVC_LOG_LEVEL", { SVC_LOG_LEVEL: "loud" }, "one of debug, info, warn, error, silent"],
     ["SVC_MAX_BODY_BYTES", { SVC_MAX_BODY_BYTES: "10" }, "an integer from 1024"],
     ["SVC_SHUTDOWN_GRACE", { SVC_SHUTDOWN_GRACE: "forever" }, "a duration such as"],
+    ["SVC_TRUST_PROXY", { SVC_TRUST_PROXY: "yes" }, "false, true (one proxy) or the number of proxies"],
+    ["SVC_CORS_ORIGINS", { SVC_CORS_ORIGINS: "https://ok.example, not an origin" }, "a comma-separated list of origins"],
+    ["SVC_CORS_ORIGINS", { SVC_CORS_ORIGINS: "https://app.example.com/path" }, "a comma-separated list of origins"],
+    ["SVC_LOGIN_MAX_FAILURES", { SVC_LOGIN_MAX_FAILURES: "0" }, "an integer from 1 to 1000"],
+    ["SVC_LOGIN_BACKOFF_BASE", { SVC_LOGIN_BACKOFF_BASE: "1 second" }, "a duration such as"],
+    ["SVC_LOGIN_BACKOFF_MAX", { SVC_LOGIN_BACKOFF_MAX: "2d" }, "a duration such as"],
+    ["SVC_LOGIN_CLIENT_MAX_FAILURES", { SVC_LOGIN_CLIENT_MAX_FAILURES: "many" }, "an integer from 1"],
+    ["SVC_LOGIN_CLIENT_WINDOW", { SVC_LOGIN_CLIENT_WINDOW: "-1s" }, "a duration such as"],
   ])("refuses a bad %s with one line naming it and what it accepts", (variable, env, accepts) => {
     let caught: unknown;
     try {

@@ -53,6 +53,18 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
     expect((await b.call("GET", "/svc-api/v1/users/all", { token: changed.body.token })).status).toBe(200);
   });
 
+  test("a logout on one instance ends that token on the other", async () => {
+    const { token } = await a.signUp("gina");
+    expect((await a.call("POST", "/svc-api/v1/auth/logout", { token })).status).toBe(204);
+    expectProblem(await b.call("GET", "/svc-api/v1/users/all", { token }), 401, "unauthorized");
+  });
+
+  test("a throttled account is throttled on every instance", async () => {
+    const { password } = await a.signUp("hank");
+    for (const app of [a, b, a, b, a]) await app.call("POST", "/svc-api/v1/auth/login", { body: { username: "hank", password: "wrong password" } });
+    expectProblem(await b.call("POST", "/svc-api/v1/auth/login", { body: { username: "hank", password } }), 429, "too_many_requests");
+  });
+
   test("a delete on one instance ends the user's tokens on the other", async () => {
     const { token } = await a.signUp("dave");
     expect((await b.call("DELETE", "/svc-api/v1/users/", { token })).status).toBe(204);
