@@ -35,8 +35,9 @@ export function createTokenService(secret: Uint8Array, ttlSeconds: number): Toke
 
   return {
     async issue({ userId, version }) {
-      const exp = Math.floor(Date.now() / 1000) + ttlSeconds;
-      const token = await signer.sign({ sub: userId, ver: version, jti: crypto.randomUUID(), exp });
+      // Relative: jose computes exp microseconds before the iat the plugin stamps, in the same synchronous
+      // step, instead of from a clock read before an await (which let exp - iat come out one second short).
+      const token = await signer.sign({ sub: userId, ver: version, jti: crypto.randomUUID(), exp: `${ttlSeconds}s` });
       return { token, token_type: "Bearer", expires_in: ttlSeconds };
     },
     async verify(token) {
