@@ -14,6 +14,7 @@ import { corsFor } from "./http/cors.ts";
 import { methodIndex } from "./http/method-index.ts";
 import { plumbing } from "./http/plumbing.ts";
 import type { Logger } from "./log.ts";
+import { createMetrics, metricsRoutes } from "./metrics.ts";
 import { usersRoutes } from "./users/index.ts";
 import { createUserService } from "./users/service.ts";
 
@@ -34,16 +35,18 @@ export function createApp({ config, store, logger }: AppDeps) {
     revocations: store.revocations,
   });
   const categories = createCategoryService(store.categories);
+  const metrics = createMetrics(store);
 
   // The 405 check needs every route, so it is filled in once they are all mounted.
   let methodsFor: (path: string) => string[] = () => [];
   const app = new Elysia({ normalize: false })
-    .use(plumbing({ logger, maxBodyBytes: config.maxBodyBytes, methodsFor: (path) => methodsFor(path) }))
+    .use(plumbing({ logger, metrics, maxBodyBytes: config.maxBodyBytes, methodsFor: (path) => methodsFor(path) }))
     .use(corsFor(config.corsOrigins))
     .use(healthRoutes(store, config.env))
+    .use(config.metrics ? metricsRoutes(metrics) : new Elysia())
     .use(authRoutes(users, authenticator, config.maxBodyBytes, config.trustProxy))
     .use(usersRoutes(users, authenticator, config.maxBodyBytes))
-    .use(graphqlRoutes({ config: config.graphql, categories, authenticator, logger }));
+    .use(graphqlRoutes({ config: config.graphql, metrics, categories, authenticator, logger }));
   methodsFor = methodIndex(app.routes);
   return app;
 }

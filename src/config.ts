@@ -53,6 +53,8 @@ export interface Config {
   trustProxy: number;
   /** Origins allowed to call svc from a browser; empty: CORS stays closed. */
   corsOrigins: string[];
+  /** Serve Prometheus metrics at /svc/metrics. */
+  metrics: boolean;
   loginThrottle: LoginThrottleConfig;
 }
 
@@ -96,6 +98,7 @@ export function parseConfig(env: Env): Config {
     passwordCost: PRODUCTION_PASSWORD_COST,
     trustProxy: trustProxy(env),
     corsOrigins: origins(env),
+    metrics: boolean(env, "SVC_METRICS", true),
     loginThrottle: {
       maxFailures: integer(env, "SVC_LOGIN_MAX_FAILURES", 5, 1, 1000),
       backoffBaseMs: duration(env, "SVC_LOGIN_BACKOFF_BASE", "1s", 1, 3600) * 1000,

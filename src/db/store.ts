@@ -128,6 +128,8 @@ export interface Store {
   readonly revocations: RevocationStore;
   /** Resolves when the database answers a trivial query; rejects otherwise. */
   ping(): Promise<void>;
+  /** The connection pool right now: its size, and how many connections are busy. */
+  pool(): { size: number; busy: number };
   counts(): Promise<Counts>;
   /**
    * Writes the records exactly as given (ids, hashes, token versions, timestamps) in one transaction.

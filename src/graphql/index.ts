@@ -12,10 +12,12 @@ import type { UserRecord } from "../db/store.ts";
 import { AppError } from "../errors.ts";
 import { requestInfo } from "../http/request-context.ts";
 import type { Logger } from "../log.ts";
+import type { Metrics } from "../metrics.ts";
 import typeDefs from "../../schema/categories.graphql" with { type: "text" };
 import type { GraphQLContext } from "./context.ts";
 import { armorPlugins } from "./armor.ts";
 import { fromAppError, isUnexpected, maskError } from "./errors.ts";
+import { operationMetrics } from "./operation-metrics.ts";
 import { playgroundPage } from "./playground.ts";
 import { resolvers } from "./resolvers.ts";
 
@@ -23,12 +25,13 @@ export const GRAPHQL_PATH = "/graphql";
 
 export interface GraphqlDeps {
   config: Config["graphql"];
+  metrics: Metrics;
   categories: CategoryService;
   authenticator: Authenticator;
   logger: Logger;
 }
 
-export function graphqlRoutes({ config, categories, authenticator, logger }: GraphqlDeps) {
+export function graphqlRoutes({ config, metrics, categories, authenticator, logger }: GraphqlDeps) {
   // Only the Request crosses into Yoga, so the verified caller waits beside it.
   const viewers = new WeakMap<Request, UserRecord>();
   // Widened to a plain GraphQLSchema: the Elysia plugin's context typing cannot name ours.
@@ -70,6 +73,7 @@ export function graphqlRoutes({ config, categories, authenticator, logger }: Gra
         requestId: requestInfo(request)?.id,
       }),
       plugins: [
+        operationMetrics(metrics),
         ...armorPlugins(config.introspection),
         ...(config.introspection ? [] : [useDisableIntrospection()]),
         useErrorHandler(({ errors, context, phase }) => {

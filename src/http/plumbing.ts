@@ -3,11 +3,13 @@
 import { Elysia, ValidationError } from "elysia";
 import { AppError, problemResponse, type FieldError } from "../errors.ts";
 import type { Logger } from "../log.ts";
+import type { Metrics } from "../metrics.ts";
 import { tooLarge } from "./json-body.ts";
 import { beginRequest, requestInfo } from "./request-context.ts";
 
 export interface PlumbingOptions {
   logger: Logger;
+  metrics: Metrics;
   maxBodyBytes: number;
   /** Methods the app answers on a path; called only for unmatched requests. */
   methodsFor: (path: string) => string[];
@@ -16,7 +18,7 @@ export interface PlumbingOptions {
 // Every answer is live state or someone's own data: nothing may be cached on the way.
 const BASE_HEADERS = { "x-content-type-options": "nosniff", "cache-control": "no-store" };
 
-export function plumbing({ logger, maxBodyBytes, methodsFor }: PlumbingOptions) {
+export function plumbing({ logger, metrics, maxBodyBytes, methodsFor }: PlumbingOptions) {
   return new Elysia({ name: "svc/plumbing" })
     .onRequest(({ request, set }) => {
       const info = beginRequest(request);
@@ -36,18 +38,26 @@ export function plumbing({ logger, maxBodyBytes, methodsFor }: PlumbingOptions) 
       if (appError.status >= 500) logger.error({ request_id: info?.id, err: error }, "request failed");
       return problemResponse(appError);
     })
-    .onAfterResponse({ as: "global" }, ({ request, set, responseValue }) => {
+    .onAfterResponse({ as: "global" }, ({ request, set, responseValue, route }) => {
       const info = requestInfo(request);
       const status =
         info?.errorStatus ?? (responseValue instanceof Response ? responseValue.status : Number(set.status ?? 200));
-      logger.info({
-        request_id: info?.id,
-        method: request.method,
-        path: new URL(request.url).pathname,
-        status,
-        duration_ms: info ? Math.round((performance.now() - info.startedAt) * 100) / 100 : undefined,
-        user_id: info?.userId ?? undefined,
-      }, "request completed");
+      const seconds = info ? (performance.now() - info.startedAt) / 1000 : 0;
+      // The route template, not the path: ids in paths would make a label per user.
+      const template = route || "unmatched";
+      metrics.request(request.method, template, status, seconds);
+      logger.info(
+        {
+          request_id: info?.id,
+          method: request.method,
+          route: template,
+          path: new URL(request.url).pathname,
+          status,
+          duration_ms: Math.round(seconds * 100_000) / 100,
+          user_id: info?.userId ?? undefined,
+        },
+        "request completed",
+      );
     });
 }
 

@@ -62,7 +62,15 @@ export async function openPostgresStore(config: PostgresConfig): Promise<Store> 
   // The server cancels a statement at statement_timeout; this deadline also covers a server that
   // does not answer at all, and a pool waiting for a connection that will not come.
   const deadlineMs = config.statementTimeoutMs + config.connectTimeoutS * 1000;
-  const guard = <T>(work: () => Promise<T>, unique?: (constraint: string) => ErrorCode) => guarded(work, deadlineMs, unique);
+  let busy = 0;
+  const guard = async <T>(work: () => Promise<T>, unique?: (constraint: string) => ErrorCode) => {
+    busy++;
+    try {
+      return await guarded(work, deadlineMs, unique);
+    } finally {
+      busy--;
+    }
+  };
 
   const counts = async (tx: Db = db): Promise<Counts> => ({
     users: (await tx.select({ n: count() }).from(users))[0]!.n,
@@ -75,6 +83,8 @@ export async function openPostgresStore(config: PostgresConfig): Promise<Store> 
     throttle: postgresThrottle(db, guard),
     revocations: postgresRevocations(db, guard),
     ping: () => guard(async () => void (await db.execute(sql`select 1`))),
+    // Operations in flight, each holding (or waiting for) a connection.
+    pool: () => ({ size: config.poolMax, busy: Math.min(busy, config.poolMax) }),
     counts: () => guard(() => counts()),
     async load(data, options) {
       // No deadline: a copy is as long as the data; the transaction keeps it all-or-nothing.

@@ -63,6 +63,8 @@ export function openSqliteStore(path: string): Store {
     async ping() {
       ping.get();
     },
+    // One connection, and every call finishes before the next starts.
+    pool: () => ({ size: 1, busy: 0 }),
     async counts() {
       return counts();
     },

@@ -1,0 +1,95 @@
+import { describe, expect, test } from "bun:test";
+import type { Store } from "../../src/db/store.ts";
+import { testApp } from "../helpers.ts";
+
+/** Scrapes /svc/metrics once the earlier requests' after-response hooks have run. */
+async function scrape(call: Awaited<ReturnType<typeof testApp>>["call"]) {
+  await Bun.sleep(10);
+  return call("GET", "/svc/metrics");
+}
+
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  const line = text
+    .split("\n")
+    .find((l) => l.startsWith(`${name}{`) && Object.entries(labels).every(([k, v]) => l.includes(`${k}="${v}"`)));
+  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(" ") + 1));
+}
+
+describe("GET /svc/metrics", () => {
+  test("counts requests and their durations by method, route template and status", async () => {
+    const { call, signUp } = await testApp();
+    const { token, user } = await signUp();
+    await call("GET", `/svc-api/v1/users/${user.id}`, { token });
+    await call("GET", "/svc-api/v1/users/01937a6e-0000-7000-8000-000000000000", { token });
+    await call("GET", "/no/such/path");
+    const reply = await scrape(call);
+    expect(reply.status).toBe(200);
+    expect(reply.headers.get("content-type")).toStartWith("text/plain");
+    const text = reply.text;
+    expect(sample(text, "svc_http_requests_total", { method: "GET", route: "/svc-api/v1/users/:user_id", status: "200" })).toBe(1);
+    expect(sample(text, "svc_http_requests_total", { route: "/svc-api/v1/users/:user_id", status: "404" })).toBe(1);
+    expect(sample(text, "svc_http_requests_total", { route: "unmatched", status: "404" })).toBe(1);
+    expect(sample(text, "svc_http_requests_total", { method: "POST", route: "/svc-api/v1/users/create", status: "201" })).toBe(1);
+    expect(sample(text, "svc_http_request_duration_seconds_count", { route: "/svc-api/v1/users/:user_id", status: "200" })).toBe(1);
+    expect(text).not.toContain(user.id);
+  });
+
+  test("counts GraphQL operations by name and outcome", async () => {
+    const { graphql, signUp, call } = await testApp();
+    const { token } = await signUp();
+    await graphql("query ListThem { categories { id } }", { token });
+    await graphql("query ListThem { categories { id } }", { token });
+    await graphql('mutation Make { createCategory(input: { name: "" }) { id } }', { token });
+    await graphql("query Broken { categories { nope } }", { token });
+    const text = (await scrape(call)).text;
+    expect(sample(text, "svc_graphql_operations_total", { operation: "ListThem", outcome: "ok" })).toBe(2);
+    expect(sample(text, "svc_graphql_operations_total", { operation: "Make", outcome: "error" })).toBe(1);
+    expect(sample(text, "svc_graphql_operations_total", { operation: "Broken", outcome: "invalid" })).toBe(1);
+  });
+
+  test("keeps the operation-name label set bounded", async () => {
+    const { graphql, signUp, call } = await testApp();
+    const { token } = await signUp();
+    for (let i = 0; i < 110; i++) await graphql(`query Op${i} { categories { id } }`, { token });
+    const text = (await scrape(call)).text;
+    expect(sample(text, "svc_graphql_operations_total", { operation: "other", outcome: "ok" })).toBe(10);
+  });
+
+  test("counts failed and throttled logins, and shows the database pool and the process", async () => {
+    const { call, signUp } = await testApp({ config: { loginThrottle: { maxFailures: 2, backoffBaseMs: 60_000, backoffMaxMs: 60_000, clientMaxFailures: 100, clientWindowMs: 60_000 } } });
+    await signUp("ann");
+    for (let i = 0; i < 3; i++) await call("POST", "/svc-api/v1/auth/login", { body: { username: "ann", password: "wrong password" } });
+    const text = (await scrape(call)).text;
+    expect(text).toMatch(/^svc_login_failures_total\{service="svc"\} 2$/m);
+    expect(text).toMatch(/^svc_login_throttled_total\{service="svc"\} 1$/m);
+    expect(sample(text, "svc_db_pool_connections", { state: "max" })).toBeGreaterThanOrEqual(1);
+    expect(sample(text, "svc_db_pool_connections", { state: "busy" })).toBe(0);
+    expect(text).toContain("svc_process_resident_memory_bytes");
+  });
+
+  test("is 404 with SVC_METRICS=false", async () => {
+    const { call } = await testApp({ config: { metrics: false } });
+    expect((await call("GET", "/svc/metrics")).status).toBe(404);
+  });
+});
+
+describe("health probes", () => {
+  test("/svc/health/live answers while the process runs; /svc/health/ready while the database answers", async () => {
+    const { call } = await testApp();
+    expect((await call("GET", "/svc/health/live")).body).toEqual({ status: "ok" });
+    expect(await call("GET", "/svc/health/ready")).toMatchObject({ status: 200, body: { status: "ok", checks: { database: "ok" } } });
+    const down = await testApp({ store: (store: Store): Store => ({ ...store, ping: () => Promise.reject(new Error("gone")) }) });
+    expect((await down.call("GET", "/svc/health/live")).status).toBe(200);
+    expect(await down.call("GET", "/svc/health/ready")).toMatchObject({ status: 503, body: { status: "unavailable" } });
+  });
+});
+
+describe("the request log line", () => {
+  test("names the route template beside the path", async () => {
+    const { call, signUp, logs } = await testApp();
+    const { token, user } = await signUp();
+    await call("GET", `/svc-api/v1/users/${user.id}`, { token, headers: { "x-request-id": "route-1" } });
+    const line = (await logs()).map((l) => JSON.parse(l)).find((l) => l.request_id === "route-1" && l.msg === "request completed");
+    expect(line).toMatchObject({ route: "/svc-api/v1/users/:user_id", path: `/svc-api/v1/users/${user.id}`, status: 200, user_id: user.id });
+  });
+});
