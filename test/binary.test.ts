@@ -257,6 +257,24 @@ describe("the compiled binary, alone in an empty folder", () => {
     60_000,
   );
 
+  test("healthcheck says ready (0) only while svc serves, and backup snapshots the live database", async () => {
+    const dir = emptyFolderWithBinary();
+    const port = String(20000 + Math.floor(Math.random() * 20000));
+    const running = await start(dir, { SVC_PORT: port });
+    const run = (...args: string[]) => Bun.spawnSync([join(dir, "svc"), ...args], { cwd: dir, env: { PATH: process.env.PATH ?? "", SVC_PORT: port } });
+    expect(run("healthcheck").exitCode).toBe(0);
+    await json(running.base, "POST", "/svc-api/v1/users/create", { username: "ann", email: "ann@example.com", password: "correct horse" });
+    const backup = run("backup", "snapshot.db");
+    expect(backup.exitCode).toBe(0);
+    expect(await stop(running)).toBe(0);
+    expect(run("healthcheck").exitCode).toBe(1);
+
+    // Restore: serve from the snapshot.
+    const restored = await start(dir, { SVC_DATABASE_URL: "sqlite:snapshot.db" });
+    expect((await json(restored.base, "POST", "/svc-api/v1/auth/login", { username: "ann", password: "correct horse" })).status).toBe(200);
+    expect(await stop(restored)).toBe(0);
+  }, 30_000);
+
   test("svc copy rejects bad usage with exit code 2", () => {
     const dir = emptyFolderWithBinary();
     const run = (...args: string[]) => Bun.spawnSync([join(dir, "svc"), ...args], { cwd: dir, env: { PATH: process.env.PATH ?? "" } });

@@ -1,0 +1,129 @@
+// The subcommands of the one binary. Each gets its arguments and the environment, writes to the
+// streams it is given, and returns an exit code: 0 done, 1 failed, 2 bad usage or configuration.
+import { ConfigError, parseConfig, type Env } from "./config.ts";
+import { runCopy } from "./copy/index.ts";
+import { backupSqlite } from "./db/sqlite/backup.ts";
+import { describeDatabase, openStore } from "./db/open.ts";
+import { serve } from "./serve.ts";
+import { version } from "../package.json";
+
+export interface Io {
+  out: { write(text: string): unknown };
+  err: { write(text: string): unknown; isTTY?: boolean };
+}
+
+interface Command {
+  usage: string;
+  summary: string;
+  run(args: string[], env: Env, io: Io): Promise<number>;
+}
+
+const COMMANDS: Record<string, Command> = {
+  serve: {
+    usage: "svc [serve]",
+    summary: "Serve the API, configured by the SVC_* environment variables (see the README). The default.",
+    async run(args, env, io) {
+      if (args.length > 0) return usageError(io, "serve", `serve takes no arguments (got ${args.join(" ")}); it reads SVC_* variables`);
+      await serve(parseConfig(env));
+      return 0;
+    },
+  },
+  migrate: {
+    usage: "svc migrate",
+    summary: "Apply the embedded migrations to SVC_DATABASE_URL, then exit. (serve also migrates at start.)",
+    async run(_, env, io) {
+      const { database } = parseConfig(env);
+      const store = await openStore(database);
+      await store.close();
+      io.out.write(`migrated ${describeDatabase(database)}\n`);
+      return 0;
+    },
+  },
+  backup: {
+    usage: "svc backup <file>",
+    summary: "Write a consistent snapshot of the SQLite database to a new file, while svc keeps serving.",
+    async run(args, env, io) {
+      const [target, ...rest] = args;
+      if (!target || rest.length > 0) return usageError(io, "backup", "give exactly one file to write");
+      const { database } = parseConfig(env);
+      if (database.kind !== "sqlite") {
+        io.err.write("svc backup: the database is PostgreSQL; back it up with pg_dump (e.g. pg_dump --format=custom --file=svc.dump <url>)\n");
+        return 1;
+      }
+      backupSqlite(database.path, target);
+      io.out.write(`backed up ${describeDatabase(database)} to ${target}\n`);
+      return 0;
+    },
+  },
+  copy: {
+    usage: "svc copy --from <url> --to <url> [--force]",
+    summary: "Copy every user and category between databases, in one transaction on the target.",
+    run: (args, env, io) => runCopy(args, env, io.err),
+  },
+  version: {
+    usage: "svc version",
+    summary: "Print svc's version.",
+    async run(_, __, io) {
+      io.out.write(`svc ${version}\n`);
+      return 0;
+    },
+  },
+  healthcheck: {
+    usage: "svc healthcheck",
+    summary: "Exit 0 when the svc on SVC_HOST:SVC_PORT answers /svc/health/ready with 200 (for a container HEALTHCHECK).",
+    async run(_, env, io) {
+      const config = parseConfig(env);
+      const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
+      try {
+        const response = await fetch(`http://${host.includes(":") ? `[${host}]` : host}:${config.port}/svc/health/ready`, { signal: AbortSignal.timeout(3000) });
+        if (response.ok) return 0;
+        io.err.write(`svc healthcheck: not ready (${response.status})\n`);
+      } catch (error) {
+        io.err.write(`svc healthcheck: no answer: ${error instanceof Error ? error.message : String(error)}\n`);
+      }
+      return 1;
+    },
+  },
+};
+
+function usageError(io: Io, name: string, problem: string): number {
+  io.err.write(`svc ${name}: ${problem}\nusage: ${COMMANDS[name]!.usage}\n`);
+  return 2;
+}
+
+function help(): string {
+  const width = Math.max(...Object.values(COMMANDS).map((c) => c.usage.length));
+  const lines = Object.values(COMMANDS).map((c) => `  ${c.usage.padEnd(width)}  ${c.summary}`);
+  return `svc ${version}: the Categories and Users service\n\nusage:\n${lines.join("\n")}\n\nsvc <command> --help describes one command.\n`;
+}
+
+export async function runCli(argv: string[], env: Env, io: Io): Promise<number> {
+  const [first, ...rest] = argv;
+  if (first === "--help" || first === "-h" || first === "help") {
+    io.out.write(help());
+    return 0;
+  }
+  if (first === "--version" || first === "-v") return COMMANDS.version!.run([], env, io);
+  const name = first === undefined || first.startsWith("-") ? "serve" : first;
+  const command = COMMANDS[name];
+  if (!command) {
+    io.err.write(`svc: unknown command ${JSON.stringify(name)}\n\n${help()}`);
+    return 2;
+  }
+  const args = first === undefined || first.startsWith("-") ? argv : rest;
+  if (args.includes("--help") || args.includes("-h")) {
+    io.out.write(`usage: ${command.usage}\n\n${command.summary}\n`);
+    return 0;
+  }
+  try {
+    return await command.run(args, env, io);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      io.err.write(`svc: ${error.message}\n`);
+      return 2;
+    }
+    if (name === "serve") throw error;
+    io.err.write(`svc ${name}: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}

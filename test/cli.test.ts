@@ -1,0 +1,91 @@
+// The subcommands, called in process through runCli with captured output.
+import { afterAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runCli } from "../src/cli.ts";
+import { openSqliteStore } from "../src/db/sqlite/store.ts";
+import { version } from "../package.json";
+
+const dir = mkdtempSync(join(tmpdir(), "svc-cli-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function cli(argv: string[], env: Record<string, string> = {}) {
+  let out = "";
+  let err = "";
+  const code = await runCli(argv, env, { out: { write: (t: string) => (out += t) }, err: { write: (t: string) => (err += t) } });
+  return { code, out, err };
+}
+
+describe("svc <command>", () => {
+  test("--help lists every command; <command> --help describes one", async () => {
+    const help = await cli(["--help"]);
+    expect(help.code).toBe(0);
+    for (const name of ["serve", "migrate", "backup", "copy", "version", "healthcheck"]) expect(help.out).toContain(`svc ${name === "serve" ? "[serve]" : name}`);
+    for (const name of ["serve", "migrate", "backup", "copy", "version", "healthcheck"]) {
+      const one = await cli([name, "--help"]);
+      expect(one.code).toBe(0);
+      expect(one.out).toStartWith("usage: svc ");
+    }
+  });
+
+  test("version prints the package version", async () => {
+    expect(await cli(["version"])).toEqual({ code: 0, out: `svc ${version}\n`, err: "" });
+    expect((await cli(["--version"])).out).toBe(`svc ${version}\n`);
+  });
+
+  test("an unknown command or stray arguments are usage errors (2)", async () => {
+    expect((await cli(["frobnicate"])).code).toBe(2);
+    expect((await cli(["serve", "--port", "1"])).code).toBe(2);
+    expect((await cli(["backup"])).code).toBe(2);
+    expect((await cli(["backup", "a", "b"])).code).toBe(2);
+  });
+
+  test("a bad setting is one line naming the variable, and exit code 2", async () => {
+    const result = await cli(["migrate"], { SVC_DATABASE_URL: "mysql://x" });
+    expect(result.code).toBe(2);
+    expect(result.err).toStartWith("svc: SVC_DATABASE_URL: ");
+    expect(result.err.trim().split("\n")).toHaveLength(1);
+  });
+
+  test("migrate creates and migrates the database, then exits", async () => {
+    const path = join(dir, "migrate", "svc.db");
+    const result = await cli(["migrate"], { SVC_DATABASE_URL: `sqlite:${path}` });
+    expect(result).toEqual({ code: 0, out: `migrated sqlite:${path}\n`, err: "" });
+    const db = new Database(path, { readonly: true });
+    expect(db.query("SELECT name FROM sqlite_master WHERE name = 'users'").get()).toEqual({ name: "users" });
+    db.close();
+  });
+
+  test("backup writes a consistent copy to a new file, and refuses to overwrite", async () => {
+    const path = join(dir, "live", "svc.db");
+    const store = openSqliteStore(path); // stays open, as a serving svc would
+    await store.users.create({ id: Bun.randomUUIDv7(), username: "ann", email: "ann@example.com", passwordHash: "h", createdAt: new Date().toISOString() });
+    const target = join(dir, "snapshot.db");
+    const result = await cli(["backup", target], { SVC_DATABASE_URL: `sqlite:${path}` });
+    expect(result.code).toBe(0);
+    const copy = openSqliteStore(target);
+    expect((await copy.users.findByLogin("ann"))?.email).toBe("ann@example.com");
+    await copy.close();
+    const again = await cli(["backup", target], { SVC_DATABASE_URL: `sqlite:${path}` });
+    expect(again.code).toBe(1);
+    expect(again.err).toContain("already exists");
+    await store.close();
+  });
+
+  test("backup on PostgreSQL points to pg_dump; on a missing database it fails cleanly", async () => {
+    const pg = await cli(["backup", join(dir, "x.db")], { SVC_DATABASE_URL: "postgres://u@127.0.0.1:1/db" });
+    expect(pg.code).toBe(1);
+    expect(pg.err).toContain("pg_dump");
+    const missing = await cli(["backup", join(dir, "y.db")], { SVC_DATABASE_URL: `sqlite:${join(dir, "nope", "svc.db")}` });
+    expect(missing.code).toBe(1);
+    expect(existsSync(join(dir, "y.db"))).toBe(false);
+  });
+
+  test("healthcheck exits 1 when nothing answers", async () => {
+    const result = await cli(["healthcheck"], { SVC_PORT: "1" });
+    expect(result.code).toBe(1);
+    expect(result.err).toContain("svc healthcheck:");
+  });
+});
