@@ -12,6 +12,7 @@ import { graphqlRoutes } from "./graphql/index.ts";
 import { healthRoutes } from "./health/index.ts";
 import { corsFor } from "./http/cors.ts";
 import { methodIndex } from "./http/method-index.ts";
+import { openapiRoutes } from "./http/openapi.ts";
 import { plumbing } from "./http/plumbing.ts";
 import type { Logger } from "./log.ts";
 import { createMetrics, metricsRoutes } from "./metrics.ts";
@@ -42,6 +43,7 @@ export function createApp({ config, store, logger }: AppDeps) {
   const app = new Elysia({ normalize: false })
     .use(plumbing({ logger, metrics, maxBodyBytes: config.maxBodyBytes, methodsFor: (path) => methodsFor(path) }))
     .use(corsFor(config.corsOrigins))
+    .use(openapiRoutes())
     .use(healthRoutes(store, config.env))
     .use(config.metrics ? metricsRoutes(metrics) : new Elysia())
     .use(authRoutes(users, authenticator, config.maxBodyBytes, config.trustProxy))

@@ -26,6 +26,11 @@ const CATALOG = {
 
 export type ErrorCode = keyof typeof CATALOG;
 
+/** The HTTP status an error code is answered with. */
+export function statusOf(code: ErrorCode): number {
+  return CATALOG[code].status;
+}
+
 export interface AppErrorOptions {
   /** Per-field problems, for validation failures. */
   errors?: FieldError[];

@@ -2,7 +2,8 @@
 import { Elysia } from "elysia";
 import { clientAddress } from "../http/client-address.ts";
 import { jsonBody } from "../http/json-body.ts";
-import { loginBody } from "../users/model.ts";
+import { documented } from "../http/openapi.ts";
+import { loginBody, tokenSchema } from "../users/model.ts";
 import type { UserService } from "../users/service.ts";
 import type { Authenticator } from "./authenticator.ts";
 import { bearer } from "./bearer.ts";
@@ -12,11 +13,32 @@ export function authRoutes(users: UserService, authenticator: Authenticator, max
     .post(
       "/login",
       ({ body, request, server }) => users.login(body, clientAddress(request, server, trustProxy)),
-      { parse: jsonBody(maxBodyBytes), body: loginBody },
+      {
+        parse: jsonBody(maxBodyBytes),
+        body: loginBody,
+        detail: documented({
+          summary: "Log in with username (or e-mail) and password",
+          tag: "auth",
+          ok: { status: 200, description: "A bearer token", schema: tokenSchema },
+          errors: ["validation_failed", "malformed_json", "invalid_credentials", "too_many_requests", "payload_too_large", "unsupported_media_type"],
+        }),
+      },
     )
     .use(bearer(authenticator))
-    .post("/logout", async ({ token, set }) => {
-      await users.logout(token);
-      set.status = 204;
-    });
+    .post(
+      "/logout",
+      async ({ token, set }) => {
+        await users.logout(token);
+        set.status = 204;
+      },
+      {
+        detail: documented({
+          summary: "Log out: the token sent stops working at once",
+          tag: "auth",
+          auth: true,
+          ok: { status: 204, description: "Revoked" },
+          errors: [],
+        }),
+      },
+    );
 }

@@ -6,7 +6,15 @@ export const MAX_NESTING = 32;
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
-export function jsonBody(maxBytes: number) {
+/**
+ * The `parse` option for a JSON route. The "application/json" after the function is never reached
+ * (the function answers or throws); it tells the OpenAPI generator which media type the body has.
+ */
+export function jsonBody(maxBytes: number): [ReturnType<typeof readJson>, "application/json"] {
+  return [readJson(maxBytes), "application/json"];
+}
+
+function readJson(maxBytes: number) {
   return async ({ request }: { request: Request }): Promise<unknown> => {
     if (!JSON_TYPE.test(request.headers.get("content-type") ?? "")) {
       throw new AppError("unsupported_media_type", "The body must be JSON, sent with Content-Type: application/json.");

@@ -1,9 +1,10 @@
 // The /svc-api/v1/users routes: thin adapters from HTTP to the user service.
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import type { Authenticator } from "../auth/authenticator.ts";
 import { bearer } from "../auth/bearer.ts";
 import { jsonBody } from "../http/json-body.ts";
-import { changePasswordBody, createUserBody, listUsersQuery, updateSelfBody, userView } from "./model.ts";
+import { documented } from "../http/openapi.ts";
+import { changePasswordBody, createUserBody, listUsersQuery, tokenSchema, updateSelfBody, userSchema, userView } from "./model.ts";
 import { parsePage, type UserService } from "./service.ts";
 
 const PREFIX = "/svc-api/v1/users";
@@ -19,7 +20,16 @@ export function usersRoutes(users: UserService, authenticator: Authenticator, ma
         set.headers.location = `${PREFIX}/${user.id}`;
         return userView(user, user.id);
       },
-      { parse: json, body: createUserBody },
+      {
+        parse: json,
+        body: createUserBody,
+        detail: documented({
+          summary: "Create a user",
+          tag: "users",
+          ok: { status: 201, description: "Created: the new user, e-mail included", schema: userSchema, headers: { Location: "The user's URL" } },
+          errors: ["validation_failed", "malformed_json", "username_taken", "email_taken", "payload_too_large", "unsupported_media_type"],
+        }),
+      },
     )
     .use(bearer(authenticator))
     .get(
@@ -36,20 +46,63 @@ export function usersRoutes(users: UserService, authenticator: Authenticator, ma
         }
         return shown.map((user) => userView(user, caller.id));
       },
-      { query: listUsersQuery },
+      {
+        query: listUsersQuery,
+        detail: documented({
+          summary: "List users, oldest first, a page at a time",
+          tag: "users",
+          auth: true,
+          ok: { status: 200, description: "A page of users", schema: t.Array(userSchema), headers: { Link: 'The next page, as <url>; rel="next", while more remain' } },
+          errors: ["validation_failed"],
+        }),
+      },
     )
-    .get("/:user_id", async ({ params, caller }) => userView(await users.get(params.user_id), caller.id))
+    .get("/:user_id", async ({ params, caller }) => userView(await users.get(params.user_id), caller.id), {
+      params: t.Object({ user_id: t.String({ description: "A user id (UUID)." }) }),
+      detail: documented({
+        summary: "Get one user (the e-mail only in your own record)",
+        tag: "users",
+        auth: true,
+        ok: { status: 200, description: "The user", schema: userSchema },
+        errors: ["not_found"],
+      }),
+    })
     .put("/", async ({ body, caller }) => userView(await users.updateSelf(caller, body), caller.id), {
       parse: json,
       body: updateSelfBody,
+      detail: documented({
+        summary: "Update yourself; changing the e-mail needs current_password",
+        tag: "users",
+        auth: true,
+        ok: { status: 200, description: "You, updated", schema: userSchema },
+        errors: ["validation_failed", "malformed_json", "current_password_mismatch", "username_taken", "email_taken", "payload_too_large", "unsupported_media_type"],
+      }),
     })
-    .put(
-      "/password",
-      ({ body, caller }) => users.changePassword(caller, body),
-      { parse: json, body: changePasswordBody },
-    )
-    .delete("/", async ({ caller, set }) => {
-      await users.deleteSelf(caller);
-      set.status = 204;
-    });
+    .put("/password", ({ body, caller }) => users.changePassword(caller, body), {
+      parse: json,
+      body: changePasswordBody,
+      detail: documented({
+        summary: "Change your password; every earlier token stops working",
+        tag: "users",
+        auth: true,
+        ok: { status: 200, description: "A fresh token", schema: tokenSchema },
+        errors: ["validation_failed", "malformed_json", "current_password_mismatch", "payload_too_large", "unsupported_media_type"],
+      }),
+    })
+    .delete(
+      "/",
+      async ({ caller, set }) => {
+        await users.deleteSelf(caller);
+        set.status = 204;
+      },
+      {
+        detail: documented({
+          summary: "Delete yourself; your categories stay, with no creator",
+          tag: "users",
+          auth: true,
+          ok: { status: 204, description: "Deleted; your tokens stop working" },
+          errors: [],
+        }),
+      },
+    );
 }

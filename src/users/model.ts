@@ -13,20 +13,35 @@ export const updateSelfBody = t.Object(
   closed,
 );
 export const changePasswordBody = t.Object({ current_password: text(1024), new_password: text(1024) }, closed);
-export const listUsersQuery = t.Object({ limit: t.Optional(t.String()), after: t.Optional(t.String()) }, closed);
+export const listUsersQuery = t.Object(
+  {
+    limit: t.Optional(t.String({ description: "Page size, 1-1000 (default 100)." })),
+    after: t.Optional(t.String({ description: "Return users after this id (from the Link header of the previous page)." })),
+  },
+  closed,
+);
+
+/** The user as responses show it. */
+export const userSchema = t.Object({
+  id: t.String({ format: "uuid" }),
+  username: t.String(),
+  email: t.Optional(t.String({ description: "Only in your own record." })),
+  created_at: t.String({ format: "date-time" }),
+  updated_at: t.String({ format: "date-time" }),
+});
+
+export const tokenSchema = t.Object({
+  token: t.String({ description: "A JWT; send it as Authorization: Bearer <token>." }),
+  token_type: t.Literal("Bearer"),
+  expires_in: t.Integer({ description: "Seconds until it expires." }),
+});
 
 export type CreateUserInput = Static<typeof createUserBody>;
 export type LoginInput = Static<typeof loginBody>;
 export type UpdateSelfInput = Static<typeof updateSelfBody>;
 export type ChangePasswordInput = Static<typeof changePasswordBody>;
 
-export interface UserView {
-  id: string;
-  username: string;
-  email?: string;
-  created_at: string;
-  updated_at: string;
-}
+export type UserView = Static<typeof userSchema>;
 
 /** The user as the API shows it: never a hash, and the e-mail only to its owner. */
 export function userView(user: UserRecord, viewerId: string | null): UserView {

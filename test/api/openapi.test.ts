@@ -1,0 +1,77 @@
+import { describe, expect, test } from "bun:test";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { testApp } from "../helpers.ts";
+
+const REST = [
+  ["post", "/svc-api/v1/users/create", false],
+  ["post", "/svc-api/v1/auth/login", false],
+  ["post", "/svc-api/v1/auth/logout", true],
+  ["get", "/svc-api/v1/users/all", true],
+  ["get", "/svc-api/v1/users/{user_id}", true],
+  ["put", "/svc-api/v1/users/", true],
+  ["put", "/svc-api/v1/users/password", true],
+  ["delete", "/svc-api/v1/users/", true],
+  ["get", "/svc/health", false],
+  ["get", "/svc/health/live", false],
+  ["get", "/svc/health/ready", false],
+] as const;
+
+describe("GET /svc-api/openapi.json", () => {
+  test("is a valid OpenAPI 3.1 document", async () => {
+    const { call } = await testApp();
+    const reply = await call("GET", "/svc-api/openapi.json");
+    expect(reply.status).toBe(200);
+    expect(reply.body.openapi).toBe("3.1.0");
+    const result = await new Validator().validate(reply.body);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
+  test("describes every REST route: request schema, answers, problem+json errors, bearer security", async () => {
+    const { call } = await testApp();
+    const doc = (await call("GET", "/svc-api/openapi.json")).body;
+    expect(doc.components.securitySchemes.bearer).toEqual({ type: "http", scheme: "bearer", bearerFormat: "JWT" });
+    expect(doc.components.schemas.Problem.properties.code.type).toBe("string");
+    for (const [method, path, auth] of REST) {
+      const operation = doc.paths[path]?.[method];
+      expect({ path, method, documented: operation !== undefined }).toEqual({ path, method, documented: true });
+      expect(operation.responses["500"].content["application/problem+json"]).toBeDefined();
+      if (auth) {
+        expect(operation.security).toEqual([{ bearer: [] }]);
+        expect(operation.responses["401"].content["application/problem+json"].schema.$ref).toBe("#/components/schemas/Problem");
+      }
+    }
+    const create = doc.paths["/svc-api/v1/users/create"].post;
+    expect(Object.keys(create.requestBody.content)).toEqual(["application/json"]);
+    expect(create.requestBody.content["application/json"].schema.additionalProperties).toBe(false);
+    expect(Object.keys(create.responses).sort()).toEqual(["201", "400", "409", "413", "415", "500"]);
+    expect(create.responses["201"].headers.Location).toBeDefined();
+    expect(doc.paths["/svc-api/v1/auth/login"].post.responses["429"]).toBeDefined();
+    expect(doc.paths["/svc-api/v1/users/all"].get.parameters.map((p: { name: string }) => p.name).sort()).toEqual(["after", "limit"]);
+    expect(doc.paths["/svc/health"].get.responses["503"]).toBeDefined();
+  });
+
+  test("leaves GraphQL, metrics and the docs themselves out", async () => {
+    const { call } = await testApp();
+    const paths = Object.keys((await call("GET", "/svc-api/openapi.json")).body.paths);
+    expect(paths.filter((p) => p.startsWith("/graphql") || p.startsWith("/svc/metrics") || p.startsWith("/svc-api/docs") || p.includes("openapi"))).toEqual([]);
+  });
+});
+
+describe("GET /svc-api/docs", () => {
+  test("serves an interactive reference whose assets come from svc itself", async () => {
+    const { call } = await testApp();
+    const page = await call("GET", "/svc-api/docs");
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toStartWith("text/html");
+    expect(page.text).toContain("/svc-api/openapi.json");
+    const sources = [...page.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+    expect(sources.length).toBeGreaterThan(0);
+    for (const source of sources) {
+      expect(source).toStartWith("/svc-api/docs/assets/");
+      const asset = await call("GET", source);
+      expect(asset.status).toBe(200);
+      expect(asset.text.length).toBeGreaterThan(100_000);
+    }
+  });
+});
