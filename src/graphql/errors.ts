@@ -21,7 +21,12 @@ export function maskError(error: unknown): Error {
  */
 function withCode(error: GraphQLError): GraphQLError {
   const { originalError, ...extensions } = error.extensions as Record<string, unknown>;
-  if (originalError === undefined && typeof extensions.code === "string") return error;
+  // Yoga marks request errors (unparsable JSON, no query) `spec`, which makes them 200 for clients that
+  // accept application/json; GraphQL over HTTP asks for 400 there too, so the mark goes.
+  const http = extensions.http as { spec?: boolean } | undefined;
+  const requestError = extensions.code === "BAD_REQUEST" && http?.spec === true;
+  if (requestError) extensions.http = { ...http, spec: undefined };
+  if (originalError === undefined && typeof extensions.code === "string" && !requestError) return error;
   return new GraphQLError(error.message, {
     nodes: error.nodes,
     source: error.source,
