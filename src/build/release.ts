@@ -1,0 +1,22 @@
+// `bun run release`: cross-compiles the binary for every supported platform into dist/ (or
+// RELEASE_DIR) and writes SHA256SUMS beside them. A build script, never imported by the service.
+import { $ } from "bun";
+import { mkdir } from "node:fs/promises";
+import { version } from "../../package.json";
+
+export const TARGETS = ["linux-x64", "linux-arm64", "darwin-arm64", "windows-x64"] as const;
+
+const root = new URL("../..", import.meta.url).pathname;
+const dist = process.env.RELEASE_DIR ?? `${root}dist`;
+await mkdir(dist, { recursive: true });
+
+const lines: string[] = [];
+for (const target of TARGETS) {
+  const name = `svc-${version}-${target}${target.startsWith("windows") ? ".exe" : ""}`;
+  await $`${process.execPath} build --compile --minify --target=bun-${target} ${root}src/main.ts --outfile ${dist}/${name}`.quiet();
+  const hash = new Bun.CryptoHasher("sha256").update(await Bun.file(`${dist}/${name}`).arrayBuffer()).digest("hex");
+  lines.push(`${hash}  ${name}`);
+  console.log(`${name}  ${(Bun.file(`${dist}/${name}`).size / 1e6).toFixed(1)} MB`);
+}
+await Bun.write(`${dist}/SHA256SUMS`, `${lines.join("\n")}\n`);
+console.log(`wrote ${dist}/SHA256SUMS (check with: cd dist && sha256sum -c SHA256SUMS)`);
