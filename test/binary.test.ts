@@ -105,6 +105,17 @@ describe("the compiled binary, alone in an empty folder", () => {
     expect(playground.status).toBe(200);
     expect(await playground.text()).toContain("YogaGraphiQL");
 
+    // The REST reference and its assets, metrics and probes come from inside the binary too.
+    expect((await json(first.base, "GET", "/svc-api/openapi.json")).body.openapi).toBe("3.1.0");
+    expect((await fetch(`${first.base}/svc-api/docs`)).status).toBe(200);
+    const bundle = await fetch(`${first.base}/svc-api/docs/assets/swagger-ui-bundle.js`);
+    expect(bundle.status).toBe(200);
+    expect((await bundle.arrayBuffer()).byteLength).toBeGreaterThan(1_000_000);
+    expect((await fetch(`${first.base}/svc-api/docs/assets/swagger-ui.css`)).status).toBe(200);
+    expect(await (await fetch(`${first.base}/svc/metrics`)).text()).toContain("svc_http_requests_total");
+    expect((await json(first.base, "GET", "/svc/health/ready")).status).toBe(200);
+    expect((await json(first.base, "GET", "/svc/health/live")).body).toEqual({ status: "ok" });
+
     expect(await stop(first)).toBe(0);
     expect(first.output()).toContain('"svc stopped"');
 
