@@ -14,7 +14,7 @@ import { corsFor } from "./http/cors.ts";
 import { methodIndex } from "./http/method-index.ts";
 import { openapiRoutes } from "./http/openapi.ts";
 import { plumbing } from "./http/plumbing.ts";
-import type { Logger } from "./log.ts";
+import type { Loggers } from "./log.ts";
 import { createMetrics, metricsRoutes } from "./metrics.ts";
 import { usersRoutes } from "./users/index.ts";
 import { createUserService } from "./users/service.ts";
@@ -22,10 +22,11 @@ import { createUserService } from "./users/service.ts";
 export interface AppDeps {
   config: Config;
   store: Store;
-  logger: Logger;
+  loggers: Loggers;
 }
 
-export function createApp({ config, store, logger }: AppDeps) {
+export function createApp({ config, store, loggers }: AppDeps) {
+  const { logger } = loggers;
   const tokens = createTokenService(config.jwt.secret, config.jwt.ttlSeconds);
   const authenticator = createAuthenticator(tokens, store.users, store.revocations);
   const users = createUserService({
@@ -41,7 +42,7 @@ export function createApp({ config, store, logger }: AppDeps) {
   // The 405 check needs every route, so it is filled in once they are all mounted.
   let methodsFor: (path: string) => string[] = () => [];
   const app = new Elysia({ normalize: false })
-    .use(plumbing({ logger, metrics, maxBodyBytes: config.maxBodyBytes, methodsFor: (path) => methodsFor(path) }))
+    .use(plumbing({ loggers, metrics, maxBodyBytes: config.maxBodyBytes, methodsFor: (path) => methodsFor(path) }))
     .use(corsFor(config.corsOrigins))
     .use(openapiRoutes())
     .use(healthRoutes(store, config.env))

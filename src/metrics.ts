@@ -42,12 +42,22 @@ export function createMetrics(store: Store): Metrics {
     },
   });
 
+  // prom-client hashes a label object on every call; one child per label set, found by a plain key,
+  // keeps the per-request cost to a Map lookup.
+  const children = new Map<string, { count: { inc(): void }; time: { observe(value: number): void } }>();
+
   return {
     registry,
     request(method, route, status, seconds) {
-      const labels = { method, route, status: String(status) };
-      requests.inc(labels);
-      duration.observe(labels, seconds);
+      const key = `${method} ${status} ${route}`;
+      let child = children.get(key);
+      if (!child) {
+        const labels = { method, route, status: String(status) };
+        child = { count: requests.labels(labels), time: duration.labels(labels) };
+        children.set(key, child);
+      }
+      child.count.inc();
+      child.time.observe(seconds);
       if (route === LOGIN_ROUTE && status === 401) failedLogins.inc();
       if (route === LOGIN_ROUTE && status === 429) throttledLogins.inc();
     },

@@ -3,11 +3,12 @@ import { createApp } from "./app.ts";
 import type { Config } from "./config.ts";
 import { describeDatabase, openStore } from "./db/open.ts";
 import type { Store } from "./db/store.ts";
-import { createLogger } from "./log.ts";
+import { createLoggers } from "./log.ts";
 import { version } from "../package.json";
 
 export async function serve(config: Config): Promise<void> {
-  const logger = createLogger(config.logLevel);
+  const loggers = createLoggers(config.logLevel);
+  const { logger } = loggers;
   const database = describeDatabase(config.database);
   let store: Store;
   try {
@@ -18,7 +19,7 @@ export async function serve(config: Config): Promise<void> {
     process.exit(1);
   }
 
-  const app = createApp({ config, store, logger }).listen({
+  const app = createApp({ config, store, loggers }).listen({
     hostname: config.host,
     port: config.port,
     // The app answers oversized bodies with problem+json; this is Bun's own backstop (a bare 413)
@@ -42,7 +43,7 @@ export async function serve(config: Config): Promise<void> {
     clearTimeout(forced);
     await store.close();
     logger.info("svc stopped");
-    logger.flush();
+    loggers.flush();
     process.exit(0);
   }
 

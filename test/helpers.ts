@@ -6,7 +6,7 @@ import { parseConfig, type Config } from "../src/config.ts";
 import { openPostgresStore } from "../src/db/postgres/store.ts";
 import { openSqliteStore } from "../src/db/sqlite/store.ts";
 import type { Store } from "../src/db/store.ts";
-import { createLogger } from "../src/log.ts";
+import { createLoggers } from "../src/log.ts";
 import { createTestDatabase, postgresConfig, type TestDatabase } from "./postgres.ts";
 
 export const TEST_SECRET = "test-secret-that-is-at-least-32-bytes-long";
@@ -76,8 +76,7 @@ export async function testApp(options: TestAppOptions = {}) {
       done();
     },
   });
-  const logger = createLogger("debug", sink);
-  const app = createApp({ config, store, logger });
+  const app = createApp({ config, store, loggers: createLoggers("debug", sink) });
 
   async function call(method: string, path: string, opts: CallOptions = {}): Promise<Reply> {
     const headers: Record<string, string> = { ...opts.headers };

@@ -2,13 +2,13 @@
 // failures into problem+json, and one log line at the end.
 import { Elysia, ValidationError } from "elysia";
 import { AppError, problemResponse, type FieldError } from "../errors.ts";
-import type { Logger } from "../log.ts";
+import type { Loggers } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
 import { tooLarge } from "./json-body.ts";
 import { beginRequest, requestInfo } from "./request-context.ts";
 
 export interface PlumbingOptions {
-  logger: Logger;
+  loggers: Loggers;
   metrics: Metrics;
   maxBodyBytes: number;
   /** Methods the app answers on a path; called only for unmatched requests. */
@@ -18,13 +18,14 @@ export interface PlumbingOptions {
 // Every answer is live state or someone's own data: nothing may be cached on the way.
 const BASE_HEADERS = { "x-content-type-options": "nosniff", "cache-control": "no-store" };
 
-export function plumbing({ logger, metrics, maxBodyBytes, methodsFor }: PlumbingOptions) {
+export function plumbing({ loggers, metrics, maxBodyBytes, methodsFor }: PlumbingOptions) {
+  const { logger, access } = loggers;
   return new Elysia({ name: "svc/plumbing" })
     .onRequest(({ request, set }) => {
       const info = beginRequest(request);
       Object.assign(set.headers, BASE_HEADERS, { "x-request-id": info.id });
-      if (logger.isLevelEnabled("debug")) {
-        logger.debug({ request_id: info.id, method: request.method, path: new URL(request.url).pathname }, "request started");
+      if (access.isLevelEnabled("debug")) {
+        access.debug({ request_id: info.id, method: request.method, path: new URL(request.url).pathname }, "request started");
       }
       // Refuse an oversized body before anyone reads it; chunked bodies meet the limit in json-body.ts
       // and, on a real socket, Bun's maxRequestBodySize.
@@ -38,7 +39,7 @@ export function plumbing({ logger, metrics, maxBodyBytes, methodsFor }: Plumbing
       if (appError.status >= 500) logger.error({ request_id: info?.id, err: error }, "request failed");
       return problemResponse(appError);
     })
-    .onAfterResponse({ as: "global" }, ({ request, set, responseValue, route }) => {
+    .onAfterResponse({ as: "global" }, ({ request, set, responseValue, route, path }) => {
       const info = requestInfo(request);
       const status =
         info?.errorStatus ?? (responseValue instanceof Response ? responseValue.status : Number(set.status ?? 200));
@@ -46,12 +47,12 @@ export function plumbing({ logger, metrics, maxBodyBytes, methodsFor }: Plumbing
       // The route template, not the path: ids in paths would make a label per user.
       const template = route || "unmatched";
       metrics.request(request.method, template, status, seconds);
-      logger.info(
+      access.info(
         {
           request_id: info?.id,
           method: request.method,
           route: template,
-          path: new URL(request.url).pathname,
+          path,
           status,
           duration_ms: Math.round(seconds * 100_000) / 100,
           user_id: info?.userId ?? undefined,
