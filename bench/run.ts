@@ -1,0 +1,353 @@
+// `bun run bench`: svc against the floor, in one run on one machine. Each case runs with wrk, the
+// same connections and duration for svc and its floor, alternating svc and floor, best of the
+// rounds. Prints the table and writes it to bench/results.md and into README.md.
+// Flags: --quick (shorter runs), --no-postgres, --no-scale.
+import { $, type Subprocess } from "bun";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseConfig } from "../src/config.ts";
+import { openStore } from "../src/db/open.ts";
+import type { CategoryRecord, UserRecord } from "../src/db/store.ts";
+
+const root = join(import.meta.dir, "..");
+const flags = new Set(process.argv.slice(2));
+const SECONDS = flags.has("--quick") ? 2 : 5;
+const ROUNDS = 2;
+const SECRET = "bench-secret-bench-secret-bench-secret";
+const PASSWORD = "bench password 1";
+const POSTGRES_ADMIN = process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+
+const work = mkdtempSync(join(tmpdir(), "svc-bench-"));
+const children: Subprocess[] = [];
+process.on("exit", () => {
+  for (const child of children) child.kill();
+  rmSync(work, { recursive: true, force: true });
+});
+
+// ---------------------------------------------------------------- processes
+
+async function build(): Promise<string> {
+  await $`${process.execPath} run build`.cwd(root).quiet();
+  return join(root, "dist", "svc");
+}
+
+interface Running {
+  proc: Subprocess;
+  base: string;
+  rss(): number;
+  peakRss(): number;
+}
+
+function memory(pid: number, field: "VmRSS" | "VmHWM"): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)![1]) * 1024;
+}
+
+async function startSvc(binary: string, dir: string, env: Record<string, string>): Promise<Running> {
+  const proc = Bun.spawn([binary], {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? "", SVC_HOST: "127.0.0.1", SVC_PORT: "0", SVC_JWT_SECRET: SECRET, ...env },
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  children.push(proc);
+  const reader = proc.stdout.getReader();
+  let text = "";
+  while (!text.includes('"svc listening"')) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`svc exited: ${text}`);
+    text += new TextDecoder().decode(value);
+  }
+  // Keep draining stdout (the request log) so svc never blocks on a full pipe.
+  void (async () => {
+    while (!(await reader.read()).done);
+  })();
+  const line = JSON.parse(text.split("\n").find((l) => l.includes('"svc listening"'))!);
+  return { proc, base: line.address, rss: () => memory(proc.pid, "VmRSS"), peakRss: () => memory(proc.pid, "VmHWM") };
+}
+
+async function startFloor(responses: Record<string, unknown>): Promise<Running> {
+  const file = join(work, `floor-${Date.now()}.json`);
+  await Bun.write(file, JSON.stringify(responses));
+  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "floor.ts"), file], { stdout: "pipe", stderr: "inherit" });
+  children.push(proc);
+  const reader = proc.stdout.getReader();
+  const { value } = await reader.read();
+  const port = /listening (\d+)/.exec(new TextDecoder().decode(value))![1];
+  return { proc, base: `http://127.0.0.1:${port}`, rss: () => memory(proc.pid, "VmRSS"), peakRss: () => memory(proc.pid, "VmHWM") };
+}
+
+async function stopProcess(running: Running): Promise<void> {
+  running.proc.kill("SIGTERM");
+  await running.proc.exited;
+}
+
+// ---------------------------------------------------------------- data
+
+async function seed(databaseUrl: string, users: number, categories: number): Promise<UserRecord[]> {
+  const store = await openStore(parseConfig({ SVC_DATABASE_URL: databaseUrl }).database);
+  const passwordHash = await Bun.password.hash(PASSWORD, { algorithm: "argon2id", memoryCost: 19456, timeCost: 2 });
+  const start = Date.parse("2026-01-01T00:00:00.000Z");
+  const records: UserRecord[] = [];
+  for (let i = 0; i < users; i++) {
+    const at = new Date(start + i).toISOString();
+    records.push({ id: Bun.randomUUIDv7(), username: `user${i}`, email: `user${i}@example.com`, passwordHash, tokenVersion: 0, createdAt: at, updatedAt: at });
+  }
+  const owner = records[0]!.id;
+  const cats: CategoryRecord[] = Array.from({ length: categories }, (_, i) => {
+    const at = new Date(start + i).toISOString();
+    return { id: Bun.randomUUIDv7(), name: `Category ${String(i).padStart(5, "0")}`, description: `The description of category ${i}`, colorHex: "#64748B", icon: "tag", createdBy: owner, createdAt: at, updatedAt: at };
+  });
+  async function* batches() {
+    for (let i = 0; i < records.length; i += 5000) yield records.slice(i, i + 5000);
+  }
+  await store.load({ users: batches(), categories: cats }, { replace: true, expect: { users, categories } });
+  await store.close();
+  return records;
+}
+
+// ---------------------------------------------------------------- wrk
+
+interface Case {
+  name: string;
+  method: "GET" | "POST";
+  path: string;
+  body?: string;
+  token?: boolean;
+  /** Sign-up: a fresh username per request. */
+  unique?: boolean;
+  connections: number;
+  /** What the floor does besides answering. */
+  work?: "verify" | "hash";
+}
+
+interface WrkResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  socketErrors: number;
+}
+
+function milliseconds(text: string): number {
+  const match = /([\d.]+)(us|ms|s)/.exec(text)!;
+  const value = Number(match[1]);
+  return match[2] === "us" ? value / 1000 : match[2] === "s" ? value * 1000 : value;
+}
+
+let runNumber = 0;
+async function wrk(base: string, c: Case, token: string, connections = c.connections): Promise<WrkResult> {
+  const env = {
+    ...process.env,
+    BENCH_METHOD: c.method,
+    BENCH_BODY: c.body ?? "",
+    BENCH_TOKEN: c.token ? token : "",
+    BENCH_UNIQUE: c.unique ? `r${++runNumber}x` : "",
+  };
+  const out = await $`wrk -t1 -c${connections} -d${SECONDS}s --latency -s ${join(import.meta.dir, "request.lua")} ${base}${c.path}`.env(env).quiet().text();
+  const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+  return {
+    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)![1]),
+    p50: milliseconds(/\s50%\s+(\S+)/.exec(out)![1]!),
+    p99: milliseconds(/\s99%\s+(\S+)/.exec(out)![1]!),
+    non2xx: Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0),
+    socketErrors: socket ? socket.slice(1).reduce((n, v) => n + Number(v), 0) : 0,
+  };
+}
+
+async function capture(base: string, c: Case, token: string, hash: string) {
+  const headers: Record<string, string> = {};
+  if (c.body) headers["content-type"] = "application/json";
+  if (c.token) headers.authorization = `Bearer ${token}`;
+  const body = c.body?.replace("{n}", "capture");
+  const response = await fetch(`${base}${c.path}`, { method: c.method, headers, body });
+  const answer = { status: response.status, headers: Object.fromEntries(response.headers), body: await response.text() };
+  delete (answer.headers as Record<string, string>)["content-length"];
+  delete (answer.headers as Record<string, string>).date;
+  return { ...answer, work: c.work, password: PASSWORD, hash };
+}
+
+// ---------------------------------------------------------------- the run
+
+const CASES: Case[] = [
+  { name: "GET /svc/health", method: "GET", path: "/svc/health", connections: 64 },
+  { name: "GET /svc-api/v1/users/all?limit=100", method: "GET", path: "/svc-api/v1/users/all?limit=100", token: true, connections: 64 },
+  {
+    name: "GraphQL categories (50)",
+    method: "POST",
+    path: "/graphql",
+    body: JSON.stringify({ query: "{ categories { id name description colorHex icon } }" }),
+    token: true,
+    connections: 64,
+  },
+  { name: "POST /auth/login", method: "POST", path: "/svc-api/v1/auth/login", body: JSON.stringify({ username: "user1", password: PASSWORD }), connections: 64, work: "verify" },
+  {
+    name: "POST /users/create",
+    method: "POST",
+    path: "/svc-api/v1/users/create",
+    body: JSON.stringify({ username: "u{n}", email: "u{n}@example.com", password: PASSWORD }),
+    unique: true,
+    connections: 64,
+    work: "hash",
+  },
+];
+
+const CREATE_CATEGORY: Case = {
+  name: "createCategory",
+  method: "POST",
+  path: "/graphql",
+  body: JSON.stringify({ query: 'mutation { createCategory(input: { name: "c{n}" }) { id } }' }),
+  token: true,
+  unique: true,
+  connections: 64,
+};
+
+interface Row {
+  name: string;
+  svc: WrkResult;
+  floor: WrkResult;
+}
+
+async function runCases(label: string, svc: Running, token: string, hash: string): Promise<{ rows: Row[]; extra: string[] }> {
+  const responses: Record<string, unknown> = {};
+  for (const c of CASES) responses[`${c.method} ${c.path.split("?")[0]}`] = await capture(svc.base, c, token, hash);
+  const floor = await startFloor(responses);
+  const rows: Row[] = [];
+  for (const c of CASES) {
+    let best: Row | undefined;
+    for (let round = 0; round < ROUNDS; round++) {
+      const s = await wrk(svc.base, c, token);
+      const f = await wrk(floor.base, c, token);
+      best = { name: c.name, svc: !best || s.rps > best.svc.rps ? s : best.svc, floor: !best || f.rps > best.floor.rps ? f : best.floor };
+    }
+    rows.push(best!);
+    console.log(`${label} ${c.name}: svc ${best!.svc.rps.toFixed(0)} floor ${best!.floor.rps.toFixed(0)} ratio ${(best!.svc.rps / best!.floor.rps).toFixed(2)}`);
+  }
+  await stopProcess(floor);
+
+  const extra: string[] = [];
+  const category = await wrk(svc.base, CREATE_CATEGORY, token);
+  extra.push(`createCategory at 64 connections: ${category.rps.toFixed(0)} req/s, ${category.non2xx} non-2xx, ${category.socketErrors} socket errors`);
+  for (const c of CASES.slice(0, 3)) {
+    const wide = await wrk(svc.base, c, token, 256);
+    extra.push(`${c.name} at 256 connections: ${wide.rps.toFixed(0)} req/s, ${wide.non2xx} non-2xx, ${wide.socketErrors} socket errors`);
+  }
+  return { rows, extra };
+}
+
+async function login(base: string, username = "user1"): Promise<string> {
+  const response = await fetch(`${base}/svc-api/v1/auth/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username, password: PASSWORD }),
+  });
+  return ((await response.json()) as { token: string }).token;
+}
+
+async function coldStart(binary: string): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const dir = mkdtempSync(join(work, "cold-"));
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const started = performance.now();
+    const proc = Bun.spawn([binary], { cwd: dir, env: { PATH: process.env.PATH ?? "", SVC_PORT: String(port), SVC_HOST: "127.0.0.1", SVC_LOG_LEVEL: "warn" } });
+    for (;;) {
+      const ok = await fetch(`http://127.0.0.1:${port}/svc/health`).then((r) => r.ok, () => false);
+      if (ok) break;
+      await Bun.sleep(1);
+    }
+    times.push(performance.now() - started);
+    proc.kill();
+    await proc.exited;
+  }
+  return times.sort((a, b) => a - b)[2]!;
+}
+
+/** users/all deep in the list and login, at a small and at a large table. */
+async function scale(binary: string): Promise<string[]> {
+  const lines: string[] = [];
+  const measure = async (users: number, categories: number) => {
+    const dir = mkdtempSync(join(work, `scale-${users}-`));
+    const records = await seed(`sqlite:${join(dir, "data", "svc.db")}`, users, categories);
+    const svc = await startSvc(binary, dir, { SVC_LOG_LEVEL: "warn" });
+    const token = await login(svc.base);
+    const middle = records[Math.floor(users / 2)]!;
+    const page: Case = { name: "page", method: "GET", path: `/svc-api/v1/users/all?limit=100&after=${middle.id}`, token: true, connections: 64 };
+    const signIn: Case = { name: "login", method: "POST", path: "/svc-api/v1/auth/login", body: JSON.stringify({ username: middle.username, password: PASSWORD }), connections: 64 };
+    const result = { page: (await wrk(svc.base, page, token)).rps, login: (await wrk(svc.base, signIn, token)).rps };
+    await stopProcess(svc);
+    return result;
+  };
+  const small = await measure(1000, 50);
+  const large = await measure(1_000_000, 10_000);
+  lines.push(`users/all page in the middle: ${small.page.toFixed(0)} req/s at 1,000 users, ${large.page.toFixed(0)} at 1,000,000 (${(small.page / large.page).toFixed(2)}x)`);
+  lines.push(`login: ${small.login.toFixed(0)} req/s at 1,000 users, ${large.login.toFixed(0)} at 1,000,000 (${(small.login / large.login).toFixed(2)}x)`);
+  return lines;
+}
+
+function table(rows: Row[]): string {
+  const head = "| Case | svc req/s | floor req/s | svc / floor | svc p50 / p99 (ms) | floor p50 / p99 (ms) |\n|---|---:|---:|---:|---:|---:|";
+  const body = rows.map(
+    (r) =>
+      `| ${r.name} | ${r.svc.rps.toFixed(0)} | ${r.floor.rps.toFixed(0)} | **${(r.svc.rps / r.floor.rps).toFixed(2)}** | ${r.svc.p50.toFixed(2)} / ${r.svc.p99.toFixed(2)} | ${r.floor.p50.toFixed(2)} / ${r.floor.p99.toFixed(2)} |`,
+  );
+  return [head, ...body].join("\n");
+}
+
+const binary = await build();
+const size = Bun.file(binary).size;
+const cold = await coldStart(binary);
+
+const dir = mkdtempSync(join(work, "sqlite-"));
+const records = await seed(`sqlite:${join(dir, "data", "svc.db")}`, 1000, 50);
+const svc = await startSvc(binary, dir, {});
+const token = await login(svc.base);
+await wrk(svc.base, CASES[0]!, token); // warm-up
+const idle = svc.rss();
+const sqlite = await runCases("sqlite", svc, token, records[0]!.passwordHash);
+const peak = svc.peakRss();
+await stopProcess(svc);
+
+let postgres: { rows: Row[]; extra: string[] } | undefined;
+if (!flags.has("--no-postgres")) {
+  const name = `svc_bench_${process.pid}`;
+  await $`psql ${POSTGRES_ADMIN} -qc ${`CREATE DATABASE ${name}`}`.quiet();
+  try {
+    const url = new URL(POSTGRES_ADMIN);
+    url.pathname = `/${name}`;
+    const pgRecords = await seed(url.toString(), 1000, 50);
+    const pgDir = mkdtempSync(join(work, "postgres-"));
+    const pg = await startSvc(binary, pgDir, { SVC_DATABASE_URL: url.toString() });
+    postgres = await runCases("postgres", pg, await login(pg.base), pgRecords[0]!.passwordHash);
+    await stopProcess(pg);
+  } finally {
+    await $`psql ${POSTGRES_ADMIN} -qc ${`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`}`.quiet();
+  }
+}
+
+const scaled = flags.has("--no-scale") ? [] : await scale(binary);
+
+const cpu = (await $`grep -m1 "model name" /proc/cpuinfo`.quiet().text()).split(":")[1]?.trim();
+const report = [
+  `Measured ${new Date().toISOString().slice(0, 10)} with \`bun run bench\` on ${cpu} (${navigator.hardwareConcurrency} cores), wrk on the same machine: 1 thread, 64 connections, ${SECONDS} s per run, svc and floor alternating, best of ${ROUNDS}. The floor is a bare \`Bun.serve\` answering with svc's very response bytes (for login: after one \`Bun.password.verify\`; for sign-up: after one \`Bun.password.hash\`). svc runs with its defaults, request log included.`,
+  "",
+  "**Embedded SQLite**",
+  "",
+  table(sqlite.rows),
+  "",
+  ...sqlite.extra.map((l) => `- ${l}`),
+  `- cold start of the binary to its first healthy answer: ${cold.toFixed(0)} ms (median of 5)`,
+  `- RSS: ${(idle / 1e6).toFixed(0)} MB idle, ${(peak / 1e6).toFixed(0)} MB peak under load`,
+  `- binary: ${(size / 1e6).toFixed(1)} MB`,
+  ...scaled.map((l) => `- ${l}`),
+  ...(postgres ? ["", "**PostgreSQL** (same machine, same two cores)", "", table(postgres.rows), "", ...postgres.extra.map((l) => `- ${l}`)] : []),
+].join("\n");
+
+console.log(`\n${report}\n`);
+await Bun.write(join(import.meta.dir, "results.md"), `${report}\n`);
+const readmePath = join(root, "README.md");
+const readme = await Bun.file(readmePath).text();
+const marked = /(<!-- bench:start -->\n)[\s\S]*?(\n<!-- bench:end -->)/;
+if (marked.test(readme)) await Bun.write(readmePath, readme.replace(marked, `$1${report}$2`));
+process.exit(0);
