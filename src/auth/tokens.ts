@@ -28,10 +28,14 @@ export interface TokenService {
   verify(token: string): Promise<VerifiedToken | null>;
 }
 
+/** How many verified tokens are remembered; the oldest go first. */
+const VERIFIED_CACHE_SIZE = 10_000;
+
 export function createTokenService(secret: Uint8Array, ttlSeconds: number): TokenService {
   const signer = jwt({ name: "jwt", secret, alg: "HS256", iss: TOKEN_ISSUER }).decorator.jwt;
   // @elysiajs/jwt verifies with whatever the header says unless told otherwise, and does not require exp.
   const rules = { algorithms: ["HS256"], issuer: TOKEN_ISSUER, requiredClaims: ["exp", "iat", "sub", "jti"] };
+  const verified = new Map<string, VerifiedToken>();
 
   return {
     async issue({ userId, version }) {
@@ -41,12 +45,29 @@ export function createTokenService(secret: Uint8Array, ttlSeconds: number): Toke
       return { token, token_type: "Bearer", expires_in: ttlSeconds };
     },
     async verify(token) {
-      // jose also refuses a future nbf and an iat it cannot read.
-      const claims = await signer.verify(token, rules);
-      if (!claims || typeof claims.sub !== "string" || typeof claims.jti !== "string" || typeof claims.exp !== "number") return null;
-      const version = claims.ver;
-      if (typeof version !== "number" || !Number.isSafeInteger(version) || version < 0) return null;
-      return { userId: claims.sub, version, jti: claims.jti, exp: claims.exp };
+      // A token's signature and claims never change, so a verified token is remembered until it
+      // expires; revocation (version, jti) is checked by the authenticator on every request anyway.
+      const known = verified.get(token);
+      if (known) {
+        if (known.exp > Date.now() / 1000) return known;
+        verified.delete(token);
+        return null;
+      }
+      const result = await verifyOnce(token);
+      if (result) {
+        if (verified.size >= VERIFIED_CACHE_SIZE) verified.delete(verified.keys().next().value!);
+        verified.set(token, result);
+      }
+      return result;
     },
   };
+
+  async function verifyOnce(token: string): Promise<VerifiedToken | null> {
+    // jose also refuses a future nbf and an iat it cannot read.
+    const claims = await signer.verify(token, rules);
+    if (!claims || typeof claims.sub !== "string" || typeof claims.jti !== "string" || typeof claims.exp !== "number") return null;
+    const version = claims.ver;
+    if (typeof version !== "number" || !Number.isSafeInteger(version) || version < 0) return null;
+    return { userId: claims.sub, version, jti: claims.jti, exp: claims.exp };
+  }
 }

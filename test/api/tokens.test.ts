@@ -96,6 +96,14 @@ describe("bearer tokens", () => {
     expect((await call("GET", "/svc-api/v1/users/all", { headers: { authorization: `bearer ${token}` } })).status).toBe(200);
   });
 
+  test("a token that has worked stops working when it expires (verified tokens are remembered only until then)", async () => {
+    const { call, signUp } = await testApp({ config: { jwt: { secret: key, ephemeral: false, ttlSeconds: 1 } } });
+    const { token } = await signUp("ann");
+    expect((await call("GET", "/svc-api/v1/users/all", { token })).status).toBe(200);
+    await Bun.sleep(1100);
+    expectProblem(await call("GET", "/svc-api/v1/users/all", { token }), 401, "unauthorized");
+  });
+
   test("honours SVC_JWT_TTL in exp and expires_in", async () => {
     const { call, signUp } = await testApp({ config: { jwt: { secret: key, ephemeral: false, ttlSeconds: 900 } } });
     const { password } = await signUp("ann");
