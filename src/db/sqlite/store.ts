@@ -2,7 +2,7 @@
 import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { asc, count, eq, gt, lt, sql } from "drizzle-orm";
+import { count, eq, lt, sql } from "drizzle-orm";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { AppError, type ErrorCode } from "../../errors.ts";
 import {
@@ -37,6 +37,11 @@ type Db = BunSQLiteDatabase;
 const userColumns = columns(users, USER_FIELDS);
 const categoryColumns = columns(categories, CATEGORY_FIELDS);
 
+// The hot reads run as plain prepared statements whose rows are the records as they are: Drizzle's
+// generic row mapping costs more than the queries themselves (90 µs against 42 for a page of 100).
+const USER_SQL = `id, username, email, password_hash AS passwordHash, token_version AS tokenVersion, created_at AS createdAt, updated_at AS updatedAt`;
+const CATEGORY_SQL = `id, name, description, color_hex AS colorHex, icon, created_by AS createdBy, created_at AS createdAt, updated_at AS updatedAt`;
+
 /** Opens (creating if needed) and migrates the database at `path`, or an in-memory one for ":memory:". */
 export function openSqliteStore(path: string): Store {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -56,10 +61,10 @@ export function openSqliteStore(path: string): Store {
   });
 
   return {
-    users: sqliteUsers(db),
-    categories: sqliteCategories(db),
+    users: sqliteUsers(db, client),
+    categories: sqliteCategories(db, client),
     throttle: sqliteThrottle(db),
-    revocations: sqliteRevocations(db),
+    revocations: sqliteRevocations(db, client),
     async ping() {
       ping.get();
     },
@@ -113,15 +118,15 @@ export function openSqliteStore(path: string): Store {
   };
 }
 
-function sqliteRevocations(db: Db): RevocationStore {
-  const byJti = db.select({ jti: revokedTokens.jti }).from(revokedTokens).where(eq(revokedTokens.jti, sql.placeholder("jti"))).prepare();
+function sqliteRevocations(db: Db, client: Database): RevocationStore {
+  const byJti = client.query<{ jti: string }, [string]>("SELECT jti FROM revoked_tokens WHERE jti = ?");
   return {
     async revoke(jti, expiresAt) {
       db.delete(revokedTokens).where(lt(revokedTokens.expiresAt, new Date().toISOString())).run();
       db.insert(revokedTokens).values({ jti, expiresAt }).onConflictDoNothing().run();
     },
     async isRevoked(jti) {
-      return byJti.get({ jti }) !== undefined;
+      return byJti.get(jti) !== null;
     },
   };
 }
@@ -152,10 +157,13 @@ function sqliteThrottle(db: Db): ThrottleStore {
   };
 }
 
-function sqliteUsers(db: Db): UserStore {
-  const byId = db.select(userColumns).from(users).where(eq(users.id, sql.placeholder("id"))).prepare();
-  const byUsername = db.select(userColumns).from(users).where(eq(users.usernameKey, sql.placeholder("key"))).prepare();
-  const byEmail = db.select(userColumns).from(users).where(eq(users.email, sql.placeholder("email"))).prepare();
+function sqliteUsers(db: Db, client: Database): UserStore {
+  const select = `SELECT ${USER_SQL} FROM users`;
+  const byId = client.query<UserRecord, [string]>(`${select} WHERE id = ?`);
+  const byUsername = client.query<UserRecord, [string]>(`${select} WHERE username_key = ?`);
+  const byEmail = client.query<UserRecord, [string]>(`${select} WHERE email = ?`);
+  const first = client.query<UserRecord, [number]>(`${select} ORDER BY id LIMIT ?`);
+  const next = client.query<UserRecord, [string, number]>(`${select} WHERE id > ? ORDER BY id LIMIT ?`);
 
   return {
     async create(user: NewUser) {
@@ -163,18 +171,13 @@ function sqliteUsers(db: Db): UserStore {
       return uniqueOrThrow(() => db.insert(users).values(row).returning(userColumns).get(), userClash);
     },
     async findById(id) {
-      return byId.get({ id }) ?? null;
+      return byId.get(id);
     },
     async findByLogin(login) {
-      const found = login.includes("@")
-        ? byEmail.get({ email: login.toLowerCase() })
-        : byUsername.get({ key: nameKey(login) });
-      return found ?? null;
+      return login.includes("@") ? byEmail.get(login.toLowerCase()) : byUsername.get(nameKey(login));
     },
     async list({ limit, after }: UserPage) {
-      const query = db.select(userColumns).from(users);
-      const filtered = after === undefined ? query : query.where(gt(users.id, after));
-      return filtered.orderBy(asc(users.id)).limit(limit).all();
+      return after === undefined ? first.all(limit) : next.all(after, limit);
     },
     async update(id, patch: UserPatch, updatedAt) {
       const changes = {
@@ -203,16 +206,16 @@ function sqliteUsers(db: Db): UserStore {
   };
 }
 
-function sqliteCategories(db: Db): CategoryStore {
-  const all = db.select(categoryColumns).from(categories).orderBy(asc(categories.nameKey), asc(categories.id)).prepare();
-  const byId = db.select(categoryColumns).from(categories).where(eq(categories.id, sql.placeholder("id"))).prepare();
+function sqliteCategories(db: Db, client: Database): CategoryStore {
+  const all = client.query<CategoryRecord, []>(`SELECT ${CATEGORY_SQL} FROM categories ORDER BY name_key, id`);
+  const byId = client.query<CategoryRecord, [string]>(`SELECT ${CATEGORY_SQL} FROM categories WHERE id = ?`);
 
   return {
     async list() {
       return all.all();
     },
     async findById(id) {
-      return byId.get({ id }) ?? null;
+      return byId.get(id);
     },
     async create(category: NewCategory) {
       const row = { ...category, nameKey: nameKey(category.name), updatedAt: category.createdAt };
