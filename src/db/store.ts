@@ -126,8 +126,8 @@ export interface Store {
   readonly categories: CategoryStore;
   readonly throttle: ThrottleStore;
   readonly revocations: RevocationStore;
-  /** Resolves when the database answers a trivial query; rejects otherwise. */
-  ping(): Promise<void>;
+  /** Resolves when the database answers a trivial query within timeoutMs; rejects otherwise. */
+  ping(timeoutMs: number): Promise<void>;
   /** The connection pool right now: its size, and how many connections are busy. */
   pool(): { size: number; busy: number };
   counts(): Promise<Counts>;

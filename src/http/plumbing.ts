@@ -15,15 +15,17 @@ export interface PlumbingOptions {
   methodsFor: (path: string) => string[];
 }
 
-// Every answer is live state or someone's own data: nothing may be cached on the way.
-const BASE_HEADERS = { "x-content-type-options": "nosniff", "cache-control": "no-store" };
 
 export function plumbing({ loggers, metrics, maxBodyBytes, methodsFor }: PlumbingOptions) {
   const { logger, access } = loggers;
   return new Elysia({ name: "svc/plumbing" })
     .onRequest(({ request, set }) => {
       const info = beginRequest(request);
-      Object.assign(set.headers, BASE_HEADERS, { "x-request-id": info.id });
+      const headers = set.headers as Record<string, string>;
+      headers["x-content-type-options"] = "nosniff";
+      // Every answer is live state or someone's own data: nothing may be cached on the way.
+      headers["cache-control"] = "no-store";
+      headers["x-request-id"] = info.id;
       if (access.isLevelEnabled("debug")) {
         access.debug({ request_id: info.id, method: request.method, path: new URL(request.url).pathname }, "request started");
       }

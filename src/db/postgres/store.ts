@@ -82,7 +82,14 @@ export async function openPostgresStore(config: PostgresConfig): Promise<Store> 
     categories: postgresCategories(db, guard),
     throttle: postgresThrottle(db, guard),
     revocations: postgresRevocations(db, guard),
-    ping: () => guard(async () => void (await db.execute(sql`select 1`))),
+    ping: async (timeoutMs) => {
+      busy++;
+      try {
+        await guarded(async () => void (await db.execute(sql`select 1`)), Math.min(timeoutMs, deadlineMs));
+      } finally {
+        busy--;
+      }
+    },
     // Operations in flight, each holding (or waiting for) a connection.
     pool: () => ({ size: config.poolMax, busy: Math.min(busy, config.poolMax) }),
     counts: () => guard(() => counts()),

@@ -65,6 +65,7 @@ export function openSqliteStore(path: string): Store {
     categories: sqliteCategories(db, client),
     throttle: sqliteThrottle(db),
     revocations: sqliteRevocations(db, client),
+    // In-process and synchronous: it answers at once or throws, so there is nothing to time out.
     async ping() {
       ping.get();
     },
