@@ -272,7 +272,7 @@ async function scale(binary: string): Promise<string[]> {
   const measure = async (users: number, categories: number) => {
     const dir = mkdtempSync(join(work, `scale-${users}-`));
     const records = await seed(`sqlite:${join(dir, "data", "svc.db")}`, users, categories);
-    const svc = await startSvc(binary, dir, { SVC_LOG_LEVEL: "warn" });
+    const svc = await startSvc(binary, dir, {});
     const token = await login(svc.base);
     const middle = records[Math.floor(users / 2)]!;
     const page: Case = { name: "page", method: "GET", path: `/svc-api/v1/users/all?limit=100&after=${middle.id}`, token: true, connections: 64 };
