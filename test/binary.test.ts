@@ -13,7 +13,8 @@ let binary: string;
 
 beforeAll(async () => {
   workdir = mkdtempSync(join(tmpdir(), "svc-binary-"));
-  const build = Bun.spawnSync([process.execPath, "build", "--compile", "--minify", "src/main.ts", "--outfile", join(workdir, "build", "svc")], {
+  // The same flags as package.json's build script.
+  const build = Bun.spawnSync([process.execPath, "build", "--compile", "--minify", "--bytecode", "src/main.ts", "--outfile", join(workdir, "build", "svc")], {
     cwd: join(import.meta.dir, ".."),
     stderr: "pipe",
   });

@@ -13,7 +13,7 @@ await mkdir(dist, { recursive: true });
 const lines: string[] = [];
 for (const target of TARGETS) {
   const name = `svc-${version}-${target}${target.startsWith("windows") ? ".exe" : ""}`;
-  await $`${process.execPath} build --compile --minify --target=bun-${target} ${root}src/main.ts --outfile ${dist}/${name}`.quiet();
+  await $`${process.execPath} build --compile --minify --bytecode --target=bun-${target} ${root}src/main.ts --outfile ${dist}/${name}`.quiet();
   const hash = new Bun.CryptoHasher("sha256").update(await Bun.file(`${dist}/${name}`).arrayBuffer()).digest("hex");
   lines.push(`${hash}  ${name}`);
   console.log(`${name}  ${(Bun.file(`${dist}/${name}`).size / 1e6).toFixed(1)} MB`);
