@@ -28,7 +28,7 @@ export interface AppDeps {
 export function createApp({ config, store, loggers }: AppDeps) {
   const { logger } = loggers;
   const tokens = createTokenService(config.jwt.secret, config.jwt.ttlSeconds);
-  const authenticator = createAuthenticator(tokens, store.users, store.revocations);
+  const authenticator = createAuthenticator(tokens, store);
   const users = createUserService({
     users: store.users,
     passwords: createPasswordHasher(config.passwordCost),

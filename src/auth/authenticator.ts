@@ -1,5 +1,5 @@
 // The one bearer check REST and GraphQL share: header → token → live user at the token's version.
-import type { RevocationStore, UserRecord, UserStore } from "../db/store.ts";
+import type { Store, UserRecord } from "../db/store.ts";
 import { AppError } from "../errors.ts";
 import type { TokenService, VerifiedToken } from "./tokens.ts";
 
@@ -20,19 +20,19 @@ export function unauthorized(tokenSent: boolean, detail: string): AppError {
   return new AppError("unauthorized", detail, { headers: { "www-authenticate": challenge } });
 }
 
-export function createAuthenticator(tokens: TokenService, users: UserStore, revocations: RevocationStore): Authenticator {
+export function createAuthenticator(tokens: TokenService, store: Pick<Store, "tokenHolder">): Authenticator {
   return {
     async authenticate(authorization) {
       if (!authorization) throw unauthorized(false, "A Bearer token is required.");
       const token = bearerToken(authorization);
       if (token === null) throw unauthorized(true, "The Authorization header must read 'Bearer <token>'.");
       const verified = await tokens.verify(token);
-      const user = verified && (await users.findById(verified.userId));
+      const holder = verified && (await store.tokenHolder(verified.userId, verified.jti));
       // A deleted user, a token from before a password change, or one logged out is as invalid as a forged one.
-      if (!verified || !user || user.tokenVersion !== verified.version || (await revocations.isRevoked(verified.jti))) {
+      if (!verified || !holder || holder.revoked || holder.user.tokenVersion !== verified.version) {
         throw unauthorized(true, "The token is invalid, expired or revoked.");
       }
-      return { user, token: verified };
+      return { user: holder.user, token: verified };
     },
   };
 }

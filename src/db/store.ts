@@ -101,6 +101,12 @@ export interface RevocationStore {
   isRevoked(jti: string): Promise<boolean>;
 }
 
+/** The user a token names, and whether that token was revoked. */
+export interface TokenHolder {
+  user: UserRecord;
+  revoked: boolean;
+}
+
 export interface Counts {
   users: number;
   categories: number;
@@ -126,6 +132,11 @@ export interface Store {
   readonly categories: CategoryStore;
   readonly throttle: ThrottleStore;
   readonly revocations: RevocationStore;
+  /**
+   * The user with this id and whether the token `jti` is revoked, in one query: it runs on every
+   * authenticated request. null: no user has this id.
+   */
+  tokenHolder(userId: string, jti: string): Promise<TokenHolder | null>;
   /** Resolves when the database answers a trivial query within timeoutMs; rejects otherwise. */
   ping(timeoutMs: number): Promise<void>;
   /** The connection pool right now: its size, and how many connections are busy. */

@@ -2,7 +2,7 @@
 // and translates driver errors at this edge: a unique violation becomes the contract's code, a
 // database that does not answer becomes `database_unavailable` (503) within seconds.
 import { SQL } from "bun";
-import { asc, count, eq, gt, lt, sql } from "drizzle-orm";
+import { count, eq, lt, sql } from "drizzle-orm";
 import { drizzle, type BunSQLDatabase } from "drizzle-orm/bun-sql";
 import type { PostgresConfig } from "../../config.ts";
 import { AppError, type ErrorCode } from "../../errors.ts";
@@ -31,6 +31,13 @@ type Db = BunSQLDatabase;
 
 const userColumns = columns(users, USER_FIELDS);
 const categoryColumns = columns(categories, CATEGORY_FIELDS);
+
+// The hot reads run as plain SQL through Bun's client (which prepares and caches each statement):
+// Drizzle's generic row mapping and Date round trips cost more than the queries. PostgreSQL formats
+// the timestamps as the contract's ISO strings itself.
+const iso8601 = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const USER_SQL = `id, username, email, password_hash AS "passwordHash", token_version AS "tokenVersion", ${iso8601("created_at")} AS "createdAt", ${iso8601("updated_at")} AS "updatedAt"`;
+const CATEGORY_SQL = `id, name, description, color_hex AS "colorHex", icon, created_by AS "createdBy", ${iso8601("created_at")} AS "createdAt", ${iso8601("updated_at")} AS "updatedAt"`;
 
 type Row<T> = { [K in keyof T]: T[K] extends string ? (K extends `${string}At` ? Date : T[K]) : T[K] };
 
@@ -78,10 +85,22 @@ export async function openPostgresStore(config: PostgresConfig): Promise<Store> 
   });
 
   return {
-    users: postgresUsers(db, guard),
-    categories: postgresCategories(db, guard),
+    users: postgresUsers(db, client, guard),
+    categories: postgresCategories(db, client, guard),
     throttle: postgresThrottle(db, guard),
-    revocations: postgresRevocations(db, guard),
+    revocations: postgresRevocations(db, client, guard),
+    tokenHolder: (userId, jti) =>
+      parseId(userId)
+        ? guard(async () => {
+            const [row] = (await client.unsafe(
+              `SELECT ${USER_SQL}, EXISTS (SELECT 1 FROM revoked_tokens WHERE jti = $1) AS revoked FROM users WHERE id = $2`,
+              [jti, userId],
+            )) as Array<UserRecord & { revoked: boolean }>;
+            if (!row) return null;
+            const { revoked, ...user } = row;
+            return { user, revoked };
+          })
+        : Promise.resolve(null),
     ping: async (timeoutMs) => {
       busy++;
       try {
@@ -129,7 +148,8 @@ export async function openPostgresStore(config: PostgresConfig): Promise<Store> 
 
 type Guard = <T>(work: () => Promise<T>, unique?: (constraint: string) => ErrorCode) => Promise<T>;
 
-function postgresUsers(db: Db, guard: Guard): UserStore {
+function postgresUsers(db: Db, client: SQL, guard: Guard): UserStore {
+  const select = (where: string, params: unknown[]) => client.unsafe(`SELECT ${USER_SQL} FROM users ${where}`, params) as Promise<UserRecord[]>;
   const clash = (constraint: string): ErrorCode => (constraint.includes("email") ? "email_taken" : "username_taken");
   const one = async (rows: Promise<Row<UserRecord>[]>) => {
     const [row] = await rows;
@@ -141,21 +161,16 @@ function postgresUsers(db: Db, guard: Guard): UserStore {
         const row = { ...user, usernameKey: nameKey(user.username), createdAt: new Date(user.createdAt), updatedAt: new Date(user.createdAt) };
         return (await one(db.insert(users).values(row).returning(userColumns)))!;
       }, clash),
-    findById: (id) => (parseId(id) ? guard(() => one(db.select(userColumns).from(users).where(eq(users.id, id)))) : Promise.resolve(null)),
+    findById: (id) => (parseId(id) ? guard(async () => (await select("WHERE id = $1", [id]))[0] ?? null) : Promise.resolve(null)),
     findByLogin: (login) =>
-      guard(() =>
-        one(
-          login.includes("@")
-            ? db.select(userColumns).from(users).where(eq(users.email, login.toLowerCase()))
-            : db.select(userColumns).from(users).where(eq(users.usernameKey, nameKey(login))),
-        ),
-      ),
-    list: ({ limit, after }) =>
       guard(async () => {
-        const query = db.select(userColumns).from(users);
-        const filtered = after === undefined ? query : query.where(gt(users.id, after));
-        return (await filtered.orderBy(asc(users.id)).limit(limit)).map(toUser);
+        const [user] = login.includes("@")
+          ? await select("WHERE email = $1", [login.toLowerCase()])
+          : await select("WHERE username_key = $1", [nameKey(login)]);
+        return user ?? null;
       }),
+    list: ({ limit, after }) =>
+      guard(() => (after === undefined ? select("ORDER BY id LIMIT $1", [limit]) : select("WHERE id > $1 ORDER BY id LIMIT $2", [after, limit]))),
     update: (id, patch, updatedAt) =>
       guard(async () => {
         if (!parseId(id)) return null;
@@ -173,16 +188,16 @@ function postgresUsers(db: Db, guard: Guard): UserStore {
   };
 }
 
-function postgresCategories(db: Db, guard: Guard): CategoryStore {
+function postgresCategories(db: Db, client: SQL, guard: Guard): CategoryStore {
+  const select = (rest: string, params: unknown[]) => client.unsafe(`SELECT ${CATEGORY_SQL} FROM categories ${rest}`, params) as Promise<CategoryRecord[]>;
   const clash = (): ErrorCode => "category_name_taken";
   const one = async (rows: Promise<Row<CategoryRecord>[]>) => {
     const [row] = await rows;
     return row ? toCategory(row) : null;
   };
   return {
-    list: () => guard(async () => (await db.select(categoryColumns).from(categories).orderBy(asc(categories.nameKey), asc(categories.id))).map(toCategory)),
-    findById: (id) =>
-      parseId(id) ? guard(() => one(db.select(categoryColumns).from(categories).where(eq(categories.id, id)))) : Promise.resolve(null),
+    list: () => guard(() => select("ORDER BY name_key, id", [])),
+    findById: (id) => (parseId(id) ? guard(async () => (await select("WHERE id = $1", [id]))[0] ?? null) : Promise.resolve(null)),
     create: (category) =>
       guard(async () => {
         const row = { ...category, nameKey: nameKey(category.name), createdAt: new Date(category.createdAt), updatedAt: new Date(category.createdAt) };
@@ -201,15 +216,14 @@ function postgresCategories(db: Db, guard: Guard): CategoryStore {
   };
 }
 
-function postgresRevocations(db: Db, guard: Guard): RevocationStore {
+function postgresRevocations(db: Db, client: SQL, guard: Guard): RevocationStore {
   return {
     revoke: (jti, expiresAt) =>
       guard(async () => {
         await db.delete(revokedTokens).where(lt(revokedTokens.expiresAt, new Date()));
         await db.insert(revokedTokens).values({ jti, expiresAt: new Date(expiresAt) }).onConflictDoNothing();
       }),
-    isRevoked: (jti) =>
-      guard(async () => (await db.select({ jti: revokedTokens.jti }).from(revokedTokens).where(eq(revokedTokens.jti, jti))).length > 0),
+    isRevoked: (jti) => guard(async () => ((await client.unsafe("SELECT 1 FROM revoked_tokens WHERE jti = $1", [jti])) as unknown[]).length > 0),
   };
 }
 

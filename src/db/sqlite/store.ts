@@ -55,6 +55,9 @@ export function openSqliteStore(path: string): Store {
   migrateSqlite(db);
 
   const ping = client.prepare("SELECT 1");
+  const holder = client.query<UserRecord & { revoked: number }, [string, string]>(
+    `SELECT ${USER_SQL}, EXISTS (SELECT 1 FROM revoked_tokens WHERE jti = ?) AS revoked FROM users WHERE id = ?`,
+  );
   const counts = (): Counts => ({
     users: db.select({ n: count() }).from(users).get()!.n,
     categories: db.select({ n: count() }).from(categories).get()!.n,
@@ -65,6 +68,12 @@ export function openSqliteStore(path: string): Store {
     categories: sqliteCategories(db, client),
     throttle: sqliteThrottle(db),
     revocations: sqliteRevocations(db, client),
+    async tokenHolder(userId, jti) {
+      const row = holder.get(jti, userId);
+      if (!row) return null;
+      const { revoked, ...user } = row;
+      return { user, revoked: revoked === 1 };
+    },
     // In-process and synchronous: it answers at once or throws, so there is nothing to time out.
     async ping() {
       ping.get();
