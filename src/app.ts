@@ -35,8 +35,9 @@ export function createApp({ config, store, loggers }: AppDeps) {
     tokens,
     throttle: createLoginThrottle(store.throttle, config.loginThrottle),
     revocations: store.revocations,
+    versions: () => store.versions(),
   });
-  const categories = createCategoryService(store.categories);
+  const categories = createCategoryService(store.categories, () => store.versions());
   const metrics = createMetrics(store);
 
   // The 405 check needs every route, so it is filled in once they are all mounted.

@@ -81,6 +81,24 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
     expect(listed.body.data.categories).toEqual([{ name: "Shared" }]);
   });
 
+  test("cached reads are never stale: a write on one instance shows at once on the other", async () => {
+    const { token } = await a.signUp("ivan");
+    const names = async (app: typeof a) => (await app.call("GET", "/svc-api/v1/users/all?limit=1000", { token })).body.map((u: { username: string }) => u.username);
+    const before = await names(a); // a now holds this page in memory
+    expect(await names(a)).toEqual(before);
+    await b.signUp("judy");
+    expect(await names(a)).toEqual([...before, "judy"]);
+
+    const list = async (app: typeof a) => (await app.graphql("{ categories { name icon } }", { token })).body.data.categories;
+    const cached = await list(a);
+    await b.graphql('mutation { createCategory(input: { name: "Fresh" }) { id } }', { token });
+    expect(await list(a)).toEqual([...cached, { name: "Fresh", icon: null }].sort((x, y) => x.name.toLowerCase().localeCompare(y.name.toLowerCase())));
+    const { id } = (await b.graphql('mutation { createCategory(input: { name: "Fresher" }) { id } }', { token })).body.data.createCategory;
+    await a.graphql("{ categories { name } }", { token });
+    await b.graphql(`mutation { updateCategory(id: "${id}", input: { icon: "new" }) { id } }`, { token });
+    expect((await list(a)).find((c: { name: string }) => c.name === "Fresher").icon).toBe("new");
+  });
+
   test("failed-login state is one count for every instance", async () => {
     const at = new Date().toISOString();
     await Promise.all(stores.flatMap((store) => Array.from({ length: 4 }, () => store.throttle.recordFailure("account:frank", at))));

@@ -1,5 +1,6 @@
 // What can be done with categories, in domain terms. Called by the GraphQL resolvers.
-import type { CategoryRecord, CategoryStore } from "../db/store.ts";
+import type { CategoryRecord, CategoryStore, TableVersions } from "../db/store.ts";
+import { VersionedCache } from "../db/versioned-cache.ts";
 import { AppError, invalidFields } from "../errors.ts";
 import { newId, parseId } from "../ids.ts";
 import { cleanCategory, DEFAULT_COLOR, type CategoryInput } from "./model.ts";
@@ -9,7 +10,10 @@ export type Actor = { userId: string } | "anyone";
 
 export type CategoryService = ReturnType<typeof createCategoryService>;
 
-export function createCategoryService(categories: CategoryStore) {
+export function createCategoryService(categories: CategoryStore, versions: () => Promise<TableVersions>) {
+  // The whole list is one entry: every instance answers from memory until a write anywhere changes it.
+  const lists = new VersionedCache<CategoryRecord[]>(1);
+
   async function find(id: string): Promise<CategoryRecord | null> {
     const canonical = parseId(id);
     return canonical ? categories.findById(canonical) : null;
@@ -26,7 +30,7 @@ export function createCategoryService(categories: CategoryStore) {
   }
 
   return {
-    list: () => categories.list(),
+    list: async () => lists.get("all", (await versions()).categories, () => categories.list()),
     get: find,
 
     async create(input: CategoryInput & { name: string }, actor: Actor): Promise<CategoryRecord> {

@@ -107,6 +107,12 @@ export interface TokenHolder {
   revoked: boolean;
 }
 
+/** Counters that change whenever their table does, whichever instance wrote (database triggers). */
+export interface TableVersions {
+  users: number;
+  categories: number;
+}
+
 export interface Counts {
   users: number;
   categories: number;
@@ -137,6 +143,8 @@ export interface Store {
    * authenticated request. null: no user has this id.
    */
   tokenHolder(userId: string, jti: string): Promise<TokenHolder | null>;
+  /** The tables' change counters: equal counters mean unchanged tables, so cached reads may be reused. */
+  versions(): Promise<TableVersions>;
   /** Resolves when the database answers a trivial query within timeoutMs; rejects otherwise. */
   ping(timeoutMs: number): Promise<void>;
   /** The connection pool right now: its size, and how many connections are busy. */

@@ -3,7 +3,8 @@ import { isCommonPassword } from "../auth/common-passwords.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import type { LoginThrottle } from "../auth/throttle.ts";
 import type { IssuedToken, TokenService, VerifiedToken } from "../auth/tokens.ts";
-import { nameKey, type RevocationStore, type UserPage, type UserRecord, type UserStore } from "../db/store.ts";
+import { nameKey, type RevocationStore, type TableVersions, type UserPage, type UserRecord, type UserStore } from "../db/store.ts";
+import { VersionedCache } from "../db/versioned-cache.ts";
 import { AppError, invalidFields, type FieldError } from "../errors.ts";
 import { newId, parseId } from "../ids.ts";
 import type { ChangePasswordInput, CreateUserInput, LoginInput, UpdateSelfInput } from "./model.ts";
@@ -15,6 +16,7 @@ export interface UserServiceDeps {
   tokens: TokenService;
   throttle: LoginThrottle;
   revocations: RevocationStore;
+  versions: () => Promise<TableVersions>;
 }
 
 export const PAGE_DEFAULT = 100;
@@ -22,7 +24,8 @@ export const PAGE_MAX = 1000;
 
 export type UserService = ReturnType<typeof createUserService>;
 
-export function createUserService({ users, passwords, tokens, throttle, revocations }: UserServiceDeps) {
+export function createUserService({ users, passwords, tokens, throttle, revocations, versions }: UserServiceDeps) {
+  const pages = new VersionedCache<UserRecord[]>(64);
   const issueFor = (user: UserRecord) => tokens.issue({ userId: user.id, version: user.tokenVersion });
 
   async function requirePassword(user: UserRecord, password: string | undefined, field: string): Promise<void> {
@@ -82,8 +85,10 @@ export function createUserService({ users, passwords, tokens, throttle, revocati
       return revocations.revoke(token.jti, new Date(token.exp * 1000).toISOString());
     },
 
-    list(page: UserPage): Promise<UserRecord[]> {
-      return users.list(page);
+    /** A page of users, from memory while the users table is unchanged. */
+    async list(page: UserPage): Promise<UserRecord[]> {
+      const { users: version } = await versions();
+      return pages.get(`${page.limit} ${page.after ?? ""}`, version, () => users.list(page));
     },
 
     async get(id: string): Promise<UserRecord> {

@@ -166,6 +166,34 @@ export function storeConformance(name: string, harness: StoreHarness): void {
       });
     });
 
+    describe("table versions", () => {
+      test("change with every write to their table, and only then", async () => {
+        const v0 = await store.versions();
+        expect(await store.versions()).toEqual(v0);
+        const ann = await store.users.create(newUser("ann"));
+        const v1 = await store.versions();
+        expect(v1.users).toBeGreaterThan(v0.users);
+        expect(v1.categories).toBe(v0.categories);
+        await store.users.findById(ann.id);
+        await store.users.list({ limit: 10 });
+        expect(await store.versions()).toEqual(v1);
+        const books = await store.categories.create(newCategory("Books", { createdBy: ann.id }));
+        const v2 = await store.versions();
+        expect(v2.categories).toBeGreaterThan(v1.categories);
+        await store.categories.update(books.id, { icon: "book" }, tick());
+        const v3 = await store.versions();
+        expect(v3.categories).toBeGreaterThan(v2.categories);
+        await store.users.setPassword(ann.id, "h2", tick());
+        const v4 = await store.versions();
+        expect(v4.users).toBeGreaterThan(v3.users);
+        // Deleting the creator clears categories' created_by: both tables changed.
+        await store.users.delete(ann.id);
+        const v5 = await store.versions();
+        expect(v5.users).toBeGreaterThan(v4.users);
+        expect(v5.categories).toBeGreaterThan(v4.categories);
+      });
+    });
+
     describe("revocations", () => {
       test("remember a revoked token id until its expiry, then forget it", async () => {
         const soon = new Date(Date.now() + 60_000).toISOString();

@@ -54,3 +54,9 @@ export const revokedTokens = pgTable(
   },
   (t) => [index("revoked_tokens_expires_at_idx").on(t.expiresAt)],
 );
+
+/** A counter per table, bumped by triggers on every write (see the custom migration): caches ask it. */
+export const tableVersions = pgTable("table_versions", {
+  name: text("name").primaryKey(),
+  version: integer("version").notNull(),
+});

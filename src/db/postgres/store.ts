@@ -89,6 +89,14 @@ export async function openPostgresStore(config: PostgresConfig): Promise<Store> 
     categories: postgresCategories(db, client, guard),
     throttle: postgresThrottle(db, guard),
     revocations: postgresRevocations(db, client, guard),
+    versions: () =>
+      guard(async () => {
+        const [row] = (await client.unsafe(
+          "SELECT (SELECT version FROM table_versions WHERE name = 'users') AS users, (SELECT version FROM table_versions WHERE name = 'categories') AS categories",
+          [],
+        )) as Array<{ users: number; categories: number }>;
+        return row!;
+      }),
     tokenHolder: (userId, jti) =>
       parseId(userId)
         ? guard(async () => {

@@ -55,6 +55,9 @@ export function openSqliteStore(path: string): Store {
   migrateSqlite(db);
 
   const ping = client.prepare("SELECT 1");
+  const versions = client.query<{ users: number; categories: number }, []>(
+    "SELECT (SELECT version FROM table_versions WHERE name = 'users') AS users, (SELECT version FROM table_versions WHERE name = 'categories') AS categories",
+  );
   const holder = client.query<UserRecord & { revoked: number }, [string, string]>(
     `SELECT ${USER_SQL}, EXISTS (SELECT 1 FROM revoked_tokens WHERE jti = ?) AS revoked FROM users WHERE id = ?`,
   );
@@ -68,6 +71,9 @@ export function openSqliteStore(path: string): Store {
     categories: sqliteCategories(db, client),
     throttle: sqliteThrottle(db),
     revocations: sqliteRevocations(db, client),
+    async versions() {
+      return versions.get()!;
+    },
     async tokenHolder(userId, jti) {
       const row = holder.get(jti, userId);
       if (!row) return null;

@@ -1,0 +1,20 @@
+// A bounded cache of reads that is right across instances: every entry carries the table version it
+// was read at, and is used only while the database still reports that version. The version is read
+// before the data, so an entry can be tagged older than its data (and be refreshed needlessly once)
+// but never newer (and be served stale).
+
+export class VersionedCache<T> {
+  private readonly entries = new Map<string, { version: number; value: T }>();
+
+  constructor(private readonly capacity: number) {}
+
+  async get(key: string, version: number, read: () => Promise<T>): Promise<T> {
+    const hit = this.entries.get(key);
+    if (hit && hit.version === version) return hit.value;
+    const value = await read();
+    this.entries.delete(key);
+    if (this.entries.size >= this.capacity) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(key, { version, value });
+    return value;
+  }
+}
