@@ -6,8 +6,30 @@ import { jsonBody } from "../http/json-body.ts";
 import { documented } from "../http/openapi.ts";
 import { changePasswordBody, createUserBody, listUsersQuery, tokenSchema, updateSelfBody, userSchema, userView } from "./model.ts";
 import { parsePage, type UserService } from "./service.ts";
+import type { UserRecord } from "../db/store.ts";
 
 const PREFIX = "/svc-api/v1/users";
+const JSON_TYPE = "application/json;charset=utf-8";
+
+/**
+ * A page as JSON. Each user's public JSON is rendered once per cached page (the service returns the
+ * same array while the table is unchanged, and a new one after any write, so the WeakMap follows it);
+ * only the caller's own record, which shows the e-mail, is rendered per request.
+ */
+const rendered = new WeakMap<UserRecord[], string[]>();
+function pageJson(rows: UserRecord[], count: number, viewerId: string): string {
+  let parts = rendered.get(rows);
+  if (!parts) {
+    parts = rows.map((user) => JSON.stringify(userView(user, null)));
+    rendered.set(rows, parts);
+  }
+  let json = "[";
+  for (let i = 0; i < count; i++) {
+    if (i > 0) json += ",";
+    json += rows[i]!.id === viewerId ? JSON.stringify(userView(rows[i]!, viewerId)) : parts[i];
+  }
+  return `${json}]`;
+}
 
 export function usersRoutes(users: UserService, authenticator: Authenticator, maxBodyBytes: number) {
   const json = jsonBody(maxBodyBytes);
@@ -38,13 +60,12 @@ export function usersRoutes(users: UserService, authenticator: Authenticator, ma
         const page = parsePage(query.limit, query.after);
         // One extra row tells whether another page exists without a count query.
         const rows = await users.list({ ...page, limit: page.limit + 1 });
-        const more = rows.length > page.limit;
-        const shown = more ? rows.slice(0, page.limit) : rows;
-        if (more) {
-          const next = `${PREFIX}/all?limit=${page.limit}&after=${shown[shown.length - 1]!.id}`;
+        const count = Math.min(rows.length, page.limit);
+        if (rows.length > page.limit) {
+          const next = `${PREFIX}/all?limit=${page.limit}&after=${rows[count - 1]!.id}`;
           set.headers.link = `<${next}>; rel="next"`;
         }
-        return shown.map((user) => userView(user, caller.id));
+        return new Response(pageJson(rows, count, caller.id), { headers: { "content-type": JSON_TYPE } });
       },
       {
         query: listUsersQuery,
