@@ -15,7 +15,6 @@ export interface PlumbingOptions {
   methodsFor: (path: string) => string[];
 }
 
-
 export function plumbing({ loggers, metrics, maxBodyBytes, methodsFor }: PlumbingOptions) {
   const { logger, access } = loggers;
   return new Elysia({ name: "svc/plumbing" })
