@@ -95,10 +95,8 @@ export interface ThrottleStore {
 
 /** Single tokens revoked before their expiry (logout). Every instance sees the same list. */
 export interface RevocationStore {
-  /** Revokes the token id until expiresAt, and forgets revocations whose tokens have expired. */
+  /** Revokes the token id until expiresAt, and forgets revocations whose tokens have expired. (Store.tokenHolder reads them.) */
   revoke(jti: string, expiresAt: string): Promise<void>;
-  /** true: the token id was revoked. */
-  isRevoked(jti: string): Promise<boolean>;
 }
 
 /** The user a token names, and whether that token was revoked. */

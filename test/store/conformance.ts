@@ -194,17 +194,28 @@ export function storeConformance(name: string, harness: StoreHarness): void {
       });
     });
 
+    describe("tokenHolder", () => {
+      test("is the stored user with the token's revocation, or null for an unknown user", async () => {
+        const ann = await store.users.create(newUser("ann"));
+        expect(await store.tokenHolder(ann.id, "any-jti")).toEqual({ user: ann, revoked: false });
+        expect(await store.tokenHolder(Bun.randomUUIDv7(), "any-jti")).toBeNull();
+        expect(await store.tokenHolder("not-an-id", "any-jti")).toBeNull();
+      });
+    });
+
     describe("revocations", () => {
-      test("remember a revoked token id until its expiry, then forget it", async () => {
+      test("remember a revoked token id until its expiry, then forget it, as tokenHolder reports", async () => {
+        const ann = await store.users.create(newUser("ann"));
+        const isRevoked = async (jti: string) => (await store.tokenHolder(ann.id, jti))!.revoked;
         const soon = new Date(Date.now() + 60_000).toISOString();
-        expect(await store.revocations.isRevoked("jti-1")).toBe(false);
+        expect(await isRevoked("jti-1")).toBe(false);
         await store.revocations.revoke("jti-1", soon);
         await store.revocations.revoke("jti-1", soon); // twice is harmless
-        expect(await store.revocations.isRevoked("jti-1")).toBe(true);
+        expect(await isRevoked("jti-1")).toBe(true);
         await store.revocations.revoke("jti-old", new Date(Date.now() - 1000).toISOString());
         await store.revocations.revoke("jti-2", soon);
-        expect(await store.revocations.isRevoked("jti-old")).toBe(false);
-        expect(await store.revocations.isRevoked("jti-1")).toBe(true);
+        expect(await isRevoked("jti-old")).toBe(false);
+        expect(await isRevoked("jti-1")).toBe(true);
       });
     });
 

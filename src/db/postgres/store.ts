@@ -70,10 +70,10 @@ export async function openPostgresStore(config: PostgresConfig): Promise<Store> 
   // does not answer at all, and a pool waiting for a connection that will not come.
   const deadlineMs = config.statementTimeoutMs + config.connectTimeoutS * 1000;
   let busy = 0;
-  const guard = async <T>(work: () => Promise<T>, unique?: (constraint: string) => ErrorCode) => {
+  const guard = async <T>(work: () => Promise<T>, unique?: (constraint: string) => ErrorCode, deadline = deadlineMs) => {
     busy++;
     try {
-      return await guarded(work, deadlineMs, unique);
+      return await guarded(work, deadline, unique);
     } finally {
       busy--;
     }
@@ -88,7 +88,7 @@ export async function openPostgresStore(config: PostgresConfig): Promise<Store> 
     users: postgresUsers(db, client, guard),
     categories: postgresCategories(db, client, guard),
     throttle: postgresThrottle(db, guard),
-    revocations: postgresRevocations(db, client, guard),
+    revocations: postgresRevocations(db, guard),
     versions: () =>
       guard(async () => {
         const [row] = (await client.unsafe(
@@ -109,14 +109,7 @@ export async function openPostgresStore(config: PostgresConfig): Promise<Store> 
             return { user, revoked };
           })
         : Promise.resolve(null),
-    ping: async (timeoutMs) => {
-      busy++;
-      try {
-        await guarded(async () => void (await db.execute(sql`select 1`)), Math.min(timeoutMs, deadlineMs));
-      } finally {
-        busy--;
-      }
-    },
+    ping: (timeoutMs) => guard(async () => void (await db.execute(sql`select 1`)), undefined, Math.min(timeoutMs, deadlineMs)),
     // Operations in flight, each holding (or waiting for) a connection.
     pool: () => ({ size: config.poolMax, busy: Math.min(busy, config.poolMax) }),
     counts: () => guard(() => counts()),
@@ -154,7 +147,7 @@ export async function openPostgresStore(config: PostgresConfig): Promise<Store> 
   };
 }
 
-type Guard = <T>(work: () => Promise<T>, unique?: (constraint: string) => ErrorCode) => Promise<T>;
+type Guard = <T>(work: () => Promise<T>, unique?: (constraint: string) => ErrorCode, deadline?: number) => Promise<T>;
 
 function postgresUsers(db: Db, client: SQL, guard: Guard): UserStore {
   const select = (where: string, params: unknown[]) => client.unsafe(`SELECT ${USER_SQL} FROM users ${where}`, params) as Promise<UserRecord[]>;
@@ -224,14 +217,13 @@ function postgresCategories(db: Db, client: SQL, guard: Guard): CategoryStore {
   };
 }
 
-function postgresRevocations(db: Db, client: SQL, guard: Guard): RevocationStore {
+function postgresRevocations(db: Db, guard: Guard): RevocationStore {
   return {
     revoke: (jti, expiresAt) =>
       guard(async () => {
         await db.delete(revokedTokens).where(lt(revokedTokens.expiresAt, new Date()));
         await db.insert(revokedTokens).values({ jti, expiresAt: new Date(expiresAt) }).onConflictDoNothing();
       }),
-    isRevoked: (jti) => guard(async () => ((await client.unsafe("SELECT 1 FROM revoked_tokens WHERE jti = $1", [jti])) as unknown[]).length > 0),
   };
 }
 

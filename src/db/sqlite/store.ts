@@ -70,7 +70,7 @@ export function openSqliteStore(path: string): Store {
     users: sqliteUsers(db, client),
     categories: sqliteCategories(db, client),
     throttle: sqliteThrottle(db),
-    revocations: sqliteRevocations(db, client),
+    revocations: sqliteRevocations(db),
     async versions() {
       return versions.get()!;
     },
@@ -134,15 +134,11 @@ export function openSqliteStore(path: string): Store {
   };
 }
 
-function sqliteRevocations(db: Db, client: Database): RevocationStore {
-  const byJti = client.query<{ jti: string }, [string]>("SELECT jti FROM revoked_tokens WHERE jti = ?");
+function sqliteRevocations(db: Db): RevocationStore {
   return {
     async revoke(jti, expiresAt) {
       db.delete(revokedTokens).where(lt(revokedTokens.expiresAt, new Date().toISOString())).run();
       db.insert(revokedTokens).values({ jti, expiresAt }).onConflictDoNothing().run();
-    },
-    async isRevoked(jti) {
-      return byJti.get(jti) !== null;
     },
   };
 }
