@@ -1,7 +1,8 @@
 // `bun run bench`: svc against the floor, in one run on one machine. Each case runs with wrk, the
 // same connections and duration for svc and its floor, alternating svc and floor, best of the
 // rounds. Prints the table and writes it to bench/results.md and into README.md.
-// Flags: --quick (shorter runs), --no-postgres, --no-scale.
+// Flags: --quick (shorter runs), --no-postgres, --no-scale, --only=<text> (just the cases whose name
+// holds the text, without the wide, createCategory and scale runs: for working on one case).
 import { $, type Subprocess } from "bun";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,6 +14,7 @@ import type { CategoryRecord, UserRecord } from "../src/db/store.ts";
 const root = join(import.meta.dir, "..");
 const flags = new Set(process.argv.slice(2));
 const SECONDS = flags.has("--quick") ? 2 : 5;
+const ONLY = [...flags].find((f) => f.startsWith("--only="))?.slice("--only=".length);
 const ROUNDS = 2;
 const SECRET = "bench-secret-bench-secret-bench-secret";
 const PASSWORD = "bench password 1";
@@ -193,6 +195,8 @@ const CASES: Case[] = [
   },
 ];
 
+const SELECTED = ONLY === undefined ? CASES : CASES.filter((c) => c.name.toLowerCase().includes(ONLY.toLowerCase()));
+
 const CREATE_CATEGORY: Case = {
   name: "createCategory",
   method: "POST",
@@ -211,10 +215,10 @@ interface Row {
 
 async function runCases(label: string, svc: Running, token: string, hash: string): Promise<{ rows: Row[]; extra: string[]; peak: number }> {
   const responses: Record<string, unknown> = {};
-  for (const c of CASES) responses[`${c.method} ${c.path.split("?")[0]}`] = await capture(svc.base, c, token, hash);
+  for (const c of SELECTED) responses[`${c.method} ${c.path.split("?")[0]}`] = await capture(svc.base, c, token, hash);
   const floor = await startFloor(responses);
   const rows: Row[] = [];
-  for (const c of CASES) {
+  for (const c of SELECTED) {
     let best: Row | undefined;
     for (let round = 0; round < ROUNDS; round++) {
       const s = await wrk(svc.base, c, token);
@@ -227,6 +231,7 @@ async function runCases(label: string, svc: Running, token: string, hash: string
   await stopProcess(floor);
 
   const extra: string[] = [];
+  if (ONLY !== undefined) return { rows, extra, peak: svc.peakRss() };
   for (const c of CASES.slice(0, 3)) {
     const wide = await wrk(svc.base, c, token, 256);
     extra.push(`${c.name} at 256 connections: ${wide.rps.toFixed(0)} req/s, ${wide.non2xx} non-2xx, ${wide.socketErrors} socket errors`);
@@ -328,7 +333,7 @@ if (!flags.has("--no-postgres")) {
   }
 }
 
-const scaled = flags.has("--no-scale") ? [] : await scale(binary);
+const scaled = flags.has("--no-scale") || ONLY !== undefined ? [] : await scale(binary);
 
 const cpu = (await $`grep -m1 "model name" /proc/cpuinfo`.quiet().text()).split(":")[1]?.trim();
 const report = [
@@ -347,6 +352,7 @@ const report = [
 ].join("\n");
 
 console.log(`\n${report}\n`);
+if (ONLY !== undefined) process.exit(0); // a partial run is for the console, not for the record
 await Bun.write(join(import.meta.dir, "results.md"), `${report}\n`);
 const readmePath = join(root, "README.md");
 const readme = await Bun.file(readmePath).text();

@@ -34,6 +34,21 @@ describe("GET /svc/metrics", () => {
     expect(text).not.toContain(user.id);
   });
 
+  test("the duration histogram's buckets are cumulative and end at the count", async () => {
+    const { call } = await testApp();
+    for (let i = 0; i < 3; i++) await call("GET", "/svc/health/live");
+    const text = (await scrape(call)).text;
+    const labels = { method: "GET", route: "/svc/health/live", status: "200" };
+    const bucket = (le: string) => sample(text, "svc_http_request_duration_seconds_bucket", { ...labels, le });
+    const all = ["0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "+Inf"].map((le) => bucket(le)!);
+    expect(all.every((n, i) => i === 0 || n >= all[i - 1]!)).toBe(true);
+    expect(all.at(-1)).toBe(3);
+    expect(sample(text, "svc_http_request_duration_seconds_count", labels)).toBe(3);
+    expect(sample(text, "svc_http_request_duration_seconds_sum", labels)).toBeGreaterThan(0);
+    expect(text).toContain("# TYPE svc_http_request_duration_seconds histogram");
+    expect(text).toMatch(/^svc_http_requests_total\{method="GET",route="\/svc\/health\/live",status="200",service="svc"\} 3$/m);
+  });
+
   test("counts GraphQL operations by name and outcome", async () => {
     const { graphql, signUp, call } = await testApp();
     const { token } = await signUp();
