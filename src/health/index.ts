@@ -6,34 +6,39 @@ import type { Store } from "../db/store.ts";
 import { version } from "../../package.json";
 
 const PING_TIMEOUT_MS = 2000;
+/** How long a successful database check answers for later probes. */
+export const CHECK_REUSE_MS = 1000;
+
+type Check = "ok" | "unavailable";
 
 export function healthRoutes(store: Store, environment: string) {
   const startedAt = performance.now();
+  const database = databaseCheck(store);
   return new Elysia({ name: "svc/health" })
     .get("/svc/health/live", () => ({ status: "ok" }), {
       detail: documented({ summary: "The process is up", tag: "health", ok: { status: 200, description: "Up", schema: t.Object({ status: t.Literal("ok") }) }, errors: [] }),
     })
     .get(
       "/svc/health/ready",
-      async ({ set }) => {
-        const database = await check(store);
-        set.status = database === "ok" ? 200 : 503;
-        return { status: database === "ok" ? "ok" : "unavailable", checks: { database } };
-      },
+      ({ set }) =>
+        database.answer((result) => {
+          set.status = result === "ok" ? 200 : 503;
+          return { status: result, checks: { database: result } };
+        }),
       { detail: health("Ready to serve: the database answers (503 when it does not)", readySchema) },
     )
-    .get("/svc/health", async ({ set }) => {
-      const database = await check(store);
-      set.status = database === "ok" ? 200 : 503;
-      return {
-        service: "svc",
-        version,
-        environment,
-        status: database === "ok" ? "ok" : "unavailable",
-        uptime_s: Math.round((performance.now() - startedAt) / 100) / 10,
-        checks: { database },
-      };
-    }, { detail: health("Service, version, environment, uptime and the database check (503 when it does not answer)", healthSchema) });
+    .get("/svc/health", ({ set }) =>
+      database.answer((result) => {
+        set.status = result === "ok" ? 200 : 503;
+        return {
+          service: "svc",
+          version,
+          environment,
+          status: result,
+          uptime_s: Math.round((performance.now() - startedAt) / 100) / 10,
+          checks: { database: result },
+        };
+      }), { detail: health("Service, version, environment, uptime and the database check (503 when it does not answer)", healthSchema) });
 }
 
 const checks = t.Object({ database: t.Union([t.Literal("ok"), t.Literal("unavailable")]) });
@@ -51,11 +56,32 @@ function health(summary: string, schema: typeof readySchema | typeof healthSchem
   });
 }
 
-async function check(store: Store): Promise<"ok" | "unavailable"> {
-  try {
-    await store.ping(PING_TIMEOUT_MS);
-    return "ok";
-  } catch {
-    return "unavailable";
-  }
+/**
+ * The database check behind the health probes. They need no token, so a flood of probes must not
+ * become a flood of queries: probes arriving while a check runs share it, and an "ok" answers for
+ * CHECK_REUSE_MS. A failure is never reused, so recovery shows on the next probe.
+ */
+function databaseCheck(store: Store) {
+  let okUntil = 0;
+  let running: Promise<Check> | undefined;
+  const run = async (): Promise<Check> => {
+    try {
+      await store.ping(PING_TIMEOUT_MS);
+      okUntil = performance.now() + CHECK_REUSE_MS;
+      return "ok";
+    } catch {
+      okUntil = 0;
+      return "unavailable";
+    } finally {
+      running = undefined;
+    }
+  };
+  return {
+    /** Calls `answer` with the result; at once (no promise) while an "ok" is fresh. */
+    answer<T>(answer: (result: Check) => T): T | Promise<T> {
+      if (performance.now() < okUntil) return answer("ok");
+      running ??= run();
+      return running.then(answer);
+    },
+  };
 }

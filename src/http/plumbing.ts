@@ -17,6 +17,7 @@ export interface PlumbingOptions {
 
 export function plumbing({ loggers, metrics, maxBodyBytes, methodsFor }: PlumbingOptions) {
   const { logger, access } = loggers;
+  const debug = logger.isLevelEnabled("debug");
   return new Elysia({ name: "svc/plumbing" })
     .onRequest(({ request, set }) => {
       const info = beginRequest(request);
@@ -25,8 +26,8 @@ export function plumbing({ loggers, metrics, maxBodyBytes, methodsFor }: Plumbin
       // Every answer is live state or someone's own data: nothing may be cached on the way.
       headers["cache-control"] = "no-store";
       headers["x-request-id"] = info.id;
-      if (access.isLevelEnabled("debug")) {
-        access.debug({ request_id: info.id, method: request.method, path: new URL(request.url).pathname }, "request started");
+      if (debug) {
+        logger.debug({ request_id: info.id, method: request.method, path: new URL(request.url).pathname }, "request started");
       }
       // Refuse an oversized body before anyone reads it; chunked bodies meet the limit in json-body.ts
       // and, on a real socket, Bun's maxRequestBodySize.
@@ -48,18 +49,15 @@ export function plumbing({ loggers, metrics, maxBodyBytes, methodsFor }: Plumbin
       // The route template, not the path: ids in paths would make a label per user.
       const template = route || "unmatched";
       metrics.request(request.method, template, status, seconds);
-      access.info(
-        {
-          request_id: info?.id,
-          method: request.method,
-          route: template,
-          path,
-          status,
-          duration_ms: Math.round(seconds * 100_000) / 100,
-          user_id: info?.userId ?? undefined,
-        },
-        "request completed",
-      );
+      access.completed({
+        requestId: info?.id ?? "",
+        method: request.method,
+        route: template,
+        path,
+        status,
+        durationMs: Math.round(seconds * 100_000) / 100,
+        userId: info?.userId ?? null,
+      });
     });
 }
 

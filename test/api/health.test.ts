@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { Store } from "../../src/db/store.ts";
 import { testApp } from "../helpers.ts";
+import { CHECK_REUSE_MS } from "../../src/health/index.ts";
 import { version } from "../../package.json";
 
 describe("GET /svc/health", () => {
@@ -31,5 +32,53 @@ describe("GET /svc/health", () => {
     const reply = await call("GET", "/svc/health");
     expect(reply.status).toBe(503);
     expect(reply.body).toMatchObject({ service: "svc", status: "unavailable", checks: { database: "unavailable" } });
+  });
+
+  describe("the database check (probes need no token, so they must not turn into a query each)", () => {
+    /** A store whose ping counts its calls and answers as `state.up` says, after `state.delayMs`. */
+    function watched() {
+      const state = { up: true, pings: 0, delayMs: 0 };
+      const wrap = (store: Store): Store => ({
+        ...store,
+        ping: async () => {
+          state.pings++;
+          await Bun.sleep(state.delayMs);
+          if (!state.up) throw new Error("database is gone");
+        },
+      });
+      return { state, wrap };
+    }
+
+    test("probes arriving while a check runs share it", async () => {
+      const { state, wrap } = watched();
+      state.delayMs = 50;
+      const { call } = await testApp({ store: wrap });
+      const replies = await Promise.all(Array.from({ length: 5 }, () => call("GET", "/svc/health")));
+      expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+      expect(state.pings).toBe(1);
+    });
+
+    test("an ok answers later probes for a while, then the database is asked again", async () => {
+      const { state, wrap } = watched();
+      const { call } = await testApp({ store: wrap });
+      expect((await call("GET", "/svc/health")).status).toBe(200);
+      state.up = false;
+      expect((await call("GET", "/svc/health/ready")).status).toBe(200);
+      expect(state.pings).toBe(1);
+      await Bun.sleep(CHECK_REUSE_MS + 50);
+      expect((await call("GET", "/svc/health")).body).toMatchObject({ status: "unavailable", checks: { database: "unavailable" } });
+      expect(state.pings).toBe(2);
+    });
+
+    test("a failure is not reused: recovery shows on the next probe", async () => {
+      const { state, wrap } = watched();
+      state.up = false;
+      const { call } = await testApp({ store: wrap });
+      expect((await call("GET", "/svc/health")).status).toBe(503);
+      expect((await call("GET", "/svc/health")).status).toBe(503);
+      state.up = true;
+      expect((await call("GET", "/svc/health")).status).toBe(200);
+      expect(state.pings).toBe(3);
+    });
   });
 });

@@ -107,4 +107,14 @@ describe("the request log line", () => {
     const line = (await logs()).map((l) => JSON.parse(l)).find((l) => l.request_id === "route-1" && l.msg === "request completed");
     expect(line).toMatchObject({ route: "/svc-api/v1/users/:user_id", path: `/svc-api/v1/users/${user.id}`, status: 200, user_id: user.id });
   });
+
+  test("has pino's shape: level, ISO time and service first, the message last, no user when anonymous", async () => {
+    const { call, logs } = await testApp();
+    await call("GET", "/svc/health/live?x=%22%5C", { headers: { "x-request-id": "shape-1" } });
+    const raw = (await logs()).find((l) => l.includes('"shape-1"') && l.includes("request completed"))!;
+    const line = JSON.parse(raw);
+    expect(Object.keys(line)).toEqual(["level", "time", "service", "request_id", "method", "route", "path", "status", "duration_ms", "msg"]);
+    expect(line).toMatchObject({ level: 30, service: "svc", method: "GET", route: "/svc/health/live", path: "/svc/health/live", status: 200, msg: "request completed" });
+    expect(new Date(line.time).toISOString()).toBe(line.time);
+  });
 });
