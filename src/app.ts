@@ -50,7 +50,7 @@ export function createApp({ config, store, loggers }: AppDeps) {
     .use(config.metrics ? metricsRoutes(metrics) : new Elysia())
     .use(authRoutes(users, authenticator, config.maxBodyBytes, config.trustProxy))
     .use(usersRoutes(users, authenticator, config.maxBodyBytes))
-    .use(graphqlRoutes({ config: config.graphql, metrics, categories, authenticator, logger }));
+    .use(graphqlRoutes({ config: config.graphql, metrics, categories, authenticator, logger, versions: () => store.versions(), maxBodyBytes: config.maxBodyBytes }));
   methodsFor = methodIndex(app.routes);
   return app;
 }

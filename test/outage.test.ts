@@ -1,6 +1,7 @@
 // The database goes away and comes back: requests fail fast with 503, and svc heals by itself.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { openPostgresStore } from "../src/db/postgres/store.ts";
+import { CHECK_REUSE_MS } from "../src/health/index.ts";
 import type { Store } from "../src/db/store.ts";
 import { expectProblem, testApp } from "./helpers.ts";
 import { createTestDatabase, postgresAvailable, type TestDatabase } from "./postgres.ts";
@@ -60,10 +61,17 @@ describe.skipIf(!available)("a PostgreSQL outage", () => {
       expectProblem(login, 503, "database_unavailable");
       const graphql = await app.graphql("{ categories { id } }", { token });
       expect(graphql.status).toBe(503);
-      const [health, healthMs] = await timed(() => app.call("GET", "/svc/health"));
+      // Health may repeat an ok for CHECK_REUSE_MS before it asks the database again.
+      const [health, healthMs] = await timed(async () => {
+        for (;;) {
+          const reply = await app.call("GET", "/svc/health");
+          if (reply.status !== 200) return reply;
+          await Bun.sleep(50);
+        }
+      });
       expect(health.status).toBe(503);
       expect(health.body).toMatchObject({ status: "unavailable", checks: { database: "unavailable" } });
-      expect(healthMs).toBeLessThan(5000);
+      expect(healthMs).toBeLessThan(CHECK_REUSE_MS + 5000);
 
       proxy.set("up");
       await healsWithin(15_000);

@@ -1,5 +1,5 @@
-// POST/GET /graphql through Yoga, with the bearer check done before Yoga sees the request,
-// and GraphiQL at /graphql/playground when enabled.
+// POST/GET /graphql through Yoga, with the bearer check done before Yoga sees the request, repeated
+// queries answered from the response cache, and GraphiQL at /graphql/playground when enabled.
 import { yoga } from "@elysiajs/graphql-yoga";
 import { useGraphQlJit } from "@envelop/graphql-jit";
 import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspection";
@@ -9,20 +9,24 @@ import { createSchema, useErrorHandler } from "graphql-yoga";
 import type { Authenticator } from "../auth/authenticator.ts";
 import type { CategoryService } from "../categories/service.ts";
 import type { Config } from "../config.ts";
-import type { UserRecord } from "../db/store.ts";
+import type { TableVersions, UserRecord } from "../db/store.ts";
 import { AppError } from "../errors.ts";
-import { requestInfo } from "../http/request-context.ts";
+import { readCapped } from "../http/json-body.ts";
+import { continueRequest, requestInfo } from "../http/request-context.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
 import typeDefs from "../../schema/categories.graphql" with { type: "text" };
 import type { GraphQLContext } from "./context.ts";
 import { armorPlugins } from "./armor.ts";
 import { fromAppError, isUnexpected, maskError } from "./errors.ts";
-import { operationMetrics } from "./operation-metrics.ts";
+import { operationLabels, operationMetrics } from "./operation-metrics.ts";
 import { playgroundPage } from "./playground.ts";
+import { cacheableAnswers, ResponseCache, type PendingAnswer } from "./response-cache.ts";
 import { resolvers } from "./resolvers.ts";
 
 export const GRAPHQL_PATH = "/graphql";
+/** What the response cache may hold, in UTF-16 code units (about twice as many bytes). */
+const RESPONSE_CACHE_CHARS = 8 * 1024 * 1024;
 
 export interface GraphqlDeps {
   config: Config["graphql"];
@@ -30,28 +34,68 @@ export interface GraphqlDeps {
   categories: CategoryService;
   authenticator: Authenticator;
   logger: Logger;
+  /** The table versions, read before a request that may be answered from the response cache. */
+  versions: () => Promise<TableVersions>;
+  maxBodyBytes: number;
 }
 
-export function graphqlRoutes({ config, metrics, categories, authenticator, logger }: GraphqlDeps) {
-  // Only the Request crosses into Yoga, so the verified caller waits beside it.
+export function graphqlRoutes({ config, metrics, categories, authenticator, logger, versions, maxBodyBytes }: GraphqlDeps) {
+  // Only the Request crosses into Yoga, so the verified caller and the cache's key wait beside it.
   const viewers = new WeakMap<Request, UserRecord>();
+  const pending = new WeakMap<Request, PendingAnswer>();
+  const answers = new ResponseCache(RESPONSE_CACHE_CHARS);
+  const label = operationLabels();
   // Widened to a plain GraphQLSchema: the Elysia plugin's context typing cannot name ours.
   const schema: GraphQLSchema = createSchema<GraphQLContext>({ typeDefs, resolvers });
 
-  const app = new Elysia({ name: "svc/graphql" }).onBeforeHandle(async ({ request, path }) => {
-    if (path !== GRAPHQL_PATH && path !== `${GRAPHQL_PATH}/`) return;
-    const authorization = request.headers.get("authorization");
-    if (config.auth === "off" || (config.auth === "mutations" && !authorization)) return;
-    try {
-      const { user: viewer } = await authenticator.authenticate(authorization);
-      viewers.set(request, viewer);
-      const info = requestInfo(request);
-      if (info) info.userId = viewer.id;
-    } catch (error) {
-      if (error instanceof AppError) return graphqlErrorResponse(error);
-      throw error;
-    }
-  });
+  const app = new Elysia({ name: "svc/graphql" })
+    .onBeforeHandle(async (context) => {
+      const { request, path } = context;
+      if (path !== GRAPHQL_PATH && path !== `${GRAPHQL_PATH}/`) return;
+      let viewer: UserRecord | undefined;
+      const authorization = request.headers.get("authorization");
+      if (config.auth === "required" || (config.auth === "mutations" && authorization)) {
+        try {
+          viewer = (await authenticator.authenticate(authorization)).user;
+          const info = requestInfo(request);
+          if (info) info.userId = viewer.id;
+        } catch (error) {
+          if (error instanceof AppError) return graphqlErrorResponse(error);
+          throw error;
+        }
+      }
+      if (request.method !== "POST") {
+        if (viewer) viewers.set(request, viewer);
+        return;
+      }
+
+      // The body is read here, within the size limit, so the cache can look at it; Yoga then gets a
+      // Request holding the bytes read (the route hands Yoga `context.request`).
+      const bytes = await readCapped(request, maxBodyBytes);
+      const key = answers.key(viewer?.id ?? null, request.headers, new TextDecoder().decode(bytes));
+      const read = key === null ? undefined : await versions();
+      if (key !== null && read) {
+        const hit = answers.get(key, read);
+        if (hit) {
+          metrics.graphqlOperation(hit.operation, "ok");
+          return new Response(hit.body, { headers: { "content-type": hit.contentType } });
+        }
+      }
+      // Bytes, not text: a string body would give a request sent without Content-Type a text/plain one.
+      const forwarded = new Request(request.url, { method: "POST", headers: request.headers, body: bytes });
+      continueRequest(request, forwarded);
+      if (viewer) viewers.set(forwarded, viewer);
+      if (key !== null && read) pending.set(forwarded, { key, versions: read });
+      context.request = forwarded;
+    })
+    .onAfterHandle(async ({ request, response }) => {
+      const answer = pending.get(request);
+      if (!answer?.operation || !(response instanceof Response) || response.status !== 200) return;
+      const body = await response.text();
+      const contentType = response.headers.get("content-type") ?? "application/json; charset=utf-8";
+      answers.set(answer.key, { body, contentType, operation: answer.operation, versions: answer.versions });
+      return new Response(body, { status: 200, headers: response.headers });
+    });
 
   if (config.playground) {
     app.get(`${GRAPHQL_PATH}/playground`, async () => {
@@ -65,6 +109,9 @@ export function graphqlRoutes({ config, metrics, categories, authenticator, logg
       schema,
       graphiql: false,
       landingPage: false,
+      // The body was read above within SVC_MAX_BODY_BYTES; Yoga's own limit would pipe it through
+      // a stream a second time (17 µs a request).
+      maxRequestBodySize: false,
       logging: false,
       maskedErrors: { maskError },
       context: ({ request }): GraphQLContext => ({
@@ -76,7 +123,8 @@ export function graphqlRoutes({ config, metrics, categories, authenticator, logg
       plugins: [
         // Compiles each distinct operation into a function once; Yoga already caches parse and validate.
         useGraphQlJit(),
-        operationMetrics(metrics),
+        operationMetrics(metrics, label),
+        cacheableAnswers(pending, label),
         ...armorPlugins(config.introspection),
         ...(config.introspection ? [] : [useDisableIntrospection()]),
         useErrorHandler(({ errors, context, phase }) => {

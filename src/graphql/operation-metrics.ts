@@ -6,16 +6,20 @@ import type { Metrics } from "../metrics.ts";
 
 const MAX_NAMES = 100;
 
-export function operationMetrics(metrics: Metrics): Plugin {
+export type OperationLabel = (document: DocumentNode | undefined, requested?: string | null) => string;
+
+export function operationLabels(): OperationLabel {
   const names = new Set<string>();
-  const label = (document: DocumentNode | undefined, requested?: string | null): string => {
+  return (document, requested) => {
     const name = (document && getOperationAST(document, requested)?.name?.value) || "anonymous";
     if (names.has(name)) return name;
     if (names.size >= MAX_NAMES) return "other";
     names.add(name);
     return name;
   };
+}
 
+export function operationMetrics(metrics: Metrics, label: OperationLabel): Plugin {
   return {
     onValidate({ params }) {
       return ({ valid }) => {

@@ -41,7 +41,7 @@ function readJson(maxBytes: number) {
  * The body's bytes, refusing past maxBytes. A declared Content-Length was already checked on arrival;
  * a chunked body is read piece by piece so an oversized one is never held whole.
  */
-async function readCapped(request: Request, maxBytes: number): Promise<Uint8Array> {
+export async function readCapped(request: Request, maxBytes: number): Promise<Uint8Array<ArrayBuffer>> {
   if (request.headers.has("content-length") || !request.body) return new Uint8Array(await request.arrayBuffer());
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];

@@ -248,6 +248,65 @@ describe("bad requests", () => {
   });
 });
 
+describe("repeated queries (answered from the response cache)", () => {
+  const names = (reply: { body: { data: { categories: Array<{ name: string }> } } }) => reply.body.data.categories.map((c) => c.name);
+
+  test("show every write at once: create, update, delete, and a write through another instance", async () => {
+    const { graphql, owner, create, store } = await setup();
+    const list = () => graphql("{ categories { name } }", { token: owner.token });
+    expect(names(await list())).toEqual([]);
+    const { id } = (await create({ name: "Books" })).body.data.createCategory;
+    expect(names(await list())).toEqual(["Books"]);
+    await graphql(UPDATE, { variables: { id, input: { name: "Comics" } }, token: owner.token });
+    expect(names(await list())).toEqual(["Comics"]);
+    await graphql(DELETE, { variables: { id }, token: owner.token });
+    expect(names(await list())).toEqual([]);
+
+    const other = await testApp({ on: store });
+    const { token } = await other.signUp("other");
+    await other.graphql('mutation { createCategory(input: { name: "Elsewhere" }) { id } }', { token });
+    expect(names(await list())).toEqual(["Elsewhere"]);
+  });
+
+  test("a failed answer is not kept: once the cause is gone the same query succeeds", async () => {
+    let failures = 1;
+    const flaky = (store: Store): Store => ({
+      ...store,
+      categories: { ...store.categories, list: () => (failures-- > 0 ? Promise.reject(new Error("flaky disk")) : store.categories.list()) },
+    });
+    const { graphql, owner } = await setup({ store: flaky });
+    expect(errorOf(await graphql(LIST, { token: owner.token })).extensions).toMatchObject({ code: "INTERNAL_SERVER_ERROR" });
+    expect(await graphql(LIST, { token: owner.token })).toMatchObject({ status: 200, body: { data: { categories: [] } } });
+  });
+
+  test("an identical mutation is executed again, never replayed", async () => {
+    const { graphql, owner } = await setup();
+    const make = 'mutation { createCategory(input: { name: "Once" }) { name } }';
+    expect((await graphql(make, { token: owner.token })).body.data.createCategory.name).toBe("Once");
+    expect(errorOf(await graphql(make, { token: owner.token })).extensions).toMatchObject({ code: "CONFLICT" });
+  });
+
+  test("each answer has its own request id and headers, and the media type the client accepts", async () => {
+    const { call, owner } = await setup();
+    const ask = (id: string, accept: string) => call("POST", "/graphql", { body: { query: LIST }, token: owner.token, headers: { "x-request-id": id, accept } });
+    const first = await ask("first", "application/json");
+    const again = await ask("again", "application/json");
+    expect(again.text).toBe(first.text);
+    expect(again.headers.get("x-request-id")).toBe("again");
+    expect(again.headers.get("cache-control")).toBe("no-store");
+    expect(again.headers.get("content-type")).toStartWith("application/json");
+    expect((await ask("spec", "application/graphql-response+json")).headers.get("content-type")).toStartWith("application/graphql-response+json");
+    expect((await ask("json", "application/json")).headers.get("content-type")).toStartWith("application/json");
+  });
+
+  test("are still counted in the operation metrics", async () => {
+    const { graphql, owner, call } = await setup();
+    for (let i = 0; i < 3; i++) await graphql("query Counted { categories { id } }", { token: owner.token });
+    await Bun.sleep(10);
+    expect((await call("GET", "/svc/metrics")).text).toMatch(/^svc_graphql_operations_total\{operation="Counted",outcome="ok",service="svc"\} 3$/m);
+  });
+});
+
 describe("unexpected failures", () => {
   test("are masked with INTERNAL_SERVER_ERROR and logged with the request id", async () => {
     const failing = (store: Store): Store => ({

@@ -1,0 +1,50 @@
+// The GraphQL response cache on its own: what it keys on, when it answers, what it keeps.
+import { describe, expect, test } from "bun:test";
+import { ResponseCache, type CachedAnswer } from "../src/graphql/response-cache.ts";
+
+const headers = (accept: string, contentType = "application/json") => new Headers({ accept, "content-type": contentType });
+const answer = (body: string, users = 1, categories = 1): CachedAnswer => ({ body, contentType: "application/json", operation: "anonymous", versions: { users, categories } });
+
+describe("ResponseCache", () => {
+  test("keys hold the caller, Accept, Content-Type and the body", () => {
+    const cache = new ResponseCache(1_000_000);
+    const body = '{"query":"{ categories { id } }"}';
+    const keys = new Set([
+      cache.key("ann", headers("application/json"), body),
+      cache.key("bob", headers("application/json"), body),
+      cache.key(null, headers("application/json"), body),
+      cache.key("ann", headers("application/graphql-response+json"), body),
+      cache.key("ann", headers("application/json", "text/plain"), body),
+      cache.key("ann", headers("application/json"), '{"query":"{ categories { name } }"}'),
+    ]);
+    expect(keys.size).toBe(6);
+  });
+
+  test("no key for a body naming a mutation, or one past 16 KiB", () => {
+    const cache = new ResponseCache(1_000_000);
+    expect(cache.key("ann", headers("*/*"), '{"query":"mutation { deleteCategory(id: \\"x\\") }"}')).toBeNull();
+    expect(cache.key("ann", headers("*/*"), `{"query":"{ categories { ${"id ".repeat(6000)} } }"}`)).toBeNull();
+  });
+
+  test("answers only while both table versions are exactly those the answer was read at", () => {
+    const cache = new ResponseCache(1_000_000);
+    cache.set("k", answer("A", 3, 7));
+    expect(cache.get("k", { users: 3, categories: 7 })?.body).toBe("A");
+    expect(cache.get("k", { users: 4, categories: 7 })).toBeUndefined();
+    // A stale entry is dropped, not kept for an older version to find.
+    expect(cache.get("k", { users: 3, categories: 7 })).toBeUndefined();
+    cache.set("k", answer("B", 3, 7));
+    expect(cache.get("k", { users: 3, categories: 8 })).toBeUndefined();
+  });
+
+  test("stays within its budget, dropping the oldest answers first, and keeps no answer over a quarter of it", () => {
+    const cache = new ResponseCache(400);
+    for (const key of ["a", "b", "c", "d"]) cache.set(key, answer(key.repeat(99)));
+    const versions = { users: 1, categories: 1 };
+    expect(["a", "b", "c", "d"].map((k) => cache.get(k, versions) !== undefined)).toEqual([true, true, true, true]);
+    cache.set("e", answer("e".repeat(99)));
+    expect(["a", "b", "c", "d", "e"].map((k) => cache.get(k, versions) !== undefined)).toEqual([false, true, true, true, true]);
+    cache.set("big", answer("x".repeat(100)));
+    expect(cache.get("big", versions)).toBeUndefined();
+  });
+});
