@@ -99,10 +99,12 @@ export interface RevocationStore {
   revoke(jti: string, expiresAt: string): Promise<void>;
 }
 
-/** The user a token names, and whether that token was revoked. */
+/** The user a token names, whether that token was revoked, and the table versions as of that moment. */
 export interface TokenHolder {
   user: UserRecord;
   revoked: boolean;
+  /** Read with the token, before any data the request goes on to read (see VersionedCache). */
+  versions: TableVersions;
 }
 
 /** Counters that change whenever their table does, whichever instance wrote (database triggers). */
@@ -137,8 +139,9 @@ export interface Store {
   readonly throttle: ThrottleStore;
   readonly revocations: RevocationStore;
   /**
-   * The user with this id and whether the token `jti` is revoked, in one query: it runs on every
-   * authenticated request. null: no user has this id.
+   * The user with this id, whether the token `jti` is revoked, and the table versions, in one query:
+   * it runs on every authenticated request, and on PostgreSQL each query is a round trip.
+   * null: no user has this id.
    */
   tokenHolder(userId: string, jti: string): Promise<TokenHolder | null>;
   /** The tables' change counters: equal counters mean unchanged tables, so cached reads may be reused. */

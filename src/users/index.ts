@@ -56,16 +56,18 @@ export function usersRoutes(users: UserService, authenticator: Authenticator, ma
     .use(bearer(authenticator))
     .get(
       "/all",
-      async ({ query, caller, set }) => {
+      async ({ query, caller, versions, set }) => {
         const page = parsePage(query.limit, query.after);
         // One extra row tells whether another page exists without a count query.
-        const rows = await users.list({ ...page, limit: page.limit + 1 });
+        const rows = await users.list({ ...page, limit: page.limit + 1 }, versions);
         const count = Math.min(rows.length, page.limit);
         if (rows.length > page.limit) {
           const next = `${PREFIX}/all?limit=${page.limit}&after=${rows[count - 1]!.id}`;
           set.headers.link = `<${next}>; rel="next"`;
         }
-        return new Response(pageJson(rows, count, caller.id), { headers: { "content-type": JSON_TYPE } });
+        // A string, not a Response: Elysia would copy a Response to add svc's headers, body as a stream.
+        set.headers["content-type"] = JSON_TYPE;
+        return pageJson(rows, count, caller.id);
       },
       {
         query: listUsersQuery,

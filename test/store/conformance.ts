@@ -195,9 +195,15 @@ export function storeConformance(name: string, harness: StoreHarness): void {
     });
 
     describe("tokenHolder", () => {
-      test("is the stored user with the token's revocation, or null for an unknown user", async () => {
+      test("is the stored user with the token's revocation and the table versions, or null for an unknown user", async () => {
         const ann = await store.users.create(newUser("ann"));
-        expect(await store.tokenHolder(ann.id, "any-jti")).toEqual({ user: ann, revoked: false });
+        const before = await store.versions();
+        expect(await store.tokenHolder(ann.id, "any-jti")).toEqual({ user: ann, revoked: false, versions: before });
+        await store.categories.create(newCategory("Books", { createdBy: ann.id }));
+        const after = (await store.tokenHolder(ann.id, "any-jti"))!.versions;
+        expect(after).toEqual(await store.versions());
+        expect(after).toEqual({ users: before.users, categories: after.categories });
+        expect(after.categories).not.toBe(before.categories);
         expect(await store.tokenHolder(Bun.randomUUIDv7(), "any-jti")).toBeNull();
         expect(await store.tokenHolder("not-an-id", "any-jti")).toBeNull();
       });

@@ -36,6 +36,7 @@ const categoryColumns = columns(categories, CATEGORY_FIELDS);
 // Drizzle's generic row mapping and Date round trips cost more than the queries. PostgreSQL formats
 // the timestamps as the contract's ISO strings itself.
 const iso8601 = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const TABLE_VERSIONS_SQL = `(SELECT version FROM table_versions WHERE name = 'users') AS "usersVersion", (SELECT version FROM table_versions WHERE name = 'categories') AS "categoriesVersion"`;
 const USER_SQL = `id, username, email, password_hash AS "passwordHash", token_version AS "tokenVersion", ${iso8601("created_at")} AS "createdAt", ${iso8601("updated_at")} AS "updatedAt"`;
 const CATEGORY_SQL = `id, name, description, color_hex AS "colorHex", icon, created_by AS "createdBy", ${iso8601("created_at")} AS "createdAt", ${iso8601("updated_at")} AS "updatedAt"`;
 
@@ -91,22 +92,19 @@ export async function openPostgresStore(config: PostgresConfig): Promise<Store> 
     revocations: postgresRevocations(db, guard),
     versions: () =>
       guard(async () => {
-        const [row] = (await client.unsafe(
-          "SELECT (SELECT version FROM table_versions WHERE name = 'users') AS users, (SELECT version FROM table_versions WHERE name = 'categories') AS categories",
-          [],
-        )) as Array<{ users: number; categories: number }>;
-        return row!;
+        const [row] = (await client.unsafe(`SELECT ${TABLE_VERSIONS_SQL}`, [])) as Array<{ usersVersion: number; categoriesVersion: number }>;
+        return { users: row!.usersVersion, categories: row!.categoriesVersion };
       }),
     tokenHolder: (userId, jti) =>
       parseId(userId)
         ? guard(async () => {
             const [row] = (await client.unsafe(
-              `SELECT ${USER_SQL}, EXISTS (SELECT 1 FROM revoked_tokens WHERE jti = $1) AS revoked FROM users WHERE id = $2`,
+              `SELECT ${USER_SQL}, EXISTS (SELECT 1 FROM revoked_tokens WHERE jti = $1) AS revoked, ${TABLE_VERSIONS_SQL} FROM users WHERE id = $2`,
               [jti, userId],
-            )) as Array<UserRecord & { revoked: boolean }>;
+            )) as Array<UserRecord & { revoked: boolean; usersVersion: number; categoriesVersion: number }>;
             if (!row) return null;
-            const { revoked, ...user } = row;
-            return { user, revoked };
+            const { revoked, usersVersion, categoriesVersion, ...user } = row;
+            return { user, revoked, versions: { users: usersVersion, categories: categoriesVersion } };
           })
         : Promise.resolve(null),
     ping: (timeoutMs) => guard(async () => void (await db.execute(sql`select 1`)), undefined, Math.min(timeoutMs, deadlineMs)),

@@ -39,6 +39,7 @@ const categoryColumns = columns(categories, CATEGORY_FIELDS);
 
 // The hot reads run as plain prepared statements whose rows are the records as they are: Drizzle's
 // generic row mapping costs more than the queries themselves (90 µs against 42 for a page of 100).
+const TABLE_VERSIONS_SQL = `(SELECT version FROM table_versions WHERE name = 'users') AS usersVersion, (SELECT version FROM table_versions WHERE name = 'categories') AS categoriesVersion`;
 const USER_SQL = `id, username, email, password_hash AS passwordHash, token_version AS tokenVersion, created_at AS createdAt, updated_at AS updatedAt`;
 const CATEGORY_SQL = `id, name, description, color_hex AS colorHex, icon, created_by AS createdBy, created_at AS createdAt, updated_at AS updatedAt`;
 
@@ -55,11 +56,9 @@ export function openSqliteStore(path: string): Store {
   migrateSqlite(db);
 
   const ping = client.prepare("SELECT 1");
-  const versions = client.query<{ users: number; categories: number }, []>(
-    "SELECT (SELECT version FROM table_versions WHERE name = 'users') AS users, (SELECT version FROM table_versions WHERE name = 'categories') AS categories",
-  );
-  const holder = client.query<UserRecord & { revoked: number }, [string, string]>(
-    `SELECT ${USER_SQL}, EXISTS (SELECT 1 FROM revoked_tokens WHERE jti = ?) AS revoked FROM users WHERE id = ?`,
+  const versions = client.query<{ usersVersion: number; categoriesVersion: number }, []>(`SELECT ${TABLE_VERSIONS_SQL}`);
+  const holder = client.query<UserRecord & { revoked: number; usersVersion: number; categoriesVersion: number }, [string, string]>(
+    `SELECT ${USER_SQL}, EXISTS (SELECT 1 FROM revoked_tokens WHERE jti = ?) AS revoked, ${TABLE_VERSIONS_SQL} FROM users WHERE id = ?`,
   );
   const counts = (): Counts => ({
     users: db.select({ n: count() }).from(users).get()!.n,
@@ -72,13 +71,14 @@ export function openSqliteStore(path: string): Store {
     throttle: sqliteThrottle(db),
     revocations: sqliteRevocations(db),
     async versions() {
-      return versions.get()!;
+      const row = versions.get()!;
+      return { users: row.usersVersion, categories: row.categoriesVersion };
     },
     async tokenHolder(userId, jti) {
       const row = holder.get(jti, userId);
       if (!row) return null;
-      const { revoked, ...user } = row;
-      return { user, revoked: revoked === 1 };
+      const { revoked, usersVersion, categoriesVersion, ...user } = row;
+      return { user, revoked: revoked === 1, versions: { users: usersVersion, categories: categoriesVersion } };
     },
     // In-process and synchronous: it answers at once or throws, so there is nothing to time out.
     async ping() {
