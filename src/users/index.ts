@@ -12,23 +12,43 @@ const PREFIX = "/svc-api/v1/users";
 const JSON_TYPE = "application/json;charset=utf-8";
 
 /**
- * A page as JSON. Each user's public JSON is rendered once per cached page (the service returns the
- * same array while the table is unchanged, and a new one after any write, so the WeakMap follows it);
- * only the caller's own record, which shows the e-mail, is rendered per request.
+ * A page as JSON. The page's public JSON is rendered once per cached page (the service returns the
+ * same array while the table is unchanged, and a new one after any write, so the WeakMap follows
+ * it); per request only the caller's own record, which shows the e-mail, is spliced in when the
+ * caller is on the page.
  */
-const rendered = new WeakMap<UserRecord[], string[]>();
-function pageJson(rows: UserRecord[], count: number, viewerId: string): string {
-  let parts = rendered.get(rows);
-  if (!parts) {
-    parts = rows.map((user) => JSON.stringify(userView(user, null)));
-    rendered.set(rows, parts);
-  }
+interface RenderedPage {
+  count: number;
+  json: string;
+  /** Where user i's JSON lies in `json`: from bounds[2i] to bounds[2i + 1]. */
+  bounds: number[];
+}
+const rendered = new WeakMap<UserRecord[], RenderedPage>();
+
+function render(rows: UserRecord[], count: number): RenderedPage {
+  const bounds: number[] = [];
   let json = "[";
   for (let i = 0; i < count; i++) {
     if (i > 0) json += ",";
-    json += rows[i]!.id === viewerId ? JSON.stringify(userView(rows[i]!, viewerId)) : parts[i];
+    bounds.push(json.length);
+    json += JSON.stringify(userView(rows[i]!, null));
+    bounds.push(json.length);
   }
-  return `${json}]`;
+  return { count, json: `${json}]`, bounds };
+}
+
+function pageJson(rows: UserRecord[], count: number, viewerId: string): string {
+  let page = rendered.get(rows);
+  if (page?.count !== count) {
+    page = render(rows, count);
+    rendered.set(rows, page);
+  }
+  for (let i = 0; i < count; i++) {
+    if (rows[i]!.id !== viewerId) continue;
+    const own = JSON.stringify(userView(rows[i]!, viewerId));
+    return page.json.slice(0, page.bounds[2 * i]) + own + page.json.slice(page.bounds[2 * i + 1]);
+  }
+  return page.json;
 }
 
 export function usersRoutes(users: UserService, authenticator: Authenticator, maxBodyBytes: number) {

@@ -127,6 +127,18 @@ describe("GET /users/all", () => {
     expect(reply.headers.get("link")).toBeNull();
   });
 
+  test("shows each caller the same page with only their own e-mail, wherever they stand in it", async () => {
+    const { call, signUp } = await testApp();
+    const people = [await signUp("ann"), await signUp("bob"), await signUp("cid")];
+    for (const [index, person] of people.entries()) {
+      const page = (await call("GET", "/svc-api/v1/users/all", { token: person.token })).body;
+      expect(page.map((u: { username: string }) => u.username)).toEqual(["ann", "bob", "cid"]);
+      expect(page.map((u: { email?: string }) => u.email ?? null)).toEqual(people.map((p, i) => (i === index ? p.user.email : null)));
+    }
+    const anyone = await call("GET", "/svc-api/v1/users/all?limit=2&after=" + people[2]!.user.id, { token: people[0]!.token });
+    expect(anyone.body).toEqual([]);
+  });
+
   test("pages with limit and after, announcing the next page in a Link header", async () => {
     const { call, signUp } = await testApp();
     const { token } = await signUp("user0");
