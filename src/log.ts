@@ -58,15 +58,37 @@ export function createLoggers(level: LogLevel, destination?: DestinationStream):
 /** Lines exactly as pino would write `logger.info({ request_id, ... }, "request completed")`. */
 function accessLog(logger: Logger, write: (line: string) => void): AccessLog {
   const enabled = logger.isLevelEnabled("info");
-  const quote = JSON.stringify;
+  const now = isoClock();
   return {
     enabled,
     completed(e) {
       if (!enabled) return;
       const user = e.userId === null ? "" : `,"user_id":${quote(e.userId)}`;
       write(
-        `{"level":${INFO},"time":"${new Date().toISOString()}","service":"svc","request_id":${quote(e.requestId)},"method":${quote(e.method)},"route":${quote(e.route)},"path":${quote(e.path)},"status":${e.status},"duration_ms":${e.durationMs}${user},"msg":"request completed"}\n`,
+        `{"level":${INFO},"time":"${now()}","service":"svc","request_id":${quote(e.requestId)},"method":${quote(e.method)},"route":${quote(e.route)},"path":${quote(e.path)},"status":${e.status},"duration_ms":${e.durationMs}${user},"msg":"request completed"}\n`,
       );
     },
+  };
+}
+
+// What JSON must escape; everything else (and any UTF-16, which the sink encodes) goes in as is.
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** A JSON string literal; ids, methods, routes and paths need no escaping, so the scan usually suffices. */
+function quote(text: string): string {
+  return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
+}
+
+/** The current time as ISO 8601, formatted once per millisecond however many lines share it. */
+function isoClock(): () => string {
+  let at = 0;
+  let text = "";
+  return () => {
+    const now = Date.now();
+    if (now !== at) {
+      at = now;
+      text = new Date(now).toISOString();
+    }
+    return text;
   };
 }

@@ -1,0 +1,35 @@
+// The access line is written by hand in pino's format: it must stay valid JSON whatever it carries.
+import { expect, test } from "bun:test";
+import { Writable } from "node:stream";
+import { createLoggers } from "../src/log.ts";
+
+function capture(level: "info" | "warn") {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(...String(chunk).trim().split("\n"));
+      done();
+    },
+  });
+  return { loggers: createLoggers(level, sink), lines };
+}
+
+const entry = { requestId: "r-1", method: "GET", route: "unmatched", path: "/plain", status: 404, durationMs: 0.25, userId: null };
+
+test("access lines are JSON whatever the path holds: quotes, backslashes, control characters, any Unicode", async () => {
+  const { loggers, lines } = capture("info");
+  const paths = ['/a"b', "/back\\slash", "/tab\there\nnewline\u0001", "/caf\u00e9/\u{1F600}", "/lone\ud800surrogate", "/plain"];
+  for (const path of paths) loggers.access.completed({ ...entry, path, userId: "u-1" });
+  await Bun.sleep(5);
+  const parsed = lines.map((l) => JSON.parse(l));
+  expect(parsed.map((l) => l.path)).toEqual(paths.map((p) => JSON.parse(JSON.stringify(p))));
+  expect(parsed[0]).toMatchObject({ level: 30, service: "svc", request_id: "r-1", method: "GET", route: "unmatched", status: 404, duration_ms: 0.25, user_id: "u-1", msg: "request completed" });
+});
+
+test("no access lines above info", async () => {
+  const { loggers, lines } = capture("warn");
+  expect(loggers.access.enabled).toBe(false);
+  loggers.access.completed(entry);
+  await Bun.sleep(5);
+  expect(lines).toEqual([]);
+});
