@@ -258,10 +258,14 @@ async function coldStart(binary: string): Promise<number> {
     const dir = mkdtempSync(join(work, "cold-"));
     const port = 20000 + Math.floor(Math.random() * 20000);
     const started = performance.now();
-    const proc = Bun.spawn([binary], { cwd: dir, env: { PATH: process.env.PATH ?? "", SVC_PORT: String(port), SVC_HOST: "127.0.0.1", SVC_LOG_LEVEL: "warn" } });
+    const proc = Bun.spawn([binary], { cwd: dir, env: { PATH: process.env.PATH ?? "", SVC_PORT: String(port), SVC_HOST: "127.0.0.1", SVC_LOG_LEVEL: "warn" }, stderr: "pipe" });
     for (;;) {
       const ok = await fetch(`http://127.0.0.1:${port}/svc/health`).then((r) => r.ok, () => false);
       if (ok) break;
+      if (proc.exitCode !== null || performance.now() - started > 10_000) {
+        proc.kill();
+        throw new Error(`cold start: svc did not answer on port ${port}: ${await new Response(proc.stderr).text()}`);
+      }
       await Bun.sleep(1);
     }
     times.push(performance.now() - started);
