@@ -27,6 +27,7 @@ import { resolvers } from "./resolvers.ts";
 export const GRAPHQL_PATH = "/graphql";
 /** What the response cache may hold, in UTF-16 code units (about twice as many bytes). */
 const RESPONSE_CACHE_CHARS = 8 * 1024 * 1024;
+const utf8 = new TextDecoder();
 
 export interface GraphqlDeps {
   config: Config["graphql"];
@@ -70,26 +71,7 @@ export function graphqlRoutes({ config, metrics, categories, authenticator, logg
         return;
       }
 
-      // The body is read here, within the size limit, so the cache can look at it; Yoga then gets a
-      // Request holding the bytes read (the route hands Yoga `context.request`).
-      const bytes = await readCapped(request, maxBodyBytes);
-      const key = answers.key(viewer?.id ?? null, request.headers, new TextDecoder().decode(bytes));
-      const read = key === null ? undefined : (known ?? (await versions()));
-      if (key !== null && read) {
-        const hit = answers.get(key, read);
-        if (hit) {
-          metrics.graphqlOperation(hit.operation, "ok");
-          // A string, not a Response: Elysia would copy a Response to add svc's headers, body as a stream.
-          context.set.headers["content-type"] = hit.contentType;
-          return hit.body;
-        }
-      }
-      // Bytes, not text: a string body would give a request sent without Content-Type a text/plain one.
-      const forwarded = new Request(request.url, { method: "POST", headers: request.headers, body: bytes });
-      continueRequest(request, forwarded);
-      if (viewer) viewers.set(forwarded, viewer);
-      if (key !== null && read) pending.set(forwarded, { key, versions: read });
-      context.request = forwarded;
+      return answerOrForward(context, viewer, known);
     })
     .onAfterHandle(async ({ request, response, set }) => {
       const answer = pending.get(request);
@@ -100,6 +82,35 @@ export function graphqlRoutes({ config, metrics, categories, authenticator, logg
       set.headers["content-type"] = contentType;
       return body;
     });
+
+  /**
+   * A POST's kept answer (a string, not a Response: Elysia would copy a Response to add svc's headers,
+   * body as a stream), or nothing after pointing `context.request`, which the route hands Yoga, at a
+   * Request holding the body read here. It is read once, within the size limit, so the cache can look
+   * at it; as bytes, since a string body would give a request sent without Content-Type a text/plain one.
+   */
+  async function answerOrForward(
+    context: { request: Request; set: { headers: Record<string, string | number> } },
+    viewer: UserRecord | undefined,
+    known: TableVersions | undefined,
+  ): Promise<string | undefined> {
+    const { request } = context;
+    const bytes = await readCapped(request, maxBodyBytes);
+    const key = answers.key(viewer?.id ?? null, request.headers, utf8.decode(bytes));
+    const read = key === null ? undefined : (known ?? (await versions()));
+    const hit = key === null || !read ? undefined : answers.get(key, read);
+    if (hit) {
+      metrics.graphqlOperation(hit.operation, "ok");
+      context.set.headers["content-type"] = hit.contentType;
+      return hit.body;
+    }
+    const forwarded = new Request(request.url, { method: "POST", headers: request.headers, body: bytes });
+    continueRequest(request, forwarded);
+    if (viewer) viewers.set(forwarded, viewer);
+    if (key !== null && read) pending.set(forwarded, { key, versions: read });
+    context.request = forwarded;
+    return undefined;
+  }
 
   if (config.playground) {
     app.get(`${GRAPHQL_PATH}/playground`, async () => {
