@@ -1,4 +1,5 @@
-// createApp(deps): every feature mounted in one visible place. Tests call app.handle(request).
+// createApp(deps): every feature mounted in one visible place, behind the front door. Tests call
+// app.handle(request); serve.ts hands app.routes and app.fetch to Bun.serve.
 import { Elysia } from "elysia";
 import { authRoutes } from "./auth/index.ts";
 import { createAuthenticator } from "./auth/authenticator.ts";
@@ -11,9 +12,9 @@ import type { Store } from "./db/store.ts";
 import { graphqlRoutes } from "./graphql/index.ts";
 import { healthRoutes } from "./health/index.ts";
 import { corsFor } from "./http/cors.ts";
-import { methodIndex } from "./http/method-index.ts";
+import { frontDoor, type FrontDoor } from "./http/front-door.ts";
 import { openapiRoutes } from "./http/openapi.ts";
-import { plumbing } from "./http/plumbing.ts";
+import { problemAnswers } from "./http/problem-answers.ts";
 import type { Loggers } from "./log.ts";
 import { createMetrics, metricsRoutes } from "./metrics.ts";
 import { usersRoutes } from "./users/index.ts";
@@ -25,7 +26,7 @@ export interface AppDeps {
   loggers: Loggers;
 }
 
-export function createApp({ config, store, loggers }: AppDeps) {
+export function createApp({ config, store, loggers }: AppDeps): App {
   const { logger } = loggers;
   const tokens = createTokenService(config.jwt.secret, config.jwt.ttlSeconds);
   const authenticator = createAuthenticator(tokens, store);
@@ -40,19 +41,29 @@ export function createApp({ config, store, loggers }: AppDeps) {
   const categories = createCategoryService(store.categories, () => store.versions());
   const metrics = createMetrics(store);
 
+  const health = healthRoutes(store, config.env);
+
   // The 405 check needs every route, so it is filled in once they are all mounted.
   let methodsFor: (path: string) => string[] = () => [];
   const app = new Elysia({ normalize: false })
-    .use(plumbing({ loggers, metrics, maxBodyBytes: config.maxBodyBytes, methodsFor: (path) => methodsFor(path) }))
+    .use(problemAnswers({ logger, methodsFor: (path) => methodsFor(path) }))
     .use(corsFor(config.corsOrigins))
     .use(openapiRoutes())
-    .use(healthRoutes(store, config.env))
+    .use(health.routes)
     .use(config.metrics ? metricsRoutes(metrics) : new Elysia())
     .use(authRoutes(users, authenticator, config.maxBodyBytes, config.trustProxy))
     .use(usersRoutes(users, authenticator, config.maxBodyBytes))
     .use(graphqlRoutes({ config: config.graphql, metrics, categories, authenticator, logger, versions: () => store.versions(), maxBodyBytes: config.maxBodyBytes }));
-  methodsFor = methodIndex(app.routes);
-  return app;
+  const door = frontDoor({
+    app,
+    // With CORS open, its headers come from an Elysia hook, so the probes go through Elysia too.
+    direct: config.corsOrigins.length === 0 ? health.direct : {},
+    loggers,
+    metrics,
+    maxBodyBytes: config.maxBodyBytes,
+  });
+  methodsFor = door.index.methodsFor;
+  return door;
 }
 
-export type App = ReturnType<typeof createApp>;
+export type App = FrontDoor;

@@ -34,12 +34,14 @@ export interface Loggers {
 }
 
 const FLUSH_EVERY_MS = 100;
+/** About 70 access lines: one write(2) for them instead of one each. */
+const BATCH_CHARS = 16 * 1024;
 const INFO = 30;
 
 /**
- * Both write to one buffered sink on stdout (Bun's FileSink: a native buffer, cheaper than pino's
- * own destination, which measures every line's byte length). Access lines wait up to 100 ms in the
- * buffer; any other line flushes it at once, so a warning or an error is never held back.
+ * Both write to stdout through one batch. Access lines wait up to 100 ms (or until 16 KiB have
+ * gathered); any other line goes out at once with whatever waits before it, so a warning or an error
+ * is never held back and the order of lines is kept.
  */
 export function createLoggers(level: LogLevel, destination?: DestinationStream): Loggers {
   const options = { level, base: { service: "svc" }, timestamp: pino.stdTimeFunctions.isoTime };
@@ -48,11 +50,43 @@ export function createLoggers(level: LogLevel, destination?: DestinationStream):
     const logger = pino({ ...options, redact }, destination);
     return { logger, access: accessLog(logger, (line) => void destination.write(line)), flush: () => {} };
   }
-  const sink = Bun.stdout.writer({ highWaterMark: 64 * 1024 });
-  const flush = () => void sink.flush();
-  setInterval(flush, FLUSH_EVERY_MS).unref();
-  const logger = pino({ ...options, redact }, { write: (line: string) => void (sink.write(line), sink.flush()) });
-  return { logger, access: accessLog(logger, (line) => void sink.write(line)), flush };
+  const sink = Bun.stdout.writer();
+  const out = lineBatch((chunk) => void (sink.write(chunk), sink.flush()));
+  setInterval(out.flush, FLUSH_EVERY_MS).unref();
+  // The writer writes at once while the pipe or file takes it, so this keeps a crash's last lines.
+  process.on("exit", out.flush);
+  const logger = pino({ ...options, redact }, { write: out.now });
+  return { logger, access: accessLog(logger, out.hold), flush: out.flush };
+}
+
+export interface LineBatch {
+  /** Keeps a line for the next write. */
+  hold(line: string): void;
+  /** Writes a line now, after everything held. */
+  now(line: string): void;
+  flush(): void;
+}
+
+/** Lines gathered in memory and written in batches: Bun's stdout writer makes a system call per write. */
+export function lineBatch(write: (chunk: string) => void, batchChars = BATCH_CHARS): LineBatch {
+  let held = "";
+  const flush = () => {
+    if (held.length === 0) return;
+    const chunk = held;
+    held = "";
+    write(chunk);
+  };
+  return {
+    hold(line) {
+      held += line;
+      if (held.length >= batchChars) flush();
+    },
+    now(line) {
+      held += line;
+      flush();
+    },
+    flush,
+  };
 }
 
 /** Lines exactly as pino would write `logger.info({ request_id, ... }, "request completed")`. */

@@ -19,14 +19,14 @@ export async function serve(config: Config): Promise<void> {
     process.exit(1);
   }
 
-  const app = createApp({ config, store, loggers }).listen({
+  const server = createApp({ config, store, loggers }).listen({
     hostname: config.host,
     port: config.port,
     // The app answers oversized bodies with problem+json; this is Bun's own backstop (a bare 413)
     // for bodies it must not even buffer, such as a chunked GraphQL request far past the limit.
     maxRequestBodySize: config.maxBodyBytes * 2,
   });
-  const address = `http://${app.server?.hostname}:${app.server?.port}`;
+  const address = `http://${server.hostname}:${server.port}`;
   logger.info({ version, environment: config.env, address, database }, "svc listening");
   if (config.jwt.ephemeral) logger.warn("SVC_JWT_SECRET is not set: a random secret is in use, so tokens end with this process");
 
@@ -37,9 +37,9 @@ export async function serve(config: Config): Promise<void> {
     logger.info({ signal }, "svc stopping: draining in-flight requests");
     const forced = setTimeout(() => {
       logger.warn({ grace_ms: config.shutdownGraceMs }, "grace period over: closing remaining connections");
-      void app.server?.stop(true);
+      void server.stop(true);
     }, config.shutdownGraceMs);
-    await app.stop();
+    await server.stop();
     clearTimeout(forced);
     await store.close();
     logger.info("svc stopped");

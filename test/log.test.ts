@@ -1,7 +1,7 @@
 // The access line is written by hand in pino's format: it must stay valid JSON whatever it carries.
 import { expect, test } from "bun:test";
 import { Writable } from "node:stream";
-import { createLoggers } from "../src/log.ts";
+import { createLoggers, lineBatch } from "../src/log.ts";
 
 function capture(level: "info" | "warn") {
   const lines: string[] = [];
@@ -32,4 +32,20 @@ test("no access lines above info", async () => {
   loggers.access.completed(entry);
   await Bun.sleep(5);
   expect(lines).toEqual([]);
+});
+
+test("held lines go out together, in order, when a line must go now or enough has gathered", () => {
+  const writes: string[] = [];
+  const batch = lineBatch((chunk) => writes.push(chunk), 30);
+  batch.hold("a1\n");
+  batch.hold("a2\n");
+  expect(writes).toEqual([]);
+  batch.now("warn\n");
+  expect(writes).toEqual(["a1\na2\nwarn\n"]);
+  for (let i = 0; i < 10; i++) batch.hold(`line ${i}\n`);
+  expect(writes.length).toBe(3);
+  expect(writes.slice(1).every((chunk) => chunk.length >= 30)).toBe(true);
+  batch.flush();
+  batch.flush();
+  expect(writes.join("")).toBe(`a1\na2\nwarn\n${Array.from({ length: 10 }, (_, i) => `line ${i}\n`).join("")}`);
 });

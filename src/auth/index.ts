@@ -12,7 +12,7 @@ export function authRoutes(users: UserService, authenticator: Authenticator, max
   return new Elysia({ prefix: "/svc-api/v1/auth" })
     .post(
       "/login",
-      ({ body, request, server }) => users.login(body, clientAddress(request, server, trustProxy)),
+      ({ body, request }) => users.login(body, clientAddress(request, trustProxy)),
       {
         parse: jsonBody(maxBodyBytes),
         body: loginBody,

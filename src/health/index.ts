@@ -1,6 +1,7 @@
 // GET /svc/health: who is answering, and whether the database answers too. For orchestrators,
 // /svc/health/live (the process is up) and /svc/health/ready (the database answers).
 import { Elysia, t } from "elysia";
+import type { DirectRoute } from "../http/front-door.ts";
 import { documented } from "../http/openapi.ts";
 import type { Store } from "../db/store.ts";
 import { version } from "../../package.json";
@@ -11,34 +12,44 @@ export const CHECK_REUSE_MS = 1000;
 
 type Check = "ok" | "unavailable";
 
+/**
+ * `direct`: the probes, answered by the front door without Elysia. `routes`: the same answers as
+ * Elysia routes, for the API description and as the way in when CORS is on.
+ */
 export function healthRoutes(store: Store, environment: string) {
   const startedAt = performance.now();
   const database = databaseCheck(store);
-  return new Elysia({ name: "svc/health" })
-    .get("/svc/health/live", () => ({ status: "ok" }), {
+  // Everything but the status and uptime is fixed: rendered once.
+  const identity = JSON.stringify({ service: "svc", version, environment }).slice(0, -1);
+  const direct: Record<string, DirectRoute> = {
+    "/svc/health/live": (_request, headers) => json(200, '{"status":"ok"}', headers),
+    "/svc/health/ready": (_request, headers) =>
+      database.answer((result) => json(statusFor(result), `{"status":"${result}","checks":{"database":"${result}"}}`, headers)),
+    "/svc/health": (_request, headers) =>
+      database.answer((result) => {
+        const uptime = Math.round((performance.now() - startedAt) / 100) / 10;
+        return json(statusFor(result), `${identity},"status":"${result}","uptime_s":${uptime},"checks":{"database":"${result}"}}`, headers);
+      }),
+  };
+  const twin = (path: string) => ({ request }: { request: Request }) => direct[path]!(request, {});
+  const routes = new Elysia({ name: "svc/health" })
+    .get("/svc/health/live", twin("/svc/health/live"), {
       detail: documented({ summary: "The process is up", tag: "health", ok: { status: 200, description: "Up", schema: t.Object({ status: t.Literal("ok") }) }, errors: [] }),
     })
-    .get(
-      "/svc/health/ready",
-      ({ set }) =>
-        database.answer((result) => {
-          set.status = result === "ok" ? 200 : 503;
-          return { status: result, checks: { database: result } };
-        }),
-      { detail: health("Ready to serve: the database answers (503 when it does not)", readySchema) },
-    )
-    .get("/svc/health", ({ set }) =>
-      database.answer((result) => {
-        set.status = result === "ok" ? 200 : 503;
-        return {
-          service: "svc",
-          version,
-          environment,
-          status: result,
-          uptime_s: Math.round((performance.now() - startedAt) / 100) / 10,
-          checks: { database: result },
-        };
-      }), { detail: health("Service, version, environment, uptime and the database check (503 when it does not answer)", healthSchema) });
+    .get("/svc/health/ready", twin("/svc/health/ready"), { detail: health("Ready to serve: the database answers (503 when it does not)", readySchema) })
+    .get("/svc/health", twin("/svc/health"), {
+      detail: health("Service, version, environment, uptime and the database check (503 when it does not answer)", healthSchema),
+    });
+  return { direct, routes };
+}
+
+function statusFor(result: Check): number {
+  return result === "ok" ? 200 : 503;
+}
+
+function json(status: number, body: string, headers: Record<string, string>): Response {
+  headers["content-type"] = "application/json";
+  return new Response(body, { status, headers });
 }
 
 const checks = t.Object({ database: t.Union([t.Literal("ok"), t.Literal("unavailable")]) });

@@ -1,13 +1,13 @@
 // Who is calling, for per-client limits. X-Forwarded-For counts only as far as SVC_TRUST_PROXY says:
 // with n trusted proxies the client is the n-th address from the right, the one the outermost
 // trusted proxy saw; anything to its left was written by the client and proves nothing.
-import type { Server } from "bun";
+import { requestInfo } from "./request-context.ts";
 
-export function clientAddress(request: Request, server: Server<unknown> | null | undefined, trustProxy: number): string {
+export function clientAddress(request: Request, trustProxy: number): string {
   if (trustProxy > 0) {
     const hops = (request.headers.get("x-forwarded-for") ?? "").split(",").map((h) => h.trim()).filter(Boolean);
     const seen = hops[hops.length - trustProxy];
     if (seen) return seen;
   }
-  return server?.requestIP(request)?.address ?? "unknown";
+  return requestInfo(request)?.server?.requestIP(request)?.address ?? "unknown";
 }

@@ -1,24 +1,26 @@
-// Per-request facts (id, start time, caller) kept beside the Request, for logs and error reports.
-// A WeakMap because the Request is the one thing Elysia and Yoga both see.
+// Per-request facts (id, start time, caller, socket) kept beside the Request, for logs, error reports
+// and per-client limits. A WeakMap because the Request is the one thing Elysia and Yoga both see.
+import type { Server } from "bun";
 
 export interface RequestInfo {
   id: string;
   startedAt: number;
   userId: string | null;
-  /** Set when onError answered: Elysia's `set.status` does not see that response. */
-  errorStatus?: number;
+  /** The server that accepted the request; undefined when it was handed to the app in process. */
+  server: Server<unknown> | undefined;
 }
 
 const infos = new WeakMap<Request, RequestInfo>();
 const ACCEPTABLE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Takes the caller's X-Request-Id when it is sane, or makes one. */
-export function beginRequest(request: Request): RequestInfo {
+export function beginRequest(request: Request, server: Server<unknown> | undefined): RequestInfo {
   const given = request.headers.get("x-request-id");
-  const info = {
+  const info: RequestInfo = {
     id: given && ACCEPTABLE_ID.test(given) ? given : Bun.randomUUIDv7(),
     startedAt: performance.now(),
     userId: null,
+    server,
   };
   infos.set(request, info);
   return info;

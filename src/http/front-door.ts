@@ -1,0 +1,166 @@
+// Where every request enters: a request id, the body limit, the headers every answer carries, the
+// request metrics and one access line. This is done around Elysia rather than in its lifecycle hooks:
+// an onRequest and an onAfterResponse hook cost a health probe a third of its time, and they make
+// every compiled route handler asynchronous.
+//
+// A few GET routes (the health probes) are "direct": answered here without Elysia, and served by
+// Bun's own router. Their Elysia twins stay mounted for the API description and any other method.
+import type { Server } from "bun";
+import { AppError, problemResponse } from "../errors.ts";
+import type { Loggers } from "../log.ts";
+import type { Metrics } from "../metrics.ts";
+import { tooLarge } from "./json-body.ts";
+import { beginRequest, type RequestInfo } from "./request-context.ts";
+import { routeIndex, type Route, type RouteIndex } from "./route-index.ts";
+
+/**
+ * Answers a GET without Elysia. `headers` already holds the request id and the headers every answer
+ * carries; the route adds its own (content-type) and builds its Response with them.
+ */
+export type DirectRoute = (request: Request, headers: Record<string, string>) => Response | Promise<Response>;
+
+export interface Inner {
+  routes: readonly Route[];
+  fetch(request: Request): Response | Promise<Response>;
+}
+
+export interface FrontDoorOptions {
+  app: Inner;
+  /** GET routes answered directly, by exact path. */
+  direct: Record<string, DirectRoute>;
+  loggers: Loggers;
+  metrics: Metrics;
+  maxBodyBytes: number;
+}
+
+type Answer = Response | Promise<Response>;
+type Handler = (request: Request, server: Server<unknown> | undefined) => Answer;
+
+export interface FrontDoor {
+  /** Answers one request in process, as the server does (tests call this). */
+  handle(request: Request): Promise<Response>;
+  /** Serves on a socket: the direct routes through Bun's own router, everything else through Elysia. */
+  listen(options: ListenOptions): Server<unknown>;
+  index: RouteIndex;
+}
+
+export interface ListenOptions {
+  hostname: string;
+  port: number;
+  maxRequestBodySize?: number;
+}
+
+export function frontDoor({ app, direct, loggers, metrics, maxBodyBytes }: FrontDoorOptions): FrontDoor {
+  const { logger, access } = loggers;
+  const debug = logger.isLevelEnabled("debug");
+  const index = routeIndex(app.routes);
+  const inner = app.fetch;
+
+  function begin(request: Request, server: Server<unknown> | undefined, path: string): RequestInfo {
+    const info = beginRequest(request, server);
+    if (debug) logger.debug({ request_id: info.id, method: request.method, path }, "request started");
+    return info;
+  }
+
+  function finish(request: Request, info: RequestInfo, route: string, path: string, response: Response): Response {
+    const seconds = (performance.now() - info.startedAt) / 1000;
+    metrics.request(request.method, route, response.status, seconds);
+    access.completed({
+      requestId: info.id,
+      method: request.method,
+      route,
+      path,
+      status: response.status,
+      durationMs: Math.round(seconds * 100_000) / 100,
+      userId: info.userId,
+    });
+    return response;
+  }
+
+  /** Elysia turns every failure into problem+json; reaching this is a bug, still answered as one. */
+  function failed(info: RequestInfo, error: unknown): Response {
+    logger.error({ request_id: info.id, err: error }, "request failed");
+    return problemResponse(new AppError("internal", "Something went wrong on our side; the request id identifies it.", { cause: error }));
+  }
+
+  function viaApp(request: Request, server: Server<unknown> | undefined): Answer {
+    const path = pathOf(request.url);
+    const info = begin(request, server, path);
+    // The route template, not the path: ids in paths would make a label per user.
+    const route = index.template(request.method, path) ?? "unmatched";
+    const done = (response: Response) => finish(request, info, route, path, stamped(response, info.id));
+    // Refuse an oversized body before anyone reads it; chunked bodies meet the limit in json-body.ts
+    // and, on a real socket, Bun's maxRequestBodySize.
+    const length = request.headers.get("content-length");
+    if (length !== null && Number(length) > maxBodyBytes) return done(problemResponse(tooLarge(maxBodyBytes)));
+    let answer: Answer;
+    try {
+      answer = inner(request);
+    } catch (error) {
+      return done(failed(info, error));
+    }
+    return answer instanceof Promise ? answer.then(done, (error: unknown) => done(failed(info, error))) : done(answer);
+  }
+
+  // Direct routes never read a body, so the body limit is Bun's maxRequestBodySize alone.
+  function directly(path: string, route: DirectRoute): Handler {
+    return (request, server) => {
+      const info = begin(request, server, path);
+      const done = (response: Response) => finish(request, info, path, path, response);
+      let answer: Answer;
+      try {
+        answer = route(request, baseHeaders(info.id));
+      } catch (error) {
+        return done(stamped(failed(info, error), info.id));
+      }
+      return answer instanceof Promise ? answer.then(done, (error: unknown) => done(stamped(failed(info, error), info.id))) : done(answer);
+    };
+  }
+
+  const handlers = new Map(Object.entries(direct).map(([path, route]) => [path, directly(path, route)]));
+  return {
+    index,
+    listen(options) {
+      const routes = Object.fromEntries([...handlers].map(([path, handler]) => [path, { GET: handler }]));
+      return Bun.serve({ ...options, routes, fetch: viaApp });
+    },
+    async handle(request) {
+      // Bun's router answers HEAD with a GET route (without the body); so does this.
+      const handler = request.method === "GET" || request.method === "HEAD" ? handlers.get(pathOf(request.url)) : undefined;
+      return handler ? handler(request, undefined) : viaApp(request, undefined);
+    },
+  };
+}
+
+function baseHeaders(requestId: string): Record<string, string> {
+  return {
+    "x-content-type-options": "nosniff",
+    // Every answer is live state or someone's own data: nothing may be cached on the way.
+    "cache-control": "no-store",
+    "x-request-id": requestId,
+  };
+}
+
+function stamped(response: Response, requestId: string): Response {
+  const headers = response.headers;
+  try {
+    headers.set("x-content-type-options", "nosniff");
+    headers.set("cache-control", "no-store");
+    headers.set("x-request-id", requestId);
+    return response;
+  } catch {
+    // An immutable Response (as from fetch): copy it.
+    const copy = new Response(response.body, response);
+    return stamped(copy, requestId);
+  }
+}
+
+/** The path of an absolute request URL, without the query; cheaper than new URL(). */
+export function pathOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start === -1) return "/";
+  const query = url.indexOf("?", start);
+  const hash = url.indexOf("#", start);
+  const end = query === -1 ? (hash === -1 ? url.length : hash) : query;
+  return url.slice(start, end);
+}

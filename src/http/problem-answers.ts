@@ -1,0 +1,56 @@
+// The one onError that turns every failure inside Elysia into problem+json (the rest of what every
+// request goes through is in front-door.ts).
+import { Elysia, ValidationError } from "elysia";
+import { AppError, problemResponse, type FieldError } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import { requestInfo } from "./request-context.ts";
+
+export interface ProblemAnswersOptions {
+  logger: Logger;
+  /** Methods the app answers on a path; called only for unmatched requests. */
+  methodsFor: (path: string) => string[];
+}
+
+export function problemAnswers({ logger, methodsFor }: ProblemAnswersOptions) {
+  return new Elysia({ name: "svc/problem-answers" }).onError({ as: "global" }, ({ code, error, request, path }) => {
+    const appError = toAppError(code, error, path, methodsFor);
+    if (appError.status >= 500) logger.error({ request_id: requestInfo(request)?.id, err: error }, "request failed");
+    return problemResponse(appError);
+  });
+}
+
+function toAppError(code: unknown, error: unknown, path: string, methodsFor: (path: string) => string[]): AppError {
+  if (error instanceof AppError) return error;
+  switch (code) {
+    case "PARSE": {
+      const cause = (error as Error).cause;
+      return cause instanceof AppError ? cause : new AppError("malformed_json", "The body is not valid JSON.");
+    }
+    case "VALIDATION":
+      return validationError(error as ValidationError);
+    case "NOT_FOUND": {
+      const allowed = methodsFor(path);
+      if (allowed.length === 0) return new AppError("not_found", `Nothing lives at ${path}.`);
+      return new AppError("method_not_allowed", `${path} answers ${allowed.join(", ")}.`, {
+        headers: { allow: allowed.join(", ") },
+      });
+    }
+    default:
+      return new AppError("internal", "Something went wrong on our side; the request id identifies it.", { cause: error });
+  }
+}
+
+/** Elysia's schema failures as per-field errors, naming unknown fields as such. */
+function validationError(error: ValidationError): AppError {
+  const errors: FieldError[] = [];
+  const unknown: string[] = [];
+  for (const issue of error.all) {
+    const field = "path" in issue && issue.path ? issue.path.slice(1).replaceAll("/", ".") : "body";
+    if (errors.some((e) => e.field === field)) continue;
+    const isUnknown = issue.summary?.includes("should not be provided") === true;
+    if (isUnknown) unknown.push(field);
+    errors.push({ field, message: isUnknown ? "is not a known field" : field === "body" ? "must be a JSON object" : issue.message.toLowerCase() });
+  }
+  const detail = unknown.length > 0 ? `Unknown field(s): ${unknown.join(", ")}.` : `Invalid value for ${errors.map((e) => e.field).join(", ")}.`;
+  return new AppError("validation_failed", detail, { errors });
+}
