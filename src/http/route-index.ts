@@ -29,6 +29,8 @@ export function routeIndex(routes: readonly Route[]): RouteIndex {
     if (!/[:*]/.test(path)) exact.set(`${method} ${trimSlash(path)}`, path);
     patterns.push({ method, template: path, regex: routeRegex(path) });
   }
+  // As Elysia's router: a parameter before a wildcard.
+  patterns.sort((a, b) => Number(a.template.includes("*")) - Number(b.template.includes("*")));
   return {
     template(method, path) {
       const found = exact.get(`${method} ${trimSlash(path)}`);

@@ -1,0 +1,116 @@
+// The front door: what every request gets on its way in and out, whether Elysia answers it or it is
+// one of the health probes answered directly (on Bun's own router when served).
+import { afterAll, describe, expect, test } from "bun:test";
+import type { Server } from "bun";
+import { routeIndex } from "../../src/http/route-index.ts";
+import { expectProblem, testApp } from "../helpers.ts";
+
+const PROBES = ["/svc/health", "/svc/health/live", "/svc/health/ready"];
+
+function stamp(headers: Headers) {
+  return {
+    contentType: headers.get("content-type"),
+    cacheControl: headers.get("cache-control"),
+    nosniff: headers.get("x-content-type-options"),
+    requestId: headers.get("x-request-id"),
+  };
+}
+
+describe("health probes answered directly", () => {
+  test.each(PROBES)("%s answers as its Elysia twin does (the way in when CORS is on), headers included", async (path) => {
+    const direct = await testApp();
+    const twin = await testApp({ config: { corsOrigins: ["https://app.example"] } });
+    const headers = { "x-request-id": "probe-1", origin: "https://app.example" };
+    const a = await direct.call("GET", path, { headers });
+    const b = await twin.call("GET", path, { headers });
+    expect(a.status).toBe(200);
+    expect(b.status).toBe(200);
+    const { uptime_s: _a, ...bodyA } = a.body;
+    const { uptime_s: _b, ...bodyB } = b.body;
+    expect(bodyA).toEqual(bodyB);
+    expect(stamp(a.headers)).toEqual({ contentType: "application/json", cacheControl: "no-store", nosniff: "nosniff", requestId: "probe-1" });
+    expect(stamp(b.headers)).toEqual(stamp(a.headers));
+    // CORS stays Elysia's: only the twin carries it, and only there is it configured.
+    expect(b.headers.get("access-control-allow-origin")).toBe("https://app.example");
+  });
+
+  test("are logged and counted like any request, under their own route", async () => {
+    const { call, logs } = await testApp();
+    await call("GET", "/svc/health?from=probe", { headers: { "x-request-id": "probe-log" } });
+    const line = (await logs()).map((l) => JSON.parse(l)).find((l) => l.request_id === "probe-log" && l.msg === "request completed");
+    expect(line).toMatchObject({ method: "GET", route: "/svc/health", path: "/svc/health", status: 200 });
+    const metrics = await call("GET", "/svc/metrics");
+    expect(metrics.text).toMatch(/svc_http_requests_total\{[^}]*route="\/svc\/health"[^}]*status="200"[^}]*\} 1/);
+  });
+});
+
+describe("over a socket", () => {
+  let server: Server<unknown>;
+  let base: string;
+  let logs: () => Promise<string[]>;
+  const ready = (async () => {
+    const svc = await testApp();
+    server = svc.app.listen({ hostname: "127.0.0.1", port: 0 });
+    base = `http://127.0.0.1:${server.port}`;
+    logs = svc.logs;
+  })();
+  afterAll(() => server?.stop(true));
+
+  test("HEAD on a probe is its GET without the body", async () => {
+    await ready;
+    const response = await fetch(`${base}/svc/health`, { method: "HEAD", headers: { "x-request-id": "head-1" } });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe("");
+    expect(stamp(response.headers)).toMatchObject({ cacheControl: "no-store", requestId: "head-1" });
+  });
+
+  test("another method on a probe goes to Elysia: 405 with Allow, still with a request id", async () => {
+    await ready;
+    const response = await fetch(`${base}/svc/health`, { method: "POST", headers: { "x-request-id": "post-1" } });
+    const text = await response.text();
+    expectProblem({ status: response.status, headers: response.headers, text, body: JSON.parse(text) }, 405, "method_not_allowed");
+    expect(response.headers.get("allow")).toBe("GET");
+    expect(response.headers.get("x-request-id")).toBe("post-1");
+    const line = (await logs()).map((l) => JSON.parse(l)).find((l) => l.request_id === "post-1" && l.msg === "request completed");
+    // No route answers POST here, so the label is not the probe's.
+    expect(line).toMatchObject({ route: "unmatched", status: 405 });
+  });
+
+  test("a probe with a query string is still the probe; an oversized body elsewhere is 413 before any reading", async () => {
+    await ready;
+    expect((await fetch(`${base}/svc/health/live?x=1`)).status).toBe(200);
+    const response = await fetch(`${base}/svc-api/v1/users/create`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "x".repeat(2 * 1024 * 1024),
+    });
+    expect(response.status).toBe(413);
+    expect(response.headers.get("x-request-id")).toBeTruthy();
+  });
+});
+
+describe("route templates", () => {
+  const index = routeIndex([
+    { method: "GET", path: "/files/*" },
+    { method: "GET", path: "/files/:name" },
+    { method: "GET", path: "/users/:id" },
+    { method: "GET", path: "/users/all" },
+    { method: "PUT", path: "/users/:id" },
+    { method: "OPTIONS", path: "/*" },
+  ]);
+
+  test("a path without parameters wins over a parameter, and a parameter over a wildcard", () => {
+    expect(index.template("GET", "/users/all")).toBe("/users/all");
+    expect(index.template("GET", "/users/all/")).toBe("/users/all");
+    expect(index.template("GET", "/users/42")).toBe("/users/:id");
+    expect(index.template("GET", "/files/a")).toBe("/files/:name");
+    expect(index.template("GET", "/files/a/b")).toBe("/files/*");
+  });
+
+  test("no template for a method the path does not answer, or for no path at all", () => {
+    expect(index.template("DELETE", "/users/42")).toBeUndefined();
+    expect(index.template("GET", "/elsewhere")).toBeUndefined();
+    expect(index.methodsFor("/users/42")).toEqual(["GET", "PUT"]);
+    expect(index.methodsFor("/elsewhere")).toEqual([]);
+  });
+});
