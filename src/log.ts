@@ -9,9 +9,10 @@ import type { LogLevel } from "./config.ts";
 export type { Logger };
 
 export interface AccessEntry {
+  /** Written as is: beginRequest keeps only ids of letters, digits and ._:- */
   requestId: string;
   method: string;
-  /** The route template, or "unmatched". */
+  /** The route template (one of svc's own paths) or "unmatched": written as is. */
   route: string;
   path: string;
   status: number;
@@ -99,7 +100,7 @@ function accessLog(logger: Logger, write: (line: string) => void): AccessLog {
       if (!enabled) return;
       const user = e.userId === null ? "" : `,"user_id":${quote(e.userId)}`;
       write(
-        `{"level":${INFO},"time":"${now()}","service":"svc","request_id":${quote(e.requestId)},"method":${quote(e.method)},"route":${quote(e.route)},"path":${quote(e.path)},"status":${e.status},"duration_ms":${e.durationMs}${user},"msg":"request completed"}\n`,
+        `{"level":${INFO},"time":"${now()}","service":"svc","request_id":"${e.requestId}","method":${quote(e.method)},"route":"${e.route}","path":${quote(e.path)},"status":${e.status},"duration_ms":${e.durationMs}${user},"msg":"request completed"}\n`,
       );
     },
   };

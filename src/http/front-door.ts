@@ -56,8 +56,8 @@ export function frontDoor({ app, direct, loggers, metrics, maxBodyBytes }: Front
   const index = routeIndex(app.routes);
   const inner = app.fetch;
 
-  function begin(request: Request, server: Server<unknown> | undefined, path: string): RequestInfo {
-    const info = beginRequest(request, server);
+  function begin(request: Request, server: Server<unknown> | undefined, path: string, keep = true): RequestInfo {
+    const info = beginRequest(request, server, keep);
     if (debug) logger.debug({ request_id: info.id, method: request.method, path }, "request started");
     return info;
   }
@@ -102,18 +102,25 @@ export function frontDoor({ app, direct, loggers, metrics, maxBodyBytes }: Front
     return answer instanceof Promise ? answer.then(done, (error: unknown) => done(failed(info, error))) : done(answer);
   }
 
-  // Direct routes never read a body, so the body limit is Bun's maxRequestBodySize alone.
+  // Direct routes never read a body, so the body limit is Bun's maxRequestBodySize alone; and nothing
+  // they call looks the request up, so its facts stay local.
   function directly(path: string, route: DirectRoute): Handler {
+    const fail = (info: RequestInfo, request: Request, error: unknown) => finish(request, info, path, path, stamped(failed(info, error), info.id));
     return (request, server) => {
-      const info = begin(request, server, path);
-      const done = (response: Response) => finish(request, info, path, path, response);
+      const info = begin(request, server, path, false);
       let answer: Answer;
       try {
         answer = route(request, baseHeaders(info.id));
       } catch (error) {
-        return done(stamped(failed(info, error), info.id));
+        return fail(info, request, error);
       }
-      return answer instanceof Promise ? answer.then(done, (error: unknown) => done(stamped(failed(info, error), info.id))) : done(answer);
+      if (answer instanceof Promise) {
+        return answer.then(
+          (response) => finish(request, info, path, path, response),
+          (error: unknown) => fail(info, request, error),
+        );
+      }
+      return finish(request, info, path, path, answer);
     };
   }
 

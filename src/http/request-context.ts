@@ -13,8 +13,11 @@ export interface RequestInfo {
 const infos = new WeakMap<Request, RequestInfo>();
 const ACCEPTABLE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Takes the caller's X-Request-Id when it is sane, or makes one. */
-export function beginRequest(request: Request, server: Server<unknown> | undefined): RequestInfo {
+/**
+ * Takes the caller's X-Request-Id when it is sane (so it needs no escaping in a log line), or makes
+ * one. Kept beside the request for whoever handles it; pass `keep: false` when nobody will look.
+ */
+export function beginRequest(request: Request, server: Server<unknown> | undefined, keep = true): RequestInfo {
   const given = request.headers.get("x-request-id");
   const info: RequestInfo = {
     id: given && ACCEPTABLE_ID.test(given) ? given : Bun.randomUUIDv7(),
@@ -22,7 +25,7 @@ export function beginRequest(request: Request, server: Server<unknown> | undefin
     userId: null,
     server,
   };
-  infos.set(request, info);
+  if (keep) infos.set(request, info);
   return info;
 }
 
