@@ -4,7 +4,7 @@
 // Flags: --quick (shorter runs), --no-postgres, --no-scale, --only=<text> (just the cases whose name
 // holds the text, without the wide, createCategory and scale runs: for working on one case).
 import { $, type Subprocess } from "bun";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseConfig } from "../src/config.ts";
@@ -48,25 +48,22 @@ function memory(pid: number, field: "VmRSS" | "VmHWM"): number {
 }
 
 async function startSvc(binary: string, dir: string, env: Record<string, string>): Promise<Running> {
+  // The request log goes to a file, as a deployment's log would: read through a pipe by this
+  // process, draining it would take CPU from svc and wrk on the same two cores.
+  const log = join(dir, `svc-${Date.now()}.log`);
   const proc = Bun.spawn([binary], {
     cwd: dir,
     env: { PATH: process.env.PATH ?? "", SVC_HOST: "127.0.0.1", SVC_PORT: "0", SVC_JWT_SECRET: SECRET, ...env },
-    stdout: "pipe",
+    stdout: Bun.file(log),
     stderr: "inherit",
   });
   children.push(proc);
-  const reader = proc.stdout.getReader();
-  let text = "";
-  while (!text.includes('"svc listening"')) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`svc exited: ${text}`);
-    text += new TextDecoder().decode(value);
+  let listening: string | undefined;
+  while (!(listening = (existsSync(log) ? readFileSync(log, "utf8") : "").split("\n").find((l) => l.includes('"svc listening"')))) {
+    if (proc.exitCode !== null) throw new Error(`svc exited: ${existsSync(log) ? readFileSync(log, "utf8") : ""}`);
+    await Bun.sleep(5);
   }
-  // Keep draining stdout (the request log) so svc never blocks on a full pipe.
-  void (async () => {
-    while (!(await reader.read()).done);
-  })();
-  const line = JSON.parse(text.split("\n").find((l) => l.includes('"svc listening"'))!);
+  const line = JSON.parse(listening);
   return { proc, base: line.address, rss: () => memory(proc.pid, "VmRSS"), peakRss: () => memory(proc.pid, "VmHWM") };
 }
 
