@@ -14,8 +14,8 @@ const JSON_TYPE = "application/json;charset=utf-8";
 /**
  * A page as JSON. The page's public JSON is rendered once per cached page (the service returns the
  * same array while the table is unchanged, and a new one after any write, so the WeakMap follows
- * it); per request only the caller's own record, which shows the e-mail, is spliced in when the
- * caller is on the page.
+ * it). A caller on the page sees their own record with the e-mail: that variant is spliced once and
+ * kept per caller (the latest page each fetched), so a repeated request builds no string at all.
  */
 interface RenderedPage {
   count: number;
@@ -24,6 +24,10 @@ interface RenderedPage {
   bounds: number[];
 }
 const rendered = new WeakMap<UserRecord[], RenderedPage>();
+
+/** How many callers' own variants are kept (at most 100 users of about 200 bytes each). */
+const OWN_VARIANTS = 256;
+const ownVariants = new Map<string, { page: RenderedPage; json: string }>();
 
 function render(rows: UserRecord[], count: number): RenderedPage {
   const bounds: number[] = [];
@@ -43,10 +47,16 @@ function pageJson(rows: UserRecord[], count: number, viewerId: string): string {
     page = render(rows, count);
     rendered.set(rows, page);
   }
+  const kept = ownVariants.get(viewerId);
+  if (kept?.page === page) return kept.json;
   for (let i = 0; i < count; i++) {
     if (rows[i]!.id !== viewerId) continue;
     const own = JSON.stringify(userView(rows[i]!, viewerId));
-    return page.json.slice(0, page.bounds[2 * i]) + own + page.json.slice(page.bounds[2 * i + 1]);
+    const json = page.json.slice(0, page.bounds[2 * i]) + own + page.json.slice(page.bounds[2 * i + 1]);
+    ownVariants.delete(viewerId);
+    if (ownVariants.size >= OWN_VARIANTS) ownVariants.delete(ownVariants.keys().next().value!);
+    ownVariants.set(viewerId, { page, json });
+    return json;
   }
   return page.json;
 }

@@ -139,6 +139,20 @@ describe("GET /users/all", () => {
     expect(anyone.body).toEqual([]);
   });
 
+  test("a caller's repeated page is the same, and shows their new e-mail at once after they change it", async () => {
+    const { call, signUp } = await testApp();
+    const ann = await signUp("ann");
+    const bob = await signUp("bob");
+    const first = await call("GET", "/svc-api/v1/users/all", { token: ann.token });
+    expect((await call("GET", "/svc-api/v1/users/all", { token: ann.token })).text).toBe(first.text);
+    const changed = await call("PUT", "/svc-api/v1/users/", { token: ann.token, body: { email: "ann@elsewhere.example", current_password: ann.password } });
+    expect(changed.status).toBe(200);
+    expect((await call("GET", "/svc-api/v1/users/all", { token: ann.token })).body[0].email).toBe("ann@elsewhere.example");
+    const seenByBob = (await call("GET", "/svc-api/v1/users/all", { token: bob.token })).body;
+    expect(seenByBob[0]).not.toHaveProperty("email");
+    expect(seenByBob[1].email).toBe("bob@example.com");
+  });
+
   test("pages with limit and after, announcing the next page in a Link header", async () => {
     const { call, signUp } = await testApp();
     const { token } = await signUp("user0");

@@ -207,6 +207,18 @@ export function storeConformance(name: string, harness: StoreHarness): void {
         expect(await store.tokenHolder(Bun.randomUUIDv7(), "any-jti")).toBeNull();
         expect(await store.tokenHolder("not-an-id", "any-jti")).toBeNull();
       });
+
+      test("reports the user as they are now: after an update, a password change and a deletion", async () => {
+        const ann = await store.users.create(newUser("ann"));
+        expect((await store.tokenHolder(ann.id, "any-jti"))!.user).toEqual(ann);
+        const renamed = (await store.users.update(ann.id, { username: "anna" }, new Date().toISOString()))!;
+        expect((await store.tokenHolder(ann.id, "any-jti"))!.user).toEqual(renamed);
+        const rekeyed = (await store.users.setPassword(ann.id, "another hash", new Date().toISOString()))!;
+        expect(rekeyed.tokenVersion).toBe(renamed.tokenVersion + 1);
+        expect((await store.tokenHolder(ann.id, "any-jti"))!.user).toEqual(rekeyed);
+        await store.users.delete(ann.id);
+        expect(await store.tokenHolder(ann.id, "any-jti")).toBeNull();
+      });
     });
 
     describe("revocations", () => {

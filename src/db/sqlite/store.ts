@@ -43,6 +43,9 @@ const TABLE_VERSIONS_SQL = `(SELECT version FROM table_versions WHERE name = 'us
 const USER_SQL = `id, username, email, password_hash AS passwordHash, token_version AS tokenVersion, created_at AS createdAt, updated_at AS updatedAt`;
 const CATEGORY_SQL = `id, name, description, color_hex AS colorHex, icon, created_by AS createdBy, created_at AS createdAt, updated_at AS updatedAt`;
 
+/** How many token holders' records are kept, each for as long as the users table is unchanged. */
+const HOLDERS_KEPT = 10_000;
+
 /** Opens (creating if needed) and migrates the database at `path`, or an in-memory one for ":memory:". */
 export function openSqliteStore(path: string): Store {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -57,9 +60,13 @@ export function openSqliteStore(path: string): Store {
 
   const ping = client.prepare("SELECT 1");
   const versions = client.query<{ usersVersion: number; categoriesVersion: number }, []>(`SELECT ${TABLE_VERSIONS_SQL}`);
-  const holder = client.query<UserRecord & { revoked: number; usersVersion: number; categoriesVersion: number }, [string, string]>(
-    `SELECT ${USER_SQL}, EXISTS (SELECT 1 FROM revoked_tokens WHERE jti = ?) AS revoked, ${TABLE_VERSIONS_SQL} FROM users WHERE id = ?`,
+  // The token check reads only numbers; the user's record is read again only when the users table
+  // has changed since it was last read (its version says so), which keeps a request's query small.
+  const holder = client.query<{ revoked: number; usersVersion: number; categoriesVersion: number }, [string, string]>(
+    `SELECT EXISTS (SELECT 1 FROM revoked_tokens WHERE jti = ?) AS revoked, ${TABLE_VERSIONS_SQL} FROM users WHERE id = ?`,
   );
+  const userById = client.query<UserRecord, [string]>(`SELECT ${USER_SQL} FROM users WHERE id = ?`);
+  const holders = new Map<string, { usersVersion: number; user: UserRecord }>();
   const counts = (): Counts => ({
     users: db.select({ n: count() }).from(users).get()!.n,
     categories: db.select({ n: count() }).from(categories).get()!.n,
@@ -77,8 +84,18 @@ export function openSqliteStore(path: string): Store {
     async tokenHolder(userId, jti) {
       const row = holder.get(jti, userId);
       if (!row) return null;
-      const { revoked, usersVersion, categoriesVersion, ...user } = row;
-      return { user, revoked: revoked === 1, versions: { users: usersVersion, categories: categoriesVersion } };
+      const { revoked, usersVersion, categoriesVersion } = row;
+      let known = holders.get(userId);
+      if (known?.usersVersion !== usersVersion) {
+        // Read right after the version: a write by another process in between makes the record newer
+        // than its tag, which costs one more read later, never a stale answer.
+        const user = userById.get(userId);
+        if (!user) return null;
+        if (holders.size >= HOLDERS_KEPT) holders.delete(holders.keys().next().value!);
+        known = { usersVersion, user };
+        holders.set(userId, known);
+      }
+      return { user: known.user, revoked: revoked === 1, versions: { users: usersVersion, categories: categoriesVersion } };
     },
     // In-process and synchronous: it answers at once or throws, so there is nothing to time out.
     async ping() {
