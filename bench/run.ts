@@ -224,7 +224,7 @@ async function runCases(label: string, svc: Running, token: string, hash: string
       best = { name: c.name, svc: !best || s.rps > best.svc.rps ? s : best.svc, floor: !best || f.rps > best.floor.rps ? f : best.floor };
     }
     rows.push(best!);
-    console.log(`${label} ${c.name}: svc ${best!.svc.rps.toFixed(0)} floor ${best!.floor.rps.toFixed(0)} ratio ${(best!.svc.rps / best!.floor.rps).toFixed(2)}`);
+    console.log(`${label} ${c.name}: svc ${best!.svc.rps.toFixed(0)} floor ${best!.floor.rps.toFixed(0)} ratio ${(best!.svc.rps / best!.floor.rps).toFixed(2)} (RSS peak so far ${(svc.peakRss() / 1e6).toFixed(0)} MB)`);
   }
   await stopProcess(floor);
 

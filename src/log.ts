@@ -94,13 +94,15 @@ export function lineBatch(write: (chunk: string) => void, batchChars = BATCH_CHA
 function accessLog(logger: Logger, write: (line: string) => void): AccessLog {
   const enabled = logger.isLevelEnabled("info");
   const now = isoClock();
+  const method = lastQuoted();
+  const path = lastQuoted();
   return {
     enabled,
     completed(e) {
       if (!enabled) return;
       const user = e.userId === null ? "" : `,"user_id":${quote(e.userId)}`;
       write(
-        `{"level":${INFO},"time":"${now()}","service":"svc","request_id":"${e.requestId}","method":${quote(e.method)},"route":"${e.route}","path":${quote(e.path)},"status":${e.status},"duration_ms":${e.durationMs}${user},"msg":"request completed"}\n`,
+        `{"level":${INFO},"time":"${now()}","service":"svc","request_id":"${e.requestId}","method":${method(e.method)},"route":"${e.route}","path":${path(e.path)},"status":${e.status},"duration_ms":${e.durationMs}${user},"msg":"request completed"}\n`,
       );
     },
   };
@@ -112,6 +114,19 @@ const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 /** A JSON string literal; ids, methods, routes and paths need no escaping, so the scan usually suffices. */
 function quote(text: string): string {
   return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
+}
+
+/** quote() remembering its last answer: most lines repeat the method, and a busy path repeats too. */
+function lastQuoted(): (text: string) => string {
+  let last = "";
+  let quoted = '""';
+  return (text) => {
+    if (text !== last) {
+      last = text;
+      quoted = quote(text);
+    }
+    return quoted;
+  };
 }
 
 /** The current time as ISO 8601, formatted once per millisecond however many lines share it. */

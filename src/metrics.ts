@@ -74,14 +74,20 @@ interface Series {
  * additions, and the labels are turned into samples only when someone scrapes.
  */
 class RequestMetrics {
-  private readonly series = new Map<string, Series>();
+  private readonly series: Series[] = [];
+  // route → status → method: constant strings and a number as keys, so a request builds no key.
+  private readonly index = new Map<string, Map<number, Map<string, Series>>>();
 
   observe(method: string, route: string, status: number, seconds: number): void {
-    const key = `${method} ${status} ${route}`;
-    let series = this.series.get(key);
+    let byStatus = this.index.get(route);
+    if (!byStatus) this.index.set(route, (byStatus = new Map()));
+    let byMethod = byStatus.get(status);
+    if (!byMethod) byStatus.set(status, (byMethod = new Map()));
+    let series = byMethod.get(method);
     if (!series) {
       series = { labels: { method, route, status: String(status) }, buckets: new Array<number>(BUCKETS.length + 1).fill(0), sum: 0, count: 0 };
-      this.series.set(key, series);
+      byMethod.set(method, series);
+      this.series.push(series);
     }
     let bucket = 0;
     while (bucket < BUCKETS.length && seconds > BUCKETS[bucket]!) bucket++;
@@ -93,11 +99,11 @@ class RequestMetrics {
   // The registry needs only name, help, type, aggregator and get(); Metric's other members are for
   // callers of a metric, which these two have none of (hence the cast).
   readonly counter = this.metric("svc_http_requests_total", "HTTP requests by method, route and status.", "counter", () =>
-    [...this.series.values()].map((s) => ({ labels: s.labels, value: s.count })),
+    this.series.map((s) => ({ labels: s.labels, value: s.count })),
   );
 
   readonly histogram = this.metric("svc_http_request_duration_seconds", "HTTP request duration by method, route and status.", "histogram", () =>
-    [...this.series.values()].flatMap((s) => {
+    this.series.flatMap((s) => {
       let cumulative = 0;
       const buckets = s.buckets.map((n, i) => {
         cumulative += n;

@@ -21,14 +21,19 @@ export function healthRoutes(store: Store, environment: string) {
   const database = databaseCheck(store);
   // Everything but the status and uptime is fixed: rendered once.
   const identity = JSON.stringify({ service: "svc", version, environment }).slice(0, -1);
+  let body = { tenths: -1, result: "ok" as Check, text: "" };
   const direct: Record<string, DirectRoute> = {
     "/svc/health/live": (_request, headers) => json(200, '{"status":"ok"}', headers),
     "/svc/health/ready": (_request, headers) =>
       database.answer((result) => json(statusFor(result), `{"status":"${result}","checks":{"database":"${result}"}}`, headers)),
     "/svc/health": (_request, headers) =>
       database.answer((result) => {
-        const uptime = Math.round((performance.now() - startedAt) / 100) / 10;
-        return json(statusFor(result), `${identity},"status":"${result}","uptime_s":${uptime},"checks":{"database":"${result}"}}`, headers);
+        // The uptime has tenths of a second, so the body changes ten times a second at most.
+        const tenths = Math.round((performance.now() - startedAt) / 100);
+        if (tenths !== body.tenths || result !== body.result) {
+          body = { tenths, result, text: `${identity},"status":"${result}","uptime_s":${tenths / 10},"checks":{"database":"${result}"}}` };
+        }
+        return json(statusFor(result), body.text, headers);
       }),
   };
   const twin = (path: string) => ({ request }: { request: Request }) => direct[path]!(request, {});
