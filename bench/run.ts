@@ -344,7 +344,7 @@ const scaled = flags.has("--no-scale") || ONLY !== undefined ? [] : await scale(
 
 const cpu = (await $`grep -m1 "model name" /proc/cpuinfo`.quiet().text()).split(":")[1]?.trim();
 const report = [
-  `Measured ${new Date().toISOString().slice(0, 10)} with \`bun run bench\` on ${cpu} (${navigator.hardwareConcurrency} cores), wrk on the same machine: 1 thread, 64 connections, ${SECONDS} s per run, svc and floor alternating, best of ${ROUNDS}. The floor is a bare \`Bun.serve\` answering with svc's very response bytes (for login: after one \`Bun.password.verify\`; for sign-up: after one \`Bun.password.hash\`). svc runs with its defaults, request log included.`,
+  `Measured ${new Date().toISOString().slice(0, 10)} with \`bun run bench\` on ${cpu} (${navigator.hardwareConcurrency} cores), wrk on the same machine: 1 thread, 64 connections, ${SECONDS} s per run, svc and floor alternating, best of ${ROUNDS}. The floor is a bare \`Bun.serve\` answering with svc's very response bytes (for login: after one \`Bun.password.verify\`; for sign-up: after one \`Bun.password.hash\`). svc runs with its defaults, request log included (written to a file).`,
   "",
   "**Embedded SQLite**",
   "",
