@@ -2,7 +2,8 @@
 // same connections and duration for svc and its floor, alternating svc and floor, best of the
 // rounds. Prints the table and writes it to bench/results.md and into README.md.
 // Flags: --quick (shorter runs), --no-postgres, --no-scale, --only=<text> (just the cases whose name
-// holds the text, without the wide, createCategory and scale runs: for working on one case).
+// holds the text, without the wide, createCategory and scale runs: for working on one case),
+// --env=NAME=value (a setting for svc; such a run is printed, not written).
 import { $, type Subprocess } from "bun";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,6 +16,13 @@ const root = join(import.meta.dir, "..");
 const flags = new Set(process.argv.slice(2));
 const SECONDS = flags.has("--quick") ? 2 : 5;
 const ONLY = [...flags].find((f) => f.startsWith("--only="))?.slice("--only=".length);
+/** --env=NAME=value (repeatable): extra settings for every svc the bench starts, such as SVC_LOG_PROBES=false. */
+const EXTRA_ENV = Object.fromEntries(
+  [...flags].filter((f) => f.startsWith("--env=")).map((f) => {
+    const [name, ...value] = f.slice("--env=".length).split("=");
+    return [name!, value.join("=")];
+  }),
+);
 const ROUNDS = 2;
 const IDLE_AFTER_MS = 5000;
 const SECRET = "bench-secret-bench-secret-bench-secret";
@@ -53,7 +61,7 @@ async function startSvc(binary: string, dir: string, env: Record<string, string>
   const log = join(dir, `svc-${Date.now()}.log`);
   const proc = Bun.spawn([binary], {
     cwd: dir,
-    env: { PATH: process.env.PATH ?? "", SVC_HOST: "127.0.0.1", SVC_PORT: "0", SVC_JWT_SECRET: SECRET, ...env },
+    env: { PATH: process.env.PATH ?? "", SVC_HOST: "127.0.0.1", SVC_PORT: "0", SVC_JWT_SECRET: SECRET, ...EXTRA_ENV, ...env },
     stdout: Bun.file(log),
     stderr: "inherit",
   });
@@ -359,7 +367,8 @@ const report = [
 ].join("\n");
 
 console.log(`\n${report}\n`);
-if (ONLY !== undefined) process.exit(0); // a partial run is for the console, not for the record
+// A partial run, or one with settings other than the defaults, is for the console, not for the record.
+if (ONLY !== undefined || Object.keys(EXTRA_ENV).length > 0) process.exit(0);
 await Bun.write(join(import.meta.dir, "results.md"), `${report}\n`);
 const readmePath = join(root, "README.md");
 const readme = await Bun.file(readmePath).text();

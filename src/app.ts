@@ -58,6 +58,7 @@ export function createApp({ config, store, loggers }: AppDeps): App {
     app,
     // With CORS open, its headers come from an Elysia hook, so the probes go through Elysia too.
     direct: config.corsOrigins.length === 0 ? health.direct : {},
+    quietWhenOk: config.logProbes ? [] : Object.keys(health.direct),
     loggers,
     metrics,
     maxBodyBytes: config.maxBodyBytes,

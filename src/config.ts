@@ -55,6 +55,8 @@ export interface Config {
   corsOrigins: string[];
   /** Serve Prometheus metrics at /svc/metrics. */
   metrics: boolean;
+  /** Write an access line for a health probe answered 200; false: only failed probes are logged. */
+  logProbes: boolean;
   loginThrottle: LoginThrottleConfig;
 }
 
@@ -99,6 +101,7 @@ export function parseConfig(env: Env): Config {
     trustProxy: trustProxy(env),
     corsOrigins: origins(env),
     metrics: boolean(env, "SVC_METRICS", true),
+    logProbes: boolean(env, "SVC_LOG_PROBES", true),
     loginThrottle: {
       maxFailures: integer(env, "SVC_LOGIN_MAX_FAILURES", 5, 1, 1000),
       backoffBaseMs: duration(env, "SVC_LOGIN_BACKOFF_BASE", "1s", 1, 3600) * 1000,

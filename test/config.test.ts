@@ -118,6 +118,7 @@ describe("parseConfig", () => {
     ["SVC_GRAPHQL_PLAYGROUND", { SVC_GRAPHQL_PLAYGROUND: "yes" }, "true or false"],
     ["SVC_GRAPHQL_INTROSPECTION", { SVC_GRAPHQL_INTROSPECTION: "1" }, "true or false"],
     ["SVC_LOG_LEVEL", { SVC_LOG_LEVEL: "loud" }, "one of debug, info, warn, error, silent"],
+    ["SVC_LOG_PROBES", { SVC_LOG_PROBES: "no" }, "true or false"],
     ["SVC_MAX_BODY_BYTES", { SVC_MAX_BODY_BYTES: "10" }, "an integer from 1024"],
     ["SVC_SHUTDOWN_GRACE", { SVC_SHUTDOWN_GRACE: "forever" }, "a duration such as"],
     ["SVC_TRUST_PROXY", { SVC_TRUST_PROXY: "yes" }, "false, true (one proxy) or the number of proxies"],

@@ -28,6 +28,8 @@ export interface FrontDoorOptions {
   app: Inner;
   /** GET routes answered directly, by exact path. */
   direct: Record<string, DirectRoute>;
+  /** Routes whose 200 answers write no access line (they are still counted in the metrics). */
+  quietWhenOk: readonly string[];
   loggers: Loggers;
   metrics: Metrics;
   maxBodyBytes: number;
@@ -50,7 +52,8 @@ export interface ListenOptions {
   maxRequestBodySize?: number;
 }
 
-export function frontDoor({ app, direct, loggers, metrics, maxBodyBytes }: FrontDoorOptions): FrontDoor {
+export function frontDoor({ app, direct, quietWhenOk, loggers, metrics, maxBodyBytes }: FrontDoorOptions): FrontDoor {
+  const quiet = new Set(quietWhenOk);
   const { logger, access } = loggers;
   const debug = logger.isLevelEnabled("debug");
   const index = routeIndex(app.routes);
@@ -65,6 +68,7 @@ export function frontDoor({ app, direct, loggers, metrics, maxBodyBytes }: Front
   function finish(request: Request, info: RequestInfo, route: string, path: string, response: Response): Response {
     const seconds = (performance.now() - info.startedAt) / 1000;
     metrics.request(request.method, route, response.status, seconds);
+    if (quiet.size > 0 && response.status === 200 && quiet.has(route)) return response;
     access.completed({
       requestId: info.id,
       method: request.method,

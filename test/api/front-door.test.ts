@@ -44,6 +44,30 @@ describe("health probes answered directly", () => {
   });
 });
 
+describe("SVC_LOG_PROBES=false", () => {
+  test.each([
+    ["answered directly", []],
+    ["through Elysia (CORS open)", ["https://app.example"]],
+  ])("probes answered 200 write no access line, %s; failed ones and other routes still do; all are counted", async (_way, corsOrigins) => {
+    const up = { now: false };
+    const { call, logs } = await testApp({
+      config: { logProbes: false, corsOrigins },
+      store: (store) => ({ ...store, ping: async () => { if (!up.now) throw new Error("database is gone"); } }),
+    });
+    expect((await call("GET", "/svc/health/ready", { headers: { "x-request-id": "loud-503" } })).status).toBe(503);
+    // A failed check is never reused, so the next probe asks the database again.
+    up.now = true;
+    expect((await call("GET", "/svc/health", { headers: { "x-request-id": "quiet-ok" } })).status).toBe(200);
+    expect((await call("GET", "/svc/health/live", { headers: { "x-request-id": "quiet-live" } })).status).toBe(200);
+    await call("GET", "/no/such/path", { headers: { "x-request-id": "loud-404" } });
+    const completed = (await logs()).map((l) => JSON.parse(l)).filter((l) => l.msg === "request completed").map((l) => l.request_id);
+    expect(completed).toEqual(["loud-503", "loud-404"]);
+    const metrics = (await call("GET", "/svc/metrics")).text;
+    expect(metrics).toMatch(/svc_http_requests_total\{[^}]*route="\/svc\/health"[^}]*status="200"[^}]*\} 1/);
+    expect(metrics).toMatch(/svc_http_requests_total\{[^}]*route="\/svc\/health\/ready"[^}]*status="503"[^}]*\} 1/);
+  });
+});
+
 describe("over a socket", () => {
   let server: Server<unknown>;
   let base: string;
