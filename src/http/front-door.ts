@@ -133,7 +133,17 @@ export function frontDoor({ app, direct, quietWhenOk, loggers, metrics, maxBodyB
     index,
     listen(options) {
       const routes = Object.fromEntries([...handlers].map(([path, handler]) => [path, { GET: handler }]));
-      return Bun.serve({ ...options, routes, fetch: viaApp });
+      return Bun.serve({
+        ...options,
+        routes,
+        fetch: viaApp,
+        // Bun's own answer to an error that escapes is an HTML page, with source in development mode.
+        development: false,
+        error(error) {
+          logger.error({ err: error }, "request failed outside the app");
+          return problemResponse(new AppError("internal", "Something went wrong on our side.", { cause: error }));
+        },
+      });
     },
     async handle(request) {
       // Bun's router answers HEAD with a GET route (without the body); so does this.

@@ -2,7 +2,10 @@
 // one of the health probes answered directly (on Bun's own router when served).
 import { afterAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
+import { frontDoor } from "../../src/http/front-door.ts";
 import { routeIndex } from "../../src/http/route-index.ts";
+import { createLoggers } from "../../src/log.ts";
+import type { Metrics } from "../../src/metrics.ts";
 import { expectProblem, testApp } from "../helpers.ts";
 
 const PROBES = ["/svc/health", "/svc/health/live", "/svc/health/ready"];
@@ -111,6 +114,32 @@ describe("over a socket", () => {
     expect(response.status).toBe(413);
     expect(response.headers.get("x-request-id")).toBeTruthy();
   });
+});
+
+test("a failure even outside the app is answered as problem+json, never Bun's HTML error page", async () => {
+  const lines: string[] = [];
+  const loggers = createLoggers("info", { write: (line: string) => void lines.push(line) });
+  const broken = { request: () => { throw new Error("metrics broke"); } } as unknown as Metrics;
+  const door = frontDoor({
+    app: { routes: [], fetch: () => new Response("inner") },
+    direct: { "/probe": (_request, headers) => new Response("ok", { headers }) },
+    quietWhenOk: [],
+    loggers,
+    metrics: broken,
+    maxBodyBytes: 1024,
+  });
+  const server = door.listen({ hostname: "127.0.0.1", port: 0 });
+  try {
+    for (const path of ["/probe", "/elsewhere"]) {
+      const response = await fetch(`http://127.0.0.1:${server.port}${path}`);
+      expect(response.status).toBe(500);
+      expect(response.headers.get("content-type")).toBe("application/problem+json");
+      expect((await response.json()).code).toBe("internal");
+    }
+    expect(lines.filter((l) => l.includes("request failed outside the app")).length).toBe(2);
+  } finally {
+    server.stop(true);
+  }
 });
 
 describe("route templates", () => {
