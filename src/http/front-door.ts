@@ -137,6 +137,8 @@ export function frontDoor({ app, direct, quietWhenOk, loggers, metrics, maxBodyB
         ...options,
         routes,
         fetch: viaApp,
+        // Longer than Bun's 10 s, so a load balancer's pooled keep-alive connections are not cut under it.
+        idleTimeout: 30,
         // Bun's own answer to an error that escapes is an HTML page, with source in development mode.
         development: false,
         error(error) {
