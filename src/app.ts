@@ -1,5 +1,5 @@
 // createApp(deps): every feature mounted in one visible place, behind the front door. Tests call
-// app.handle(request); serve.ts hands app.routes and app.fetch to Bun.serve.
+// app.handle(request); serve.ts calls app.listen().
 import { Elysia } from "elysia";
 import { authRoutes } from "./auth/index.ts";
 import { createAuthenticator } from "./auth/authenticator.ts";

@@ -25,8 +25,11 @@ interface RenderedPage {
 }
 const rendered = new WeakMap<UserRecord[], RenderedPage>();
 
-/** How many callers' own variants are kept (at most 100 users of about 200 bytes each). */
-const OWN_VARIANTS = 256;
+/**
+ * How many callers' own variants are kept: a page of 100 users is about 20 KB, so about 1.3 MB;
+ * 13 MB at most, were every one a page of 1,000 (the largest limit).
+ */
+const OWN_VARIANTS = 64;
 const ownVariants = new Map<string, { page: RenderedPage; json: string }>();
 
 function render(rows: UserRecord[], count: number): RenderedPage {
