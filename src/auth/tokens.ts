@@ -1,5 +1,6 @@
 // Issues and verifies svc's access tokens: HS256 JWTs through @elysiajs/jwt, algorithm pinned.
 import { jwt } from "@elysiajs/jwt";
+import { setBounded } from "../bounded-map.ts";
 
 export const TOKEN_ISSUER = "svc";
 
@@ -55,8 +56,7 @@ export function createTokenService(secret: Uint8Array, ttlSeconds: number): Toke
       }
       const result = await verifyOnce(token);
       if (result) {
-        if (verified.size >= VERIFIED_CACHE_SIZE) verified.delete(verified.keys().next().value!);
-        verified.set(token, result);
+        setBounded(verified, token, result, VERIFIED_CACHE_SIZE);
       }
       return result;
     },

@@ -2,6 +2,7 @@
 // was read at, and is used only while the database still reports that version. The version is read
 // before the data, so an entry can be tagged older than its data (and be refreshed needlessly once)
 // but never newer (and be served stale).
+import { setBounded } from "../bounded-map.ts";
 
 export class VersionedCache<T> {
   private readonly entries = new Map<string, { version: number; value: T }>();
@@ -12,9 +13,7 @@ export class VersionedCache<T> {
     const hit = this.entries.get(key);
     if (hit && hit.version === version) return hit.value;
     const value = await read();
-    this.entries.delete(key);
-    if (this.entries.size >= this.capacity) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(key, { version, value });
+    setBounded(this.entries, key, { version, value }, this.capacity);
     return value;
   }
 }

@@ -7,6 +7,7 @@ import { documented } from "../http/openapi.ts";
 import { changePasswordBody, createUserBody, listUsersQuery, tokenSchema, updateSelfBody, userSchema, userView } from "./model.ts";
 import { parsePage, type UserService } from "./service.ts";
 import type { UserRecord } from "../db/store.ts";
+import { setBounded } from "../bounded-map.ts";
 
 const PREFIX = "/svc-api/v1/users";
 const JSON_TYPE = "application/json;charset=utf-8";
@@ -56,9 +57,7 @@ function pageJson(rows: UserRecord[], count: number, viewerId: string): string {
     if (rows[i]!.id !== viewerId) continue;
     const own = JSON.stringify(userView(rows[i]!, viewerId));
     const json = page.json.slice(0, page.bounds[2 * i]) + own + page.json.slice(page.bounds[2 * i + 1]);
-    ownVariants.delete(viewerId);
-    if (ownVariants.size >= OWN_VARIANTS) ownVariants.delete(ownVariants.keys().next().value!);
-    ownVariants.set(viewerId, { page, json });
+    setBounded(ownVariants, viewerId, { page, json }, OWN_VARIANTS);
     return json;
   }
   return page.json;

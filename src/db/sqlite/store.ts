@@ -27,6 +27,7 @@ import {
   type ThrottleStore,
   type RevocationStore,
 } from "../store.ts";
+import { setBounded } from "../../bounded-map.ts";
 import { chunks } from "../chunks.ts";
 import { migrateSqlite } from "./migrate.ts";
 import { categories, loginThrottle, revokedTokens, users } from "./schema.ts";
@@ -91,9 +92,8 @@ export function openSqliteStore(path: string): Store {
         // than its tag, which costs one more read later, never a stale answer.
         const user = userById.get(userId);
         if (!user) return null;
-        if (holders.size >= HOLDERS_KEPT) holders.delete(holders.keys().next().value!);
         known = { usersVersion, user };
-        holders.set(userId, known);
+        setBounded(holders, userId, known, HOLDERS_KEPT);
       }
       return { user: known.user, revoked: revoked === 1, versions: { users: usersVersion, categories: categoriesVersion } };
     },
