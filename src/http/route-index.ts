@@ -22,18 +22,23 @@ interface Pattern {
 export function routeIndex(routes: readonly Route[]): RouteIndex {
   // ALL and OPTIONS (CORS preflight, mounted on every path) say nothing about what a path is for.
   const real = routes.filter((r) => r.method !== "ALL" && r.method !== "OPTIONS");
-  // Most requests hit a path without parameters: one map lookup, no regex.
-  const exact = new Map<string, string>();
+  // Most requests hit a path without parameters: a lookup by path, then method; no regex, no key built.
+  const exact = new Map<string, Map<string, string>>();
   const patterns: Pattern[] = [];
   for (const { method, path } of real) {
-    if (!/[:*]/.test(path)) exact.set(`${method} ${trimSlash(path)}`, path);
+    if (!/[:*]/.test(path)) {
+      const key = trimSlash(path);
+      let byMethod = exact.get(key);
+      if (!byMethod) exact.set(key, (byMethod = new Map()));
+      byMethod.set(method, path);
+    }
     patterns.push({ method, template: path, regex: routeRegex(path) });
   }
   // As Elysia's router: a parameter before a wildcard.
   patterns.sort((a, b) => Number(a.template.includes("*")) - Number(b.template.includes("*")));
   return {
     template(method, path) {
-      const found = exact.get(`${method} ${trimSlash(path)}`);
+      const found = exact.get(trimSlash(path))?.get(method);
       if (found !== undefined) return found;
       for (const p of patterns) if (p.method === method && p.regex.test(path)) return p.template;
       return undefined;
