@@ -25,7 +25,7 @@ const EXTRA_ENV = Object.fromEntries(
 );
 const ROUNDS = 2;
 const IDLE_AFTER_MS = 5000;
-const SECRET = "bench-secret-bench-secret-bench-secret";
+const SECRET = "bench-secret: 0123456789 ABCDEFGHIJ klmnop";
 const PASSWORD = "bench password 1";
 const POSTGRES_ADMIN = process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 

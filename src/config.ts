@@ -77,6 +77,9 @@ export class ConfigError extends Error {
 export const PRODUCTION_PASSWORD_COST: PasswordCost = Object.freeze({ memoryCost: 19456, timeCost: 2 });
 
 const MIN_SECRET_BYTES = 32;
+/** 32 spaces or one repeated character pass a length check and are guessed at once. */
+const MIN_SECRET_DISTINCT_BYTES = 16;
+const MAKE_A_SECRET = "make one with: openssl rand -base64 48";
 
 export function parseConfig(env: Env): Config {
   const environment = oneOf(env, "SVC_ENV", ["development", "test", "production"], "development");
@@ -137,13 +140,17 @@ function jwtSecret(env: Env, production: boolean): Config["jwt"] {
   const raw = env.SVC_JWT_SECRET;
   if (raw === undefined || raw === "") {
     if (production) {
-      throw new ConfigError("SVC_JWT_SECRET", `required in production: at least ${MIN_SECRET_BYTES} bytes`, "");
+      throw new ConfigError("SVC_JWT_SECRET", `required in production: at least ${MIN_SECRET_BYTES} bytes; ${MAKE_A_SECRET}`, "");
     }
     return { secret: crypto.getRandomValues(new Uint8Array(MIN_SECRET_BYTES)), ephemeral: true, ttlSeconds };
   }
   const secret = new TextEncoder().encode(raw);
   if (secret.byteLength < MIN_SECRET_BYTES) {
-    throw new ConfigError("SVC_JWT_SECRET", `at least ${MIN_SECRET_BYTES} bytes`, `${secret.byteLength} bytes`);
+    throw new ConfigError("SVC_JWT_SECRET", `at least ${MIN_SECRET_BYTES} bytes; ${MAKE_A_SECRET}`, `${secret.byteLength} bytes`);
+  }
+  const distinct = new Set(secret).size;
+  if (distinct < MIN_SECRET_DISTINCT_BYTES) {
+    throw new ConfigError("SVC_JWT_SECRET", `at least ${MIN_SECRET_DISTINCT_BYTES} distinct byte values; ${MAKE_A_SECRET}`, `${distinct} distinct bytes`);
   }
   return { secret, ephemeral: false, ttlSeconds };
 }

@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { ConfigError, parseConfig, PRODUCTION_PASSWORD_COST } from "../src/config.ts";
 
-const SECRET = "s".repeat(32);
+// A secret as `openssl rand -base64 48` makes one: long, and varied.
+const SECRET = "3q2+7wAbCdEfGhIjKlMnOpQrStUvWxYz0123456789/+==";
 
 describe("parseConfig", () => {
   test("has the contract's defaults", () => {
@@ -112,6 +113,9 @@ describe("parseConfig", () => {
     ["SVC_DB_STATEMENT_TIMEOUT", { SVC_DB_STATEMENT_TIMEOUT: "0s" }, "a duration such as"],
     ["SVC_JWT_SECRET", { SVC_JWT_SECRET: "short" }, "at least 32 bytes"],
     ["SVC_JWT_SECRET", { SVC_ENV: "production" }, "required in production"],
+    ["SVC_JWT_SECRET", { SVC_ENV: "production", SVC_JWT_SECRET: " ".repeat(32) }, "openssl rand -base64 48"],
+    ["SVC_JWT_SECRET", { SVC_ENV: "production", SVC_JWT_SECRET: "a".repeat(64) }, "at least 16 distinct"],
+    ["SVC_JWT_SECRET", { SVC_JWT_SECRET: "abcdefghijklmno".repeat(4) }, "at least 16 distinct"],
     ["SVC_JWT_TTL", { SVC_JWT_TTL: "1 hour" }, "a duration such as"],
     ["SVC_JWT_TTL", { SVC_JWT_TTL: "0s" }, "a duration such as"],
     ["SVC_GRAPHQL_AUTH", { SVC_GRAPHQL_AUTH: "sometimes" }, "one of required, mutations, off"],
@@ -141,5 +145,19 @@ describe("parseConfig", () => {
     expect(message).toStartWith(`${variable}: `);
     expect(message).toContain(accepts);
     expect(message).not.toContain("\n");
+  });
+
+  test("never repeats a refused secret in its message", () => {
+    const weak = "ab".repeat(32);
+    expect(() => parseConfig({ SVC_ENV: "production", SVC_JWT_SECRET: weak })).toThrow(/2 distinct bytes/);
+    try {
+      parseConfig({ SVC_ENV: "production", SVC_JWT_SECRET: weak });
+    } catch (error) {
+      expect((error as Error).message).not.toContain(weak);
+    }
+  });
+
+  test("takes a secret of 16 distinct bytes or more", () => {
+    expect(parseConfig({ SVC_ENV: "production", SVC_JWT_SECRET: "abcdefghijklmnop".repeat(2) }).jwt.ephemeral).toBe(false);
   });
 });
