@@ -37,6 +37,8 @@ export interface Config {
   env: Environment;
   host: string;
   port: number;
+  /** Let another process listen on the same port (SO_REUSEPORT); false: a taken port stops start-up. */
+  reusePort: boolean;
   database: DatabaseConfig;
   jwt: {
     secret: Uint8Array;
@@ -90,6 +92,7 @@ export function parseConfig(env: Env): Config {
     env: environment,
     host: nonEmpty(env, "SVC_HOST", "0.0.0.0"),
     port: integer(env, portVar, 8080, 0, 65535),
+    reusePort: boolean(env, "SVC_REUSE_PORT", false),
     database: database(env),
     jwt: jwtSecret(env, production),
     graphql: {

@@ -5,6 +5,7 @@ import { describeDatabase, openStore } from "./db/open.ts";
 import type { Store } from "./db/store.ts";
 import { createLoggers } from "./log.ts";
 import { version } from "../package.json";
+import type { Server } from "bun";
 
 export async function serve(config: Config): Promise<void> {
   const loggers = createLoggers(config.logLevel);
@@ -19,13 +20,21 @@ export async function serve(config: Config): Promise<void> {
     process.exit(1);
   }
 
-  const server = createApp({ config, store, loggers }).listen({
-    hostname: config.host,
-    port: config.port,
-    // The app answers oversized bodies with problem+json; this is Bun's own backstop (a bare 413)
-    // for bodies it must not even buffer, such as a chunked GraphQL request far past the limit.
-    maxRequestBodySize: config.maxBodyBytes * 2,
-  });
+  let server: Server<unknown>;
+  try {
+    server = createApp({ config, store, loggers }).listen({
+      hostname: config.host,
+      port: config.port,
+      reusePort: config.reusePort,
+      // The app answers oversized bodies with problem+json; this is Bun's own backstop (a bare 413)
+      // for bodies it must not even buffer, such as a chunked GraphQL request far past the limit.
+      maxRequestBodySize: config.maxBodyBytes * 2,
+    });
+  } catch (error) {
+    await store.close();
+    console.error(`svc: cannot listen on ${config.host}:${config.port}: ${listenProblem(error)}`);
+    process.exit(1);
+  }
   const address = `http://${server.hostname}:${server.port}`;
   logger.info({ version, environment: config.env, address, database }, "svc listening");
   if (config.jwt.ephemeral) logger.warn("SVC_JWT_SECRET is not set: a random secret is in use, so tokens end with this process");
@@ -49,4 +58,12 @@ export async function serve(config: Config): Promise<void> {
 
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
+}
+
+/** Why a socket could not be opened, in one line an operator can act on. */
+function listenProblem(error: unknown): string {
+  if ((error as { code?: unknown }).code === "EADDRINUSE") {
+    return "the port is in use (another svc?); stop it, choose another SVC_PORT, or set SVC_REUSE_PORT=true to share the port on purpose";
+  }
+  return (error instanceof Error ? error.message : String(error)).split("\n")[0]!;
 }

@@ -215,6 +215,31 @@ describe("the compiled binary, alone in an empty folder", () => {
     expect(existsSync(join(dir, "data"))).toBe(false);
   }, 30_000);
 
+  test("a second svc on a taken port exits 1 with one line, unless SVC_REUSE_PORT=true", async () => {
+    const first = await start(emptyFolderWithBinary(), { SVC_HOST: "0.0.0.0" });
+    const port = new URL(first.base).port;
+    const dir = emptyFolderWithBinary();
+    const env = { PATH: process.env.PATH ?? "", SVC_HOST: "0.0.0.0", SVC_PORT: port, SVC_JWT_SECRET: SECRET };
+    const second = Bun.spawn([join(dir, "svc")], { cwd: dir, env, stdout: "pipe", stderr: "pipe" });
+    const timer = setTimeout(() => second.kill("SIGKILL"), 10_000);
+    expect(await second.exited).toBe(1);
+    clearTimeout(timer);
+    const lines = (await new Response(second.stderr).text()).trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toStartWith(`svc: cannot listen on 0.0.0.0:${port}: `);
+    expect(lines[0]).toContain("SVC_REUSE_PORT");
+
+    expect(await stop(first)).toBe(0);
+
+    // Sharing on purpose: every process on the port opts in.
+    const shared = { SVC_HOST: "0.0.0.0", SVC_REUSE_PORT: "true" };
+    const one = await start(emptyFolderWithBinary(), shared);
+    const two = await start(dir, { ...shared, SVC_PORT: new URL(one.base).port });
+    expect((await json(two.base, "GET", "/svc/health")).status).toBe(200);
+    expect(await stop(two)).toBe(0);
+    expect(await stop(one)).toBe(0);
+  }, 30_000);
+
   test("in production, the playground is 404 and introspection is refused", async () => {
     const dir = emptyFolderWithBinary();
     const running = await start(dir, { SVC_ENV: "production" });

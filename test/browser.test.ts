@@ -19,7 +19,7 @@ describe.skipIf(!available)("the playground in Chromium", () => {
     const svc = await testApp({ config: { graphql: { playground: true } } });
     token = (await svc.signUp("ann")).token;
     await svc.graphql('mutation { createCategory(input: { name: "Browser Books" }) { id } }', { token });
-    const server = svc.app.listen({ port: 0, hostname: "127.0.0.1" });
+    const server = svc.app.listen({ port: 0, hostname: "127.0.0.1", reusePort: false });
     base = `http://127.0.0.1:${server.port}`;
     stop = () => void server.stop();
     // The flags keep Chromium from reaching for the network this machine does not have.

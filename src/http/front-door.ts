@@ -49,6 +49,8 @@ export interface FrontDoor {
 export interface ListenOptions {
   hostname: string;
   port: number;
+  /** SO_REUSEPORT. Always given: with `development: false` Bun turns it on unless told otherwise. */
+  reusePort: boolean;
   maxRequestBodySize?: number;
 }
 

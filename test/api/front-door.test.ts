@@ -77,7 +77,7 @@ describe("over a socket", () => {
   let logs: () => Promise<string[]>;
   const ready = (async () => {
     const svc = await testApp();
-    server = svc.app.listen({ hostname: "127.0.0.1", port: 0 });
+    server = svc.app.listen({ hostname: "127.0.0.1", port: 0, reusePort: false });
     base = `http://127.0.0.1:${server.port}`;
     logs = svc.logs;
   })();
@@ -128,7 +128,7 @@ test("a failure even outside the app is answered as problem+json, never Bun's HT
     metrics: broken,
     maxBodyBytes: 1024,
   });
-  const server = door.listen({ hostname: "127.0.0.1", port: 0 });
+  const server = door.listen({ hostname: "127.0.0.1", port: 0, reusePort: false });
   try {
     for (const path of ["/probe", "/elsewhere"]) {
       const response = await fetch(`http://127.0.0.1:${server.port}${path}`);
