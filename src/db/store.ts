@@ -33,12 +33,23 @@ export interface UserStore {
   findByLogin(login: string): Promise<UserRecord | null>;
   /** Users in id order (oldest first), at most `limit` of them. */
   list(page: UserPage): Promise<UserRecord[]>;
-  /** Applies the patch. null: no user has this id. Throws `username_taken` / `email_taken`. */
-  update(id: string, patch: UserPatch, updatedAt: string): Promise<UserRecord | null>;
-  /** Replaces the hash and bumps the token version. null: no user has this id. */
-  setPassword(id: string, passwordHash: string, updatedAt: string): Promise<UserRecord | null>;
-  /** Deletes the user; their categories stay with no creator. false: no user has this id. */
-  delete(id: string): Promise<boolean>;
+  /**
+   * Applies the patch; with `tokenVersion`, only while the user's token version is still that one (a
+   * write on behalf of a token revoked meanwhile does not land). null: no user has this id, or the
+   * version has moved on. Throws `username_taken` / `email_taken`.
+   */
+  update(id: string, patch: UserPatch, updatedAt: string, tokenVersion?: number): Promise<UserRecord | null>;
+  /**
+   * Replaces the hash and bumps the token version, only while the version is still `tokenVersion` (the
+   * one the caller's token carries), so of concurrent changes made with one token exactly one lands.
+   * null: no user has this id, or its token version has moved on.
+   */
+  setPassword(id: string, passwordHash: string, updatedAt: string, tokenVersion: number): Promise<UserRecord | null>;
+  /**
+   * Deletes the user; their categories stay with no creator. With `tokenVersion`, only while the token
+   * version is still that one. false: no user has this id, or the version has moved on.
+   */
+  delete(id: string, tokenVersion?: number): Promise<boolean>;
 }
 
 export interface CategoryRecord {

@@ -1,5 +1,6 @@
 // What can be done with accounts, in domain terms. Knows nothing of HTTP; throws AppError.
 import { isCommonPassword } from "../auth/common-passwords.ts";
+import { unauthorized } from "../auth/authenticator.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import type { LoginThrottle } from "../auth/throttle.ts";
 import type { IssuedToken, TokenService, VerifiedToken } from "../auth/tokens.ts";
@@ -114,8 +115,8 @@ export function createUserService({ users, passwords, tokens, throttle, revocati
       }
       const patch = { ...(input.username !== undefined && { username: input.username }), ...(emailChanges && { email }) };
       if (Object.keys(patch).length === 0) return caller;
-      const updated = await users.update(caller.id, patch, new Date().toISOString());
-      if (!updated) throw new AppError("not_found", "No user has this id.");
+      const updated = await users.update(caller.id, patch, new Date().toISOString(), caller.tokenVersion);
+      if (!updated) throw revokedMeanwhile();
       return updated;
     },
 
@@ -124,15 +125,25 @@ export function createUserService({ users, passwords, tokens, throttle, revocati
       if (problems.length > 0) throw invalidFields(problems);
       await requirePassword(caller, input.current_password, "current_password");
       const hash = await passwords.hash(input.new_password);
-      const updated = await users.setPassword(caller.id, hash, new Date().toISOString());
-      if (!updated) throw new AppError("not_found", "No user has this id.");
+      // Conditional on the caller's token version: of concurrent changes made with one token only the
+      // first lands, and the others find their token revoked by it.
+      const updated = await users.setPassword(caller.id, hash, new Date().toISOString(), caller.tokenVersion);
+      if (!updated) throw revokedMeanwhile();
       return issueFor(updated);
     },
 
     async deleteSelf(caller: UserRecord): Promise<void> {
-      await users.delete(caller.id);
+      if (!(await users.delete(caller.id, caller.tokenVersion))) throw revokedMeanwhile();
     },
   };
+}
+
+/**
+ * A write on behalf of a token is conditional on the token version it carries: when a password change
+ * (or a deletion) landed while the request ran, the token is revoked and the write does not land.
+ */
+function revokedMeanwhile(): AppError {
+  return unauthorized(true, "The token was revoked while this request ran (the password changed, or the account was deleted).");
 }
 
 /** Reads `limit` and `after` from a query string: limit 1-1000 (default 100), after a user id. */

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { expectProblem, testApp } from "../helpers.ts";
+import type { Store } from "../../src/db/store.ts";
 
 const CREATE = "/svc-api/v1/users/create";
 const LOGIN = "/svc-api/v1/auth/login";
@@ -284,6 +285,51 @@ describe("PUT /users/password", () => {
     expectProblem(short, 400, "validation_failed");
     expect(short.body.errors[0].field).toBe("new_password");
     expect((await call("GET", "/svc-api/v1/users/all", { token })).status).toBe(200);
+  });
+
+  test("six concurrent changes with one token: exactly one wins; the others get 401 and change nothing", async () => {
+    const { call, signUp } = await testApp();
+    const { token, password } = await signUp("ann");
+    const candidates = Array.from({ length: 6 }, (_, i) => `new secret number ${i}`);
+    const replies = await Promise.all(
+      candidates.map((new_password) => call("PUT", "/svc-api/v1/users/password", { token, body: { current_password: password, new_password } })),
+    );
+    const winners = replies.flatMap((reply, i) => (reply.status === 200 ? [i] : []));
+    expect(winners).toHaveLength(1);
+    for (const reply of replies) if (reply.status !== 200) expectProblem(reply, 401, "unauthorized");
+
+    const winner = winners[0]!;
+    expect((await call("GET", "/svc-api/v1/users/all", { token: replies[winner]!.body.token })).status).toBe(200);
+    const logins = await Promise.all(candidates.map((pw) => call("POST", LOGIN, { body: { username: "ann", password: pw } })));
+    expect(logins.map((l) => l.status)).toEqual(candidates.map((_, i) => (i === winner ? 200 : 401)));
+  });
+});
+
+describe("a write on behalf of a token revoked while it ran does not land", () => {
+  /** A store whose `action` first changes the user's password, as a concurrent request would. */
+  const passwordChangedFirst = (action: "update" | "delete") => (store: Store): Store => {
+    const users: Store["users"] = { ...store.users };
+    users[action] = (async (id: string, ...rest: unknown[]) => {
+      const user = (await store.users.findById(id))!;
+      await store.users.setPassword(id, "hash set meanwhile", new Date().toISOString(), user.tokenVersion);
+      return (store.users[action] as (...args: unknown[]) => unknown)(id, ...rest);
+    }) as never;
+    return { ...store, users };
+  };
+
+  test("PUT /users/ (an e-mail change): 401, the e-mail stays", async () => {
+    const { call, signUp, store } = await testApp({ store: passwordChangedFirst("update") });
+    const { token, password, user } = await signUp("ann");
+    const reply = await call("PUT", "/svc-api/v1/users/", { token, body: { email: "thief@example.com", current_password: password } });
+    expectProblem(reply, 401, "unauthorized");
+    expect((await store.users.findById(user.id))?.email).toBe("ann@example.com");
+  });
+
+  test("DELETE /users/: 401, the account stays", async () => {
+    const { call, signUp, store } = await testApp({ store: passwordChangedFirst("delete") });
+    const { token, user } = await signUp("ann");
+    expectProblem(await call("DELETE", "/svc-api/v1/users/", { token }), 401, "unauthorized");
+    expect(await store.users.findById(user.id)).not.toBeNull();
   });
 });
 

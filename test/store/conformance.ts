@@ -95,10 +95,30 @@ export function storeConformance(name: string, harness: StoreHarness): void {
       test("setPassword replaces the hash and bumps the token version", async () => {
         const ann = await store.users.create(newUser("ann"));
         const at = tick();
-        const changed = await store.users.setPassword(ann.id, "new-hash", at);
+        const changed = await store.users.setPassword(ann.id, "new-hash", at, 0);
         expect(changed).toEqual({ ...ann, passwordHash: "new-hash", tokenVersion: 1, updatedAt: at });
-        expect((await store.users.setPassword(ann.id, "newer-hash", tick()))?.tokenVersion).toBe(2);
-        expect(await store.users.setPassword(Bun.randomUUIDv7(), "x", tick())).toBeNull();
+        expect((await store.users.setPassword(ann.id, "newer-hash", tick(), 1))?.tokenVersion).toBe(2);
+        expect(await store.users.setPassword(Bun.randomUUIDv7(), "x", tick(), 0)).toBeNull();
+      });
+
+      test("setPassword changes nothing once the token version has moved on, however the calls race", async () => {
+        const ann = await store.users.create(newUser("ann"));
+        const results = await Promise.all(["a", "b", "c", "d"].map((h) => store.users.setPassword(ann.id, `hash-${h}`, tick(), 0)));
+        const landed = results.filter((r) => r !== null);
+        expect(landed).toHaveLength(1);
+        expect(await store.users.findById(ann.id)).toEqual(landed[0]!);
+        expect(await store.users.setPassword(ann.id, "stale", tick(), 0)).toBeNull();
+        expect((await store.users.findById(ann.id))?.passwordHash).toBe(landed[0]!.passwordHash);
+      });
+
+      test("update and delete with a token version land only while the version is still that one", async () => {
+        const ann = await store.users.create(newUser("ann"));
+        expect((await store.users.update(ann.id, { username: "anna" }, tick(), 0))?.username).toBe("anna");
+        await store.users.setPassword(ann.id, "new-hash", tick(), 0);
+        expect(await store.users.update(ann.id, { email: "thief@example.com" }, tick(), 0)).toBeNull();
+        expect(await store.users.delete(ann.id, 0)).toBe(false);
+        expect((await store.users.findById(ann.id))?.email).toBe("ann@example.com");
+        expect(await store.users.delete(ann.id, 1)).toBe(true);
       });
 
       test("delete removes the user and leaves their categories with no creator", async () => {
@@ -183,7 +203,7 @@ export function storeConformance(name: string, harness: StoreHarness): void {
         await store.categories.update(books.id, { icon: "book" }, tick());
         const v3 = await store.versions();
         expect(v3.categories).toBeGreaterThan(v2.categories);
-        await store.users.setPassword(ann.id, "h2", tick());
+        await store.users.setPassword(ann.id, "h2", tick(), 0);
         const v4 = await store.versions();
         expect(v4.users).toBeGreaterThan(v3.users);
         // Deleting the creator clears categories' created_by: both tables changed.
@@ -213,7 +233,7 @@ export function storeConformance(name: string, harness: StoreHarness): void {
         expect((await store.tokenHolder(ann.id, "any-jti"))!.user).toEqual(ann);
         const renamed = (await store.users.update(ann.id, { username: "anna" }, new Date().toISOString()))!;
         expect((await store.tokenHolder(ann.id, "any-jti"))!.user).toEqual(renamed);
-        const rekeyed = (await store.users.setPassword(ann.id, "another hash", new Date().toISOString()))!;
+        const rekeyed = (await store.users.setPassword(ann.id, "another hash", new Date().toISOString(), ann.tokenVersion))!;
         expect(rekeyed.tokenVersion).toBe(renamed.tokenVersion + 1);
         expect((await store.tokenHolder(ann.id, "any-jti"))!.user).toEqual(rekeyed);
         await store.users.delete(ann.id);

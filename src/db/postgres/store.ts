@@ -2,7 +2,7 @@
 // and translates driver errors at this edge: a unique violation becomes the contract's code, a
 // database that does not answer becomes `database_unavailable` (503) within seconds.
 import { SQL } from "bun";
-import { count, eq, lt, sql } from "drizzle-orm";
+import { and, count, eq, lt, sql } from "drizzle-orm";
 import { drizzle, type BunSQLDatabase } from "drizzle-orm/bun-sql";
 import type { PostgresConfig } from "../../config.ts";
 import { AppError, type ErrorCode } from "../../errors.ts";
@@ -170,21 +170,26 @@ function postgresUsers(db: Db, client: SQL, guard: Guard): UserStore {
       }),
     list: ({ limit, after }) =>
       guard(() => (after === undefined ? select("ORDER BY id LIMIT $1", [limit]) : select("WHERE id > $1 ORDER BY id LIMIT $2", [after, limit]))),
-    update: (id, patch, updatedAt) =>
+    update: (id, patch, updatedAt, tokenVersion) =>
       guard(async () => {
         if (!parseId(id)) return null;
         const changes = { ...patch, ...(patch.username !== undefined && { usernameKey: nameKey(patch.username) }), updatedAt: new Date(updatedAt) };
-        return one(db.update(users).set(changes).where(eq(users.id, id)).returning(userColumns));
+        return one(db.update(users).set(changes).where(heldAt(id, tokenVersion)).returning(userColumns));
       }, clash),
-    setPassword: (id, passwordHash, updatedAt) =>
+    setPassword: (id, passwordHash, updatedAt, tokenVersion) =>
       guard(async () => {
         if (!parseId(id)) return null;
         const changes = { passwordHash, updatedAt: new Date(updatedAt), tokenVersion: sql`${users.tokenVersion} + 1` };
-        return one(db.update(users).set(changes).where(eq(users.id, id)).returning(userColumns));
+        return one(db.update(users).set(changes).where(heldAt(id, tokenVersion)).returning(userColumns));
       }),
-    delete: (id) =>
-      guard(async () => (parseId(id) ? (await db.delete(users).where(eq(users.id, id)).returning({ id: users.id })).length > 0 : false)),
+    delete: (id, tokenVersion) =>
+      guard(async () => (parseId(id) ? (await db.delete(users).where(heldAt(id, tokenVersion)).returning({ id: users.id })).length > 0 : false)),
   };
+}
+
+/** The user with this id, and when a token version is given, only while it is still that one. */
+function heldAt(id: string, tokenVersion: number | undefined) {
+  return tokenVersion === undefined ? eq(users.id, id) : and(eq(users.id, id), eq(users.tokenVersion, tokenVersion));
 }
 
 function postgresCategories(db: Db, client: SQL, guard: Guard): CategoryStore {

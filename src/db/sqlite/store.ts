@@ -2,7 +2,7 @@
 import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { count, eq, lt, sql } from "drizzle-orm";
+import { and, count, eq, lt, sql } from "drizzle-orm";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { AppError, type ErrorCode } from "../../errors.ts";
 import {
@@ -208,31 +208,36 @@ function sqliteUsers(db: Db, client: Database): UserStore {
     async list({ limit, after }: UserPage) {
       return after === undefined ? first.all(limit) : next.all(after, limit);
     },
-    async update(id, patch: UserPatch, updatedAt) {
+    async update(id, patch: UserPatch, updatedAt, tokenVersion) {
       const changes = {
         ...patch,
         ...(patch.username !== undefined && { usernameKey: nameKey(patch.username) }),
         updatedAt,
       };
       const row = uniqueOrThrow(
-        () => db.update(users).set(changes).where(eq(users.id, id)).returning(userColumns).get(),
+        () => db.update(users).set(changes).where(heldAt(id, tokenVersion)).returning(userColumns).get(),
         userClash,
       );
       return row ?? null;
     },
-    async setPassword(id, passwordHash, updatedAt) {
+    async setPassword(id, passwordHash, updatedAt, tokenVersion) {
       const row = db
         .update(users)
         .set({ passwordHash, updatedAt, tokenVersion: sql`${users.tokenVersion} + 1` })
-        .where(eq(users.id, id))
+        .where(heldAt(id, tokenVersion))
         .returning(userColumns)
         .get();
       return row ?? null;
     },
-    async delete(id) {
-      return db.delete(users).where(eq(users.id, id)).returning({ id: users.id }).all().length > 0;
+    async delete(id, tokenVersion) {
+      return db.delete(users).where(heldAt(id, tokenVersion)).returning({ id: users.id }).all().length > 0;
     },
   };
+}
+
+/** The user with this id, and when a token version is given, only while it is still that one. */
+function heldAt(id: string, tokenVersion: number | undefined) {
+  return tokenVersion === undefined ? eq(users.id, id) : and(eq(users.id, id), eq(users.tokenVersion, tokenVersion));
 }
 
 function sqliteCategories(db: Db, client: Database): CategoryStore {
