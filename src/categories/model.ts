@@ -1,6 +1,7 @@
 // Rules for category fields, as the GraphQL inputs carry them.
 import type { CategoryPatch } from "../db/store.ts";
 import type { FieldError } from "../errors.ts";
+import { unstorable, UNSTORABLE_MESSAGE } from "../text.ts";
 
 export const DEFAULT_COLOR = "#64748B";
 const NAME_MAX = 64;
@@ -28,11 +29,13 @@ export function cleanCategory(input: CategoryInput): CleanCategory {
 
   if (input.name !== undefined) {
     const name = input.name?.trim() ?? "";
-    if (name.length === 0 || [...name].length > NAME_MAX) problem("name", `must be 1-${NAME_MAX} characters after trimming`);
+    if (unstorable(name)) problem("name", UNSTORABLE_MESSAGE);
+    else if (name.length === 0 || [...name].length > NAME_MAX) problem("name", `must be 1-${NAME_MAX} characters after trimming`);
     else fields.name = name;
   }
   if (input.description !== undefined) {
-    if (input.description !== null && [...input.description].length > DESCRIPTION_MAX) {
+    if (input.description !== null && unstorable(input.description)) problem("description", UNSTORABLE_MESSAGE);
+    else if (input.description !== null && [...input.description].length > DESCRIPTION_MAX) {
       problem("description", `must be at most ${DESCRIPTION_MAX} characters`);
     } else fields.description = input.description;
   }

@@ -1,5 +1,6 @@
 // Reads a JSON request body for Elysia's `parse` hook: 415 unless JSON, 413 past the limit, 400 unless it parses.
 import { AppError, invalidFields } from "../errors.ts";
+import { firstUnstorable, UNSTORABLE_MESSAGE } from "../text.ts";
 
 /** No svc body nests at all; this leaves room and still stops a parser being made to recurse deeply. */
 export const MAX_NESTING = 32;
@@ -29,11 +30,16 @@ function readJson(maxBytes: number) {
     if (nestingDepth(text) > MAX_NESTING) {
       throw invalidFields([{ field: "body", message: `must not nest objects or arrays deeper than ${MAX_NESTING} levels` }]);
     }
+    let body: unknown;
     try {
-      return JSON.parse(text);
+      body = JSON.parse(text);
     } catch {
       throw new AppError("malformed_json", "The body is not valid JSON.");
     }
+    // Every REST field at once, whatever route or database: such text is refused before it is used.
+    const field = firstUnstorable(body);
+    if (field !== null) throw invalidFields([{ field, message: UNSTORABLE_MESSAGE }]);
+    return body;
   };
 }
 

@@ -1,6 +1,7 @@
 // The rules a username, e-mail address and password must meet, as per-field errors.
 import type { FieldError } from "../errors.ts";
 import { PASSWORD_MAX, PASSWORD_MIN, passwordLength } from "../auth/passwords.ts";
+import { unstorable, UNSTORABLE_MESSAGE } from "../text.ts";
 
 const USERNAME = /^[A-Za-z0-9_.-]{3,32}$/;
 // One @, something before it, and a domain with a dot that neither starts nor ends it; no spaces.
@@ -13,10 +14,12 @@ export function usernameProblem(username: string): string | null {
 
 export function emailProblem(email: string): string | null {
   if (email.length > EMAIL_MAX) return `must be at most ${EMAIL_MAX} characters`;
+  if (unstorable(email)) return UNSTORABLE_MESSAGE;
   return EMAIL.test(email) ? null : "must be an e-mail address such as ann@example.com";
 }
 
 export function passwordProblem(password: string): string | null {
+  if (unstorable(password)) return UNSTORABLE_MESSAGE;
   const length = passwordLength(password);
   return length >= PASSWORD_MIN && length <= PASSWORD_MAX
     ? null
