@@ -4,6 +4,7 @@ import { ConfigError, parseConfig, type Env } from "./config.ts";
 import { runCopy } from "./copy/index.ts";
 import { backupSqlite } from "./db/sqlite/backup.ts";
 import { describeDatabase, openStore } from "./db/open.ts";
+import { describeError } from "./safe-errors.ts";
 import { serve } from "./serve.ts";
 import { version } from "../package.json";
 
@@ -123,7 +124,7 @@ export async function runCli(argv: string[], env: Env, io: Io): Promise<number> 
       return 2;
     }
     if (name === "serve") throw error;
-    io.err.write(`svc ${name}: ${error instanceof Error ? error.message : String(error)}\n`);
+    io.err.write(`svc ${name}: ${describeError(error)}\n`);
     return 1;
   }
 }

@@ -5,6 +5,7 @@
 import "./compat/tracing-channel.ts";
 import pino, { type DestinationStream, type Logger } from "pino";
 import type { LogLevel } from "./config.ts";
+import { safeError } from "./safe-errors.ts";
 
 export type { Logger };
 
@@ -45,7 +46,8 @@ const INFO = 30;
  * is never held back and the order of lines is kept.
  */
 export function createLoggers(level: LogLevel, destination?: DestinationStream): Loggers {
-  const options = { level, base: { service: "svc" }, timestamp: pino.stdTimeFunctions.isoTime };
+  // Errors are logged through safeError: never the values a failed statement carried.
+  const options = { level, base: { service: "svc" }, timestamp: pino.stdTimeFunctions.isoTime, serializers: { err: safeError } };
   const redact = { paths: ["password", "*.password", "token", "*.token", "authorization", "*.authorization"], censor: "[redacted]" };
   if (destination) {
     const logger = pino({ ...options, redact }, destination);

@@ -4,6 +4,7 @@ import type { Config } from "./config.ts";
 import { describeDatabase, openStore } from "./db/open.ts";
 import type { Store } from "./db/store.ts";
 import { createLoggers } from "./log.ts";
+import { describeError } from "./safe-errors.ts";
 import { version } from "../package.json";
 import type { Server } from "bun";
 
@@ -16,7 +17,7 @@ export async function serve(config: Config): Promise<void> {
     store = await openStore(config.database);
   } catch (error) {
     // Without its database svc can neither migrate nor serve; a supervisor restarts it once the database is back.
-    console.error(`svc: cannot open the database ${database}: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(`svc: cannot open the database ${database}: ${describeError(error)}`);
     process.exit(1);
   }
 

@@ -4,6 +4,7 @@ import { parseArgs } from "node:util";
 import { ConfigError, parseDatabaseUrl, type Env } from "../config.ts";
 import { describeDatabase, openStore } from "../db/open.ts";
 import { LoadRefused, type Counts, type Store, type UserRecord } from "../db/store.ts";
+import { describeError } from "../safe-errors.ts";
 
 const PAGE = 1000;
 
@@ -59,7 +60,7 @@ export async function runCopy(args: string[], env: Env, out: Output): Promise<nu
   } catch (error) {
     if (out.isTTY) out.write("\n");
     const hint = error instanceof LoadRefused && !options.force ? " (use --force to replace its contents)" : "";
-    out.write(`svc copy: nothing copied: ${error instanceof Error ? error.message : String(error)}${hint}\n`);
+    out.write(`svc copy: nothing copied: ${describeError(error)}${hint}\n`);
     return 1;
   } finally {
     for (const store of stores) await store.close();

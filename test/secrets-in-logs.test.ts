@@ -1,0 +1,130 @@
+// Failure paths that carry secrets to the database, on every database: what they log (serve) and print
+// (copy) must hold no password hash, password, token or statement parameters.
+import { Database } from "bun:sqlite";
+import { afterAll, describe, expect, test } from "bun:test";
+import { SQL } from "bun";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runCli } from "../src/cli.ts";
+import { openPostgresStore } from "../src/db/postgres/store.ts";
+import { openSqliteStore } from "../src/db/sqlite/store.ts";
+import type { Store } from "../src/db/store.ts";
+import { expectProblem, testApp } from "./helpers.ts";
+import { createTestDatabase, postgresAvailable, postgresConfig } from "./postgres.ts";
+
+const pgAvailable = await postgresAvailable();
+const dir = mkdtempSync(join(tmpdir(), "svc-secrets-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const PASSWORD = "correct horse battery";
+const NEW_PASSWORD = "a brand new secret";
+
+/** Every secret a user's requests carried, and the shapes any hash or token has. */
+function expectNoSecrets(text: string, secrets: string[]): void {
+  expect(text).not.toMatch(/\$argon2/);
+  expect(text).not.toMatch(/eyJ[\w-]+\.[\w-]+\./);
+  expect(text).not.toMatch(/\nparams: |"params"|Failing row contains \(/);
+  for (const secret of secrets) expect(text).not.toContain(secret);
+}
+
+interface Target {
+  name: string;
+  skip: boolean;
+  /** A fresh store, and a way to make every write to `users` fail from now on. */
+  open(): Promise<{ store: Store; url: string; breakUsers(): Promise<void>; close(): Promise<void> }>;
+}
+
+let n = 0;
+const TARGETS: Target[] = [
+  {
+    name: "sqlite",
+    skip: false,
+    async open() {
+      const path = join(dir, `db-${++n}.db`);
+      const store = openSqliteStore(path);
+      return {
+        store,
+        url: `sqlite:${path}`,
+        async breakUsers() {
+          const db = new Database(path);
+          db.run("CREATE TRIGGER no_user_insert BEFORE INSERT ON users BEGIN SELECT RAISE(ABORT, 'users are read-only now'); END");
+          db.run("CREATE TRIGGER no_user_update BEFORE UPDATE ON users BEGIN SELECT RAISE(ABORT, 'users are read-only now'); END");
+          db.close();
+        },
+        close: () => store.close(),
+      };
+    },
+  },
+  {
+    name: "postgres",
+    skip: !pgAvailable,
+    async open() {
+      const database = await createTestDatabase("secrets");
+      const store = await openPostgresStore(postgresConfig(database.url));
+      return {
+        store,
+        url: database.url,
+        async breakUsers() {
+          const db = new SQL({ url: database.url, max: 1 });
+          await db.unsafe(`CREATE FUNCTION no_writes() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'users are read-only now'; END $$`);
+          await db.unsafe("CREATE TRIGGER no_user_writes BEFORE INSERT OR UPDATE ON users FOR EACH ROW EXECUTE FUNCTION no_writes()");
+          await db.close();
+        },
+        async close() {
+          await store.close();
+          await database.drop();
+        },
+      };
+    },
+  },
+];
+
+describe.each(TARGETS)("on $name", (target) => {
+  test.skipIf(target.skip)("failed writes of users log no hash, password, token or parameters", async () => {
+    const opened = await target.open();
+    try {
+      const app = await testApp({ on: opened.store });
+      const { token } = await app.signUp("ann", PASSWORD);
+      await opened.breakUsers();
+
+      const change = await app.call("PUT", "/svc-api/v1/users/password", { token, body: { current_password: PASSWORD, new_password: NEW_PASSWORD } });
+      expectProblem(change, 500, "internal");
+      const signUp = await app.call("POST", "/svc-api/v1/users/create", { body: { username: "bob", email: "bob@example.com", password: NEW_PASSWORD } });
+      expectProblem(signUp, 500, "internal");
+
+      const failures = (await app.logs()).filter((line) => JSON.parse(line).level >= 50);
+      expect(failures.length).toBeGreaterThanOrEqual(2);
+      // Useful still: the driver's reason and the statement are there, with the request id.
+      for (const line of failures) {
+        expect(line).toContain("users are read-only now");
+        expect(JSON.parse(line).request_id).toEqual(expect.any(String));
+      }
+      expectNoSecrets((await app.logs()).join("\n"), [PASSWORD, NEW_PASSWORD, token]);
+    } finally {
+      await opened.close();
+    }
+  });
+
+  test.skipIf(target.skip)("a failed `svc copy` into it prints no hash or parameters", async () => {
+    const source = join(dir, `source-${++n}.db`);
+    const from = openSqliteStore(source);
+    const app = await testApp({ on: from });
+    for (const name of ["ann", "bob", "cyd"]) await app.signUp(name, PASSWORD);
+    await from.close();
+
+    const opened = await target.open();
+    await opened.breakUsers();
+    await opened.store.close();
+    try {
+      let err = "";
+      const code = await runCli(["copy", "--from", `sqlite:${source}`, "--to", opened.url], {}, { out: { write: () => true }, err: { write: (t: string) => (err += t) } });
+      expect(code).toBe(1);
+      expect(err).toContain("svc copy: nothing copied: ");
+      expect(err).toContain("users are read-only now");
+      expectNoSecrets(err, [PASSWORD]);
+    } finally {
+      await opened.close().catch(() => {});
+    }
+  });
+});
