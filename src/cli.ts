@@ -57,8 +57,8 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   copy: {
-    usage: "svc copy --from <url> --to <url> [--force]",
-    summary: "Copy every user and category between databases, in one transaction on the target.",
+    usage: "svc copy --from <url> --to <url> [--force] [--allow-empty]",
+    summary: "Copy every user and category from an existing svc database to another, in one transaction on the target.",
     run: (args, env, io) => runCopy(args, env, io.err),
   },
   version: {

@@ -1,12 +1,15 @@
-// `svc copy --from <url> --to <url> [--force]`: every user (hashes and token versions included, so
-// logins and tokens keep working) and every category, in one transaction on the target.
+// `svc copy --from <url> --to <url> [--force] [--allow-empty]`: every user (hashes and token versions
+// included, so logins and tokens keep working) and every category, in one transaction on the target.
+// The source is only read: it must be an svc database that exists; nothing is created there.
 import { parseArgs } from "node:util";
 import { ConfigError, parseDatabaseUrl, type Env } from "../config.ts";
 import { describeDatabase, openStore } from "../db/open.ts";
-import { LoadRefused, type Counts, type Store, type UserRecord } from "../db/store.ts";
+import { CATEGORY_FIELDS, LoadRefused, USER_FIELDS, type CategoryRecord, type Counts, type Store, type UserRecord } from "../db/store.ts";
 import { describeError } from "../safe-errors.ts";
+import { unstorable } from "../text.ts";
 
 const PAGE = 1000;
+const USAGE = "usage: svc copy --from <url> --to <url> [--force] [--allow-empty]";
 
 interface Output {
   write(text: string): unknown;
@@ -15,13 +18,16 @@ interface Output {
 
 /** Returns the exit code: 0 copied, 1 refused or failed (the target is left as it was), 2 bad usage. */
 export async function runCopy(args: string[], env: Env, out: Output): Promise<number> {
-  let options: { from: string; to: string; force: boolean };
+  let options: { from: string; to: string; force: boolean; allowEmpty: boolean };
   try {
-    const { values } = parseArgs({ args, options: { from: { type: "string" }, to: { type: "string" }, force: { type: "boolean", default: false } } });
+    const { values } = parseArgs({
+      args,
+      options: { from: { type: "string" }, to: { type: "string" }, force: { type: "boolean", default: false }, "allow-empty": { type: "boolean", default: false } },
+    });
     if (!values.from || !values.to) throw new Error("--from and --to are both required");
-    options = { from: values.from, to: values.to, force: values.force ?? false };
+    options = { from: values.from, to: values.to, force: values.force ?? false, allowEmpty: values["allow-empty"] ?? false };
   } catch (error) {
-    out.write(`svc copy: ${(error as Error).message}\nusage: svc copy --from <url> --to <url> [--force]\n`);
+    out.write(`svc copy: ${(error as Error).message}\n${USAGE}\n`);
     return 2;
   }
 
@@ -41,17 +47,23 @@ export async function runCopy(args: string[], env: Env, out: Output): Promise<nu
 
   const stores: Store[] = [];
   try {
-    const source = await openStore(from);
+    const source = await openStore(from, { existing: true });
     stores.push(source);
     const target = await openStore(to);
     stores.push(target);
     const expected = await source.counts();
+    const present = await target.counts();
+    if (isEmpty(expected) && !isEmpty(present) && !options.allowEmpty) {
+      throw new CopyRefused(
+        `the source ${describeDatabase(from)} holds no users or categories while the target holds ${present.users} users and ${present.categories} categories (--allow-empty copies an empty source on purpose)`,
+      );
+    }
     out.write(`copying ${expected.users} users and ${expected.categories} categories from ${describeDatabase(from)} to ${describeDatabase(to)}\n`);
     const progress = (loaded: Counts) => {
       if (out.isTTY) out.write(`\r  users ${loaded.users}/${expected.users}  categories ${loaded.categories}/${expected.categories}`);
     };
     const copied = await target.load(
-      { users: pages(source), categories: await source.categories.list() },
+      { users: storable(pages(source)), categories: (await source.categories.list()).map(storableCategory) },
       { replace: options.force, expect: expected, onProgress: progress },
     );
     if (out.isTTY) out.write("\n");
@@ -65,6 +77,45 @@ export async function runCopy(args: string[], env: Env, out: Output): Promise<nu
   } finally {
     for (const store of stores) await store.close();
   }
+}
+
+/** What the source holds cannot, or should not, be copied as it is. */
+class CopyRefused extends Error {
+  override name = "CopyRefused";
+}
+
+function isEmpty(counts: Counts): boolean {
+  return counts.users === 0 && counts.categories === 0;
+}
+
+/** The first field of a record holding text no database may store (see text.ts); null when none. */
+function unstorableField<T extends object>(record: T, fields: readonly (keyof T)[]): string | null {
+  for (const field of fields) {
+    const value = record[field];
+    if (typeof value === "string" && unstorable(value)) return String(field);
+  }
+  return null;
+}
+
+function refuseRow(kind: string, id: string, field: string): never {
+  throw new CopyRefused(`${kind} ${id} has U+0000 or an unpaired UTF-16 surrogate in its ${field}; correct or delete it on the source, then copy again`);
+}
+
+/** The pages, refusing (with the row named) a user whose text the target could not store. */
+async function* storable(users: AsyncIterable<UserRecord[]>): AsyncGenerator<UserRecord[]> {
+  for await (const page of users) {
+    for (const user of page) {
+      const field = unstorableField(user, USER_FIELDS);
+      if (field) refuseRow("user", user.id, field);
+    }
+    yield page;
+  }
+}
+
+function storableCategory(category: CategoryRecord): CategoryRecord {
+  const field = unstorableField(category, CATEGORY_FIELDS);
+  if (field) refuseRow("category", category.id, field);
+  return category;
 }
 
 /** Every user, a page at a time in id order. */

@@ -2,10 +2,10 @@
 import type { DatabaseConfig } from "../config.ts";
 import { openPostgresStore } from "./postgres/store.ts";
 import { openSqliteStore } from "./sqlite/store.ts";
-import type { Store } from "./store.ts";
+import type { OpenOptions, Store } from "./store.ts";
 
-export async function openStore(database: DatabaseConfig): Promise<Store> {
-  return database.kind === "sqlite" ? openSqliteStore(database.path) : openPostgresStore(database);
+export async function openStore(database: DatabaseConfig, options: OpenOptions = {}): Promise<Store> {
+  return database.kind === "sqlite" ? openSqliteStore(database.path, options) : openPostgresStore(database, options);
 }
 
 /** Where the data lives, safe to log. */

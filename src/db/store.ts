@@ -175,6 +175,20 @@ export class LoadRefused extends Error {
   override name = "LoadRefused";
 }
 
+/** Opening with `existing` found no svc database there; nothing was created. */
+export class NoSuchDatabase extends Error {
+  override name = "NoSuchDatabase";
+}
+
+export interface OpenOptions {
+  /**
+   * Only an svc database that already exists (a copy's source): a missing file, an in-memory
+   * database or one without svc's tables is NoSuchDatabase, and nothing is created. An older svc
+   * database is migrated forward, as serve would.
+   */
+  existing?: boolean;
+}
+
 /** The fields of each record, in the names both dialects' tables use for their columns. */
 export const USER_FIELDS = ["id", "username", "email", "passwordHash", "tokenVersion", "createdAt", "updatedAt"] as const satisfies readonly (keyof UserRecord)[];
 export const CATEGORY_FIELDS = ["id", "name", "description", "colorHex", "icon", "createdBy", "createdAt", "updatedAt"] as const satisfies readonly (keyof CategoryRecord)[];

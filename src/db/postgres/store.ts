@@ -4,7 +4,7 @@
 import { SQL } from "bun";
 import { and, count, eq, lt, sql } from "drizzle-orm";
 import { drizzle, type BunSQLDatabase } from "drizzle-orm/bun-sql";
-import type { PostgresConfig } from "../../config.ts";
+import { redactUrl, type PostgresConfig } from "../../config.ts";
 import { AppError, type ErrorCode } from "../../errors.ts";
 import { parseId } from "../../ids.ts";
 import { chunks } from "../chunks.ts";
@@ -12,11 +12,13 @@ import {
   CATEGORY_FIELDS,
   columns,
   LoadRefused,
+  NoSuchDatabase,
   USER_FIELDS,
   nameKey,
   type CategoryRecord,
   type CategoryStore,
   type Counts,
+  type OpenOptions,
   type Store,
   type ThrottleRecord,
   type ThrottleStore,
@@ -51,8 +53,8 @@ const toThrottle = (r: typeof loginThrottle.$inferSelect): ThrottleRecord => ({
   blockedUntil: r.blockedUntil ? iso(r.blockedUntil) : null,
 });
 
-/** Connects, migrates under an advisory lock, and returns the store. */
-export async function openPostgresStore(config: PostgresConfig): Promise<Store> {
+/** Connects, migrates under an advisory lock (with `existing`, only a database svc made), and returns the store. */
+export async function openPostgresStore(config: PostgresConfig, { existing = false }: OpenOptions = {}): Promise<Store> {
   const client = new SQL({
     url: config.url,
     max: config.poolMax,
@@ -61,6 +63,10 @@ export async function openPostgresStore(config: PostgresConfig): Promise<Store> 
     connection: { statement_timeout: config.statementTimeoutMs, application_name: "svc" },
   });
   try {
+    if (existing) {
+      const [found] = (await client.unsafe("SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AS svc", [])) as Array<{ svc: boolean }>;
+      if (!found?.svc) throw new NoSuchDatabase(`${redactUrl(config.url)} is not an svc database (it has no svc tables)`);
+    }
     await migratePostgres(client);
   } catch (error) {
     await client.close();

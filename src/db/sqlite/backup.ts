@@ -2,10 +2,11 @@
 // sees one moment even while svc keeps writing, and writes a compact copy.
 import { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
+import { missingSqlite } from "./store.ts";
 
 export function backupSqlite(path: string, target: string): void {
-  if (path === ":memory:") throw new Error("an in-memory database has nothing to back up");
-  if (!existsSync(path)) throw new Error(`no database at ${path}`);
+  const missing = missingSqlite(path);
+  if (missing) throw new Error(missing);
   if (existsSync(target)) throw new Error(`${target} already exists; choose a new file`);
   const db = new Database(path, { readonly: true });
   try {

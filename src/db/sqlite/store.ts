@@ -1,6 +1,6 @@
 // The Store contract on bun:sqlite: one file, WAL, full sync, foreign keys, migrated on open.
 import { Database } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { and, count, eq, lt, sql } from "drizzle-orm";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
@@ -9,6 +9,7 @@ import {
   CATEGORY_FIELDS,
   columns,
   LoadRefused,
+  NoSuchDatabase,
   USER_FIELDS,
   nameKey,
   type CategoryPatch,
@@ -19,6 +20,7 @@ import {
   type CategoryStore,
   type NewCategory,
   type NewUser,
+  type OpenOptions,
   type Store,
   type UserPage,
   type UserPatch,
@@ -47,10 +49,17 @@ const CATEGORY_SQL = `id, name, description, color_hex AS colorHex, icon, create
 /** How many token holders' records are kept, each for as long as the users table is unchanged. */
 const HOLDERS_KEPT = 10_000;
 
-/** Opens (creating if needed) and migrates the database at `path`, or an in-memory one for ":memory:". */
-export function openSqliteStore(path: string): Store {
-  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-  const client = new Database(path, { create: true, strict: true });
+/** Opens (creating if needed, unless `existing`) and migrates the database at `path`, or an in-memory one for ":memory:". */
+export function openSqliteStore(path: string, { existing = false }: OpenOptions = {}): Store {
+  if (existing) {
+    const problem = missingSqlite(path);
+    if (problem) throw new NoSuchDatabase(problem);
+  } else if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  const client = new Database(path, { create: !existing, strict: true });
+  if (existing && !client.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get()) {
+    client.close();
+    throw new NoSuchDatabase(`${path} is not an svc database (it has no svc tables)`);
+  }
   // WAL lets readers run beside the writer; FULL sync makes an acknowledged write survive a crash.
   client.run("PRAGMA journal_mode = WAL");
   client.run("PRAGMA synchronous = FULL");
@@ -149,6 +158,12 @@ export function openSqliteStore(path: string): Store {
       client.close(false);
     },
   };
+}
+
+/** Why `path` names no SQLite database to read; null when a file is there. Nothing is created. */
+export function missingSqlite(path: string): string | null {
+  if (path === ":memory:") return "an in-memory database is always empty: name a file";
+  return existsSync(path) ? null : `no database at ${path}`;
 }
 
 function sqliteRevocations(db: Db): RevocationStore {
