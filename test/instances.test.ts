@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { openPostgresStore } from "../src/db/postgres/store.ts";
-import type { Store } from "../src/db/store.ts";
+import type { Store, ThrottleRecord } from "../src/db/store.ts";
 import journal from "../drizzle/postgres/meta/_journal.json";
 import { expectProblem, testApp } from "./helpers.ts";
 import { createTestDatabase, postgresAvailable, postgresConfig, type TestDatabase } from "./postgres.ts";
@@ -101,7 +101,23 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
 
   test("failed-login state is one count for every instance", async () => {
     const at = new Date().toISOString();
-    await Promise.all(stores.flatMap((store) => Array.from({ length: 4 }, () => store.throttle.recordFailure("account:frank", at))));
+    const step = (current: ThrottleRecord | null) => ({
+      next: { key: "account:frank", failures: (current?.failures ?? 0) + 1, lastFailureAt: at, blockedUntil: null },
+      result: current?.failures ?? 0,
+    });
+    const seen = await Promise.all(stores.flatMap((store) => Array.from({ length: 4 }, () => store.throttle.transition("account:frank", step))));
+    expect(seen.sort((x, y) => x - y)).toEqual(Array.from({ length: 12 }, (_, i) => i));
     for (const store of stores) expect((await store.throttle.get("account:frank"))?.failures).toBe(12);
+  });
+
+  test("a burst of wrong passwords spread over both instances: at most 5 are checked", async () => {
+    await a.signUp("burst");
+    const apps = [a, b];
+    const replies = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => apps[i % 2]!.call("POST", "/svc-api/v1/auth/login", { body: { username: "burst", password: `guess ${i}` } })),
+    );
+    const statuses = replies.map((r) => r.status);
+    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(5);
+    expect(statuses.filter((s) => s !== 401 && s !== 429)).toEqual([]);
   });
 });

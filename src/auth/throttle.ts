@@ -1,52 +1,84 @@
-// Failed-login throttling, kept in the database so every instance counts the same failures.
+// Failed-login throttling, kept in the database so every instance counts the same attempts.
 // Per account: after maxFailures consecutive failures, blocks that double with each further failure,
 // capped at backoffMax, so no block lasts forever. Per client: a coarser cap on failures in a window.
+//
+// An attempt is reserved (counted as a failure) before its password is checked, in one atomic step per
+// key, and a success gives the reservation back. So however many attempts arrive at once, on one
+// instance or several, at most maxFailures guesses at an account are ever checked before its block.
 import type { LoginThrottleConfig } from "../config.ts";
-import type { ThrottleStore } from "../db/store.ts";
+import type { ThrottleRecord, ThrottleStore, ThrottleTransition } from "../db/store.ts";
 import { AppError } from "../errors.ts";
 
 export interface LoginThrottle {
-  /** Throws 429 `too_many_requests` with Retry-After while the account or the client is blocked. */
-  check(accountKey: string, clientKey: string): Promise<void>;
-  failed(accountKey: string, clientKey: string): Promise<void>;
-  succeeded(accountKey: string): Promise<void>;
+  /**
+   * Counts one attempt against the account and the client before the password is checked. Throws 429
+   * `too_many_requests` with Retry-After while either is blocked; nothing is counted then.
+   */
+  reserve(accountKey: string, clientKey: string): Promise<void>;
+  /** The reserved attempt succeeded: the account's count is cleared, the client's attempt given back. */
+  succeeded(accountKey: string, clientKey: string): Promise<void>;
 }
 
+/** A reservation's outcome: 0 when counted, else how long the key stays blocked (ms). */
+type Wait = number;
+
 export function createLoginThrottle(store: ThrottleStore, settings: LoginThrottleConfig, now = () => Date.now()): LoginThrottle {
-  async function blockedFor(key: string): Promise<number> {
-    const state = await store.get(key);
-    return state?.blockedUntil ? Date.parse(state.blockedUntil) - now() : 0;
-  }
+  const accountDelay = (failures: number) =>
+    Math.min(settings.backoffBaseMs * 2 ** Math.min(failures - settings.maxFailures, 30), settings.backoffMaxMs);
+
+  /** One more attempt on `key` unless it is blocked; the block starts with the attempt that reaches `limit`. */
+  const reserveStep =
+    (key: string, at: number, limit: number, blockFor: (failures: number) => number, windowMs?: number) =>
+    (stored: ThrottleRecord | null): ThrottleTransition<Wait> => {
+      // A client's count starts afresh once its last attempt is older than the window.
+      const current = stored && windowMs !== undefined && Date.parse(stored.lastFailureAt) < at - windowMs ? null : stored;
+      const blockedFor = current?.blockedUntil ? Date.parse(current.blockedUntil) - at : 0;
+      if (blockedFor > 0) return { next: stored, result: blockedFor };
+      const failures = (current?.failures ?? 0) + 1;
+      const blockedUntil = failures >= limit ? new Date(at + blockFor(failures)).toISOString() : null;
+      return { next: { key, failures, lastFailureAt: new Date(at).toISOString(), blockedUntil }, result: 0 };
+    };
+
+  /**
+   * Gives back one attempt. A block standing now was set by a reservation still counted (a key is
+   * never reserved while blocked), so once the count is below the limit again it is lifted.
+   */
+  const releaseStep =
+    (limit: number) =>
+    (current: ThrottleRecord | null): ThrottleTransition<void> => {
+      if (!current || current.failures <= 1) return { next: null, result: undefined };
+      const failures = current.failures - 1;
+      return { next: { ...current, failures, blockedUntil: failures < limit ? null : current.blockedUntil }, result: undefined };
+    };
+
+  const releaseAccount = (key: string) => store.transition(key, releaseStep(settings.maxFailures));
+  const releaseClient = (key: string) => store.transition(key, releaseStep(settings.clientMaxFailures));
 
   return {
-    async check(accountKey, clientKey) {
-      const wait = Math.max(await blockedFor(accountKey), await blockedFor(clientKey));
-      if (wait > 0) {
-        const seconds = Math.ceil(wait / 1000);
-        throw new AppError("too_many_requests", `Too many failed logins; try again in ${seconds} s.`, {
-          headers: { "retry-after": String(seconds) },
-        });
-      }
-    },
-
-    async failed(accountKey, clientKey) {
+    async reserve(accountKey, clientKey) {
       const at = now();
-      const account = await store.recordFailure(accountKey, new Date(at).toISOString());
-      if (account.failures >= settings.maxFailures) {
-        const doublings = Math.min(account.failures - settings.maxFailures, 30);
-        const delay = Math.min(settings.backoffBaseMs * 2 ** doublings, settings.backoffMaxMs);
-        await store.block(accountKey, new Date(at + delay).toISOString());
-      }
-
-      // A client's count starts afresh once its last failure is older than the window.
-      const previous = await store.get(clientKey);
-      if (previous && Date.parse(previous.lastFailureAt) < at - settings.clientWindowMs) await store.clear(clientKey);
-      const client = await store.recordFailure(clientKey, new Date(at).toISOString());
-      if (client.failures >= settings.clientMaxFailures) {
-        await store.block(clientKey, new Date(at + settings.clientWindowMs).toISOString());
+      const account = await store.transition(accountKey, reserveStep(accountKey, at, settings.maxFailures, accountDelay));
+      if (account > 0) throw blocked(account);
+      const client = await store.transition(
+        clientKey,
+        reserveStep(clientKey, at, settings.clientMaxFailures, () => settings.clientWindowMs, settings.clientWindowMs),
+      );
+      if (client > 0) {
+        await releaseAccount(accountKey);
+        throw blocked(client);
       }
     },
 
-    succeeded: (accountKey) => store.clear(accountKey),
+    async succeeded(accountKey, clientKey) {
+      await store.clear(accountKey);
+      await releaseClient(clientKey);
+    },
   };
+}
+
+function blocked(waitMs: number): AppError {
+  const seconds = Math.ceil(waitMs / 1000);
+  return new AppError("too_many_requests", `Too many failed logins; try again in ${seconds} s.`, {
+    headers: { "retry-after": String(seconds) },
+  });
 }

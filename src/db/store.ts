@@ -85,21 +85,30 @@ export interface CategoryStore {
 
 export interface ThrottleRecord {
   key: string;
-  /** Consecutive failures since the last clear. */
+  /** Attempts counted against the key (failures, and attempts still being checked) since the last clear. */
   failures: number;
   lastFailureAt: string;
   /** null: not blocked. */
   blockedUntil: string | null;
 }
 
+/** What a throttle transition makes of a key's state, and what it tells its caller. */
+export interface ThrottleTransition<T> {
+  /** The new state; null forgets the key. The very `current` object: nothing is written. */
+  next: ThrottleRecord | null;
+  result: T;
+}
+
 /** Failed-login state, kept in the database so that every instance sees the same counts. */
 export interface ThrottleStore {
-  /** null: no failures recorded for this key. */
+  /** null: nothing recorded for this key. */
   get(key: string): Promise<ThrottleRecord | null>;
-  /** Adds one failure atomically, even when instances race, and returns the new state. */
-  recordFailure(key: string, at: string): Promise<ThrottleRecord>;
-  /** Sets (or with null lifts) the block on a key that has failures. */
-  block(key: string, until: string | null): Promise<void>;
+  /**
+   * Reads the key's state and writes what `step` makes of it as one atomic change: no other change to
+   * the key, from this instance or another, comes between the read and the write. `step` must be pure
+   * and quick (it runs while the key is locked) and may run again if the store retries.
+   */
+  transition<T>(key: string, step: (current: ThrottleRecord | null) => ThrottleTransition<T>): Promise<T>;
   /** Forgets the key, e.g. after a successful login. */
   clear(key: string): Promise<void>;
 }

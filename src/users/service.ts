@@ -70,14 +70,12 @@ export function createUserService({ users, passwords, tokens, throttle, revocati
       const user = await users.findByLogin(username);
       // Unknown names are throttled like accounts, so a block does not reveal who exists either.
       const account = user ? `user:${user.id}` : `login:${nameKey(username)}`;
-      await throttle.check(account, `client:${client}`);
+      // Counted as a failure from here on unless it succeeds: a burst cannot get more guesses checked.
+      await throttle.reserve(account, `client:${client}`);
       // An unknown user still costs one argon2id verify, so timing does not reveal who exists.
       const ok = user ? await passwords.verify(password, user.passwordHash) : await passwords.verifyNothing(password);
-      if (!user || !ok) {
-        await throttle.failed(account, `client:${client}`);
-        throw new AppError("invalid_credentials", "Username or password is incorrect.");
-      }
-      await throttle.succeeded(account);
+      if (!user || !ok) throw new AppError("invalid_credentials", "Username or password is incorrect.");
+      await throttle.succeeded(account, `client:${client}`);
       return issueFor(user);
     },
 

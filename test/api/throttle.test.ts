@@ -88,3 +88,49 @@ describe("failed-login throttling", () => {
     expectProblem(await untrusted.login(untrusted.password, { "x-forwarded-for": "192.0.2.200" }), 429, "too_many_requests");
   });
 });
+
+describe("failed-login throttling under concurrency: the attempt is reserved before the password is checked", () => {
+  const slow = { ...fast, backoffBaseMs: 60_000, backoffMaxMs: 60_000 };
+  const statuses = (replies: Array<{ status: number }>) => replies.map((r) => r.status);
+  const count = (replies: Array<{ status: number }>, status: number) => replies.filter((r) => r.status === status).length;
+
+  test("30 parallel wrong passwords for one account: at most 5 are checked, the rest get 429", async () => {
+    const { login } = await setup(slow);
+    const replies = await Promise.all(Array.from({ length: 30 }, (_, i) => login(`guess ${i}`)));
+    expect(count(replies, 401)).toBeLessThanOrEqual(5);
+    expect(count(replies, 401) + count(replies, 429)).toBe(30);
+    for (const reply of replies) if (reply.status === 429) expectProblem(reply, 429, "too_many_requests");
+  });
+
+  test("a correct password inside a burst of wrong ones is one of the 5 checked attempts, or refused", async () => {
+    const { login, password } = await setup(slow);
+    const replies = await Promise.all([...Array.from({ length: 15 }, (_, i) => login(`guess ${i}`)), login(password), ...Array.from({ length: 14 }, (_, i) => login(`more ${i}`))]);
+    expect(count(replies, 401) + count(replies, 200)).toBeLessThanOrEqual(5);
+    expect(statuses(replies).filter((s) => ![200, 401, 429].includes(s))).toEqual([]);
+  });
+
+  test("a burst of 200: at most 5 checked", async () => {
+    const { login } = await setup(slow);
+    const replies = await Promise.all(Array.from({ length: 200 }, (_, i) => login(`guess ${i}`)));
+    expect(count(replies, 401)).toBeLessThanOrEqual(5);
+    expect(count(replies, 429)).toBeGreaterThanOrEqual(195);
+  });
+
+  test("the per-client limit holds under a burst across many accounts", async () => {
+    const { login } = await setup({ ...slow, clientMaxFailures: 10 }, 1);
+    const headers = { "x-forwarded-for": "203.0.113.9" };
+    const replies = await Promise.all(Array.from({ length: 40 }, (_, i) => login("wrong password", headers, `name${i}`)));
+    expect(count(replies, 401)).toBeLessThanOrEqual(10);
+    expect(count(replies, 401) + count(replies, 429)).toBe(40);
+  });
+
+  test("a success releases its reservation: the client's count is failures only", async () => {
+    const { login, password } = await setup({ ...slow, clientMaxFailures: 3 }, 1);
+    const headers = { "x-forwarded-for": "203.0.113.10" };
+    for (let i = 0; i < 5; i++) expect((await login(password, headers)).status).toBe(200);
+    for (let i = 0; i < 2; i++) expectProblem(await login("wrong password", headers, `other${i}`), 401, "invalid_credentials");
+    expect((await login(password, headers)).status).toBe(200);
+    expectProblem(await login("wrong password", headers, "other9"), 401, "invalid_credentials");
+    expectProblem(await login(password, headers), 429, "too_many_requests");
+  });
+});

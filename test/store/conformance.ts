@@ -1,7 +1,7 @@
 // The storage contract, as tests. Every database svc supports runs this suite through a thin runner
 // that only opens a fresh, migrated store and cleans it up afterwards.
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { LoadRefused, type CategoryRecord, type NewCategory, type NewUser, type Store, type UserRecord } from "../../src/db/store.ts";
+import { LoadRefused, type CategoryRecord, type NewCategory, type NewUser, type Store, type ThrottleRecord, type UserRecord } from "../../src/db/store.ts";
 import { AppError } from "../../src/errors.ts";
 
 export interface StoreHarness {
@@ -172,17 +172,33 @@ export function storeConformance(name: string, harness: StoreHarness): void {
     });
 
     describe("login throttle", () => {
-      test("counts failures per key, atomically under concurrency, and forgets on clear", async () => {
+      const increment = (key: string, blockedUntil: string | null = null) => (current: ThrottleRecord | null) => ({
+        next: { key, failures: (current?.failures ?? 0) + 1, lastFailureAt: "2026-01-01T00:00:00.000Z", blockedUntil },
+        result: current?.failures ?? 0,
+      });
+
+      test("transition reads and writes a key as one step, however many run at once", async () => {
         expect(await store.throttle.get("account:ann")).toBeNull();
-        const first = await store.throttle.recordFailure("account:ann", "2026-01-01T00:00:00.000Z");
-        expect(first).toEqual({ key: "account:ann", failures: 1, lastFailureAt: "2026-01-01T00:00:00.000Z", blockedUntil: null });
-        await Promise.all(Array.from({ length: 9 }, () => store.throttle.recordFailure("account:ann", "2026-01-01T00:00:01.000Z")));
-        expect((await store.throttle.get("account:ann"))?.failures).toBe(10);
+        const seen = await Promise.all(Array.from({ length: 20 }, () => store.throttle.transition("account:ann", increment("account:ann"))));
+        // Each step saw the state the one before it wrote: no two read the same count, none was lost.
+        expect(seen.sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+        expect(await store.throttle.get("account:ann")).toEqual({ key: "account:ann", failures: 20, lastFailureAt: "2026-01-01T00:00:00.000Z", blockedUntil: null });
         expect(await store.throttle.get("account:bob")).toBeNull();
-        await store.throttle.block("account:ann", "2026-01-01T00:05:00.000Z");
-        expect((await store.throttle.get("account:ann"))?.blockedUntil).toBe("2026-01-01T00:05:00.000Z");
-        await store.throttle.clear("account:ann");
+      });
+
+      test("transition keeps a block, leaves the state alone when handed it back, and forgets on null; clear forgets", async () => {
+        await store.throttle.transition("account:ann", increment("account:ann", "2026-01-01T00:05:00.000Z"));
+        const state = await store.throttle.get("account:ann");
+        expect(state?.blockedUntil).toBe("2026-01-01T00:05:00.000Z");
+        expect(await store.throttle.transition("account:ann", (current) => ({ next: current, result: current?.failures }))).toBe(1);
+        expect(await store.throttle.get("account:ann")).toEqual(state);
+        await store.throttle.transition("account:ann", () => ({ next: null, result: undefined }));
         expect(await store.throttle.get("account:ann")).toBeNull();
+        await store.throttle.transition("account:bob", () => ({ next: null, result: undefined }));
+        expect(await store.throttle.get("account:bob")).toBeNull();
+        await store.throttle.transition("account:cyd", increment("account:cyd"));
+        await store.throttle.clear("account:cyd");
+        expect(await store.throttle.get("account:cyd")).toBeNull();
       });
     });
 

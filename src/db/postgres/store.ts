@@ -236,24 +236,34 @@ function postgresRevocations(db: Db, guard: Guard): RevocationStore {
   };
 }
 
+/** Advisory locks of the throttle: this class, and the key's hash (two-int locks are a key space of their own). */
+const THROTTLE_LOCK_CLASS = 0x737663;
+
 function postgresThrottle(db: Db, guard: Guard): ThrottleStore {
+  const read = async (tx: Db, key: string) => {
+    const [row] = await tx.select().from(loginThrottle).where(eq(loginThrottle.key, key));
+    return row ? toThrottle(row) : null;
+  };
   return {
-    get: (key) =>
-      guard(async () => {
-        const [row] = await db.select().from(loginThrottle).where(eq(loginThrottle.key, key));
-        return row ? toThrottle(row) : null;
-      }),
-    recordFailure: (key, at) =>
-      guard(async () => {
-        const [row] = await db
-          .insert(loginThrottle)
-          .values({ key, failures: 1, lastFailureAt: new Date(at), blockedUntil: null })
-          .onConflictDoUpdate({ target: loginThrottle.key, set: { failures: sql`${loginThrottle.failures} + 1`, lastFailureAt: new Date(at) } })
-          .returning();
-        return toThrottle(row!);
-      }),
-    block: (key, until) =>
-      guard(async () => void (await db.update(loginThrottle).set({ blockedUntil: until ? new Date(until) : null }).where(eq(loginThrottle.key, key)))),
+    get: (key) => guard(() => read(db, key)),
+    transition: (key, step) =>
+      guard(() =>
+        db.transaction(async (transaction) => {
+          const tx = transaction as unknown as Db;
+          // Held until commit: every instance's transitions of this key run one after another. A lock
+          // rather than SELECT … FOR UPDATE, which has no row to lock on a key's first attempt.
+          await tx.execute(sql`SELECT pg_advisory_xact_lock(${THROTTLE_LOCK_CLASS}, hashtext(${key}))`);
+          const current = await read(tx, key);
+          const { next, result } = step(current);
+          if (next === null) {
+            if (current !== null) await tx.delete(loginThrottle).where(eq(loginThrottle.key, key));
+          } else if (next !== current) {
+            const state = { failures: next.failures, lastFailureAt: new Date(next.lastFailureAt), blockedUntil: next.blockedUntil ? new Date(next.blockedUntil) : null };
+            await tx.insert(loginThrottle).values({ key, ...state }).onConflictDoUpdate({ target: loginThrottle.key, set: state });
+          }
+          return result;
+        }),
+      ),
     clear: (key) => guard(async () => void (await db.delete(loginThrottle).where(eq(loginThrottle.key, key)))),
   };
 }

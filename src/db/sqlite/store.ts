@@ -85,7 +85,7 @@ export function openSqliteStore(path: string, { existing = false }: OpenOptions 
   return {
     users: sqliteUsers(db, client),
     categories: sqliteCategories(db, client),
-    throttle: sqliteThrottle(db),
+    throttle: sqliteThrottle(db, client),
     revocations: sqliteRevocations(db),
     async versions() {
       const row = versions.get()!;
@@ -175,28 +175,32 @@ function sqliteRevocations(db: Db): RevocationStore {
   };
 }
 
-function sqliteThrottle(db: Db): ThrottleStore {
+function sqliteThrottle(db: Db, client: Database): ThrottleStore {
   const byKey = db.select().from(loginThrottle).where(eq(loginThrottle.key, sql.placeholder("key"))).prepare();
+  const clear = (key: string) => db.delete(loginThrottle).where(eq(loginThrottle.key, key)).run();
   return {
     async get(key) {
       return byKey.get({ key }) ?? null;
     },
-    async recordFailure(key, at) {
-      return db
-        .insert(loginThrottle)
-        .values({ key, failures: 1, lastFailureAt: at, blockedUntil: null })
-        .onConflictDoUpdate({
-          target: loginThrottle.key,
-          set: { failures: sql`${loginThrottle.failures} + 1`, lastFailureAt: at },
+    async transition(key, step) {
+      // IMMEDIATE takes the write lock before the read: another process's transition waits (busy_timeout),
+      // and this process runs the whole synchronous transaction without interleaving.
+      return client
+        .transaction(() => {
+          const current = byKey.get({ key }) ?? null;
+          const { next, result } = step(current);
+          if (next === null) {
+            if (current !== null) clear(key);
+          } else if (next !== current) {
+            const { key: _, ...state } = next;
+            db.insert(loginThrottle).values(next).onConflictDoUpdate({ target: loginThrottle.key, set: state }).run();
+          }
+          return result;
         })
-        .returning()
-        .get();
-    },
-    async block(key, until) {
-      db.update(loginThrottle).set({ blockedUntil: until }).where(eq(loginThrottle.key, key)).run();
+        .immediate();
     },
     async clear(key) {
-      db.delete(loginThrottle).where(eq(loginThrottle.key, key)).run();
+      clear(key);
     },
   };
 }
