@@ -106,6 +106,29 @@ describe.each(TARGETS)("on $name", (target) => {
     }
   });
 
+  test.skipIf(target.skip || target.name !== "postgres")("a password change cut off by the statement timeout logs no hash or password", async () => {
+    const opened = await target.open();
+    const locker = new SQL({ url: opened.url, max: 1 });
+    try {
+      const app = await testApp({ on: opened.store });
+      const { token, user } = await app.signUp("ann", PASSWORD);
+      // Another session holds the row: the UPDATE waits until statement_timeout (2 s here) cancels it.
+      const held = await locker.reserve();
+      await held`BEGIN`;
+      await held`SELECT id FROM users WHERE id = ${user.id} FOR UPDATE`;
+      const change = await app.call("PUT", "/svc-api/v1/users/password", { token, body: { current_password: PASSWORD, new_password: NEW_PASSWORD } });
+      await held`ROLLBACK`;
+      held.release();
+      expectProblem(change, 503, "database_unavailable");
+      const failure = (await app.logs()).find((line) => JSON.parse(line).level >= 50);
+      expect(failure).toContain("statement timeout");
+      expectNoSecrets((await app.logs()).join("\n"), [PASSWORD, NEW_PASSWORD, token]);
+    } finally {
+      await locker.close();
+      await opened.close();
+    }
+  });
+
   test.skipIf(target.skip)("a failed `svc copy` into it prints no hash or parameters", async () => {
     const source = join(dir, `source-${++n}.db`);
     const from = openSqliteStore(source);
