@@ -9,5 +9,6 @@ export function clientAddress(request: Request, trustProxy: number): string {
     const seen = hops[hops.length - trustProxy];
     if (seen) return seen;
   }
-  return requestInfo(request)?.server?.requestIP(request)?.address ?? "unknown";
+  const info = requestInfo(request);
+  return info?.server?.requestIP(info.received)?.address ?? "unknown";
 }

@@ -61,8 +61,8 @@ export function frontDoor({ app, direct, quietWhenOk, loggers, metrics, maxBodyB
   const index = routeIndex(app.routes);
   const inner = app.fetch;
 
-  function begin(request: Request, server: Server<unknown> | undefined, path: string, keep = true): RequestInfo {
-    const info = beginRequest(request, server, keep);
+  function begin(request: Request, server: Server<unknown> | undefined, path: string, keep = true, received = request): RequestInfo {
+    const info = beginRequest(request, server, keep, received);
     if (debug) logger.debug({ request_id: info.id, method: request.method, path }, "request started");
     return info;
   }
@@ -89,9 +89,10 @@ export function frontDoor({ app, direct, quietWhenOk, loggers, metrics, maxBodyB
     return problemResponse(new AppError("internal", "Something went wrong on our side; the request id identifies it.", { cause: error }));
   }
 
-  function viaApp(request: Request, server: Server<unknown> | undefined): Answer {
+  function viaApp(received: Request, server: Server<unknown> | undefined): Answer {
+    const request = routable(received);
     const path = pathOf(request.url);
-    const info = begin(request, server, path);
+    const info = begin(request, server, path, true, received);
     // The route template, not the path: ids in paths would make a label per user.
     const route = index.template(request.method, path) ?? "unmatched";
     const done = (response: Response) => finish(request, info, route, path, stamped(response, info.id));
@@ -179,6 +180,23 @@ function stamped(response: Response, requestId: string): Response {
     return stamped(copy, requestId);
   }
 }
+
+/**
+ * The request, under a stand-in host when its own is too short for Elysia: Elysia looks for the
+ * path's "/" from the 12th character on, which skips it behind a host of under 4 characters
+ * ("http://api/…", a Kubernetes Service named api), and then routes by the wrong path; without any
+ * Host (HTTP/1.0) Bun's URL is the bare path. Routing must not depend on the Host header; nothing svc
+ * answers is built from it.
+ */
+function routable(request: Request): Request {
+  const url = request.url;
+  const scheme = url.indexOf("//");
+  const start = scheme === -1 ? 0 : url.indexOf("/", scheme + 2);
+  return start >= ELYSIA_PATH_SEARCH_FROM || start === -1 ? request : new Request(`http://localhost${url.slice(start)}`, request);
+}
+
+/** Where Elysia (1.4) starts looking for a URL's path: the length of "https://a.b". */
+const ELYSIA_PATH_SEARCH_FROM = 11;
 
 /** The path of an absolute request URL, without the query; cheaper than new URL(). */
 export function pathOf(url: string): string {

@@ -167,3 +167,60 @@ describe("route templates", () => {
     expect(index.methodsFor("/elsewhere")).toEqual([]);
   });
 });
+
+describe("routing ignores the Host header", () => {
+  /** One raw HTTP/1.x exchange, so the Host header (or its absence) is exactly what is sent. */
+  async function raw(port: number, head: string, body = ""): Promise<{ status: number; text: string }> {
+    const { promise, resolve, reject } = Promise.withResolvers<string>();
+    let received = "";
+    const socket = await Bun.connect({
+      hostname: "127.0.0.1",
+      port,
+      socket: {
+        data(_, chunk) {
+          received += chunk.toString();
+        },
+        close: () => resolve(received),
+        error: (_, error) => reject(error),
+      },
+    });
+    socket.write(`${head}\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    const text = await promise;
+    return { status: Number(text.split(" ")[1]), text };
+  }
+
+  const signUp = (n: number) => JSON.stringify({ username: `host${n}`, email: `host${n}@example.com`, password: "correct horse battery" });
+
+  test.each(["api", "db", "svc", "a:80", "x"])("Host: %s reaches every route, as any other host does", async (host) => {
+    const svc = await testApp();
+    const server = svc.app.listen({ hostname: "127.0.0.1", port: 0, reusePort: false });
+    try {
+      const created = await raw(server.port!, `POST /svc-api/v1/users/create HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json`, signUp(1));
+      expect(created.status).toBe(201);
+      const login = await raw(server.port!, `POST /svc-api/v1/auth/login HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json`, JSON.stringify({ username: "host1", password: "correct horse battery" }));
+      expect(login.status).toBe(200);
+      expect((await raw(server.port!, `GET /graphql/playground HTTP/1.1\r\nHost: ${host}`)).status).toBe(200);
+      expect((await raw(server.port!, `GET /svc-api/v1/nothing HTTP/1.1\r\nHost: ${host}`)).text).toContain("Nothing lives at /svc-api/v1/nothing");
+    } finally {
+      server.stop(true);
+    }
+  });
+
+  test("an HTTP/1.0 request without Host reaches its route", async () => {
+    const svc = await testApp();
+    const server = svc.app.listen({ hostname: "127.0.0.1", port: 0, reusePort: false });
+    try {
+      const created = await raw(server.port!, "POST /svc-api/v1/users/create HTTP/1.0\r\nContent-Type: application/json", signUp(2));
+      expect(created.status).toBe(201);
+    } finally {
+      server.stop(true);
+    }
+  });
+
+  test("in process too: a short host in the URL changes nothing", async () => {
+    const { app } = await testApp();
+    const response = await app.handle(new Request("http://api/svc-api/v1/users/create", { method: "POST", headers: { "content-type": "application/json" }, body: signUp(3) }));
+    expect(response.status).toBe(201);
+    expect(response.headers.get("location")).toStartWith("/svc-api/v1/users/");
+  });
+});
