@@ -215,6 +215,23 @@ describe("the compiled binary, alone in an empty folder", () => {
     expect(existsSync(join(dir, "data"))).toBe(false);
   }, 30_000);
 
+  test("GraphQL syntax errors and limit refusals are the client's, not the server's: their codes, and no error log line", async () => {
+    const running = await start(emptyFolderWithBinary(), { SVC_GRAPHQL_AUTH: "off" });
+    const ask = async (query: string, accept: string) => {
+      const response = await fetch(`${running.base}/graphql`, { method: "POST", headers: { "content-type": "application/json", accept }, body: JSON.stringify({ query }) });
+      return { status: response.status, body: await response.json() };
+    };
+    const syntax = await ask("{ categories { id ", "application/graphql-response+json");
+    expect(syntax).toEqual({ status: 400, body: { errors: [{ message: "Syntax Error: Expected Name, found <EOF>.", locations: [{ line: 1, column: 19 }], extensions: { code: "GRAPHQL_PARSE_FAILED" } }] } });
+    expect((await ask("{ categories { id ", "application/json")).body.errors[0].extensions.code).toBe("GRAPHQL_PARSE_FAILED");
+    const tokens = await ask(`{ categories { ${"id ".repeat(1000)} } }`, "application/graphql-response+json");
+    expect({ status: tokens.status, code: tokens.body.errors[0].extensions.code }).toEqual({ status: 400, code: "QUERY_LIMIT_EXCEEDED" });
+    const aliases = await ask(`{ ${Array.from({ length: 11 }, (_, i) => `a${i}: categories { id }`).join(" ")} }`, "application/graphql-response+json");
+    expect({ status: aliases.status, code: aliases.body.errors[0].extensions.code }).toEqual({ status: 400, code: "QUERY_LIMIT_EXCEEDED" });
+    expect(await stop(running)).toBe(0);
+    expect(running.output().split("\n").filter((line) => line.includes('"level":50'))).toEqual([]);
+  }, 30_000);
+
   test("a second svc on a taken port exits 1 with one line, unless SVC_REUSE_PORT=true", async () => {
     const first = await start(emptyFolderWithBinary(), { SVC_HOST: "0.0.0.0" });
     const port = new URL(first.base).port;

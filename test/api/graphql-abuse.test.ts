@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { getIntrospectionQuery } from "graphql";
-import { GRAPHQL_LIMITS } from "../../src/graphql/armor.ts";
+import { GRAPHQL_LIMITS, LIMIT_CODE } from "../../src/graphql/armor.ts";
 import { testApp } from "../helpers.ts";
 
 async function setup(graphql: { introspection?: boolean } = {}) {
@@ -13,10 +13,21 @@ function refused(reply: { status: number; body: { data?: unknown; errors?: Array
   expect(reply.status).toBeLessThan(500);
   expect(reply.body.data ?? undefined).toBeUndefined();
   expect(reply.body.errors?.[0]?.message).toMatch(words);
-  expect(typeof reply.body.errors?.[0]?.extensions?.code).toBe("string");
+  // One code for every limit, so a client can tell "simplify the query" from any other error.
+  expect(reply.body.errors?.[0]?.extensions?.code).toBe(LIMIT_CODE);
 }
 
 describe("GraphQL abuse limits (GraphQL Armor), on by default", () => {
+  test(`a refusal is ${LIMIT_CODE}: 400 for application/graphql-response+json, with nothing logged as an error`, async () => {
+    const { call, signUp, logs } = await testApp();
+    const { token } = await signUp();
+    const many = `{ ${Array.from({ length: GRAPHQL_LIMITS.maxAliases + 1 }, (_, i) => `a${i}: categories { id }`).join(" ")} }`;
+    const reply = await call("POST", "/graphql", { body: { query: many }, token, headers: { accept: "application/graphql-response+json" } });
+    expect(reply.status).toBe(400);
+    expect(reply.body.errors[0]).toMatchObject({ message: `Aliases limit of ${GRAPHQL_LIMITS.maxAliases} exceeded, found ${GRAPHQL_LIMITS.maxAliases + 1}.`, extensions: { code: LIMIT_CODE } });
+    expect((await logs()).filter((line) => JSON.parse(line).level >= 40)).toEqual([]);
+  });
+
   test(`depth beyond ${GRAPHQL_LIMITS.maxDepth} is refused, while the standard introspection query passes`, async () => {
     const { ask } = await setup();
     const standard = await ask(getIntrospectionQuery());

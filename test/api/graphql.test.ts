@@ -241,6 +241,23 @@ describe("bad requests", () => {
     expect(await store.categories.list()).toEqual([]);
   });
 
+  test.each([
+    ["POST", "application/graphql-response+json", 400],
+    ["POST", "application/json", 200],
+    ["GET", "application/graphql-response+json", 400],
+    ["GET", "application/json", 200],
+  ])("a syntax error by %s accepting %s: %d GRAPHQL_PARSE_FAILED with the parser's message and location, no error logged", async (method, accept, status) => {
+    const { call, logs } = await testApp({ config: { graphql: { auth: "off" } } });
+    const query = "{ categories { id ";
+    const reply =
+      method === "POST"
+        ? await call("POST", "/graphql", { body: { query }, headers: { accept } })
+        : await call("GET", `/graphql?query=${encodeURIComponent(query)}`, { headers: { accept } });
+    expect(reply.status).toBe(status);
+    expect(reply.body.errors).toEqual([{ message: "Syntax Error: Expected Name, found <EOF>.", locations: [{ line: 1, column: 19 }], extensions: { code: "GRAPHQL_PARSE_FAILED" } }]);
+    expect((await logs()).filter((line) => JSON.parse(line).level >= 40)).toEqual([]);
+  });
+
   test("a body that is not JSON is 415", async () => {
     const { call } = await testApp({ config: { graphql: { auth: "off" } } });
     const reply = await call("POST", "/graphql", { raw: '{"query":"{ categories { id } }"}', headers: { "content-type": "text/plain" } });
