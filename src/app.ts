@@ -5,6 +5,7 @@ import { authRoutes } from "./auth/index.ts";
 import { createAuthenticator } from "./auth/authenticator.ts";
 import { createPasswordHasher } from "./auth/passwords.ts";
 import { createLoginThrottle } from "./auth/throttle.ts";
+import { throttleWhenFull } from "./auth/throttle-memory.ts";
 import { createTokenService } from "./auth/tokens.ts";
 import { createCategoryService } from "./categories/service.ts";
 import type { Config } from "./config.ts";
@@ -34,7 +35,7 @@ export function createApp({ config, store, loggers }: AppDeps): App {
     users: store.users,
     passwords: createPasswordHasher(config.passwordCost),
     tokens,
-    throttle: createLoginThrottle(store.throttle, config.loginThrottle),
+    throttle: createLoginThrottle(throttleWhenFull(store.throttle), config.loginThrottle),
     revocations: store.revocations,
     versions: () => store.versions(),
   });

@@ -22,6 +22,7 @@ const CATALOG = {
   too_many_requests: { status: 429, title: "Too many requests", graphql: "TOO_MANY_REQUESTS" },
   internal: { status: 500, title: "Internal error", graphql: "INTERNAL_SERVER_ERROR" },
   database_unavailable: { status: 503, title: "Database unavailable", graphql: "SERVICE_UNAVAILABLE" },
+  storage_full: { status: 503, title: "Storage full", graphql: "STORAGE_FULL" },
 } as const satisfies Record<string, { status: number; title: string; graphql: string }>;
 
 export type ErrorCode = keyof typeof CATALOG;

@@ -291,7 +291,7 @@ describe("the compiled binary, alone in an empty folder", () => {
         expect(copy("sqlite:data/svc.db", database.url, "--force").exitCode).toBe(0);
 
         const onPostgres = await start(dir, { SVC_DATABASE_URL: database.url });
-        expect((await json(onPostgres.base, "GET", "/svc/health")).body.checks).toEqual({ database: "ok" });
+        expect((await json(onPostgres.base, "GET", "/svc/health")).body.checks).toEqual({ database: "ok", storage: "ok" });
         // The token issued on SQLite still works: same secret, same user id and token version.
         expect((await json(onPostgres.base, "POST", "/graphql", { query: "{ categories { name } }" }, token)).body).toEqual({ data: { categories: [{ name: "Moved" }] } });
         expect((await json(onPostgres.base, "POST", "/svc-api/v1/auth/login", { username: "ann", password: "correct horse" })).status).toBe(200);

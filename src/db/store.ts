@@ -1,5 +1,6 @@
 // The storage contract in domain words. Every database svc supports implements it, and one
 // conformance suite (test/store/) holds each implementation to it.
+import type { StorageState } from "./storage.ts";
 
 export interface UserRecord {
   id: string;
@@ -168,6 +169,11 @@ export interface Store {
   versions(): Promise<TableVersions>;
   /** Resolves when the database answers a trivial query within timeoutMs; rejects otherwise. */
   ping(timeoutMs: number): Promise<void>;
+  /**
+   * "full": a write failed for want of space within the last few seconds (on SQLite, also while its
+   * volume has under 1 MiB free). Such writes throw AppError `storage_full`; reads go on.
+   */
+  storage(): StorageState;
   /** The connection pool right now: its size, and how many connections are busy. */
   pool(): { size: number; busy: number };
   counts(): Promise<Counts>;

@@ -1,5 +1,6 @@
-// GET /svc/health: who is answering, and whether the database answers too. For orchestrators,
-// /svc/health/live (the process is up) and /svc/health/ready (the database answers).
+// GET /svc/health: who is answering, whether the database answers, and whether it has room to write.
+// For orchestrators, /svc/health/live (the process is up) and /svc/health/ready (the database answers).
+// Full storage is "degraded", still 200: reads and logins go on, only writes are refused (503).
 import { Elysia, t } from "elysia";
 import type { DirectRoute } from "../http/front-door.ts";
 import { documented } from "../http/openapi.ts";
@@ -10,7 +11,14 @@ const PING_TIMEOUT_MS = 2000;
 /** How long a successful database check answers for later probes. */
 export const CHECK_REUSE_MS = 1000;
 
-type Check = "ok" | "unavailable";
+type Check = "ok" | "degraded" | "unavailable";
+
+/** The checks object of a result: the database answers unless unavailable; its storage is full when degraded. */
+const CHECKS: Record<Check, string> = {
+  ok: '{"database":"ok","storage":"ok"}',
+  degraded: '{"database":"ok","storage":"full"}',
+  unavailable: '{"database":"unavailable"}',
+};
 
 /**
  * `direct`: the probes, answered by the front door without Elysia. `routes`: the same answers as
@@ -25,13 +33,13 @@ export function healthRoutes(store: Store, environment: string) {
   const direct: Record<string, DirectRoute> = {
     "/svc/health/live": (_request, headers) => json(200, '{"status":"ok"}', headers),
     "/svc/health/ready": (_request, headers) =>
-      database.answer((result) => json(statusFor(result), `{"status":"${result}","checks":{"database":"${result}"}}`, headers)),
+      database.answer((result) => json(statusFor(result), `{"status":"${result}","checks":${CHECKS[result]}}`, headers)),
     "/svc/health": (_request, headers) =>
       database.answer((result) => {
         // The uptime has tenths of a second, so the body changes ten times a second at most.
         const tenths = Math.round((performance.now() - startedAt) / 100);
         if (tenths !== body.tenths || result !== body.result) {
-          body = { tenths, result, text: `${identity},"status":"${result}","uptime_s":${tenths / 10},"checks":{"database":"${result}"}}` };
+          body = { tenths, result, text: `${identity},"status":"${result}","uptime_s":${tenths / 10},"checks":${CHECKS[result]}}` };
         }
         return json(statusFor(result), body.text, headers);
       }),
@@ -49,7 +57,7 @@ export function healthRoutes(store: Store, environment: string) {
 }
 
 function statusFor(result: Check): number {
-  return result === "ok" ? 200 : 503;
+  return result === "unavailable" ? 503 : 200;
 }
 
 function json(status: number, body: string, headers: Record<string, string>): Response {
@@ -57,8 +65,11 @@ function json(status: number, body: string, headers: Record<string, string>): Re
   return new Response(body, { status, headers });
 }
 
-const checks = t.Object({ database: t.Union([t.Literal("ok"), t.Literal("unavailable")]) });
-const status = t.Union([t.Literal("ok"), t.Literal("unavailable")]);
+const checks = t.Object({
+  database: t.Union([t.Literal("ok"), t.Literal("unavailable")]),
+  storage: t.Optional(t.Union([t.Literal("ok"), t.Literal("full")], { description: "full: writes are refused with 503 storage_full; reads go on. Absent while the database does not answer." })),
+});
+const status = t.Union([t.Literal("ok"), t.Literal("degraded"), t.Literal("unavailable")]);
 const readySchema = t.Object({ status, checks });
 const healthSchema = t.Object({ service: t.String(), version: t.String(), environment: t.String(), status, uptime_s: t.Number(), checks });
 
@@ -66,7 +77,7 @@ function health(summary: string, schema: typeof readySchema | typeof healthSchem
   return documented({
     summary,
     tag: "health",
-    ok: { status: 200, description: "Healthy", schema },
+    ok: { status: 200, description: "Healthy, or degraded: the storage is full, so writes are refused while reads go on", schema },
     also: [{ status: 503, description: "The database does not answer", schema }],
     errors: [],
   });
@@ -83,6 +94,10 @@ function databaseCheck(store: Store) {
   const run = async (): Promise<Check> => {
     try {
       await store.ping(PING_TIMEOUT_MS);
+      if (store.storage() === "full") {
+        okUntil = 0;
+        return "degraded";
+      }
       okUntil = performance.now() + CHECK_REUSE_MS;
       return "ok";
     } catch {

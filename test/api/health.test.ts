@@ -15,7 +15,7 @@ describe("GET /svc/health", () => {
       environment: "test",
       status: "ok",
       uptime_s: reply.body.uptime_s,
-      checks: { database: "ok" },
+      checks: { database: "ok", storage: "ok" },
     });
     expect(typeof reply.body.uptime_s).toBe("number");
     expect(reply.headers.get("cache-control")).toBe("no-store");

@@ -325,6 +325,11 @@ export function storeConformance(name: string, harness: StoreHarness): void {
       });
     });
 
+    test("storage is ok while writes find room", async () => {
+      await store.users.create(newUser("ann"));
+      expect(store.storage()).toBe("ok");
+    });
+
     test("ping resolves while the database answers", async () => {
       await store.ping(1000);
     });

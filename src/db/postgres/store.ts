@@ -26,6 +26,7 @@ import {
   type UserRecord,
   type UserStore,
 } from "../store.ts";
+import { storageMonitor, type StorageMonitor } from "../storage.ts";
 import { migratePostgres } from "./migrate.ts";
 import { categories, loginThrottle, revokedTokens, users } from "./schema.ts";
 
@@ -77,10 +78,11 @@ export async function openPostgresStore(config: PostgresConfig, { existing = fal
   // does not answer at all, and a pool waiting for a connection that will not come.
   const deadlineMs = config.statementTimeoutMs + config.connectTimeoutS * 1000;
   let busy = 0;
+  const storage = storageMonitor();
   const guard = async <T>(work: () => Promise<T>, unique?: (constraint: string) => ErrorCode, deadline = deadlineMs) => {
     busy++;
     try {
-      return await guarded(work, deadline, unique);
+      return await guarded(work, deadline, storage, unique);
     } finally {
       busy--;
     }
@@ -96,6 +98,7 @@ export async function openPostgresStore(config: PostgresConfig, { existing = fal
     categories: postgresCategories(db, client, guard),
     throttle: postgresThrottle(db, guard),
     revocations: postgresRevocations(db, guard),
+    storage: () => storage.state(),
     versions: () =>
       guard(async () => {
         const [row] = (await client.unsafe(`SELECT ${TABLE_VERSIONS_SQL}`, [])) as Array<{ usersVersion: number; categoriesVersion: number }>;
@@ -268,6 +271,9 @@ function postgresThrottle(db: Db, guard: Guard): ThrottleStore {
   };
 }
 
+/** SQLSTATE disk_full: the server could not extend a file. */
+const DISK_FULL = "53100";
+
 /** SQLSTATE classes and client codes that mean "the database is not there", not "your request is wrong". */
 function unavailable(error: { code?: unknown; errno?: unknown }): boolean {
   const code = String(error.code ?? "");
@@ -280,7 +286,7 @@ function unavailable(error: { code?: unknown; errno?: unknown }): boolean {
   );
 }
 
-async function guarded<T>(work: () => Promise<T>, deadlineMs: number, unique?: (constraint: string) => ErrorCode): Promise<T> {
+async function guarded<T>(work: () => Promise<T>, deadlineMs: number, storage: StorageMonitor, unique?: (constraint: string) => ErrorCode): Promise<T> {
   let timer: Timer | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new AppError("database_unavailable", "The database did not answer in time.")), deadlineMs);
@@ -292,6 +298,7 @@ async function guarded<T>(work: () => Promise<T>, deadlineMs: number, unique?: (
     for (let e: unknown = error; e instanceof Error; e = e.cause) {
       const pg = e as Error & { errno?: unknown; code?: unknown; constraint?: unknown };
       if (unique && pg.errno === "23505") throw new AppError(unique(String(pg.constraint ?? "")));
+      if (pg.errno === DISK_FULL) throw storage.full(error);
       if (unavailable(pg)) throw new AppError("database_unavailable", "The database is not answering.", { cause: error });
     }
     throw error;

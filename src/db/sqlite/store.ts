@@ -31,6 +31,7 @@ import {
 } from "../store.ts";
 import { setBounded } from "../../bounded-map.ts";
 import { chunks } from "../chunks.ts";
+import { storageMonitor, type StorageMonitor } from "../storage.ts";
 import { migrateSqlite } from "./migrate.ts";
 import { categories, loginThrottle, revokedTokens, users } from "./schema.ts";
 
@@ -82,11 +83,15 @@ export function openSqliteStore(path: string, { existing = false }: OpenOptions 
     categories: db.select({ n: count() }).from(categories).get()!.n,
   });
 
+  const storage = storageMonitor(path === ":memory:" ? undefined : dirname(path));
+  const room = <T extends object>(part: T) => whenFull(part, storage);
+
   return {
-    users: sqliteUsers(db, client),
-    categories: sqliteCategories(db, client),
-    throttle: sqliteThrottle(db, client),
-    revocations: sqliteRevocations(db),
+    users: room(sqliteUsers(db, client)),
+    categories: room(sqliteCategories(db, client)),
+    throttle: room(sqliteThrottle(db, client)),
+    revocations: room(sqliteRevocations(db)),
+    storage: () => storage.state(),
     async versions() {
       const row = versions.get()!;
       return { users: row.usersVersion, categories: row.categoriesVersion };
@@ -115,49 +120,73 @@ export function openSqliteStore(path: string, { existing = false }: OpenOptions 
     async counts() {
       return counts();
     },
-    async load(data: LoadData, options: LoadOptions) {
-      // bun:sqlite transactions are synchronous; the source is read asynchronously between
-      // batches, so the transaction is opened and closed by hand on this one connection.
-      client.run("BEGIN IMMEDIATE");
-      try {
-        const before = counts();
-        if (!options.replace && (before.users > 0 || before.categories > 0)) {
-          throw new LoadRefused(`the target already holds ${before.users} users and ${before.categories} categories`);
-        }
-        if (options.replace) {
-          db.delete(categories).run();
-          db.delete(users).run();
-          db.delete(loginThrottle).run();
-          db.delete(revokedTokens).run();
-        }
-        const loaded = { users: 0, categories: 0 };
-        for await (const batch of data.users) {
-          for (const part of chunks(batch, 500)) {
-            db.insert(users).values(part.map((u) => ({ ...u, usernameKey: nameKey(u.username) }))).run();
-          }
-          loaded.users += batch.length;
-          options.onProgress?.({ ...loaded });
-        }
-        for (const part of chunks(data.categories, 500)) {
-          db.insert(categories).values(part.map((c) => ({ ...c, nameKey: nameKey(c.name) }))).run();
-          loaded.categories += part.length;
-          options.onProgress?.({ ...loaded });
-        }
-        const after = counts();
-        if (after.users !== options.expect.users || after.categories !== options.expect.categories) {
-          throw new LoadRefused(`counts after loading (${JSON.stringify(after)}) differ from the source (${JSON.stringify(options.expect)})`);
-        }
-        client.run("COMMIT");
-        return after;
-      } catch (error) {
-        client.run("ROLLBACK");
-        throw error;
-      }
-    },
+    load: room({ load }).load,
     async close() {
       client.close(false);
     },
   };
+
+  async function load(data: LoadData, options: LoadOptions) {
+    // bun:sqlite transactions are synchronous; the source is read asynchronously between
+    // batches, so the transaction is opened and closed by hand on this one connection.
+    client.run("BEGIN IMMEDIATE");
+    try {
+      const before = counts();
+      if (!options.replace && (before.users > 0 || before.categories > 0)) {
+        throw new LoadRefused(`the target already holds ${before.users} users and ${before.categories} categories`);
+      }
+      if (options.replace) {
+        db.delete(categories).run();
+        db.delete(users).run();
+        db.delete(loginThrottle).run();
+        db.delete(revokedTokens).run();
+      }
+      const loaded = { users: 0, categories: 0 };
+      for await (const batch of data.users) {
+        for (const part of chunks(batch, 500)) {
+          db.insert(users).values(part.map((u) => ({ ...u, usernameKey: nameKey(u.username) }))).run();
+        }
+        loaded.users += batch.length;
+        options.onProgress?.({ ...loaded });
+      }
+      for (const part of chunks(data.categories, 500)) {
+        db.insert(categories).values(part.map((c) => ({ ...c, nameKey: nameKey(c.name) }))).run();
+        loaded.categories += part.length;
+        options.onProgress?.({ ...loaded });
+      }
+      const after = counts();
+      if (after.users !== options.expect.users || after.categories !== options.expect.categories) {
+        throw new LoadRefused(`counts after loading (${JSON.stringify(after)}) differ from the source (${JSON.stringify(options.expect)})`);
+      }
+      client.run("COMMIT");
+      return after;
+    } catch (error) {
+      client.run("ROLLBACK");
+      throw error;
+    }
+  }
+}
+
+/** The part's methods, with SQLite's "database or disk is full" turned into AppError storage_full. */
+function whenFull<T extends object>(part: T, storage: StorageMonitor): T {
+  const guarded: Record<string, unknown> = {};
+  for (const [name, method] of Object.entries(part) as Array<[string, (...args: unknown[]) => Promise<unknown>]>) {
+    guarded[name] = async (...args: unknown[]) => {
+      try {
+        return await method(...args);
+      } catch (error) {
+        throw full(error) ? storage.full(error) : error;
+      }
+    };
+  }
+  return guarded as T;
+}
+
+function full(error: unknown): boolean {
+  for (let e: unknown = error; e instanceof Error; e = e.cause) {
+    if ((e as { code?: unknown }).code === "SQLITE_FULL") return true;
+  }
+  return false;
 }
 
 /** Why `path` names no SQLite database to read; null when a file is there. Nothing is created. */

@@ -1,0 +1,43 @@
+// Whether the database has room to write: what the health check reports while a full volume turns
+// writes into 503 storage_full and reads go on. Each store tells it when a write failed for want of
+// space; an SQLite store can also look at its volume's free space.
+import { statfsSync } from "node:fs";
+import { AppError } from "../errors.ts";
+
+export type StorageState = "ok" | "full";
+
+/** How long after a write failed for want of space the storage counts as full. */
+export const FULL_REMEMBERED_MS = 5000;
+/** Below this much free space an SQLite volume counts as full: SQLite writes whole pages and WAL frames. */
+const MIN_FREE_BYTES = 1024 * 1024;
+
+export interface StorageMonitor {
+  /** A write failed for want of space; returns the error to throw in its place. */
+  full(cause: unknown): AppError;
+  state(): StorageState;
+}
+
+/** `directory`: where an SQLite file lives, whose volume's free space also counts. */
+export function storageMonitor(directory?: string, now = () => Date.now()): StorageMonitor {
+  let failedAt = -Infinity;
+  return {
+    full(cause) {
+      failedAt = now();
+      return new AppError("storage_full", "The database's storage is full: nothing was written. Reads still work.", { cause });
+    },
+    state() {
+      if (now() - failedAt < FULL_REMEMBERED_MS) return "full";
+      return directory !== undefined && freeBytes(directory) < MIN_FREE_BYTES ? "full" : "ok";
+    },
+  };
+}
+
+function freeBytes(directory: string): number {
+  try {
+    const { bavail, bsize } = statfsSync(directory);
+    return bavail * bsize;
+  } catch {
+    // Cannot look: only failed writes tell.
+    return Infinity;
+  }
+}

@@ -1,0 +1,84 @@
+// A full volume under the SQLite file (a small tmpfs filled to the brim): writes are 503 storage_full
+// (GraphQL STORAGE_FULL) and change nothing, reads and logins go on, health says so, and all heals
+// once space returns. Mounting needs root, as CI has; elsewhere the test is skipped.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, openSync, rmSync, writeSync, closeSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openSqliteStore } from "../src/db/sqlite/store.ts";
+import { FULL_REMEMBERED_MS } from "../src/db/storage.ts";
+import { expectProblem, testApp } from "./helpers.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "svc-full-"));
+const mounted = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", dir]).exitCode === 0;
+if (!mounted && process.env.CI === "true") throw new Error(`CI must be able to mount a tmpfs at ${dir} (it runs as root)`);
+afterAll(() => {
+  if (mounted) Bun.spawnSync(["umount", "-l", dir]);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Writes to `path` until the volume refuses another byte. */
+function fill(path: string): void {
+  const fd = openSync(path, "w");
+  try {
+    for (const size of [1024 * 1024, 64 * 1024, 4096, 512, 1]) {
+      const chunk = Buffer.alloc(size, 1);
+      try {
+        for (;;) writeSync(fd, chunk);
+      } catch {
+        // ENOSPC: on with smaller pieces.
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+describe.skipIf(!mounted)("SQLite on a full volume", () => {
+  let app: Awaited<ReturnType<typeof testApp>>;
+  let token: string;
+  const filler = join(dir, "filler");
+  beforeAll(async () => {
+    app = await testApp({ on: openSqliteStore(join(dir, "svc.db")) });
+    token = (await app.signUp("ann", "correct horse battery")).token;
+    await app.graphql('mutation { createCategory(input: { name: "Books" }) { id } }', { token });
+    fill(filler);
+  });
+  afterAll(() => app?.store.close());
+
+  test("writes are 503 storage_full, REST and GraphQL, and change nothing", async () => {
+    const before = await app.store.counts();
+    const signUp = await app.call("POST", "/svc-api/v1/users/create", { body: { username: "bob", email: "bob@example.com", password: "correct horse battery" } });
+    expectProblem(signUp, 503, "storage_full");
+    const rename = await app.call("PUT", "/svc-api/v1/users/", { token, body: { username: "anna" } });
+    expectProblem(rename, 503, "storage_full");
+    const create = await app.graphql('mutation { createCategory(input: { name: "Films" }) { id } }', { token });
+    expect(create.body.errors[0].extensions.code).toBe("STORAGE_FULL");
+    expect(await app.store.counts()).toEqual(before);
+    expect((await app.store.users.findByLogin("ann"))?.username).toBe("ann");
+  });
+
+  test("reads and logins go on; a wrong password is still refused and counted", async () => {
+    expect((await app.call("GET", "/svc-api/v1/users/all", { token })).status).toBe(200);
+    expect((await app.graphql("{ categories { name } }", { token })).body).toEqual({ data: { categories: [{ name: "Books" }] } });
+    const login = await app.call("POST", "/svc-api/v1/auth/login", { body: { username: "ann", password: "correct horse battery" } });
+    expect(login.status).toBe(200);
+    expect((await app.call("GET", "/svc-api/v1/users/all", { token: login.body.token })).status).toBe(200);
+    expectProblem(await app.call("POST", "/svc-api/v1/auth/login", { body: { username: "ann", password: "wrong" } }), 401, "invalid_credentials");
+  });
+
+  test("health and readiness say degraded, storage full, with 200", async () => {
+    const health = await app.call("GET", "/svc/health");
+    expect(health.status).toBe(200);
+    expect(health.body).toMatchObject({ status: "degraded", checks: { database: "ok", storage: "full" } });
+    expect((await app.call("GET", "/svc/health/ready")).body).toEqual({ status: "degraded", checks: { database: "ok", storage: "full" } });
+  });
+
+  test("once space returns, health is ok and writes work, without a restart", async () => {
+    rmSync(filler);
+    await Bun.sleep(FULL_REMEMBERED_MS + 100);
+    expect((await app.call("GET", "/svc/health")).body).toMatchObject({ status: "ok", checks: { database: "ok", storage: "ok" } });
+    const signUp = await app.call("POST", "/svc-api/v1/users/create", { body: { username: "bob", email: "bob@example.com", password: "correct horse battery" } });
+    expect(signUp.status).toBe(201);
+  }, 15_000);
+});
