@@ -2,6 +2,7 @@
 // streams it is given, and returns an exit code: 0 done, 1 failed, 2 bad usage or configuration.
 import { ConfigError, parseConfig, type Env } from "./config.ts";
 import { runCopy } from "./copy/index.ts";
+import { checkDatabase } from "./db/check.ts";
 import { backupSqlite } from "./db/sqlite/backup.ts";
 import { describeDatabase, openStore } from "./db/open.ts";
 import { describeError } from "./safe-errors.ts";
@@ -54,6 +55,22 @@ const COMMANDS: Record<string, Command> = {
       backupSqlite(database.path, target);
       io.out.write(`backed up ${describeDatabase(database)} to ${target}\n`);
       return 0;
+    },
+  },
+  check: {
+    usage: "svc check",
+    summary: "Check the database SVC_DATABASE_URL names, changing nothing: SQLite's full integrity check, or that PostgreSQL's svc tables are migrated and read. Exit 1 on a problem.",
+    async run(args, env, io) {
+      if (args.length > 0) return usageError(io, "check", "check takes no arguments; it reads SVC_DATABASE_URL");
+      const { database } = parseConfig(env);
+      const problems = await checkDatabase(database);
+      const name = describeDatabase(database);
+      if (problems.length === 0) {
+        io.out.write(`${name}: ok\n`);
+        return 0;
+      }
+      io.err.write(problems.map((problem) => `svc check: ${name}: ${problem}\n`).join(""));
+      return 1;
     },
   },
   copy: {

@@ -190,6 +190,11 @@ export class LoadRefused extends Error {
   override name = "LoadRefused";
 }
 
+/** The database file is damaged (SQLite's integrity check found a problem); nothing was written to it. */
+export class DamagedDatabase extends Error {
+  override name = "DamagedDatabase";
+}
+
 /** Opening with `existing` found no svc database there; nothing was created. */
 export class NoSuchDatabase extends Error {
   override name = "NoSuchDatabase";

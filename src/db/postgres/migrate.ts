@@ -6,6 +6,8 @@ import type { MigrationConfig, MigrationMeta } from "drizzle-orm/migrator";
 import { embeddedMigrations } from "../migrations.macro.ts" with { type: "macro" };
 
 const MIGRATIONS: MigrationMeta[] = embeddedMigrations("postgres");
+/** How many migrations this binary carries: a database that applied fewer is behind it. */
+export const MIGRATION_COUNT = MIGRATIONS.length;
 /** An arbitrary constant naming svc's migration lock ("svc" in ASCII). */
 const MIGRATION_LOCK = 0x737663;
 

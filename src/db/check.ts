@@ -1,0 +1,85 @@
+// `svc check`: what is wrong with the database SVC_DATABASE_URL names, without changing it. SQLite:
+// its full integrity and foreign-key checks; PostgreSQL: that svc's tables are there, migrated, and
+// that every row of them reads. Each problem is one line; none means sound.
+import { Database } from "bun:sqlite";
+import { SQL } from "bun";
+import type { DatabaseConfig } from "../config.ts";
+import { describeError } from "../safe-errors.ts";
+import { MIGRATION_COUNT as POSTGRES_MIGRATIONS } from "./postgres/migrate.ts";
+import { MIGRATION_COUNT as SQLITE_MIGRATIONS } from "./sqlite/migrate.ts";
+import { integrityProblems, missingSqlite } from "./sqlite/store.ts";
+
+/** Problems reported, at most: past it, restoring from a backup is the answer anyway. */
+const MAX_PROBLEMS = 20;
+const TABLES = ["users", "categories", "login_throttle", "revoked_tokens", "table_versions"];
+
+export async function checkDatabase(database: DatabaseConfig): Promise<string[]> {
+  return database.kind === "sqlite" ? checkSqlite(database.path) : checkPostgres(database.url);
+}
+
+function checkSqlite(path: string): string[] {
+  const missing = missingSqlite(path);
+  if (missing) return [missing];
+  let client: Database;
+  try {
+    client = new Database(path, { readonly: true });
+  } catch (error) {
+    return [`cannot open ${path}: ${describeError(error)}`];
+  }
+  try {
+    const problems = wholeCheck(client);
+    if (problems.length > 0) return problems;
+    const applied = client.query<{ n: number }, []>("SELECT count(*) AS n FROM __drizzle_migrations").get()?.n ?? 0;
+    if (applied < SQLITE_MIGRATIONS) problems.push(behind(applied, SQLITE_MIGRATIONS));
+    const orphans = client.query<{ table: string; rowid: number }, []>("PRAGMA foreign_key_check").all();
+    for (const orphan of orphans.slice(0, MAX_PROBLEMS)) problems.push(`${orphan.table} row ${orphan.rowid} names a row that does not exist`);
+    return problems;
+  } catch (error) {
+    return [describeError(error)];
+  } finally {
+    client.close();
+  }
+}
+
+/**
+ * integrity_check; some damage makes it (and a long quick_check) stop with "malformed" instead of a
+ * report, and then the first problem quick_check finds says where.
+ */
+function wholeCheck(client: Database): string[] {
+  try {
+    return integrityProblems(client, "integrity_check", MAX_PROBLEMS);
+  } catch (error) {
+    try {
+      return integrityProblems(client, "quick_check", 1);
+    } catch {
+      return [describeError(error)];
+    }
+  }
+}
+
+async function checkPostgres(url: string): Promise<string[]> {
+  const client = new SQL({ url, max: 1, connectionTimeout: 5 });
+  try {
+    const [{ svc }] = await client`SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AS svc`;
+    if (!svc) return ["not an svc database (it has no svc tables)"];
+    const [{ applied }] = await client`SELECT count(*)::int AS applied FROM drizzle.__drizzle_migrations`;
+    const problems = applied < POSTGRES_MIGRATIONS ? [behind(applied, POSTGRES_MIGRATIONS)] : [];
+    // A full read of each table: a damaged page fails it (with data checksums on, so does a flipped bit).
+    for (const table of TABLES) {
+      try {
+        await client.unsafe(`SELECT count(*) FROM (SELECT * FROM ${table}) AS every_row`);
+      } catch (error) {
+        problems.push(`${table} cannot be read: ${describeError(error)}`);
+      }
+    }
+    return problems;
+  } catch (error) {
+    return [describeError(error)];
+  } finally {
+    await client.close();
+  }
+}
+
+function behind(applied: number, carried: number): string {
+  return `${applied} of this svc's ${carried} migrations are applied: run \`svc migrate\` (or start svc) to bring it up to date`;
+}

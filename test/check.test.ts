@@ -1,0 +1,97 @@
+// A damaged SQLite file is found at start (svc refuses it with one line) and by `svc check`, which
+// also reports on PostgreSQL. Nothing is written to the database either way.
+import { afterAll, describe, expect, test } from "bun:test";
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runCli } from "../src/cli.ts";
+import { openSqliteStore } from "../src/db/sqlite/store.ts";
+import { DamagedDatabase } from "../src/db/store.ts";
+import { createTestDatabase, postgresAvailable } from "./postgres.ts";
+
+const pgAvailable = await postgresAvailable();
+const dir = mkdtempSync(join(tmpdir(), "svc-check-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let n = 0;
+/** An svc database with enough users to fill many pages, closed (its WAL folded into the file). */
+async function svcDatabase(): Promise<string> {
+  const path = join(dir, `${++n}.db`);
+  const store = openSqliteStore(path);
+  for (let i = 0; i < 600; i++) {
+    await store.users.create({ id: Bun.randomUUIDv7(), username: `user${i}`, email: `user${i}@example.com`, passwordHash: "x".repeat(90), createdAt: new Date().toISOString() });
+  }
+  await store.close();
+  return path;
+}
+
+/** Overwrites one page in the middle of the file, as a failing disk or a bad copy would. */
+function damage(path: string): void {
+  const fd = openSync(path, "r+");
+  writeSync(fd, Buffer.alloc(4096, 0x5a), 0, 4096, 4096 * 20);
+  closeSync(fd);
+}
+
+async function check(url: string) {
+  let out = "";
+  let err = "";
+  const code = await runCli(["check"], { SVC_DATABASE_URL: url }, { out: { write: (t: string) => (out += t) }, err: { write: (t: string) => (err += t) } });
+  return { code, out, err };
+}
+
+describe("a damaged SQLite file", () => {
+  test("svc check: 0 and ok for a sound file; 1 with the problems for a damaged one", async () => {
+    const path = await svcDatabase();
+    expect(await check(`sqlite:${path}`)).toEqual({ code: 0, out: `sqlite:${path}: ok\n`, err: "" });
+    damage(path);
+    const damaged = await check(`sqlite:${path}`);
+    expect(damaged.code).toBe(1);
+    expect(damaged.err).toStartWith(`svc check: sqlite:${path}: `);
+    expect(damaged.err).toMatch(/page 21/);
+  });
+
+  test("is refused when opened, before anything is written", async () => {
+    const path = await svcDatabase();
+    damage(path);
+    const before = await Bun.file(path).bytes();
+    expect(() => openSqliteStore(path)).toThrow(DamagedDatabase);
+    expect(() => openSqliteStore(path)).toThrow(/is damaged \(.*page 21.*\); restore it from a backup/);
+    expect(await Bun.file(path).bytes()).toEqual(before);
+  });
+
+  test("svc serve exits 1 with one line naming it", () => {
+    return svcDatabase().then((path) => {
+      damage(path);
+      const serve = Bun.spawnSync([process.execPath, join(import.meta.dir, "..", "src", "main.ts")], {
+        env: { PATH: process.env.PATH ?? "", SVC_PORT: "0", SVC_DATABASE_URL: `sqlite:${path}` },
+      });
+      expect(serve.exitCode).toBe(1);
+      const lines = serve.stderr.toString().trim().split("\n");
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toStartWith(`svc: cannot open the database sqlite:${path}: ${path} is damaged`);
+    });
+  });
+
+  test("svc check on a missing file says so, and creates nothing", async () => {
+    const missing = join(dir, "missing.db");
+    expect(await check(`sqlite:${missing}`)).toEqual({ code: 1, out: "", err: `svc check: sqlite:${missing}: no database at ${missing}\n` });
+    expect(await Bun.file(missing).exists()).toBe(false);
+  });
+});
+
+describe.skipIf(!pgAvailable)("svc check on PostgreSQL", () => {
+  test("ok for a migrated database; a problem for one without svc's tables", async () => {
+    const database = await createTestDatabase("check");
+    try {
+      const bare = await check(database.url);
+      expect(bare.code).toBe(1);
+      expect(bare.err).toContain("not an svc database");
+      expect((await runCli(["migrate"], { SVC_DATABASE_URL: database.url }, { out: { write: () => true }, err: { write: () => true } }))).toBe(0);
+      const sound = await check(database.url);
+      expect(sound.code).toBe(0);
+      expect(sound.out).toEndWith(": ok\n");
+    } finally {
+      await database.drop();
+    }
+  });
+});
