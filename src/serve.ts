@@ -27,9 +27,6 @@ export async function serve(config: Config): Promise<void> {
       hostname: config.host,
       port: config.port,
       reusePort: config.reusePort,
-      // The app answers oversized bodies with problem+json; this is Bun's own backstop (a bare 413)
-      // for bodies it must not even buffer, such as a chunked GraphQL request far past the limit.
-      maxRequestBodySize: config.maxBodyBytes * 2,
     });
   } catch (error) {
     await store.close();

@@ -146,6 +146,28 @@ describe("the compiled binary, alone in an empty folder", () => {
     expect(await stop(running)).toBe(0);
   }, 30_000);
 
+  test("Node's fetch uploading 20 MiB reads the 413 every time, not EPIPE; so does curl with Expect: 100-continue", async () => {
+    const running = await start(emptyFolderWithBinary());
+    const script = `
+      const results = [];
+      for (let i = 0; i < 10; i++) {
+        try {
+          const r = await fetch(${JSON.stringify(`${running.base}/svc-api/v1/users/create`)}, { method: "POST", headers: { "content-type": "application/json" }, body: "x".repeat(20 * 1024 * 1024) });
+          results.push(r.status + " " + (await r.json()).code);
+        } catch (e) { results.push("error " + (e.cause?.code ?? e.message)); }
+      }
+      console.log(JSON.stringify(results));`;
+    const node = Bun.spawn(["node", "--input-type=module", "-e", script], { stdout: "pipe", stderr: "pipe" });
+    expect(await node.exited).toBe(0);
+    expect(JSON.parse(await new Response(node.stdout).text())).toEqual(Array(10).fill("413 payload_too_large"));
+
+    const body = join(workdir, "20MiB.json");
+    await Bun.write(body, "x".repeat(20 * 1024 * 1024));
+    const curl = Bun.spawnSync(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "content-type: application/json", "-H", "expect: 100-continue", "--data-binary", `@${body}`, `${running.base}/svc-api/v1/users/create`]);
+    expect(curl.stdout.toString()).toBe("413");
+    expect(await stop(running)).toBe(0);
+  }, 60_000);
+
   test("SIGTERM lets in-flight requests finish, then exits 0", async () => {
     const dir = emptyFolderWithBinary();
     const running = await start(dir, { SVC_LOG_LEVEL: "debug" });

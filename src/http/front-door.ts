@@ -51,8 +51,10 @@ export interface ListenOptions {
   port: number;
   /** SO_REUSEPORT. Always given: with `development: false` Bun turns it on unless told otherwise. */
   reusePort: boolean;
-  maxRequestBodySize?: number;
 }
+
+/** A declared body past the limit, up to this size (or twice the limit), is read and thrown away before the 413. */
+const SWALLOW_MIN_BYTES = 64 * 1024 * 1024;
 
 export function frontDoor({ app, direct, quietWhenOk, loggers, metrics, maxBodyBytes }: FrontDoorOptions): FrontDoor {
   const quiet = new Set(quietWhenOk);
@@ -99,7 +101,7 @@ export function frontDoor({ app, direct, quietWhenOk, loggers, metrics, maxBodyB
     // Refuse an oversized body before anyone reads it; chunked bodies meet the limit in json-body.ts
     // and, on a real socket, Bun's maxRequestBodySize.
     const length = request.headers.get("content-length");
-    if (length !== null && Number(length) > maxBodyBytes) return done(problemResponse(tooLarge(maxBodyBytes)));
+    if (length !== null && Number(length) > maxBodyBytes) return refuseBody(request, Number(length)).then(done);
     let answer: Answer;
     try {
       answer = inner(request);
@@ -131,6 +133,26 @@ export function frontDoor({ app, direct, quietWhenOk, loggers, metrics, maxBodyB
     };
   }
 
+  const swallowMax = Math.max(SWALLOW_MIN_BYTES, 2 * maxBodyBytes);
+
+  /**
+   * 413 for a declared body past the limit. The client is still sending it, and a server that answers
+   * and closes meanwhile leaves it a reset (Node's fetch: EPIPE) instead of the answer; so a body up to
+   * swallowMax is read and thrown away first. Past it the answer comes at once and the connection
+   * closes. (Bun has already said "100 Continue" to a client that asked: it does so before any handler
+   * runs, so such a client is sending too.)
+   */
+  async function refuseBody(request: Request, length: number): Promise<Response> {
+    const response = problemResponse(tooLarge(maxBodyBytes));
+    if (length > swallowMax || !request.body) {
+      response.headers.set("connection", "close");
+      return response;
+    }
+    const reader = request.body.getReader();
+    while (!(await reader.read()).done);
+    return response;
+  }
+
   const handlers = new Map(Object.entries(direct).map(([path, route]) => [path, directly(path, route)]));
   return {
     index,
@@ -138,6 +160,9 @@ export function frontDoor({ app, direct, quietWhenOk, loggers, metrics, maxBodyB
       const routes = Object.fromEntries([...handlers].map(([path, handler]) => [path, { GET: handler }]));
       return Bun.serve({
         ...options,
+        // Bun's own answer past this is a bare 413 and a closed socket: everything up to it reaches
+        // refuseBody or a capped reader (json-body.ts, the GraphQL route) instead.
+        maxRequestBodySize: swallowMax,
         routes,
         fetch: viaApp,
         // Longer than Bun's 10 s, so a load balancer's pooled keep-alive connections are not cut under it.
