@@ -10,6 +10,8 @@ export interface Metrics {
   registry: Registry;
   request(method: string, route: string, status: number, seconds: number): void;
   graphqlOperation(operation: string, outcome: GraphqlOutcome): void;
+  /** Where svc_graphql_cache_entries reads the GraphQL caches' sizes from. */
+  reportCaches(sizes: () => Record<string, number>): void;
 }
 
 const LOGIN_ROUTE = "/svc-api/v1/auth/login";
@@ -37,8 +39,22 @@ export function createMetrics(store: Store): Metrics {
     },
   });
 
+  let cacheSizes: () => Record<string, number> = () => ({});
+  new Gauge({
+    name: "svc_graphql_cache_entries",
+    help: "Entries in each GraphQL cache (documents, parseErrors, compiled, responses); each has a fixed bound.",
+    labelNames: ["cache"],
+    registers: [registry],
+    collect() {
+      for (const [cache, size] of Object.entries(cacheSizes())) this.set({ cache }, size);
+    },
+  });
+
   return {
     registry,
+    reportCaches(sizes) {
+      cacheSizes = sizes;
+    },
     request(method, route, status, seconds) {
       requests.observe(method, route, status, seconds);
       if (route === LOGIN_ROUTE && status === 401) failedLogins.inc();

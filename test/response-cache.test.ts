@@ -7,7 +7,7 @@ const answer = (body: string, users = 1, categories = 1): CachedAnswer => ({ bod
 
 describe("ResponseCache", () => {
   test("keys hold the caller, Accept, Content-Type and the body", () => {
-    const cache = new ResponseCache(1_000_000);
+    const cache = new ResponseCache(1_000_000, 1000);
     const body = '{"query":"{ categories { id } }"}';
     const keys = new Set([
       cache.key("ann", headers("application/json"), body),
@@ -21,13 +21,13 @@ describe("ResponseCache", () => {
   });
 
   test("no key for a body naming a mutation, or one past 16 KiB", () => {
-    const cache = new ResponseCache(1_000_000);
+    const cache = new ResponseCache(1_000_000, 1000);
     expect(cache.key("ann", headers("*/*"), '{"query":"mutation { deleteCategory(id: \\"x\\") }"}')).toBeNull();
     expect(cache.key("ann", headers("*/*"), `{"query":"{ categories { ${"id ".repeat(6000)} } }"}`)).toBeNull();
   });
 
   test("answers only while both table versions are exactly those the answer was read at", () => {
-    const cache = new ResponseCache(1_000_000);
+    const cache = new ResponseCache(1_000_000, 1000);
     cache.set("k", answer("A", 3, 7));
     expect(cache.get("k", { users: 3, categories: 7 })?.body).toBe("A");
     expect(cache.get("k", { users: 4, categories: 7 })).toBeUndefined();
@@ -38,7 +38,7 @@ describe("ResponseCache", () => {
   });
 
   test("stays within its budget, dropping the oldest answers first, and keeps no answer over a quarter of it", () => {
-    const cache = new ResponseCache(400);
+    const cache = new ResponseCache(400, 1000);
     for (const key of ["a", "b", "c", "d"]) cache.set(key, answer(key.repeat(99)));
     const versions = { users: 1, categories: 1 };
     expect(["a", "b", "c", "d"].map((k) => cache.get(k, versions) !== undefined)).toEqual([true, true, true, true]);
@@ -46,5 +46,13 @@ describe("ResponseCache", () => {
     expect(["a", "b", "c", "d", "e"].map((k) => cache.get(k, versions) !== undefined)).toEqual([false, true, true, true, true]);
     cache.set("big", answer("x".repeat(100)));
     expect(cache.get("big", versions)).toBeUndefined();
+  });
+
+  test("keeps at most its number of entries, however small they are", () => {
+    const cache = new ResponseCache(1_000_000, 3);
+    for (const key of ["a", "b", "c", "d"]) cache.set(key, answer(key));
+    const versions = { users: 1, categories: 1 };
+    expect(cache.size).toBe(3);
+    expect(["a", "b", "c", "d"].map((k) => cache.get(k, versions) !== undefined)).toEqual([false, true, true, true]);
   });
 });

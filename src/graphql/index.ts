@@ -18,6 +18,7 @@ import type { Metrics } from "../metrics.ts";
 import typeDefs from "../../schema/categories.graphql" with { type: "text" };
 import type { GraphQLContext } from "./context.ts";
 import { armorPlugins } from "./armor.ts";
+import { CACHE_BOUNDS, graphqlCaches } from "./caches.ts";
 import { fromAppError, isUnexpected, maskError } from "./errors.ts";
 import { operationLabels, operationMetrics } from "./operation-metrics.ts";
 import { playgroundPage } from "./playground.ts";
@@ -25,8 +26,6 @@ import { cacheableAnswers, ResponseCache, type PendingAnswer } from "./response-
 import { resolvers } from "./resolvers.ts";
 
 export const GRAPHQL_PATH = "/graphql";
-/** What the response cache may hold, in UTF-16 code units (about twice as many bytes). */
-const RESPONSE_CACHE_CHARS = 8 * 1024 * 1024;
 const utf8 = new TextDecoder();
 
 export interface GraphqlDeps {
@@ -44,7 +43,9 @@ export function graphqlRoutes({ config, metrics, categories, authenticator, logg
   // Only the Request crosses into Yoga, so the verified caller and the cache's key wait beside it.
   const viewers = new WeakMap<Request, UserRecord>();
   const pending = new WeakMap<Request, PendingAnswer>();
-  const answers = new ResponseCache(RESPONSE_CACHE_CHARS);
+  const caches = graphqlCaches();
+  const answers = new ResponseCache(CACHE_BOUNDS.responses.chars, CACHE_BOUNDS.responses.entries);
+  metrics.reportCaches(() => ({ ...caches.sizes(), responses: answers.size }));
   const label = operationLabels();
   // Widened to a plain GraphQLSchema: the Elysia plugin's context typing cannot name ours.
   const schema: GraphQLSchema = createSchema<GraphQLContext>({ typeDefs, resolvers });
@@ -127,6 +128,7 @@ export function graphqlRoutes({ config, metrics, categories, authenticator, logg
       // The body was read above within SVC_MAX_BODY_BYTES; Yoga's own limit would pipe it through
       // a stream a second time (17 µs a request).
       maxRequestBodySize: false,
+      parserAndValidationCache: caches.parser,
       logging: false,
       maskedErrors: { maskError },
       context: ({ request }): GraphQLContext => ({
@@ -136,8 +138,8 @@ export function graphqlRoutes({ config, metrics, categories, authenticator, logg
         requestId: requestInfo(request)?.id,
       }),
       plugins: [
-        // Compiles each distinct operation into a function once; Yoga already caches parse and validate.
-        useGraphQlJit(),
+        // Compiles an operation into a function once it has run twice; one-off documents are not worth it.
+        useGraphQlJit({}, { enableIf: caches.worthCompiling, cache: caches.compiled }),
         operationMetrics(metrics, label),
         cacheableAnswers(pending, label),
         ...armorPlugins(config.introspection),

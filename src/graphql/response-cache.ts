@@ -27,8 +27,18 @@ export class ResponseCache {
   private readonly entries = new Map<string, CachedAnswer>();
   private chars = 0;
 
-  /** @param maxChars what all keys and answers together may hold, in UTF-16 code units. */
-  constructor(private readonly maxChars: number) {}
+  /**
+   * @param maxChars what all keys and answers together may hold, in UTF-16 code units.
+   * @param maxEntries how many answers at most: small answers cost more than their characters.
+   */
+  constructor(
+    private readonly maxChars: number,
+    private readonly maxEntries: number,
+  ) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
 
   /**
    * The key for a request, or null when it cannot be cached: the caller, the headers Yoga's answer
@@ -56,7 +66,7 @@ export class ResponseCache {
     if (old) this.remove(key, old);
     // Oldest first: Map keeps insertion order.
     for (const [oldest, entry] of this.entries) {
-      if (this.chars + size <= this.maxChars) break;
+      if (this.chars + size <= this.maxChars && this.entries.size < this.maxEntries) break;
       this.remove(oldest, entry);
     }
     this.entries.set(key, answer);

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { getIntrospectionQuery } from "graphql";
 import { GRAPHQL_LIMITS, LIMIT_CODE } from "../../src/graphql/armor.ts";
+import { CACHE_BOUNDS } from "../../src/graphql/caches.ts";
 import { testApp } from "../helpers.ts";
 
 async function setup(graphql: { introspection?: boolean } = {}) {
@@ -80,4 +81,34 @@ describe("GraphQL abuse limits (GraphQL Armor), on by default", () => {
     expect(reply.body.errors[0].message).not.toContain("Did you mean");
     expect(reply.body.errors[0].message).not.toContain("name");
   });
+});
+
+describe("caches filled by distinct documents stay within their bounds", () => {
+  const cacheSizes = (metrics: string) =>
+    Object.fromEntries([...metrics.matchAll(/^svc_graphql_cache_entries\{cache="(\w+)"[^}]*\} (\d+)$/gm)].map((m) => [m[1], Number(m[2])]));
+
+  test("3,000 distinct queries (and 600 distinct syntax errors): every cache at or under its bound; one-off documents are not compiled", async () => {
+    const { ask, call, graphql, signUp } = await setup();
+    const { token } = await signUp("again");
+    for (let i = 0; i < 3000; i++) await ask(`query Q${i} { categories { id } }`);
+    for (let i = 0; i < 600; i++) await ask(`query Broken${i} { categories { id `);
+    const sizes = cacheSizes((await call("GET", "/svc/metrics")).text);
+    expect(sizes).toEqual({
+      documents: CACHE_BOUNDS.documents.entries,
+      parseErrors: CACHE_BOUNDS.parseErrors.entries,
+      compiled: 0,
+      responses: CACHE_BOUNDS.responses.entries,
+    });
+    // A document that runs again is compiled, once (other variables each time, so the answer is not simply reused).
+    for (let i = 0; i < 3; i++) await graphql("query Again($id: ID!) { category(id: $id) { id } }", { token, variables: { id: Bun.randomUUIDv7() } });
+    expect(cacheSizes((await call("GET", "/svc/metrics")).text).compiled).toBe(1);
+  }, 60_000);
+
+  test("a document cache sized by characters: long documents are fewer", async () => {
+    const { ask, call } = await setup();
+    const padding = " ".repeat(8 * 1024);
+    for (let i = 0; i < 400; i++) await ask(`query Long${i} {${padding} categories { id } }`);
+    const { documents } = cacheSizes((await call("GET", "/svc/metrics")).text);
+    expect(documents).toBeLessThanOrEqual(Math.floor(CACHE_BOUNDS.documents.chars / (8 * 1024)));
+  }, 60_000);
 });
