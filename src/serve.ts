@@ -1,4 +1,4 @@
-// `svc serve`: store (migrated) → app → listen; SIGTERM/SIGINT drain, close the database, exit 0.
+// `svc serve`: store (migrated) → app → listen; SIGTERM, SIGINT and SIGHUP drain, close the database, exit 0.
 import { createApp } from "./app.ts";
 import type { Config } from "./config.ts";
 import { describeDatabase, openStore } from "./db/open.ts";
@@ -54,14 +54,26 @@ export async function serve(config: Config): Promise<void> {
     process.exit(0);
   }
 
-  process.on("SIGTERM", () => void shutdown("SIGTERM"));
-  process.on("SIGINT", () => void shutdown("SIGINT"));
+  // SIGHUP too (a closed terminal, a supervisor's stop): svc has nothing to reload, and Bun's default
+  // for it is to die at once, losing in-flight requests and buffered access lines.
+  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, () => void shutdown(signal));
 }
 
 /** Why a socket could not be opened, in one line an operator can act on. */
 function listenProblem(error: unknown): string {
-  if ((error as { code?: unknown }).code === "EADDRINUSE") {
-    return "the port is in use (another svc?); stop it, choose another SVC_PORT, or set SVC_REUSE_PORT=true to share the port on purpose";
+  const code = (error as { code?: unknown }).code;
+  const message = (error instanceof Error ? error.message : String(error)).split("\n")[0]!;
+  switch (code) {
+    case "EADDRINUSE":
+      return "the port is in use (another svc?); stop it, choose another SVC_PORT, or set SVC_REUSE_PORT=true to share the port on purpose";
+    // Bun reports a host it cannot resolve (or an impossible address such as 256.1.1.1) as ENOENT.
+    case "ENOENT":
+      return "SVC_HOST is not an address or a host name this machine can resolve (0.0.0.0 listens on every address)";
+    case "EADDRNOTAVAIL":
+      return "SVC_HOST is not an address of this machine (0.0.0.0 listens on every address)";
+    case "EACCES":
+      return "permission denied: ports below 1024 need privileges (or CAP_NET_BIND_SERVICE); choose another SVC_PORT";
+    default:
+      return message;
   }
-  return (error instanceof Error ? error.message : String(error)).split("\n")[0]!;
 }

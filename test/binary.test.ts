@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Subprocess } from "bun";
+import { SQL, type Subprocess } from "bun";
 import { createTestDatabase, postgresAvailable } from "./postgres.ts";
 
 const SECRET = "binary-test-secret-of-at-least-32-bytes";
@@ -168,7 +168,7 @@ describe("the compiled binary, alone in an empty folder", () => {
     expect(await stop(running)).toBe(0);
   }, 60_000);
 
-  test("SIGTERM lets in-flight requests finish, then exits 0", async () => {
+  test.each(["SIGTERM", "SIGHUP", "SIGINT"] as const)("%s lets in-flight requests finish, writes every access line, then exits 0", async (signal) => {
     const dir = emptyFolderWithBinary();
     const running = await start(dir, { SVC_LOG_LEVEL: "debug" });
     // Sign-ups do real argon2id work, so they are still in flight when the signal lands.
@@ -178,13 +178,15 @@ describe("the compiled binary, alone in an empty folder", () => {
     );
     const started = () => running.output().split('"msg":"request started"').length - 1;
     while (started() < count) await Bun.sleep(1);
-    running.proc.kill("SIGTERM");
+    running.proc.kill(signal);
     const replies = await Promise.all(inFlight);
     expect(replies.map((r) => r.status)).toEqual(Array(count).fill(201));
     expect(await running.proc.exited).toBe(0);
     // At least one sign-up finished after the signal arrived: the drain was real.
     const log = running.output();
+    expect(log).toContain(`"signal":"${signal}"`);
     expect(log.lastIndexOf('"status":201')).toBeGreaterThan(log.indexOf('"svc stopping'));
+    expect(log.split('"msg":"request completed"').length - 1).toBe(count);
   }, 30_000);
 
   test("every acknowledged write survives kill -9 under load", async () => {
@@ -278,6 +280,43 @@ describe("the compiled binary, alone in an empty folder", () => {
     expect(await stop(two)).toBe(0);
     expect(await stop(one)).toBe(0);
   }, 30_000);
+
+  test("a start-up failure is one line with its cause, and exit 1", async () => {
+    const dir = emptyFolderWithBinary();
+    const failing = async (env: Record<string, string>) => {
+      const proc = Bun.spawn([join(dir, "svc")], { cwd: dir, env: { PATH: process.env.PATH ?? "", SVC_PORT: "0", ...env }, stdout: "pipe", stderr: "pipe" });
+      const timer = setTimeout(() => proc.kill("SIGKILL"), 15_000);
+      const code = await proc.exited;
+      clearTimeout(timer);
+      return { code, lines: (await new Response(proc.stderr).text()).trim().split("\n") };
+    };
+    const expectOneLine = async (env: Record<string, string>, cause: string) => {
+      const { code, lines } = await failing(env);
+      expect({ code, lines: lines.length }).toEqual({ code: 1, lines: 1 });
+      expect(lines[0]).toContain(cause);
+      // The statement, if named at all, comes after the cause.
+      if (lines[0]!.includes("Failed query")) expect(lines[0]!.indexOf(cause)).toBeLessThan(lines[0]!.indexOf("Failed query"));
+    };
+    await expectOneLine({ SVC_HOST: "256.1.1.1" }, "svc: cannot listen on 256.1.1.1:0: SVC_HOST is not an address or a host name this machine can resolve");
+    await expectOneLine({ SVC_HOST: "192.0.2.1" }, "svc: cannot listen on 192.0.2.1:0: SVC_HOST is not an address of this machine");
+    if (!pgAvailable) return;
+    // A role that may connect but not create svc's tables: the cause must show, not just "Failed query: CREATE …".
+    const database = await createTestDatabase("nopriv");
+    const role = `svc_nopriv_${process.pid}`;
+    const admin = new SQL({ url: database.url, max: 1 });
+    await admin.unsafe(`CREATE ROLE ${role} LOGIN`);
+    await admin.close();
+    try {
+      const url = new URL(database.url);
+      url.username = role;
+      await expectOneLine({ SVC_DATABASE_URL: url.toString() }, "permission denied");
+    } finally {
+      await database.drop();
+      const cleanup = new SQL({ url: database.url.replace(/\/[^/]+$/, "/postgres"), max: 1 });
+      await cleanup.unsafe(`DROP ROLE IF EXISTS ${role}`);
+      await cleanup.close();
+    }
+  }, 60_000);
 
   test("in production, the playground is 404 and introspection is refused", async () => {
     const dir = emptyFolderWithBinary();

@@ -67,6 +67,16 @@ describe.skipIf(!mounted)("SQLite on a full volume", () => {
     expectProblem(await app.call("POST", "/svc-api/v1/auth/login", { body: { username: "ann", password: "wrong" } }), 401, "invalid_credentials");
   });
 
+  test("starting another svc on the full volume fails with one line saying so", () => {
+    const serve = Bun.spawnSync([process.execPath, join(import.meta.dir, "..", "src", "main.ts")], {
+      env: { PATH: process.env.PATH ?? "", SVC_PORT: "0", SVC_DATABASE_URL: `sqlite:${join(dir, "other.db")}` },
+    });
+    expect(serve.exitCode).toBe(1);
+    const lines = serve.stderr.toString().trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^svc: cannot open the database sqlite:.*other\.db: database or disk is full/);
+  });
+
   test("health and readiness say degraded, storage full, with 200", async () => {
     const health = await app.call("GET", "/svc/health");
     expect(health.status).toBe(200);
