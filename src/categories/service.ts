@@ -1,5 +1,5 @@
 // What can be done with categories, in domain terms. Called by the GraphQL resolvers.
-import type { CategoryRecord, CategoryStore, TableVersions } from "../db/store.ts";
+import type { CategoryPage, CategoryRecord, CategoryStore, TableVersions } from "../db/store.ts";
 import { VersionedCache } from "../db/versioned-cache.ts";
 import { AppError, invalidFields } from "../errors.ts";
 import { newId, parseId } from "../ids.ts";
@@ -10,9 +10,29 @@ export type Actor = { userId: string } | "anyone";
 
 export type CategoryService = ReturnType<typeof createCategoryService>;
 
+/** `first` and `after` as a client gives them (GraphQL arguments). */
+export interface ListArgs {
+  first?: number | null;
+  after?: string | null;
+}
+
+export const LIST_FIRST_MAX = 1000;
+
 export function createCategoryService(categories: CategoryStore, versions: () => Promise<TableVersions>) {
-  // The whole list is one entry: every instance answers from memory until a write anywhere changes it.
-  const lists = new VersionedCache<CategoryRecord[]>(1);
+  // Each list asked for is one entry (the whole list, or a page): every instance answers from memory
+  // until a write anywhere changes the table.
+  const lists = new VersionedCache<CategoryRecord[]>(64);
+
+  /** The page the arguments ask for, or BAD_USER_INPUT naming the wrong one. */
+  async function pageOf({ first, after }: ListArgs): Promise<CategoryPage> {
+    if (first !== undefined && first !== null && !(Number.isInteger(first) && first >= 1 && first <= LIST_FIRST_MAX)) {
+      throw invalidFields([{ field: "first", message: `must be an integer from 1 to ${LIST_FIRST_MAX}` }]);
+    }
+    if (after === undefined || after === null) return { first };
+    const anchor = await find(after);
+    if (!anchor) throw invalidFields([{ field: "after", message: "must be the id of a category (the last one of the previous page)" }]);
+    return { first, after: { id: anchor.id, name: anchor.name } };
+  }
 
   async function find(id: string): Promise<CategoryRecord | null> {
     const canonical = parseId(id);
@@ -30,7 +50,12 @@ export function createCategoryService(categories: CategoryStore, versions: () =>
   }
 
   return {
-    list: async () => lists.get("all", (await versions()).categories, () => categories.list()),
+    async list(args: ListArgs = {}): Promise<CategoryRecord[]> {
+      const version = (await versions()).categories;
+      if ((args.first ?? null) === null && (args.after ?? null) === null) return lists.get("all", version, () => categories.list());
+      const page = await pageOf(args);
+      return lists.get(`${page.first ?? ""} ${page.after?.id ?? ""}`, version, () => categories.list(page));
+    },
     get: find,
 
     async create(input: CategoryInput & { name: string }, actor: Actor): Promise<CategoryRecord> {

@@ -71,9 +71,16 @@ export type NewCategory = Omit<CategoryRecord, "updatedAt">;
 
 export type CategoryPatch = Partial<Pick<CategoryRecord, "name" | "description" | "colorHex" | "icon">>;
 
+/** A page of categories in list order: at most `first` of them, and with `after`, only those after it. */
+export interface CategoryPage {
+  first?: number | null;
+  /** The category the page starts after (its name and id give its place in the order). */
+  after?: Pick<CategoryRecord, "id" | "name">;
+}
+
 export interface CategoryStore {
-  /** Every category, by name without regard to case. */
-  list(): Promise<CategoryRecord[]>;
+  /** Categories by name without regard to case (then id): every one, or the page asked for. */
+  list(page?: CategoryPage): Promise<CategoryRecord[]>;
   /** null: no category has this id. */
   findById(id: string): Promise<CategoryRecord | null>;
   /** Throws AppError `category_name_taken` when the name clashes without regard to case. */

@@ -66,17 +66,32 @@ export type MutationUpdateCategoryArgs = {
 
 export type Query = {
   __typename?: 'Query';
-  /** Every category, by name. */
+  /**
+   * Categories by name (without regard to case). Without arguments, every one. `first` (1-1000) returns
+   * at most that many; `after` (a category's id, usually the last of the previous page) starts after it.
+   */
   categories: Array<Category>;
   /** One category, or null when no category has this id. */
   category?: Maybe<Category>;
-  /** The same list as categories, under its other name. */
+  /** The same list as categories, under its other name, with the same arguments. */
   listAllCategories: Array<Category>;
+};
+
+
+export type QueryCategoriesArgs = {
+  after?: InputMaybe<Scalars['ID']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
 export type QueryCategoryArgs = {
   id: Scalars['ID']['input'];
+};
+
+
+export type QueryListAllCategoriesArgs = {
+  after?: InputMaybe<Scalars['ID']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
 };
 
 /** Fields left out stay as they are; null clears description or icon. */
@@ -164,6 +179,7 @@ export type ResolversTypes = {
   Category: ResolverTypeWrapper<CategoryRecord>;
   CreateCategoryInput: CreateCategoryInput;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
+  Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
@@ -176,6 +192,7 @@ export type ResolversParentTypes = {
   Category: CategoryRecord;
   CreateCategoryInput: CreateCategoryInput;
   ID: Scalars['ID']['output'];
+  Int: Scalars['Int']['output'];
   Mutation: Record<PropertyKey, never>;
   Query: Record<PropertyKey, never>;
   String: Scalars['String']['output'];
@@ -199,9 +216,9 @@ export type MutationResolvers<ContextType = GraphQLContext, ParentType extends R
 };
 
 export type QueryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
-  categories?: Resolver<Array<ResolversTypes['Category']>, ParentType, ContextType>;
+  categories?: Resolver<Array<ResolversTypes['Category']>, ParentType, ContextType, Partial<QueryCategoriesArgs>>;
   category?: Resolver<Maybe<ResolversTypes['Category']>, ParentType, ContextType, RequireFields<QueryCategoryArgs, 'id'>>;
-  listAllCategories?: Resolver<Array<ResolversTypes['Category']>, ParentType, ContextType>;
+  listAllCategories?: Resolver<Array<ResolversTypes['Category']>, ParentType, ContextType, Partial<QueryListAllCategoriesArgs>>;
 };
 
 export type Resolvers<ContextType = GraphQLContext> = {

@@ -13,8 +13,8 @@ function actor(ctx: GraphQLContext): Actor {
 
 export const resolvers: Resolvers = {
   Query: {
-    categories: (_, __, ctx) => ctx.categories.list(),
-    listAllCategories: (_, __, ctx) => ctx.categories.list(),
+    categories: (_, args, ctx) => ctx.categories.list(args),
+    listAllCategories: (_, args, ctx) => ctx.categories.list(args),
     category: (_, { id }, ctx) => ctx.categories.get(id),
   },
   Mutation: {

@@ -43,6 +43,39 @@ describe("queries", () => {
     expect((await graphql(q, { variables: { id: "nope" }, token: owner.token })).body).toEqual({ data: { category: null } });
   });
 
+  test.each(["categories", "listAllCategories"])("%s(first, after) pages through the list by name; without them, the whole list", async (field) => {
+    const { create, graphql, owner } = await setup();
+    for (const name of ["delta", "Alpha", "echo", "bravo", "Charlie"]) await create({ name });
+    const page = async (args: string) => {
+      const reply = await graphql(`{ ${field}${args} { id name } }`, { token: owner.token });
+      expect(reply.body.errors).toBeUndefined();
+      return reply.body.data[field] as Array<{ id: string; name: string }>;
+    };
+    const all = await page("");
+    expect(all.map((c) => c.name)).toEqual(["Alpha", "bravo", "Charlie", "delta", "echo"]);
+    const first = await page("(first: 2)");
+    expect(first).toEqual(all.slice(0, 2));
+    const second = await page(`(first: 2, after: "${first[1]!.id}")`);
+    expect(second).toEqual(all.slice(2, 4));
+    expect(await page(`(first: 2, after: "${second[1]!.id}")`)).toEqual(all.slice(4));
+    expect(await page(`(first: 2, after: "${all[4]!.id}")`)).toEqual([]);
+    expect(await page(`(after: "${all[0]!.id}")`)).toEqual(all.slice(1));
+    expect(await page("(first: 1000)")).toEqual(all);
+  });
+
+  test.each([
+    ["first", "(first: 0)"],
+    ["first", "(first: 1001)"],
+    ["first", "(first: -1)"],
+    ["after", '(after: "not-an-id")'],
+    ["after", '(after: "01937a6e-0000-7000-8000-000000000000")'],
+  ])("a bad %s %s: BAD_USER_INPUT naming it", async (field, args) => {
+    const { graphql, owner } = await setup();
+    const reply = await graphql(`{ categories${args} { id } }`, { token: owner.token });
+    expect(reply.body.data ?? null).toBeNull();
+    expect(reply.body.errors[0].extensions).toMatchObject({ code: "BAD_USER_INPUT", field });
+  });
+
   test("GET /graphql answers queries too", async () => {
     const { call, owner } = await setup();
     const reply = await call("GET", `/graphql?query=${encodeURIComponent("{ categories { id } }")}`, { token: owner.token });

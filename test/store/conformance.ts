@@ -152,6 +152,16 @@ export function storeConformance(name: string, harness: StoreHarness): void {
         expect((await store.categories.list()).map((c) => c.name)).toEqual(["Apple", "apricot", "banana", "cherry"]);
       });
 
+      test("list pages in the same order: at most `first`, after the given category", async () => {
+        for (const name of ["banana", "Apple", "cherry", "apricot"]) await store.categories.create(newCategory(name));
+        const all = await store.categories.list();
+        expect(await store.categories.list({ first: 2 })).toEqual(all.slice(0, 2));
+        expect(await store.categories.list({ first: 2, after: all[1]! })).toEqual(all.slice(2));
+        expect(await store.categories.list({ after: all[0]! })).toEqual(all.slice(1));
+        expect(await store.categories.list({ first: 5, after: all[3]! })).toEqual([]);
+        expect(await store.categories.list({ first: null })).toEqual(all);
+      });
+
       test("update applies the patch, clears with null, and refuses a taken name", async () => {
         const books = await store.categories.create(newCategory("Books", { description: "Paper", icon: "book" }));
         await store.categories.create(newCategory("Films"));

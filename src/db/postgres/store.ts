@@ -15,6 +15,7 @@ import {
   NoSuchDatabase,
   USER_FIELDS,
   nameKey,
+  type CategoryPage,
   type CategoryRecord,
   type CategoryStore,
   type Counts,
@@ -209,7 +210,13 @@ function postgresCategories(db: Db, client: SQL, guard: Guard): CategoryStore {
     return row ? toCategory(row) : null;
   };
   return {
-    list: () => guard(() => select("ORDER BY name_key, id", [])),
+    // LIMIT NULL is no limit.
+    list: ({ first = null, after }: CategoryPage = {}) =>
+      guard(() =>
+        after
+          ? select("WHERE (name_key, id) > ($1, $2) ORDER BY name_key, id LIMIT $3", [nameKey(after.name), after.id, first])
+          : select("ORDER BY name_key, id LIMIT $1", [first]),
+      ),
     findById: (id) => (parseId(id) ? guard(async () => (await select("WHERE id = $1", [id]))[0] ?? null) : Promise.resolve(null)),
     create: (category) =>
       guard(async () => {

@@ -13,6 +13,7 @@ import {
   NoSuchDatabase,
   USER_FIELDS,
   nameKey,
+  type CategoryPage,
   type CategoryPatch,
   type Counts,
   type LoadData,
@@ -322,11 +323,17 @@ function heldAt(id: string, tokenVersion: number | undefined) {
 
 function sqliteCategories(db: Db, client: Database): CategoryStore {
   const all = client.query<CategoryRecord, []>(`SELECT ${CATEGORY_SQL} FROM categories ORDER BY name_key, id`);
+  // -1: SQLite's "no limit".
+  const page = client.query<CategoryRecord, [string, string, number]>(
+    `SELECT ${CATEGORY_SQL} FROM categories WHERE (name_key, id) > (?, ?) ORDER BY name_key, id LIMIT ?`,
+  );
+  const first = client.query<CategoryRecord, [number]>(`SELECT ${CATEGORY_SQL} FROM categories ORDER BY name_key, id LIMIT ?`);
   const byId = client.query<CategoryRecord, [string]>(`SELECT ${CATEGORY_SQL} FROM categories WHERE id = ?`);
 
   return {
-    async list() {
-      return all.all();
+    async list({ first: limit, after }: CategoryPage = {}) {
+      if (after) return page.all(nameKey(after.name), after.id, limit ?? -1);
+      return limit === undefined || limit === null ? all.all() : first.all(limit);
     },
     async findById(id) {
       return byId.get(id);
