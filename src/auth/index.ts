@@ -3,7 +3,7 @@ import { Elysia } from "elysia";
 import { clientAddress } from "../http/client-address.ts";
 import { jsonBody } from "../http/json-body.ts";
 import { documented } from "../http/openapi.ts";
-import { loginBody, tokenSchema } from "../users/model.ts";
+import { loginBody, loginSchema } from "../users/model.ts";
 import type { UserService } from "../users/service.ts";
 import type { Authenticator } from "./authenticator.ts";
 import { bearer } from "./bearer.ts";
@@ -19,7 +19,7 @@ export function authRoutes(users: UserService, authenticator: Authenticator, max
         detail: documented({
           summary: "Log in with username (or e-mail) and password",
           tag: "auth",
-          ok: { status: 200, description: "A bearer token", schema: tokenSchema },
+          ok: { status: 200, description: "A bearer token, and you", schema: loginSchema },
           errors: ["validation_failed", "malformed_json", "invalid_credentials", "too_many_requests", "payload_too_large", "unsupported_media_type"],
         }),
       },

@@ -112,6 +112,15 @@ export function usersRoutes(users: UserService, authenticator: Authenticator, ma
         }),
       },
     )
+    .get("/me", ({ caller }) => userView(caller, caller.id), {
+      detail: documented({
+        summary: "Get yourself: the record the token belongs to, e-mail included",
+        tag: "users",
+        auth: true,
+        ok: { status: 200, description: "You", schema: userSchema },
+        errors: [],
+      }),
+    })
     .get("/:user_id", async ({ params, caller }) => userView(await users.get(params.user_id), caller.id), {
       params: t.Object({ user_id: t.String({ description: "A user id (UUID)." }) }),
       detail: documented({

@@ -36,6 +36,8 @@ export const tokenSchema = t.Object({
   expires_in: t.Integer({ description: "Seconds until it expires." }),
 });
 
+export const loginSchema = t.Object({ ...tokenSchema.properties, user: t.Object(userSchema.properties, { description: "You, e-mail included." }) });
+
 export type CreateUserInput = Static<typeof createUserBody>;
 export type LoginInput = Static<typeof loginBody>;
 export type UpdateSelfInput = Static<typeof updateSelfBody>;

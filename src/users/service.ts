@@ -8,7 +8,7 @@ import { nameKey, type RevocationStore, type TableVersions, type UserPage, type 
 import { VersionedCache } from "../db/versioned-cache.ts";
 import { AppError, invalidFields, type FieldError } from "../errors.ts";
 import { newId, parseId } from "../ids.ts";
-import type { ChangePasswordInput, CreateUserInput, LoginInput, UpdateSelfInput } from "./model.ts";
+import { userView, type ChangePasswordInput, type CreateUserInput, type LoginInput, type UpdateSelfInput, type UserView } from "./model.ts";
 import { emailProblem, fieldProblems, passwordProblem, usernameProblem } from "./rules.ts";
 
 export interface UserServiceDeps {
@@ -66,7 +66,7 @@ export function createUserService({ users, passwords, tokens, throttle, revocati
     },
 
     /** `client` identifies the caller (an address) for the per-client failure limit. */
-    async login({ username, password }: LoginInput, client: string): Promise<IssuedToken> {
+    async login({ username, password }: LoginInput, client: string): Promise<IssuedToken & { user: UserView }> {
       const user = await users.findByLogin(username);
       // Unknown names are throttled like accounts, so a block does not reveal who exists either.
       const account = user ? `user:${user.id}` : `login:${nameKey(username)}`;
@@ -76,7 +76,7 @@ export function createUserService({ users, passwords, tokens, throttle, revocati
       const ok = user ? await passwords.verify(password, user.passwordHash) : await passwords.verifyNothing(password);
       if (!user || !ok) throw new AppError("invalid_credentials", "Username or password is incorrect.");
       await throttle.succeeded(account, `client:${client}`);
-      return issueFor(user);
+      return { ...(await issueFor(user)), user: userView(user, user.id) };
     },
 
     /** Revokes this one token until it would have expired anyway. */

@@ -93,7 +93,7 @@ describe("POST /auth/login", () => {
     for (const username of ["Ann", "ann", "ANN", "ann@example.com", "Ann@Example.com"]) {
       const reply = await call("POST", LOGIN, { body: { username, password: "correct horse" } });
       expect(reply.status).toBe(200);
-      expect(reply.body).toEqual({ token: expect.any(String), token_type: "Bearer", expires_in: 3600 });
+      expect(reply.body).toEqual({ token: expect.any(String), token_type: "Bearer", expires_in: 3600, user: expect.objectContaining({ username: "Ann", email: "ann@example.com" }) });
       expect(reply.headers.get("cache-control")).toBe("no-store");
     }
   });
@@ -192,6 +192,31 @@ describe("GET /users/all", () => {
     const reply = await call("GET", "/svc-api/v1/users/all");
     expectProblem(reply, 401, "unauthorized");
     expect(reply.headers.get("www-authenticate")).toBe('Bearer realm="svc"');
+  });
+});
+
+describe("who am I", () => {
+  test("GET /users/me is the caller's own record, e-mail included; 401 without a token", async () => {
+    const { call, signUp } = await testApp();
+    const { token, user } = await signUp("ann");
+    await signUp("bob");
+    const me = await call("GET", "/svc-api/v1/users/me", { token });
+    expect(me.status).toBe(200);
+    expect(me.body).toEqual({ id: user.id, username: "ann", email: "ann@example.com", created_at: user.created_at, updated_at: user.updated_at });
+    expect((await call("GET", "/svc-api/v1/users/me/", { token })).body).toEqual(me.body);
+    expectProblem(await call("GET", "/svc-api/v1/users/me"), 401, "unauthorized");
+  });
+
+  test("the login answer includes the user, so a client need not decode the token", async () => {
+    const { call, signUp } = await testApp();
+    const { user, password } = await signUp("ann");
+    const login = await call("POST", LOGIN, { body: { username: "ANN@example.com", password } });
+    expect(login.body).toEqual({
+      token: expect.any(String),
+      token_type: "Bearer",
+      expires_in: 3600,
+      user: { id: user.id, username: "ann", email: "ann@example.com", created_at: user.created_at, updated_at: user.updated_at },
+    });
   });
 });
 
