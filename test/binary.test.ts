@@ -281,6 +281,22 @@ describe("the compiled binary, alone in an empty folder", () => {
     expect(await stop(one)).toBe(0);
   }, 30_000);
 
+  test("the README's REST and GraphQL examples, pasted in order, all work", async () => {
+    const readme = await Bun.file(join(import.meta.dir, "..", "README.md")).text();
+    const blocks = [...readme.matchAll(/<!-- walkthrough[^>]*-->\n```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    expect(blocks.length).toBe(2);
+    const running = await start(emptyFolderWithBinary());
+    const script = Bun.spawnSync(["bash", "-c", `set -euo pipefail\n${blocks.join("\n")}`], { env: { PATH: process.env.PATH ?? "", SVC: running.base } });
+    const out = script.stdout.toString();
+    expect({ code: script.exitCode, stderr: script.stderr.toString() }).toEqual({ code: 0, stderr: "" });
+    expect(out).not.toContain('"errors"');
+    expect(out.match(/HTTP\/1\.1 \d+/g)).toEqual(["HTTP/1.1 201", "HTTP/1.1 200", "HTTP/1.1 204", "HTTP/1.1 204"]);
+    expect(out).toContain('"email":"ann@example.org"');
+    expect(out).toContain('"description":"Trips"');
+    expect(out).toContain('{"data":{"deleteCategory":true}}');
+    expect(await stop(running)).toBe(0);
+  }, 30_000);
+
   test("a start-up failure is one line with its cause, and exit 1", async () => {
     const dir = emptyFolderWithBinary();
     const failing = async (env: Record<string, string>) => {
