@@ -113,6 +113,14 @@ export function graphqlRoutes({ config, metrics, categories, authenticator, logg
     return undefined;
   }
 
+  // For code generators: the SDL needs no token, since introspection would tell anyone the same.
+  if (config.introspection) {
+    app.get(`${GRAPHQL_PATH}/schema.graphql`, ({ set }) => {
+      set.headers["content-type"] = "text/plain; charset=utf-8";
+      return typeDefs;
+    });
+  }
+
   if (config.playground) {
     app.get(`${GRAPHQL_PATH}/playground`, async () => {
       return new Response(await playgroundPage(GRAPHQL_PATH), { headers: { "content-type": "text/html; charset=utf-8" } });

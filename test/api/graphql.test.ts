@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { buildSchema, printSchema } from "graphql";
 import type { Store } from "../../src/db/store.ts";
 import { testApp } from "../helpers.ts";
 
@@ -237,6 +238,20 @@ describe("playground and introspection", () => {
   test("the playground is 404 when disabled", async () => {
     const { call } = await setup({ config: { graphql: { playground: false } } });
     expect((await call("GET", "/graphql/playground")).status).toBe(404);
+  });
+
+  test("GET /graphql/schema.graphql serves the SDL without a token while introspection is allowed; 404 when it is not", async () => {
+    const on = await setup({ config: { graphql: { introspection: true } } });
+    const sdl = await on.call("GET", "/graphql/schema.graphql");
+    expect(sdl.status).toBe(200);
+    expect(sdl.headers.get("content-type")).toBe("text/plain; charset=utf-8");
+    // The schema the server runs: it builds, and it has the list arguments.
+    const schema = buildSchema(sdl.text);
+    expect(schema.getQueryType()?.getFields().categories?.args.map((a) => a.name)).toEqual(["first", "after"]);
+    expect(printSchema(schema)).toBe(printSchema(buildSchema(await Bun.file(`${import.meta.dir}/../../schema/categories.graphql`).text())));
+    const off = await setup({ config: { graphql: { introspection: false } } });
+    expect((await off.call("GET", "/graphql/schema.graphql")).status).toBe(404);
+    expect((await off.call("GET", "/graphql/schema.graphql", { token: off.owner.token })).status).toBe(404);
   });
 
   test("introspection works when enabled and is refused when disabled", async () => {
