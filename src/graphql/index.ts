@@ -18,10 +18,11 @@ import type { Metrics } from "../metrics.ts";
 import typeDefs from "../../schema/categories.graphql" with { type: "text" };
 import type { GraphQLContext } from "./context.ts";
 import { armorPlugins } from "./armor.ts";
+import { asksForSchemaOnly } from "./introspection-only.ts";
 import { CACHE_BOUNDS, graphqlCaches } from "./caches.ts";
 import { fromAppError, isUnexpected, maskError } from "./errors.ts";
 import { operationLabels, operationMetrics } from "./operation-metrics.ts";
-import { playgroundPage } from "./playground.ts";
+import { playgroundResponse } from "./playground.ts";
 import { cacheableAnswers, ResponseCache, type PendingAnswer } from "./response-cache.ts";
 import { resolvers } from "./resolvers.ts";
 
@@ -56,8 +57,12 @@ export function graphqlRoutes({ config, metrics, categories, authenticator, logg
       if (path !== GRAPHQL_PATH && path !== `${GRAPHQL_PATH}/`) return;
       let viewer: UserRecord | undefined;
       let known: TableVersions | undefined;
+      // Read once, within the size limit: the cache and the introspection check look at it.
+      const body = request.method === "POST" ? await readCapped(request, maxBodyBytes) : undefined;
+      const text = body && utf8.decode(body);
       const authorization = request.headers.get("authorization");
-      if (config.auth === "required" || (config.auth === "mutations" && authorization)) {
+      const needsToken = config.auth === "required" || (config.auth === "mutations" && authorization);
+      if (needsToken && !(config.introspection && asksForSchemaOnly(request, text))) {
         try {
           ({ user: viewer, versions: known } = await authenticator.authenticate(authorization));
           const info = requestInfo(request);
@@ -67,12 +72,12 @@ export function graphqlRoutes({ config, metrics, categories, authenticator, logg
           throw error;
         }
       }
-      if (request.method !== "POST") {
+      if (body === undefined || text === undefined) {
         if (viewer) viewers.set(request, viewer);
         return;
       }
 
-      return answerOrForward(context, viewer, known);
+      return answerOrForward(context, body, text, viewer, known);
     })
     .onAfterHandle(async ({ request, response, set }) => {
       const answer = pending.get(request);
@@ -87,17 +92,18 @@ export function graphqlRoutes({ config, metrics, categories, authenticator, logg
   /**
    * A POST's kept answer (a string, not a Response: Elysia would copy a Response to add svc's headers,
    * body as a stream), or nothing after pointing `context.request`, which the route hands Yoga, at a
-   * Request holding the body read here. It is read once, within the size limit, so the cache can look
-   * at it; as bytes, since a string body would give a request sent without Content-Type a text/plain one.
+   * Request holding the body read before. As bytes, since a string body would give a request sent
+   * without Content-Type a text/plain one.
    */
   async function answerOrForward(
     context: { request: Request; set: { headers: Record<string, string | number> } },
+    bytes: Uint8Array<ArrayBuffer>,
+    text: string,
     viewer: UserRecord | undefined,
     known: TableVersions | undefined,
   ): Promise<string | undefined> {
     const { request } = context;
-    const bytes = await readCapped(request, maxBodyBytes);
-    const key = answers.key(viewer?.id ?? null, request.headers, utf8.decode(bytes));
+    const key = answers.key(viewer?.id ?? null, request.headers, text);
     const read = key === null ? undefined : (known ?? (await versions()));
     const hit = key === null || !read ? undefined : answers.get(key, read);
     if (hit) {
@@ -122,9 +128,7 @@ export function graphqlRoutes({ config, metrics, categories, authenticator, logg
   }
 
   if (config.playground) {
-    app.get(`${GRAPHQL_PATH}/playground`, async () => {
-      return new Response(await playgroundPage(GRAPHQL_PATH), { headers: { "content-type": "text/html; charset=utf-8" } });
-    });
+    app.get(`${GRAPHQL_PATH}/playground`, ({ request }) => playgroundResponse(request, GRAPHQL_PATH));
   }
 
   return app.use(

@@ -196,7 +196,8 @@ function stamped(response: Response, requestId: string): Response {
   const headers = response.headers;
   try {
     headers.set("x-content-type-options", "nosniff");
-    headers.set("cache-control", "no-store");
+    // Nothing may be cached on the way unless a route says so (the playground's fixed page does).
+    if (!headers.has("cache-control")) headers.set("cache-control", "no-store");
     headers.set("x-request-id", requestId);
     return response;
   } catch {

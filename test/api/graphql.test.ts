@@ -235,6 +235,26 @@ describe("playground and introspection", () => {
     expect(reply.text).not.toMatch(/<link[^>]+href=["']https?:/);
   });
 
+  test("the playground page is gzipped when accepted, cacheable with an ETag, 304 when unchanged, and keeps no headers in localStorage", async () => {
+    const { call } = await setup({ config: { graphql: { playground: true } } });
+    const plain = await call("GET", "/graphql/playground");
+    expect(plain.headers.get("content-encoding")).toBeNull();
+    expect(plain.headers.get("cache-control")).toBe("public, max-age=86400");
+    expect(plain.text).toContain('"shouldPersistHeaders":false');
+    expect(plain.text).toContain("Bearer <token>");
+    const etag = plain.headers.get("etag")!;
+    expect(etag).toMatch(/^"\d+\.\d+\.\d+-\w+"$/);
+    const { app } = await setup({ config: { graphql: { playground: true } } });
+    const gzipped = await app.handle(new Request("http://localhost/graphql/playground", { headers: { "accept-encoding": "gzip, br" } }));
+    expect(gzipped.headers.get("content-encoding")).toBe("gzip");
+    const bytes = new Uint8Array(await gzipped.arrayBuffer());
+    expect(bytes.byteLength).toBeLessThan(plain.text.length / 3);
+    expect(new TextDecoder().decode(Bun.gunzipSync(bytes))).toBe(plain.text);
+    const again = await call("GET", "/graphql/playground", { headers: { "if-none-match": etag } });
+    expect(again.status).toBe(304);
+    expect(again.text).toBe("");
+  });
+
   test("the playground is 404 when disabled", async () => {
     const { call } = await setup({ config: { graphql: { playground: false } } });
     expect((await call("GET", "/graphql/playground")).status).toBe(404);
@@ -252,6 +272,18 @@ describe("playground and introspection", () => {
     const off = await setup({ config: { graphql: { introspection: false } } });
     expect((await off.call("GET", "/graphql/schema.graphql")).status).toBe(404);
     expect((await off.call("GET", "/graphql/schema.graphql", { token: off.owner.token })).status).toBe(404);
+  });
+
+  test("while introspection is allowed, a query for the schema alone needs no token (GraphiQL loads it before one is pasted); anything more does", async () => {
+    const { graphql, call } = await setup({ config: { graphql: { introspection: true } } });
+    const schemaOnly = "query IntrospectionQuery { __schema { queryType { name } } }";
+    for (const token of [undefined, "<token>"]) expect((await graphql(schemaOnly, { token })).body).toEqual({ data: { __schema: { queryType: { name: "Query" } } } });
+    expect((await call("GET", `/graphql?query=${encodeURIComponent(schemaOnly)}`)).status).toBe(200);
+    for (const more of ["{ __schema { queryType { name } } categories { id } }", "{ categories { __typename } }", "query A { __schema { queryType { name } } } query B { categories { id } }", "{ ...F } fragment F on Query { categories { id } }"]) {
+      expect((await graphql(more)).status).toBe(401);
+    }
+    const closed = await setup({ config: { graphql: { introspection: false } } });
+    expect((await closed.graphql(schemaOnly)).status).toBe(401);
   });
 
   test("introspection works when enabled and is refused when disabled", async () => {
