@@ -1,8 +1,9 @@
 // Prometheus metrics (prom-client): requests by route and status, GraphQL operations by name and
 // outcome, failed and throttled logins, the database pool, and the process's own figures.
 import { Elysia } from "elysia";
-import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from "prom-client";
+import { Counter, Gauge, Registry } from "prom-client";
 import type { Store } from "./db/store.ts";
+import { computed, registerProcessMetrics } from "./process-metrics.ts";
 
 export type GraphqlOutcome = "ok" | "error" | "invalid";
 
@@ -19,7 +20,7 @@ const LOGIN_ROUTE = "/svc-api/v1/auth/login";
 export function createMetrics(store: Store): Metrics {
   const registry = new Registry();
   registry.setDefaultLabels({ service: "svc" });
-  collectDefaultMetrics({ register: registry, prefix: "svc_" });
+  registerProcessMetrics(registry);
 
   const requests = new RequestMetrics();
   registry.registerMetric(requests.counter);
@@ -112,13 +113,11 @@ class RequestMetrics {
     series.count++;
   }
 
-  // The registry needs only name, help, type, aggregator and get(); Metric's other members are for
-  // callers of a metric, which these two have none of (hence the cast).
-  readonly counter = this.metric("svc_http_requests_total", "HTTP requests by method, route and status.", "counter", () =>
+  readonly counter = computed("svc_http_requests_total", "HTTP requests by method, route and status.", "counter", () =>
     this.series.map((s) => ({ labels: s.labels, value: s.count })),
   );
 
-  readonly histogram = this.metric("svc_http_request_duration_seconds", "HTTP request duration by method, route and status.", "histogram", () =>
+  readonly histogram = computed("svc_http_request_duration_seconds", "HTTP request duration by method, route and status.", "histogram", () =>
     this.series.flatMap((s) => {
       let cumulative = 0;
       const buckets = s.buckets.map((n, i) => {
@@ -133,8 +132,4 @@ class RequestMetrics {
       ];
     }),
   );
-
-  private metric(name: string, help: string, type: "counter" | "histogram", values: () => object[]): Metric {
-    return { name, help, type, aggregator: "sum", get: async () => ({ name, help, type, aggregator: "sum", values: values() }) } as unknown as Metric;
-  }
 }

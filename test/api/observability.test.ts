@@ -82,6 +82,33 @@ describe("GET /svc/metrics", () => {
     expect(text).toContain("svc_process_resident_memory_bytes");
   });
 
+  test("the exposition follows Prometheus' naming rules, and every figure is a true number", async () => {
+    const { call, signUp } = await testApp();
+    await signUp();
+    const families = parseExposition((await scrape(call)).text);
+    expect(families.size).toBeGreaterThan(8);
+    for (const [name, family] of families) {
+      expect({ name, valid: /^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(name) }).toEqual({ name, valid: true });
+      expect({ name, prefixed: name.startsWith("svc_") }).toEqual({ name, prefixed: true });
+      expect({ name, help: family.help.length > 0 }).toEqual({ name, help: true });
+      // Counters end in _total, nothing else does; a unit, where there is one, is the base unit.
+      expect({ name, type: family.type, total: name.endsWith("_total") }).toEqual({ name, type: family.type, total: family.type === "counter" });
+      expect({ name, units: /_(milliseconds|ms|kilobytes|megabytes|percent)(_|$)/.test(name) }).toEqual({ name, units: false });
+      for (const sample of family.samples) expect({ sample: sample.line, finite: Number.isFinite(sample.value) }).toEqual({ sample: sample.line, finite: true });
+    }
+    // Figures that mislead under Bun are gone; what is reported is Bun's and true.
+    expect([...families.keys()].filter((n) => n.startsWith("svc_nodejs_") || n === "svc_process_heap_bytes")).toEqual([]);
+    const build = families.get("svc_build_info")!.samples[0]!;
+    expect(build.line).toContain(`bun="${Bun.version}"`);
+    expect(build.line).toContain(`version="${(await import("../../package.json")).version}"`);
+    const rss = families.get("svc_process_resident_memory_bytes")!.samples[0]!.value;
+    expect(rss).toBeGreaterThan(10e6);
+    expect(rss).toBeLessThan(4e9);
+    const heap = families.get("svc_js_heap_used_bytes")!.samples[0]!.value;
+    expect(heap).toBeGreaterThan(1e6);
+    expect(heap).toBeLessThan(rss);
+  });
+
   test("is 404 with SVC_METRICS=false", async () => {
     const { call } = await testApp({ config: { metrics: false } });
     expect((await call("GET", "/svc/metrics")).status).toBe(404);
@@ -118,3 +145,34 @@ describe("the request log line", () => {
     expect(new Date(line.time).toISOString()).toBe(line.time);
   });
 });
+
+interface Family {
+  type: string;
+  help: string;
+  samples: Array<{ line: string; value: number }>;
+}
+
+/** Prometheus' text exposition format: # HELP and # TYPE lines, then samples (histograms' _bucket/_sum/_count under their family). */
+function parseExposition(text: string): Map<string, Family> {
+  const families = new Map<string, Family>();
+  const family = (name: string) => {
+    let found = families.get(name);
+    if (!found) families.set(name, (found = { type: "untyped", help: "", samples: [] }));
+    return found;
+  };
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    const meta = /^# (HELP|TYPE) (\S+) ?(.*)$/.exec(line);
+    if (meta) {
+      if (meta[1] === "HELP") family(meta[2]!).help = meta[3]!;
+      else family(meta[2]!).type = meta[3]!;
+      continue;
+    }
+    const sample = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$/.exec(line);
+    expect({ line, parsed: sample !== null }).toEqual({ line, parsed: true });
+    const name = sample![1]!;
+    const histogram = /_(bucket|sum|count)$/.test(name) && families.get(name.replace(/_(bucket|sum|count)$/, ""))?.type === "histogram";
+    family(histogram ? name.replace(/_(bucket|sum|count)$/, "") : name).samples.push({ line, value: Number(sample![3]) });
+  }
+  return families;
+}
