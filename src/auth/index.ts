@@ -17,6 +17,7 @@ export function authRoutes(users: UserService, authenticator: Authenticator, max
         parse: jsonBody(maxBodyBytes),
         body: loginBody,
         detail: documented({
+          operationId: "login",
           summary: "Log in with username (or e-mail) and password",
           tag: "auth",
           ok: { status: 200, description: "A bearer token, and you", schema: loginSchema },
@@ -33,6 +34,7 @@ export function authRoutes(users: UserService, authenticator: Authenticator, max
       },
       {
         detail: documented({
+          operationId: "logout",
           summary: "Log out: the token sent stops working at once",
           tag: "auth",
           auth: true,

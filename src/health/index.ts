@@ -47,11 +47,11 @@ export function healthRoutes(store: Store, environment: string) {
   const twin = (path: string) => ({ request }: { request: Request }) => direct[path]!(request, {});
   const routes = new Elysia({ name: "svc/health" })
     .get("/svc/health/live", twin("/svc/health/live"), {
-      detail: documented({ summary: "The process is up", tag: "health", ok: { status: 200, description: "Up", schema: t.Object({ status: t.Literal("ok") }) }, errors: [] }),
+      detail: documented({ operationId: "live", summary: "The process is up", tag: "health", ok: { status: 200, description: "Up", schema: t.Object({ status: t.Literal("ok") }) }, errors: [] }),
     })
-    .get("/svc/health/ready", twin("/svc/health/ready"), { detail: health("Ready to serve: the database answers (503 when it does not)", readySchema) })
+    .get("/svc/health/ready", twin("/svc/health/ready"), { detail: health("ready", "Ready to serve: the database answers (503 when it does not)", readySchema) })
     .get("/svc/health", twin("/svc/health"), {
-      detail: health("Service, version, environment, uptime and the database check (503 when it does not answer)", healthSchema),
+      detail: health("health", "Service, version, environment, uptime and the database check (503 when it does not answer)", healthSchema),
     });
   return { direct, routes };
 }
@@ -73,8 +73,9 @@ const status = t.Union([t.Literal("ok"), t.Literal("degraded"), t.Literal("unava
 const readySchema = t.Object({ status, checks });
 const healthSchema = t.Object({ service: t.String(), version: t.String(), environment: t.String(), status, uptime_s: t.Number(), checks });
 
-function health(summary: string, schema: typeof readySchema | typeof healthSchema) {
+function health(operationId: string, summary: string, schema: typeof readySchema | typeof healthSchema) {
   return documented({
+    operationId,
     summary,
     tag: "health",
     ok: { status: 200, description: "Healthy, or degraded: the storage is full, so writes are refused while reads go on", schema },

@@ -15,12 +15,27 @@ export const DOCS_PATH = "/svc-api/docs";
 const ASSETS = `${DOCS_PATH}/assets`;
 type SwaggerOptions = NonNullable<ElysiaOpenAPIConfig["swagger"]>;
 
+/**
+ * The schema keyword holding the message a broken rule is answered with (problem-answers.ts reads it).
+ * An extension keyword, as OpenAPI allows in a schema, so that the document stays valid.
+ */
+export const RULE_MESSAGE = "x-message";
+
+/**
+ * An integer as a client reads it. Elysia's t.Integer also takes a numeric string and says so
+ * (anyOf string | integer), which typed clients turn into string | number. For schemas that are only
+ * described, never validated: responses, and parameters a route checks itself.
+ */
+export function integer(options: { description?: string; minimum?: number; maximum?: number; default?: number } = {}) {
+  return t.Unsafe<number>({ type: "integer", ...options });
+}
+
 const fieldError = t.Object({ field: t.String(), message: t.String() });
 export const problemSchema = t.Object(
   {
     type: t.String({ examples: ["about:blank"] }),
     title: t.String(),
-    status: t.Integer(),
+    status: integer(),
     detail: t.String(),
     code: t.String({ description: "Stable, machine-readable: switch on this." }),
     errors: t.Optional(t.Array(fieldError, { description: "For validation_failed: one entry per bad field." })),
@@ -35,9 +50,19 @@ interface Success {
   headers?: Record<string, string>;
 }
 
+/** A query parameter the route reads itself (so Elysia does not describe it). */
+export interface QueryParameter {
+  name: string;
+  description: string;
+  schema: TSchema;
+}
+
 interface Doc {
+  /** What a generated client calls it: createUser, login, … */
+  operationId: string;
   summary: string;
   tag: "users" | "auth" | "health";
+  query?: QueryParameter[];
   /** The route needs a bearer token. */
   auth?: boolean;
   ok: Success;
@@ -46,18 +71,23 @@ interface Doc {
   errors: ErrorCode[];
 }
 
-function response({ description, schema, headers }: Success) {
+/** Headers every answer carries, and those particular statuses carry. */
+const REQUEST_ID = { "X-Request-Id": { $ref: "#/components/headers/RequestId" } };
+const STATUS_HEADERS: Record<string, Record<string, { description: string; schema: object }>> = {
+  "401": { "WWW-Authenticate": { description: 'Bearer realm="svc", with error="invalid_token" when a token was sent.', schema: { type: "string" } } },
+  "429": { "Retry-After": { description: "Seconds to wait before trying again.", schema: { type: "integer" } } },
+};
+
+function response({ description, schema, headers = {} }: Success) {
   return {
     description,
     ...(schema && { content: { "application/json": { schema } } }),
-    ...(headers && {
-      headers: Object.fromEntries(Object.entries(headers).map(([name, text]) => [name, { description: text, schema: { type: "string" } }])),
-    }),
+    headers: { ...REQUEST_ID, ...Object.fromEntries(Object.entries(headers).map(([name, text]) => [name, { description: text, schema: { type: "string" } }])) },
   };
 }
 
-/** The route's OpenAPI `detail`: summary, tag, security, and every answer it can give. */
-export function documented({ summary, tag, auth = false, ok, also = [], errors }: Doc) {
+/** The route's OpenAPI `detail`: its name, summary, tag, security, parameters, and every answer it can give. */
+export function documented({ operationId, summary, tag, query, auth = false, ok, also = [], errors }: Doc) {
   const responses: Record<string, unknown> = Object.fromEntries([ok, ...also].map((answer) => [answer.status, response(answer)]));
   const all = new Set<ErrorCode>(errors);
   if (auth) all.add("unauthorized");
@@ -66,11 +96,20 @@ export function documented({ summary, tag, auth = false, ok, also = [], errors }
     const listed = (responses[status] as { description: string } | undefined)?.description;
     responses[status] = {
       description: listed ? `${listed}, ${code}` : code,
+      headers: { ...REQUEST_ID, ...STATUS_HEADERS[status] },
       content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
     };
   }
   // TypeBox schemas are JSON Schemas, which OpenAPI 3.1 takes as they are; only their TS types differ.
-  return { summary, tags: [tag], ...(auth && { security: [{ bearer: [] }] }), responses: responses as OpenAPIV3.ResponsesObject };
+  return {
+    operationId,
+    summary,
+    tags: [tag],
+    // Public operations say so: an empty requirement, not an absent one.
+    security: auth ? [{ bearer: [] }] : [],
+    ...(query && { parameters: query.map(({ name, description, schema }) => ({ name, in: "query", required: false, description, schema })) }),
+    responses: responses as OpenAPIV3.ResponsesObject,
+  };
 }
 
 /** The document at /svc-api/openapi.json and the reference at /svc-api/docs. */
@@ -91,6 +130,8 @@ export function openapiRoutes() {
         swagger: { cdn: `${ASSETS}/swagger-ui-bundle.js`, theme: `${ASSETS}/swagger-ui.css`, url: SPEC_PATH } as SwaggerOptions,
         exclude: { paths: [/^\/graphql/, /^\/svc\/metrics/, new RegExp(`^${DOCS_PATH}`), SPEC_PATH] },
         documentation: {
+          // Relative: the document is served by the svc it describes, wherever that is.
+          servers: [{ url: "/", description: "The svc serving this document" }],
           info: {
             title: "svc REST API",
             version,
@@ -104,6 +145,9 @@ export function openapiRoutes() {
           components: {
             securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" } },
             schemas: { Problem: problemSchema },
+            headers: {
+              RequestId: { description: "Yours when you sent a sane one (1-128 of letters, digits, . _ : -), else a new UUIDv7; in every log line of the request.", schema: { type: "string" } },
+            },
           },
         },
       }),

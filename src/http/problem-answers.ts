@@ -1,8 +1,9 @@
 // The one onError that turns every failure inside Elysia into problem+json (the rest of what every
 // request goes through is in front-door.ts).
 import { Elysia, ValidationError } from "elysia";
-import { AppError, problemResponse, type FieldError } from "../errors.ts";
+import { AppError, invalidFields, problemResponse, UNKNOWN_FIELD, type FieldError } from "../errors.ts";
 import type { Logger } from "../log.ts";
+import { RULE_MESSAGE } from "./openapi.ts";
 import { requestInfo } from "./request-context.ts";
 
 export interface ProblemAnswersOptions {
@@ -43,14 +44,13 @@ function toAppError(code: unknown, error: unknown, path: string, methodsFor: (pa
 /** Elysia's schema failures as per-field errors, naming unknown fields as such. */
 function validationError(error: ValidationError): AppError {
   const errors: FieldError[] = [];
-  const unknown: string[] = [];
   for (const issue of error.all) {
     const field = "path" in issue && issue.path ? issue.path.slice(1).replaceAll("/", ".") : "body";
     if (errors.some((e) => e.field === field)) continue;
     const isUnknown = issue.summary?.includes("should not be provided") === true;
-    if (isUnknown) unknown.push(field);
-    errors.push({ field, message: isUnknown ? "is not a known field" : field === "body" ? "must be a JSON object" : issue.message.toLowerCase() });
+    // A schema's own message for its rule (users/model.ts); TypeBox's is the fallback.
+    const ruleMessage = "schema" in issue && typeof issue.schema?.[RULE_MESSAGE] === "string" ? (issue.schema[RULE_MESSAGE] as string) : null;
+    errors.push({ field, message: isUnknown ? UNKNOWN_FIELD : field === "body" ? "must be a JSON object" : (ruleMessage ?? issue.message.toLowerCase()) });
   }
-  const detail = unknown.length > 0 ? `Unknown field(s): ${unknown.join(", ")}.` : `Invalid value for ${errors.map((e) => e.field).join(", ")}.`;
-  return new AppError("validation_failed", detail, { errors });
+  return invalidFields(errors);
 }

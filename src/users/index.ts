@@ -78,6 +78,7 @@ export function usersRoutes(users: UserService, authenticator: Authenticator, ma
         parse: json,
         body: createUserBody,
         detail: documented({
+          operationId: "createUser",
           summary: "Create a user",
           tag: "users",
           ok: { status: 201, description: "Created: the new user, e-mail included", schema: userSchema, headers: { Location: "The user's URL" } },
@@ -89,7 +90,7 @@ export function usersRoutes(users: UserService, authenticator: Authenticator, ma
     .get(
       "/all",
       async ({ query, caller, versions, set }) => {
-        const page = parsePage(query.limit, query.after);
+        const page = parsePage(query);
         // One extra row tells whether another page exists without a count query.
         const rows = await users.list({ ...page, limit: page.limit + 1 }, versions);
         const count = Math.min(rows.length, page.limit);
@@ -102,10 +103,12 @@ export function usersRoutes(users: UserService, authenticator: Authenticator, ma
         return pageJson(rows, count, caller.id);
       },
       {
-        query: listUsersQuery,
+        // The query is read by parsePage, so that the document can say what limit is: an integer.
         detail: documented({
+          operationId: "listUsers",
           summary: "List users, oldest first, a page at a time",
           tag: "users",
+          query: listUsersQuery,
           auth: true,
           ok: { status: 200, description: "A page of users", schema: t.Array(userSchema), headers: { Link: 'The next page, as <url>; rel="next", while more remain' } },
           errors: ["validation_failed"],
@@ -114,6 +117,7 @@ export function usersRoutes(users: UserService, authenticator: Authenticator, ma
     )
     .get("/me", ({ caller }) => userView(caller, caller.id), {
       detail: documented({
+        operationId: "getMe",
         summary: "Get yourself: the record the token belongs to, e-mail included",
         tag: "users",
         auth: true,
@@ -124,6 +128,7 @@ export function usersRoutes(users: UserService, authenticator: Authenticator, ma
     .get("/:user_id", async ({ params, caller }) => userView(await users.get(params.user_id), caller.id), {
       params: t.Object({ user_id: t.String({ description: "A user id (UUID)." }) }),
       detail: documented({
+        operationId: "getUser",
         summary: "Get one user (the e-mail only in your own record)",
         tag: "users",
         auth: true,
@@ -131,10 +136,12 @@ export function usersRoutes(users: UserService, authenticator: Authenticator, ma
         errors: ["not_found"],
       }),
     })
-    .put("/", async ({ body, caller }) => userView(await users.updateSelf(caller, body), caller.id), {
+    // "" rather than "/": one path with and without the slash, and the document lists it without.
+    .put("", async ({ body, caller }) => userView(await users.updateSelf(caller, body), caller.id), {
       parse: json,
       body: updateSelfBody,
       detail: documented({
+        operationId: "updateMe",
         summary: "Update yourself; changing the e-mail needs current_password",
         tag: "users",
         auth: true,
@@ -146,6 +153,7 @@ export function usersRoutes(users: UserService, authenticator: Authenticator, ma
       parse: json,
       body: changePasswordBody,
       detail: documented({
+        operationId: "changePassword",
         summary: "Change your password; every earlier token stops working",
         tag: "users",
         auth: true,
@@ -154,13 +162,14 @@ export function usersRoutes(users: UserService, authenticator: Authenticator, ma
       }),
     })
     .delete(
-      "/",
+      "",
       async ({ caller, set }) => {
         await users.deleteSelf(caller);
         set.status = 204;
       },
       {
         detail: documented({
+          operationId: "deleteMe",
           summary: "Delete yourself; your categories stay, with no creator",
           tag: "users",
           auth: true,

@@ -1,25 +1,31 @@
 // Request shapes for the users routes (t schemas), and the user as the API shows it.
 import { t, type Static } from "elysia";
 import type { UserRecord } from "../db/store.ts";
+import { integer, RULE_MESSAGE, type QueryParameter } from "../http/openapi.ts";
+import { PASSWORD_MAX, PASSWORD_MIN } from "../auth/passwords.ts";
+import { EMAIL, EMAIL_MAX, EMAIL_MESSAGE, PASSWORD_MESSAGE, USERNAME, USERNAME_MESSAGE } from "./rules.ts";
 
-// Generous caps that stop oversized input before any hashing; the real rules live in rules.ts.
-const text = (maxLength: number) => t.String({ maxLength });
+// The rules as a client can read them in the OpenAPI document, checked before any hashing; RULE_MESSAGE
+// is the message a broken rule gets (rules.ts checks again, for callers other than HTTP).
+const username = t.String({ minLength: 3, maxLength: 32, pattern: USERNAME.source, [RULE_MESSAGE]: USERNAME_MESSAGE, description: "Letters, digits, _ . - ; unique without regard to case." });
+const email = t.String({ maxLength: EMAIL_MAX, pattern: EMAIL.source, [RULE_MESSAGE]: EMAIL_MESSAGE, description: "Stored in lower case; unique." });
+// JSON Schema counts characters; the password's are counted after NFKC normalisation. (Elysia counts
+// UTF-16 units, so a password of more than 64 characters outside the BMP is refused early.)
+const newPassword = t.String({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX, [RULE_MESSAGE]: PASSWORD_MESSAGE, description: "8-128 characters; not one of the common passwords." });
+/** A password being checked, not set: any stored one must get through. */
+const givenPassword = t.String({ maxLength: 1024 });
 const closed = { additionalProperties: false } as const;
 
-export const createUserBody = t.Object({ username: text(256), email: text(512), password: text(1024) }, closed);
-export const loginBody = t.Object({ username: text(512), password: text(1024) }, closed);
-export const updateSelfBody = t.Object(
-  { username: t.Optional(text(256)), email: t.Optional(text(512)), current_password: t.Optional(text(1024)) },
-  closed,
-);
-export const changePasswordBody = t.Object({ current_password: text(1024), new_password: text(1024) }, closed);
-export const listUsersQuery = t.Object(
-  {
-    limit: t.Optional(t.String({ description: "Page size, 1-1000 (default 100)." })),
-    after: t.Optional(t.String({ description: "Return users after this id (from the Link header of the previous page)." })),
-  },
-  closed,
-);
+export const createUserBody = t.Object({ username, email, password: newPassword }, closed);
+export const loginBody = t.Object({ username: t.String({ maxLength: 512, description: "Your username (any case) or e-mail." }), password: givenPassword }, closed);
+export const updateSelfBody = t.Object({ username: t.Optional(username), email: t.Optional(email), current_password: t.Optional(givenPassword) }, closed);
+export const changePasswordBody = t.Object({ current_password: givenPassword, new_password: newPassword }, closed);
+
+/** users/all's query, read by parsePage; described here for the document. */
+export const listUsersQuery: QueryParameter[] = [
+  { name: "limit", description: "Page size.", schema: integer({ minimum: 1, maximum: 1000, default: 100 }) },
+  { name: "after", description: "Return users after this id (from the Link header of the previous page).", schema: t.String({ format: "uuid" }) },
+];
 
 /** The user as responses show it. */
 export const userSchema = t.Object({
@@ -33,7 +39,7 @@ export const userSchema = t.Object({
 export const tokenSchema = t.Object({
   token: t.String({ description: "A JWT; send it as Authorization: Bearer <token>." }),
   token_type: t.Literal("Bearer"),
-  expires_in: t.Integer({ description: "Seconds until it expires." }),
+  expires_in: integer({ description: "Seconds until it expires." }),
 });
 
 export const loginSchema = t.Object({ ...tokenSchema.properties, user: t.Object(userSchema.properties, { description: "You, e-mail included." }) });

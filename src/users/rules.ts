@@ -3,27 +3,28 @@ import type { FieldError } from "../errors.ts";
 import { PASSWORD_MAX, PASSWORD_MIN, passwordLength } from "../auth/passwords.ts";
 import { unstorable, UNSTORABLE_MESSAGE } from "../text.ts";
 
-const USERNAME = /^[A-Za-z0-9_.-]{3,32}$/;
+export const USERNAME = /^[A-Za-z0-9_.-]{3,32}$/;
+export const USERNAME_MESSAGE = "must be 3-32 characters of letters, digits, _ . -";
 // One @, something before it, and a domain with a dot that neither starts nor ends it; no spaces.
-const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
-const EMAIL_MAX = 254;
+export const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
+export const EMAIL_MAX = 254;
+export const EMAIL_MESSAGE = "must be an e-mail address such as ann@example.com";
+export const PASSWORD_MESSAGE = `must be ${PASSWORD_MIN}-${PASSWORD_MAX} characters`;
 
 export function usernameProblem(username: string): string | null {
-  return USERNAME.test(username) ? null : "must be 3-32 characters of letters, digits, _ . -";
+  return USERNAME.test(username) ? null : USERNAME_MESSAGE;
 }
 
 export function emailProblem(email: string): string | null {
   if (email.length > EMAIL_MAX) return `must be at most ${EMAIL_MAX} characters`;
   if (unstorable(email)) return UNSTORABLE_MESSAGE;
-  return EMAIL.test(email) ? null : "must be an e-mail address such as ann@example.com";
+  return EMAIL.test(email) ? null : EMAIL_MESSAGE;
 }
 
 export function passwordProblem(password: string): string | null {
   if (unstorable(password)) return UNSTORABLE_MESSAGE;
   const length = passwordLength(password);
-  return length >= PASSWORD_MIN && length <= PASSWORD_MAX
-    ? null
-    : `must be ${PASSWORD_MIN}-${PASSWORD_MAX} characters`;
+  return length >= PASSWORD_MIN && length <= PASSWORD_MAX ? null : PASSWORD_MESSAGE;
 }
 
 /** Collects the problems of every field given, so a client learns all of them at once. */

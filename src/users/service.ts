@@ -6,7 +6,7 @@ import type { LoginThrottle } from "../auth/throttle.ts";
 import type { IssuedToken, TokenService, VerifiedToken } from "../auth/tokens.ts";
 import { nameKey, type RevocationStore, type TableVersions, type UserPage, type UserRecord, type UserStore } from "../db/store.ts";
 import { VersionedCache } from "../db/versioned-cache.ts";
-import { AppError, invalidFields, type FieldError } from "../errors.ts";
+import { AppError, invalidFields, UNKNOWN_FIELD, type FieldError } from "../errors.ts";
 import { newId, parseId } from "../ids.ts";
 import { userView, type ChangePasswordInput, type CreateUserInput, type LoginInput, type UpdateSelfInput, type UserView } from "./model.ts";
 import { emailProblem, fieldProblems, passwordProblem, usernameProblem } from "./rules.ts";
@@ -144,8 +144,13 @@ function revokedMeanwhile(): AppError {
   return unauthorized(true, "The token was revoked while this request ran (the password changed, or the account was deleted).");
 }
 
-/** Reads `limit` and `after` from a query string: limit 1-1000 (default 100), after a user id. */
-export function parsePage(limit: string | undefined, after: string | undefined): UserPage {
+const PAGE_PARAMETERS = new Set(["limit", "after"]);
+
+/** Reads `limit` and `after` from a query string: limit 1-1000 (default 100), after a user id; nothing else. */
+export function parsePage(query: Record<string, string | undefined>): UserPage {
+  const unknown = Object.keys(query).filter((name) => !PAGE_PARAMETERS.has(name));
+  if (unknown.length > 0) throw invalidFields(unknown.map((field) => ({ field, message: UNKNOWN_FIELD })));
+  const { limit, after } = query;
   const problems: FieldError[] = [];
   let size = PAGE_DEFAULT;
   if (limit !== undefined) {

@@ -8,9 +8,10 @@ const REST = [
   ["post", "/svc-api/v1/auth/logout", true],
   ["get", "/svc-api/v1/users/all", true],
   ["get", "/svc-api/v1/users/{user_id}", true],
-  ["put", "/svc-api/v1/users/", true],
+  ["get", "/svc-api/v1/users/me", true],
+  ["put", "/svc-api/v1/users", true],
   ["put", "/svc-api/v1/users/password", true],
-  ["delete", "/svc-api/v1/users/", true],
+  ["delete", "/svc-api/v1/users", true],
   ["get", "/svc/health", false],
   ["get", "/svc/health/live", false],
   ["get", "/svc/health/ready", false],
@@ -39,6 +40,13 @@ describe("GET /svc-api/openapi.json", () => {
       if (auth) {
         expect(operation.security).toEqual([{ bearer: [] }]);
         expect(operation.responses["401"].content["application/problem+json"].schema.$ref).toBe("#/components/schemas/Problem");
+        expect(operation.responses["401"].headers["WWW-Authenticate"]).toBeDefined();
+      } else {
+        // Public, and saying so.
+        expect(operation.security).toEqual([]);
+      }
+      for (const [status, answer] of Object.entries(operation.responses as Record<string, { headers?: Record<string, unknown> }>)) {
+        expect({ path, status, requestId: answer.headers?.["X-Request-Id"] }).toEqual({ path, status, requestId: { $ref: "#/components/headers/RequestId" } });
       }
     }
     const create = doc.paths["/svc-api/v1/users/create"].post;
@@ -49,6 +57,31 @@ describe("GET /svc-api/openapi.json", () => {
     expect(doc.paths["/svc-api/v1/auth/login"].post.responses["429"]).toBeDefined();
     expect(doc.paths["/svc-api/v1/users/all"].get.parameters.map((p: { name: string }) => p.name).sort()).toEqual(["after", "limit"]);
     expect(doc.paths["/svc/health"].get.responses["503"]).toBeDefined();
+  });
+
+  test("integers are integers, request schemas carry the rules, operations have readable ids, and the server is named", async () => {
+    const { call } = await testApp();
+    const doc = (await call("GET", "/svc-api/openapi.json")).body;
+    expect(JSON.stringify(doc)).not.toContain('"format":"integer"');
+    expect(doc.components.schemas.Problem.properties.status).toEqual({ type: "integer" });
+    const login = doc.paths["/svc-api/v1/auth/login"].post;
+    expect(login.responses["200"].content["application/json"].schema.properties.expires_in).toMatchObject({ type: "integer" });
+    expect(login.responses["429"].headers["Retry-After"].schema).toEqual({ type: "integer" });
+    const limit = doc.paths["/svc-api/v1/users/all"].get.parameters.find((p: { name: string }) => p.name === "limit");
+    expect(limit.schema).toMatchObject({ type: "integer", minimum: 1, maximum: 1000, default: 100 });
+    expect(doc.paths["/svc-api/v1/users/all"].get.responses["200"].headers.Link).toBeDefined();
+
+    const create = doc.paths["/svc-api/v1/users/create"].post.requestBody.content["application/json"].schema.properties;
+    expect(create.username).toMatchObject({ type: "string", minLength: 3, maxLength: 32, pattern: "^[A-Za-z0-9_.-]{3,32}$" });
+    expect(create.email).toMatchObject({ type: "string", maxLength: 254 });
+    expect(new RegExp(create.email.pattern).test("ann@example.com")).toBe(true);
+    expect(new RegExp(create.email.pattern).test("ann@nodot")).toBe(false);
+    expect(create.password).toMatchObject({ type: "string", minLength: 8, maxLength: 128 });
+    expect(doc.paths["/svc-api/v1/users/password"].put.requestBody.content["application/json"].schema.properties.new_password).toMatchObject({ minLength: 8, maxLength: 128 });
+
+    const ids = Object.values(doc.paths as Record<string, Record<string, { operationId: string }>>).flatMap((ops) => Object.values(ops).map((o) => o.operationId));
+    expect(ids.sort()).toEqual(["changePassword", "createUser", "deleteMe", "getMe", "getUser", "health", "listUsers", "live", "login", "logout", "ready", "updateMe"]);
+    expect(doc.servers).toEqual([{ url: "/", description: expect.any(String) }]);
   });
 
   test("leaves GraphQL, metrics and the docs themselves out", async () => {

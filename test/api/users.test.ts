@@ -44,7 +44,11 @@ describe("POST /users/create", () => {
     const { call } = await testApp();
     const reply = await call("POST", CREATE, { body: { username: "x", email: "nope", password: "1" } });
     expectProblem(reply, 400, "validation_failed");
-    expect(reply.body.errors.map((e: { field: string }) => e.field)).toEqual(["username", "email", "password"]);
+    expect(reply.body.errors).toEqual([
+      { field: "username", message: "must be 3-32 characters of letters, digits, _ . -" },
+      { field: "email", message: "must be an e-mail address such as ann@example.com" },
+      { field: "password", message: "must be 8-128 characters" },
+    ]);
   });
 
   test("rejects a missing field and a wrong type with 400", async () => {
