@@ -2,12 +2,13 @@
 // and translates driver errors at this edge: a unique violation becomes the contract's code, a
 // database that does not answer becomes `database_unavailable` (503) within seconds.
 import { SQL } from "bun";
-import { and, count, eq, lt, sql } from "drizzle-orm";
+import { count, eq, lt, sql } from "drizzle-orm";
 import { drizzle, type BunSQLDatabase } from "drizzle-orm/bun-sql";
 import { redactUrl, type PostgresConfig } from "../../config.ts";
 import { AppError, type ErrorCode } from "../../errors.ts";
 import { parseId } from "../../ids.ts";
 import { chunks } from "../chunks.ts";
+import { heldAt } from "../conditions.ts";
 import {
   CATEGORY_FIELDS,
   columns,
@@ -184,22 +185,17 @@ function postgresUsers(db: Db, client: SQL, guard: Guard): UserStore {
       guard(async () => {
         if (!parseId(id)) return null;
         const changes = { ...patch, ...(patch.username !== undefined && { usernameKey: nameKey(patch.username) }), updatedAt: new Date(updatedAt) };
-        return one(db.update(users).set(changes).where(heldAt(id, tokenVersion)).returning(userColumns));
+        return one(db.update(users).set(changes).where(heldAt(users, id, tokenVersion)).returning(userColumns));
       }, clash),
     setPassword: (id, passwordHash, updatedAt, tokenVersion) =>
       guard(async () => {
         if (!parseId(id)) return null;
         const changes = { passwordHash, updatedAt: new Date(updatedAt), tokenVersion: sql`${users.tokenVersion} + 1` };
-        return one(db.update(users).set(changes).where(heldAt(id, tokenVersion)).returning(userColumns));
+        return one(db.update(users).set(changes).where(heldAt(users, id, tokenVersion)).returning(userColumns));
       }),
     delete: (id, tokenVersion) =>
-      guard(async () => (parseId(id) ? (await db.delete(users).where(heldAt(id, tokenVersion)).returning({ id: users.id })).length > 0 : false)),
+      guard(async () => (parseId(id) ? (await db.delete(users).where(heldAt(users, id, tokenVersion)).returning({ id: users.id })).length > 0 : false)),
   };
-}
-
-/** The user with this id, and when a token version is given, only while it is still that one. */
-function heldAt(id: string, tokenVersion: number | undefined) {
-  return tokenVersion === undefined ? eq(users.id, id) : and(eq(users.id, id), eq(users.tokenVersion, tokenVersion));
 }
 
 function postgresCategories(db: Db, client: SQL, guard: Guard): CategoryStore {

@@ -2,7 +2,7 @@
 import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
-import { and, count, eq, lt, sql } from "drizzle-orm";
+import { count, eq, lt, sql } from "drizzle-orm";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { AppError, type ErrorCode } from "../../errors.ts";
 import {
@@ -33,6 +33,7 @@ import {
 } from "../store.ts";
 import { setBounded } from "../../bounded-map.ts";
 import { chunks } from "../chunks.ts";
+import { heldAt } from "../conditions.ts";
 import { storageMonitor, type StorageMonitor } from "../storage.ts";
 import { migrateSqlite } from "./migrate.ts";
 import { categories, loginThrottle, revokedTokens, users } from "./schema.ts";
@@ -296,7 +297,7 @@ function sqliteUsers(db: Db, client: Database): UserStore {
         updatedAt,
       };
       const row = uniqueOrThrow(
-        () => db.update(users).set(changes).where(heldAt(id, tokenVersion)).returning(userColumns).get(),
+        () => db.update(users).set(changes).where(heldAt(users, id, tokenVersion)).returning(userColumns).get(),
         userClash,
       );
       return row ?? null;
@@ -305,20 +306,15 @@ function sqliteUsers(db: Db, client: Database): UserStore {
       const row = db
         .update(users)
         .set({ passwordHash, updatedAt, tokenVersion: sql`${users.tokenVersion} + 1` })
-        .where(heldAt(id, tokenVersion))
+        .where(heldAt(users, id, tokenVersion))
         .returning(userColumns)
         .get();
       return row ?? null;
     },
     async delete(id, tokenVersion) {
-      return db.delete(users).where(heldAt(id, tokenVersion)).returning({ id: users.id }).all().length > 0;
+      return db.delete(users).where(heldAt(users, id, tokenVersion)).returning({ id: users.id }).all().length > 0;
     },
   };
-}
-
-/** The user with this id, and when a token version is given, only while it is still that one. */
-function heldAt(id: string, tokenVersion: number | undefined) {
-  return tokenVersion === undefined ? eq(users.id, id) : and(eq(users.id, id), eq(users.tokenVersion, tokenVersion));
 }
 
 function sqliteCategories(db: Db, client: Database): CategoryStore {
