@@ -9,14 +9,34 @@ import { createLoggers } from "../src/log.ts";
 
 const PAIRS = Number(process.argv.find((a) => a.startsWith("--pairs="))?.slice("--pairs=".length) ?? 200);
 const config = {
-  ...parseConfig({ SVC_ENV: "test", SVC_JWT_SECRET: "bench-secret: 0123456789 ABCDEFGHIJ klmnop", SVC_DATABASE_URL: "sqlite::memory:" }),
+  ...parseConfig({
+    SVC_ENV: "test",
+    SVC_JWT_SECRET: "bench-secret: 0123456789 ABCDEFGHIJ klmnop",
+    SVC_DATABASE_URL: "sqlite::memory:",
+  }),
   // Throttling out of the way: every attempt here fails.
-  loginThrottle: { maxFailures: 1000, backoffBaseMs: 1, backoffMaxMs: 1, clientMaxFailures: 1_000_000, clientWindowMs: 1000 },
+  loginThrottle: {
+    maxFailures: 1000,
+    backoffBaseMs: 1,
+    backoffMaxMs: 1,
+    clientMaxFailures: 1_000_000,
+    clientWindowMs: 1000,
+  },
 };
 const app = createApp({ config, store: openSqliteStore(":memory:"), loggers: createLoggers("silent") });
 const post = (path: string, body: unknown) =>
-  app.handle(new Request(`http://localhost${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }));
-await post("/svc-api/v1/users/create", { username: "ann", email: "ann@example.com", password: "correct horse battery" });
+  app.handle(
+    new Request(`http://localhost${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    }),
+  );
+await post("/svc-api/v1/users/create", {
+  username: "ann",
+  email: "ann@example.com",
+  password: "correct horse battery",
+});
 
 async function attempt(username: string): Promise<number> {
   const started = performance.now();
@@ -54,5 +74,7 @@ const ms = (x: number) => `${x.toFixed(2)} ms`;
 console.log(`login, ${PAIRS} interleaved pairs at m=19 MiB, t=2:`);
 console.log(`  wrong password (known user): median ${ms(quantile(known, 0.5))}`);
 console.log(`  unknown user:                median ${ms(quantile(unknown, 0.5))}`);
-console.log(`  unknown / known: median ratio ${(quantile(unknown, 0.5) / quantile(known, 0.5)).toFixed(3)}; per pair 25th-75th percentile ${quantile(ratios, 0.25).toFixed(3)}-${quantile(ratios, 0.75).toFixed(3)}`);
+console.log(
+  `  unknown / known: median ratio ${(quantile(unknown, 0.5) / quantile(known, 0.5)).toFixed(3)}; per pair 25th-75th percentile ${quantile(ratios, 0.25).toFixed(3)}-${quantile(ratios, 0.75).toFixed(3)}`,
+);
 process.exit(0);

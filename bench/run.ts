@@ -18,10 +18,12 @@ const SECONDS = flags.has("--quick") ? 2 : 5;
 const ONLY = [...flags].find((f) => f.startsWith("--only="))?.slice("--only=".length);
 /** --env=NAME=value (repeatable): extra settings for every svc the bench starts, such as SVC_LOG_PROBES=false. */
 const EXTRA_ENV = Object.fromEntries(
-  [...flags].filter((f) => f.startsWith("--env=")).map((f) => {
-    const [name, ...value] = f.slice("--env=".length).split("=");
-    return [name!, value.join("=")];
-  }),
+  [...flags]
+    .filter((f) => f.startsWith("--env="))
+    .map((f) => {
+      const [name, ...value] = f.slice("--env=".length).split("=");
+      return [name!, value.join("=")];
+    }),
 );
 const ROUNDS = 2;
 const IDLE_AFTER_MS = 5000;
@@ -61,13 +63,24 @@ async function startSvc(binary: string, dir: string, env: Record<string, string>
   const log = join(dir, `svc-${Date.now()}.log`);
   const proc = Bun.spawn([binary], {
     cwd: dir,
-    env: { PATH: process.env.PATH ?? "", SVC_HOST: "127.0.0.1", SVC_PORT: "0", SVC_JWT_SECRET: SECRET, ...EXTRA_ENV, ...env },
+    env: {
+      PATH: process.env.PATH ?? "",
+      SVC_HOST: "127.0.0.1",
+      SVC_PORT: "0",
+      SVC_JWT_SECRET: SECRET,
+      ...EXTRA_ENV,
+      ...env,
+    },
     stdout: Bun.file(log),
     stderr: "inherit",
   });
   children.push(proc);
   let listening: string | undefined;
-  while (!(listening = (existsSync(log) ? readFileSync(log, "utf8") : "").split("\n").find((l) => l.includes('"svc listening"')))) {
+  while (
+    !(listening = (existsSync(log) ? readFileSync(log, "utf8") : "")
+      .split("\n")
+      .find((l) => l.includes('"svc listening"')))
+  ) {
     if (proc.exitCode !== null) throw new Error(`svc exited: ${existsSync(log) ? readFileSync(log, "utf8") : ""}`);
     await Bun.sleep(5);
   }
@@ -78,12 +91,20 @@ async function startSvc(binary: string, dir: string, env: Record<string, string>
 async function startFloor(responses: Record<string, unknown>): Promise<Running> {
   const file = join(work, `floor-${Date.now()}.json`);
   await Bun.write(file, JSON.stringify(responses));
-  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "floor.ts"), file], { stdout: "pipe", stderr: "inherit" });
+  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "floor.ts"), file], {
+    stdout: "pipe",
+    stderr: "inherit",
+  });
   children.push(proc);
   const reader = proc.stdout.getReader();
   const { value } = await reader.read();
   const port = /listening (\d+)/.exec(new TextDecoder().decode(value))![1];
-  return { proc, base: `http://127.0.0.1:${port}`, rss: () => memory(proc.pid, "VmRSS"), peakRss: () => memory(proc.pid, "VmHWM") };
+  return {
+    proc,
+    base: `http://127.0.0.1:${port}`,
+    rss: () => memory(proc.pid, "VmRSS"),
+    peakRss: () => memory(proc.pid, "VmHWM"),
+  };
 }
 
 async function stopProcess(running: Running): Promise<void> {
@@ -100,12 +121,29 @@ async function seed(databaseUrl: string, users: number, categories: number): Pro
   const records: UserRecord[] = [];
   for (let i = 0; i < users; i++) {
     const at = new Date(start + i).toISOString();
-    records.push({ id: Bun.randomUUIDv7(), username: `user${i}`, email: `user${i}@example.com`, passwordHash, tokenVersion: 0, createdAt: at, updatedAt: at });
+    records.push({
+      id: Bun.randomUUIDv7(),
+      username: `user${i}`,
+      email: `user${i}@example.com`,
+      passwordHash,
+      tokenVersion: 0,
+      createdAt: at,
+      updatedAt: at,
+    });
   }
   const owner = records[0]!.id;
   const cats: CategoryRecord[] = Array.from({ length: categories }, (_, i) => {
     const at = new Date(start + i).toISOString();
-    return { id: Bun.randomUUIDv7(), name: `Category ${String(i).padStart(5, "0")}`, description: `The description of category ${i}`, colorHex: "#64748B", icon: "tag", createdBy: owner, createdAt: at, updatedAt: at };
+    return {
+      id: Bun.randomUUIDv7(),
+      name: `Category ${String(i).padStart(5, "0")}`,
+      description: `The description of category ${i}`,
+      colorHex: "#64748B",
+      icon: "tag",
+      createdBy: owner,
+      createdAt: at,
+      updatedAt: at,
+    };
   });
   async function* batches() {
     for (let i = 0; i < records.length; i += 5000) yield records.slice(i, i + 5000);
@@ -153,7 +191,11 @@ async function wrk(base: string, c: Case, token: string, connections = c.connect
     BENCH_TOKEN: c.token ? token : "",
     BENCH_UNIQUE: c.unique ? `r${++runNumber}x` : "",
   };
-  const out = await $`wrk -t1 -c${connections} -d${SECONDS}s --latency -s ${join(import.meta.dir, "request.lua")} ${base}${c.path}`.env(env).quiet().text();
+  const out =
+    await $`wrk -t1 -c${connections} -d${SECONDS}s --latency -s ${join(import.meta.dir, "request.lua")} ${base}${c.path}`
+      .env(env)
+      .quiet()
+      .text();
   const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
   return {
     rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)![1]),
@@ -170,7 +212,11 @@ async function capture(base: string, c: Case, token: string, hash: string) {
   if (c.token) headers.authorization = `Bearer ${token}`;
   const body = c.body?.replace("{n}", "capture");
   const response = await fetch(`${base}${c.path}`, { method: c.method, headers, body });
-  const answer = { status: response.status, headers: Object.fromEntries(response.headers), body: await response.text() };
+  const answer = {
+    status: response.status,
+    headers: Object.fromEntries(response.headers),
+    body: await response.text(),
+  };
   delete (answer.headers as Record<string, string>)["content-length"];
   delete (answer.headers as Record<string, string>).date;
   return { ...answer, work: c.work, password: PASSWORD, hash };
@@ -180,7 +226,13 @@ async function capture(base: string, c: Case, token: string, hash: string) {
 
 const CASES: Case[] = [
   { name: "GET /svc/health", method: "GET", path: "/svc/health", connections: 64 },
-  { name: "GET /svc-api/v1/users/all?limit=100", method: "GET", path: "/svc-api/v1/users/all?limit=100", token: true, connections: 64 },
+  {
+    name: "GET /svc-api/v1/users/all?limit=100",
+    method: "GET",
+    path: "/svc-api/v1/users/all?limit=100",
+    token: true,
+    connections: 64,
+  },
   {
     name: "GraphQL categories (50)",
     method: "POST",
@@ -189,7 +241,14 @@ const CASES: Case[] = [
     token: true,
     connections: 64,
   },
-  { name: "POST /auth/login", method: "POST", path: "/svc-api/v1/auth/login", body: JSON.stringify({ username: "user1", password: PASSWORD }), connections: 64, work: "verify" },
+  {
+    name: "POST /auth/login",
+    method: "POST",
+    path: "/svc-api/v1/auth/login",
+    body: JSON.stringify({ username: "user1", password: PASSWORD }),
+    connections: 64,
+    work: "verify",
+  },
   {
     name: "POST /users/create",
     method: "POST",
@@ -219,7 +278,12 @@ interface Row {
   floor: WrkResult;
 }
 
-async function runCases(label: string, svc: Running, token: string, hash: string): Promise<{ rows: Row[]; extra: string[]; peak: number }> {
+async function runCases(
+  label: string,
+  svc: Running,
+  token: string,
+  hash: string,
+): Promise<{ rows: Row[]; extra: string[]; peak: number }> {
   const responses: Record<string, unknown> = {};
   for (const c of SELECTED) responses[`${c.method} ${c.path.split("?")[0]}`] = await capture(svc.base, c, token, hash);
   const floor = await startFloor(responses);
@@ -229,10 +293,16 @@ async function runCases(label: string, svc: Running, token: string, hash: string
     for (let round = 0; round < ROUNDS; round++) {
       const s = await wrk(svc.base, c, token);
       const f = await wrk(floor.base, c, token);
-      best = { name: c.name, svc: !best || s.rps > best.svc.rps ? s : best.svc, floor: !best || f.rps > best.floor.rps ? f : best.floor };
+      best = {
+        name: c.name,
+        svc: !best || s.rps > best.svc.rps ? s : best.svc,
+        floor: !best || f.rps > best.floor.rps ? f : best.floor,
+      };
     }
     rows.push(best!);
-    console.log(`${label} ${c.name}: svc ${best!.svc.rps.toFixed(0)} floor ${best!.floor.rps.toFixed(0)} ratio ${(best!.svc.rps / best!.floor.rps).toFixed(2)} (RSS peak so far ${(svc.peakRss() / 1e6).toFixed(0)} MB)`);
+    console.log(
+      `${label} ${c.name}: svc ${best!.svc.rps.toFixed(0)} floor ${best!.floor.rps.toFixed(0)} ratio ${(best!.svc.rps / best!.floor.rps).toFixed(2)} (RSS peak so far ${(svc.peakRss() / 1e6).toFixed(0)} MB)`,
+    );
   }
   await stopProcess(floor);
 
@@ -240,13 +310,17 @@ async function runCases(label: string, svc: Running, token: string, hash: string
   if (ONLY !== undefined) return { rows, extra, peak: svc.peakRss() };
   for (const c of CASES.slice(0, 3)) {
     const wide = await wrk(svc.base, c, token, 256);
-    extra.push(`${c.name} at 256 connections: ${wide.rps.toFixed(0)} req/s, ${wide.non2xx} non-2xx, ${wide.socketErrors} socket errors`);
+    extra.push(
+      `${c.name} at 256 connections: ${wide.rps.toFixed(0)} req/s, ${wide.non2xx} non-2xx, ${wide.socketErrors} socket errors`,
+    );
   }
   const peak = svc.peakRss();
   // Last, because it adds categories, which would change what the GraphQL case lists.
   const category = await wrk(svc.base, CREATE_CATEGORY, token);
   const busy = label === "sqlite" ? " (SQLITE_BUSY would show as 5xx)" : "";
-  extra.push(`createCategory at 64 connections: ${category.rps.toFixed(0)} req/s, ${category.non2xx} non-2xx, ${category.socketErrors} socket errors${busy}`);
+  extra.push(
+    `createCategory at 64 connections: ${category.rps.toFixed(0)} req/s, ${category.non2xx} non-2xx, ${category.socketErrors} socket errors${busy}`,
+  );
   return { rows, extra, peak };
 }
 
@@ -265,9 +339,16 @@ async function coldStart(binary: string): Promise<number> {
     const dir = mkdtempSync(join(work, "cold-"));
     const port = 20000 + Math.floor(Math.random() * 20000);
     const started = performance.now();
-    const proc = Bun.spawn([binary], { cwd: dir, env: { PATH: process.env.PATH ?? "", SVC_PORT: String(port), SVC_HOST: "127.0.0.1", SVC_LOG_LEVEL: "warn" }, stderr: "pipe" });
+    const proc = Bun.spawn([binary], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "", SVC_PORT: String(port), SVC_HOST: "127.0.0.1", SVC_LOG_LEVEL: "warn" },
+      stderr: "pipe",
+    });
     for (;;) {
-      const ok = await fetch(`http://127.0.0.1:${port}/svc/health`).then((r) => r.ok, () => false);
+      const ok = await fetch(`http://127.0.0.1:${port}/svc/health`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) break;
       if (proc.exitCode !== null || performance.now() - started > 10_000) {
         proc.kill();
@@ -291,21 +372,38 @@ async function scale(binary: string): Promise<string[]> {
     const svc = await startSvc(binary, dir, {});
     const token = await login(svc.base);
     const middle = records[Math.floor(users / 2)]!;
-    const page: Case = { name: "page", method: "GET", path: `/svc-api/v1/users/all?limit=100&after=${middle.id}`, token: true, connections: 64 };
-    const signIn: Case = { name: "login", method: "POST", path: "/svc-api/v1/auth/login", body: JSON.stringify({ username: middle.username, password: PASSWORD }), connections: 64 };
+    const page: Case = {
+      name: "page",
+      method: "GET",
+      path: `/svc-api/v1/users/all?limit=100&after=${middle.id}`,
+      token: true,
+      connections: 64,
+    };
+    const signIn: Case = {
+      name: "login",
+      method: "POST",
+      path: "/svc-api/v1/auth/login",
+      body: JSON.stringify({ username: middle.username, password: PASSWORD }),
+      connections: 64,
+    };
     const result = { page: (await wrk(svc.base, page, token)).rps, login: (await wrk(svc.base, signIn, token)).rps };
     await stopProcess(svc);
     return result;
   };
   const small = await measure(1000, 50);
   const large = await measure(1_000_000, 10_000);
-  lines.push(`users/all page in the middle: ${small.page.toFixed(0)} req/s at 1,000 users, ${large.page.toFixed(0)} at 1,000,000 (${(small.page / large.page).toFixed(2)}x)`);
-  lines.push(`login: ${small.login.toFixed(0)} req/s at 1,000 users, ${large.login.toFixed(0)} at 1,000,000 (${(small.login / large.login).toFixed(2)}x)`);
+  lines.push(
+    `users/all page in the middle: ${small.page.toFixed(0)} req/s at 1,000 users, ${large.page.toFixed(0)} at 1,000,000 (${(small.page / large.page).toFixed(2)}x)`,
+  );
+  lines.push(
+    `login: ${small.login.toFixed(0)} req/s at 1,000 users, ${large.login.toFixed(0)} at 1,000,000 (${(small.login / large.login).toFixed(2)}x)`,
+  );
   return lines;
 }
 
 function table(rows: Row[]): string {
-  const head = "| Case | svc req/s | floor req/s | svc / floor | svc p50 / p99 (ms) | floor p50 / p99 (ms) |\n|---|---:|---:|---:|---:|---:|";
+  const head =
+    "| Case | svc req/s | floor req/s | svc / floor | svc p50 / p99 (ms) | floor p50 / p99 (ms) |\n|---|---:|---:|---:|---:|---:|";
   const body = rows.map(
     (r) =>
       `| ${r.name} | ${r.svc.rps.toFixed(0)} | ${r.floor.rps.toFixed(0)} | **${(r.svc.rps / r.floor.rps).toFixed(2)}** | ${r.svc.p50.toFixed(2)} / ${r.svc.p99.toFixed(2)} | ${r.floor.p50.toFixed(2)} / ${r.floor.p99.toFixed(2)} |`,
@@ -363,7 +461,16 @@ const report = [
   `- RSS: ${(atStart / 1e6).toFixed(0)} MB at start; ${(idle / 1e6).toFixed(0)} MB idle (${IDLE_AFTER_MS / 1000} s after a login and a warm-up load); ${(peak / 1e6).toFixed(0)} MB peak under load (the most it ever held, 256 connections included)`,
   `- binary: ${(size / 1e6).toFixed(1)} MB`,
   ...scaled.map((l) => `- ${l}`),
-  ...(postgres ? ["", "**PostgreSQL** (same machine, same two cores)", "", table(postgres.rows), "", ...postgres.extra.map((l) => `- ${l}`)] : []),
+  ...(postgres
+    ? [
+        "",
+        "**PostgreSQL** (same machine, same two cores)",
+        "",
+        table(postgres.rows),
+        "",
+        ...postgres.extra.map((l) => `- ${l}`),
+      ]
+    : []),
 ].join("\n");
 
 console.log(`\n${report}\n`);

@@ -54,7 +54,17 @@ export function createApp({ config, store, loggers }: AppDeps): App {
     .use(config.metrics ? metricsRoutes(metrics) : new Elysia())
     .use(authRoutes(users, authenticator, config.maxBodyBytes, config.trustProxy))
     .use(usersRoutes(users, authenticator, config.maxBodyBytes))
-    .use(graphqlRoutes({ config: config.graphql, metrics, categories, authenticator, logger, versions: () => store.versions(), maxBodyBytes: config.maxBodyBytes }));
+    .use(
+      graphqlRoutes({
+        config: config.graphql,
+        metrics,
+        categories,
+        authenticator,
+        logger,
+        versions: () => store.versions(),
+        maxBodyBytes: config.maxBodyBytes,
+      }),
+    );
   const door = frontDoor({
     app,
     // With CORS open, its headers come from an Elysia hook, so the probes go through Elysia too.

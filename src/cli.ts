@@ -25,7 +25,8 @@ const COMMANDS: Record<string, Command> = {
     usage: "svc [serve]",
     summary: "Serve the API, configured by the SVC_* environment variables (see the README). The default.",
     async run(args, env, io) {
-      if (args.length > 0) return usageError(io, "serve", `serve takes no arguments (got ${args.join(" ")}); it reads SVC_* variables`);
+      if (args.length > 0)
+        return usageError(io, "serve", `serve takes no arguments (got ${args.join(" ")}); it reads SVC_* variables`);
       await serve(parseConfig(env));
       return 0;
     },
@@ -49,7 +50,9 @@ const COMMANDS: Record<string, Command> = {
       if (!target || rest.length > 0) return usageError(io, "backup", "give exactly one file to write");
       const { database } = parseConfig(env);
       if (database.kind !== "sqlite") {
-        io.err.write("svc backup: the database is PostgreSQL; back it up with pg_dump (e.g. pg_dump --format=custom --file=svc.dump <url>)\n");
+        io.err.write(
+          "svc backup: the database is PostgreSQL; back it up with pg_dump (e.g. pg_dump --format=custom --file=svc.dump <url>)\n",
+        );
         return 1;
       }
       backupSqlite(database.path, target);
@@ -59,7 +62,8 @@ const COMMANDS: Record<string, Command> = {
   },
   check: {
     usage: "svc check",
-    summary: "Check the database SVC_DATABASE_URL names, changing nothing: SQLite's full integrity check, or that PostgreSQL's svc tables are migrated and read. Exit 1 on a problem.",
+    summary:
+      "Check the database SVC_DATABASE_URL names, changing nothing: SQLite's full integrity check, or that PostgreSQL's svc tables are migrated and read. Exit 1 on a problem.",
     async run(args, env, io) {
       if (args.length > 0) return usageError(io, "check", "check takes no arguments; it reads SVC_DATABASE_URL");
       const { database } = parseConfig(env);
@@ -88,12 +92,16 @@ const COMMANDS: Record<string, Command> = {
   },
   healthcheck: {
     usage: "svc healthcheck",
-    summary: "Exit 0 when the svc on SVC_HOST:SVC_PORT answers /svc/health/ready with 200 (for a container HEALTHCHECK).",
+    summary:
+      "Exit 0 when the svc on SVC_HOST:SVC_PORT answers /svc/health/ready with 200 (for a container HEALTHCHECK).",
     async run(_, env, io) {
       const config = parseConfig(env);
       const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
       try {
-        const response = await fetch(`http://${host.includes(":") ? `[${host}]` : host}:${config.port}/svc/health/ready`, { signal: AbortSignal.timeout(3000) });
+        const response = await fetch(
+          `http://${host.includes(":") ? `[${host}]` : host}:${config.port}/svc/health/ready`,
+          { signal: AbortSignal.timeout(3000) },
+        );
         if (response.ok) return 0;
         io.err.write(`svc healthcheck: not ready (${response.status})\n`);
       } catch (error) {

@@ -129,10 +129,17 @@ function trustProxy(env: Env): number {
 function origins(env: Env): string[] {
   const value = env.SVC_CORS_ORIGINS;
   if (value === undefined || value.trim() === "") return [];
-  const list = value.split(",").map((o) => o.trim()).filter(Boolean);
+  const list = value
+    .split(",")
+    .map((o) => o.trim())
+    .filter(Boolean);
   for (const origin of list) {
     if (!URL.canParse(origin) || new URL(origin).origin !== origin) {
-      throw new ConfigError("SVC_CORS_ORIGINS", "a comma-separated list of origins such as https://app.example.com", origin);
+      throw new ConfigError(
+        "SVC_CORS_ORIGINS",
+        "a comma-separated list of origins such as https://app.example.com",
+        origin,
+      );
     }
   }
   return list;
@@ -143,17 +150,29 @@ function jwtSecret(env: Env, production: boolean): Config["jwt"] {
   const raw = env.SVC_JWT_SECRET;
   if (raw === undefined || raw === "") {
     if (production) {
-      throw new ConfigError("SVC_JWT_SECRET", `required in production: at least ${MIN_SECRET_BYTES} bytes; ${MAKE_A_SECRET}`, "");
+      throw new ConfigError(
+        "SVC_JWT_SECRET",
+        `required in production: at least ${MIN_SECRET_BYTES} bytes; ${MAKE_A_SECRET}`,
+        "",
+      );
     }
     return { secret: crypto.getRandomValues(new Uint8Array(MIN_SECRET_BYTES)), ephemeral: true, ttlSeconds };
   }
   const secret = new TextEncoder().encode(raw);
   if (secret.byteLength < MIN_SECRET_BYTES) {
-    throw new ConfigError("SVC_JWT_SECRET", `at least ${MIN_SECRET_BYTES} bytes; ${MAKE_A_SECRET}`, `${secret.byteLength} bytes`);
+    throw new ConfigError(
+      "SVC_JWT_SECRET",
+      `at least ${MIN_SECRET_BYTES} bytes; ${MAKE_A_SECRET}`,
+      `${secret.byteLength} bytes`,
+    );
   }
   const distinct = new Set(secret).size;
   if (distinct < MIN_SECRET_DISTINCT_BYTES) {
-    throw new ConfigError("SVC_JWT_SECRET", `at least ${MIN_SECRET_DISTINCT_BYTES} distinct byte values; ${MAKE_A_SECRET}`, `${distinct} distinct bytes`);
+    throw new ConfigError(
+      "SVC_JWT_SECRET",
+      `at least ${MIN_SECRET_DISTINCT_BYTES} distinct byte values; ${MAKE_A_SECRET}`,
+      `${distinct} distinct bytes`,
+    );
   }
   return { secret, ephemeral: false, ttlSeconds };
 }
@@ -170,9 +189,15 @@ export function parseDatabaseUrl(url: string, env: Env, name: string): DatabaseC
     connectTimeoutS: duration(env, "SVC_DB_CONNECT_TIMEOUT", "5s", 1, 300),
     statementTimeoutMs: duration(env, "SVC_DB_STATEMENT_TIMEOUT", "5s", 1, 3600) * 1000,
   };
-  if (url.startsWith("sqlite:") && url.length > "sqlite:".length) return { kind: "sqlite", path: url.slice("sqlite:".length) };
-  if (/^postgres(ql)?:\/\//.test(url) && URL.canParse(url) && new URL(url).hostname !== "") return { kind: "postgres", url, ...pool };
-  throw new ConfigError(name, "sqlite:<path>, sqlite::memory: or postgres://user:password@host:port/database", redactUrl(url));
+  if (url.startsWith("sqlite:") && url.length > "sqlite:".length)
+    return { kind: "sqlite", path: url.slice("sqlite:".length) };
+  if (/^postgres(ql)?:\/\//.test(url) && URL.canParse(url) && new URL(url).hostname !== "")
+    return { kind: "postgres", url, ...pool };
+  throw new ConfigError(
+    name,
+    "sqlite:<path>, sqlite::memory: or postgres://user:password@host:port/database",
+    redactUrl(url),
+  );
 }
 
 /** The URL without its password, for logs and error messages. */

@@ -72,7 +72,9 @@ export const UNKNOWN_FIELD = "is not a known field";
 /** The detail of a validation failure: unknown fields named first, since they are the likelier slip. */
 export function validationDetail(errors: FieldError[]): string {
   const unknown = errors.filter((e) => e.message === UNKNOWN_FIELD).map((e) => e.field);
-  return unknown.length > 0 ? `Unknown field(s): ${unknown.join(", ")}.` : `Invalid value for ${errors.map((e) => e.field).join(", ")}.`;
+  return unknown.length > 0
+    ? `Unknown field(s): ${unknown.join(", ")}.`
+    : `Invalid value for ${errors.map((e) => e.field).join(", ")}.`;
 }
 
 /** A validation failure naming every invalid field. */

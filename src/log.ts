@@ -47,8 +47,16 @@ const INFO = 30;
  */
 export function createLoggers(level: LogLevel, destination?: DestinationStream): Loggers {
   // Errors are logged through safeError: never the values a failed statement carried.
-  const options = { level, base: { service: "svc" }, timestamp: pino.stdTimeFunctions.isoTime, serializers: { err: safeError } };
-  const redact = { paths: ["password", "*.password", "token", "*.token", "authorization", "*.authorization"], censor: "[redacted]" };
+  const options = {
+    level,
+    base: { service: "svc" },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    serializers: { err: safeError },
+  };
+  const redact = {
+    paths: ["password", "*.password", "token", "*.token", "authorization", "*.authorization"],
+    censor: "[redacted]",
+  };
   if (destination) {
     const logger = pino({ ...options, redact }, destination);
     return { logger, access: accessLog(logger, (line) => void destination.write(line)), flush: () => {} };

@@ -25,9 +25,22 @@ export function createMetrics(store: Store): Metrics {
   const requests = new RequestMetrics();
   registry.registerMetric(requests.counter);
   registry.registerMetric(requests.histogram);
-  const operations = new Counter({ name: "svc_graphql_operations_total", help: "GraphQL operations by name and outcome (ok, error, invalid).", labelNames: ["operation", "outcome"], registers: [registry] });
-  const failedLogins = new Counter({ name: "svc_login_failures_total", help: "Logins refused for a wrong username or password.", registers: [registry] });
-  const throttledLogins = new Counter({ name: "svc_login_throttled_total", help: "Logins refused because the account or client was blocked.", registers: [registry] });
+  const operations = new Counter({
+    name: "svc_graphql_operations_total",
+    help: "GraphQL operations by name and outcome (ok, error, invalid).",
+    labelNames: ["operation", "outcome"],
+    registers: [registry],
+  });
+  const failedLogins = new Counter({
+    name: "svc_login_failures_total",
+    help: "Logins refused for a wrong username or password.",
+    registers: [registry],
+  });
+  const throttledLogins = new Counter({
+    name: "svc_login_throttled_total",
+    help: "Logins refused because the account or client was blocked.",
+    registers: [registry],
+  });
   new Gauge({
     name: "svc_db_pool_connections",
     help: "Database connections: the pool's size, and how many are busy.",
@@ -70,7 +83,9 @@ export function createMetrics(store: Store): Metrics {
 /** GET /svc/metrics in Prometheus' text format. */
 export function metricsRoutes(metrics: Metrics) {
   return new Elysia({ name: "svc/metrics" }).get("/svc/metrics", async () => {
-    return new Response(await metrics.registry.metrics(), { headers: { "content-type": metrics.registry.contentType } });
+    return new Response(await metrics.registry.metrics(), {
+      headers: { "content-type": metrics.registry.contentType },
+    });
   });
 }
 
@@ -102,7 +117,12 @@ class RequestMetrics {
     if (!byMethod) byStatus.set(status, (byMethod = new Map()));
     let series = byMethod.get(method);
     if (!series) {
-      series = { labels: { method, route, status: String(status) }, buckets: new Array<number>(BUCKETS.length + 1).fill(0), sum: 0, count: 0 };
+      series = {
+        labels: { method, route, status: String(status) },
+        buckets: new Array<number>(BUCKETS.length + 1).fill(0),
+        sum: 0,
+        count: 0,
+      };
       byMethod.set(method, series);
       this.series.push(series);
     }
@@ -117,19 +137,27 @@ class RequestMetrics {
     this.series.map((s) => ({ labels: s.labels, value: s.count })),
   );
 
-  readonly histogram = computed("svc_http_request_duration_seconds", "HTTP request duration by method, route and status.", "histogram", () =>
-    this.series.flatMap((s) => {
-      let cumulative = 0;
-      const buckets = s.buckets.map((n, i) => {
-        cumulative += n;
-        const le = i < BUCKETS.length ? BUCKETS[i]! : "+Inf";
-        return { metricName: "svc_http_request_duration_seconds_bucket", labels: { ...s.labels, le }, value: cumulative };
-      });
-      return [
-        ...buckets,
-        { metricName: "svc_http_request_duration_seconds_sum", labels: s.labels, value: s.sum },
-        { metricName: "svc_http_request_duration_seconds_count", labels: s.labels, value: s.count },
-      ];
-    }),
+  readonly histogram = computed(
+    "svc_http_request_duration_seconds",
+    "HTTP request duration by method, route and status.",
+    "histogram",
+    () =>
+      this.series.flatMap((s) => {
+        let cumulative = 0;
+        const buckets = s.buckets.map((n, i) => {
+          cumulative += n;
+          const le = i < BUCKETS.length ? BUCKETS[i]! : "+Inf";
+          return {
+            metricName: "svc_http_request_duration_seconds_bucket",
+            labels: { ...s.labels, le },
+            value: cumulative,
+          };
+        });
+        return [
+          ...buckets,
+          { metricName: "svc_http_request_duration_seconds_sum", labels: s.labels, value: s.sum },
+          { metricName: "svc_http_request_duration_seconds_count", labels: s.labels, value: s.count },
+        ];
+      }),
   );
 }

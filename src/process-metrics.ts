@@ -8,10 +8,21 @@ import { version } from "../package.json";
 const LAG_SAMPLE_MS = 500;
 
 /** A metric computed when scraped, in prom-client's format (only what the registry reads of it). */
-export function computed(name: string, help: string, type: "counter" | "gauge" | "histogram", values: () => object[]): Metric {
+export function computed(
+  name: string,
+  help: string,
+  type: "counter" | "gauge" | "histogram",
+  values: () => object[],
+): Metric {
   // The registry reads name, help, type, aggregator and get(); Metric's other members are for callers
   // of a metric, which these have none of (hence the cast).
-  return { name, help, type, aggregator: "sum", get: async () => ({ name, help, type, aggregator: "sum", values: values() }) } as unknown as Metric;
+  return {
+    name,
+    help,
+    type,
+    aggregator: "sum",
+    get: async () => ({ name, help, type, aggregator: "sum", values: values() }),
+  } as unknown as Metric;
 }
 
 export function registerProcessMetrics(registry: Registry): void {
@@ -28,21 +39,60 @@ export function registerProcessMetrics(registry: Registry): void {
   const one = (value: number) => () => [{ labels: {}, value }];
   const now = (read: () => number) => () => [{ labels: {}, value: read() }];
   const metrics = [
-    computed("svc_build_info", "svc's version and the Bun that runs it; always 1.", "gauge", () => [{ labels: { version, bun: Bun.version }, value: 1 }]),
+    computed("svc_build_info", "svc's version and the Bun that runs it; always 1.", "gauge", () => [
+      { labels: { version, bun: Bun.version }, value: 1 },
+    ]),
     computed("svc_process_start_time_seconds", "When the process started, in Unix seconds.", "gauge", one(startedAt)),
-    computed("svc_process_cpu_user_seconds_total", "CPU time spent in user mode.", "counter", now(() => process.cpuUsage().user / 1e6)),
-    computed("svc_process_cpu_system_seconds_total", "CPU time spent in the kernel.", "counter", now(() => process.cpuUsage().system / 1e6)),
-    computed("svc_process_resident_memory_bytes", "Resident memory (RSS).", "gauge", now(() => process.memoryUsage().rss)),
-    computed("svc_js_heap_used_bytes", "JavaScript heap in use (JavaScriptCore).", "gauge", now(() => process.memoryUsage().heapUsed)),
-    computed("svc_js_heap_size_bytes", "JavaScript heap size (JavaScriptCore).", "gauge", now(() => process.memoryUsage().heapTotal)),
-    computed("svc_event_loop_lag_seconds", `The longest delay of a ${LAG_SAMPLE_MS} ms timer since the last scrape.`, "gauge", () => {
-      const lag = Math.max(0, worstLag);
-      worstLag = 0;
-      return [{ labels: {}, value: lag }];
-    }),
+    computed(
+      "svc_process_cpu_user_seconds_total",
+      "CPU time spent in user mode.",
+      "counter",
+      now(() => process.cpuUsage().user / 1e6),
+    ),
+    computed(
+      "svc_process_cpu_system_seconds_total",
+      "CPU time spent in the kernel.",
+      "counter",
+      now(() => process.cpuUsage().system / 1e6),
+    ),
+    computed(
+      "svc_process_resident_memory_bytes",
+      "Resident memory (RSS).",
+      "gauge",
+      now(() => process.memoryUsage().rss),
+    ),
+    computed(
+      "svc_js_heap_used_bytes",
+      "JavaScript heap in use (JavaScriptCore).",
+      "gauge",
+      now(() => process.memoryUsage().heapUsed),
+    ),
+    computed(
+      "svc_js_heap_size_bytes",
+      "JavaScript heap size (JavaScriptCore).",
+      "gauge",
+      now(() => process.memoryUsage().heapTotal),
+    ),
+    computed(
+      "svc_event_loop_lag_seconds",
+      `The longest delay of a ${LAG_SAMPLE_MS} ms timer since the last scrape.`,
+      "gauge",
+      () => {
+        const lag = Math.max(0, worstLag);
+        worstLag = 0;
+        return [{ labels: {}, value: lag }];
+      },
+    ),
   ];
   if (process.platform === "linux") {
-    metrics.push(computed("svc_process_open_fds", "Open file descriptors.", "gauge", now(() => readdirSync("/proc/self/fd").length)));
+    metrics.push(
+      computed(
+        "svc_process_open_fds",
+        "Open file descriptors.",
+        "gauge",
+        now(() => readdirSync("/proc/self/fd").length),
+      ),
+    );
   }
   for (const metric of metrics) registry.registerMetric(metric);
 }

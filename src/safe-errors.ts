@@ -28,7 +28,11 @@ const FAILING_ROW = /Failing row contains \([\s\S]*?\)(?=\.?\s*$|\n)/gm;
 
 /** The text with statement parameters, password hashes, tokens and quoted rows taken out. */
 export function scrub(text: string): string {
-  return text.replace(PARAMS, "").replace(ARGON2_HASH, "[hash]").replace(JWT, "[token]").replace(FAILING_ROW, "Failing row contains (…)");
+  return text
+    .replace(PARAMS, "")
+    .replace(ARGON2_HASH, "[hash]")
+    .replace(JWT, "[token]")
+    .replace(FAILING_ROW, "Failing row contains (…)");
 }
 
 /** The error for a log line: only fields known to hold no data, every text scrubbed, causes likewise. */

@@ -35,7 +35,8 @@ export async function serve(config: Config): Promise<void> {
   }
   const address = `http://${server.hostname}:${server.port}`;
   logger.info({ version, environment: config.env, address, database }, "svc listening");
-  if (config.jwt.ephemeral) logger.warn("SVC_JWT_SECRET is not set: a random secret is in use, so tokens end with this process");
+  if (config.jwt.ephemeral)
+    logger.warn("SVC_JWT_SECRET is not set: a random secret is in use, so tokens end with this process");
 
   let stopping = false;
   async function shutdown(signal: string): Promise<void> {

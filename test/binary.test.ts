@@ -14,10 +14,22 @@ let binary: string;
 beforeAll(async () => {
   workdir = mkdtempSync(join(tmpdir(), "svc-binary-"));
   // The same flags as package.json's build script.
-  const build = Bun.spawnSync([process.execPath, "build", "--compile", "--minify", "--bytecode", "src/main.ts", "--outfile", join(workdir, "build", "svc")], {
-    cwd: join(import.meta.dir, ".."),
-    stderr: "pipe",
-  });
+  const build = Bun.spawnSync(
+    [
+      process.execPath,
+      "build",
+      "--compile",
+      "--minify",
+      "--bytecode",
+      "src/main.ts",
+      "--outfile",
+      join(workdir, "build", "svc"),
+    ],
+    {
+      cwd: join(import.meta.dir, ".."),
+      stderr: "pipe",
+    },
+  );
   if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`);
   binary = join(workdir, "build", "svc");
 }, 120_000);
@@ -75,7 +87,11 @@ async function json(base: string, method: string, path: string, body?: unknown, 
   const headers: Record<string, string> = {};
   if (body !== undefined) headers["content-type"] = "application/json";
   if (token) headers.authorization = `Bearer ${token}`;
-  const response = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await response.text();
   return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
 }
@@ -90,16 +106,34 @@ describe("the compiled binary, alone in an empty folder", () => {
     expect(health.status).toBe(200);
     expect(health.headers.get("server")).toBeNull();
     expect(health.headers.get("x-powered-by")).toBeNull();
-    expect(health.body).toMatchObject({ service: "svc", environment: "development", status: "ok", checks: { database: "ok" } });
+    expect(health.body).toMatchObject({
+      service: "svc",
+      environment: "development",
+      status: "ok",
+      checks: { database: "ok" },
+    });
 
-    const created = await json(first.base, "POST", "/svc-api/v1/users/create", { username: "ann", email: "ann@example.com", password: "correct horse" });
+    const created = await json(first.base, "POST", "/svc-api/v1/users/create", {
+      username: "ann",
+      email: "ann@example.com",
+      password: "correct horse",
+    });
     expect(created.status).toBe(201);
-    const login = await json(first.base, "POST", "/svc-api/v1/auth/login", { username: "ann", password: "correct horse" });
+    const login = await json(first.base, "POST", "/svc-api/v1/auth/login", {
+      username: "ann",
+      password: "correct horse",
+    });
     expect(login.status).toBe(200);
     const token = login.body.token;
     expect((await json(first.base, "GET", "/svc-api/v1/users/all", undefined, token)).body).toHaveLength(1);
 
-    const mutation = await json(first.base, "POST", "/graphql", { query: 'mutation { createCategory(input: { name: "Books" }) { id colorHex } }' }, token);
+    const mutation = await json(
+      first.base,
+      "POST",
+      "/graphql",
+      { query: 'mutation { createCategory(input: { name: "Books" }) { id colorHex } }' },
+      token,
+    );
     expect(mutation.body.data.createCategory.colorHex).toBe("#64748B");
 
     const playground = await fetch(`${first.base}/graphql/playground`);
@@ -124,7 +158,10 @@ describe("the compiled binary, alone in an empty folder", () => {
     // Same secret, same database: the token from before the restart still works.
     const list = await json(second.base, "POST", "/graphql", { query: "{ categories { name } }" }, token);
     expect(list.body).toEqual({ data: { categories: [{ name: "Books" }] } });
-    expect((await json(second.base, "POST", "/svc-api/v1/auth/login", { username: "ann", password: "correct horse" })).status).toBe(200);
+    expect(
+      (await json(second.base, "POST", "/svc-api/v1/auth/login", { username: "ann", password: "correct horse" }))
+        .status,
+    ).toBe(200);
     expect(await stop(second)).toBe(0);
   }, 30_000);
 
@@ -132,7 +169,11 @@ describe("the compiled binary, alone in an empty folder", () => {
     const dir = emptyFolderWithBinary();
     const running = await start(dir, { SVC_MAX_BODY_BYTES: "2048" });
     const big = JSON.stringify({ username: "x".repeat(3000) });
-    const declared = await fetch(`${running.base}/svc-api/v1/users/create`, { method: "POST", headers: { "content-type": "application/json" }, body: big });
+    const declared = await fetch(`${running.base}/svc-api/v1/users/create`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: big,
+    });
     expect(declared.status).toBe(413);
     expect(((await declared.json()) as { code: string }).code).toBe("payload_too_large");
     const chunked = await fetch(`${running.base}/svc-api/v1/users/create`, {
@@ -141,7 +182,11 @@ describe("the compiled binary, alone in an empty folder", () => {
       body: new Blob([big]).stream(),
     });
     expect(chunked.status).toBe(413);
-    const huge = await fetch(`${running.base}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: "x".repeat(10_000) });
+    const huge = await fetch(`${running.base}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "x".repeat(10_000),
+    });
     expect(huge.status).toBe(413);
     expect(await stop(running)).toBe(0);
   }, 30_000);
@@ -163,31 +208,53 @@ describe("the compiled binary, alone in an empty folder", () => {
 
     const body = join(workdir, "20MiB.json");
     await Bun.write(body, "x".repeat(20 * 1024 * 1024));
-    const curl = Bun.spawnSync(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "content-type: application/json", "-H", "expect: 100-continue", "--data-binary", `@${body}`, `${running.base}/svc-api/v1/users/create`]);
+    const curl = Bun.spawnSync([
+      "curl",
+      "-s",
+      "-o",
+      "/dev/null",
+      "-w",
+      "%{http_code}",
+      "-H",
+      "content-type: application/json",
+      "-H",
+      "expect: 100-continue",
+      "--data-binary",
+      `@${body}`,
+      `${running.base}/svc-api/v1/users/create`,
+    ]);
     expect(curl.stdout.toString()).toBe("413");
     expect(await stop(running)).toBe(0);
   }, 60_000);
 
-  test.each(["SIGTERM", "SIGHUP", "SIGINT"] as const)("%s lets in-flight requests finish, writes every access line, then exits 0", async (signal) => {
-    const dir = emptyFolderWithBinary();
-    const running = await start(dir, { SVC_LOG_LEVEL: "debug" });
-    // Sign-ups do real argon2id work, so they are still in flight when the signal lands.
-    const count = 12; // argon2id runs two at a time on two cores: most are still hashing when the signal lands
-    const inFlight = Array.from({ length: count }, (_, i) =>
-      json(running.base, "POST", "/svc-api/v1/users/create", { username: `user${i}`, email: `u${i}@example.com`, password: "correct horse" }),
-    );
-    const started = () => running.output().split('"msg":"request started"').length - 1;
-    while (started() < count) await Bun.sleep(1);
-    running.proc.kill(signal);
-    const replies = await Promise.all(inFlight);
-    expect(replies.map((r) => r.status)).toEqual(Array(count).fill(201));
-    expect(await running.proc.exited).toBe(0);
-    // At least one sign-up finished after the signal arrived: the drain was real.
-    const log = running.output();
-    expect(log).toContain(`"signal":"${signal}"`);
-    expect(log.lastIndexOf('"status":201')).toBeGreaterThan(log.indexOf('"svc stopping'));
-    expect(log.split('"msg":"request completed"').length - 1).toBe(count);
-  }, 30_000);
+  test.each(["SIGTERM", "SIGHUP", "SIGINT"] as const)(
+    "%s lets in-flight requests finish, writes every access line, then exits 0",
+    async (signal) => {
+      const dir = emptyFolderWithBinary();
+      const running = await start(dir, { SVC_LOG_LEVEL: "debug" });
+      // Sign-ups do real argon2id work, so they are still in flight when the signal lands.
+      const count = 12; // argon2id runs two at a time on two cores: most are still hashing when the signal lands
+      const inFlight = Array.from({ length: count }, (_, i) =>
+        json(running.base, "POST", "/svc-api/v1/users/create", {
+          username: `user${i}`,
+          email: `u${i}@example.com`,
+          password: "correct horse",
+        }),
+      );
+      const started = () => running.output().split('"msg":"request started"').length - 1;
+      while (started() < count) await Bun.sleep(1);
+      running.proc.kill(signal);
+      const replies = await Promise.all(inFlight);
+      expect(replies.map((r) => r.status)).toEqual(Array(count).fill(201));
+      expect(await running.proc.exited).toBe(0);
+      // At least one sign-up finished after the signal arrived: the drain was real.
+      const log = running.output();
+      expect(log).toContain(`"signal":"${signal}"`);
+      expect(log.lastIndexOf('"status":201')).toBeGreaterThan(log.indexOf('"svc stopping'));
+      expect(log.split('"msg":"request completed"').length - 1).toBe(count);
+    },
+    30_000,
+  );
 
   test("every acknowledged write survives kill -9 under load", async () => {
     const dir = emptyFolderWithBinary();
@@ -200,7 +267,11 @@ describe("the compiled binary, alone in an empty folder", () => {
       while (!killed && next < 2000) {
         const username = `load${next++}`;
         try {
-          const reply = await json(running.base, "POST", "/svc-api/v1/users/create", { username, email: `${username}@example.com`, password: "correct horse" });
+          const reply = await json(running.base, "POST", "/svc-api/v1/users/create", {
+            username,
+            email: `${username}@example.com`,
+            password: "correct horse",
+          });
           if (reply.status === 201) acknowledged.push(username);
         } catch {
           return; // the connection died with the process: not acknowledged
@@ -215,7 +286,10 @@ describe("the compiled binary, alone in an empty folder", () => {
     expect(await running.proc.exited).not.toBe(0);
 
     const again = await start(dir);
-    const login = await json(again.base, "POST", "/svc-api/v1/auth/login", { username: acknowledged[0], password: "correct horse" });
+    const login = await json(again.base, "POST", "/svc-api/v1/auth/login", {
+      username: acknowledged[0],
+      password: "correct horse",
+    });
     const listed = await json(again.base, "GET", "/svc-api/v1/users/all?limit=1000", undefined, login.body.token);
     const stored = new Set(listed.body.map((u: { username: string }) => u.username));
     expect(acknowledged.filter((name) => !stored.has(name))).toEqual([]);
@@ -230,7 +304,10 @@ describe("the compiled binary, alone in an empty folder", () => {
       [{ SVC_GRAPHQL_AUTH: "maybe" }, "SVC_GRAPHQL_AUTH"],
     ];
     for (const [env, variable] of cases) {
-      const proc = Bun.spawnSync([join(dir, "svc")], { cwd: dir, env: { PATH: process.env.PATH ?? "", SVC_PORT: "0", ...env } });
+      const proc = Bun.spawnSync([join(dir, "svc")], {
+        cwd: dir,
+        env: { PATH: process.env.PATH ?? "", SVC_PORT: "0", ...env },
+      });
       expect(proc.exitCode).toBe(2);
       const lines = proc.stderr.toString().trim().split("\n");
       expect(lines).toHaveLength(1);
@@ -242,18 +319,49 @@ describe("the compiled binary, alone in an empty folder", () => {
   test("GraphQL syntax errors and limit refusals are the client's, not the server's: their codes, and no error log line", async () => {
     const running = await start(emptyFolderWithBinary(), { SVC_GRAPHQL_AUTH: "off" });
     const ask = async (query: string, accept: string) => {
-      const response = await fetch(`${running.base}/graphql`, { method: "POST", headers: { "content-type": "application/json", accept }, body: JSON.stringify({ query }) });
+      const response = await fetch(`${running.base}/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept },
+        body: JSON.stringify({ query }),
+      });
       return { status: response.status, body: await response.json() };
     };
     const syntax = await ask("{ categories { id ", "application/graphql-response+json");
-    expect(syntax).toEqual({ status: 400, body: { errors: [{ message: "Syntax Error: Expected Name, found <EOF>.", locations: [{ line: 1, column: 19 }], extensions: { code: "GRAPHQL_PARSE_FAILED" } }] } });
-    expect((await ask("{ categories { id ", "application/json")).body.errors[0].extensions.code).toBe("GRAPHQL_PARSE_FAILED");
+    expect(syntax).toEqual({
+      status: 400,
+      body: {
+        errors: [
+          {
+            message: "Syntax Error: Expected Name, found <EOF>.",
+            locations: [{ line: 1, column: 19 }],
+            extensions: { code: "GRAPHQL_PARSE_FAILED" },
+          },
+        ],
+      },
+    });
+    expect((await ask("{ categories { id ", "application/json")).body.errors[0].extensions.code).toBe(
+      "GRAPHQL_PARSE_FAILED",
+    );
     const tokens = await ask(`{ categories { ${"id ".repeat(1000)} } }`, "application/graphql-response+json");
-    expect({ status: tokens.status, code: tokens.body.errors[0].extensions.code }).toEqual({ status: 400, code: "QUERY_LIMIT_EXCEEDED" });
-    const aliases = await ask(`{ ${Array.from({ length: 11 }, (_, i) => `a${i}: categories { id }`).join(" ")} }`, "application/graphql-response+json");
-    expect({ status: aliases.status, code: aliases.body.errors[0].extensions.code }).toEqual({ status: 400, code: "QUERY_LIMIT_EXCEEDED" });
+    expect({ status: tokens.status, code: tokens.body.errors[0].extensions.code }).toEqual({
+      status: 400,
+      code: "QUERY_LIMIT_EXCEEDED",
+    });
+    const aliases = await ask(
+      `{ ${Array.from({ length: 11 }, (_, i) => `a${i}: categories { id }`).join(" ")} }`,
+      "application/graphql-response+json",
+    );
+    expect({ status: aliases.status, code: aliases.body.errors[0].extensions.code }).toEqual({
+      status: 400,
+      code: "QUERY_LIMIT_EXCEEDED",
+    });
     expect(await stop(running)).toBe(0);
-    expect(running.output().split("\n").filter((line) => line.includes('"level":50'))).toEqual([]);
+    expect(
+      running
+        .output()
+        .split("\n")
+        .filter((line) => line.includes('"level":50')),
+    ).toEqual([]);
   }, 30_000);
 
   test("a second svc on a taken port exits 1 with one line, unless SVC_REUSE_PORT=true", async () => {
@@ -286,7 +394,9 @@ describe("the compiled binary, alone in an empty folder", () => {
     const blocks = [...readme.matchAll(/<!-- walkthrough[^>]*-->\n```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
     expect(blocks.length).toBe(2);
     const running = await start(emptyFolderWithBinary());
-    const script = Bun.spawnSync(["bash", "-c", `set -euo pipefail\n${blocks.join("\n")}`], { env: { PATH: process.env.PATH ?? "", SVC: running.base } });
+    const script = Bun.spawnSync(["bash", "-c", `set -euo pipefail\n${blocks.join("\n")}`], {
+      env: { PATH: process.env.PATH ?? "", SVC: running.base },
+    });
     const out = script.stdout.toString();
     expect({ code: script.exitCode, stderr: script.stderr.toString() }).toEqual({ code: 0, stderr: "" });
     expect(out).not.toContain('"errors"');
@@ -300,7 +410,12 @@ describe("the compiled binary, alone in an empty folder", () => {
   test("a start-up failure is one line with its cause, and exit 1", async () => {
     const dir = emptyFolderWithBinary();
     const failing = async (env: Record<string, string>) => {
-      const proc = Bun.spawn([join(dir, "svc")], { cwd: dir, env: { PATH: process.env.PATH ?? "", SVC_PORT: "0", ...env }, stdout: "pipe", stderr: "pipe" });
+      const proc = Bun.spawn([join(dir, "svc")], {
+        cwd: dir,
+        env: { PATH: process.env.PATH ?? "", SVC_PORT: "0", ...env },
+        stdout: "pipe",
+        stderr: "pipe",
+      });
       const timer = setTimeout(() => proc.kill("SIGKILL"), 15_000);
       const code = await proc.exited;
       clearTimeout(timer);
@@ -311,10 +426,17 @@ describe("the compiled binary, alone in an empty folder", () => {
       expect({ code, lines: lines.length }).toEqual({ code: 1, lines: 1 });
       expect(lines[0]).toContain(cause);
       // The statement, if named at all, comes after the cause.
-      if (lines[0]!.includes("Failed query")) expect(lines[0]!.indexOf(cause)).toBeLessThan(lines[0]!.indexOf("Failed query"));
+      if (lines[0]!.includes("Failed query"))
+        expect(lines[0]!.indexOf(cause)).toBeLessThan(lines[0]!.indexOf("Failed query"));
     };
-    await expectOneLine({ SVC_HOST: "256.1.1.1" }, "svc: cannot listen on 256.1.1.1:0: SVC_HOST is not an address or a host name this machine can resolve");
-    await expectOneLine({ SVC_HOST: "192.0.2.1" }, "svc: cannot listen on 192.0.2.1:0: SVC_HOST is not an address of this machine");
+    await expectOneLine(
+      { SVC_HOST: "256.1.1.1" },
+      "svc: cannot listen on 256.1.1.1:0: SVC_HOST is not an address or a host name this machine can resolve",
+    );
+    await expectOneLine(
+      { SVC_HOST: "192.0.2.1" },
+      "svc: cannot listen on 192.0.2.1:0: SVC_HOST is not an address of this machine",
+    );
     if (!pgAvailable) return;
     // A role that may connect but not create svc's tables: the cause must show, not just "Failed query: CREATE …".
     const database = await createTestDatabase("nopriv");
@@ -338,9 +460,21 @@ describe("the compiled binary, alone in an empty folder", () => {
     const dir = emptyFolderWithBinary();
     const running = await start(dir, { SVC_ENV: "production" });
     expect((await fetch(`${running.base}/graphql/playground`)).status).toBe(404);
-    await json(running.base, "POST", "/svc-api/v1/users/create", { username: "ann", email: "ann@example.com", password: "correct horse" });
-    const token = (await json(running.base, "POST", "/svc-api/v1/auth/login", { username: "ann", password: "correct horse" })).body.token;
-    const introspection = await json(running.base, "POST", "/graphql", { query: "{ __schema { types { name } } }" }, token);
+    await json(running.base, "POST", "/svc-api/v1/users/create", {
+      username: "ann",
+      email: "ann@example.com",
+      password: "correct horse",
+    });
+    const token = (
+      await json(running.base, "POST", "/svc-api/v1/auth/login", { username: "ann", password: "correct horse" })
+    ).body.token;
+    const introspection = await json(
+      running.base,
+      "POST",
+      "/graphql",
+      { query: "{ __schema { types { name } } }" },
+      token,
+    );
     expect(introspection.body.data).toBeUndefined();
     expect(await stop(running)).toBe(0);
   }, 30_000);
@@ -352,13 +486,28 @@ describe("the compiled binary, alone in an empty folder", () => {
       const database = await createTestDatabase("binary");
       try {
         const onSqlite = await start(dir);
-        await json(onSqlite.base, "POST", "/svc-api/v1/users/create", { username: "ann", email: "ann@example.com", password: "correct horse" });
-        const token = (await json(onSqlite.base, "POST", "/svc-api/v1/auth/login", { username: "ann", password: "correct horse" })).body.token;
-        await json(onSqlite.base, "POST", "/graphql", { query: 'mutation { createCategory(input: { name: "Moved" }) { id } }' }, token);
+        await json(onSqlite.base, "POST", "/svc-api/v1/users/create", {
+          username: "ann",
+          email: "ann@example.com",
+          password: "correct horse",
+        });
+        const token = (
+          await json(onSqlite.base, "POST", "/svc-api/v1/auth/login", { username: "ann", password: "correct horse" })
+        ).body.token;
+        await json(
+          onSqlite.base,
+          "POST",
+          "/graphql",
+          { query: 'mutation { createCategory(input: { name: "Moved" }) { id } }' },
+          token,
+        );
         expect(await stop(onSqlite)).toBe(0);
 
         const copy = (from: string, to: string, ...extra: string[]) =>
-          Bun.spawnSync([join(dir, "svc"), "copy", "--from", from, "--to", to, ...extra], { cwd: dir, env: { PATH: process.env.PATH ?? "" } });
+          Bun.spawnSync([join(dir, "svc"), "copy", "--from", from, "--to", to, ...extra], {
+            cwd: dir,
+            env: { PATH: process.env.PATH ?? "" },
+          });
         const first = copy("sqlite:data/svc.db", database.url);
         expect(first.exitCode).toBe(0);
         expect(first.stderr.toString()).toContain("copied 1 users and 1 categories; counts match the source");
@@ -368,18 +517,37 @@ describe("the compiled binary, alone in an empty folder", () => {
         expect(copy("sqlite:data/svc.db", database.url, "--force").exitCode).toBe(0);
 
         const onPostgres = await start(dir, { SVC_DATABASE_URL: database.url });
-        expect((await json(onPostgres.base, "GET", "/svc/health")).body.checks).toEqual({ database: "ok", storage: "ok" });
+        expect((await json(onPostgres.base, "GET", "/svc/health")).body.checks).toEqual({
+          database: "ok",
+          storage: "ok",
+        });
         // The token issued on SQLite still works: same secret, same user id and token version.
-        expect((await json(onPostgres.base, "POST", "/graphql", { query: "{ categories { name } }" }, token)).body).toEqual({ data: { categories: [{ name: "Moved" }] } });
-        expect((await json(onPostgres.base, "POST", "/svc-api/v1/auth/login", { username: "ann", password: "correct horse" })).status).toBe(200);
-        await json(onPostgres.base, "POST", "/svc-api/v1/users/create", { username: "bob", email: "bob@example.com", password: "correct horse" });
+        expect(
+          (await json(onPostgres.base, "POST", "/graphql", { query: "{ categories { name } }" }, token)).body,
+        ).toEqual({ data: { categories: [{ name: "Moved" }] } });
+        expect(
+          (
+            await json(onPostgres.base, "POST", "/svc-api/v1/auth/login", {
+              username: "ann",
+              password: "correct horse",
+            })
+          ).status,
+        ).toBe(200);
+        await json(onPostgres.base, "POST", "/svc-api/v1/users/create", {
+          username: "bob",
+          email: "bob@example.com",
+          password: "correct horse",
+        });
         expect(await stop(onPostgres)).toBe(0);
 
         const back = copy(database.url, "sqlite:back/svc.db");
         expect(back.exitCode).toBe(0);
         expect(back.stderr.toString()).toContain("copied 2 users and 1 categories");
         const onCopy = await start(dir, { SVC_DATABASE_URL: "sqlite:back/svc.db" });
-        expect((await json(onCopy.base, "POST", "/svc-api/v1/auth/login", { username: "bob", password: "correct horse" })).status).toBe(200);
+        expect(
+          (await json(onCopy.base, "POST", "/svc-api/v1/auth/login", { username: "bob", password: "correct horse" }))
+            .status,
+        ).toBe(200);
         expect(await stop(onCopy)).toBe(0);
       } finally {
         await database.drop();
@@ -392,9 +560,14 @@ describe("the compiled binary, alone in an empty folder", () => {
     const dir = emptyFolderWithBinary();
     const port = String(20000 + Math.floor(Math.random() * 20000));
     const running = await start(dir, { SVC_PORT: port });
-    const run = (...args: string[]) => Bun.spawnSync([join(dir, "svc"), ...args], { cwd: dir, env: { PATH: process.env.PATH ?? "", SVC_PORT: port } });
+    const run = (...args: string[]) =>
+      Bun.spawnSync([join(dir, "svc"), ...args], { cwd: dir, env: { PATH: process.env.PATH ?? "", SVC_PORT: port } });
     expect(run("healthcheck").exitCode).toBe(0);
-    await json(running.base, "POST", "/svc-api/v1/users/create", { username: "ann", email: "ann@example.com", password: "correct horse" });
+    await json(running.base, "POST", "/svc-api/v1/users/create", {
+      username: "ann",
+      email: "ann@example.com",
+      password: "correct horse",
+    });
     const backup = run("backup", "snapshot.db");
     expect(backup.exitCode).toBe(0);
     expect(await stop(running)).toBe(0);
@@ -402,13 +575,17 @@ describe("the compiled binary, alone in an empty folder", () => {
 
     // Restore: serve from the snapshot.
     const restored = await start(dir, { SVC_DATABASE_URL: "sqlite:snapshot.db" });
-    expect((await json(restored.base, "POST", "/svc-api/v1/auth/login", { username: "ann", password: "correct horse" })).status).toBe(200);
+    expect(
+      (await json(restored.base, "POST", "/svc-api/v1/auth/login", { username: "ann", password: "correct horse" }))
+        .status,
+    ).toBe(200);
     expect(await stop(restored)).toBe(0);
   }, 30_000);
 
   test("svc copy rejects bad usage with exit code 2", () => {
     const dir = emptyFolderWithBinary();
-    const run = (...args: string[]) => Bun.spawnSync([join(dir, "svc"), ...args], { cwd: dir, env: { PATH: process.env.PATH ?? "" } });
+    const run = (...args: string[]) =>
+      Bun.spawnSync([join(dir, "svc"), ...args], { cwd: dir, env: { PATH: process.env.PATH ?? "" } });
     expect(run("copy", "--from", "sqlite:a.db").exitCode).toBe(2);
     expect(run("copy", "--from", "sqlite:a.db", "--to", "sqlite:a.db").exitCode).toBe(2);
     const badUrl = run("copy", "--from", "mysql://u:pw@h/db", "--to", "sqlite:b.db");

@@ -6,7 +6,13 @@ test("a bounded map drops the oldest inserted entry, and a key set again counts 
   setBounded(map, "a", 1, 2);
   setBounded(map, "b", 2, 2);
   setBounded(map, "a", 3, 2);
-  expect([...map]).toEqual([["b", 2], ["a", 3]]);
+  expect([...map]).toEqual([
+    ["b", 2],
+    ["a", 3],
+  ]);
   setBounded(map, "c", 4, 2);
-  expect([...map]).toEqual([["a", 3], ["c", 4]]);
+  expect([...map]).toEqual([
+    ["a", 3],
+    ["c", 4],
+  ]);
 });

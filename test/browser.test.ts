@@ -25,7 +25,16 @@ describe.skipIf(!available)("the playground in Chromium", () => {
     // The flags keep Chromium from reaching for the network this machine does not have.
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
     });
   }, 30_000);
   afterAll(async () => {
@@ -37,9 +46,13 @@ describe.skipIf(!available)("the playground in Chromium", () => {
     const page = await browser.newPage();
     const outside: string[] = [];
     page.on("request", (request) => {
-      if (!request.url().startsWith(base) && !request.url().startsWith("blob:") && !request.url().startsWith("data:")) outside.push(request.url());
+      if (!request.url().startsWith(base) && !request.url().startsWith("blob:") && !request.url().startsWith("data:"))
+        outside.push(request.url());
     });
-    const schemaLoaded = page.waitForResponse((r) => r.url() === `${base}/graphql` && (r.request().postData() ?? "").includes("__schema"), { timeout: 20_000 });
+    const schemaLoaded = page.waitForResponse(
+      (r) => r.url() === `${base}/graphql` && (r.request().postData() ?? "").includes("__schema"),
+      { timeout: 20_000 },
+    );
     const opened = await page.goto(`${base}/graphql/playground`);
     // Compressed and cacheable: the page holds GraphiQL's whole 9 MB bundle and changes only with the version.
     expect(opened?.headers()["content-encoding"]).toBe("gzip");

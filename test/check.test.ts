@@ -19,7 +19,13 @@ async function svcDatabase(): Promise<string> {
   const path = join(dir, `${++n}.db`);
   const store = openSqliteStore(path);
   for (let i = 0; i < 600; i++) {
-    await store.users.create({ id: Bun.randomUUIDv7(), username: `user${i}`, email: `user${i}@example.com`, passwordHash: "x".repeat(90), createdAt: new Date().toISOString() });
+    await store.users.create({
+      id: Bun.randomUUIDv7(),
+      username: `user${i}`,
+      email: `user${i}@example.com`,
+      passwordHash: "x".repeat(90),
+      createdAt: new Date().toISOString(),
+    });
   }
   await store.close();
   return path;
@@ -35,7 +41,11 @@ function damage(path: string): void {
 async function check(url: string) {
   let out = "";
   let err = "";
-  const code = await runCli(["check"], { SVC_DATABASE_URL: url }, { out: { write: (t: string) => (out += t) }, err: { write: (t: string) => (err += t) } });
+  const code = await runCli(
+    ["check"],
+    { SVC_DATABASE_URL: url },
+    { out: { write: (t: string) => (out += t) }, err: { write: (t: string) => (err += t) } },
+  );
   return { code, out, err };
 }
 
@@ -74,7 +84,11 @@ describe("a damaged SQLite file", () => {
 
   test("svc check on a missing file says so, and creates nothing", async () => {
     const missing = join(dir, "missing.db");
-    expect(await check(`sqlite:${missing}`)).toEqual({ code: 1, out: "", err: `svc check: sqlite:${missing}: no database at ${missing}\n` });
+    expect(await check(`sqlite:${missing}`)).toEqual({
+      code: 1,
+      out: "",
+      err: `svc check: sqlite:${missing}: no database at ${missing}\n`,
+    });
     expect(await Bun.file(missing).exists()).toBe(false);
   });
 });
@@ -86,7 +100,13 @@ describe.skipIf(!pgAvailable)("svc check on PostgreSQL", () => {
       const bare = await check(database.url);
       expect(bare.code).toBe(1);
       expect(bare.err).toContain("not an svc database");
-      expect((await runCli(["migrate"], { SVC_DATABASE_URL: database.url }, { out: { write: () => true }, err: { write: () => true } }))).toBe(0);
+      expect(
+        await runCli(
+          ["migrate"],
+          { SVC_DATABASE_URL: database.url },
+          { out: { write: () => true }, err: { write: () => true } },
+        ),
+      ).toBe(0);
       const sound = await check(database.url);
       expect(sound.code).toBe(0);
       expect(sound.out).toEndWith(": ok\n");

@@ -14,7 +14,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 async function cli(argv: string[], env: Record<string, string> = {}) {
   let out = "";
   let err = "";
-  const code = await runCli(argv, env, { out: { write: (t: string) => (out += t) }, err: { write: (t: string) => (err += t) } });
+  const code = await runCli(argv, env, {
+    out: { write: (t: string) => (out += t) },
+    err: { write: (t: string) => (err += t) },
+  });
   return { code, out, err };
 }
 
@@ -22,7 +25,8 @@ describe("svc <command>", () => {
   test("--help lists every command; <command> --help describes one", async () => {
     const help = await cli(["--help"]);
     expect(help.code).toBe(0);
-    for (const name of ["serve", "migrate", "backup", "copy", "version", "healthcheck"]) expect(help.out).toContain(`svc ${name === "serve" ? "[serve]" : name}`);
+    for (const name of ["serve", "migrate", "backup", "copy", "version", "healthcheck"])
+      expect(help.out).toContain(`svc ${name === "serve" ? "[serve]" : name}`);
     for (const name of ["serve", "migrate", "backup", "copy", "version", "healthcheck"]) {
       const one = await cli([name, "--help"]);
       expect(one.code).toBe(0);
@@ -61,7 +65,13 @@ describe("svc <command>", () => {
   test("backup writes a consistent copy to a new file, and refuses to overwrite", async () => {
     const path = join(dir, "live", "svc.db");
     const store = openSqliteStore(path); // stays open, as a serving svc would
-    await store.users.create({ id: Bun.randomUUIDv7(), username: "ann", email: "ann@example.com", passwordHash: "h", createdAt: new Date().toISOString() });
+    await store.users.create({
+      id: Bun.randomUUIDv7(),
+      username: "ann",
+      email: "ann@example.com",
+      passwordHash: "h",
+      createdAt: new Date().toISOString(),
+    });
     const target = join(dir, "snapshot.db");
     const result = await cli(["backup", target], { SVC_DATABASE_URL: `sqlite:${path}` });
     expect(result.code).toBe(0);
@@ -78,7 +88,9 @@ describe("svc <command>", () => {
     const pg = await cli(["backup", join(dir, "x.db")], { SVC_DATABASE_URL: "postgres://u@127.0.0.1:1/db" });
     expect(pg.code).toBe(1);
     expect(pg.err).toContain("pg_dump");
-    const missing = await cli(["backup", join(dir, "y.db")], { SVC_DATABASE_URL: `sqlite:${join(dir, "nope", "svc.db")}` });
+    const missing = await cli(["backup", join(dir, "y.db")], {
+      SVC_DATABASE_URL: `sqlite:${join(dir, "nope", "svc.db")}`,
+    });
     expect(missing.code).toBe(1);
     expect(existsSync(join(dir, "y.db"))).toBe(false);
   });

@@ -55,9 +55,25 @@ describe("parseConfig", () => {
 
   test("reads a PostgreSQL URL with its pool settings", () => {
     const url = "postgres://svc:secret@db.internal:5432/svc";
-    expect(parseConfig({ SVC_DATABASE_URL: url }).database).toEqual({ kind: "postgres", url, poolMax: 10, connectTimeoutS: 5, statementTimeoutMs: 5000 });
-    const tuned = parseConfig({ SVC_DATABASE_URL: "postgresql://h/db", SVC_DB_POOL_MAX: "40", SVC_DB_CONNECT_TIMEOUT: "2s", SVC_DB_STATEMENT_TIMEOUT: "1m" });
-    expect(tuned.database).toMatchObject({ kind: "postgres", poolMax: 40, connectTimeoutS: 2, statementTimeoutMs: 60000 });
+    expect(parseConfig({ SVC_DATABASE_URL: url }).database).toEqual({
+      kind: "postgres",
+      url,
+      poolMax: 10,
+      connectTimeoutS: 5,
+      statementTimeoutMs: 5000,
+    });
+    const tuned = parseConfig({
+      SVC_DATABASE_URL: "postgresql://h/db",
+      SVC_DB_POOL_MAX: "40",
+      SVC_DB_CONNECT_TIMEOUT: "2s",
+      SVC_DB_STATEMENT_TIMEOUT: "1m",
+    });
+    expect(tuned.database).toMatchObject({
+      kind: "postgres",
+      poolMax: 40,
+      connectTimeoutS: 2,
+      statementTimeoutMs: 60000,
+    });
   });
 
   test("never repeats a database password in its error", () => {
@@ -68,7 +84,13 @@ describe("parseConfig", () => {
     expect(parseConfig({})).toMatchObject({
       trustProxy: 0,
       corsOrigins: [],
-      loginThrottle: { maxFailures: 5, backoffBaseMs: 1000, backoffMaxMs: 900_000, clientMaxFailures: 100, clientWindowMs: 900_000 },
+      loginThrottle: {
+        maxFailures: 5,
+        backoffBaseMs: 1000,
+        backoffMaxMs: 900_000,
+        clientMaxFailures: 100,
+        clientWindowMs: 900_000,
+      },
     });
     const tuned = parseConfig({
       SVC_TRUST_PROXY: "2",
@@ -82,7 +104,13 @@ describe("parseConfig", () => {
     expect(tuned).toMatchObject({
       trustProxy: 2,
       corsOrigins: ["https://app.example.com", "http://localhost:5173"],
-      loginThrottle: { maxFailures: 10, backoffBaseMs: 2000, backoffMaxMs: 3_600_000, clientMaxFailures: 500, clientWindowMs: 3_600_000 },
+      loginThrottle: {
+        maxFailures: 10,
+        backoffBaseMs: 2000,
+        backoffMaxMs: 3_600_000,
+        clientMaxFailures: 500,
+        clientWindowMs: 3_600_000,
+      },
     });
     expect(parseConfig({ SVC_TRUST_PROXY: "true" }).trustProxy).toBe(1);
   });
@@ -126,7 +154,11 @@ describe("parseConfig", () => {
     ["SVC_MAX_BODY_BYTES", { SVC_MAX_BODY_BYTES: "10" }, "an integer from 1024"],
     ["SVC_SHUTDOWN_GRACE", { SVC_SHUTDOWN_GRACE: "forever" }, "a duration such as"],
     ["SVC_TRUST_PROXY", { SVC_TRUST_PROXY: "yes" }, "false, true (one proxy) or the number of proxies"],
-    ["SVC_CORS_ORIGINS", { SVC_CORS_ORIGINS: "https://ok.example, not an origin" }, "a comma-separated list of origins"],
+    [
+      "SVC_CORS_ORIGINS",
+      { SVC_CORS_ORIGINS: "https://ok.example, not an origin" },
+      "a comma-separated list of origins",
+    ],
     ["SVC_CORS_ORIGINS", { SVC_CORS_ORIGINS: "https://app.example.com/path" }, "a comma-separated list of origins"],
     ["SVC_LOGIN_MAX_FAILURES", { SVC_LOGIN_MAX_FAILURES: "0" }, "an integer from 1 to 1000"],
     ["SVC_LOGIN_BACKOFF_BASE", { SVC_LOGIN_BACKOFF_BASE: "1 second" }, "a duration such as"],
@@ -158,6 +190,8 @@ describe("parseConfig", () => {
   });
 
   test("takes a secret of 16 distinct bytes or more", () => {
-    expect(parseConfig({ SVC_ENV: "production", SVC_JWT_SECRET: "abcdefghijklmnop".repeat(2) }).jwt.ephemeral).toBe(false);
+    expect(parseConfig({ SVC_ENV: "production", SVC_JWT_SECRET: "abcdefghijklmnop".repeat(2) }).jwt.ephemeral).toBe(
+      false,
+    );
   });
 });

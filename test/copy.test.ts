@@ -74,98 +74,117 @@ const TARGETS: Target[] = [
 ];
 
 describe.each(TARGETS)("svc copy to $name", (target) => {
-  test.skipIf(target.skip)("from a misspelt SQLite path: exit 1, nothing created, the target untouched even with --force", async () => {
-    const { url, drop } = await target.make();
-    try {
-      const typo = fresh("typo.db");
-      const reply = await cli("copy", "--from", `sqlite:${typo}`, "--to", url, "--force");
-      expect(reply.code).toBe(1);
-      expect(reply.err).toBe(`svc copy: nothing copied: no database at ${typo}\n`);
-      expect(existsSync(typo)).toBe(false);
-      expect(await counts(url)).toEqual({ users: 3, categories: 1 });
-    } finally {
-      await drop();
-    }
-  });
+  test.skipIf(target.skip)(
+    "from a misspelt SQLite path: exit 1, nothing created, the target untouched even with --force",
+    async () => {
+      const { url, drop } = await target.make();
+      try {
+        const typo = fresh("typo.db");
+        const reply = await cli("copy", "--from", `sqlite:${typo}`, "--to", url, "--force");
+        expect(reply.code).toBe(1);
+        expect(reply.err).toBe(`svc copy: nothing copied: no database at ${typo}\n`);
+        expect(existsSync(typo)).toBe(false);
+        expect(await counts(url)).toEqual({ users: 3, categories: 1 });
+      } finally {
+        await drop();
+      }
+    },
+  );
 
-  test.skipIf(target.skip)("from a file that is not an svc database, or from memory: exit 1, the file unchanged", async () => {
-    const { url, drop } = await target.make();
-    try {
-      const empty = fresh("empty.db");
-      writeFileSync(empty, "");
-      const reply = await cli("copy", "--from", `sqlite:${empty}`, "--to", url, "--force");
-      expect(reply.code).toBe(1);
-      expect(reply.err).toContain(`${empty} is not an svc database`);
-      expect(Bun.file(empty).size).toBe(0);
-      const memory = await cli("copy", "--from", "sqlite::memory:", "--to", url, "--force");
-      expect(memory.code).toBe(1);
-      expect(memory.err).toContain("an in-memory database is always empty");
-      expect(await counts(url)).toEqual({ users: 3, categories: 1 });
-    } finally {
-      await drop();
-    }
-  });
+  test.skipIf(target.skip)(
+    "from a file that is not an svc database, or from memory: exit 1, the file unchanged",
+    async () => {
+      const { url, drop } = await target.make();
+      try {
+        const empty = fresh("empty.db");
+        writeFileSync(empty, "");
+        const reply = await cli("copy", "--from", `sqlite:${empty}`, "--to", url, "--force");
+        expect(reply.code).toBe(1);
+        expect(reply.err).toContain(`${empty} is not an svc database`);
+        expect(Bun.file(empty).size).toBe(0);
+        const memory = await cli("copy", "--from", "sqlite::memory:", "--to", url, "--force");
+        expect(memory.code).toBe(1);
+        expect(memory.err).toContain("an in-memory database is always empty");
+        expect(await counts(url)).toEqual({ users: 3, categories: 1 });
+      } finally {
+        await drop();
+      }
+    },
+  );
 
-  test.skipIf(target.skip)("an empty svc source over a non-empty target needs --allow-empty as well as --force", async () => {
-    const { url, drop } = await target.make();
-    try {
-      const source = `sqlite:${fresh("empty-svc.db")}`;
-      await populated(source, []);
-      const refused = await cli("copy", "--from", source, "--to", url, "--force");
-      expect(refused.code).toBe(1);
-      expect(refused.err).toContain("holds no users or categories while the target holds 3 users and 1 categories");
-      expect(refused.err).toContain("--allow-empty");
-      expect(await counts(url)).toEqual({ users: 3, categories: 1 });
+  test.skipIf(target.skip)(
+    "an empty svc source over a non-empty target needs --allow-empty as well as --force",
+    async () => {
+      const { url, drop } = await target.make();
+      try {
+        const source = `sqlite:${fresh("empty-svc.db")}`;
+        await populated(source, []);
+        const refused = await cli("copy", "--from", source, "--to", url, "--force");
+        expect(refused.code).toBe(1);
+        expect(refused.err).toContain("holds no users or categories while the target holds 3 users and 1 categories");
+        expect(refused.err).toContain("--allow-empty");
+        expect(await counts(url)).toEqual({ users: 3, categories: 1 });
 
-      const meant = await cli("copy", "--from", source, "--to", url, "--force", "--allow-empty");
-      expect(meant.code).toBe(0);
-      expect(await counts(url)).toEqual({ users: 0, categories: 0 });
-    } finally {
-      await drop();
-    }
-  });
+        const meant = await cli("copy", "--from", source, "--to", url, "--force", "--allow-empty");
+        expect(meant.code).toBe(0);
+        expect(await counts(url)).toEqual({ users: 0, categories: 0 });
+      } finally {
+        await drop();
+      }
+    },
+  );
 
-  test.skipIf(target.skip)("a source row holding U+0000 (stored by an older svc): exit 1 naming the row and field, the target untouched", async () => {
-    const { url, drop } = await target.make();
-    try {
-      const path = fresh("nul.db");
-      await populated(`sqlite:${path}`, ["dan", "eve"]);
-      const db = new Database(path);
-      const { id } = db.query<{ id: string }, []>("SELECT id FROM users WHERE username = 'eve'").get()!;
-      db.run("UPDATE users SET email = 'eve' || char(0) || '@example.com' WHERE id = ?", [id]);
-      db.close();
-      const reply = await cli("copy", "--from", `sqlite:${path}`, "--to", url, "--force");
-      expect(reply.code).toBe(1);
-      expect(reply.err).toContain(`user ${id} has U+0000 or an unpaired UTF-16 surrogate in its email`);
-      expect(await counts(url)).toEqual({ users: 3, categories: 1 });
-    } finally {
-      await drop();
-    }
-  });
+  test.skipIf(target.skip)(
+    "a source row holding U+0000 (stored by an older svc): exit 1 naming the row and field, the target untouched",
+    async () => {
+      const { url, drop } = await target.make();
+      try {
+        const path = fresh("nul.db");
+        await populated(`sqlite:${path}`, ["dan", "eve"]);
+        const db = new Database(path);
+        const { id } = db.query<{ id: string }, []>("SELECT id FROM users WHERE username = 'eve'").get()!;
+        db.run("UPDATE users SET email = 'eve' || char(0) || '@example.com' WHERE id = ?", [id]);
+        db.close();
+        const reply = await cli("copy", "--from", `sqlite:${path}`, "--to", url, "--force");
+        expect(reply.code).toBe(1);
+        expect(reply.err).toContain(`user ${id} has U+0000 or an unpaired UTF-16 surrogate in its email`);
+        expect(await counts(url)).toEqual({ users: 3, categories: 1 });
+      } finally {
+        await drop();
+      }
+    },
+  );
 });
 
 describe("the source is never created or changed into an svc database", () => {
-  test.skipIf(!pgAvailable)("a PostgreSQL database without svc's tables is refused, and stays without them", async () => {
-    const source = await createTestDatabase("copy_empty_source");
-    try {
-      const reply = await cli("copy", "--from", source.url, "--to", `sqlite:${fresh("target.db")}`);
-      expect(reply.code).toBe(1);
-      expect(reply.err).toContain("is not an svc database");
-      const db = new SQL({ url: source.url, max: 1 });
-      const [row] = await db`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema IN ('public', 'drizzle')`;
-      await db.close();
-      expect(row.n).toBe(0);
-    } finally {
-      await source.drop();
-    }
-  });
+  test.skipIf(!pgAvailable)(
+    "a PostgreSQL database without svc's tables is refused, and stays without them",
+    async () => {
+      const source = await createTestDatabase("copy_empty_source");
+      try {
+        const reply = await cli("copy", "--from", source.url, "--to", `sqlite:${fresh("target.db")}`);
+        expect(reply.code).toBe(1);
+        expect(reply.err).toContain("is not an svc database");
+        const db = new SQL({ url: source.url, max: 1 });
+        const [row] =
+          await db`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema IN ('public', 'drizzle')`;
+        await db.close();
+        expect(row.n).toBe(0);
+      } finally {
+        await source.drop();
+      }
+    },
+  );
 
   test("backup and copy say the same of a missing database", async () => {
     const missing = fresh("missing.db");
     const copy = await cli("copy", "--from", `sqlite:${missing}`, "--to", `sqlite:${fresh("t.db")}`);
     const backupEnv = { SVC_DATABASE_URL: `sqlite:${missing}` };
     let err = "";
-    const backup = await runCli(["backup", fresh("b.db")], backupEnv, { out: { write: () => true }, err: { write: (t: string) => (err += t) } });
+    const backup = await runCli(["backup", fresh("b.db")], backupEnv, {
+      out: { write: () => true },
+      err: { write: (t: string) => (err += t) },
+    });
     expect([copy.code, backup]).toEqual([1, 1]);
     expect(copy.err).toContain(`no database at ${missing}`);
     expect(err).toContain(`no database at ${missing}`);

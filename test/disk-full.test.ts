@@ -11,7 +11,8 @@ import { expectProblem, testApp } from "./helpers.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-full-"));
 const mounted = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", dir]).exitCode === 0;
-if (!mounted && process.env.CI === "true") throw new Error(`CI must be able to mount a tmpfs at ${dir} (it runs as root)`);
+if (!mounted && process.env.CI === "true")
+  throw new Error(`CI must be able to mount a tmpfs at ${dir} (it runs as root)`);
 afterAll(() => {
   if (mounted) Bun.spawnSync(["umount", "-l", dir]);
   rmSync(dir, { recursive: true, force: true });
@@ -48,7 +49,9 @@ describe.skipIf(!mounted)("SQLite on a full volume", () => {
 
   test("writes are 503 storage_full, REST and GraphQL, and change nothing", async () => {
     const before = await app.store.counts();
-    const signUp = await app.call("POST", "/svc-api/v1/users/create", { body: { username: "bob", email: "bob@example.com", password: "correct horse battery" } });
+    const signUp = await app.call("POST", "/svc-api/v1/users/create", {
+      body: { username: "bob", email: "bob@example.com", password: "correct horse battery" },
+    });
     expectProblem(signUp, 503, "storage_full");
     const rename = await app.call("PUT", "/svc-api/v1/users/", { token, body: { username: "anna" } });
     expectProblem(rename, 503, "storage_full");
@@ -60,11 +63,19 @@ describe.skipIf(!mounted)("SQLite on a full volume", () => {
 
   test("reads and logins go on; a wrong password is still refused and counted", async () => {
     expect((await app.call("GET", "/svc-api/v1/users/all", { token })).status).toBe(200);
-    expect((await app.graphql("{ categories { name } }", { token })).body).toEqual({ data: { categories: [{ name: "Books" }] } });
-    const login = await app.call("POST", "/svc-api/v1/auth/login", { body: { username: "ann", password: "correct horse battery" } });
+    expect((await app.graphql("{ categories { name } }", { token })).body).toEqual({
+      data: { categories: [{ name: "Books" }] },
+    });
+    const login = await app.call("POST", "/svc-api/v1/auth/login", {
+      body: { username: "ann", password: "correct horse battery" },
+    });
     expect(login.status).toBe(200);
     expect((await app.call("GET", "/svc-api/v1/users/all", { token: login.body.token })).status).toBe(200);
-    expectProblem(await app.call("POST", "/svc-api/v1/auth/login", { body: { username: "ann", password: "wrong" } }), 401, "invalid_credentials");
+    expectProblem(
+      await app.call("POST", "/svc-api/v1/auth/login", { body: { username: "ann", password: "wrong" } }),
+      401,
+      "invalid_credentials",
+    );
   });
 
   test("starting another svc on the full volume fails with one line saying so", () => {
@@ -81,14 +92,22 @@ describe.skipIf(!mounted)("SQLite on a full volume", () => {
     const health = await app.call("GET", "/svc/health");
     expect(health.status).toBe(200);
     expect(health.body).toMatchObject({ status: "degraded", checks: { database: "ok", storage: "full" } });
-    expect((await app.call("GET", "/svc/health/ready")).body).toEqual({ status: "degraded", checks: { database: "ok", storage: "full" } });
+    expect((await app.call("GET", "/svc/health/ready")).body).toEqual({
+      status: "degraded",
+      checks: { database: "ok", storage: "full" },
+    });
   });
 
   test("once space returns, health is ok and writes work, without a restart", async () => {
     rmSync(filler);
     await Bun.sleep(FULL_REMEMBERED_MS + 100);
-    expect((await app.call("GET", "/svc/health")).body).toMatchObject({ status: "ok", checks: { database: "ok", storage: "ok" } });
-    const signUp = await app.call("POST", "/svc-api/v1/users/create", { body: { username: "bob", email: "bob@example.com", password: "correct horse battery" } });
+    expect((await app.call("GET", "/svc/health")).body).toMatchObject({
+      status: "ok",
+      checks: { database: "ok", storage: "ok" },
+    });
+    const signUp = await app.call("POST", "/svc-api/v1/users/create", {
+      body: { username: "bob", email: "bob@example.com", password: "correct horse battery" },
+    });
     expect(signUp.status).toBe(201);
   }, 15_000);
 });

@@ -23,7 +23,8 @@ test("builds in one stage and runs from another, on pinned base images", () => {
 test("the build stage copies only files that exist, and builds with the project's own script", async () => {
   for (const line of lines.filter((l) => l.startsWith("COPY ") && !l.includes("--from"))) {
     const sources = line.split(/\s+/).slice(1, -1);
-    for (const source of sources) expect({ source, exists: existsSync(join(root, source)) }).toEqual({ source, exists: true });
+    for (const source of sources)
+      expect({ source, exists: existsSync(join(root, source)) }).toEqual({ source, exists: true });
   }
   const pkg = await Bun.file(join(root, "package.json")).json();
   expect(lines).toContain("RUN bun run build && mkdir -p /data");

@@ -50,7 +50,10 @@ let shared: Promise<{ database: TestDatabase; store: Store }> | undefined;
 
 async function freshStore(): Promise<Store> {
   if (!ON_POSTGRES) return openSqliteStore(":memory:");
-  shared ??= createTestDatabase("api").then(async (database) => ({ database, store: await openPostgresStore(postgresConfig(database.url)) }));
+  shared ??= createTestDatabase("api").then(async (database) => ({
+    database,
+    store: await openPostgresStore(postgresConfig(database.url)),
+  }));
   const { database, store } = await shared;
   await database.truncate();
   return store;
@@ -106,7 +109,11 @@ export async function testApp(options: TestAppOptions = {}) {
     if (created.status !== 201) throw new Error(`sign-up failed: ${created.status} ${created.text}`);
     const login = await call("POST", "/svc-api/v1/auth/login", { body: { username, password } });
     if (login.status !== 200) throw new Error(`login failed: ${login.status} ${login.text}`);
-    return { user: created.body as { id: string; username: string; email: string; created_at: string; updated_at: string }, token: login.body.token as string, password };
+    return {
+      user: created.body as { id: string; username: string; email: string; created_at: string; updated_at: string },
+      token: login.body.token as string,
+      password,
+    };
   }
 
   async function graphql(query: string, opts: { variables?: Record<string, unknown>; token?: string } = {}) {

@@ -37,7 +37,9 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
   test("simultaneous sign-ups of one username on two instances: exactly one 201", async () => {
     const replies = await Promise.all(
       [a, b, a, b].map((app, i) =>
-        app.call("POST", "/svc-api/v1/users/create", { body: { username: "race", email: `race${i}@example.com`, password: "correct horse" } }),
+        app.call("POST", "/svc-api/v1/users/create", {
+          body: { username: "race", email: `race${i}@example.com`, password: "correct horse" },
+        }),
       ),
     );
     expect(replies.map((r) => r.status).sort()).toEqual([201, 409, 409, 409]);
@@ -46,7 +48,10 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
   test("a token from one instance works on the other; a password change on one revokes it on both", async () => {
     const { token, password } = await a.signUp("carol");
     expect((await b.call("GET", "/svc-api/v1/users/all", { token })).status).toBe(200);
-    const changed = await a.call("PUT", "/svc-api/v1/users/password", { token, body: { current_password: password, new_password: "another secret" } });
+    const changed = await a.call("PUT", "/svc-api/v1/users/password", {
+      token,
+      body: { current_password: password, new_password: "another secret" },
+    });
     expect(changed.status).toBe(200);
     expectProblem(await b.call("GET", "/svc-api/v1/users/all", { token }), 401, "unauthorized");
     expectProblem(await a.call("GET", "/svc-api/v1/users/all", { token }), 401, "unauthorized");
@@ -61,8 +66,13 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
 
   test("a throttled account is throttled on every instance", async () => {
     const { password } = await a.signUp("hank");
-    for (const app of [a, b, a, b, a]) await app.call("POST", "/svc-api/v1/auth/login", { body: { username: "hank", password: "wrong password" } });
-    expectProblem(await b.call("POST", "/svc-api/v1/auth/login", { body: { username: "hank", password } }), 429, "too_many_requests");
+    for (const app of [a, b, a, b, a])
+      await app.call("POST", "/svc-api/v1/auth/login", { body: { username: "hank", password: "wrong password" } });
+    expectProblem(
+      await b.call("POST", "/svc-api/v1/auth/login", { body: { username: "hank", password } }),
+      429,
+      "too_many_requests",
+    );
   });
 
   test("a delete on one instance ends the user's tokens on the other", async () => {
@@ -73,7 +83,8 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
 
   test("categories are shared, and their names unique across instances", async () => {
     const { token } = await a.signUp("erin");
-    const create = (app: typeof a) => app.graphql('mutation { createCategory(input: { name: "Shared" }) { id } }', { token });
+    const create = (app: typeof a) =>
+      app.graphql('mutation { createCategory(input: { name: "Shared" }) { id } }', { token });
     const results = await Promise.all([create(a), create(b), create(a), create(b)]);
     expect(results.filter((r) => r.body.data?.createCategory).length).toBe(1);
     expect(results.filter((r) => r.body.errors?.[0]?.extensions?.code === "CONFLICT").length).toBe(3);
@@ -83,17 +94,26 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
 
   test("cached reads are never stale: a write on one instance shows at once on the other", async () => {
     const { token } = await a.signUp("ivan");
-    const names = async (app: typeof a) => (await app.call("GET", "/svc-api/v1/users/all?limit=1000", { token })).body.map((u: { username: string }) => u.username);
+    const names = async (app: typeof a) =>
+      (await app.call("GET", "/svc-api/v1/users/all?limit=1000", { token })).body.map(
+        (u: { username: string }) => u.username,
+      );
     const before = await names(a); // a now holds this page in memory
     expect(await names(a)).toEqual(before);
     await b.signUp("judy");
     expect(await names(a)).toEqual([...before, "judy"]);
 
-    const list = async (app: typeof a) => (await app.graphql("{ categories { name icon } }", { token })).body.data.categories;
+    const list = async (app: typeof a) =>
+      (await app.graphql("{ categories { name icon } }", { token })).body.data.categories;
     const cached = await list(a);
     await b.graphql('mutation { createCategory(input: { name: "Fresh" }) { id } }', { token });
-    expect(await list(a)).toEqual([...cached, { name: "Fresh", icon: null }].sort((x, y) => x.name.toLowerCase().localeCompare(y.name.toLowerCase())));
-    const { id } = (await b.graphql('mutation { createCategory(input: { name: "Fresher" }) { id } }', { token })).body.data.createCategory;
+    expect(await list(a)).toEqual(
+      [...cached, { name: "Fresh", icon: null }].sort((x, y) =>
+        x.name.toLowerCase().localeCompare(y.name.toLowerCase()),
+      ),
+    );
+    const { id } = (await b.graphql('mutation { createCategory(input: { name: "Fresher" }) { id } }', { token })).body
+      .data.createCategory;
     await a.graphql("{ categories { name } }", { token });
     await b.graphql(`mutation { updateCategory(id: "${id}", input: { icon: "new" }) { id } }`, { token });
     expect((await list(a)).find((c: { name: string }) => c.name === "Fresher").icon).toBe("new");
@@ -105,7 +125,9 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
       next: { key: "account:frank", failures: (current?.failures ?? 0) + 1, lastFailureAt: at, blockedUntil: null },
       result: current?.failures ?? 0,
     });
-    const seen = await Promise.all(stores.flatMap((store) => Array.from({ length: 4 }, () => store.throttle.transition("account:frank", step))));
+    const seen = await Promise.all(
+      stores.flatMap((store) => Array.from({ length: 4 }, () => store.throttle.transition("account:frank", step))),
+    );
     expect(seen.sort((x, y) => x - y)).toEqual(Array.from({ length: 12 }, (_, i) => i));
     for (const store of stores) expect((await store.throttle.get("account:frank"))?.failures).toBe(12);
   });
@@ -114,7 +136,9 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
     await a.signUp("burst");
     const apps = [a, b];
     const replies = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => apps[i % 2]!.call("POST", "/svc-api/v1/auth/login", { body: { username: "burst", password: `guess ${i}` } })),
+      Array.from({ length: 30 }, (_, i) =>
+        apps[i % 2]!.call("POST", "/svc-api/v1/auth/login", { body: { username: "burst", password: `guess ${i}` } }),
+      ),
     );
     const statuses = replies.map((r) => r.status);
     expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(5);

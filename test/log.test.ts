@@ -14,16 +14,41 @@ function capture(level: "info" | "warn") {
   return { loggers: createLoggers(level, sink), lines };
 }
 
-const entry = { requestId: "r-1", method: "GET", route: "unmatched", path: "/plain", status: 404, durationMs: 0.25, userId: null };
+const entry = {
+  requestId: "r-1",
+  method: "GET",
+  route: "unmatched",
+  path: "/plain",
+  status: 404,
+  durationMs: 0.25,
+  userId: null,
+};
 
 test("access lines are JSON whatever the path holds: quotes, backslashes, control characters, any Unicode", async () => {
   const { loggers, lines } = capture("info");
-  const paths = ['/a"b', "/back\\slash", "/tab\there\nnewline\u0001", "/caf\u00e9/\u{1F600}", "/lone\ud800surrogate", "/plain"];
+  const paths = [
+    '/a"b',
+    "/back\\slash",
+    "/tab\there\nnewline\u0001",
+    "/caf\u00e9/\u{1F600}",
+    "/lone\ud800surrogate",
+    "/plain",
+  ];
   for (const path of paths) loggers.access.completed({ ...entry, path, userId: "u-1" });
   await Bun.sleep(5);
   const parsed = lines.map((l) => JSON.parse(l));
   expect(parsed.map((l) => l.path)).toEqual(paths.map((p) => JSON.parse(JSON.stringify(p))));
-  expect(parsed[0]).toMatchObject({ level: 30, service: "svc", request_id: "r-1", method: "GET", route: "unmatched", status: 404, duration_ms: 0.25, user_id: "u-1", msg: "request completed" });
+  expect(parsed[0]).toMatchObject({
+    level: 30,
+    service: "svc",
+    request_id: "r-1",
+    method: "GET",
+    route: "unmatched",
+    status: 404,
+    duration_ms: 0.25,
+    user_id: "u-1",
+    msg: "request completed",
+  });
 });
 
 test("no access lines above info", async () => {

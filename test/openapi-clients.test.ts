@@ -66,19 +66,45 @@ export async function wrongTypes(): Promise<void> {
 
 describe("the OpenAPI document, read by client tooling", () => {
   test("Redocly's recommended rules: no errors", () => {
-    const lint = Bun.spawnSync([join(root, "node_modules", ".bin", "redocly"), "lint", join(dir, "openapi.json"), "--extends=recommended", "--format=stylish"], {
-      cwd: dir,
-      env: { PATH: process.env.PATH ?? "", REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" },
-    });
+    const lint = Bun.spawnSync(
+      [
+        join(root, "node_modules", ".bin", "redocly"),
+        "lint",
+        join(dir, "openapi.json"),
+        "--extends=recommended",
+        "--format=stylish",
+      ],
+      {
+        cwd: dir,
+        env: { PATH: process.env.PATH ?? "", REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" },
+      },
+    );
     const output = lint.stdout.toString() + lint.stderr.toString();
-    expect({ exit: lint.exitCode, errors: output.split("\n").filter((line) => / error /.test(line)) }).toEqual({ exit: 0, errors: [] });
+    expect({ exit: lint.exitCode, errors: output.split("\n").filter((line) => / error /.test(line)) }).toEqual({
+      exit: 0,
+      errors: [],
+    });
   }, 60_000);
 
   test("an openapi-typescript client calls every operation with natural code, and wrong types do not compile", async () => {
     writeFileSync(join(dir, "schema.d.ts"), astToString(await openapiTS(JSON.stringify(document))));
     writeFileSync(join(dir, "client.ts"), CLIENT);
     const tsc = Bun.spawnSync(
-      [join(root, "node_modules", ".bin", "tsc"), "--noEmit", "--strict", "--target", "esnext", "--module", "preserve", "--moduleResolution", "bundler", "--skipLibCheck", "--types", "bun", join(dir, "client.ts")],
+      [
+        join(root, "node_modules", ".bin", "tsc"),
+        "--noEmit",
+        "--strict",
+        "--target",
+        "esnext",
+        "--module",
+        "preserve",
+        "--moduleResolution",
+        "bundler",
+        "--skipLibCheck",
+        "--types",
+        "bun",
+        join(dir, "client.ts"),
+      ],
       { cwd: root },
     );
     expect({ exit: tsc.exitCode, output: tsc.stdout.toString() }).toEqual({ exit: 0, output: "" });

@@ -21,7 +21,13 @@ describe.skipIf(!available)("a PostgreSQL outage", () => {
     proxy = startTcpProxy(Number(new URL(database.url).port || 5432));
     const url = new URL(database.url);
     url.port = String(proxy.port);
-    store = await openPostgresStore({ kind: "postgres", url: url.toString(), poolMax: 4, connectTimeoutS: 1, statementTimeoutMs: 1000 });
+    store = await openPostgresStore({
+      kind: "postgres",
+      url: url.toString(),
+      poolMax: 4,
+      connectTimeoutS: 1,
+      statementTimeoutMs: 1000,
+    });
     app = await testApp({ on: store });
     token = (await app.signUp("ann")).token;
   });
@@ -57,7 +63,9 @@ describe.skipIf(!available)("a PostgreSQL outage", () => {
       const [list, listMs] = await timed(() => app.call("GET", "/svc-api/v1/users/all", { token }));
       expectProblem(list, 503, "database_unavailable");
       expect(listMs).toBeLessThan(5000);
-      const [login] = await timed(() => app.call("POST", "/svc-api/v1/auth/login", { body: { username: "ann", password: "correct horse battery" } }));
+      const [login] = await timed(() =>
+        app.call("POST", "/svc-api/v1/auth/login", { body: { username: "ann", password: "correct horse battery" } }),
+      );
       expectProblem(login, 503, "database_unavailable");
       const graphql = await app.graphql("{ categories { id } }", { token });
       expect(graphql.status).toBe(503);

@@ -13,6 +13,10 @@ test("every SVC_ variable read in src/ is documented in the README's configurati
   }
   expect(read.size).toBeGreaterThan(10);
   const readme = await Bun.file(join(root, "README.md")).text();
-  const rows = new Set([...readme.matchAll(/^\| `(SVC_[A-Z0-9_]+)`(?:, `(SVC_[A-Z0-9_]+)`)? \|/gm)].flatMap((m) => [m[1], m[2]]).filter(Boolean));
+  const rows = new Set(
+    [...readme.matchAll(/^\| `(SVC_[A-Z0-9_]+)`(?:, `(SVC_[A-Z0-9_]+)`)? \|/gm)]
+      .flatMap((m) => [m[1], m[2]])
+      .filter(Boolean),
+  );
   expect([...read].filter((name) => !rows.has(name)).sort()).toEqual([]);
 });

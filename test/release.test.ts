@@ -12,17 +12,27 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 function platformOf(bytes: Uint8Array): string {
   const view = new DataView(bytes.buffer, bytes.byteOffset);
   if (bytes[0] === 0x7f && bytes[1] === 0x45 && bytes[2] === 0x4c && bytes[3] === 0x46) {
-    return view.getUint16(18, true) === 0xb7 ? "linux-arm64" : view.getUint16(18, true) === 0x3e ? "linux-x64" : "elf-other";
+    return view.getUint16(18, true) === 0xb7
+      ? "linux-arm64"
+      : view.getUint16(18, true) === 0x3e
+        ? "linux-x64"
+        : "elf-other";
   }
-  if (view.getUint32(0, true) === 0xfeedfacf) return view.getUint32(4, true) === 0x0100000c ? "darwin-arm64" : "macho-other";
+  if (view.getUint32(0, true) === 0xfeedfacf)
+    return view.getUint32(4, true) === 0x0100000c ? "darwin-arm64" : "macho-other";
   if (bytes[0] === 0x4d && bytes[1] === 0x5a) return "windows-x64";
   return "unknown";
 }
 
 test("builds linux-x64, linux-arm64, darwin-arm64 and windows-x64 binaries with SHA-256 sums", async () => {
-  const run = Bun.spawnSync([process.execPath, "run", "release"], { cwd: join(import.meta.dir, ".."), env: { ...process.env, RELEASE_DIR: dir } });
+  const run = Bun.spawnSync([process.execPath, "run", "release"], {
+    cwd: join(import.meta.dir, ".."),
+    env: { ...process.env, RELEASE_DIR: dir },
+  });
   expect(run.exitCode).toBe(0);
-  const expected = ["linux-x64", "linux-arm64", "darwin-arm64", "windows-x64"].map((t) => `svc-${version}-${t}${t.startsWith("windows") ? ".exe" : ""}`);
+  const expected = ["linux-x64", "linux-arm64", "darwin-arm64", "windows-x64"].map(
+    (t) => `svc-${version}-${t}${t.startsWith("windows") ? ".exe" : ""}`,
+  );
   expect(readdirSync(dir).sort()).toEqual([...expected, "SHA256SUMS"].sort());
   const sums = (await Bun.file(join(dir, "SHA256SUMS")).text()).trim().split("\n");
   expect(sums).toHaveLength(4);

@@ -2,8 +2,14 @@
 import { describe, expect, test } from "bun:test";
 import { ResponseCache, type CachedAnswer } from "../src/graphql/response-cache.ts";
 
-const headers = (accept: string, contentType = "application/json") => new Headers({ accept, "content-type": contentType });
-const answer = (body: string, users = 1, categories = 1): CachedAnswer => ({ body, contentType: "application/json", operation: "anonymous", versions: { users, categories } });
+const headers = (accept: string, contentType = "application/json") =>
+  new Headers({ accept, "content-type": contentType });
+const answer = (body: string, users = 1, categories = 1): CachedAnswer => ({
+  body,
+  contentType: "application/json",
+  operation: "anonymous",
+  versions: { users, categories },
+});
 
 describe("ResponseCache", () => {
   test("keys hold the caller, Accept, Content-Type and the body", () => {
@@ -43,7 +49,13 @@ describe("ResponseCache", () => {
     const versions = { users: 1, categories: 1 };
     expect(["a", "b", "c", "d"].map((k) => cache.get(k, versions) !== undefined)).toEqual([true, true, true, true]);
     cache.set("e", answer("e".repeat(99)));
-    expect(["a", "b", "c", "d", "e"].map((k) => cache.get(k, versions) !== undefined)).toEqual([false, true, true, true, true]);
+    expect(["a", "b", "c", "d", "e"].map((k) => cache.get(k, versions) !== undefined)).toEqual([
+      false,
+      true,
+      true,
+      true,
+      true,
+    ]);
     cache.set("big", answer("x".repeat(100)));
     expect(cache.get("big", versions)).toBeUndefined();
   });

@@ -48,8 +48,12 @@ const TARGETS: Target[] = [
         url: `sqlite:${path}`,
         async breakUsers() {
           const db = new Database(path);
-          db.run("CREATE TRIGGER no_user_insert BEFORE INSERT ON users BEGIN SELECT RAISE(ABORT, 'users are read-only now'); END");
-          db.run("CREATE TRIGGER no_user_update BEFORE UPDATE ON users BEGIN SELECT RAISE(ABORT, 'users are read-only now'); END");
+          db.run(
+            "CREATE TRIGGER no_user_insert BEFORE INSERT ON users BEGIN SELECT RAISE(ABORT, 'users are read-only now'); END",
+          );
+          db.run(
+            "CREATE TRIGGER no_user_update BEFORE UPDATE ON users BEGIN SELECT RAISE(ABORT, 'users are read-only now'); END",
+          );
           db.close();
         },
         close: () => store.close(),
@@ -67,8 +71,12 @@ const TARGETS: Target[] = [
         url: database.url,
         async breakUsers() {
           const db = new SQL({ url: database.url, max: 1 });
-          await db.unsafe(`CREATE FUNCTION no_writes() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'users are read-only now'; END $$`);
-          await db.unsafe("CREATE TRIGGER no_user_writes BEFORE INSERT OR UPDATE ON users FOR EACH ROW EXECUTE FUNCTION no_writes()");
+          await db.unsafe(
+            `CREATE FUNCTION no_writes() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'users are read-only now'; END $$`,
+          );
+          await db.unsafe(
+            "CREATE TRIGGER no_user_writes BEFORE INSERT OR UPDATE ON users FOR EACH ROW EXECUTE FUNCTION no_writes()",
+          );
           await db.close();
         },
         async close() {
@@ -88,9 +96,14 @@ describe.each(TARGETS)("on $name", (target) => {
       const { token } = await app.signUp("ann", PASSWORD);
       await opened.breakUsers();
 
-      const change = await app.call("PUT", "/svc-api/v1/users/password", { token, body: { current_password: PASSWORD, new_password: NEW_PASSWORD } });
+      const change = await app.call("PUT", "/svc-api/v1/users/password", {
+        token,
+        body: { current_password: PASSWORD, new_password: NEW_PASSWORD },
+      });
       expectProblem(change, 500, "internal");
-      const signUp = await app.call("POST", "/svc-api/v1/users/create", { body: { username: "bob", email: "bob@example.com", password: NEW_PASSWORD } });
+      const signUp = await app.call("POST", "/svc-api/v1/users/create", {
+        body: { username: "bob", email: "bob@example.com", password: NEW_PASSWORD },
+      });
       expectProblem(signUp, 500, "internal");
 
       const failures = (await app.logs()).filter((line) => JSON.parse(line).level >= 50);
@@ -106,28 +119,34 @@ describe.each(TARGETS)("on $name", (target) => {
     }
   });
 
-  test.skipIf(target.skip || target.name !== "postgres")("a password change cut off by the statement timeout logs no hash or password", async () => {
-    const opened = await target.open();
-    const locker = new SQL({ url: opened.url, max: 1 });
-    try {
-      const app = await testApp({ on: opened.store });
-      const { token, user } = await app.signUp("ann", PASSWORD);
-      // Another session holds the row: the UPDATE waits until statement_timeout (2 s here) cancels it.
-      const held = await locker.reserve();
-      await held`BEGIN`;
-      await held`SELECT id FROM users WHERE id = ${user.id} FOR UPDATE`;
-      const change = await app.call("PUT", "/svc-api/v1/users/password", { token, body: { current_password: PASSWORD, new_password: NEW_PASSWORD } });
-      await held`ROLLBACK`;
-      held.release();
-      expectProblem(change, 503, "database_unavailable");
-      const failure = (await app.logs()).find((line) => JSON.parse(line).level >= 50);
-      expect(failure).toContain("statement timeout");
-      expectNoSecrets((await app.logs()).join("\n"), [PASSWORD, NEW_PASSWORD, token]);
-    } finally {
-      await locker.close();
-      await opened.close();
-    }
-  });
+  test.skipIf(target.skip || target.name !== "postgres")(
+    "a password change cut off by the statement timeout logs no hash or password",
+    async () => {
+      const opened = await target.open();
+      const locker = new SQL({ url: opened.url, max: 1 });
+      try {
+        const app = await testApp({ on: opened.store });
+        const { token, user } = await app.signUp("ann", PASSWORD);
+        // Another session holds the row: the UPDATE waits until statement_timeout (2 s here) cancels it.
+        const held = await locker.reserve();
+        await held`BEGIN`;
+        await held`SELECT id FROM users WHERE id = ${user.id} FOR UPDATE`;
+        const change = await app.call("PUT", "/svc-api/v1/users/password", {
+          token,
+          body: { current_password: PASSWORD, new_password: NEW_PASSWORD },
+        });
+        await held`ROLLBACK`;
+        held.release();
+        expectProblem(change, 503, "database_unavailable");
+        const failure = (await app.logs()).find((line) => JSON.parse(line).level >= 50);
+        expect(failure).toContain("statement timeout");
+        expectNoSecrets((await app.logs()).join("\n"), [PASSWORD, NEW_PASSWORD, token]);
+      } finally {
+        await locker.close();
+        await opened.close();
+      }
+    },
+  );
 
   test.skipIf(target.skip)("a failed `svc copy` into it prints no hash or parameters", async () => {
     const source = join(dir, `source-${++n}.db`);
@@ -141,7 +160,11 @@ describe.each(TARGETS)("on $name", (target) => {
     await opened.store.close();
     try {
       let err = "";
-      const code = await runCli(["copy", "--from", `sqlite:${source}`, "--to", opened.url], {}, { out: { write: () => true }, err: { write: (t: string) => (err += t) } });
+      const code = await runCli(
+        ["copy", "--from", `sqlite:${source}`, "--to", opened.url],
+        {},
+        { out: { write: () => true }, err: { write: (t: string) => (err += t) } },
+      );
       expect(code).toBe(1);
       expect(err).toContain("svc copy: nothing copied: ");
       expect(err).toContain("users are read-only now");

@@ -10,21 +10,24 @@ import { bearer } from "./bearer.ts";
 
 export function authRoutes(users: UserService, authenticator: Authenticator, maxBodyBytes: number, trustProxy: number) {
   return new Elysia({ prefix: "/svc-api/v1/auth" })
-    .post(
-      "/login",
-      ({ body, request }) => users.login(body, clientAddress(request, trustProxy)),
-      {
-        parse: jsonBody(maxBodyBytes),
-        body: loginBody,
-        detail: documented({
-          operationId: "login",
-          summary: "Log in with username (or e-mail) and password",
-          tag: "auth",
-          ok: { status: 200, description: "A bearer token, and you", schema: loginSchema },
-          errors: ["validation_failed", "malformed_json", "invalid_credentials", "too_many_requests", "payload_too_large", "unsupported_media_type"],
-        }),
-      },
-    )
+    .post("/login", ({ body, request }) => users.login(body, clientAddress(request, trustProxy)), {
+      parse: jsonBody(maxBodyBytes),
+      body: loginBody,
+      detail: documented({
+        operationId: "login",
+        summary: "Log in with username (or e-mail) and password",
+        tag: "auth",
+        ok: { status: 200, description: "A bearer token, and you", schema: loginSchema },
+        errors: [
+          "validation_failed",
+          "malformed_json",
+          "invalid_credentials",
+          "too_many_requests",
+          "payload_too_large",
+          "unsupported_media_type",
+        ],
+      }),
+    })
     .use(bearer(authenticator))
     .post(
       "/logout",

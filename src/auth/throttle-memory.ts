@@ -29,7 +29,10 @@ export function memoryThrottleStore(): ThrottleStore {
 }
 
 /** The database's throttle state, or this process's memory for as long as the database's storage is full. */
-export function throttleWhenFull(database: ThrottleStore, memory: ThrottleStore = memoryThrottleStore()): ThrottleStore {
+export function throttleWhenFull(
+  database: ThrottleStore,
+  memory: ThrottleStore = memoryThrottleStore(),
+): ThrottleStore {
   const either =
     <A extends unknown[], R>(method: (store: ThrottleStore, ...args: A) => Promise<R>) =>
     async (...args: A): Promise<R> => {
@@ -42,7 +45,9 @@ export function throttleWhenFull(database: ThrottleStore, memory: ThrottleStore 
     };
   return {
     get: either((store, key: string) => store.get(key)),
-    transition: either((store, key: string, step: Parameters<ThrottleStore["transition"]>[1]) => store.transition(key, step)) as ThrottleStore["transition"],
+    transition: either((store, key: string, step: Parameters<ThrottleStore["transition"]>[1]) =>
+      store.transition(key, step),
+    ) as ThrottleStore["transition"],
     clear: either((store, key: string) => store.clear(key)),
   };
 }

@@ -22,7 +22,11 @@ export interface LoginThrottle {
 /** A reservation's outcome: 0 when counted, else how long the key stays blocked (ms). */
 type Wait = number;
 
-export function createLoginThrottle(store: ThrottleStore, settings: LoginThrottleConfig, now = () => Date.now()): LoginThrottle {
+export function createLoginThrottle(
+  store: ThrottleStore,
+  settings: LoginThrottleConfig,
+  now = () => Date.now(),
+): LoginThrottle {
   const accountDelay = (failures: number) =>
     Math.min(settings.backoffBaseMs * 2 ** Math.min(failures - settings.maxFailures, 30), settings.backoffMaxMs);
 
@@ -31,7 +35,8 @@ export function createLoginThrottle(store: ThrottleStore, settings: LoginThrottl
     (key: string, at: number, limit: number, blockFor: (failures: number) => number, windowMs?: number) =>
     (stored: ThrottleRecord | null): ThrottleTransition<Wait> => {
       // A client's count starts afresh once its last attempt is older than the window.
-      const current = stored && windowMs !== undefined && Date.parse(stored.lastFailureAt) < at - windowMs ? null : stored;
+      const current =
+        stored && windowMs !== undefined && Date.parse(stored.lastFailureAt) < at - windowMs ? null : stored;
       const blockedFor = current?.blockedUntil ? Date.parse(current.blockedUntil) - at : 0;
       if (blockedFor > 0) return { next: stored, result: blockedFor };
       const failures = (current?.failures ?? 0) + 1;
@@ -48,7 +53,10 @@ export function createLoginThrottle(store: ThrottleStore, settings: LoginThrottl
     (current: ThrottleRecord | null): ThrottleTransition<void> => {
       if (!current || current.failures <= 1) return { next: null, result: undefined };
       const failures = current.failures - 1;
-      return { next: { ...current, failures, blockedUntil: failures < limit ? null : current.blockedUntil }, result: undefined };
+      return {
+        next: { ...current, failures, blockedUntil: failures < limit ? null : current.blockedUntil },
+        result: undefined,
+      };
     };
 
   const releaseAccount = (key: string) => store.transition(key, releaseStep(settings.maxFailures));
@@ -57,7 +65,10 @@ export function createLoginThrottle(store: ThrottleStore, settings: LoginThrottl
   return {
     async reserve(accountKey, clientKey) {
       const at = now();
-      const account = await store.transition(accountKey, reserveStep(accountKey, at, settings.maxFailures, accountDelay));
+      const account = await store.transition(
+        accountKey,
+        reserveStep(accountKey, at, settings.maxFailures, accountDelay),
+      );
       if (account > 0) throw blocked(account);
       const client = await store.transition(
         clientKey,

@@ -65,7 +65,8 @@ export function createTokenService(secret: Uint8Array, ttlSeconds: number): Toke
   async function verifyOnce(token: string): Promise<VerifiedToken | null> {
     // jose also refuses a future nbf and an iat it cannot read.
     const claims = await signer.verify(token, rules);
-    if (!claims || typeof claims.sub !== "string" || typeof claims.jti !== "string" || typeof claims.exp !== "number") return null;
+    if (!claims || typeof claims.sub !== "string" || typeof claims.jti !== "string" || typeof claims.exp !== "number")
+      return null;
     const version = claims.ver;
     if (typeof version !== "number" || !Number.isSafeInteger(version) || version < 0) return null;
     return { userId: claims.sub, version, jti: claims.jti, exp: claims.exp };

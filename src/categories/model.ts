@@ -30,7 +30,8 @@ export function cleanCategory(input: CategoryInput): CleanCategory {
   if (input.name !== undefined) {
     const name = input.name?.trim() ?? "";
     if (unstorable(name)) problem("name", UNSTORABLE_MESSAGE);
-    else if (name.length === 0 || [...name].length > NAME_MAX) problem("name", `must be 1-${NAME_MAX} characters after trimming`);
+    else if (name.length === 0 || [...name].length > NAME_MAX)
+      problem("name", `must be 1-${NAME_MAX} characters after trimming`);
     else fields.name = name;
   }
   if (input.description !== undefined) {

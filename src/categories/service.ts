@@ -30,7 +30,10 @@ export function createCategoryService(categories: CategoryStore, versions: () =>
     }
     if (after === undefined || after === null) return { first };
     const anchor = await find(after);
-    if (!anchor) throw invalidFields([{ field: "after", message: "must be the id of a category (the last one of the previous page)" }]);
+    if (!anchor)
+      throw invalidFields([
+        { field: "after", message: "must be the id of a category (the last one of the previous page)" },
+      ]);
     return { first, after: { id: anchor.id, name: anchor.name } };
   }
 
@@ -52,7 +55,8 @@ export function createCategoryService(categories: CategoryStore, versions: () =>
   return {
     async list(args: ListArgs = {}): Promise<CategoryRecord[]> {
       const version = (await versions()).categories;
-      if ((args.first ?? null) === null && (args.after ?? null) === null) return lists.get("all", version, () => categories.list());
+      if ((args.first ?? null) === null && (args.after ?? null) === null)
+        return lists.get("all", version, () => categories.list());
       const page = await pageOf(args);
       return lists.get(`${page.first ?? ""} ${page.after?.id ?? ""}`, version, () => categories.list(page));
     },

@@ -16,7 +16,13 @@ if (!("hasSubscribers" in prototype)) {
   Object.defineProperty(prototype, "hasSubscribers", {
     configurable: true,
     get(this: Channels) {
-      return this.start.hasSubscribers || this.end.hasSubscribers || this.asyncStart.hasSubscribers || this.asyncEnd.hasSubscribers || this.error.hasSubscribers;
+      return (
+        this.start.hasSubscribers ||
+        this.end.hasSubscribers ||
+        this.asyncStart.hasSubscribers ||
+        this.asyncEnd.hasSubscribers ||
+        this.error.hasSubscribers
+      );
     },
   });
 }

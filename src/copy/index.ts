@@ -4,7 +4,15 @@
 import { parseArgs } from "node:util";
 import { ConfigError, parseDatabaseUrl, type Env } from "../config.ts";
 import { describeDatabase, openStore } from "../db/open.ts";
-import { CATEGORY_FIELDS, LoadRefused, USER_FIELDS, type CategoryRecord, type Counts, type Store, type UserRecord } from "../db/store.ts";
+import {
+  CATEGORY_FIELDS,
+  LoadRefused,
+  USER_FIELDS,
+  type CategoryRecord,
+  type Counts,
+  type Store,
+  type UserRecord,
+} from "../db/store.ts";
 import { describeError } from "../safe-errors.ts";
 import { unstorable } from "../text.ts";
 
@@ -22,10 +30,20 @@ export async function runCopy(args: string[], env: Env, out: Output): Promise<nu
   try {
     const { values } = parseArgs({
       args,
-      options: { from: { type: "string" }, to: { type: "string" }, force: { type: "boolean", default: false }, "allow-empty": { type: "boolean", default: false } },
+      options: {
+        from: { type: "string" },
+        to: { type: "string" },
+        force: { type: "boolean", default: false },
+        "allow-empty": { type: "boolean", default: false },
+      },
     });
     if (!values.from || !values.to) throw new Error("--from and --to are both required");
-    options = { from: values.from, to: values.to, force: values.force ?? false, allowEmpty: values["allow-empty"] ?? false };
+    options = {
+      from: values.from,
+      to: values.to,
+      force: values.force ?? false,
+      allowEmpty: values["allow-empty"] ?? false,
+    };
   } catch (error) {
     out.write(`svc copy: ${(error as Error).message}\n${USAGE}\n`);
     return 2;
@@ -58,9 +76,14 @@ export async function runCopy(args: string[], env: Env, out: Output): Promise<nu
         `the source ${describeDatabase(from)} holds no users or categories while the target holds ${present.users} users and ${present.categories} categories (--allow-empty copies an empty source on purpose)`,
       );
     }
-    out.write(`copying ${expected.users} users and ${expected.categories} categories from ${describeDatabase(from)} to ${describeDatabase(to)}\n`);
+    out.write(
+      `copying ${expected.users} users and ${expected.categories} categories from ${describeDatabase(from)} to ${describeDatabase(to)}\n`,
+    );
     const progress = (loaded: Counts) => {
-      if (out.isTTY) out.write(`\r  users ${loaded.users}/${expected.users}  categories ${loaded.categories}/${expected.categories}`);
+      if (out.isTTY)
+        out.write(
+          `\r  users ${loaded.users}/${expected.users}  categories ${loaded.categories}/${expected.categories}`,
+        );
     };
     const copied = await target.load(
       { users: storable(pages(source)), categories: (await source.categories.list()).map(storableCategory) },
@@ -98,7 +121,9 @@ function unstorableField<T extends object>(record: T, fields: readonly (keyof T)
 }
 
 function refuseRow(kind: string, id: string, field: string): never {
-  throw new CopyRefused(`${kind} ${id} has U+0000 or an unpaired UTF-16 surrogate in its ${field}; correct or delete it on the source, then copy again`);
+  throw new CopyRefused(
+    `${kind} ${id} has U+0000 or an unpaired UTF-16 surrogate in its ${field}; correct or delete it on the source, then copy again`,
+  );
 }
 
 /** The pages, refusing (with the row named) a user whose text the target could not store. */

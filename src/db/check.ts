@@ -32,7 +32,8 @@ function checkSqlite(path: string): string[] {
     const applied = client.query<{ n: number }, []>("SELECT count(*) AS n FROM __drizzle_migrations").get()?.n ?? 0;
     if (applied < SQLITE_MIGRATIONS) problems.push(behind(applied, SQLITE_MIGRATIONS));
     const orphans = client.query<{ table: string; rowid: number }, []>("PRAGMA foreign_key_check").all();
-    for (const orphan of orphans.slice(0, MAX_PROBLEMS)) problems.push(`${orphan.table} row ${orphan.rowid} names a row that does not exist`);
+    for (const orphan of orphans.slice(0, MAX_PROBLEMS))
+      problems.push(`${orphan.table} row ${orphan.rowid} names a row that does not exist`);
     return problems;
   } catch (error) {
     return [describeError(error)];

@@ -23,7 +23,9 @@ export function storageMonitor(directory?: string, now = () => Date.now()): Stor
   return {
     full(cause) {
       failedAt = now();
-      return new AppError("storage_full", "The database's storage is full: nothing was written. Reads still work.", { cause });
+      return new AppError("storage_full", "The database's storage is full: nothing was written. Reads still work.", {
+        cause,
+      });
     },
     state() {
       if (now() - failedAt < FULL_REMEMBERED_MS) return "full";

@@ -217,8 +217,25 @@ export interface OpenOptions {
 }
 
 /** The fields of each record, in the names both dialects' tables use for their columns. */
-export const USER_FIELDS = ["id", "username", "email", "passwordHash", "tokenVersion", "createdAt", "updatedAt"] as const satisfies readonly (keyof UserRecord)[];
-export const CATEGORY_FIELDS = ["id", "name", "description", "colorHex", "icon", "createdBy", "createdAt", "updatedAt"] as const satisfies readonly (keyof CategoryRecord)[];
+export const USER_FIELDS = [
+  "id",
+  "username",
+  "email",
+  "passwordHash",
+  "tokenVersion",
+  "createdAt",
+  "updatedAt",
+] as const satisfies readonly (keyof UserRecord)[];
+export const CATEGORY_FIELDS = [
+  "id",
+  "name",
+  "description",
+  "colorHex",
+  "icon",
+  "createdBy",
+  "createdAt",
+  "updatedAt",
+] as const satisfies readonly (keyof CategoryRecord)[];
 
 /** The named columns of a table: what a select returns is then exactly the record, with no storage detail. */
 export function columns<T extends object, K extends keyof T>(table: T, fields: readonly K[]): Pick<T, K> {

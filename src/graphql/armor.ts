@@ -57,7 +57,10 @@ function tokenLimit(maxTokens: number): Plugin {
         try {
           return parse(source, { ...options, maxTokens });
         } catch (error) {
-          if (error instanceof GraphQLError && /^Syntax Error: Document contains more that \d+ tokens\./.test(error.message)) {
+          if (
+            error instanceof GraphQLError &&
+            /^Syntax Error: Document contains more that \d+ tokens\./.test(error.message)
+          ) {
             throw limitError(`Token limit of ${maxTokens} exceeded.`);
           }
           throw error;

@@ -21,7 +21,11 @@ export type CacheSizes = Record<keyof typeof CACHE_BOUNDS, number>;
 function bySource<V extends {}>(bound: { entries: number; chars?: number }): LRUCache<string, V> {
   return bound.chars === undefined
     ? new LRUCache<string, V>({ max: bound.entries })
-    : new LRUCache<string, V>({ max: bound.entries, maxSize: bound.chars, sizeCalculation: (_, key) => Math.max(1, key.length) });
+    : new LRUCache<string, V>({
+        max: bound.entries,
+        maxSize: bound.chars,
+        sizeCalculation: (_, key) => Math.max(1, key.length),
+      });
 }
 
 export function graphqlCaches() {
@@ -42,7 +46,11 @@ export function graphqlCaches() {
       ranOnce.add(document);
       return false;
     },
-    sizes: (): Omit<CacheSizes, "responses"> => ({ documents: documents.size, parseErrors: parseErrors.size, compiled: compiled.size }),
+    sizes: (): Omit<CacheSizes, "responses"> => ({
+      documents: documents.size,
+      parseErrors: parseErrors.size,
+      compiled: compiled.size,
+    }),
   };
 }
 

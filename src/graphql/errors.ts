@@ -40,7 +40,10 @@ function withCode(error: GraphQLError): GraphQLError {
 /** True for errors maskError hides, which the server must log instead. */
 export function isUnexpected(error: unknown): boolean {
   const original = error instanceof GraphQLError ? error.originalError : error;
-  return !(original instanceof AppError) && !(error instanceof GraphQLError && (!original || original instanceof GraphQLError));
+  return (
+    !(original instanceof AppError) &&
+    !(error instanceof GraphQLError && (!original || original instanceof GraphQLError))
+  );
 }
 
 export function fromAppError(appError: AppError, located?: GraphQLError): GraphQLError {

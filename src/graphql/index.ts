@@ -40,7 +40,15 @@ export interface GraphqlDeps {
   maxBodyBytes: number;
 }
 
-export function graphqlRoutes({ config, metrics, categories, authenticator, logger, versions, maxBodyBytes }: GraphqlDeps) {
+export function graphqlRoutes({
+  config,
+  metrics,
+  categories,
+  authenticator,
+  logger,
+  versions,
+  maxBodyBytes,
+}: GraphqlDeps) {
   // Only the Request crosses into Yoga, so the verified caller and the cache's key wait beside it.
   const viewers = new WeakMap<Request, UserRecord>();
   const pending = new WeakMap<Request, PendingAnswer>();
@@ -158,8 +166,11 @@ export function graphqlRoutes({ config, metrics, categories, authenticator, logg
         ...(config.introspection ? [] : [useDisableIntrospection()]),
         useErrorHandler(({ errors, context, phase }) => {
           // In the execution phase envelop hands over the execution args, which hold our context.
-          const ctx = (phase === "execution" ? (context as { contextValue: unknown }).contextValue : context) as Partial<GraphQLContext>;
-          for (const err of errors.filter(isUnexpected)) logger.error({ request_id: ctx.requestId, err }, "graphql resolver failed");
+          const ctx = (
+            phase === "execution" ? (context as { contextValue: unknown }).contextValue : context
+          ) as Partial<GraphQLContext>;
+          for (const err of errors.filter(isUnexpected))
+            logger.error({ request_id: ctx.requestId, err }, "graphql resolver failed");
         }),
       ],
     }),

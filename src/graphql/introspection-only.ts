@@ -25,7 +25,9 @@ function introspectionOnly(query: string | null): boolean {
       definition.kind === Kind.FRAGMENT_DEFINITION ||
       (definition.kind === Kind.OPERATION_DEFINITION &&
         definition.operation === "query" &&
-        definition.selectionSet.selections.every((selection) => selection.kind === Kind.FIELD && selection.name.value.startsWith("__"))),
+        definition.selectionSet.selections.every(
+          (selection) => selection.kind === Kind.FIELD && selection.name.value.startsWith("__"),
+        )),
   );
 }
 

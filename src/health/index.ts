@@ -33,25 +33,46 @@ export function healthRoutes(store: Store, environment: string) {
   const direct: Record<string, DirectRoute> = {
     "/svc/health/live": (_request, headers) => json(200, '{"status":"ok"}', headers),
     "/svc/health/ready": (_request, headers) =>
-      database.answer((result) => json(statusFor(result), `{"status":"${result}","checks":${CHECKS[result]}}`, headers)),
+      database.answer((result) =>
+        json(statusFor(result), `{"status":"${result}","checks":${CHECKS[result]}}`, headers),
+      ),
     "/svc/health": (_request, headers) =>
       database.answer((result) => {
         // The uptime has tenths of a second, so the body changes ten times a second at most.
         const tenths = Math.round((performance.now() - startedAt) / 100);
         if (tenths !== body.tenths || result !== body.result) {
-          body = { tenths, result, text: `${identity},"status":"${result}","uptime_s":${tenths / 10},"checks":${CHECKS[result]}}` };
+          body = {
+            tenths,
+            result,
+            text: `${identity},"status":"${result}","uptime_s":${tenths / 10},"checks":${CHECKS[result]}}`,
+          };
         }
         return json(statusFor(result), body.text, headers);
       }),
   };
-  const twin = (path: string) => ({ request }: { request: Request }) => direct[path]!(request, {});
+  const twin =
+    (path: string) =>
+    ({ request }: { request: Request }) =>
+      direct[path]!(request, {});
   const routes = new Elysia({ name: "svc/health" })
     .get("/svc/health/live", twin("/svc/health/live"), {
-      detail: documented({ operationId: "live", summary: "The process is up", tag: "health", ok: { status: 200, description: "Up", schema: t.Object({ status: t.Literal("ok") }) }, errors: [] }),
+      detail: documented({
+        operationId: "live",
+        summary: "The process is up",
+        tag: "health",
+        ok: { status: 200, description: "Up", schema: t.Object({ status: t.Literal("ok") }) },
+        errors: [],
+      }),
     })
-    .get("/svc/health/ready", twin("/svc/health/ready"), { detail: health("ready", "Ready to serve: the database answers (503 when it does not)", readySchema) })
+    .get("/svc/health/ready", twin("/svc/health/ready"), {
+      detail: health("ready", "Ready to serve: the database answers (503 when it does not)", readySchema),
+    })
     .get("/svc/health", twin("/svc/health"), {
-      detail: health("health", "Service, version, environment, uptime and the database check (503 when it does not answer)", healthSchema),
+      detail: health(
+        "health",
+        "Service, version, environment, uptime and the database check (503 when it does not answer)",
+        healthSchema,
+      ),
     });
   return { direct, routes };
 }
@@ -67,18 +88,34 @@ function json(status: number, body: string, headers: Record<string, string>): Re
 
 const checks = t.Object({
   database: t.Union([t.Literal("ok"), t.Literal("unavailable")]),
-  storage: t.Optional(t.Union([t.Literal("ok"), t.Literal("full")], { description: "full: writes are refused with 503 storage_full; reads go on. Absent while the database does not answer." })),
+  storage: t.Optional(
+    t.Union([t.Literal("ok"), t.Literal("full")], {
+      description:
+        "full: writes are refused with 503 storage_full; reads go on. Absent while the database does not answer.",
+    }),
+  ),
 });
 const status = t.Union([t.Literal("ok"), t.Literal("degraded"), t.Literal("unavailable")]);
 const readySchema = t.Object({ status, checks });
-const healthSchema = t.Object({ service: t.String(), version: t.String(), environment: t.String(), status, uptime_s: t.Number(), checks });
+const healthSchema = t.Object({
+  service: t.String(),
+  version: t.String(),
+  environment: t.String(),
+  status,
+  uptime_s: t.Number(),
+  checks,
+});
 
 function health(operationId: string, summary: string, schema: typeof readySchema | typeof healthSchema) {
   return documented({
     operationId,
     summary,
     tag: "health",
-    ok: { status: 200, description: "Healthy, or degraded: the storage is full, so writes are refused while reads go on", schema },
+    ok: {
+      status: 200,
+      description: "Healthy, or degraded: the storage is full, so writes are refused while reads go on",
+      schema,
+    },
     also: [{ status: 503, description: "The database does not answer", schema }],
     errors: [],
   });

@@ -5,7 +5,10 @@ import { requestInfo } from "./request-context.ts";
 
 export function clientAddress(request: Request, trustProxy: number): string {
   if (trustProxy > 0) {
-    const hops = (request.headers.get("x-forwarded-for") ?? "").split(",").map((h) => h.trim()).filter(Boolean);
+    const hops = (request.headers.get("x-forwarded-for") ?? "")
+      .split(",")
+      .map((h) => h.trim())
+      .filter(Boolean);
     const seen = hops[hops.length - trustProxy];
     if (seen) return seen;
   }

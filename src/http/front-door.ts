@@ -63,7 +63,13 @@ export function frontDoor({ app, direct, quietWhenOk, loggers, metrics, maxBodyB
   const index = routeIndex(app.routes);
   const inner = app.fetch;
 
-  function begin(request: Request, server: Server<unknown> | undefined, path: string, keep = true, received = request): RequestInfo {
+  function begin(
+    request: Request,
+    server: Server<unknown> | undefined,
+    path: string,
+    keep = true,
+    received = request,
+  ): RequestInfo {
     const info = beginRequest(request, server, keep, received);
     if (debug) logger.debug({ request_id: info.id, method: request.method, path }, "request started");
     return info;
@@ -88,7 +94,9 @@ export function frontDoor({ app, direct, quietWhenOk, loggers, metrics, maxBodyB
   /** Elysia turns every failure into problem+json; reaching this is a bug, still answered as one. */
   function failed(info: RequestInfo, error: unknown): Response {
     logger.error({ request_id: info.id, err: error }, "request failed");
-    return problemResponse(new AppError("internal", "Something went wrong on our side; the request id identifies it.", { cause: error }));
+    return problemResponse(
+      new AppError("internal", "Something went wrong on our side; the request id identifies it.", { cause: error }),
+    );
   }
 
   function viaApp(received: Request, server: Server<unknown> | undefined): Answer {
@@ -114,7 +122,8 @@ export function frontDoor({ app, direct, quietWhenOk, loggers, metrics, maxBodyB
   // Direct routes never read a body, so the body limit is Bun's maxRequestBodySize alone; and nothing
   // they call looks the request up, so its facts stay local.
   function directly(path: string, route: DirectRoute): Handler {
-    const fail = (info: RequestInfo, request: Request, error: unknown) => finish(request, info, path, path, stamped(failed(info, error), info.id));
+    const fail = (info: RequestInfo, request: Request, error: unknown) =>
+      finish(request, info, path, path, stamped(failed(info, error), info.id));
     return (request, server) => {
       const info = begin(request, server, path, false);
       let answer: Answer;
@@ -177,7 +186,8 @@ export function frontDoor({ app, direct, quietWhenOk, loggers, metrics, maxBodyB
     },
     async handle(request) {
       // Bun's router answers HEAD with a GET route (without the body); so does this.
-      const handler = request.method === "GET" || request.method === "HEAD" ? handlers.get(pathOf(request.url)) : undefined;
+      const handler =
+        request.method === "GET" || request.method === "HEAD" ? handlers.get(pathOf(request.url)) : undefined;
       return handler ? handler(request, undefined) : viaApp(request, undefined);
     },
   };
@@ -218,7 +228,9 @@ function routable(request: Request): Request {
   const url = request.url;
   const scheme = url.indexOf("//");
   const start = scheme === -1 ? 0 : url.indexOf("/", scheme + 2);
-  return start >= ELYSIA_PATH_SEARCH_FROM || start === -1 ? request : new Request(`http://localhost${url.slice(start)}`, request);
+  return start >= ELYSIA_PATH_SEARCH_FROM || start === -1
+    ? request
+    : new Request(`http://localhost${url.slice(start)}`, request);
 }
 
 /** Where Elysia (1.4) starts looking for a URL's path: the length of "https://a.b". */

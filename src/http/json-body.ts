@@ -28,7 +28,9 @@ function readJson(maxBytes: number) {
       throw new AppError("malformed_json", "The body is not valid UTF-8.");
     }
     if (nestingDepth(text) > MAX_NESTING) {
-      throw invalidFields([{ field: "body", message: `must not nest objects or arrays deeper than ${MAX_NESTING} levels` }]);
+      throw invalidFields([
+        { field: "body", message: `must not nest objects or arrays deeper than ${MAX_NESTING} levels` },
+      ]);
     }
     let body: unknown;
     try {
@@ -71,7 +73,8 @@ function nestingDepth(text: string): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 92) i++; // backslash: skip the escaped character
+      if (c === 92)
+        i++; // backslash: skip the escaped character
       else if (c === 34) inString = false;
     } else if (c === 34) inString = true;
     else if (c === 123 || c === 91) deepest = Math.max(deepest, ++depth);

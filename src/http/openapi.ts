@@ -74,7 +74,12 @@ interface Doc {
 /** Headers every answer carries, and those particular statuses carry. */
 const REQUEST_ID = { "X-Request-Id": { $ref: "#/components/headers/RequestId" } };
 const STATUS_HEADERS: Record<string, Record<string, { description: string; schema: object }>> = {
-  "401": { "WWW-Authenticate": { description: 'Bearer realm="svc", with error="invalid_token" when a token was sent.', schema: { type: "string" } } },
+  "401": {
+    "WWW-Authenticate": {
+      description: 'Bearer realm="svc", with error="invalid_token" when a token was sent.',
+      schema: { type: "string" },
+    },
+  },
   "429": { "Retry-After": { description: "Seconds to wait before trying again.", schema: { type: "integer" } } },
 };
 
@@ -82,13 +87,20 @@ function response({ description, schema, headers = {} }: Success) {
   return {
     description,
     ...(schema && { content: { "application/json": { schema } } }),
-    headers: { ...REQUEST_ID, ...Object.fromEntries(Object.entries(headers).map(([name, text]) => [name, { description: text, schema: { type: "string" } }])) },
+    headers: {
+      ...REQUEST_ID,
+      ...Object.fromEntries(
+        Object.entries(headers).map(([name, text]) => [name, { description: text, schema: { type: "string" } }]),
+      ),
+    },
   };
 }
 
 /** The route's OpenAPI `detail`: its name, summary, tag, security, parameters, and every answer it can give. */
 export function documented({ operationId, summary, tag, query, auth = false, ok, also = [], errors }: Doc) {
-  const responses: Record<string, unknown> = Object.fromEntries([ok, ...also].map((answer) => [answer.status, response(answer)]));
+  const responses: Record<string, unknown> = Object.fromEntries(
+    [ok, ...also].map((answer) => [answer.status, response(answer)]),
+  );
   const all = new Set<ErrorCode>(errors);
   if (auth) all.add("unauthorized");
   for (const code of [...all, "internal" as const]) {
@@ -107,16 +119,27 @@ export function documented({ operationId, summary, tag, query, auth = false, ok,
     tags: [tag],
     // Public operations say so: an empty requirement, not an absent one.
     security: auth ? [{ bearer: [] }] : [],
-    ...(query && { parameters: query.map(({ name, description, schema }) => ({ name, in: "query", required: false, description, schema })) }),
+    ...(query && {
+      parameters: query.map(({ name, description, schema }) => ({
+        name,
+        in: "query",
+        required: false,
+        description,
+        schema,
+      })),
+    }),
     responses: responses as OpenAPIV3.ResponsesObject,
   };
 }
 
 /** The document at /svc-api/openapi.json and the reference at /svc-api/docs. */
 export function openapiRoutes() {
-  const asset = (path: string, type: string) => () => new Response(Bun.file(path), { headers: { "content-type": type } });
+  const asset = (path: string, type: string) => () =>
+    new Response(Bun.file(path), { headers: { "content-type": type } });
   return new Elysia({ name: "svc/openapi" })
-    .get(`${ASSETS}/swagger-ui-bundle.js`, asset(swaggerBundle, "text/javascript; charset=utf-8"), { detail: { hide: true } })
+    .get(`${ASSETS}/swagger-ui-bundle.js`, asset(swaggerBundle, "text/javascript; charset=utf-8"), {
+      detail: { hide: true },
+    })
     .get(`${ASSETS}/swagger-ui.css`, asset(swaggerCss, "text/css; charset=utf-8"), { detail: { hide: true } })
     .use(
       openapi({
@@ -127,7 +150,11 @@ export function openapiRoutes() {
         // The plugin points Swagger UI at the spec by a path relative to the site root, which is wrong
         // from /svc-api/docs; its options are spread after that, so an absolute url (left out of its
         // types) puts it right.
-        swagger: { cdn: `${ASSETS}/swagger-ui-bundle.js`, theme: `${ASSETS}/swagger-ui.css`, url: SPEC_PATH } as SwaggerOptions,
+        swagger: {
+          cdn: `${ASSETS}/swagger-ui-bundle.js`,
+          theme: `${ASSETS}/swagger-ui.css`,
+          url: SPEC_PATH,
+        } as SwaggerOptions,
         exclude: { paths: [/^\/graphql/, /^\/svc\/metrics/, new RegExp(`^${DOCS_PATH}`), SPEC_PATH] },
         documentation: {
           // Relative: the document is served by the svc it describes, wherever that is.
@@ -135,7 +162,8 @@ export function openapiRoutes() {
           info: {
             title: "svc REST API",
             version,
-            description: "Accounts and login. Categories are served by GraphQL at /graphql. Errors are RFC 9457 problem details.",
+            description:
+              "Accounts and login. Categories are served by GraphQL at /graphql. Errors are RFC 9457 problem details.",
           },
           tags: [
             { name: "users", description: "Accounts" },
@@ -146,7 +174,11 @@ export function openapiRoutes() {
             securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" } },
             schemas: { Problem: problemSchema },
             headers: {
-              RequestId: { description: "Yours when you sent a sane one (1-128 of letters, digits, . _ : -), else a new UUIDv7; in every log line of the request.", schema: { type: "string" } },
+              RequestId: {
+                description:
+                  "Yours when you sent a sane one (1-128 of letters, digits, . _ : -), else a new UUIDv7; in every log line of the request.",
+                schema: { type: "string" },
+              },
             },
           },
         },

@@ -37,7 +37,9 @@ function toAppError(code: unknown, error: unknown, path: string, methodsFor: (pa
       });
     }
     default:
-      return new AppError("internal", "Something went wrong on our side; the request id identifies it.", { cause: error });
+      return new AppError("internal", "Something went wrong on our side; the request id identifies it.", {
+        cause: error,
+      });
   }
 }
 
@@ -49,8 +51,18 @@ function validationError(error: ValidationError): AppError {
     if (errors.some((e) => e.field === field)) continue;
     const isUnknown = issue.summary?.includes("should not be provided") === true;
     // A schema's own message for its rule (users/model.ts); TypeBox's is the fallback.
-    const ruleMessage = "schema" in issue && typeof issue.schema?.[RULE_MESSAGE] === "string" ? (issue.schema[RULE_MESSAGE] as string) : null;
-    errors.push({ field, message: isUnknown ? UNKNOWN_FIELD : field === "body" ? "must be a JSON object" : (ruleMessage ?? issue.message.toLowerCase()) });
+    const ruleMessage =
+      "schema" in issue && typeof issue.schema?.[RULE_MESSAGE] === "string"
+        ? (issue.schema[RULE_MESSAGE] as string)
+        : null;
+    errors.push({
+      field,
+      message: isUnknown
+        ? UNKNOWN_FIELD
+        : field === "body"
+          ? "must be a JSON object"
+          : (ruleMessage ?? issue.message.toLowerCase()),
+    });
   }
   return invalidFields(errors);
 }

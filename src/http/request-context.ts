@@ -19,7 +19,12 @@ const ACCEPTABLE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * Takes the caller's X-Request-Id when it is sane (so it needs no escaping in a log line), or makes
  * one. Kept beside the request for whoever handles it; pass `keep: false` when nobody will look.
  */
-export function beginRequest(request: Request, server: Server<unknown> | undefined, keep = true, received = request): RequestInfo {
+export function beginRequest(
+  request: Request,
+  server: Server<unknown> | undefined,
+  keep = true,
+  received = request,
+): RequestInfo {
   const given = request.headers.get("x-request-id");
   const info: RequestInfo = {
     id: given && ACCEPTABLE_ID.test(given) ? given : Bun.randomUUIDv7(),

@@ -4,7 +4,15 @@ import type { Authenticator } from "../auth/authenticator.ts";
 import { bearer } from "../auth/bearer.ts";
 import { jsonBody } from "../http/json-body.ts";
 import { documented } from "../http/openapi.ts";
-import { changePasswordBody, createUserBody, listUsersQuery, tokenSchema, updateSelfBody, userSchema, userView } from "./model.ts";
+import {
+  changePasswordBody,
+  createUserBody,
+  listUsersQuery,
+  tokenSchema,
+  updateSelfBody,
+  userSchema,
+  userView,
+} from "./model.ts";
 import { parsePage, type UserService } from "./service.ts";
 import type { UserRecord } from "../db/store.ts";
 import { setBounded } from "../bounded-map.ts";
@@ -65,117 +73,150 @@ function pageJson(rows: UserRecord[], count: number, viewerId: string): string {
 
 export function usersRoutes(users: UserService, authenticator: Authenticator, maxBodyBytes: number) {
   const json = jsonBody(maxBodyBytes);
-  return new Elysia({ prefix: PREFIX })
-    .post(
-      "/create",
-      async ({ body, set }) => {
-        const user = await users.create(body);
-        set.status = 201;
-        set.headers.location = `${PREFIX}/${user.id}`;
-        return userView(user, user.id);
-      },
-      {
-        parse: json,
-        body: createUserBody,
+  return (
+    new Elysia({ prefix: PREFIX })
+      .post(
+        "/create",
+        async ({ body, set }) => {
+          const user = await users.create(body);
+          set.status = 201;
+          set.headers.location = `${PREFIX}/${user.id}`;
+          return userView(user, user.id);
+        },
+        {
+          parse: json,
+          body: createUserBody,
+          detail: documented({
+            operationId: "createUser",
+            summary: "Create a user",
+            tag: "users",
+            ok: {
+              status: 201,
+              description: "Created: the new user, e-mail included",
+              schema: userSchema,
+              headers: { Location: "The user's URL" },
+            },
+            errors: [
+              "validation_failed",
+              "malformed_json",
+              "username_taken",
+              "email_taken",
+              "payload_too_large",
+              "unsupported_media_type",
+            ],
+          }),
+        },
+      )
+      .use(bearer(authenticator))
+      .get(
+        "/all",
+        async ({ query, caller, versions, set }) => {
+          const page = parsePage(query);
+          // One extra row tells whether another page exists without a count query.
+          const rows = await users.list({ ...page, limit: page.limit + 1 }, versions);
+          const count = Math.min(rows.length, page.limit);
+          if (rows.length > page.limit) {
+            const next = `${PREFIX}/all?limit=${page.limit}&after=${rows[count - 1]!.id}`;
+            set.headers.link = `<${next}>; rel="next"`;
+          }
+          // A string, not a Response: Elysia would copy a Response to add svc's headers, body as a stream.
+          set.headers["content-type"] = JSON_TYPE;
+          return pageJson(rows, count, caller.id);
+        },
+        {
+          // The query is read by parsePage, so that the document can say what limit is: an integer.
+          detail: documented({
+            operationId: "listUsers",
+            summary: "List users, oldest first, a page at a time",
+            tag: "users",
+            query: listUsersQuery,
+            auth: true,
+            ok: {
+              status: 200,
+              description: "A page of users",
+              schema: t.Array(userSchema),
+              headers: { Link: 'The next page, as <url>; rel="next", while more remain' },
+            },
+            errors: ["validation_failed"],
+          }),
+        },
+      )
+      .get("/me", ({ caller }) => userView(caller, caller.id), {
         detail: documented({
-          operationId: "createUser",
-          summary: "Create a user",
-          tag: "users",
-          ok: { status: 201, description: "Created: the new user, e-mail included", schema: userSchema, headers: { Location: "The user's URL" } },
-          errors: ["validation_failed", "malformed_json", "username_taken", "email_taken", "payload_too_large", "unsupported_media_type"],
-        }),
-      },
-    )
-    .use(bearer(authenticator))
-    .get(
-      "/all",
-      async ({ query, caller, versions, set }) => {
-        const page = parsePage(query);
-        // One extra row tells whether another page exists without a count query.
-        const rows = await users.list({ ...page, limit: page.limit + 1 }, versions);
-        const count = Math.min(rows.length, page.limit);
-        if (rows.length > page.limit) {
-          const next = `${PREFIX}/all?limit=${page.limit}&after=${rows[count - 1]!.id}`;
-          set.headers.link = `<${next}>; rel="next"`;
-        }
-        // A string, not a Response: Elysia would copy a Response to add svc's headers, body as a stream.
-        set.headers["content-type"] = JSON_TYPE;
-        return pageJson(rows, count, caller.id);
-      },
-      {
-        // The query is read by parsePage, so that the document can say what limit is: an integer.
-        detail: documented({
-          operationId: "listUsers",
-          summary: "List users, oldest first, a page at a time",
-          tag: "users",
-          query: listUsersQuery,
-          auth: true,
-          ok: { status: 200, description: "A page of users", schema: t.Array(userSchema), headers: { Link: 'The next page, as <url>; rel="next", while more remain' } },
-          errors: ["validation_failed"],
-        }),
-      },
-    )
-    .get("/me", ({ caller }) => userView(caller, caller.id), {
-      detail: documented({
-        operationId: "getMe",
-        summary: "Get yourself: the record the token belongs to, e-mail included",
-        tag: "users",
-        auth: true,
-        ok: { status: 200, description: "You", schema: userSchema },
-        errors: [],
-      }),
-    })
-    .get("/:user_id", async ({ params, caller }) => userView(await users.get(params.user_id), caller.id), {
-      params: t.Object({ user_id: t.String({ description: "A user id (UUID)." }) }),
-      detail: documented({
-        operationId: "getUser",
-        summary: "Get one user (the e-mail only in your own record)",
-        tag: "users",
-        auth: true,
-        ok: { status: 200, description: "The user", schema: userSchema },
-        errors: ["not_found"],
-      }),
-    })
-    // "" rather than "/": one path with and without the slash, and the document lists it without.
-    .put("", async ({ body, caller }) => userView(await users.updateSelf(caller, body), caller.id), {
-      parse: json,
-      body: updateSelfBody,
-      detail: documented({
-        operationId: "updateMe",
-        summary: "Update yourself; changing the e-mail needs current_password",
-        tag: "users",
-        auth: true,
-        ok: { status: 200, description: "You, updated", schema: userSchema },
-        errors: ["validation_failed", "malformed_json", "current_password_mismatch", "username_taken", "email_taken", "payload_too_large", "unsupported_media_type"],
-      }),
-    })
-    .put("/password", ({ body, caller }) => users.changePassword(caller, body), {
-      parse: json,
-      body: changePasswordBody,
-      detail: documented({
-        operationId: "changePassword",
-        summary: "Change your password; every earlier token stops working",
-        tag: "users",
-        auth: true,
-        ok: { status: 200, description: "A fresh token", schema: tokenSchema },
-        errors: ["validation_failed", "malformed_json", "current_password_mismatch", "payload_too_large", "unsupported_media_type"],
-      }),
-    })
-    .delete(
-      "",
-      async ({ caller, set }) => {
-        await users.deleteSelf(caller);
-        set.status = 204;
-      },
-      {
-        detail: documented({
-          operationId: "deleteMe",
-          summary: "Delete yourself; your categories stay, with no creator",
+          operationId: "getMe",
+          summary: "Get yourself: the record the token belongs to, e-mail included",
           tag: "users",
           auth: true,
-          ok: { status: 204, description: "Deleted; your tokens stop working" },
+          ok: { status: 200, description: "You", schema: userSchema },
           errors: [],
         }),
-      },
-    );
+      })
+      .get("/:user_id", async ({ params, caller }) => userView(await users.get(params.user_id), caller.id), {
+        params: t.Object({ user_id: t.String({ description: "A user id (UUID)." }) }),
+        detail: documented({
+          operationId: "getUser",
+          summary: "Get one user (the e-mail only in your own record)",
+          tag: "users",
+          auth: true,
+          ok: { status: 200, description: "The user", schema: userSchema },
+          errors: ["not_found"],
+        }),
+      })
+      // "" rather than "/": one path with and without the slash, and the document lists it without.
+      .put("", async ({ body, caller }) => userView(await users.updateSelf(caller, body), caller.id), {
+        parse: json,
+        body: updateSelfBody,
+        detail: documented({
+          operationId: "updateMe",
+          summary: "Update yourself; changing the e-mail needs current_password",
+          tag: "users",
+          auth: true,
+          ok: { status: 200, description: "You, updated", schema: userSchema },
+          errors: [
+            "validation_failed",
+            "malformed_json",
+            "current_password_mismatch",
+            "username_taken",
+            "email_taken",
+            "payload_too_large",
+            "unsupported_media_type",
+          ],
+        }),
+      })
+      .put("/password", ({ body, caller }) => users.changePassword(caller, body), {
+        parse: json,
+        body: changePasswordBody,
+        detail: documented({
+          operationId: "changePassword",
+          summary: "Change your password; every earlier token stops working",
+          tag: "users",
+          auth: true,
+          ok: { status: 200, description: "A fresh token", schema: tokenSchema },
+          errors: [
+            "validation_failed",
+            "malformed_json",
+            "current_password_mismatch",
+            "payload_too_large",
+            "unsupported_media_type",
+          ],
+        }),
+      })
+      .delete(
+        "",
+        async ({ caller, set }) => {
+          await users.deleteSelf(caller);
+          set.status = 204;
+        },
+        {
+          detail: documented({
+            operationId: "deleteMe",
+            summary: "Delete yourself; your categories stay, with no creator",
+            tag: "users",
+            auth: true,
+            ok: { status: 204, description: "Deleted; your tokens stop working" },
+            errors: [],
+          }),
+        },
+      )
+  );
 }

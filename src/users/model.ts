@@ -7,24 +7,53 @@ import { EMAIL, EMAIL_MAX, EMAIL_MESSAGE, PASSWORD_MESSAGE, USERNAME, USERNAME_M
 
 // The rules as a client can read them in the OpenAPI document, checked before any hashing; RULE_MESSAGE
 // is the message a broken rule gets (rules.ts checks again, for callers other than HTTP).
-const username = t.String({ minLength: 3, maxLength: 32, pattern: USERNAME.source, [RULE_MESSAGE]: USERNAME_MESSAGE, description: "Letters, digits, _ . - ; unique without regard to case." });
-const email = t.String({ maxLength: EMAIL_MAX, pattern: EMAIL.source, [RULE_MESSAGE]: EMAIL_MESSAGE, description: "Stored in lower case; unique." });
+const username = t.String({
+  minLength: 3,
+  maxLength: 32,
+  pattern: USERNAME.source,
+  [RULE_MESSAGE]: USERNAME_MESSAGE,
+  description: "Letters, digits, _ . - ; unique without regard to case.",
+});
+const email = t.String({
+  maxLength: EMAIL_MAX,
+  pattern: EMAIL.source,
+  [RULE_MESSAGE]: EMAIL_MESSAGE,
+  description: "Stored in lower case; unique.",
+});
 // JSON Schema counts characters; the password's are counted after NFKC normalisation. (Elysia counts
 // UTF-16 units, so a password of more than 64 characters outside the BMP is refused early.)
-const newPassword = t.String({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX, [RULE_MESSAGE]: PASSWORD_MESSAGE, description: "8-128 characters; not one of the common passwords." });
+const newPassword = t.String({
+  minLength: PASSWORD_MIN,
+  maxLength: PASSWORD_MAX,
+  [RULE_MESSAGE]: PASSWORD_MESSAGE,
+  description: "8-128 characters; not one of the common passwords.",
+});
 /** A password being checked, not set: any stored one must get through. */
 const givenPassword = t.String({ maxLength: 1024 });
 const closed = { additionalProperties: false } as const;
 
 export const createUserBody = t.Object({ username, email, password: newPassword }, closed);
-export const loginBody = t.Object({ username: t.String({ maxLength: 512, description: "Your username (any case) or e-mail." }), password: givenPassword }, closed);
-export const updateSelfBody = t.Object({ username: t.Optional(username), email: t.Optional(email), current_password: t.Optional(givenPassword) }, closed);
+export const loginBody = t.Object(
+  {
+    username: t.String({ maxLength: 512, description: "Your username (any case) or e-mail." }),
+    password: givenPassword,
+  },
+  closed,
+);
+export const updateSelfBody = t.Object(
+  { username: t.Optional(username), email: t.Optional(email), current_password: t.Optional(givenPassword) },
+  closed,
+);
 export const changePasswordBody = t.Object({ current_password: givenPassword, new_password: newPassword }, closed);
 
 /** users/all's query, read by parsePage; described here for the document. */
 export const listUsersQuery: QueryParameter[] = [
   { name: "limit", description: "Page size.", schema: integer({ minimum: 1, maximum: 1000, default: 100 }) },
-  { name: "after", description: "Return users after this id (from the Link header of the previous page).", schema: t.String({ format: "uuid" }) },
+  {
+    name: "after",
+    description: "Return users after this id (from the Link header of the previous page).",
+    schema: t.String({ format: "uuid" }),
+  },
 ];
 
 /** The user as responses show it. */
@@ -42,7 +71,10 @@ export const tokenSchema = t.Object({
   expires_in: integer({ description: "Seconds until it expires." }),
 });
 
-export const loginSchema = t.Object({ ...tokenSchema.properties, user: t.Object(userSchema.properties, { description: "You, e-mail included." }) });
+export const loginSchema = t.Object({
+  ...tokenSchema.properties,
+  user: t.Object(userSchema.properties, { description: "You, e-mail included." }),
+});
 
 export type CreateUserInput = Static<typeof createUserBody>;
 export type LoginInput = Static<typeof loginBody>;

@@ -28,7 +28,9 @@ export function passwordProblem(password: string): string | null {
 }
 
 /** Collects the problems of every field given, so a client learns all of them at once. */
-export function fieldProblems(checks: Array<[field: string, value: string | undefined, rule: (v: string) => string | null]>): FieldError[] {
+export function fieldProblems(
+  checks: Array<[field: string, value: string | undefined, rule: (v: string) => string | null]>,
+): FieldError[] {
   const problems: FieldError[] = [];
   for (const [field, value, rule] of checks) {
     const message = value === undefined ? null : rule(value);

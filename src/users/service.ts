@@ -4,11 +4,25 @@ import { unauthorized } from "../auth/authenticator.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import type { LoginThrottle } from "../auth/throttle.ts";
 import type { IssuedToken, TokenService, VerifiedToken } from "../auth/tokens.ts";
-import { nameKey, type RevocationStore, type TableVersions, type UserPage, type UserRecord, type UserStore } from "../db/store.ts";
+import {
+  nameKey,
+  type RevocationStore,
+  type TableVersions,
+  type UserPage,
+  type UserRecord,
+  type UserStore,
+} from "../db/store.ts";
 import { VersionedCache } from "../db/versioned-cache.ts";
 import { AppError, invalidFields, UNKNOWN_FIELD, type FieldError } from "../errors.ts";
 import { newId, parseId } from "../ids.ts";
-import { userView, type ChangePasswordInput, type CreateUserInput, type LoginInput, type UpdateSelfInput, type UserView } from "./model.ts";
+import {
+  userView,
+  type ChangePasswordInput,
+  type CreateUserInput,
+  type LoginInput,
+  type UpdateSelfInput,
+  type UserView,
+} from "./model.ts";
 import { emailProblem, fieldProblems, passwordProblem, usernameProblem } from "./rules.ts";
 
 export interface UserServiceDeps {
@@ -111,7 +125,10 @@ export function createUserService({ users, passwords, tokens, throttle, revocati
       if (emailChanges || input.current_password !== undefined) {
         await requirePassword(caller, input.current_password, "current_password");
       }
-      const patch = { ...(input.username !== undefined && { username: input.username }), ...(emailChanges && { email }) };
+      const patch = {
+        ...(input.username !== undefined && { username: input.username }),
+        ...(emailChanges && { email }),
+      };
       if (Object.keys(patch).length === 0) return caller;
       const updated = await users.update(caller.id, patch, new Date().toISOString(), caller.tokenVersion);
       if (!updated) throw revokedMeanwhile();
@@ -141,7 +158,10 @@ export function createUserService({ users, passwords, tokens, throttle, revocati
  * (or a deletion) landed while the request ran, the token is revoked and the write does not land.
  */
 function revokedMeanwhile(): AppError {
-  return unauthorized(true, "The token was revoked while this request ran (the password changed, or the account was deleted).");
+  return unauthorized(
+    true,
+    "The token was revoked while this request ran (the password changed, or the account was deleted).",
+  );
 }
 
 const PAGE_PARAMETERS = new Set(["limit", "after"]);
@@ -155,7 +175,8 @@ export function parsePage(query: Record<string, string | undefined>): UserPage {
   let size = PAGE_DEFAULT;
   if (limit !== undefined) {
     size = /^\d{1,4}$/.test(limit) ? Number(limit) : NaN;
-    if (!(size >= 1 && size <= PAGE_MAX)) problems.push({ field: "limit", message: `must be an integer from 1 to ${PAGE_MAX}` });
+    if (!(size >= 1 && size <= PAGE_MAX))
+      problems.push({ field: "limit", message: `must be an integer from 1 to ${PAGE_MAX}` });
   }
   const afterId = after === undefined ? undefined : parseId(after);
   if (afterId === null) problems.push({ field: "after", message: "must be a user id" });

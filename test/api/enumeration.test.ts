@@ -12,9 +12,20 @@ function recording(calls: string[]) {
   return (store: Store): Store => {
     const wrap = <T extends object>(name: string, part: T): T =>
       Object.fromEntries(
-        Object.entries(part).map(([method, fn]) => [method, (...args: unknown[]) => (calls.push(`${name}.${method}`), (fn as (...a: unknown[]) => unknown).apply(part, args))]),
+        Object.entries(part).map(([method, fn]) => [
+          method,
+          (...args: unknown[]) => (
+            calls.push(`${name}.${method}`), (fn as (...a: unknown[]) => unknown).apply(part, args)
+          ),
+        ]),
       ) as T;
-    return { ...store, users: wrap("users", store.users), categories: wrap("categories", store.categories), throttle: wrap("throttle", store.throttle), revocations: wrap("revocations", store.revocations) };
+    return {
+      ...store,
+      users: wrap("users", store.users),
+      categories: wrap("categories", store.categories),
+      throttle: wrap("throttle", store.throttle),
+      revocations: wrap("revocations", store.revocations),
+    };
   };
 }
 
@@ -41,7 +52,9 @@ describe("no account enumeration through login", () => {
       calls.length = 0;
       verify.mockClear();
       hash.mockClear();
-      const reply = await call("POST", "/svc-api/v1/auth/login", { body: { username, password: "wrong horse battery" } });
+      const reply = await call("POST", "/svc-api/v1/auth/login", {
+        body: { username, password: "wrong horse battery" },
+      });
       return {
         status: reply.status,
         text: reply.text,

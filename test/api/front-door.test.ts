@@ -20,27 +20,37 @@ function stamp(headers: Headers) {
 }
 
 describe("health probes answered directly", () => {
-  test.each(PROBES)("%s answers as its Elysia twin does (the way in when CORS is on), headers included", async (path) => {
-    const direct = await testApp();
-    const twin = await testApp({ config: { corsOrigins: ["https://app.example"] } });
-    const headers = { "x-request-id": "probe-1", origin: "https://app.example" };
-    const a = await direct.call("GET", path, { headers });
-    const b = await twin.call("GET", path, { headers });
-    expect(a.status).toBe(200);
-    expect(b.status).toBe(200);
-    const { uptime_s: _a, ...bodyA } = a.body;
-    const { uptime_s: _b, ...bodyB } = b.body;
-    expect(bodyA).toEqual(bodyB);
-    expect(stamp(a.headers)).toEqual({ contentType: "application/json", cacheControl: "no-store", nosniff: "nosniff", requestId: "probe-1" });
-    expect(stamp(b.headers)).toEqual(stamp(a.headers));
-    // CORS stays Elysia's: only the twin carries it, and only there is it configured.
-    expect(b.headers.get("access-control-allow-origin")).toBe("https://app.example");
-  });
+  test.each(PROBES)(
+    "%s answers as its Elysia twin does (the way in when CORS is on), headers included",
+    async (path) => {
+      const direct = await testApp();
+      const twin = await testApp({ config: { corsOrigins: ["https://app.example"] } });
+      const headers = { "x-request-id": "probe-1", origin: "https://app.example" };
+      const a = await direct.call("GET", path, { headers });
+      const b = await twin.call("GET", path, { headers });
+      expect(a.status).toBe(200);
+      expect(b.status).toBe(200);
+      const { uptime_s: _a, ...bodyA } = a.body;
+      const { uptime_s: _b, ...bodyB } = b.body;
+      expect(bodyA).toEqual(bodyB);
+      expect(stamp(a.headers)).toEqual({
+        contentType: "application/json",
+        cacheControl: "no-store",
+        nosniff: "nosniff",
+        requestId: "probe-1",
+      });
+      expect(stamp(b.headers)).toEqual(stamp(a.headers));
+      // CORS stays Elysia's: only the twin carries it, and only there is it configured.
+      expect(b.headers.get("access-control-allow-origin")).toBe("https://app.example");
+    },
+  );
 
   test("are logged and counted like any request, under their own route", async () => {
     const { call, logs } = await testApp();
     await call("GET", "/svc/health?from=probe", { headers: { "x-request-id": "probe-log" } });
-    const line = (await logs()).map((l) => JSON.parse(l)).find((l) => l.request_id === "probe-log" && l.msg === "request completed");
+    const line = (await logs())
+      .map((l) => JSON.parse(l))
+      .find((l) => l.request_id === "probe-log" && l.msg === "request completed");
     expect(line).toMatchObject({ method: "GET", route: "/svc/health", path: "/svc/health", status: 200 });
     const metrics = await call("GET", "/svc/metrics");
     expect(metrics.text).toMatch(/svc_http_requests_total\{[^}]*route="\/svc\/health"[^}]*status="200"[^}]*\} 1/);
@@ -51,24 +61,35 @@ describe("SVC_LOG_PROBES=false", () => {
   test.each([
     ["answered directly", []],
     ["through Elysia (CORS open)", ["https://app.example"]],
-  ])("probes answered 200 write no access line, %s; failed ones and other routes still do; all are counted", async (_way, corsOrigins) => {
-    const up = { now: false };
-    const { call, logs } = await testApp({
-      config: { logProbes: false, corsOrigins },
-      store: (store) => ({ ...store, ping: async () => { if (!up.now) throw new Error("database is gone"); } }),
-    });
-    expect((await call("GET", "/svc/health/ready", { headers: { "x-request-id": "loud-503" } })).status).toBe(503);
-    // A failed check is never reused, so the next probe asks the database again.
-    up.now = true;
-    expect((await call("GET", "/svc/health", { headers: { "x-request-id": "quiet-ok" } })).status).toBe(200);
-    expect((await call("GET", "/svc/health/live", { headers: { "x-request-id": "quiet-live" } })).status).toBe(200);
-    await call("GET", "/no/such/path", { headers: { "x-request-id": "loud-404" } });
-    const completed = (await logs()).map((l) => JSON.parse(l)).filter((l) => l.msg === "request completed").map((l) => l.request_id);
-    expect(completed).toEqual(["loud-503", "loud-404"]);
-    const metrics = (await call("GET", "/svc/metrics")).text;
-    expect(metrics).toMatch(/svc_http_requests_total\{[^}]*route="\/svc\/health"[^}]*status="200"[^}]*\} 1/);
-    expect(metrics).toMatch(/svc_http_requests_total\{[^}]*route="\/svc\/health\/ready"[^}]*status="503"[^}]*\} 1/);
-  });
+  ])(
+    "probes answered 200 write no access line, %s; failed ones and other routes still do; all are counted",
+    async (_way, corsOrigins) => {
+      const up = { now: false };
+      const { call, logs } = await testApp({
+        config: { logProbes: false, corsOrigins },
+        store: (store) => ({
+          ...store,
+          ping: async () => {
+            if (!up.now) throw new Error("database is gone");
+          },
+        }),
+      });
+      expect((await call("GET", "/svc/health/ready", { headers: { "x-request-id": "loud-503" } })).status).toBe(503);
+      // A failed check is never reused, so the next probe asks the database again.
+      up.now = true;
+      expect((await call("GET", "/svc/health", { headers: { "x-request-id": "quiet-ok" } })).status).toBe(200);
+      expect((await call("GET", "/svc/health/live", { headers: { "x-request-id": "quiet-live" } })).status).toBe(200);
+      await call("GET", "/no/such/path", { headers: { "x-request-id": "loud-404" } });
+      const completed = (await logs())
+        .map((l) => JSON.parse(l))
+        .filter((l) => l.msg === "request completed")
+        .map((l) => l.request_id);
+      expect(completed).toEqual(["loud-503", "loud-404"]);
+      const metrics = (await call("GET", "/svc/metrics")).text;
+      expect(metrics).toMatch(/svc_http_requests_total\{[^}]*route="\/svc\/health"[^}]*status="200"[^}]*\} 1/);
+      expect(metrics).toMatch(/svc_http_requests_total\{[^}]*route="\/svc\/health\/ready"[^}]*status="503"[^}]*\} 1/);
+    },
+  );
 });
 
 describe("over a socket", () => {
@@ -95,10 +116,16 @@ describe("over a socket", () => {
     await ready;
     const response = await fetch(`${base}/svc/health`, { method: "POST", headers: { "x-request-id": "post-1" } });
     const text = await response.text();
-    expectProblem({ status: response.status, headers: response.headers, text, body: JSON.parse(text) }, 405, "method_not_allowed");
+    expectProblem(
+      { status: response.status, headers: response.headers, text, body: JSON.parse(text) },
+      405,
+      "method_not_allowed",
+    );
     expect(response.headers.get("allow")).toBe("GET");
     expect(response.headers.get("x-request-id")).toBe("post-1");
-    const line = (await logs()).map((l) => JSON.parse(l)).find((l) => l.request_id === "post-1" && l.msg === "request completed");
+    const line = (await logs())
+      .map((l) => JSON.parse(l))
+      .find((l) => l.request_id === "post-1" && l.msg === "request completed");
     // No route answers POST here, so the label is not the probe's.
     expect(line).toMatchObject({ route: "unmatched", status: 405 });
   });
@@ -119,7 +146,11 @@ describe("over a socket", () => {
 test("a failure even outside the app is answered as problem+json, never Bun's HTML error page", async () => {
   const lines: string[] = [];
   const loggers = createLoggers("info", { write: (line: string) => void lines.push(line) });
-  const broken = { request: () => { throw new Error("metrics broke"); } } as unknown as Metrics;
+  const broken = {
+    request: () => {
+      throw new Error("metrics broke");
+    },
+  } as unknown as Metrics;
   const door = frontDoor({
     app: { routes: [], fetch: () => new Response("inner") },
     direct: { "/probe": (_request, headers) => new Response("ok", { headers }) },
@@ -189,18 +220,29 @@ describe("routing ignores the Host header", () => {
     return { status: Number(text.split(" ")[1]), text };
   }
 
-  const signUp = (n: number) => JSON.stringify({ username: `host${n}`, email: `host${n}@example.com`, password: "correct horse battery" });
+  const signUp = (n: number) =>
+    JSON.stringify({ username: `host${n}`, email: `host${n}@example.com`, password: "correct horse battery" });
 
   test.each(["api", "db", "svc", "a:80", "x"])("Host: %s reaches every route, as any other host does", async (host) => {
     const svc = await testApp();
     const server = svc.app.listen({ hostname: "127.0.0.1", port: 0, reusePort: false });
     try {
-      const created = await raw(server.port!, `POST /svc-api/v1/users/create HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json`, signUp(1));
+      const created = await raw(
+        server.port!,
+        `POST /svc-api/v1/users/create HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json`,
+        signUp(1),
+      );
       expect(created.status).toBe(201);
-      const login = await raw(server.port!, `POST /svc-api/v1/auth/login HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json`, JSON.stringify({ username: "host1", password: "correct horse battery" }));
+      const login = await raw(
+        server.port!,
+        `POST /svc-api/v1/auth/login HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json`,
+        JSON.stringify({ username: "host1", password: "correct horse battery" }),
+      );
       expect(login.status).toBe(200);
       expect((await raw(server.port!, `GET /graphql/playground HTTP/1.1\r\nHost: ${host}`)).status).toBe(200);
-      expect((await raw(server.port!, `GET /svc-api/v1/nothing HTTP/1.1\r\nHost: ${host}`)).text).toContain("Nothing lives at /svc-api/v1/nothing");
+      expect((await raw(server.port!, `GET /svc-api/v1/nothing HTTP/1.1\r\nHost: ${host}`)).text).toContain(
+        "Nothing lives at /svc-api/v1/nothing",
+      );
     } finally {
       server.stop(true);
     }
@@ -210,7 +252,11 @@ describe("routing ignores the Host header", () => {
     const svc = await testApp();
     const server = svc.app.listen({ hostname: "127.0.0.1", port: 0, reusePort: false });
     try {
-      const created = await raw(server.port!, "POST /svc-api/v1/users/create HTTP/1.0\r\nContent-Type: application/json", signUp(2));
+      const created = await raw(
+        server.port!,
+        "POST /svc-api/v1/users/create HTTP/1.0\r\nContent-Type: application/json",
+        signUp(2),
+      );
       expect(created.status).toBe(201);
     } finally {
       server.stop(true);
@@ -219,7 +265,13 @@ describe("routing ignores the Host header", () => {
 
   test("in process too: a short host in the URL changes nothing", async () => {
     const { app } = await testApp();
-    const response = await app.handle(new Request("http://api/svc-api/v1/users/create", { method: "POST", headers: { "content-type": "application/json" }, body: signUp(3) }));
+    const response = await app.handle(
+      new Request("http://api/svc-api/v1/users/create", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: signUp(3),
+      }),
+    );
     expect(response.status).toBe(201);
     expect(response.headers.get("location")).toStartWith("/svc-api/v1/users/");
   });

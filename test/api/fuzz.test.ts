@@ -21,17 +21,53 @@ const ROUTES = [
   "/graphql/playground",
 ];
 const METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"];
-const CONTENT_TYPES = ["application/json", "application/json; charset=utf-8", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data", "application/graphql", ";;", ""];
-const FIELDS = ["username", "email", "password", "current_password", "new_password", "query", "variables", "operationName", "__proto__", "constructor"];
+const CONTENT_TYPES = [
+  "application/json",
+  "application/json; charset=utf-8",
+  "text/plain",
+  "application/x-www-form-urlencoded",
+  "multipart/form-data",
+  "application/graphql",
+  ";;",
+  "",
+];
+const FIELDS = [
+  "username",
+  "email",
+  "password",
+  "current_password",
+  "new_password",
+  "query",
+  "variables",
+  "operationName",
+  "__proto__",
+  "constructor",
+];
 
-const segment = fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom("..", "%00", "%2e%2e", "users", "all", "v1", "svc-api", "graphql", "💥", "%ff"));
+const segment = fc.oneof(
+  fc.string({ maxLength: 12 }),
+  fc.constantFrom("..", "%00", "%2e%2e", "users", "all", "v1", "svc-api", "graphql", "💥", "%ff"),
+);
 const path = fc.oneof(
   fc.constantFrom(...ROUTES),
   fc.tuple(fc.constantFrom(...ROUTES), segment).map(([route, extra]) => `${route}${extra}`),
   fc.array(segment, { maxLength: 5 }).map((parts) => `/${parts.join("/")}`),
   fc.tuple(fc.constantFrom(...ROUTES), fc.string({ maxLength: 30 })).map(([route, q]) => `${route}?${q}`),
 );
-const hostileValue = fc.oneof(fc.anything(), fc.string({ maxLength: 300 }), fc.constantFrom("", " ", "a".repeat(2000), "\u0000", "'; DROP TABLE users; --", "${7*7}", "<script>", "🔑".repeat(200)));
+const hostileValue = fc.oneof(
+  fc.anything(),
+  fc.string({ maxLength: 300 }),
+  fc.constantFrom(
+    "",
+    " ",
+    "a".repeat(2000),
+    "\u0000",
+    "'; DROP TABLE users; --",
+    "${7*7}",
+    "<script>",
+    "🔑".repeat(200),
+  ),
+);
 const body = fc.oneof(
   fc.json(),
   fc.string({ maxLength: 200 }),
@@ -39,11 +75,45 @@ const body = fc.oneof(
   fc.constantFrom("{", "[", "{}", "[]", "null", '{"a":' + "[".repeat(50), "\uFEFF{}", '{"username":"x"}{"y":1}'),
 );
 
-const GRAPHQL_PIECES = ["{", "}", "(", ")", ":", "$input", "query", "mutation", "categories", "listAllCategories", "category", "createCategory", "updateCategory", "deleteCategory", "id", "name", "colorHex", "input", "__schema", "__typename", "@skip(if: true)", "...", "fragment", "on", "Category", '"x"', "1", "null", "#"];
+const GRAPHQL_PIECES = [
+  "{",
+  "}",
+  "(",
+  ")",
+  ":",
+  "$input",
+  "query",
+  "mutation",
+  "categories",
+  "listAllCategories",
+  "category",
+  "createCategory",
+  "updateCategory",
+  "deleteCategory",
+  "id",
+  "name",
+  "colorHex",
+  "input",
+  "__schema",
+  "__typename",
+  "@skip(if: true)",
+  "...",
+  "fragment",
+  "on",
+  "Category",
+  '"x"',
+  "1",
+  "null",
+  "#",
+];
 const graphqlDocument = fc.oneof(
   fc.string({ maxLength: 200 }),
   fc.array(fc.constantFrom(...GRAPHQL_PIECES), { maxLength: 40 }).map((parts) => parts.join(" ")),
-  fc.constantFrom("{ categories { id } }", "{ category(id: 1) { id } }", "query($id: ID!) { category(id: $id) { id } }"),
+  fc.constantFrom(
+    "{ categories { id } }",
+    "{ category(id: 1) { id } }",
+    "query($id: ID!) { category(id: $id) { id } }",
+  ),
 );
 
 interface Snapshot {
@@ -53,7 +123,11 @@ interface Snapshot {
 }
 
 async function snapshot(store: Store, userId: string, jti: string): Promise<Snapshot> {
-  return { users: await store.users.list({ limit: 1000 }), categories: await store.categories.list(), revoked: (await store.tokenHolder(userId, jti))?.revoked ?? true };
+  return {
+    users: await store.users.list({ limit: 1000 }),
+    categories: await store.categories.list(),
+    revoked: (await store.tokenHolder(userId, jti))?.revoked ?? true,
+  };
 }
 
 async function expectWellFormed(response: Response, path: string): Promise<void> {
@@ -108,7 +182,11 @@ describe("fuzzing every route", () => {
           const hasBody = payload !== null && method !== "GET" && method !== "OPTIONS";
           let request: Request;
           try {
-            request = new Request(`http://localhost${target}`, { method, headers, body: hasBody ? payload : undefined });
+            request = new Request(`http://localhost${target}`, {
+              method,
+              headers,
+              body: hasBody ? payload : undefined,
+            });
           } catch {
             return; // not even a valid HTTP request: nothing reaches svc
           }
@@ -122,13 +200,21 @@ describe("fuzzing every route", () => {
 
   test("hostile GraphQL documents and variables: never 5xx, every error has a code, nothing changed", async () => {
     await fc.assert(
-      fc.asyncProperty(graphqlDocument, fc.option(fc.jsonValue()), fc.option(fc.string({ maxLength: 20 })), async (query, variables, operationName) => {
-        // Mutations are sent without a token: a fuzzed input could by chance be a valid one.
-        const mutating = /mutation/i.test(query);
-        const reply = await app.call("POST", "/graphql", { body: { query, variables, operationName }, token: mutating ? undefined : token });
-        expect(reply.status).toBeLessThan(500);
-        for (const error of reply.body?.errors ?? []) expect(typeof error.extensions?.code).toBe("string");
-      }),
+      fc.asyncProperty(
+        graphqlDocument,
+        fc.option(fc.jsonValue()),
+        fc.option(fc.string({ maxLength: 20 })),
+        async (query, variables, operationName) => {
+          // Mutations are sent without a token: a fuzzed input could by chance be a valid one.
+          const mutating = /mutation/i.test(query);
+          const reply = await app.call("POST", "/graphql", {
+            body: { query, variables, operationName },
+            token: mutating ? undefined : token,
+          });
+          expect(reply.status).toBeLessThan(500);
+          for (const error of reply.body?.errors ?? []) expect(typeof error.extensions?.code).toBe("string");
+        },
+      ),
       { numRuns: 400 },
     );
     expect(await snapshot(app.store, userId, jti)).toEqual(before);

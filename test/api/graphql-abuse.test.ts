@@ -10,7 +10,13 @@ async function setup(graphql: { introspection?: boolean } = {}) {
   return { ...app, ask: (query: string) => app.graphql(query, { token }) };
 }
 
-function refused(reply: { status: number; body: { data?: unknown; errors?: Array<{ message: string; extensions?: { code?: string } }> } }, words: RegExp) {
+function refused(
+  reply: {
+    status: number;
+    body: { data?: unknown; errors?: Array<{ message: string; extensions?: { code?: string } }> };
+  },
+  words: RegExp,
+) {
   expect(reply.status).toBeLessThan(500);
   expect(reply.body.data ?? undefined).toBeUndefined();
   expect(reply.body.errors?.[0]?.message).toMatch(words);
@@ -23,9 +29,16 @@ describe("GraphQL abuse limits (GraphQL Armor), on by default", () => {
     const { call, signUp, logs } = await testApp();
     const { token } = await signUp();
     const many = `{ ${Array.from({ length: GRAPHQL_LIMITS.maxAliases + 1 }, (_, i) => `a${i}: categories { id }`).join(" ")} }`;
-    const reply = await call("POST", "/graphql", { body: { query: many }, token, headers: { accept: "application/graphql-response+json" } });
+    const reply = await call("POST", "/graphql", {
+      body: { query: many },
+      token,
+      headers: { accept: "application/graphql-response+json" },
+    });
     expect(reply.status).toBe(400);
-    expect(reply.body.errors[0]).toMatchObject({ message: `Aliases limit of ${GRAPHQL_LIMITS.maxAliases} exceeded, found ${GRAPHQL_LIMITS.maxAliases + 1}.`, extensions: { code: LIMIT_CODE } });
+    expect(reply.body.errors[0]).toMatchObject({
+      message: `Aliases limit of ${GRAPHQL_LIMITS.maxAliases} exceeded, found ${GRAPHQL_LIMITS.maxAliases + 1}.`,
+      extensions: { code: LIMIT_CODE },
+    });
     expect((await logs()).filter((line) => JSON.parse(line).level >= 40)).toEqual([]);
   });
 
@@ -68,7 +81,11 @@ describe("GraphQL abuse limits (GraphQL Armor), on by default", () => {
   test("batched requests are refused", async () => {
     const { call, signUp } = await testApp();
     const { token } = await signUp();
-    const reply = await call("POST", "/graphql", { raw: JSON.stringify([{ query: "{ categories { id } }" }, { query: "{ categories { id } }" }]), token, headers: { "content-type": "application/json" } });
+    const reply = await call("POST", "/graphql", {
+      raw: JSON.stringify([{ query: "{ categories { id } }" }, { query: "{ categories { id } }" }]),
+      token,
+      headers: { "content-type": "application/json" },
+    });
     expect(reply.status).toBe(400);
     expect(reply.body.errors[0].message).toMatch(/batching/i);
   });
@@ -85,7 +102,12 @@ describe("GraphQL abuse limits (GraphQL Armor), on by default", () => {
 
 describe("caches filled by distinct documents stay within their bounds", () => {
   const cacheSizes = (metrics: string) =>
-    Object.fromEntries([...metrics.matchAll(/^svc_graphql_cache_entries\{cache="(\w+)"[^}]*\} (\d+)$/gm)].map((m) => [m[1], Number(m[2])]));
+    Object.fromEntries(
+      [...metrics.matchAll(/^svc_graphql_cache_entries\{cache="(\w+)"[^}]*\} (\d+)$/gm)].map((m) => [
+        m[1],
+        Number(m[2]),
+      ]),
+    );
 
   test("3,000 distinct queries (and 600 distinct syntax errors): every cache at or under its bound; one-off documents are not compiled", async () => {
     const { ask, call, graphql, signUp } = await setup();
@@ -100,7 +122,11 @@ describe("caches filled by distinct documents stay within their bounds", () => {
       responses: CACHE_BOUNDS.responses.entries,
     });
     // A document that runs again is compiled, once (other variables each time, so the answer is not simply reused).
-    for (let i = 0; i < 3; i++) await graphql("query Again($id: ID!) { category(id: $id) { id } }", { token, variables: { id: Bun.randomUUIDv7() } });
+    for (let i = 0; i < 3; i++)
+      await graphql("query Again($id: ID!) { category(id: $id) { id } }", {
+        token,
+        variables: { id: Bun.randomUUIDv7() },
+      });
     expect(cacheSizes((await call("GET", "/svc/metrics")).text).compiled).toBe(1);
   }, 60_000);
 

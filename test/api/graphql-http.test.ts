@@ -24,7 +24,10 @@ describe("GraphQL over HTTP audits", () => {
   for (const audit of audits) {
     test(`${audit.id}: ${audit.name}`, async () => {
       const result = await audit.fn();
-      expect({ status: result.status, reason: "reason" in result ? result.reason : undefined }).toEqual({ status: "ok", reason: undefined });
+      expect({ status: result.status, reason: "reason" in result ? result.reason : undefined }).toEqual({
+        status: "ok",
+        reason: undefined,
+      });
     });
   }
 });

@@ -15,7 +15,8 @@ const LIST = "{ categories { id name description colorHex icon } }";
 async function setup(config: Parameters<typeof testApp>[0] = {}) {
   const app = await testApp(config);
   const owner = await app.signUp("owner");
-  const create = async (input: Record<string, unknown>, token = owner.token) => app.graphql(CREATE, { variables: { input }, token });
+  const create = async (input: Record<string, unknown>, token = owner.token) =>
+    app.graphql(CREATE, { variables: { input }, token });
   return { ...app, owner, create };
 }
 
@@ -39,30 +40,40 @@ describe("queries", () => {
     const { create, graphql, owner } = await setup();
     const id = (await create({ name: "Books" })).body.data.createCategory.id;
     const q = "query One($id: ID!) { category(id: $id) { id name } }";
-    expect((await graphql(q, { variables: { id }, token: owner.token })).body.data.category).toEqual({ id, name: "Books" });
-    expect((await graphql(q, { variables: { id: "01937a6e-0000-7000-8000-000000000000" }, token: owner.token })).body).toEqual({ data: { category: null } });
-    expect((await graphql(q, { variables: { id: "nope" }, token: owner.token })).body).toEqual({ data: { category: null } });
+    expect((await graphql(q, { variables: { id }, token: owner.token })).body.data.category).toEqual({
+      id,
+      name: "Books",
+    });
+    expect(
+      (await graphql(q, { variables: { id: "01937a6e-0000-7000-8000-000000000000" }, token: owner.token })).body,
+    ).toEqual({ data: { category: null } });
+    expect((await graphql(q, { variables: { id: "nope" }, token: owner.token })).body).toEqual({
+      data: { category: null },
+    });
   });
 
-  test.each(["categories", "listAllCategories"])("%s(first, after) pages through the list by name; without them, the whole list", async (field) => {
-    const { create, graphql, owner } = await setup();
-    for (const name of ["delta", "Alpha", "echo", "bravo", "Charlie"]) await create({ name });
-    const page = async (args: string) => {
-      const reply = await graphql(`{ ${field}${args} { id name } }`, { token: owner.token });
-      expect(reply.body.errors).toBeUndefined();
-      return reply.body.data[field] as Array<{ id: string; name: string }>;
-    };
-    const all = await page("");
-    expect(all.map((c) => c.name)).toEqual(["Alpha", "bravo", "Charlie", "delta", "echo"]);
-    const first = await page("(first: 2)");
-    expect(first).toEqual(all.slice(0, 2));
-    const second = await page(`(first: 2, after: "${first[1]!.id}")`);
-    expect(second).toEqual(all.slice(2, 4));
-    expect(await page(`(first: 2, after: "${second[1]!.id}")`)).toEqual(all.slice(4));
-    expect(await page(`(first: 2, after: "${all[4]!.id}")`)).toEqual([]);
-    expect(await page(`(after: "${all[0]!.id}")`)).toEqual(all.slice(1));
-    expect(await page("(first: 1000)")).toEqual(all);
-  });
+  test.each(["categories", "listAllCategories"])(
+    "%s(first, after) pages through the list by name; without them, the whole list",
+    async (field) => {
+      const { create, graphql, owner } = await setup();
+      for (const name of ["delta", "Alpha", "echo", "bravo", "Charlie"]) await create({ name });
+      const page = async (args: string) => {
+        const reply = await graphql(`{ ${field}${args} { id name } }`, { token: owner.token });
+        expect(reply.body.errors).toBeUndefined();
+        return reply.body.data[field] as Array<{ id: string; name: string }>;
+      };
+      const all = await page("");
+      expect(all.map((c) => c.name)).toEqual(["Alpha", "bravo", "Charlie", "delta", "echo"]);
+      const first = await page("(first: 2)");
+      expect(first).toEqual(all.slice(0, 2));
+      const second = await page(`(first: 2, after: "${first[1]!.id}")`);
+      expect(second).toEqual(all.slice(2, 4));
+      expect(await page(`(first: 2, after: "${second[1]!.id}")`)).toEqual(all.slice(4));
+      expect(await page(`(first: 2, after: "${all[4]!.id}")`)).toEqual([]);
+      expect(await page(`(after: "${all[0]!.id}")`)).toEqual(all.slice(1));
+      expect(await page("(first: 1000)")).toEqual(all);
+    },
+  );
 
   test.each([
     ["first", "(first: 0)"],
@@ -79,7 +90,9 @@ describe("queries", () => {
 
   test("GET /graphql answers queries too", async () => {
     const { call, owner } = await setup();
-    const reply = await call("GET", `/graphql?query=${encodeURIComponent("{ categories { id } }")}`, { token: owner.token });
+    const reply = await call("GET", `/graphql?query=${encodeURIComponent("{ categories { id } }")}`, {
+      token: owner.token,
+    });
     expect(reply.status).toBe(200);
     expect(reply.body).toEqual({ data: { categories: [] } });
   });
@@ -98,8 +111,16 @@ describe("createCategory", () => {
 
   test("creates with an inline object literal, defaulting the colour to #64748B", async () => {
     const { graphql, owner } = await setup();
-    const reply = await graphql('mutation { createCategory(input: { name: "Food" }) { id name colorHex description icon } }', { token: owner.token });
-    expect(reply.body.data.createCategory).toMatchObject({ name: "Food", colorHex: "#64748B", description: null, icon: null });
+    const reply = await graphql(
+      'mutation { createCategory(input: { name: "Food" }) { id name colorHex description icon } }',
+      { token: owner.token },
+    );
+    expect(reply.body.data.createCategory).toMatchObject({
+      name: "Food",
+      colorHex: "#64748B",
+      description: null,
+      icon: null,
+    });
   });
 
   test.each([
@@ -154,16 +175,29 @@ describe("updateCategory and deleteCategory", () => {
   test("the creator updates fields, null clears description and icon, absent fields stay", async () => {
     const { create, graphql, owner } = await setup();
     const id = (await create({ name: "Books", description: "Paper", icon: "book" })).body.data.createCategory.id;
-    const reply = await graphql(UPDATE, { variables: { id, input: { colorHex: "#00ff00", description: null } }, token: owner.token });
-    expect(reply.body.data.updateCategory).toEqual({ id, name: "Books", description: null, colorHex: "#00FF00", icon: "book" });
+    const reply = await graphql(UPDATE, {
+      variables: { id, input: { colorHex: "#00ff00", description: null } },
+      token: owner.token,
+    });
+    expect(reply.body.data.updateCategory).toEqual({
+      id,
+      name: "Books",
+      description: null,
+      colorHex: "#00FF00",
+      icon: "book",
+    });
   });
 
   test("another user gets FORBIDDEN and nothing changes", async () => {
     const { create, graphql, signUp, owner } = await setup();
     const id = (await create({ name: "Books" })).body.data.createCategory.id;
     const other = await signUp("other");
-    expect(errorOf(await graphql(UPDATE, { variables: { id, input: { name: "Mine" } }, token: other.token })).extensions).toMatchObject({ code: "FORBIDDEN" });
-    expect(errorOf(await graphql(DELETE, { variables: { id }, token: other.token })).extensions).toMatchObject({ code: "FORBIDDEN" });
+    expect(
+      errorOf(await graphql(UPDATE, { variables: { id, input: { name: "Mine" } }, token: other.token })).extensions,
+    ).toMatchObject({ code: "FORBIDDEN" });
+    expect(errorOf(await graphql(DELETE, { variables: { id }, token: other.token })).extensions).toMatchObject({
+      code: "FORBIDDEN",
+    });
     const list = await graphql(LIST, { token: owner.token });
     expect(list.body.data.categories.map((c: { name: string }) => c.name)).toEqual(["Books"]);
   });
@@ -171,23 +205,35 @@ describe("updateCategory and deleteCategory", () => {
   test("an unknown id is NOT_FOUND", async () => {
     const { graphql, owner } = await setup();
     const id = "01937a6e-0000-7000-8000-000000000000";
-    expect(errorOf(await graphql(UPDATE, { variables: { id, input: { name: "x" } }, token: owner.token })).extensions).toMatchObject({ code: "NOT_FOUND" });
-    expect(errorOf(await graphql(DELETE, { variables: { id: "malformed" }, token: owner.token })).extensions).toMatchObject({ code: "NOT_FOUND" });
+    expect(
+      errorOf(await graphql(UPDATE, { variables: { id, input: { name: "x" } }, token: owner.token })).extensions,
+    ).toMatchObject({ code: "NOT_FOUND" });
+    expect(
+      errorOf(await graphql(DELETE, { variables: { id: "malformed" }, token: owner.token })).extensions,
+    ).toMatchObject({ code: "NOT_FOUND" });
   });
 
   test("renaming onto a taken name is CONFLICT; null for name or colorHex is BAD_USER_INPUT", async () => {
     const { create, graphql, owner } = await setup();
     await create({ name: "Books" });
     const id = (await create({ name: "Films" })).body.data.createCategory.id;
-    expect(errorOf(await graphql(UPDATE, { variables: { id, input: { name: "books" } }, token: owner.token })).extensions).toMatchObject({ code: "CONFLICT" });
-    expect(errorOf(await graphql(UPDATE, { variables: { id, input: { name: null } }, token: owner.token })).extensions).toMatchObject({ code: "BAD_USER_INPUT", field: "name" });
-    expect(errorOf(await graphql(UPDATE, { variables: { id, input: { colorHex: null } }, token: owner.token })).extensions).toMatchObject({ code: "BAD_USER_INPUT", field: "colorHex" });
+    expect(
+      errorOf(await graphql(UPDATE, { variables: { id, input: { name: "books" } }, token: owner.token })).extensions,
+    ).toMatchObject({ code: "CONFLICT" });
+    expect(
+      errorOf(await graphql(UPDATE, { variables: { id, input: { name: null } }, token: owner.token })).extensions,
+    ).toMatchObject({ code: "BAD_USER_INPUT", field: "name" });
+    expect(
+      errorOf(await graphql(UPDATE, { variables: { id, input: { colorHex: null } }, token: owner.token })).extensions,
+    ).toMatchObject({ code: "BAD_USER_INPUT", field: "colorHex" });
   });
 
   test("the creator deletes: true, and the category is gone", async () => {
     const { create, graphql, owner } = await setup();
     const id = (await create({ name: "Books" })).body.data.createCategory.id;
-    expect((await graphql(DELETE, { variables: { id }, token: owner.token })).body).toEqual({ data: { deleteCategory: true } });
+    expect((await graphql(DELETE, { variables: { id }, token: owner.token })).body).toEqual({
+      data: { deleteCategory: true },
+    });
     expect((await graphql(LIST, { token: owner.token })).body.data.categories).toEqual([]);
   });
 });
@@ -245,7 +291,9 @@ describe("playground and introspection", () => {
     const etag = plain.headers.get("etag")!;
     expect(etag).toMatch(/^"\d+\.\d+\.\d+-\w+"$/);
     const { app } = await setup({ config: { graphql: { playground: true } } });
-    const gzipped = await app.handle(new Request("http://localhost/graphql/playground", { headers: { "accept-encoding": "gzip, br" } }));
+    const gzipped = await app.handle(
+      new Request("http://localhost/graphql/playground", { headers: { "accept-encoding": "gzip, br" } }),
+    );
     expect(gzipped.headers.get("content-encoding")).toBe("gzip");
     const bytes = new Uint8Array(await gzipped.arrayBuffer());
     expect(bytes.byteLength).toBeLessThan(plain.text.length / 3);
@@ -267,8 +315,15 @@ describe("playground and introspection", () => {
     expect(sdl.headers.get("content-type")).toBe("text/plain; charset=utf-8");
     // The schema the server runs: it builds, and it has the list arguments.
     const schema = buildSchema(sdl.text);
-    expect(schema.getQueryType()?.getFields().categories?.args.map((a) => a.name)).toEqual(["first", "after"]);
-    expect(printSchema(schema)).toBe(printSchema(buildSchema(await Bun.file(`${import.meta.dir}/../../schema/categories.graphql`).text())));
+    expect(
+      schema
+        .getQueryType()
+        ?.getFields()
+        .categories?.args.map((a) => a.name),
+    ).toEqual(["first", "after"]);
+    expect(printSchema(schema)).toBe(
+      printSchema(buildSchema(await Bun.file(`${import.meta.dir}/../../schema/categories.graphql`).text())),
+    );
     const off = await setup({ config: { graphql: { introspection: false } } });
     expect((await off.call("GET", "/graphql/schema.graphql")).status).toBe(404);
     expect((await off.call("GET", "/graphql/schema.graphql", { token: off.owner.token })).status).toBe(404);
@@ -277,9 +332,17 @@ describe("playground and introspection", () => {
   test("while introspection is allowed, a query for the schema alone needs no token (GraphiQL loads it before one is pasted); anything more does", async () => {
     const { graphql, call } = await setup({ config: { graphql: { introspection: true } } });
     const schemaOnly = "query IntrospectionQuery { __schema { queryType { name } } }";
-    for (const token of [undefined, "<token>"]) expect((await graphql(schemaOnly, { token })).body).toEqual({ data: { __schema: { queryType: { name: "Query" } } } });
+    for (const token of [undefined, "<token>"])
+      expect((await graphql(schemaOnly, { token })).body).toEqual({
+        data: { __schema: { queryType: { name: "Query" } } },
+      });
     expect((await call("GET", `/graphql?query=${encodeURIComponent(schemaOnly)}`)).status).toBe(200);
-    for (const more of ["{ __schema { queryType { name } } categories { id } }", "{ categories { __typename } }", "query A { __schema { queryType { name } } } query B { categories { id } }", "{ ...F } fragment F on Query { categories { id } }"]) {
+    for (const more of [
+      "{ __schema { queryType { name } } categories { id } }",
+      "{ categories { __typename } }",
+      "query A { __schema { queryType { name } } } query B { categories { id } }",
+      "{ ...F } fragment F on Query { categories { id } }",
+    ]) {
       expect((await graphql(more)).status).toBe(401);
     }
     const closed = await setup({ config: { graphql: { introspection: false } } });
@@ -288,7 +351,9 @@ describe("playground and introspection", () => {
 
   test("introspection works when enabled and is refused when disabled", async () => {
     const on = await setup({ config: { graphql: { introspection: true } } });
-    expect((await on.graphql("{ __schema { queryType { name } } }", { token: on.owner.token })).body).toEqual({ data: { __schema: { queryType: { name: "Query" } } } });
+    expect((await on.graphql("{ __schema { queryType { name } } }", { token: on.owner.token })).body).toEqual({
+      data: { __schema: { queryType: { name: "Query" } } },
+    });
     const off = await setup({ config: { graphql: { introspection: false } } });
     const refused = await off.graphql("{ __schema { queryType { name } } }", { token: off.owner.token });
     expect(refused.body.data).toBeUndefined();
@@ -306,8 +371,14 @@ describe("bad requests", () => {
     ["an unknown field", '{"query":"{ categories { nope } }"}'],
     ["variables that are not an object", '{"query":"{ categories { id } }","variables":"x"}'],
     ["a literal of the wrong type", '{"query":"mutation { createCategory(input: {name: 5}) { id } }"}'],
-    ["a variable of the wrong type", '{"query":"query($i: ID!) { category(id: $i) { id } }","variables":{"i":{"a":1}}}'],
-    ["an unknown input field", '{"query":"mutation($i: CreateCategoryInput!) { createCategory(input: $i) { id } }","variables":{"i":{"name":"x","bogus":1}}}'],
+    [
+      "a variable of the wrong type",
+      '{"query":"query($i: ID!) { category(id: $i) { id } }","variables":{"i":{"a":1}}}',
+    ],
+    [
+      "an unknown input field",
+      '{"query":"mutation($i: CreateCategoryInput!) { createCategory(input: $i) { id } }","variables":{"i":{"name":"x","bogus":1}}}',
+    ],
     ["a missing variable", '{"query":"query($i: ID!) { category(id: $i) { id } }"}'],
   ])("%s: a 4xx or GraphQL error with a code, no internals, nothing stored", async (_, raw) => {
     const { call, store } = await testApp({ config: { graphql: { auth: "off" } } });
@@ -326,27 +397,40 @@ describe("bad requests", () => {
     ["POST", "application/json", 200],
     ["GET", "application/graphql-response+json", 400],
     ["GET", "application/json", 200],
-  ])("a syntax error by %s accepting %s: %d GRAPHQL_PARSE_FAILED with the parser's message and location, no error logged", async (method, accept, status) => {
-    const { call, logs } = await testApp({ config: { graphql: { auth: "off" } } });
-    const query = "{ categories { id ";
-    const reply =
-      method === "POST"
-        ? await call("POST", "/graphql", { body: { query }, headers: { accept } })
-        : await call("GET", `/graphql?query=${encodeURIComponent(query)}`, { headers: { accept } });
-    expect(reply.status).toBe(status);
-    expect(reply.body.errors).toEqual([{ message: "Syntax Error: Expected Name, found <EOF>.", locations: [{ line: 1, column: 19 }], extensions: { code: "GRAPHQL_PARSE_FAILED" } }]);
-    expect((await logs()).filter((line) => JSON.parse(line).level >= 40)).toEqual([]);
-  });
+  ])(
+    "a syntax error by %s accepting %s: %d GRAPHQL_PARSE_FAILED with the parser's message and location, no error logged",
+    async (method, accept, status) => {
+      const { call, logs } = await testApp({ config: { graphql: { auth: "off" } } });
+      const query = "{ categories { id ";
+      const reply =
+        method === "POST"
+          ? await call("POST", "/graphql", { body: { query }, headers: { accept } })
+          : await call("GET", `/graphql?query=${encodeURIComponent(query)}`, { headers: { accept } });
+      expect(reply.status).toBe(status);
+      expect(reply.body.errors).toEqual([
+        {
+          message: "Syntax Error: Expected Name, found <EOF>.",
+          locations: [{ line: 1, column: 19 }],
+          extensions: { code: "GRAPHQL_PARSE_FAILED" },
+        },
+      ]);
+      expect((await logs()).filter((line) => JSON.parse(line).level >= 40)).toEqual([]);
+    },
+  );
 
   test("a body that is not JSON is 415", async () => {
     const { call } = await testApp({ config: { graphql: { auth: "off" } } });
-    const reply = await call("POST", "/graphql", { raw: '{"query":"{ categories { id } }"}', headers: { "content-type": "text/plain" } });
+    const reply = await call("POST", "/graphql", {
+      raw: '{"query":"{ categories { id } }"}',
+      headers: { "content-type": "text/plain" },
+    });
     expect(reply.status).toBe(415);
   });
 });
 
 describe("repeated queries (answered from the response cache)", () => {
-  const names = (reply: { body: { data: { categories: Array<{ name: string }> } } }) => reply.body.data.categories.map((c) => c.name);
+  const names = (reply: { body: { data: { categories: Array<{ name: string }> } } }) =>
+    reply.body.data.categories.map((c) => c.name);
 
   test("show every write at once: create, update, delete, and a write through another instance", async () => {
     const { graphql, owner, create, store } = await setup();
@@ -369,11 +453,19 @@ describe("repeated queries (answered from the response cache)", () => {
     let failures = 1;
     const flaky = (store: Store): Store => ({
       ...store,
-      categories: { ...store.categories, list: () => (failures-- > 0 ? Promise.reject(new Error("flaky disk")) : store.categories.list()) },
+      categories: {
+        ...store.categories,
+        list: () => (failures-- > 0 ? Promise.reject(new Error("flaky disk")) : store.categories.list()),
+      },
     });
     const { graphql, owner } = await setup({ store: flaky });
-    expect(errorOf(await graphql(LIST, { token: owner.token })).extensions).toMatchObject({ code: "INTERNAL_SERVER_ERROR" });
-    expect(await graphql(LIST, { token: owner.token })).toMatchObject({ status: 200, body: { data: { categories: [] } } });
+    expect(errorOf(await graphql(LIST, { token: owner.token })).extensions).toMatchObject({
+      code: "INTERNAL_SERVER_ERROR",
+    });
+    expect(await graphql(LIST, { token: owner.token })).toMatchObject({
+      status: 200,
+      body: { data: { categories: [] } },
+    });
   });
 
   test("an identical mutation is executed again, never replayed", async () => {
@@ -385,14 +477,17 @@ describe("repeated queries (answered from the response cache)", () => {
 
   test("each answer has its own request id and headers, and the media type the client accepts", async () => {
     const { call, owner } = await setup();
-    const ask = (id: string, accept: string) => call("POST", "/graphql", { body: { query: LIST }, token: owner.token, headers: { "x-request-id": id, accept } });
+    const ask = (id: string, accept: string) =>
+      call("POST", "/graphql", { body: { query: LIST }, token: owner.token, headers: { "x-request-id": id, accept } });
     const first = await ask("first", "application/json");
     const again = await ask("again", "application/json");
     expect(again.text).toBe(first.text);
     expect(again.headers.get("x-request-id")).toBe("again");
     expect(again.headers.get("cache-control")).toBe("no-store");
     expect(again.headers.get("content-type")).toStartWith("application/json");
-    expect((await ask("spec", "application/graphql-response+json")).headers.get("content-type")).toStartWith("application/graphql-response+json");
+    expect((await ask("spec", "application/graphql-response+json")).headers.get("content-type")).toStartWith(
+      "application/graphql-response+json",
+    );
     expect((await ask("json", "application/json")).headers.get("content-type")).toStartWith("application/json");
   });
 
@@ -400,7 +495,9 @@ describe("repeated queries (answered from the response cache)", () => {
     const { graphql, owner, call } = await setup();
     for (let i = 0; i < 3; i++) await graphql("query Counted { categories { id } }", { token: owner.token });
     await Bun.sleep(10);
-    expect((await call("GET", "/svc/metrics")).text).toMatch(/^svc_graphql_operations_total\{operation="Counted",outcome="ok",service="svc"\} 3$/m);
+    expect((await call("GET", "/svc/metrics")).text).toMatch(
+      /^svc_graphql_operations_total\{operation="Counted",outcome="ok",service="svc"\} 3$/m,
+    );
   });
 });
 
@@ -411,10 +508,17 @@ describe("unexpected failures", () => {
       categories: { ...store.categories, list: () => Promise.reject(new Error("secret table exploded")) },
     });
     const { call, owner, logs } = await setup({ store: failing });
-    const reply = await call("POST", "/graphql", { body: { query: LIST }, token: owner.token, headers: { "x-request-id": "gql-7" } });
+    const reply = await call("POST", "/graphql", {
+      body: { query: LIST },
+      token: owner.token,
+      headers: { "x-request-id": "gql-7" },
+    });
     expect(reply.status).toBe(200);
     expect(reply.text).not.toContain("exploded");
-    expect(errorOf(reply)).toMatchObject({ message: "Unexpected error.", extensions: { code: "INTERNAL_SERVER_ERROR" } });
+    expect(errorOf(reply)).toMatchObject({
+      message: "Unexpected error.",
+      extensions: { code: "INTERNAL_SERVER_ERROR" },
+    });
     const failure = (await logs()).map((l) => JSON.parse(l)).find((l) => l.msg === "graphql resolver failed");
     expect(failure).toMatchObject({ request_id: "gql-7" });
     expect(failure.err.message).toContain("exploded");

@@ -66,7 +66,10 @@ describe("GET /svc/health", () => {
       expect((await call("GET", "/svc/health/ready")).status).toBe(200);
       expect(state.pings).toBe(1);
       await Bun.sleep(CHECK_REUSE_MS + 50);
-      expect((await call("GET", "/svc/health")).body).toMatchObject({ status: "unavailable", checks: { database: "unavailable" } });
+      expect((await call("GET", "/svc/health")).body).toMatchObject({
+        status: "unavailable",
+        checks: { database: "unavailable" },
+      });
       expect(state.pings).toBe(2);
     });
 

@@ -42,29 +42,46 @@ describe("unknown paths and methods", () => {
 describe("request bodies", () => {
   test("415 unsupported_media_type for a body that is not JSON", async () => {
     const { call, store } = await testApp();
-    const form = await call("POST", CREATE, { raw: "username=ann", headers: { "content-type": "application/x-www-form-urlencoded" } });
+    const form = await call("POST", CREATE, {
+      raw: "username=ann",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
     expectProblem(form, 415, "unsupported_media_type");
-    expectProblem(await call("POST", CREATE, { raw: JSON.stringify(valid), headers: { "content-type": "text/plain" } }), 415, "unsupported_media_type");
+    expectProblem(
+      await call("POST", CREATE, { raw: JSON.stringify(valid), headers: { "content-type": "text/plain" } }),
+      415,
+      "unsupported_media_type",
+    );
     expectProblem(await call("POST", CREATE, { raw: JSON.stringify(valid) }), 415, "unsupported_media_type");
     expect(await store.users.findByLogin("ann")).toBeNull();
   });
 
   test("accepts application/json with a charset", async () => {
     const { call } = await testApp();
-    const reply = await call("POST", CREATE, { raw: JSON.stringify(valid), headers: { "content-type": "application/json; charset=utf-8" } });
+    const reply = await call("POST", CREATE, {
+      raw: JSON.stringify(valid),
+      headers: { "content-type": "application/json; charset=utf-8" },
+    });
     expect(reply.status).toBe(201);
   });
 
   test.each([["{"], ['{"username": "ann",}'], [""], ["undefined"]])("400 malformed_json for %p", async (raw) => {
     const { call } = await testApp();
-    expectProblem(await call("POST", CREATE, { raw, headers: { "content-type": "application/json" } }), 400, "malformed_json");
+    expectProblem(
+      await call("POST", CREATE, { raw, headers: { "content-type": "application/json" } }),
+      400,
+      "malformed_json",
+    );
   });
 
-  test.each([["[]"], ['"ann"'], ["42"], ["null"]])("400 validation_failed for a JSON %s that is not an object", async (raw) => {
-    const { call } = await testApp();
-    const reply = await call("POST", CREATE, { raw, headers: { "content-type": "application/json" } });
-    expectProblem(reply, 400, "validation_failed");
-  });
+  test.each([["[]"], ['"ann"'], ["42"], ["null"]])(
+    "400 validation_failed for a JSON %s that is not an object",
+    async (raw) => {
+      const { call } = await testApp();
+      const reply = await call("POST", CREATE, { raw, headers: { "content-type": "application/json" } });
+      expectProblem(reply, 400, "validation_failed");
+    },
+  );
 
   test("400 validation_failed naming every unknown field, and nothing is created", async () => {
     const { call, store } = await testApp();
@@ -81,11 +98,21 @@ describe("request bodies", () => {
   test("413 payload_too_large past the body limit, by Content-Length or by the bytes themselves", async () => {
     const { call, store } = await testApp({ config: { maxBodyBytes: 2048 } });
     const big = JSON.stringify({ ...valid, username: "x".repeat(4096) });
-    const declared = await call("POST", CREATE, { raw: big, headers: { "content-type": "application/json", "content-length": String(big.length) } });
+    const declared = await call("POST", CREATE, {
+      raw: big,
+      headers: { "content-type": "application/json", "content-length": String(big.length) },
+    });
     expectProblem(declared, 413, "payload_too_large");
     const streamed = await call("POST", CREATE, { raw: big, headers: { "content-type": "application/json" } });
     expectProblem(streamed, 413, "payload_too_large");
-    expectProblem(await call("POST", "/graphql", { raw: big, headers: { "content-type": "application/json", "content-length": String(big.length) } }), 413, "payload_too_large");
+    expectProblem(
+      await call("POST", "/graphql", {
+        raw: big,
+        headers: { "content-type": "application/json", "content-length": String(big.length) },
+      }),
+      413,
+      "payload_too_large",
+    );
     expect(await store.users.findByLogin("ann")).toBeNull();
   });
 
@@ -100,7 +127,11 @@ describe("request bodies", () => {
       },
     });
     const response = await app.handle(
-      new Request("http://localhost/svc-api/v1/users/create", { method: "POST", body, headers: { "content-type": "application/json" } }),
+      new Request("http://localhost/svc-api/v1/users/create", {
+        method: "POST",
+        body,
+        headers: { "content-type": "application/json" },
+      }),
     );
     expect(response.status).toBe(413);
     expect(((await response.json()) as { code: string }).code).toBe("payload_too_large");
@@ -112,10 +143,14 @@ describe("request bodies", () => {
 describe("every response", () => {
   test("echoes a sane X-Request-Id and makes one otherwise", async () => {
     const { call } = await testApp();
-    expect((await call("GET", "/svc/health", { headers: { "x-request-id": "abc-123" } })).headers.get("x-request-id")).toBe("abc-123");
+    expect(
+      (await call("GET", "/svc/health", { headers: { "x-request-id": "abc-123" } })).headers.get("x-request-id"),
+    ).toBe("abc-123");
     const made = (await call("GET", "/nothing")).headers.get("x-request-id");
     expect(made).toMatch(/^[0-9a-f-]{36}$/);
-    const hostile = (await call("GET", "/svc/health", { headers: { "x-request-id": "a b <script>" } })).headers.get("x-request-id");
+    const hostile = (await call("GET", "/svc/health", { headers: { "x-request-id": "a b <script>" } })).headers.get(
+      "x-request-id",
+    );
     expect(hostile).toMatch(/^[0-9a-f-]{36}$/);
   });
 
@@ -145,7 +180,10 @@ describe("unexpected failures", () => {
 
   test("are a masked 500 internal, logged with the request id", async () => {
     const { call, logs } = await testApp({ store: failingLogin });
-    const reply = await call("POST", "/svc-api/v1/auth/login", { body: { username: "ann", password: "whatever1" }, headers: { "x-request-id": "req-42" } });
+    const reply = await call("POST", "/svc-api/v1/auth/login", {
+      body: { username: "ann", password: "whatever1" },
+      headers: { "x-request-id": "req-42" },
+    });
     expectProblem(reply, 500, "internal");
     expect(reply.text).not.toContain("disk on fire");
     const lines = (await logs()).map((l) => JSON.parse(l));
@@ -179,8 +217,16 @@ describe("logs", () => {
 describe("order of checks on a protected route", () => {
   test("body syntax first, then the token, then the fields", async () => {
     const { call } = await testApp();
-    expectProblem(await call("PUT", "/svc-api/v1/users/", { raw: "{", headers: { "content-type": "application/json" } }), 400, "malformed_json");
-    expectProblem(await call("PUT", "/svc-api/v1/users/", { raw: "{}", headers: { "content-type": "text/plain" } }), 415, "unsupported_media_type");
+    expectProblem(
+      await call("PUT", "/svc-api/v1/users/", { raw: "{", headers: { "content-type": "application/json" } }),
+      400,
+      "malformed_json",
+    );
+    expectProblem(
+      await call("PUT", "/svc-api/v1/users/", { raw: "{}", headers: { "content-type": "text/plain" } }),
+      415,
+      "unsupported_media_type",
+    );
     expectProblem(await call("PUT", "/svc-api/v1/users/", { body: { role: "admin" } }), 401, "unauthorized");
   });
 });

@@ -28,7 +28,11 @@ describe("input limits", () => {
     ]) {
       expectProblem(await call("POST", CREATE, { body }), 400, "validation_failed");
     }
-    expectProblem(await call("POST", "/svc-api/v1/auth/login", { body: { username: "ann", password: "p".repeat(100_000) } }), 400, "validation_failed");
+    expectProblem(
+      await call("POST", "/svc-api/v1/auth/login", { body: { username: "ann", password: "p".repeat(100_000) } }),
+      400,
+      "validation_failed",
+    );
     // An argon2id hash at 64 MiB × 8 passes takes far longer than three refusals.
     expect(performance.now() - started).toBeLessThan(150);
   });
@@ -42,7 +46,10 @@ describe("HTTP headers", () => {
     expect(login.headers.get("cache-control")).toBe("no-store");
     const failed = await call("POST", "/svc-api/v1/auth/login", { body: { username: "ann", password: "wrong one!" } });
     expect(failed.headers.get("cache-control")).toBe("no-store");
-    const changed = await call("PUT", "/svc-api/v1/users/password", { token, body: { current_password: password, new_password: "a new secret!" } });
+    const changed = await call("PUT", "/svc-api/v1/users/password", {
+      token,
+      body: { current_password: password, new_password: "a new secret!" },
+    });
     expect(changed.headers.get("cache-control")).toBe("no-store");
     const logout = await call("POST", "/svc-api/v1/auth/logout", { token: changed.body.token });
     expect(logout.headers.get("cache-control")).toBe("no-store");
@@ -62,7 +69,11 @@ describe("HTTP headers", () => {
   test("CORS opens for the origins SVC_CORS_ORIGINS lists, and only for them", async () => {
     const { call } = await testApp({ config: { corsOrigins: ["https://app.example.com"] } });
     const allowed = await call("OPTIONS", "/svc-api/v1/users/all", {
-      headers: { origin: "https://app.example.com", "access-control-request-method": "GET", "access-control-request-headers": "authorization" },
+      headers: {
+        origin: "https://app.example.com",
+        "access-control-request-method": "GET",
+        "access-control-request-headers": "authorization",
+      },
     });
     expect(allowed.status).toBeLessThan(300);
     expect(allowed.headers.get("access-control-allow-origin")).toBe("https://app.example.com");

@@ -26,11 +26,17 @@ describe("GET /svc/metrics", () => {
     expect(reply.status).toBe(200);
     expect(reply.headers.get("content-type")).toStartWith("text/plain");
     const text = reply.text;
-    expect(sample(text, "svc_http_requests_total", { method: "GET", route: "/svc-api/v1/users/:user_id", status: "200" })).toBe(1);
+    expect(
+      sample(text, "svc_http_requests_total", { method: "GET", route: "/svc-api/v1/users/:user_id", status: "200" }),
+    ).toBe(1);
     expect(sample(text, "svc_http_requests_total", { route: "/svc-api/v1/users/:user_id", status: "404" })).toBe(1);
     expect(sample(text, "svc_http_requests_total", { route: "unmatched", status: "404" })).toBe(1);
-    expect(sample(text, "svc_http_requests_total", { method: "POST", route: "/svc-api/v1/users/create", status: "201" })).toBe(1);
-    expect(sample(text, "svc_http_request_duration_seconds_count", { route: "/svc-api/v1/users/:user_id", status: "200" })).toBe(1);
+    expect(
+      sample(text, "svc_http_requests_total", { method: "POST", route: "/svc-api/v1/users/create", status: "201" }),
+    ).toBe(1);
+    expect(
+      sample(text, "svc_http_request_duration_seconds_count", { route: "/svc-api/v1/users/:user_id", status: "200" }),
+    ).toBe(1);
     expect(text).not.toContain(user.id);
   });
 
@@ -40,13 +46,29 @@ describe("GET /svc/metrics", () => {
     const text = (await scrape(call)).text;
     const labels = { method: "GET", route: "/svc/health/live", status: "200" };
     const bucket = (le: string) => sample(text, "svc_http_request_duration_seconds_bucket", { ...labels, le });
-    const all = ["0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "+Inf"].map((le) => bucket(le)!);
+    const all = [
+      "0.001",
+      "0.0025",
+      "0.005",
+      "0.01",
+      "0.025",
+      "0.05",
+      "0.1",
+      "0.25",
+      "0.5",
+      "1",
+      "2.5",
+      "5",
+      "+Inf",
+    ].map((le) => bucket(le)!);
     expect(all.every((n, i) => i === 0 || n >= all[i - 1]!)).toBe(true);
     expect(all.at(-1)).toBe(3);
     expect(sample(text, "svc_http_request_duration_seconds_count", labels)).toBe(3);
     expect(sample(text, "svc_http_request_duration_seconds_sum", labels)).toBeGreaterThan(0);
     expect(text).toContain("# TYPE svc_http_request_duration_seconds histogram");
-    expect(text).toMatch(/^svc_http_requests_total\{method="GET",route="\/svc\/health\/live",status="200",service="svc"\} 3$/m);
+    expect(text).toMatch(
+      /^svc_http_requests_total\{method="GET",route="\/svc\/health\/live",status="200",service="svc"\} 3$/m,
+    );
   });
 
   test("counts GraphQL operations by name and outcome", async () => {
@@ -71,9 +93,20 @@ describe("GET /svc/metrics", () => {
   });
 
   test("counts failed and throttled logins, and shows the database pool and the process", async () => {
-    const { call, signUp } = await testApp({ config: { loginThrottle: { maxFailures: 2, backoffBaseMs: 60_000, backoffMaxMs: 60_000, clientMaxFailures: 100, clientWindowMs: 60_000 } } });
+    const { call, signUp } = await testApp({
+      config: {
+        loginThrottle: {
+          maxFailures: 2,
+          backoffBaseMs: 60_000,
+          backoffMaxMs: 60_000,
+          clientMaxFailures: 100,
+          clientWindowMs: 60_000,
+        },
+      },
+    });
     await signUp("ann");
-    for (let i = 0; i < 3; i++) await call("POST", "/svc-api/v1/auth/login", { body: { username: "ann", password: "wrong password" } });
+    for (let i = 0; i < 3; i++)
+      await call("POST", "/svc-api/v1/auth/login", { body: { username: "ann", password: "wrong password" } });
     const text = (await scrape(call)).text;
     expect(text).toMatch(/^svc_login_failures_total\{service="svc"\} 2$/m);
     expect(text).toMatch(/^svc_login_throttled_total\{service="svc"\} 1$/m);
@@ -92,12 +125,25 @@ describe("GET /svc/metrics", () => {
       expect({ name, prefixed: name.startsWith("svc_") }).toEqual({ name, prefixed: true });
       expect({ name, help: family.help.length > 0 }).toEqual({ name, help: true });
       // Counters end in _total, nothing else does; a unit, where there is one, is the base unit.
-      expect({ name, type: family.type, total: name.endsWith("_total") }).toEqual({ name, type: family.type, total: family.type === "counter" });
-      expect({ name, units: /_(milliseconds|ms|kilobytes|megabytes|percent)(_|$)/.test(name) }).toEqual({ name, units: false });
-      for (const sample of family.samples) expect({ sample: sample.line, finite: Number.isFinite(sample.value) }).toEqual({ sample: sample.line, finite: true });
+      expect({ name, type: family.type, total: name.endsWith("_total") }).toEqual({
+        name,
+        type: family.type,
+        total: family.type === "counter",
+      });
+      expect({ name, units: /_(milliseconds|ms|kilobytes|megabytes|percent)(_|$)/.test(name) }).toEqual({
+        name,
+        units: false,
+      });
+      for (const sample of family.samples)
+        expect({ sample: sample.line, finite: Number.isFinite(sample.value) }).toEqual({
+          sample: sample.line,
+          finite: true,
+        });
     }
     // Figures that mislead under Bun are gone; what is reported is Bun's and true.
-    expect([...families.keys()].filter((n) => n.startsWith("svc_nodejs_") || n === "svc_process_heap_bytes")).toEqual([]);
+    expect([...families.keys()].filter((n) => n.startsWith("svc_nodejs_") || n === "svc_process_heap_bytes")).toEqual(
+      [],
+    );
     const build = families.get("svc_build_info")!.samples[0]!;
     expect(build.line).toContain(`bun="${Bun.version}"`);
     expect(build.line).toContain(`version="${(await import("../../package.json")).version}"`);
@@ -119,8 +165,13 @@ describe("health probes", () => {
   test("/svc/health/live answers while the process runs; /svc/health/ready while the database answers", async () => {
     const { call } = await testApp();
     expect((await call("GET", "/svc/health/live")).body).toEqual({ status: "ok" });
-    expect(await call("GET", "/svc/health/ready")).toMatchObject({ status: 200, body: { status: "ok", checks: { database: "ok" } } });
-    const down = await testApp({ store: (store: Store): Store => ({ ...store, ping: () => Promise.reject(new Error("gone")) }) });
+    expect(await call("GET", "/svc/health/ready")).toMatchObject({
+      status: 200,
+      body: { status: "ok", checks: { database: "ok" } },
+    });
+    const down = await testApp({
+      store: (store: Store): Store => ({ ...store, ping: () => Promise.reject(new Error("gone")) }),
+    });
     expect((await down.call("GET", "/svc/health/live")).status).toBe(200);
     expect(await down.call("GET", "/svc/health/ready")).toMatchObject({ status: 503, body: { status: "unavailable" } });
   });
@@ -131,8 +182,15 @@ describe("the request log line", () => {
     const { call, signUp, logs } = await testApp();
     const { token, user } = await signUp();
     await call("GET", `/svc-api/v1/users/${user.id}`, { token, headers: { "x-request-id": "route-1" } });
-    const line = (await logs()).map((l) => JSON.parse(l)).find((l) => l.request_id === "route-1" && l.msg === "request completed");
-    expect(line).toMatchObject({ route: "/svc-api/v1/users/:user_id", path: `/svc-api/v1/users/${user.id}`, status: 200, user_id: user.id });
+    const line = (await logs())
+      .map((l) => JSON.parse(l))
+      .find((l) => l.request_id === "route-1" && l.msg === "request completed");
+    expect(line).toMatchObject({
+      route: "/svc-api/v1/users/:user_id",
+      path: `/svc-api/v1/users/${user.id}`,
+      status: 200,
+      user_id: user.id,
+    });
   });
 
   test("has pino's shape: level, ISO time and service first, the message last, no user when anonymous", async () => {
@@ -140,8 +198,27 @@ describe("the request log line", () => {
     await call("GET", "/svc/health/live?x=%22%5C", { headers: { "x-request-id": "shape-1" } });
     const raw = (await logs()).find((l) => l.includes('"shape-1"') && l.includes("request completed"))!;
     const line = JSON.parse(raw);
-    expect(Object.keys(line)).toEqual(["level", "time", "service", "request_id", "method", "route", "path", "status", "duration_ms", "msg"]);
-    expect(line).toMatchObject({ level: 30, service: "svc", method: "GET", route: "/svc/health/live", path: "/svc/health/live", status: 200, msg: "request completed" });
+    expect(Object.keys(line)).toEqual([
+      "level",
+      "time",
+      "service",
+      "request_id",
+      "method",
+      "route",
+      "path",
+      "status",
+      "duration_ms",
+      "msg",
+    ]);
+    expect(line).toMatchObject({
+      level: 30,
+      service: "svc",
+      method: "GET",
+      route: "/svc/health/live",
+      path: "/svc/health/live",
+      status: 200,
+      msg: "request completed",
+    });
     expect(new Date(line.time).toISOString()).toBe(line.time);
   });
 });
@@ -171,8 +248,12 @@ function parseExposition(text: string): Map<string, Family> {
     const sample = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$/.exec(line);
     expect({ line, parsed: sample !== null }).toEqual({ line, parsed: true });
     const name = sample![1]!;
-    const histogram = /_(bucket|sum|count)$/.test(name) && families.get(name.replace(/_(bucket|sum|count)$/, ""))?.type === "histogram";
-    family(histogram ? name.replace(/_(bucket|sum|count)$/, "") : name).samples.push({ line, value: Number(sample![3]) });
+    const histogram =
+      /_(bucket|sum|count)$/.test(name) && families.get(name.replace(/_(bucket|sum|count)$/, ""))?.type === "histogram";
+    family(histogram ? name.replace(/_(bucket|sum|count)$/, "") : name).samples.push({
+      line,
+      value: Number(sample![3]),
+    });
   }
   return families;
 }

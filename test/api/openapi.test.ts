@@ -39,14 +39,22 @@ describe("GET /svc-api/openapi.json", () => {
       expect(operation.responses["500"].content["application/problem+json"]).toBeDefined();
       if (auth) {
         expect(operation.security).toEqual([{ bearer: [] }]);
-        expect(operation.responses["401"].content["application/problem+json"].schema.$ref).toBe("#/components/schemas/Problem");
+        expect(operation.responses["401"].content["application/problem+json"].schema.$ref).toBe(
+          "#/components/schemas/Problem",
+        );
         expect(operation.responses["401"].headers["WWW-Authenticate"]).toBeDefined();
       } else {
         // Public, and saying so.
         expect(operation.security).toEqual([]);
       }
-      for (const [status, answer] of Object.entries(operation.responses as Record<string, { headers?: Record<string, unknown> }>)) {
-        expect({ path, status, requestId: answer.headers?.["X-Request-Id"] }).toEqual({ path, status, requestId: { $ref: "#/components/headers/RequestId" } });
+      for (const [status, answer] of Object.entries(
+        operation.responses as Record<string, { headers?: Record<string, unknown> }>,
+      )) {
+        expect({ path, status, requestId: answer.headers?.["X-Request-Id"] }).toEqual({
+          path,
+          status,
+          requestId: { $ref: "#/components/headers/RequestId" },
+        });
       }
     }
     const create = doc.paths["/svc-api/v1/users/create"].post;
@@ -55,7 +63,10 @@ describe("GET /svc-api/openapi.json", () => {
     expect(Object.keys(create.responses).sort()).toEqual(["201", "400", "409", "413", "415", "500"]);
     expect(create.responses["201"].headers.Location).toBeDefined();
     expect(doc.paths["/svc-api/v1/auth/login"].post.responses["429"]).toBeDefined();
-    expect(doc.paths["/svc-api/v1/users/all"].get.parameters.map((p: { name: string }) => p.name).sort()).toEqual(["after", "limit"]);
+    expect(doc.paths["/svc-api/v1/users/all"].get.parameters.map((p: { name: string }) => p.name).sort()).toEqual([
+      "after",
+      "limit",
+    ]);
     expect(doc.paths["/svc/health"].get.responses["503"]).toBeDefined();
   });
 
@@ -65,29 +76,62 @@ describe("GET /svc-api/openapi.json", () => {
     expect(JSON.stringify(doc)).not.toContain('"format":"integer"');
     expect(doc.components.schemas.Problem.properties.status).toEqual({ type: "integer" });
     const login = doc.paths["/svc-api/v1/auth/login"].post;
-    expect(login.responses["200"].content["application/json"].schema.properties.expires_in).toMatchObject({ type: "integer" });
+    expect(login.responses["200"].content["application/json"].schema.properties.expires_in).toMatchObject({
+      type: "integer",
+    });
     expect(login.responses["429"].headers["Retry-After"].schema).toEqual({ type: "integer" });
     const limit = doc.paths["/svc-api/v1/users/all"].get.parameters.find((p: { name: string }) => p.name === "limit");
     expect(limit.schema).toMatchObject({ type: "integer", minimum: 1, maximum: 1000, default: 100 });
     expect(doc.paths["/svc-api/v1/users/all"].get.responses["200"].headers.Link).toBeDefined();
 
     const create = doc.paths["/svc-api/v1/users/create"].post.requestBody.content["application/json"].schema.properties;
-    expect(create.username).toMatchObject({ type: "string", minLength: 3, maxLength: 32, pattern: "^[A-Za-z0-9_.-]{3,32}$" });
+    expect(create.username).toMatchObject({
+      type: "string",
+      minLength: 3,
+      maxLength: 32,
+      pattern: "^[A-Za-z0-9_.-]{3,32}$",
+    });
     expect(create.email).toMatchObject({ type: "string", maxLength: 254 });
     expect(new RegExp(create.email.pattern).test("ann@example.com")).toBe(true);
     expect(new RegExp(create.email.pattern).test("ann@nodot")).toBe(false);
     expect(create.password).toMatchObject({ type: "string", minLength: 8, maxLength: 128 });
-    expect(doc.paths["/svc-api/v1/users/password"].put.requestBody.content["application/json"].schema.properties.new_password).toMatchObject({ minLength: 8, maxLength: 128 });
+    expect(
+      doc.paths["/svc-api/v1/users/password"].put.requestBody.content["application/json"].schema.properties
+        .new_password,
+    ).toMatchObject({ minLength: 8, maxLength: 128 });
 
-    const ids = Object.values(doc.paths as Record<string, Record<string, { operationId: string }>>).flatMap((ops) => Object.values(ops).map((o) => o.operationId));
-    expect(ids.sort()).toEqual(["changePassword", "createUser", "deleteMe", "getMe", "getUser", "health", "listUsers", "live", "login", "logout", "ready", "updateMe"]);
+    const ids = Object.values(doc.paths as Record<string, Record<string, { operationId: string }>>).flatMap((ops) =>
+      Object.values(ops).map((o) => o.operationId),
+    );
+    expect(ids.sort()).toEqual([
+      "changePassword",
+      "createUser",
+      "deleteMe",
+      "getMe",
+      "getUser",
+      "health",
+      "listUsers",
+      "live",
+      "login",
+      "logout",
+      "ready",
+      "updateMe",
+    ]);
     expect(doc.servers).toEqual([{ url: "/", description: expect.any(String) }]);
   });
 
   test("leaves GraphQL, metrics and the docs themselves out", async () => {
     const { call } = await testApp();
     const paths = Object.keys((await call("GET", "/svc-api/openapi.json")).body.paths);
-    expect(paths.filter((p) => p.startsWith("/graphql") || p.startsWith("/svc/metrics") || p.startsWith("/svc-api/docs") || p.includes("openapi"))).toEqual([]);
+    expect(
+      paths.filter(
+        (p) =>
+          p.startsWith("/graphql") ||
+          p.startsWith("/svc/metrics") ||
+          p.startsWith("/svc-api/docs") ||
+          p.includes("openapi"),
+      ),
+    ).toEqual([]);
   });
 });
 

@@ -23,15 +23,25 @@ describe("password rules (NIST SP 800-63B)", () => {
   test("refuses a common password as the new password", async () => {
     const { call, signUp } = await testApp();
     const { token, password } = await signUp();
-    const reply = await call("PUT", "/svc-api/v1/users/password", { token, body: { current_password: password, new_password: "letmein123" } });
+    const reply = await call("PUT", "/svc-api/v1/users/password", {
+      token,
+      body: { current_password: password, new_password: "letmein123" },
+    });
     expectProblem(reply, 400, "validation_failed");
     expect(reply.body.errors[0].field).toBe("new_password");
   });
 
   test("sets no composition rules: lower-case words, spaces, any script are fine", async () => {
     const { call } = await testApp();
-    for (const [i, password] of ["correct horse battery", "пароль без цифр", "パスワードは長いです", "zzzzzzzzzzzzzzzz x"].entries()) {
-      const reply = await call("POST", CREATE, { body: { username: `user${i}`, email: `u${i}@example.com`, password } });
+    for (const [i, password] of [
+      "correct horse battery",
+      "пароль без цифр",
+      "パスワードは長いです",
+      "zzzzzzzzzzzzzzzz x",
+    ].entries()) {
+      const reply = await call("POST", CREATE, {
+        body: { username: `user${i}`, email: `u${i}@example.com`, password },
+      });
       expect(reply.status).toBe(201);
     }
   });
@@ -40,7 +50,11 @@ describe("password rules (NIST SP 800-63B)", () => {
     const { call } = await testApp();
     const composed = "café au lait!"; // é as one code point
     const decomposed = "cafe\u0301 au lait!"; // e + combining accent
-    expect((await call("POST", CREATE, { body: { username: "ann", email: "a@b.co", password: composed } })).status).toBe(201);
-    expect((await call("POST", "/svc-api/v1/auth/login", { body: { username: "ann", password: decomposed } })).status).toBe(200);
+    expect(
+      (await call("POST", CREATE, { body: { username: "ann", email: "a@b.co", password: composed } })).status,
+    ).toBe(201);
+    expect(
+      (await call("POST", "/svc-api/v1/auth/login", { body: { username: "ann", password: decomposed } })).status,
+    ).toBe(200);
   });
 });

@@ -2,7 +2,13 @@ import { describe, expect, test } from "bun:test";
 import { expectProblem, testApp } from "../helpers.ts";
 
 const LOGIN = "/svc-api/v1/auth/login";
-const fast = { maxFailures: 5, backoffBaseMs: 400, backoffMaxMs: 1600, clientMaxFailures: 1000, clientWindowMs: 60_000 };
+const fast = {
+  maxFailures: 5,
+  backoffBaseMs: 400,
+  backoffMaxMs: 1600,
+  clientMaxFailures: 1000,
+  clientWindowMs: 60_000,
+};
 
 async function setup(loginThrottle = fast, trustProxy = 0) {
   const app = await testApp({ config: { loginThrottle, trustProxy } });
@@ -52,7 +58,8 @@ describe("failed-login throttling", () => {
 
   test("counts the account whether it is named by username, in any case, or by e-mail", async () => {
     const { login, password } = await setup();
-    for (const name of ["ann", "ANN", "ann@example.com", "Ann", "ann@example.com"]) await login("wrong password", {}, name);
+    for (const name of ["ann", "ANN", "ann@example.com", "Ann", "ann@example.com"])
+      await login("wrong password", {}, name);
     expectProblem(await login(password), 429, "too_many_requests");
   });
 
@@ -77,22 +84,37 @@ describe("failed-login throttling", () => {
   test("limits failures per client, trusting X-Forwarded-For only when SVC_TRUST_PROXY says so", async () => {
     const perClient = { ...fast, clientMaxFailures: 3 };
     const trusted = await setup(perClient, 1);
-    for (const name of ["u1", "u2", "u3"]) await trusted.login("wrong password", { "x-forwarded-for": "203.0.113.7" }, name);
-    expectProblem(await trusted.login(trusted.password, { "x-forwarded-for": "203.0.113.7" }), 429, "too_many_requests");
+    for (const name of ["u1", "u2", "u3"])
+      await trusted.login("wrong password", { "x-forwarded-for": "203.0.113.7" }, name);
+    expectProblem(
+      await trusted.login(trusted.password, { "x-forwarded-for": "203.0.113.7" }),
+      429,
+      "too_many_requests",
+    );
     // Another client behind the same proxy is unaffected; a spoofed left-hand entry changes nothing.
     expect((await trusted.login(trusted.password, { "x-forwarded-for": "198.51.100.1" })).status).toBe(200);
-    expectProblem(await trusted.login(trusted.password, { "x-forwarded-for": "1.2.3.4, 203.0.113.7" }), 429, "too_many_requests");
+    expectProblem(
+      await trusted.login(trusted.password, { "x-forwarded-for": "1.2.3.4, 203.0.113.7" }),
+      429,
+      "too_many_requests",
+    );
 
     const untrusted = await setup(perClient, 0);
-    for (const [i, name] of ["u1", "u2", "u3"].entries()) await untrusted.login("wrong password", { "x-forwarded-for": `192.0.2.${i}` }, name);
-    expectProblem(await untrusted.login(untrusted.password, { "x-forwarded-for": "192.0.2.200" }), 429, "too_many_requests");
+    for (const [i, name] of ["u1", "u2", "u3"].entries())
+      await untrusted.login("wrong password", { "x-forwarded-for": `192.0.2.${i}` }, name);
+    expectProblem(
+      await untrusted.login(untrusted.password, { "x-forwarded-for": "192.0.2.200" }),
+      429,
+      "too_many_requests",
+    );
   });
 });
 
 describe("failed-login throttling under concurrency: the attempt is reserved before the password is checked", () => {
   const slow = { ...fast, backoffBaseMs: 60_000, backoffMaxMs: 60_000 };
   const statuses = (replies: Array<{ status: number }>) => replies.map((r) => r.status);
-  const count = (replies: Array<{ status: number }>, status: number) => replies.filter((r) => r.status === status).length;
+  const count = (replies: Array<{ status: number }>, status: number) =>
+    replies.filter((r) => r.status === status).length;
 
   test("30 parallel wrong passwords for one account: at most 5 are checked, the rest get 429", async () => {
     const { login } = await setup(slow);
@@ -104,7 +126,11 @@ describe("failed-login throttling under concurrency: the attempt is reserved bef
 
   test("a correct password inside a burst of wrong ones is one of the 5 checked attempts, or refused", async () => {
     const { login, password } = await setup(slow);
-    const replies = await Promise.all([...Array.from({ length: 15 }, (_, i) => login(`guess ${i}`)), login(password), ...Array.from({ length: 14 }, (_, i) => login(`more ${i}`))]);
+    const replies = await Promise.all([
+      ...Array.from({ length: 15 }, (_, i) => login(`guess ${i}`)),
+      login(password),
+      ...Array.from({ length: 14 }, (_, i) => login(`more ${i}`)),
+    ]);
     expect(count(replies, 401) + count(replies, 200)).toBeLessThanOrEqual(5);
     expect(statuses(replies).filter((s) => ![200, 401, 429].includes(s))).toEqual([]);
   });
@@ -119,7 +145,9 @@ describe("failed-login throttling under concurrency: the attempt is reserved bef
   test("the per-client limit holds under a burst across many accounts", async () => {
     const { login } = await setup({ ...slow, clientMaxFailures: 10 }, 1);
     const headers = { "x-forwarded-for": "203.0.113.9" };
-    const replies = await Promise.all(Array.from({ length: 40 }, (_, i) => login("wrong password", headers, `name${i}`)));
+    const replies = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => login("wrong password", headers, `name${i}`)),
+    );
     expect(count(replies, 401)).toBeLessThanOrEqual(10);
     expect(count(replies, 401) + count(replies, 429)).toBe(40);
   });
@@ -128,7 +156,8 @@ describe("failed-login throttling under concurrency: the attempt is reserved bef
     const { login, password } = await setup({ ...slow, clientMaxFailures: 3 }, 1);
     const headers = { "x-forwarded-for": "203.0.113.10" };
     for (let i = 0; i < 5; i++) expect((await login(password, headers)).status).toBe(200);
-    for (let i = 0; i < 2; i++) expectProblem(await login("wrong password", headers, `other${i}`), 401, "invalid_credentials");
+    for (let i = 0; i < 2; i++)
+      expectProblem(await login("wrong password", headers, `other${i}`), 401, "invalid_credentials");
     expect((await login(password, headers)).status).toBe(200);
     expectProblem(await login("wrong password", headers, "other9"), 401, "invalid_credentials");
     expectProblem(await login(password, headers), 429, "too_many_requests");

@@ -6,7 +6,9 @@ const key = new TextEncoder().encode(TEST_SECRET);
 const now = () => Math.floor(Date.now() / 1000);
 
 async function forge(claims: Record<string, unknown>, options: { alg?: string; secret?: Uint8Array } = {}) {
-  return new SignJWT(claims).setProtectedHeader({ alg: options.alg ?? "HS256", typ: "JWT" }).sign(options.secret ?? key);
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: options.alg ?? "HS256", typ: "JWT" })
+    .sign(options.secret ?? key);
 }
 
 function base64url(value: object): string {
@@ -17,7 +19,10 @@ describe("bearer tokens", () => {
   test("carry sub, iat, exp, iss=svc, jti and a version, signed HS256", async () => {
     const { signUp } = await testApp();
     const { token, user } = await signUp();
-    const [header, payload] = token.split(".").slice(0, 2).map((part) => JSON.parse(Buffer.from(part, "base64url").toString()));
+    const [header, payload] = token
+      .split(".")
+      .slice(0, 2)
+      .map((part) => JSON.parse(Buffer.from(part, "base64url").toString()));
     expect(header.alg).toBe("HS256");
     expect(payload).toMatchObject({ sub: user.id, iss: "svc", ver: 0 });
     expect(payload.exp - payload.iat).toBe(3600);
@@ -34,20 +39,56 @@ describe("bearer tokens", () => {
   const cases: Array<[string, (userId: string) => Promise<string>]> = [
     ["an expired token", (sub) => forge({ sub, ver: 0, iss: "svc", jti: "j", iat: now() - 120, exp: now() - 60 })],
     ["a token without exp", (sub) => forge({ sub, ver: 0, iss: "svc", jti: "j", iat: now() })],
-    ["a token from another issuer", (sub) => forge({ sub, ver: 0, iss: "elsewhere", jti: "j", iat: now(), exp: now() + 60 })],
-    ["a token signed with another key", (sub) => forge({ sub, ver: 0, iss: "svc", jti: "j", iat: now(), exp: now() + 60 }, { secret: new Uint8Array(32) })],
-    ["an HS512 token with the right key", (sub) => forge({ sub, ver: 0, iss: "svc", jti: "j", iat: now(), exp: now() + 60 }, { alg: "HS512" })],
-    ["a token with an old version", (sub) => forge({ sub, ver: -1, iss: "svc", jti: "j", iat: now(), exp: now() + 60 })],
+    [
+      "a token from another issuer",
+      (sub) => forge({ sub, ver: 0, iss: "elsewhere", jti: "j", iat: now(), exp: now() + 60 }),
+    ],
+    [
+      "a token signed with another key",
+      (sub) =>
+        forge({ sub, ver: 0, iss: "svc", jti: "j", iat: now(), exp: now() + 60 }, { secret: new Uint8Array(32) }),
+    ],
+    [
+      "an HS512 token with the right key",
+      (sub) => forge({ sub, ver: 0, iss: "svc", jti: "j", iat: now(), exp: now() + 60 }, { alg: "HS512" }),
+    ],
+    [
+      "a token with an old version",
+      (sub) => forge({ sub, ver: -1, iss: "svc", jti: "j", iat: now(), exp: now() + 60 }),
+    ],
     ["a token without a version", (sub) => forge({ sub, iss: "svc", jti: "j", iat: now(), exp: now() + 60 })],
-    ["a token for an unknown user", () => forge({ sub: "01937a6e-0000-7000-8000-000000000000", ver: 0, iss: "svc", jti: "j", iat: now(), exp: now() + 60 })],
+    [
+      "a token for an unknown user",
+      () =>
+        forge({
+          sub: "01937a6e-0000-7000-8000-000000000000",
+          ver: 0,
+          iss: "svc",
+          jti: "j",
+          iat: now(),
+          exp: now() + 60,
+        }),
+    ],
     ...["none", "None", "NONE", "nOnE"].map((alg): [string, (sub: string) => Promise<string>] => [
       `an alg:${alg} token`,
-      async (sub) => `${base64url({ alg, typ: "JWT" })}.${base64url({ sub, ver: 0, iss: "svc", jti: "j", iat: now(), exp: now() + 60 })}.`,
+      async (sub) =>
+        `${base64url({ alg, typ: "JWT" })}.${base64url({ sub, ver: 0, iss: "svc", jti: "j", iat: now(), exp: now() + 60 })}.`,
     ]),
-    ["an alg:none token that keeps a signature", async (sub) => `${base64url({ alg: "none", typ: "JWT" })}.${base64url({ sub, ver: 0, iss: "svc", jti: "j", iat: now(), exp: now() + 60 })}.c2ln`],
-    ["a token not valid before a future nbf", (sub) => forge({ sub, ver: 0, iss: "svc", jti: "j", iat: now(), nbf: now() + 600, exp: now() + 900 })],
+    [
+      "an alg:none token that keeps a signature",
+      async (sub) =>
+        `${base64url({ alg: "none", typ: "JWT" })}.${base64url({ sub, ver: 0, iss: "svc", jti: "j", iat: now(), exp: now() + 60 })}.c2ln`,
+    ],
+    [
+      "a token not valid before a future nbf",
+      (sub) => forge({ sub, ver: 0, iss: "svc", jti: "j", iat: now(), nbf: now() + 600, exp: now() + 900 }),
+    ],
     ["a token without a jti", (sub) => forge({ sub, ver: 0, iss: "svc", iat: now(), exp: now() + 60 })],
-    ["a token with an empty signature", async (sub) => (await forge({ sub, ver: 0, iss: "svc", jti: "j", iat: now(), exp: now() + 60 })).replace(/[^.]+$/, "")],
+    [
+      "a token with an empty signature",
+      async (sub) =>
+        (await forge({ sub, ver: 0, iss: "svc", jti: "j", iat: now(), exp: now() + 60 })).replace(/[^.]+$/, ""),
+    ],
     ["garbage", async () => "not.a.token"],
   ];
 
@@ -77,9 +118,20 @@ describe("bearer tokens", () => {
     for (const place of [`?access_token=${token}`, `?token=${token}`, `?authorization=Bearer%20${token}`]) {
       expectProblem(await call("GET", `/svc-api/v1/users/all${place}`), 401, "unauthorized");
     }
-    expectProblem(await call("GET", "/svc-api/v1/users/all", { headers: { cookie: `token=${token}` } }), 401, "unauthorized");
-    expectProblem(await call("GET", "/svc-api/v1/users/all", { headers: { "x-access-token": token } }), 401, "unauthorized");
-    const graphql = await call("GET", `/graphql?query=${encodeURIComponent("{ categories { id } }")}&access_token=${token}`);
+    expectProblem(
+      await call("GET", "/svc-api/v1/users/all", { headers: { cookie: `token=${token}` } }),
+      401,
+      "unauthorized",
+    );
+    expectProblem(
+      await call("GET", "/svc-api/v1/users/all", { headers: { "x-access-token": token } }),
+      401,
+      "unauthorized",
+    );
+    const graphql = await call(
+      "GET",
+      `/graphql?query=${encodeURIComponent("{ categories { id } }")}&access_token=${token}`,
+    );
     expect(graphql.status).toBe(401);
   });
 
@@ -93,7 +145,9 @@ describe("bearer tokens", () => {
   test("accepts the scheme in any case", async () => {
     const { call, signUp } = await testApp();
     const { token } = await signUp();
-    expect((await call("GET", "/svc-api/v1/users/all", { headers: { authorization: `bearer ${token}` } })).status).toBe(200);
+    expect((await call("GET", "/svc-api/v1/users/all", { headers: { authorization: `bearer ${token}` } })).status).toBe(
+      200,
+    );
   });
 
   test("a token that has worked stops working when it expires (verified tokens are remembered only until then)", async () => {

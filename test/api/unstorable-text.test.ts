@@ -23,8 +23,18 @@ describe.each(BAD)("%s", (_, bad) => {
     ["POST", "/svc-api/v1/auth/login", { username: "ann@example.com", password: `${GOOD_PASSWORD}${bad}` }, "password"],
     ["PUT", "/svc-api/v1/users/", { username: bad }, "username"],
     ["PUT", "/svc-api/v1/users/", { email: `${bad}@example.com`, current_password: GOOD_PASSWORD }, "email"],
-    ["PUT", "/svc-api/v1/users/", { email: "new@example.com", current_password: `${GOOD_PASSWORD}${bad}` }, "current_password"],
-    ["PUT", "/svc-api/v1/users/password", { current_password: GOOD_PASSWORD, new_password: `${bad}${GOOD_PASSWORD}` }, "new_password"],
+    [
+      "PUT",
+      "/svc-api/v1/users/",
+      { email: "new@example.com", current_password: `${GOOD_PASSWORD}${bad}` },
+      "current_password",
+    ],
+    [
+      "PUT",
+      "/svc-api/v1/users/password",
+      { current_password: GOOD_PASSWORD, new_password: `${bad}${GOOD_PASSWORD}` },
+      "new_password",
+    ],
   ])("%s %s: 400 validation_failed naming it, nothing changed", async (method, path, body, field) => {
     const { call, signUp, store } = await testApp();
     const { token, user } = await signUp("ann", GOOD_PASSWORD);
@@ -52,8 +62,14 @@ describe.each(BAD)("%s", (_, bad) => {
     const input = { ...(mutation === "createCategory" && { name: "Films" }), [field]: bad };
     const reply =
       mutation === "createCategory"
-        ? await graphql("mutation ($input: CreateCategoryInput!) { createCategory(input: $input) { id } }", { token, variables: { input } })
-        : await graphql("mutation ($id: ID!, $input: UpdateCategoryInput!) { updateCategory(id: $id, input: $input) { id } }", { token, variables: { id, input } });
+        ? await graphql("mutation ($input: CreateCategoryInput!) { createCategory(input: $input) { id } }", {
+            token,
+            variables: { input },
+          })
+        : await graphql(
+            "mutation ($id: ID!, $input: UpdateCategoryInput!) { updateCategory(id: $id, input: $input) { id } }",
+            { token, variables: { id, input } },
+          );
     expect(reply.body.errors?.[0]?.extensions).toMatchObject({ code: "BAD_USER_INPUT", field });
     expect(await store.categories.list()).toEqual(before);
   });
@@ -63,7 +79,9 @@ describe("the same refusals in other spellings", () => {
   test("two different lone surrogates are two passwords, so neither is accepted", async () => {
     const { call } = await testApp();
     for (const surrogate of ["\ud800", "\udbff"]) {
-      const reply = await call("POST", "/svc-api/v1/users/create", { body: { username: "ann", email: "ann@example.com", password: `${GOOD_PASSWORD}${surrogate}` } });
+      const reply = await call("POST", "/svc-api/v1/users/create", {
+        body: { username: "ann", email: "ann@example.com", password: `${GOOD_PASSWORD}${surrogate}` },
+      });
       expectProblem(reply, 400, "validation_failed");
     }
   });
@@ -79,7 +97,10 @@ describe("the same refusals in other spellings", () => {
   test("surrogate pairs (emoji) are text like any other", async () => {
     const { call, signUp } = await testApp();
     const { token } = await signUp("ann", GOOD_PASSWORD);
-    const reply = await call("PUT", "/svc-api/v1/users/password", { token, body: { current_password: GOOD_PASSWORD, new_password: "😀 correct horse 😀" } });
+    const reply = await call("PUT", "/svc-api/v1/users/password", {
+      token,
+      body: { current_password: GOOD_PASSWORD, new_password: "😀 correct horse 😀" },
+    });
     expect(reply.status).toBe(200);
   });
 });

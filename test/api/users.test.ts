@@ -8,7 +8,9 @@ const LOGIN = "/svc-api/v1/auth/login";
 describe("POST /users/create", () => {
   test("creates a user: 201, Location, the user without secrets, e-mail in lower case", async () => {
     const { call } = await testApp();
-    const reply = await call("POST", CREATE, { body: { username: "Ann.Lee", email: "Ann@Example.COM", password: "correct horse" } });
+    const reply = await call("POST", CREATE, {
+      body: { username: "Ann.Lee", email: "Ann@Example.COM", password: "correct horse" },
+    });
     expect(reply.status).toBe(201);
     expect(reply.body).toEqual({
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
@@ -53,7 +55,11 @@ describe("POST /users/create", () => {
 
   test("rejects a missing field and a wrong type with 400", async () => {
     const { call } = await testApp();
-    expectProblem(await call("POST", CREATE, { body: { username: "ann", password: "correct horse" } }), 400, "validation_failed");
+    expectProblem(
+      await call("POST", CREATE, { body: { username: "ann", password: "correct horse" } }),
+      400,
+      "validation_failed",
+    );
     const wrongType = await call("POST", CREATE, { body: { username: 7, email: "a@b.co", password: "correct horse" } });
     expectProblem(wrongType, 400, "validation_failed");
     expect(wrongType.body.errors[0].field).toBe("username");
@@ -62,7 +68,9 @@ describe("POST /users/create", () => {
   test("counts password length in characters, after Unicode normalisation", async () => {
     const { call } = await testApp();
     const emoji = "🔑".repeat(8); // 8 characters, 16 UTF-16 units
-    expect((await call("POST", CREATE, { body: { username: "ann", email: "a@b.co", password: emoji } })).status).toBe(201);
+    expect((await call("POST", CREATE, { body: { username: "ann", email: "a@b.co", password: emoji } })).status).toBe(
+      201,
+    );
     const login = await call("POST", LOGIN, { body: { username: "ann", password: emoji } });
     expect(login.status).toBe(200);
   });
@@ -70,21 +78,27 @@ describe("POST /users/create", () => {
   test("rejects a taken username without regard to case: 409 username_taken", async () => {
     const { call } = await testApp();
     await call("POST", CREATE, { body: { username: "ann", email: "ann@example.com", password: "correct horse" } });
-    const reply = await call("POST", CREATE, { body: { username: "ANN", email: "other@example.com", password: "correct horse" } });
+    const reply = await call("POST", CREATE, {
+      body: { username: "ANN", email: "other@example.com", password: "correct horse" },
+    });
     expectProblem(reply, 409, "username_taken");
   });
 
   test("rejects a taken e-mail without regard to case: 409 email_taken", async () => {
     const { call } = await testApp();
     await call("POST", CREATE, { body: { username: "ann", email: "ann@example.com", password: "correct horse" } });
-    const reply = await call("POST", CREATE, { body: { username: "bob", email: "ANN@example.com", password: "correct horse" } });
+    const reply = await call("POST", CREATE, {
+      body: { username: "bob", email: "ANN@example.com", password: "correct horse" },
+    });
     expectProblem(reply, 409, "email_taken");
   });
 
   test("two simultaneous sign-ups with one username: one 201, one 409", async () => {
     const { call } = await testApp();
     const replies = await Promise.all(
-      ["a", "b"].map((n) => call("POST", CREATE, { body: { username: "same", email: `${n}@example.com`, password: "correct horse" } })),
+      ["a", "b"].map((n) =>
+        call("POST", CREATE, { body: { username: "same", email: `${n}@example.com`, password: "correct horse" } }),
+      ),
     );
     expect(replies.map((r) => r.status).sort()).toEqual([201, 409]);
   });
@@ -97,7 +111,12 @@ describe("POST /auth/login", () => {
     for (const username of ["Ann", "ann", "ANN", "ann@example.com", "Ann@Example.com"]) {
       const reply = await call("POST", LOGIN, { body: { username, password: "correct horse" } });
       expect(reply.status).toBe(200);
-      expect(reply.body).toEqual({ token: expect.any(String), token_type: "Bearer", expires_in: 3600, user: expect.objectContaining({ username: "Ann", email: "ann@example.com" }) });
+      expect(reply.body).toEqual({
+        token: expect.any(String),
+        token_type: "Bearer",
+        expires_in: 3600,
+        user: expect.objectContaining({ username: "Ann", email: "ann@example.com" }),
+      });
       expect(reply.headers.get("cache-control")).toBe("no-store");
     }
   });
@@ -138,9 +157,13 @@ describe("GET /users/all", () => {
     for (const [index, person] of people.entries()) {
       const page = (await call("GET", "/svc-api/v1/users/all", { token: person.token })).body;
       expect(page.map((u: { username: string }) => u.username)).toEqual(["ann", "bob", "cid"]);
-      expect(page.map((u: { email?: string }) => u.email ?? null)).toEqual(people.map((p, i) => (i === index ? p.user.email : null)));
+      expect(page.map((u: { email?: string }) => u.email ?? null)).toEqual(
+        people.map((p, i) => (i === index ? p.user.email : null)),
+      );
     }
-    const anyone = await call("GET", "/svc-api/v1/users/all?limit=2&after=" + people[2]!.user.id, { token: people[0]!.token });
+    const anyone = await call("GET", "/svc-api/v1/users/all?limit=2&after=" + people[2]!.user.id, {
+      token: people[0]!.token,
+    });
     expect(anyone.body).toEqual([]);
   });
 
@@ -150,9 +173,14 @@ describe("GET /users/all", () => {
     const bob = await signUp("bob");
     const first = await call("GET", "/svc-api/v1/users/all", { token: ann.token });
     expect((await call("GET", "/svc-api/v1/users/all", { token: ann.token })).text).toBe(first.text);
-    const changed = await call("PUT", "/svc-api/v1/users/", { token: ann.token, body: { email: "ann@elsewhere.example", current_password: ann.password } });
+    const changed = await call("PUT", "/svc-api/v1/users/", {
+      token: ann.token,
+      body: { email: "ann@elsewhere.example", current_password: ann.password },
+    });
     expect(changed.status).toBe(200);
-    expect((await call("GET", "/svc-api/v1/users/all", { token: ann.token })).body[0].email).toBe("ann@elsewhere.example");
+    expect((await call("GET", "/svc-api/v1/users/all", { token: ann.token })).body[0].email).toBe(
+      "ann@elsewhere.example",
+    );
     const seenByBob = (await call("GET", "/svc-api/v1/users/all", { token: bob.token })).body;
     expect(seenByBob[0]).not.toHaveProperty("email");
     expect(seenByBob[1].email).toBe("bob@example.com");
@@ -206,7 +234,13 @@ describe("who am I", () => {
     await signUp("bob");
     const me = await call("GET", "/svc-api/v1/users/me", { token });
     expect(me.status).toBe(200);
-    expect(me.body).toEqual({ id: user.id, username: "ann", email: "ann@example.com", created_at: user.created_at, updated_at: user.updated_at });
+    expect(me.body).toEqual({
+      id: user.id,
+      username: "ann",
+      email: "ann@example.com",
+      created_at: user.created_at,
+      updated_at: user.updated_at,
+    });
     expect((await call("GET", "/svc-api/v1/users/me/", { token })).body).toEqual(me.body);
     expectProblem(await call("GET", "/svc-api/v1/users/me"), 401, "unauthorized");
   });
@@ -219,7 +253,13 @@ describe("who am I", () => {
       token: expect.any(String),
       token_type: "Bearer",
       expires_in: 3600,
-      user: { id: user.id, username: "ann", email: "ann@example.com", created_at: user.created_at, updated_at: user.updated_at },
+      user: {
+        id: user.id,
+        username: "ann",
+        email: "ann@example.com",
+        created_at: user.created_at,
+        updated_at: user.updated_at,
+      },
     });
   });
 });
@@ -240,7 +280,11 @@ describe("GET /users/{user_id}", () => {
   test("answers 404 not_found for an unknown id and for a malformed one", async () => {
     const { call, signUp } = await testApp();
     const { token } = await signUp();
-    expectProblem(await call("GET", "/svc-api/v1/users/01937a6e-0000-7000-8000-000000000000", { token }), 404, "not_found");
+    expectProblem(
+      await call("GET", "/svc-api/v1/users/01937a6e-0000-7000-8000-000000000000", { token }),
+      404,
+      "not_found",
+    );
     expectProblem(await call("GET", "/svc-api/v1/users/12345", { token }), 404, "not_found");
   });
 });
@@ -262,9 +306,15 @@ describe("PUT /users/", () => {
     const missing = await call("PUT", "/svc-api/v1/users/", { token, body: { email: "new@example.com" } });
     expectProblem(missing, 400, "validation_failed");
     expect(missing.body.errors).toEqual([{ field: "current_password", message: "is required" }]);
-    const wrong = await call("PUT", "/svc-api/v1/users/", { token, body: { email: "new@example.com", current_password: "nope nope" } });
+    const wrong = await call("PUT", "/svc-api/v1/users/", {
+      token,
+      body: { email: "new@example.com", current_password: "nope nope" },
+    });
     expectProblem(wrong, 403, "current_password_mismatch");
-    const right = await call("PUT", "/svc-api/v1/users/", { token, body: { email: "New@Example.com", current_password: password } });
+    const right = await call("PUT", "/svc-api/v1/users/", {
+      token,
+      body: { email: "New@Example.com", current_password: password },
+    });
     expect(right.status).toBe(200);
     expect(right.body.email).toBe("new@example.com");
   });
@@ -273,7 +323,11 @@ describe("PUT /users/", () => {
     const { call, signUp } = await testApp();
     await signUp("ann");
     const bob = await signUp("bob");
-    expectProblem(await call("PUT", "/svc-api/v1/users/", { token: bob.token, body: { username: "ANN" } }), 409, "username_taken");
+    expectProblem(
+      await call("PUT", "/svc-api/v1/users/", { token: bob.token, body: { username: "ANN" } }),
+      409,
+      "username_taken",
+    );
     const after = await call("GET", `/svc-api/v1/users/${bob.user.id}`, { token: bob.token });
     expect(after.body.username).toBe("bob");
   });
@@ -284,7 +338,11 @@ describe("PUT /users/", () => {
     const unknown = await call("PUT", "/svc-api/v1/users/", { token, body: { username: "okay", role: "admin" } });
     expectProblem(unknown, 400, "validation_failed");
     expect(unknown.body.detail).toContain("role");
-    expectProblem(await call("PUT", "/svc-api/v1/users/", { token, body: { username: "no" } }), 400, "validation_failed");
+    expectProblem(
+      await call("PUT", "/svc-api/v1/users/", { token, body: { username: "no" } }),
+      400,
+      "validation_failed",
+    );
   });
 });
 
@@ -293,10 +351,14 @@ describe("PUT /users/password", () => {
     const { call, signUp } = await testApp();
     const { token, password } = await signUp("ann");
     const other = (await call("POST", LOGIN, { body: { username: "ann", password } })).body.token;
-    const reply = await call("PUT", "/svc-api/v1/users/password", { token, body: { current_password: password, new_password: "a new secret!" } });
+    const reply = await call("PUT", "/svc-api/v1/users/password", {
+      token,
+      body: { current_password: password, new_password: "a new secret!" },
+    });
     expect(reply.status).toBe(200);
     expect(reply.body).toEqual({ token: expect.any(String), token_type: "Bearer", expires_in: 3600 });
-    for (const old of [token, other]) expectProblem(await call("GET", "/svc-api/v1/users/all", { token: old }), 401, "unauthorized");
+    for (const old of [token, other])
+      expectProblem(await call("GET", "/svc-api/v1/users/all", { token: old }), 401, "unauthorized");
     expect((await call("GET", "/svc-api/v1/users/all", { token: reply.body.token })).status).toBe(200);
     expectProblem(await call("POST", LOGIN, { body: { username: "ann", password } }), 401, "invalid_credentials");
     expect((await call("POST", LOGIN, { body: { username: "ann", password: "a new secret!" } })).status).toBe(200);
@@ -306,11 +368,17 @@ describe("PUT /users/password", () => {
     const { call, signUp } = await testApp();
     const { token, password } = await signUp();
     expectProblem(
-      await call("PUT", "/svc-api/v1/users/password", { token, body: { current_password: "wrong one", new_password: "a new secret!" } }),
+      await call("PUT", "/svc-api/v1/users/password", {
+        token,
+        body: { current_password: "wrong one", new_password: "a new secret!" },
+      }),
       403,
       "current_password_mismatch",
     );
-    const short = await call("PUT", "/svc-api/v1/users/password", { token, body: { current_password: password, new_password: "short" } });
+    const short = await call("PUT", "/svc-api/v1/users/password", {
+      token,
+      body: { current_password: password, new_password: "short" },
+    });
     expectProblem(short, 400, "validation_failed");
     expect(short.body.errors[0].field).toBe("new_password");
     expect((await call("GET", "/svc-api/v1/users/all", { token })).status).toBe(200);
@@ -321,7 +389,9 @@ describe("PUT /users/password", () => {
     const { token, password } = await signUp("ann");
     const candidates = Array.from({ length: 6 }, (_, i) => `new secret number ${i}`);
     const replies = await Promise.all(
-      candidates.map((new_password) => call("PUT", "/svc-api/v1/users/password", { token, body: { current_password: password, new_password } })),
+      candidates.map((new_password) =>
+        call("PUT", "/svc-api/v1/users/password", { token, body: { current_password: password, new_password } }),
+      ),
     );
     const winners = replies.flatMap((reply, i) => (reply.status === 200 ? [i] : []));
     expect(winners).toHaveLength(1);
@@ -332,27 +402,37 @@ describe("PUT /users/password", () => {
     // The winner's first: five wrong passwords in a row block the account, as they should.
     expect((await call("POST", LOGIN, { body: { username: "ann", password: candidates[winner] } })).status).toBe(200);
     for (const [i, pw] of candidates.entries()) {
-      if (i !== winner) expectProblem(await call("POST", LOGIN, { body: { username: "ann", password: pw } }), 401, "invalid_credentials");
+      if (i !== winner)
+        expectProblem(
+          await call("POST", LOGIN, { body: { username: "ann", password: pw } }),
+          401,
+          "invalid_credentials",
+        );
     }
   });
 });
 
 describe("a write on behalf of a token revoked while it ran does not land", () => {
   /** A store whose `action` first changes the user's password, as a concurrent request would. */
-  const passwordChangedFirst = (action: "update" | "delete") => (store: Store): Store => {
-    const users: Store["users"] = { ...store.users };
-    users[action] = (async (id: string, ...rest: unknown[]) => {
-      const user = (await store.users.findById(id))!;
-      await store.users.setPassword(id, "hash set meanwhile", new Date().toISOString(), user.tokenVersion);
-      return (store.users[action] as (...args: unknown[]) => unknown)(id, ...rest);
-    }) as never;
-    return { ...store, users };
-  };
+  const passwordChangedFirst =
+    (action: "update" | "delete") =>
+    (store: Store): Store => {
+      const users: Store["users"] = { ...store.users };
+      users[action] = (async (id: string, ...rest: unknown[]) => {
+        const user = (await store.users.findById(id))!;
+        await store.users.setPassword(id, "hash set meanwhile", new Date().toISOString(), user.tokenVersion);
+        return (store.users[action] as (...args: unknown[]) => unknown)(id, ...rest);
+      }) as never;
+      return { ...store, users };
+    };
 
   test("PUT /users/ (an e-mail change): 401, the e-mail stays", async () => {
     const { call, signUp, store } = await testApp({ store: passwordChangedFirst("update") });
     const { token, password, user } = await signUp("ann");
-    const reply = await call("PUT", "/svc-api/v1/users/", { token, body: { email: "thief@example.com", current_password: password } });
+    const reply = await call("PUT", "/svc-api/v1/users/", {
+      token,
+      body: { email: "thief@example.com", current_password: password },
+    });
     expectProblem(reply, 401, "unauthorized");
     expect((await store.users.findById(user.id))?.email).toBe("ann@example.com");
   });

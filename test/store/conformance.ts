@@ -1,7 +1,15 @@
 // The storage contract, as tests. Every database svc supports runs this suite through a thin runner
 // that only opens a fresh, migrated store and cleans it up afterwards.
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { LoadRefused, type CategoryRecord, type NewCategory, type NewUser, type Store, type ThrottleRecord, type UserRecord } from "../../src/db/store.ts";
+import {
+  LoadRefused,
+  type CategoryRecord,
+  type NewCategory,
+  type NewUser,
+  type Store,
+  type ThrottleRecord,
+  type UserRecord,
+} from "../../src/db/store.ts";
 import { AppError } from "../../src/errors.ts";
 
 export interface StoreHarness {
@@ -15,11 +23,27 @@ let clock = Date.parse("2026-01-01T00:00:00.000Z");
 const tick = () => new Date((clock += 1000)).toISOString();
 
 function newUser(username: string, overrides: Partial<NewUser> = {}): NewUser {
-  return { id: Bun.randomUUIDv7(), username, email: `${username.toLowerCase()}@example.com`, passwordHash: `hash-of-${username}`, createdAt: tick(), ...overrides };
+  return {
+    id: Bun.randomUUIDv7(),
+    username,
+    email: `${username.toLowerCase()}@example.com`,
+    passwordHash: `hash-of-${username}`,
+    createdAt: tick(),
+    ...overrides,
+  };
 }
 
 function newCategory(name: string, overrides: Partial<NewCategory> = {}): NewCategory {
-  return { id: Bun.randomUUIDv7(), name, description: null, colorHex: "#64748B", icon: null, createdBy: null, createdAt: tick(), ...overrides };
+  return {
+    id: Bun.randomUUIDv7(),
+    name,
+    description: null,
+    colorHex: "#64748B",
+    icon: null,
+    createdBy: null,
+    createdAt: tick(),
+    ...overrides,
+  };
 }
 
 async function expectCode(promise: Promise<unknown>, code: string): Promise<void> {
@@ -103,7 +127,9 @@ export function storeConformance(name: string, harness: StoreHarness): void {
 
       test("setPassword changes nothing once the token version has moved on, however the calls race", async () => {
         const ann = await store.users.create(newUser("ann"));
-        const results = await Promise.all(["a", "b", "c", "d"].map((h) => store.users.setPassword(ann.id, `hash-${h}`, tick(), 0)));
+        const results = await Promise.all(
+          ["a", "b", "c", "d"].map((h) => store.users.setPassword(ann.id, `hash-${h}`, tick(), 0)),
+        );
         const landed = results.filter((r) => r !== null);
         expect(landed).toHaveLength(1);
         expect(await store.users.findById(ann.id)).toEqual(landed[0]!);
@@ -182,17 +208,31 @@ export function storeConformance(name: string, harness: StoreHarness): void {
     });
 
     describe("login throttle", () => {
-      const increment = (key: string, blockedUntil: string | null = null) => (current: ThrottleRecord | null) => ({
-        next: { key, failures: (current?.failures ?? 0) + 1, lastFailureAt: "2026-01-01T00:00:00.000Z", blockedUntil },
-        result: current?.failures ?? 0,
-      });
+      const increment =
+        (key: string, blockedUntil: string | null = null) =>
+        (current: ThrottleRecord | null) => ({
+          next: {
+            key,
+            failures: (current?.failures ?? 0) + 1,
+            lastFailureAt: "2026-01-01T00:00:00.000Z",
+            blockedUntil,
+          },
+          result: current?.failures ?? 0,
+        });
 
       test("transition reads and writes a key as one step, however many run at once", async () => {
         expect(await store.throttle.get("account:ann")).toBeNull();
-        const seen = await Promise.all(Array.from({ length: 20 }, () => store.throttle.transition("account:ann", increment("account:ann"))));
+        const seen = await Promise.all(
+          Array.from({ length: 20 }, () => store.throttle.transition("account:ann", increment("account:ann"))),
+        );
         // Each step saw the state the one before it wrote: no two read the same count, none was lost.
         expect(seen.sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i));
-        expect(await store.throttle.get("account:ann")).toEqual({ key: "account:ann", failures: 20, lastFailureAt: "2026-01-01T00:00:00.000Z", blockedUntil: null });
+        expect(await store.throttle.get("account:ann")).toEqual({
+          key: "account:ann",
+          failures: 20,
+          lastFailureAt: "2026-01-01T00:00:00.000Z",
+          blockedUntil: null,
+        });
         expect(await store.throttle.get("account:bob")).toBeNull();
       });
 
@@ -200,7 +240,9 @@ export function storeConformance(name: string, harness: StoreHarness): void {
         await store.throttle.transition("account:ann", increment("account:ann", "2026-01-01T00:05:00.000Z"));
         const state = await store.throttle.get("account:ann");
         expect(state?.blockedUntil).toBe("2026-01-01T00:05:00.000Z");
-        expect(await store.throttle.transition("account:ann", (current) => ({ next: current, result: current?.failures }))).toBe(1);
+        expect(
+          await store.throttle.transition("account:ann", (current) => ({ next: current, result: current?.failures })),
+        ).toBe(1);
         expect(await store.throttle.get("account:ann")).toEqual(state);
         await store.throttle.transition("account:ann", () => ({ next: null, result: undefined }));
         expect(await store.throttle.get("account:ann")).toBeNull();
@@ -259,7 +301,12 @@ export function storeConformance(name: string, harness: StoreHarness): void {
         expect((await store.tokenHolder(ann.id, "any-jti"))!.user).toEqual(ann);
         const renamed = (await store.users.update(ann.id, { username: "anna" }, new Date().toISOString()))!;
         expect((await store.tokenHolder(ann.id, "any-jti"))!.user).toEqual(renamed);
-        const rekeyed = (await store.users.setPassword(ann.id, "another hash", new Date().toISOString(), ann.tokenVersion))!;
+        const rekeyed = (await store.users.setPassword(
+          ann.id,
+          "another hash",
+          new Date().toISOString(),
+          ann.tokenVersion,
+        ))!;
         expect(rekeyed.tokenVersion).toBe(renamed.tokenVersion + 1);
         expect((await store.tokenHolder(ann.id, "any-jti"))!.user).toEqual(rekeyed);
         await store.users.delete(ann.id);
@@ -319,7 +366,9 @@ export function storeConformance(name: string, harness: StoreHarness): void {
       test("refuses a non-empty target without replace, and changes nothing", async () => {
         await store.users.create(newUser("already"));
         const { users, categories } = records();
-        const error = await store.load({ users: batches(users, 3), categories }, { replace: false, expect: { users: 7, categories: 2 } }).catch((e: unknown) => e);
+        const error = await store
+          .load({ users: batches(users, 3), categories }, { replace: false, expect: { users: 7, categories: 2 } })
+          .catch((e: unknown) => e);
         expect(error).toBeInstanceOf(LoadRefused);
         expect(await store.counts()).toEqual({ users: 1, categories: 0 });
       });
@@ -327,10 +376,17 @@ export function storeConformance(name: string, harness: StoreHarness): void {
       test("replaces everything with replace, and rolls back when the counts come out wrong", async () => {
         await store.users.create(newUser("already"));
         const { users, categories } = records();
-        const wrong = await store.load({ users: batches(users, 3), categories }, { replace: true, expect: { users: 8, categories: 2 } }).catch((e: unknown) => e);
+        const wrong = await store
+          .load({ users: batches(users, 3), categories }, { replace: true, expect: { users: 8, categories: 2 } })
+          .catch((e: unknown) => e);
         expect(wrong).toBeInstanceOf(LoadRefused);
         expect(await store.counts()).toEqual({ users: 1, categories: 0 });
-        expect(await store.load({ users: batches(users, 3), categories }, { replace: true, expect: { users: 7, categories: 2 } })).toEqual({ users: 7, categories: 2 });
+        expect(
+          await store.load(
+            { users: batches(users, 3), categories },
+            { replace: true, expect: { users: 7, categories: 2 } },
+          ),
+        ).toEqual({ users: 7, categories: 2 });
         expect(await store.users.findByLogin("already")).toBeNull();
       });
     });

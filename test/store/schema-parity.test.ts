@@ -7,7 +7,12 @@ import * as sqlite from "../../src/db/sqlite/schema.ts";
 
 type Shape = { name: string; columns: string[]; indexes: string[]; foreignKeys: number };
 
-function shape(config: { name: string; columns: { name: string; notNull: boolean; primary: boolean }[]; indexes: { config: { name?: string; unique: boolean } }[]; foreignKeys: unknown[] }): Shape {
+function shape(config: {
+  name: string;
+  columns: { name: string; notNull: boolean; primary: boolean }[];
+  indexes: { config: { name?: string; unique: boolean } }[];
+  foreignKeys: unknown[];
+}): Shape {
   return {
     name: config.name,
     columns: config.columns.map((c) => `${c.name}${c.primary ? " pk" : ""}${c.notNull ? " not null" : ""}`).sort(),

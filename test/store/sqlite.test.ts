@@ -25,7 +25,13 @@ describe("the SQLite file", () => {
   test("is in WAL mode with foreign keys enforced, and reopens with its data (migrations run once)", async () => {
     const path = join(dir, "reopen", "svc.db");
     const first = openSqliteStore(path);
-    await first.users.create({ id: Bun.randomUUIDv7(), username: "ann", email: "ann@example.com", passwordHash: "h", createdAt: new Date().toISOString() });
+    await first.users.create({
+      id: Bun.randomUUIDv7(),
+      username: "ann",
+      email: "ann@example.com",
+      passwordHash: "h",
+      createdAt: new Date().toISOString(),
+    });
     await first.close();
 
     const second = openSqliteStore(path);
@@ -40,7 +46,15 @@ describe("the SQLite file", () => {
 
   test("refuses a category whose creator does not exist (foreign keys are on)", async () => {
     const store = openSqliteStore(":memory:");
-    const orphan = { id: Bun.randomUUIDv7(), name: "x", description: null, colorHex: "#000000", icon: null, createdBy: Bun.randomUUIDv7(), createdAt: new Date().toISOString() };
+    const orphan = {
+      id: Bun.randomUUIDv7(),
+      name: "x",
+      description: null,
+      colorHex: "#000000",
+      icon: null,
+      createdBy: Bun.randomUUIDv7(),
+      createdAt: new Date().toISOString(),
+    };
     await expect(store.categories.create(orphan)).rejects.toThrow();
     await store.close();
   });

@@ -49,7 +49,11 @@ type Row<T> = { [K in keyof T]: T[K] extends string ? (K extends `${string}At` ?
 
 const iso = (d: Date) => d.toISOString();
 const toUser = (r: Row<UserRecord>): UserRecord => ({ ...r, createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt) });
-const toCategory = (r: Row<CategoryRecord>): CategoryRecord => ({ ...r, createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt) });
+const toCategory = (r: Row<CategoryRecord>): CategoryRecord => ({
+  ...r,
+  createdAt: iso(r.createdAt),
+  updatedAt: iso(r.updatedAt),
+});
 const toThrottle = (r: typeof loginThrottle.$inferSelect): ThrottleRecord => ({
   ...r,
   lastFailureAt: iso(r.lastFailureAt),
@@ -57,7 +61,10 @@ const toThrottle = (r: typeof loginThrottle.$inferSelect): ThrottleRecord => ({
 });
 
 /** Connects, migrates under an advisory lock (with `existing`, only a database svc made), and returns the store. */
-export async function openPostgresStore(config: PostgresConfig, { existing = false }: OpenOptions = {}): Promise<Store> {
+export async function openPostgresStore(
+  config: PostgresConfig,
+  { existing = false }: OpenOptions = {},
+): Promise<Store> {
   const client = new SQL({
     url: config.url,
     max: config.poolMax,
@@ -67,8 +74,12 @@ export async function openPostgresStore(config: PostgresConfig, { existing = fal
   });
   try {
     if (existing) {
-      const [found] = (await client.unsafe("SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AS svc", [])) as Array<{ svc: boolean }>;
-      if (!found?.svc) throw new NoSuchDatabase(`${redactUrl(config.url)} is not an svc database (it has no svc tables)`);
+      const [found] = (await client.unsafe(
+        "SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AS svc",
+        [],
+      )) as Array<{ svc: boolean }>;
+      if (!found?.svc)
+        throw new NoSuchDatabase(`${redactUrl(config.url)} is not an svc database (it has no svc tables)`);
     }
     await migratePostgres(client);
   } catch (error) {
@@ -81,7 +92,11 @@ export async function openPostgresStore(config: PostgresConfig, { existing = fal
   const deadlineMs = config.statementTimeoutMs + config.connectTimeoutS * 1000;
   let busy = 0;
   const storage = storageMonitor();
-  const guard = async <T>(work: () => Promise<T>, unique?: (constraint: string) => ErrorCode, deadline = deadlineMs) => {
+  const guard = async <T>(
+    work: () => Promise<T>,
+    unique?: (constraint: string) => ErrorCode,
+    deadline = deadlineMs,
+  ) => {
     busy++;
     try {
       return await guarded(work, deadline, storage, unique);
@@ -103,7 +118,10 @@ export async function openPostgresStore(config: PostgresConfig, { existing = fal
     storage: () => storage.state(),
     versions: () =>
       guard(async () => {
-        const [row] = (await client.unsafe(`SELECT ${TABLE_VERSIONS_SQL}`, [])) as Array<{ usersVersion: number; categoriesVersion: number }>;
+        const [row] = (await client.unsafe(`SELECT ${TABLE_VERSIONS_SQL}`, [])) as Array<{
+          usersVersion: number;
+          categoriesVersion: number;
+        }>;
         return { users: row!.usersVersion, categories: row!.categoriesVersion };
       }),
     tokenHolder: (userId, jti) =>
@@ -118,7 +136,8 @@ export async function openPostgresStore(config: PostgresConfig, { existing = fal
             return { user, revoked, versions: { users: usersVersion, categories: categoriesVersion } };
           })
         : Promise.resolve(null),
-    ping: (timeoutMs) => guard(async () => void (await db.execute(sql`select 1`)), undefined, Math.min(timeoutMs, deadlineMs)),
+    ping: (timeoutMs) =>
+      guard(async () => void (await db.execute(sql`select 1`)), undefined, Math.min(timeoutMs, deadlineMs)),
     // Operations in flight, each holding (or waiting for) a connection.
     pool: () => ({ size: config.poolMax, busy: Math.min(busy, config.poolMax) }),
     counts: () => guard(() => counts()),
@@ -129,23 +148,40 @@ export async function openPostgresStore(config: PostgresConfig, { existing = fal
         if (!options.replace && (before.users > 0 || before.categories > 0)) {
           throw new LoadRefused(`the target already holds ${before.users} users and ${before.categories} categories`);
         }
-        if (options.replace) await tx.execute(sql`TRUNCATE ${categories}, ${users}, ${loginThrottle}, ${revokedTokens}`);
+        if (options.replace)
+          await tx.execute(sql`TRUNCATE ${categories}, ${users}, ${loginThrottle}, ${revokedTokens}`);
         const loaded = { users: 0, categories: 0 };
         for await (const batch of data.users) {
           for (const part of chunks(batch, 1000)) {
-            await tx.insert(users).values(part.map((u) => ({ ...u, usernameKey: nameKey(u.username), createdAt: new Date(u.createdAt), updatedAt: new Date(u.updatedAt) })));
+            await tx.insert(users).values(
+              part.map((u) => ({
+                ...u,
+                usernameKey: nameKey(u.username),
+                createdAt: new Date(u.createdAt),
+                updatedAt: new Date(u.updatedAt),
+              })),
+            );
           }
           loaded.users += batch.length;
           options.onProgress?.({ ...loaded });
         }
         for (const part of chunks(data.categories, 1000)) {
-          await tx.insert(categories).values(part.map((c) => ({ ...c, nameKey: nameKey(c.name), createdAt: new Date(c.createdAt), updatedAt: new Date(c.updatedAt) })));
+          await tx.insert(categories).values(
+            part.map((c) => ({
+              ...c,
+              nameKey: nameKey(c.name),
+              createdAt: new Date(c.createdAt),
+              updatedAt: new Date(c.updatedAt),
+            })),
+          );
           loaded.categories += part.length;
           options.onProgress?.({ ...loaded });
         }
         const after = await counts(tx as unknown as Db);
         if (after.users !== options.expect.users || after.categories !== options.expect.categories) {
-          throw new LoadRefused(`counts after loading (${JSON.stringify(after)}) differ from the source (${JSON.stringify(options.expect)})`);
+          throw new LoadRefused(
+            `counts after loading (${JSON.stringify(after)}) differ from the source (${JSON.stringify(options.expect)})`,
+          );
         }
         return after;
       });
@@ -159,7 +195,8 @@ export async function openPostgresStore(config: PostgresConfig, { existing = fal
 type Guard = <T>(work: () => Promise<T>, unique?: (constraint: string) => ErrorCode, deadline?: number) => Promise<T>;
 
 function postgresUsers(db: Db, client: SQL, guard: Guard): UserStore {
-  const select = (where: string, params: unknown[]) => client.unsafe(`SELECT ${USER_SQL} FROM users ${where}`, params) as Promise<UserRecord[]>;
+  const select = (where: string, params: unknown[]) =>
+    client.unsafe(`SELECT ${USER_SQL} FROM users ${where}`, params) as Promise<UserRecord[]>;
   const clash = (constraint: string): ErrorCode => (constraint.includes("email") ? "email_taken" : "username_taken");
   const one = async (rows: Promise<Row<UserRecord>[]>) => {
     const [row] = await rows;
@@ -168,10 +205,16 @@ function postgresUsers(db: Db, client: SQL, guard: Guard): UserStore {
   return {
     create: (user) =>
       guard(async () => {
-        const row = { ...user, usernameKey: nameKey(user.username), createdAt: new Date(user.createdAt), updatedAt: new Date(user.createdAt) };
+        const row = {
+          ...user,
+          usernameKey: nameKey(user.username),
+          createdAt: new Date(user.createdAt),
+          updatedAt: new Date(user.createdAt),
+        };
         return (await one(db.insert(users).values(row).returning(userColumns)))!;
       }, clash),
-    findById: (id) => (parseId(id) ? guard(async () => (await select("WHERE id = $1", [id]))[0] ?? null) : Promise.resolve(null)),
+    findById: (id) =>
+      parseId(id) ? guard(async () => (await select("WHERE id = $1", [id]))[0] ?? null) : Promise.resolve(null),
     findByLogin: (login) =>
       guard(async () => {
         const [user] = login.includes("@")
@@ -180,26 +223,56 @@ function postgresUsers(db: Db, client: SQL, guard: Guard): UserStore {
         return user ?? null;
       }),
     list: ({ limit, after }) =>
-      guard(() => (after === undefined ? select("ORDER BY id LIMIT $1", [limit]) : select("WHERE id > $1 ORDER BY id LIMIT $2", [after, limit]))),
+      guard(() =>
+        after === undefined
+          ? select("ORDER BY id LIMIT $1", [limit])
+          : select("WHERE id > $1 ORDER BY id LIMIT $2", [after, limit]),
+      ),
     update: (id, patch, updatedAt, tokenVersion) =>
       guard(async () => {
         if (!parseId(id)) return null;
-        const changes = { ...patch, ...(patch.username !== undefined && { usernameKey: nameKey(patch.username) }), updatedAt: new Date(updatedAt) };
-        return one(db.update(users).set(changes).where(heldAt(users, id, tokenVersion)).returning(userColumns));
+        const changes = {
+          ...patch,
+          ...(patch.username !== undefined && { usernameKey: nameKey(patch.username) }),
+          updatedAt: new Date(updatedAt),
+        };
+        return one(
+          db
+            .update(users)
+            .set(changes)
+            .where(heldAt(users, id, tokenVersion))
+            .returning(userColumns),
+        );
       }, clash),
     setPassword: (id, passwordHash, updatedAt, tokenVersion) =>
       guard(async () => {
         if (!parseId(id)) return null;
         const changes = { passwordHash, updatedAt: new Date(updatedAt), tokenVersion: sql`${users.tokenVersion} + 1` };
-        return one(db.update(users).set(changes).where(heldAt(users, id, tokenVersion)).returning(userColumns));
+        return one(
+          db
+            .update(users)
+            .set(changes)
+            .where(heldAt(users, id, tokenVersion))
+            .returning(userColumns),
+        );
       }),
     delete: (id, tokenVersion) =>
-      guard(async () => (parseId(id) ? (await db.delete(users).where(heldAt(users, id, tokenVersion)).returning({ id: users.id })).length > 0 : false)),
+      guard(async () =>
+        parseId(id)
+          ? (
+              await db
+                .delete(users)
+                .where(heldAt(users, id, tokenVersion))
+                .returning({ id: users.id })
+            ).length > 0
+          : false,
+      ),
   };
 }
 
 function postgresCategories(db: Db, client: SQL, guard: Guard): CategoryStore {
-  const select = (rest: string, params: unknown[]) => client.unsafe(`SELECT ${CATEGORY_SQL} FROM categories ${rest}`, params) as Promise<CategoryRecord[]>;
+  const select = (rest: string, params: unknown[]) =>
+    client.unsafe(`SELECT ${CATEGORY_SQL} FROM categories ${rest}`, params) as Promise<CategoryRecord[]>;
   const clash = (): ErrorCode => "category_name_taken";
   const one = async (rows: Promise<Row<CategoryRecord>[]>) => {
     const [row] = await rows;
@@ -210,24 +283,40 @@ function postgresCategories(db: Db, client: SQL, guard: Guard): CategoryStore {
     list: ({ first = null, after }: CategoryPage = {}) =>
       guard(() =>
         after
-          ? select("WHERE (name_key, id) > ($1, $2) ORDER BY name_key, id LIMIT $3", [nameKey(after.name), after.id, first])
+          ? select("WHERE (name_key, id) > ($1, $2) ORDER BY name_key, id LIMIT $3", [
+              nameKey(after.name),
+              after.id,
+              first,
+            ])
           : select("ORDER BY name_key, id LIMIT $1", [first]),
       ),
-    findById: (id) => (parseId(id) ? guard(async () => (await select("WHERE id = $1", [id]))[0] ?? null) : Promise.resolve(null)),
+    findById: (id) =>
+      parseId(id) ? guard(async () => (await select("WHERE id = $1", [id]))[0] ?? null) : Promise.resolve(null),
     create: (category) =>
       guard(async () => {
-        const row = { ...category, nameKey: nameKey(category.name), createdAt: new Date(category.createdAt), updatedAt: new Date(category.createdAt) };
+        const row = {
+          ...category,
+          nameKey: nameKey(category.name),
+          createdAt: new Date(category.createdAt),
+          updatedAt: new Date(category.createdAt),
+        };
         return (await one(db.insert(categories).values(row).returning(categoryColumns)))!;
       }, clash),
     update: (id, patch, updatedAt) =>
       guard(async () => {
         if (!parseId(id)) return null;
-        const changes = { ...patch, ...(patch.name !== undefined && { nameKey: nameKey(patch.name) }), updatedAt: new Date(updatedAt) };
+        const changes = {
+          ...patch,
+          ...(patch.name !== undefined && { nameKey: nameKey(patch.name) }),
+          updatedAt: new Date(updatedAt),
+        };
         return one(db.update(categories).set(changes).where(eq(categories.id, id)).returning(categoryColumns));
       }, clash),
     delete: (id) =>
       guard(async () =>
-        parseId(id) ? (await db.delete(categories).where(eq(categories.id, id)).returning({ id: categories.id })).length > 0 : false,
+        parseId(id)
+          ? (await db.delete(categories).where(eq(categories.id, id)).returning({ id: categories.id })).length > 0
+          : false,
       ),
   };
 }
@@ -237,7 +326,10 @@ function postgresRevocations(db: Db, guard: Guard): RevocationStore {
     revoke: (jti, expiresAt) =>
       guard(async () => {
         await db.delete(revokedTokens).where(lt(revokedTokens.expiresAt, new Date()));
-        await db.insert(revokedTokens).values({ jti, expiresAt: new Date(expiresAt) }).onConflictDoNothing();
+        await db
+          .insert(revokedTokens)
+          .values({ jti, expiresAt: new Date(expiresAt) })
+          .onConflictDoNothing();
       }),
   };
 }
@@ -264,8 +356,15 @@ function postgresThrottle(db: Db, guard: Guard): ThrottleStore {
           if (next === null) {
             if (current !== null) await tx.delete(loginThrottle).where(eq(loginThrottle.key, key));
           } else if (next !== current) {
-            const state = { failures: next.failures, lastFailureAt: new Date(next.lastFailureAt), blockedUntil: next.blockedUntil ? new Date(next.blockedUntil) : null };
-            await tx.insert(loginThrottle).values({ key, ...state }).onConflictDoUpdate({ target: loginThrottle.key, set: state });
+            const state = {
+              failures: next.failures,
+              lastFailureAt: new Date(next.lastFailureAt),
+              blockedUntil: next.blockedUntil ? new Date(next.blockedUntil) : null,
+            };
+            await tx
+              .insert(loginThrottle)
+              .values({ key, ...state })
+              .onConflictDoUpdate({ target: loginThrottle.key, set: state });
           }
           return result;
         }),
@@ -289,10 +388,18 @@ function unavailable(error: { code?: unknown; errno?: unknown }): boolean {
   );
 }
 
-async function guarded<T>(work: () => Promise<T>, deadlineMs: number, storage: StorageMonitor, unique?: (constraint: string) => ErrorCode): Promise<T> {
+async function guarded<T>(
+  work: () => Promise<T>,
+  deadlineMs: number,
+  storage: StorageMonitor,
+  unique?: (constraint: string) => ErrorCode,
+): Promise<T> {
   let timer: Timer | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new AppError("database_unavailable", "The database did not answer in time.")), deadlineMs);
+    timer = setTimeout(
+      () => reject(new AppError("database_unavailable", "The database did not answer in time.")),
+      deadlineMs,
+    );
   });
   try {
     return await Promise.race([work(), deadline]);
@@ -302,7 +409,8 @@ async function guarded<T>(work: () => Promise<T>, deadlineMs: number, storage: S
       const pg = e as Error & { errno?: unknown; code?: unknown; constraint?: unknown };
       if (unique && pg.errno === "23505") throw new AppError(unique(String(pg.constraint ?? "")));
       if (pg.errno === DISK_FULL) throw storage.full(error);
-      if (unavailable(pg)) throw new AppError("database_unavailable", "The database is not answering.", { cause: error });
+      if (unavailable(pg))
+        throw new AppError("database_unavailable", "The database is not answering.", { cause: error });
     }
     throw error;
   } finally {

@@ -34,7 +34,6 @@ export const categories = sqliteTable(
   (t) => [uniqueIndex("categories_name_key_uq").on(t.nameKey), index("categories_created_by_idx").on(t.createdBy)],
 );
 
-
 /** Failed-login state, shared by every instance: one row per account or client key. */
 export const loginThrottle = sqliteTable("login_throttle", {
   key: text("key").primaryKey(),

@@ -63,7 +63,10 @@ export function openSqliteStore(path: string, { existing = false }: OpenOptions 
     if (problem) throw new NoSuchDatabase(problem);
   } else if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const client = new Database(path, { create: !existing, strict: true });
-  if (existing && !client.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get()) {
+  if (
+    existing &&
+    !client.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get()
+  ) {
     client.close();
     throw new NoSuchDatabase(`${path} is not an svc database (it has no svc tables)`);
   }
@@ -74,7 +77,9 @@ export function openSqliteStore(path: string, { existing = false }: OpenOptions 
   const damage = checked ? firstDamage(client) : null;
   if (damage) {
     client.close();
-    throw new DamagedDatabase(`${path} is damaged (${damage}); restore it from a backup, and see \`svc check\` for the full report`);
+    throw new DamagedDatabase(
+      `${path} is damaged (${damage}); restore it from a backup, and see \`svc check\` for the full report`,
+    );
   }
   // WAL lets readers run beside the writer; FULL sync makes an acknowledged write survive a crash.
   client.run("PRAGMA journal_mode = WAL");
@@ -85,7 +90,9 @@ export function openSqliteStore(path: string, { existing = false }: OpenOptions 
   migrateSqlite(db);
 
   const ping = client.prepare("SELECT 1");
-  const versions = client.query<{ usersVersion: number; categoriesVersion: number }, []>(`SELECT ${TABLE_VERSIONS_SQL}`);
+  const versions = client.query<{ usersVersion: number; categoriesVersion: number }, []>(
+    `SELECT ${TABLE_VERSIONS_SQL}`,
+  );
   // The token check reads only numbers; the user's record is read again only when the users table
   // has changed since it was last read (its version says so), which keeps a request's query small.
   const holder = client.query<{ revoked: number; usersVersion: number; categoriesVersion: number }, [string, string]>(
@@ -124,7 +131,11 @@ export function openSqliteStore(path: string, { existing = false }: OpenOptions 
         known = { usersVersion, user };
         setBounded(holders, userId, known, HOLDERS_KEPT);
       }
-      return { user: known.user, revoked: revoked === 1, versions: { users: usersVersion, categories: categoriesVersion } };
+      return {
+        user: known.user,
+        revoked: revoked === 1,
+        versions: { users: usersVersion, categories: categoriesVersion },
+      };
     },
     // In-process and synchronous: it answers at once or throws, so there is nothing to time out.
     async ping() {
@@ -159,19 +170,25 @@ export function openSqliteStore(path: string, { existing = false }: OpenOptions 
       const loaded = { users: 0, categories: 0 };
       for await (const batch of data.users) {
         for (const part of chunks(batch, 500)) {
-          db.insert(users).values(part.map((u) => ({ ...u, usernameKey: nameKey(u.username) }))).run();
+          db.insert(users)
+            .values(part.map((u) => ({ ...u, usernameKey: nameKey(u.username) })))
+            .run();
         }
         loaded.users += batch.length;
         options.onProgress?.({ ...loaded });
       }
       for (const part of chunks(data.categories, 500)) {
-        db.insert(categories).values(part.map((c) => ({ ...c, nameKey: nameKey(c.name) }))).run();
+        db.insert(categories)
+          .values(part.map((c) => ({ ...c, nameKey: nameKey(c.name) })))
+          .run();
         loaded.categories += part.length;
         options.onProgress?.({ ...loaded });
       }
       const after = counts();
       if (after.users !== options.expect.users || after.categories !== options.expect.categories) {
-        throw new LoadRefused(`counts after loading (${JSON.stringify(after)}) differ from the source (${JSON.stringify(options.expect)})`);
+        throw new LoadRefused(
+          `counts after loading (${JSON.stringify(after)}) differ from the source (${JSON.stringify(options.expect)})`,
+        );
       }
       client.run("COMMIT");
       return after;
@@ -210,7 +227,9 @@ function full(error: unknown): boolean {
  */
 export function integrityProblems(client: Database, check: "quick_check" | "integrity_check", limit: number): string[] {
   const rows = client.query<Record<string, string>, []>(`PRAGMA ${check}(${limit})`).all();
-  const lines = rows.flatMap((row) => Object.values(row)[0]!.split("\n")).filter((line) => line !== "ok" && !line.startsWith("*** in database"));
+  const lines = rows
+    .flatMap((row) => Object.values(row)[0]!.split("\n"))
+    .filter((line) => line !== "ok" && !line.startsWith("*** in database"));
   return lines.slice(0, limit);
 }
 
@@ -239,7 +258,11 @@ function sqliteRevocations(db: Db): RevocationStore {
 }
 
 function sqliteThrottle(db: Db, client: Database): ThrottleStore {
-  const byKey = db.select().from(loginThrottle).where(eq(loginThrottle.key, sql.placeholder("key"))).prepare();
+  const byKey = db
+    .select()
+    .from(loginThrottle)
+    .where(eq(loginThrottle.key, sql.placeholder("key")))
+    .prepare();
   const clear = (key: string) => db.delete(loginThrottle).where(eq(loginThrottle.key, key)).run();
   return {
     async get(key) {
@@ -297,7 +320,13 @@ function sqliteUsers(db: Db, client: Database): UserStore {
         updatedAt,
       };
       const row = uniqueOrThrow(
-        () => db.update(users).set(changes).where(heldAt(users, id, tokenVersion)).returning(userColumns).get(),
+        () =>
+          db
+            .update(users)
+            .set(changes)
+            .where(heldAt(users, id, tokenVersion))
+            .returning(userColumns)
+            .get(),
         userClash,
       );
       return row ?? null;
@@ -312,7 +341,13 @@ function sqliteUsers(db: Db, client: Database): UserStore {
       return row ?? null;
     },
     async delete(id, tokenVersion) {
-      return db.delete(users).where(heldAt(users, id, tokenVersion)).returning({ id: users.id }).all().length > 0;
+      return (
+        db
+          .delete(users)
+          .where(heldAt(users, id, tokenVersion))
+          .returning({ id: users.id })
+          .all().length > 0
+      );
     },
   };
 }
@@ -323,7 +358,9 @@ function sqliteCategories(db: Db, client: Database): CategoryStore {
   const page = client.query<CategoryRecord, [string, string, number]>(
     `SELECT ${CATEGORY_SQL} FROM categories WHERE (name_key, id) > (?, ?) ORDER BY name_key, id LIMIT ?`,
   );
-  const first = client.query<CategoryRecord, [number]>(`SELECT ${CATEGORY_SQL} FROM categories ORDER BY name_key, id LIMIT ?`);
+  const first = client.query<CategoryRecord, [number]>(
+    `SELECT ${CATEGORY_SQL} FROM categories ORDER BY name_key, id LIMIT ?`,
+  );
   const byId = client.query<CategoryRecord, [string]>(`SELECT ${CATEGORY_SQL} FROM categories WHERE id = ?`);
 
   return {
@@ -336,7 +373,10 @@ function sqliteCategories(db: Db, client: Database): CategoryStore {
     },
     async create(category: NewCategory) {
       const row = { ...category, nameKey: nameKey(category.name), updatedAt: category.createdAt };
-      return uniqueOrThrow(() => db.insert(categories).values(row).returning(categoryColumns).get(), () => "category_name_taken");
+      return uniqueOrThrow(
+        () => db.insert(categories).values(row).returning(categoryColumns).get(),
+        () => "category_name_taken",
+      );
     },
     async update(id, patch: CategoryPatch, updatedAt) {
       const changes = {
