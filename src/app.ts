@@ -9,7 +9,9 @@ import { throttleWhenFull } from "./auth/throttle-memory.ts";
 import { createTokenService } from "./auth/tokens.ts";
 import { createCategoryService } from "./categories/service.ts";
 import type { Config } from "./config.ts";
-import type { Store } from "./db/store.ts";
+import type { VersionedStore } from "./db/store.ts";
+import { caching } from "./cache/caching.ts";
+import { createPageJson } from "./users/page-json.ts";
 import { graphqlRoutes } from "./graphql/index.ts";
 import { healthRoutes } from "./health/index.ts";
 import { corsFor } from "./http/cors.ts";
@@ -23,12 +25,15 @@ import { createUserService } from "./users/service.ts";
 
 export interface AppDeps {
   config: Config;
-  store: Store;
+  store: VersionedStore;
   loggers: Loggers;
 }
 
-export function createApp({ config, store, loggers }: AppDeps): App {
+export function createApp({ config, store: database, loggers }: AppDeps): App {
   const { logger } = loggers;
+  // Everything below sees the plain contract; the cache layer alone knows the table versions.
+  const cache = caching(database);
+  const { store } = cache;
   const tokens = createTokenService(config.jwt.secret, config.jwt.ttlSeconds);
   const authenticator = createAuthenticator(tokens, store);
   const users = createUserService({
@@ -37,9 +42,8 @@ export function createApp({ config, store, loggers }: AppDeps): App {
     tokens,
     throttle: createLoginThrottle(throttleWhenFull(store.throttle), config.loginThrottle),
     revocations: store.revocations,
-    versions: () => store.versions(),
   });
-  const categories = createCategoryService(store.categories, () => store.versions());
+  const categories = createCategoryService(store.categories);
   const metrics = createMetrics(store);
 
   const health = healthRoutes(store, config.env);
@@ -53,7 +57,7 @@ export function createApp({ config, store, loggers }: AppDeps): App {
     .use(health.routes)
     .use(config.metrics ? metricsRoutes(metrics) : new Elysia())
     .use(authRoutes(users, authenticator, config.maxBodyBytes, config.trustProxy))
-    .use(usersRoutes(users, authenticator, config.maxBodyBytes))
+    .use(usersRoutes(users, authenticator, createPageJson(), config.maxBodyBytes))
     .use(
       graphqlRoutes({
         config: config.graphql,
@@ -61,12 +65,12 @@ export function createApp({ config, store, loggers }: AppDeps): App {
         categories,
         authenticator,
         logger,
-        versions: () => store.versions(),
+        answers: cache.answers,
         maxBodyBytes: config.maxBodyBytes,
       }),
     );
   const door = frontDoor({
-    app,
+    app: { routes: app.routes, fetch: (request) => cache.request(() => app.fetch(request)) },
     // With CORS open, its headers come from an Elysia hook, so the probes go through Elysia too.
     direct: config.corsOrigins.length === 0 ? health.direct : {},
     quietWhenOk: config.logProbes ? [] : Object.keys(health.direct),

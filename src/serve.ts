@@ -2,7 +2,7 @@
 import { createApp } from "./app.ts";
 import type { Config } from "./config.ts";
 import { describeDatabase, openStore } from "./db/open.ts";
-import type { Store } from "./db/store.ts";
+import type { VersionedStore } from "./db/store.ts";
 import { createLoggers } from "./log.ts";
 import { describeError } from "./safe-errors.ts";
 import { version } from "../package.json";
@@ -12,7 +12,7 @@ export async function serve(config: Config): Promise<void> {
   const loggers = createLoggers(config.logLevel);
   const { logger } = loggers;
   const database = describeDatabase(config.database);
-  let store: Store;
+  let store: VersionedStore;
   try {
     store = await openStore(config.database);
   } catch (error) {

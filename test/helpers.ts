@@ -5,7 +5,7 @@ import { createApp } from "../src/app.ts";
 import { parseConfig, type Config } from "../src/config.ts";
 import { openPostgresStore } from "../src/db/postgres/store.ts";
 import { openSqliteStore } from "../src/db/sqlite/store.ts";
-import type { Store } from "../src/db/store.ts";
+import type { VersionedStore } from "../src/db/store.ts";
 import { createLoggers } from "../src/log.ts";
 import { createTestDatabase, postgresConfig, type TestDatabase } from "./postgres.ts";
 
@@ -23,9 +23,9 @@ export function testConfig(overrides: ConfigOverrides = {}): Config {
 export interface TestAppOptions {
   config?: ConfigOverrides;
   /** Serve from this store instead of a fresh one (several apps on one database). */
-  on?: Store;
+  on?: VersionedStore;
   /** Wraps the store, e.g. to make one method fail. */
-  store?: (store: Store) => Store;
+  store?: (store: VersionedStore) => VersionedStore;
 }
 
 export interface Reply {
@@ -46,9 +46,9 @@ export interface CallOptions {
 
 /** TEST_DATABASE=postgres runs the API tests on one throwaway PostgreSQL database, emptied per app. */
 const ON_POSTGRES = process.env.TEST_DATABASE === "postgres";
-let shared: Promise<{ database: TestDatabase; store: Store }> | undefined;
+let shared: Promise<{ database: TestDatabase; store: VersionedStore }> | undefined;
 
-async function freshStore(): Promise<Store> {
+async function freshStore(): Promise<VersionedStore> {
   if (!ON_POSTGRES) return openSqliteStore(":memory:");
   shared ??= createTestDatabase("api").then(async (database) => ({
     database,

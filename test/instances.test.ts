@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { openPostgresStore } from "../src/db/postgres/store.ts";
-import type { Store, ThrottleRecord } from "../src/db/store.ts";
+import type { ThrottleRecord, VersionedStore } from "../src/db/store.ts";
 import journal from "../drizzle/postgres/meta/_journal.json";
 import { expectProblem, testApp } from "./helpers.ts";
 import { createTestDatabase, postgresAvailable, postgresConfig, type TestDatabase } from "./postgres.ts";
@@ -11,7 +11,7 @@ const available = await postgresAvailable();
 
 describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
   let database: TestDatabase;
-  let stores: Store[];
+  let stores: VersionedStore[];
   let a: Awaited<ReturnType<typeof testApp>>;
   let b: Awaited<ReturnType<typeof testApp>>;
 

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { openPostgresStore } from "../src/db/postgres/store.ts";
 import { CHECK_REUSE_MS } from "../src/health/index.ts";
-import type { Store } from "../src/db/store.ts";
+import type { VersionedStore } from "../src/db/store.ts";
 import { expectProblem, testApp } from "./helpers.ts";
 import { createTestDatabase, postgresAvailable, type TestDatabase } from "./postgres.ts";
 import { startTcpProxy, type TcpProxy } from "./tcp-proxy.ts";
@@ -12,7 +12,7 @@ const available = await postgresAvailable();
 describe.skipIf(!available)("a PostgreSQL outage", () => {
   let database: TestDatabase;
   let proxy: TcpProxy;
-  let store: Store;
+  let store: VersionedStore;
   let app: Awaited<ReturnType<typeof testApp>>;
   let token: string;
 

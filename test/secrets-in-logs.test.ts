@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { runCli } from "../src/cli.ts";
 import { openPostgresStore } from "../src/db/postgres/store.ts";
 import { openSqliteStore } from "../src/db/sqlite/store.ts";
-import type { Store } from "../src/db/store.ts";
+import type { VersionedStore } from "../src/db/store.ts";
 import { expectProblem, testApp } from "./helpers.ts";
 import { createTestDatabase, postgresAvailable, postgresConfig } from "./postgres.ts";
 
@@ -32,7 +32,7 @@ interface Target {
   name: string;
   skip: boolean;
   /** A fresh store, and a way to make every write to `users` fail from now on. */
-  open(): Promise<{ store: Store; url: string; breakUsers(): Promise<void>; close(): Promise<void> }>;
+  open(): Promise<{ store: VersionedStore; url: string; breakUsers(): Promise<void>; close(): Promise<void> }>;
 }
 
 let n = 0;

@@ -1,13 +1,11 @@
 // The one bearer check REST and GraphQL share: header → token → live user at the token's version.
-import type { Store, TableVersions, UserRecord } from "../db/store.ts";
+import type { Store, UserRecord } from "../db/store.ts";
 import { AppError } from "../errors.ts";
 import type { TokenService, VerifiedToken } from "./tokens.ts";
 
 export interface Caller {
   user: UserRecord;
   token: VerifiedToken;
-  /** The table versions, read with the token: what the request's cached reads are checked against. */
-  versions: TableVersions;
 }
 
 export interface Authenticator {
@@ -34,7 +32,7 @@ export function createAuthenticator(tokens: TokenService, store: Pick<Store, "to
       if (!verified || !holder || holder.revoked || holder.user.tokenVersion !== verified.version) {
         throw unauthorized(true, "The token is invalid, expired or revoked.");
       }
-      return { user: holder.user, token: verified, versions: holder.versions };
+      return { user: holder.user, token: verified };
     },
   };
 }

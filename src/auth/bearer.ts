@@ -1,5 +1,4 @@
-// The Elysia side of authentication: routes registered after `.use(bearer(...))` get `caller`, its
-// `token`, and the table `versions` read with it.
+// The Elysia side of authentication: routes registered after `.use(bearer(...))` get `caller` and its `token`.
 import { Elysia } from "elysia";
 import { requestInfo } from "../http/request-context.ts";
 import type { Authenticator } from "./authenticator.ts";
@@ -7,9 +6,9 @@ import type { Authenticator } from "./authenticator.ts";
 export function bearer(authenticator: Authenticator) {
   // derive, not resolve: the token is checked before the body's fields are, so a stranger learns nothing.
   return new Elysia({ name: "svc/bearer" }).derive({ as: "scoped" }, async ({ request }) => {
-    const { user: caller, token, versions } = await authenticator.authenticate(request.headers.get("authorization"));
+    const { user: caller, token } = await authenticator.authenticate(request.headers.get("authorization"));
     const info = requestInfo(request);
     if (info) info.userId = caller.id;
-    return { caller, token, versions };
+    return { caller, token };
   });
 }

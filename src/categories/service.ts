@@ -1,6 +1,5 @@
 // What can be done with categories, in domain terms. Called by the GraphQL resolvers.
-import type { CategoryPage, CategoryRecord, CategoryStore, TableVersions } from "../db/store.ts";
-import { VersionedCache } from "../db/versioned-cache.ts";
+import type { CategoryPage, CategoryRecord, CategoryStore } from "../db/store.ts";
 import { AppError, invalidFields } from "../errors.ts";
 import { newId, parseId } from "../ids.ts";
 import { cleanCategory, DEFAULT_COLOR, type CategoryInput } from "./model.ts";
@@ -18,11 +17,7 @@ export interface ListArgs {
 
 export const LIST_FIRST_MAX = 1000;
 
-export function createCategoryService(categories: CategoryStore, versions: () => Promise<TableVersions>) {
-  // Each list asked for is one entry (the whole list, or a page): every instance answers from memory
-  // until a write anywhere changes the table.
-  const lists = new VersionedCache<CategoryRecord[]>(64);
-
+export function createCategoryService(categories: CategoryStore) {
   /** The page the arguments ask for, or BAD_USER_INPUT naming the wrong one. */
   async function pageOf({ first, after }: ListArgs): Promise<CategoryPage> {
     if (first !== undefined && first !== null && !(Number.isInteger(first) && first >= 1 && first <= LIST_FIRST_MAX)) {
@@ -54,11 +49,8 @@ export function createCategoryService(categories: CategoryStore, versions: () =>
 
   return {
     async list(args: ListArgs = {}): Promise<CategoryRecord[]> {
-      const version = (await versions()).categories;
-      if ((args.first ?? null) === null && (args.after ?? null) === null)
-        return lists.get("all", version, () => categories.list());
-      const page = await pageOf(args);
-      return lists.get(`${page.first ?? ""} ${page.after?.id ?? ""}`, version, () => categories.list(page));
+      if ((args.first ?? null) === null && (args.after ?? null) === null) return categories.list();
+      return categories.list(await pageOf(args));
     },
     get: find,
 

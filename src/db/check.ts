@@ -7,7 +7,7 @@ import type { DatabaseConfig } from "../config.ts";
 import { describeError } from "../safe-errors.ts";
 import { MIGRATION_COUNT as POSTGRES_MIGRATIONS } from "./postgres/migrate.ts";
 import { MIGRATION_COUNT as SQLITE_MIGRATIONS } from "./sqlite/migrate.ts";
-import { integrityProblems, missingSqlite } from "./sqlite/store.ts";
+import { integrityProblems, missingSqlite } from "./sqlite/file.ts";
 
 /** Problems reported, at most: past it, restoring from a backup is the answer anyway. */
 const MAX_PROBLEMS = 20;

@@ -2,9 +2,9 @@
 import type { DatabaseConfig } from "../config.ts";
 import { openPostgresStore } from "./postgres/store.ts";
 import { openSqliteStore } from "./sqlite/store.ts";
-import type { OpenOptions, Store } from "./store.ts";
+import type { OpenOptions, VersionedStore } from "./store.ts";
 
-export async function openStore(database: DatabaseConfig, options: OpenOptions = {}): Promise<Store> {
+export async function openStore(database: DatabaseConfig, options: OpenOptions = {}): Promise<VersionedStore> {
   return database.kind === "sqlite" ? openSqliteStore(database.path, options) : openPostgresStore(database, options);
 }
 

@@ -127,18 +127,10 @@ export interface RevocationStore {
   revoke(jti: string, expiresAt: string): Promise<void>;
 }
 
-/** The user a token names, whether that token was revoked, and the table versions as of that moment. */
+/** The user a token names, and whether that token was revoked. */
 export interface TokenHolder {
   user: UserRecord;
   revoked: boolean;
-  /** Read with the token, before any data the request goes on to read (see VersionedCache). */
-  versions: TableVersions;
-}
-
-/** Counters that change whenever their table does, whichever instance wrote (database triggers). */
-export interface TableVersions {
-  users: number;
-  categories: number;
 }
 
 export interface Counts {
@@ -161,19 +153,17 @@ export interface LoadOptions {
   onProgress?: (loaded: Counts) => void;
 }
 
+/** The storage contract: what services, the authenticator and the commands use. */
 export interface Store {
   readonly users: UserStore;
   readonly categories: CategoryStore;
   readonly throttle: ThrottleStore;
   readonly revocations: RevocationStore;
   /**
-   * The user with this id, whether the token `jti` is revoked, and the table versions, in one query:
-   * it runs on every authenticated request, and on PostgreSQL each query is a round trip.
-   * null: no user has this id.
+   * The user with this id and whether the token `jti` is revoked: it runs on every authenticated
+   * request. null: no user has this id.
    */
   tokenHolder(userId: string, jti: string): Promise<TokenHolder | null>;
-  /** The tables' change counters: equal counters mean unchanged tables, so cached reads may be reused. */
-  versions(): Promise<TableVersions>;
   /** Resolves when the database answers a trivial query within timeoutMs; rejects otherwise. */
   ping(timeoutMs: number): Promise<void>;
   /**
@@ -191,6 +181,33 @@ export interface Store {
    */
   load(data: LoadData, options: LoadOptions): Promise<Counts>;
   close(): Promise<void>;
+}
+
+/** Counters that change whenever their table does, whichever instance wrote (database triggers). */
+export interface TableVersions {
+  users: number;
+  categories: number;
+}
+
+/** A token's standing and the table versions, read in one statement. */
+export interface TokenState {
+  revoked: boolean;
+  versions: TableVersions;
+}
+
+/**
+ * What a database offers besides the contract, for the cache layer (src/cache/) that decorates it:
+ * the tables' change counters, which let every instance keep reads while nothing has changed.
+ */
+export interface VersionedStore extends Store {
+  /** Equal counters mean unchanged tables. */
+  versions(): Promise<TableVersions>;
+  /**
+   * Whether the token `jti` is revoked, and the versions, provided the user exists; in one statement,
+   * since it runs on every authenticated request. The versions are read before any data the request
+   * goes on to read. null: no user has this id.
+   */
+  tokenState(userId: string, jti: string): Promise<TokenState | null>;
 }
 
 export class LoadRefused extends Error {

@@ -11,8 +11,6 @@ export const CACHE_BOUNDS = {
   parseErrors: { entries: 500, chars: 512 * 1024 },
   /** Documents compiled by graphql-jit: only those run at least twice, since compiling costs a few ms and its code stays. */
   compiled: { entries: 500 },
-  /** Whole answers (response-cache.ts): entries, and characters of keys and answers together. */
-  responses: { entries: 2000, chars: 8 * 1024 * 1024 },
 } as const;
 
 export type CacheSizes = Record<keyof typeof CACHE_BOUNDS, number>;
@@ -46,7 +44,7 @@ export function graphqlCaches() {
       ranOnce.add(document);
       return false;
     },
-    sizes: (): Omit<CacheSizes, "responses"> => ({
+    sizes: (): CacheSizes => ({
       documents: documents.size,
       parseErrors: parseErrors.size,
       compiled: compiled.size,

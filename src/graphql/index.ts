@@ -1,32 +1,36 @@
-// POST/GET /graphql through Yoga, with the bearer check done before Yoga sees the request, repeated
-// queries answered from the response cache, and GraphiQL at /graphql/playground when enabled.
-import { yoga } from "@elysiajs/graphql-yoga";
+// GET and POST /graphql, read top to bottom in serve(): the body is read once within the size limit,
+// the token checked once, a repeated query answered from the kept answers, anything else handed to Yoga
+// with what was learnt in its server context, and a query that ran cleanly kept for next time. Also
+// the SDL for code generators and GraphiQL, when enabled.
 import { useGraphQlJit } from "@envelop/graphql-jit";
 import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspection";
 import { Elysia } from "elysia";
-import type { GraphQLSchema } from "graphql";
-import { createSchema, useErrorHandler } from "graphql-yoga";
+import { getOperationAST, type GraphQLSchema } from "graphql";
+import { createSchema, createYoga, useErrorHandler, type Plugin } from "graphql-yoga";
 import type { Authenticator } from "../auth/authenticator.ts";
+import type { Caching } from "../cache/caching.ts";
 import type { CategoryService } from "../categories/service.ts";
 import type { Config } from "../config.ts";
-import type { TableVersions, UserRecord } from "../db/store.ts";
+import type { UserRecord } from "../db/store.ts";
 import { AppError } from "../errors.ts";
 import { readCapped } from "../http/json-body.ts";
-import { continueRequest, requestInfo } from "../http/request-context.ts";
+import { requestInfo } from "../http/request-context.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
 import typeDefs from "../../schema/categories.graphql" with { type: "text" };
-import type { GraphQLContext } from "./context.ts";
 import { armorPlugins } from "./armor.ts";
-import { asksForSchemaOnly } from "./introspection-only.ts";
-import { CACHE_BOUNDS, graphqlCaches } from "./caches.ts";
+import { graphqlCaches } from "./caches.ts";
+import type { GraphQLContext } from "./context.ts";
 import { fromAppError, isUnexpected, maskError } from "./errors.ts";
-import { operationLabels, operationMetrics } from "./operation-metrics.ts";
+import { asksForSchemaOnly } from "./introspection-only.ts";
+import { operationLabels, operationMetrics, type OperationLabel } from "./operation-metrics.ts";
 import { playgroundResponse } from "./playground.ts";
-import { cacheableAnswers, ResponseCache, type PendingAnswer } from "./response-cache.ts";
 import { resolvers } from "./resolvers.ts";
 
 export const GRAPHQL_PATH = "/graphql";
+const JSON_TYPE = "application/json; charset=utf-8";
+/** Past this a request's text is not worth keeping an answer under: such queries are rare and would crowd out the rest. */
+const MAX_KEY_CHARS = 16 * 1024;
 const utf8 = new TextDecoder();
 
 export interface GraphqlDeps {
@@ -35,9 +39,18 @@ export interface GraphqlDeps {
   categories: CategoryService;
   authenticator: Authenticator;
   logger: Logger;
-  /** The table versions, read before a request that may be answered from the response cache. */
-  versions: () => Promise<TableVersions>;
+  answers: Caching["answers"];
   maxBodyBytes: number;
+}
+
+/** What serve() hands Yoga along with the request. */
+interface ServerContext {
+  viewer: UserRecord | null;
+  requestId: string | undefined;
+  /** A POST's body, already read: Yoga's parser reads it from here, the request's stream being spent. */
+  body: Uint8Array<ArrayBuffer> | undefined;
+  /** Set once a query has run without errors: its answer may be kept, counted under this label. */
+  outcome: { operation?: string };
 }
 
 export function graphqlRoutes({
@@ -46,86 +59,93 @@ export function graphqlRoutes({
   categories,
   authenticator,
   logger,
-  versions,
+  answers,
   maxBodyBytes,
 }: GraphqlDeps) {
-  // Only the Request crosses into Yoga, so the verified caller and the cache's key wait beside it.
-  const viewers = new WeakMap<Request, UserRecord>();
-  const pending = new WeakMap<Request, PendingAnswer>();
   const caches = graphqlCaches();
-  const answers = new ResponseCache(CACHE_BOUNDS.responses.chars, CACHE_BOUNDS.responses.entries);
   metrics.reportCaches(() => ({ ...caches.sizes(), responses: answers.size }));
   const label = operationLabels();
-  // Widened to a plain GraphQLSchema: the Elysia plugin's context typing cannot name ours.
+  // Widened to a plain GraphQLSchema: Yoga's context typing cannot name ours.
   const schema: GraphQLSchema = createSchema<GraphQLContext>({ typeDefs, resolvers });
+  const yoga = createYoga<ServerContext, GraphQLContext>({
+    schema,
+    graphqlEndpoint: GRAPHQL_PATH,
+    graphiql: false,
+    landingPage: false,
+    cors: false,
+    // serve() has read the body within SVC_MAX_BODY_BYTES; Yoga's own limit would pipe it through a
+    // stream a second time.
+    maxRequestBodySize: false,
+    parserAndValidationCache: caches.parser,
+    logging: false,
+    maskedErrors: { maskError },
+    context: ({ viewer, requestId }) => ({ categories, viewer, auth: config.auth, requestId }),
+    plugins: [
+      readBodyParser,
+      // Compiles an operation into a function once it has run twice; one-off documents are not worth it.
+      useGraphQlJit({}, { enableIf: caches.worthCompiling, cache: caches.compiled }),
+      operationMetrics(metrics, label),
+      keepableOutcome(label),
+      ...armorPlugins(config.introspection),
+      ...(config.introspection ? [] : [useDisableIntrospection()]),
+      useErrorHandler(({ errors, context, phase }) => {
+        // In the execution phase envelop hands over the execution args, which hold the context.
+        const ctx = (
+          phase === "execution" ? (context as { contextValue: unknown }).contextValue : context
+        ) as Partial<GraphQLContext>;
+        for (const err of errors.filter(isUnexpected)) {
+          logger.error({ request_id: ctx.requestId, err }, "graphql resolver failed");
+        }
+      }),
+    ],
+  });
+
+  async function serve(
+    request: Request,
+    set: { headers: Record<string, string | number> },
+  ): Promise<Response | string> {
+    const info = requestInfo(request);
+    // A POST's body, once, within the limit (a GET's query is in its URL).
+    const body = request.method === "POST" ? await readCapped(request, maxBodyBytes) : undefined;
+    const text = body && utf8.decode(body);
+
+    // Who asks: the token, where the settings want one (asking for the schema alone needs none while
+    // introspection is allowed).
+    let viewer: UserRecord | null = null;
+    const authorization = request.headers.get("authorization");
+    const needsToken = config.auth === "required" || (config.auth === "mutations" && authorization);
+    if (needsToken && !(config.introspection && asksForSchemaOnly(request, text))) {
+      try {
+        viewer = (await authenticator.authenticate(authorization)).user;
+      } catch (error) {
+        if (error instanceof AppError) return graphqlErrorResponse(error);
+        throw error;
+      }
+      if (info) info.userId = viewer.id;
+    }
+
+    // A query asked before, with its tables unchanged since, is answered from memory.
+    const key = text === undefined ? null : answerKey(viewer?.id ?? null, request.headers, text);
+    const kept = key === null ? null : await answers.lookup(key);
+    if (kept?.hit) {
+      metrics.graphqlOperation(kept.hit.operation, "ok");
+      set.headers["content-type"] = kept.hit.contentType;
+      // A string, not a Response: Elysia would copy a Response to add svc's headers, body as a stream.
+      return kept.hit.body;
+    }
+
+    const outcome: ServerContext["outcome"] = {};
+    const response = await yoga.fetch(request, { viewer, requestId: info?.id, body, outcome });
+    if (!kept || outcome.operation === undefined || response.status !== 200) return response;
+    const answer = { body: await response.text(), contentType: response.headers.get("content-type") ?? JSON_TYPE };
+    kept.keep({ ...answer, operation: outcome.operation });
+    set.headers["content-type"] = answer.contentType;
+    return answer.body;
+  }
 
   const app = new Elysia({ name: "svc/graphql" })
-    .onBeforeHandle(async (context) => {
-      const { request, path } = context;
-      if (path !== GRAPHQL_PATH && path !== `${GRAPHQL_PATH}/`) return;
-      let viewer: UserRecord | undefined;
-      let known: TableVersions | undefined;
-      // Read once, within the size limit: the cache and the introspection check look at it.
-      const body = request.method === "POST" ? await readCapped(request, maxBodyBytes) : undefined;
-      const text = body && utf8.decode(body);
-      const authorization = request.headers.get("authorization");
-      const needsToken = config.auth === "required" || (config.auth === "mutations" && authorization);
-      if (needsToken && !(config.introspection && asksForSchemaOnly(request, text))) {
-        try {
-          ({ user: viewer, versions: known } = await authenticator.authenticate(authorization));
-          const info = requestInfo(request);
-          if (info) info.userId = viewer.id;
-        } catch (error) {
-          if (error instanceof AppError) return graphqlErrorResponse(error);
-          throw error;
-        }
-      }
-      if (body === undefined || text === undefined) {
-        if (viewer) viewers.set(request, viewer);
-        return;
-      }
-
-      return answerOrForward(context, body, text, viewer, known);
-    })
-    .onAfterHandle(async ({ request, response, set }) => {
-      const answer = pending.get(request);
-      if (!answer?.operation || !(response instanceof Response) || response.status !== 200) return;
-      const body = await response.text();
-      const contentType = response.headers.get("content-type") ?? "application/json; charset=utf-8";
-      answers.set(answer.key, { body, contentType, operation: answer.operation, versions: answer.versions });
-      set.headers["content-type"] = contentType;
-      return body;
-    });
-
-  /**
-   * A POST's kept answer (a string, not a Response: Elysia would copy a Response to add svc's headers,
-   * body as a stream), or nothing after pointing `context.request`, which the route hands Yoga, at a
-   * Request holding the body read before. As bytes, since a string body would give a request sent
-   * without Content-Type a text/plain one.
-   */
-  async function answerOrForward(
-    context: { request: Request; set: { headers: Record<string, string | number> } },
-    bytes: Uint8Array<ArrayBuffer>,
-    text: string,
-    viewer: UserRecord | undefined,
-    known: TableVersions | undefined,
-  ): Promise<string | undefined> {
-    const { request } = context;
-    const key = answers.key(viewer?.id ?? null, request.headers, text);
-    const read = key === null ? undefined : (known ?? (await versions()));
-    const hit = key === null || !read ? undefined : answers.get(key, read);
-    if (hit) {
-      metrics.graphqlOperation(hit.operation, "ok");
-      context.set.headers["content-type"] = hit.contentType;
-      return hit.body;
-    }
-    const forwarded = new Request(request.url, { method: "POST", headers: request.headers, body: bytes });
-    continueRequest(request, forwarded);
-    if (viewer) viewers.set(forwarded, viewer);
-    if (key !== null && read) pending.set(forwarded, { key, versions: read });
-    context.request = forwarded;
-    return undefined;
-  }
+    .get(GRAPHQL_PATH, ({ request, set }) => serve(request, set))
+    .post(GRAPHQL_PATH, ({ request, set }) => serve(request, set), { parse: "none" });
 
   // For code generators: the SDL needs no token, since introspection would tell anyone the same.
   if (config.introspection) {
@@ -134,53 +154,57 @@ export function graphqlRoutes({
       return typeDefs;
     });
   }
-
   if (config.playground) {
     app.get(`${GRAPHQL_PATH}/playground`, ({ request }) => playgroundResponse(request, GRAPHQL_PATH));
   }
+  return app;
+}
 
-  return app.use(
-    yoga({
-      path: GRAPHQL_PATH,
-      schema,
-      graphiql: false,
-      landingPage: false,
-      // The body was read above within SVC_MAX_BODY_BYTES; Yoga's own limit would pipe it through
-      // a stream a second time (17 µs a request).
-      maxRequestBodySize: false,
-      parserAndValidationCache: caches.parser,
-      logging: false,
-      maskedErrors: { maskError },
-      context: ({ request }): GraphQLContext => ({
-        categories,
-        viewer: viewers.get(request) ?? null,
-        auth: config.auth,
-        requestId: requestInfo(request)?.id,
-      }),
-      plugins: [
-        // Compiles an operation into a function once it has run twice; one-off documents are not worth it.
-        useGraphQlJit({}, { enableIf: caches.worthCompiling, cache: caches.compiled }),
-        operationMetrics(metrics, label),
-        cacheableAnswers(pending, label),
-        ...armorPlugins(config.introspection),
-        ...(config.introspection ? [] : [useDisableIntrospection()]),
-        useErrorHandler(({ errors, context, phase }) => {
-          // In the execution phase envelop hands over the execution args, which hold our context.
-          const ctx = (
-            phase === "execution" ? (context as { contextValue: unknown }).contextValue : context
-          ) as Partial<GraphQLContext>;
-          for (const err of errors.filter(isUnexpected))
-            logger.error({ request_id: ctx.requestId, err }, "graphql resolver failed");
-        }),
-      ],
-    }),
-  );
+/**
+ * The key an answer is kept under, or null when it cannot be kept: the caller, the headers Yoga's
+ * answer depends on (Accept, Content-Type) and the request's text. A text naming `mutation` is never
+ * kept (a query that merely mentions the word is executed each time, which is only slower).
+ */
+export function answerKey(viewerId: string | null, headers: Headers, text: string): string | null {
+  if (text.length > MAX_KEY_CHARS || text.includes("mutation")) return null;
+  return `${viewerId ?? ""}\n${headers.get("accept") ?? ""}\n${headers.get("content-type") ?? ""}\n${text}`;
+}
+
+/**
+ * Hands the parser Yoga chose for the request (by method and Content-Type) the body serve() read. A
+ * parser reads only the body (json, text or formData), which a Response over those bytes offers.
+ */
+const readBodyParser: Plugin<{}, ServerContext> = {
+  onRequestParse({ request, requestParser, serverContext, setRequestParser }) {
+    const { body } = serverContext;
+    if (body === undefined || !requestParser) return;
+    const contentType = request.headers.get("content-type") ?? "";
+    setRequestParser(() =>
+      requestParser(new Response(body, { headers: { "content-type": contentType } }) as unknown as Request),
+    );
+  },
+};
+
+/** Marks a query (never a mutation) that ran without errors: its answer may be kept. */
+function keepableOutcome(label: OperationLabel): Plugin<{}, ServerContext> {
+  return {
+    onExecute({ args }) {
+      if (getOperationAST(args.document, args.operationName)?.operation !== "query") return;
+      const { outcome } = args.contextValue as unknown as ServerContext;
+      return {
+        onExecuteDone({ result }) {
+          if (Symbol.asyncIterator in result || (result.errors?.length ?? 0) > 0) return;
+          outcome.operation = label(args.document, args.operationName);
+        },
+      };
+    },
+  };
 }
 
 /** A 401 in GraphQL's own response shape, so GraphQL clients can read it like any other error. */
 function graphqlErrorResponse(error: AppError): Response {
   return new Response(JSON.stringify({ errors: [fromAppError(error).toJSON()] }), {
     status: error.status,
-    headers: { ...error.headers, "content-type": "application/json; charset=utf-8" },
+    headers: { ...error.headers, "content-type": JSON_TYPE },
   });
 }

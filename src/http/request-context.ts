@@ -40,9 +40,3 @@ export function beginRequest(
 export function requestInfo(request: Request): RequestInfo | undefined {
   return infos.get(request);
 }
-
-/** Lets a Request made from another (to hand on a body already read) answer for the original. */
-export function continueRequest(original: Request, successor: Request): void {
-  const info = infos.get(original);
-  if (info) infos.set(successor, info);
-}

@@ -14,64 +14,17 @@ import {
   userView,
 } from "./model.ts";
 import { parsePage, type UserService } from "./service.ts";
-import type { UserRecord } from "../db/store.ts";
-import { setBounded } from "../bounded-map.ts";
+import type { PageJson } from "./page-json.ts";
 
 const PREFIX = "/svc-api/v1/users";
 const JSON_TYPE = "application/json;charset=utf-8";
 
-/**
- * A page as JSON. The page's public JSON is rendered once per cached page (the service returns the
- * same array while the table is unchanged, and a new one after any write, so the WeakMap follows
- * it). A caller on the page sees their own record with the e-mail: that variant is spliced once and
- * kept per caller (the latest page each fetched), so a repeated request builds no string at all.
- */
-interface RenderedPage {
-  count: number;
-  json: string;
-  /** Where user i's JSON lies in `json`: from bounds[2i] to bounds[2i + 1]. */
-  bounds: number[];
-}
-const rendered = new WeakMap<UserRecord[], RenderedPage>();
-
-/**
- * How many callers' own variants are kept: a page of 100 users is about 20 KB, so about 1.3 MB;
- * 13 MB at most, were every one a page of 1,000 (the largest limit).
- */
-const OWN_VARIANTS = 64;
-const ownVariants = new Map<string, { page: RenderedPage; json: string }>();
-
-function render(rows: UserRecord[], count: number): RenderedPage {
-  const bounds: number[] = [];
-  let json = "[";
-  for (let i = 0; i < count; i++) {
-    if (i > 0) json += ",";
-    bounds.push(json.length);
-    json += JSON.stringify(userView(rows[i]!, null));
-    bounds.push(json.length);
-  }
-  return { count, json: `${json}]`, bounds };
-}
-
-function pageJson(rows: UserRecord[], count: number, viewerId: string): string {
-  let page = rendered.get(rows);
-  if (page?.count !== count) {
-    page = render(rows, count);
-    rendered.set(rows, page);
-  }
-  const kept = ownVariants.get(viewerId);
-  if (kept?.page === page) return kept.json;
-  for (let i = 0; i < count; i++) {
-    if (rows[i]!.id !== viewerId) continue;
-    const own = JSON.stringify(userView(rows[i]!, viewerId));
-    const json = page.json.slice(0, page.bounds[2 * i]) + own + page.json.slice(page.bounds[2 * i + 1]);
-    setBounded(ownVariants, viewerId, { page, json }, OWN_VARIANTS);
-    return json;
-  }
-  return page.json;
-}
-
-export function usersRoutes(users: UserService, authenticator: Authenticator, maxBodyBytes: number) {
+export function usersRoutes(
+  users: UserService,
+  authenticator: Authenticator,
+  pageJson: PageJson,
+  maxBodyBytes: number,
+) {
   const json = jsonBody(maxBodyBytes);
   return (
     new Elysia({ prefix: PREFIX })
@@ -110,10 +63,10 @@ export function usersRoutes(users: UserService, authenticator: Authenticator, ma
       .use(bearer(authenticator))
       .get(
         "/all",
-        async ({ query, caller, versions, set }) => {
+        async ({ query, caller, set }) => {
           const page = parsePage(query);
           // One extra row tells whether another page exists without a count query.
-          const rows = await users.list({ ...page, limit: page.limit + 1 }, versions);
+          const rows = await users.list({ ...page, limit: page.limit + 1 });
           const count = Math.min(rows.length, page.limit);
           if (rows.length > page.limit) {
             const next = `${PREFIX}/all?limit=${page.limit}&after=${rows[count - 1]!.id}`;

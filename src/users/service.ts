@@ -4,15 +4,7 @@ import { unauthorized } from "../auth/authenticator.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import type { LoginThrottle } from "../auth/throttle.ts";
 import type { IssuedToken, TokenService, VerifiedToken } from "../auth/tokens.ts";
-import {
-  nameKey,
-  type RevocationStore,
-  type TableVersions,
-  type UserPage,
-  type UserRecord,
-  type UserStore,
-} from "../db/store.ts";
-import { VersionedCache } from "../db/versioned-cache.ts";
+import { nameKey, type RevocationStore, type UserPage, type UserRecord, type UserStore } from "../db/store.ts";
 import { AppError, invalidFields, UNKNOWN_FIELD, type FieldError } from "../errors.ts";
 import { newId, parseId } from "../ids.ts";
 import {
@@ -31,7 +23,6 @@ export interface UserServiceDeps {
   tokens: TokenService;
   throttle: LoginThrottle;
   revocations: RevocationStore;
-  versions: () => Promise<TableVersions>;
 }
 
 export const PAGE_DEFAULT = 100;
@@ -39,8 +30,7 @@ export const PAGE_MAX = 1000;
 
 export type UserService = ReturnType<typeof createUserService>;
 
-export function createUserService({ users, passwords, tokens, throttle, revocations, versions }: UserServiceDeps) {
-  const pages = new VersionedCache<UserRecord[]>(64);
+export function createUserService({ users, passwords, tokens, throttle, revocations }: UserServiceDeps) {
   const issueFor = (user: UserRecord) => tokens.issue({ userId: user.id, version: user.tokenVersion });
 
   async function requirePassword(user: UserRecord, password: string | undefined, field: string): Promise<void> {
@@ -98,13 +88,8 @@ export function createUserService({ users, passwords, tokens, throttle, revocati
       return revocations.revoke(token.jti, new Date(token.exp * 1000).toISOString());
     },
 
-    /**
-     * A page of users, from memory while the users table is unchanged. `known`: versions the request
-     * has already read (with its token), which saves reading them again.
-     */
-    async list(page: UserPage, known?: TableVersions): Promise<UserRecord[]> {
-      const { users: version } = known ?? (await versions());
-      return pages.get(`${page.limit} ${page.after ?? ""}`, version, () => users.list(page));
+    list(page: UserPage): Promise<UserRecord[]> {
+      return users.list(page);
     },
 
     async get(id: string): Promise<UserRecord> {

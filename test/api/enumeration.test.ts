@@ -4,12 +4,12 @@
 // proves is that both paths do identical work: one argon2id verify at the same cost, the same queries.
 import { afterEach, describe, expect, spyOn, test } from "bun:test";
 import { PRODUCTION_PASSWORD_COST } from "../../src/config.ts";
-import type { Store } from "../../src/db/store.ts";
+import type { VersionedStore } from "../../src/db/store.ts";
 import { testApp } from "../helpers.ts";
 
 /** A store that writes down every method called on it, as "users.findByLogin", "throttle.transition", … */
 function recording(calls: string[]) {
-  return (store: Store): Store => {
+  return (store: VersionedStore): VersionedStore => {
     const wrap = <T extends object>(name: string, part: T): T =>
       Object.fromEntries(
         Object.entries(part).map(([method, fn]) => [

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { getIntrospectionQuery } from "graphql";
 import { GRAPHQL_LIMITS, LIMIT_CODE } from "../../src/graphql/armor.ts";
+import { CACHE_BOUNDS as ANSWER_BOUNDS } from "../../src/cache/caching.ts";
 import { CACHE_BOUNDS } from "../../src/graphql/caches.ts";
 import { testApp } from "../helpers.ts";
 
@@ -119,7 +120,7 @@ describe("caches filled by distinct documents stay within their bounds", () => {
       documents: CACHE_BOUNDS.documents.entries,
       parseErrors: CACHE_BOUNDS.parseErrors.entries,
       compiled: 0,
-      responses: CACHE_BOUNDS.responses.entries,
+      responses: ANSWER_BOUNDS.answers.entries,
     });
     // A document that runs again is compiled, once (other variables each time, so the answer is not simply reused).
     for (let i = 0; i < 3; i++)

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { buildSchema, printSchema } from "graphql";
-import type { Store } from "../../src/db/store.ts";
+import type { VersionedStore } from "../../src/db/store.ts";
 import { testApp } from "../helpers.ts";
 
 const CREATE = `mutation Create($input: CreateCategoryInput!) {
@@ -451,7 +451,7 @@ describe("repeated queries (answered from the response cache)", () => {
 
   test("a failed answer is not kept: once the cause is gone the same query succeeds", async () => {
     let failures = 1;
-    const flaky = (store: Store): Store => ({
+    const flaky = (store: VersionedStore): VersionedStore => ({
       ...store,
       categories: {
         ...store.categories,
@@ -503,7 +503,7 @@ describe("repeated queries (answered from the response cache)", () => {
 
 describe("unexpected failures", () => {
   test("are masked with INTERNAL_SERVER_ERROR and logged with the request id", async () => {
-    const failing = (store: Store): Store => ({
+    const failing = (store: VersionedStore): VersionedStore => ({
       ...store,
       categories: { ...store.categories, list: () => Promise.reject(new Error("secret table exploded")) },
     });

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { Store } from "../../src/db/store.ts";
+import type { VersionedStore } from "../../src/db/store.ts";
 import { testApp } from "../helpers.ts";
 import { CHECK_REUSE_MS } from "../../src/health/index.ts";
 import { version } from "../../package.json";
@@ -27,7 +27,10 @@ describe("GET /svc/health", () => {
   });
 
   test("is 503 unavailable, naming the failing check, when the database does not answer", async () => {
-    const down = (store: Store): Store => ({ ...store, ping: () => Promise.reject(new Error("database is gone")) });
+    const down = (store: VersionedStore): VersionedStore => ({
+      ...store,
+      ping: () => Promise.reject(new Error("database is gone")),
+    });
     const { call } = await testApp({ store: down });
     const reply = await call("GET", "/svc/health");
     expect(reply.status).toBe(503);
@@ -38,7 +41,7 @@ describe("GET /svc/health", () => {
     /** A store whose ping counts its calls and answers as `state.up` says, after `state.delayMs`. */
     function watched() {
       const state = { up: true, pings: 0, delayMs: 0 };
-      const wrap = (store: Store): Store => ({
+      const wrap = (store: VersionedStore): VersionedStore => ({
         ...store,
         ping: async () => {
           state.pings++;

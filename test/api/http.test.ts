@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { Store } from "../../src/db/store.ts";
+import type { VersionedStore } from "../../src/db/store.ts";
 import { expectProblem, testApp } from "../helpers.ts";
 
 const CREATE = "/svc-api/v1/users/create";
@@ -173,7 +173,7 @@ describe("every response", () => {
 });
 
 describe("unexpected failures", () => {
-  const failingLogin = (store: Store): Store => ({
+  const failingLogin = (store: VersionedStore): VersionedStore => ({
     ...store,
     users: { ...store.users, findByLogin: () => Promise.reject(new Error("disk on fire: /var/secret/path")) },
   });

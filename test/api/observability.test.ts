@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { Store } from "../../src/db/store.ts";
+import type { VersionedStore } from "../../src/db/store.ts";
 import { testApp } from "../helpers.ts";
 
 /** Scrapes /svc/metrics once the earlier requests' after-response hooks have run. */
@@ -170,7 +170,7 @@ describe("health probes", () => {
       body: { status: "ok", checks: { database: "ok" } },
     });
     const down = await testApp({
-      store: (store: Store): Store => ({ ...store, ping: () => Promise.reject(new Error("gone")) }),
+      store: (store: VersionedStore): VersionedStore => ({ ...store, ping: () => Promise.reject(new Error("gone")) }),
     });
     expect((await down.call("GET", "/svc/health/live")).status).toBe(200);
     expect(await down.call("GET", "/svc/health/ready")).toMatchObject({ status: 503, body: { status: "unavailable" } });

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { expectProblem, testApp } from "../helpers.ts";
-import type { Store } from "../../src/db/store.ts";
+import type { VersionedStore } from "../../src/db/store.ts";
 
 const CREATE = "/svc-api/v1/users/create";
 const LOGIN = "/svc-api/v1/auth/login";
@@ -416,8 +416,8 @@ describe("a write on behalf of a token revoked while it ran does not land", () =
   /** A store whose `action` first changes the user's password, as a concurrent request would. */
   const passwordChangedFirst =
     (action: "update" | "delete") =>
-    (store: Store): Store => {
-      const users: Store["users"] = { ...store.users };
+    (store: VersionedStore): VersionedStore => {
+      const users: VersionedStore["users"] = { ...store.users };
       users[action] = (async (id: string, ...rest: unknown[]) => {
         const user = (await store.users.findById(id))!;
         await store.users.setPassword(id, "hash set meanwhile", new Date().toISOString(), user.tokenVersion);

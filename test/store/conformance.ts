@@ -7,16 +7,18 @@ import {
   type NewCategory,
   type NewUser,
   type Store,
+  type VersionedStore,
   type ThrottleRecord,
   type UserRecord,
 } from "../../src/db/store.ts";
+import { caching } from "../../src/cache/caching.ts";
 import { AppError } from "../../src/errors.ts";
 
 export interface StoreHarness {
   /** A fresh, migrated, empty store. */
-  open(): Promise<Store>;
+  open(): Promise<VersionedStore>;
   /** Called after each test with the store it used. */
-  dispose(store: Store): Promise<void>;
+  dispose(store: VersionedStore): Promise<void>;
 }
 
 let clock = Date.parse("2026-01-01T00:00:00.000Z");
@@ -55,349 +57,387 @@ async function expectCode(promise: Promise<unknown>, code: string): Promise<void
   expect((error as AppError).code).toBe(code as AppError["code"]);
 }
 
+/**
+ * Runs the contract on the store the harness opens, and the plain contract once more through the cache
+ * layer, which must keep it: every result as the database's, every write seen at once.
+ */
 export function storeConformance(name: string, harness: StoreHarness): void {
   describe(`store conformance: ${name}`, () => {
-    let store: Store;
-    beforeEach(async () => {
-      store = await harness.open();
+    contract(harness);
+    versionedContract(harness);
+  });
+  let raw: VersionedStore | undefined;
+  describe(`store conformance: ${name}, through the cache layer`, () => {
+    contract({
+      async open() {
+        raw = await harness.open();
+        return caching(raw).store;
+      },
+      dispose: () => harness.dispose(raw!),
     });
-    afterEach(async () => {
-      await harness.dispose(store);
-    });
+  });
+}
 
-    describe("users", () => {
-      test("create returns the stored user with token version 0 and updatedAt = createdAt", async () => {
-        const input = newUser("Ann");
-        const user = await store.users.create(input);
-        expect(user).toEqual({ ...input, tokenVersion: 0, updatedAt: input.createdAt });
-        expect(await store.users.findById(input.id)).toEqual(user);
-      });
+/** What every store, cached or not, must do. */
+function contract<S extends Store>(harness: { open(): Promise<S>; dispose(store: S): Promise<void> }): void {
+  let store: S;
+  beforeEach(async () => {
+    store = await harness.open();
+  });
+  afterEach(async () => {
+    await harness.dispose(store);
+  });
 
-      test("findById is null for an unknown id", async () => {
-        expect(await store.users.findById(Bun.randomUUIDv7())).toBeNull();
-      });
-
-      test("findByLogin matches the username without regard to case, or the e-mail", async () => {
-        const user = await store.users.create(newUser("Ann"));
-        expect((await store.users.findByLogin("ann"))?.id).toBe(user.id);
-        expect((await store.users.findByLogin("ANN"))?.id).toBe(user.id);
-        expect((await store.users.findByLogin("ANN@example.com"))?.id).toBe(user.id);
-        expect(await store.users.findByLogin("bob")).toBeNull();
-        expect(await store.users.findByLogin("bob@example.com")).toBeNull();
-      });
-
-      test("create refuses a username taken without regard to case, and a taken e-mail", async () => {
-        await store.users.create(newUser("Ann"));
-        await expectCode(store.users.create(newUser("aNN", { email: "other@example.com" })), "username_taken");
-        await expectCode(store.users.create(newUser("bob", { email: "ann@example.com" })), "email_taken");
-        expect((await store.users.list({ limit: 10 })).length).toBe(1);
-      });
-
-      test("list pages in id order with a keyset", async () => {
-        const ids: string[] = [];
-        for (let i = 0; i < 5; i++) ids.push((await store.users.create(newUser(`user${i}`))).id);
-        expect((await store.users.list({ limit: 10 })).map((u) => u.id)).toEqual(ids);
-        expect((await store.users.list({ limit: 2 })).map((u) => u.id)).toEqual(ids.slice(0, 2));
-        expect((await store.users.list({ limit: 2, after: ids[1] })).map((u) => u.id)).toEqual(ids.slice(2, 4));
-        expect(await store.users.list({ limit: 2, after: ids[4] })).toEqual([]);
-      });
-
-      test("update applies the patch, keeps the rest, and refuses clashes", async () => {
-        const ann = await store.users.create(newUser("ann"));
-        await store.users.create(newUser("bob"));
-        const at = tick();
-        const renamed = await store.users.update(ann.id, { username: "Anna" }, at);
-        expect(renamed).toEqual({ ...ann, username: "Anna", updatedAt: at });
-        expect((await store.users.findByLogin("anna"))?.id).toBe(ann.id);
-        expect(await store.users.findByLogin("ann")).toBeNull();
-        await expectCode(store.users.update(ann.id, { username: "BOB" }, tick()), "username_taken");
-        await expectCode(store.users.update(ann.id, { email: "bob@example.com" }, tick()), "email_taken");
-        expect(await store.users.findById(ann.id)).toEqual(renamed);
-        expect(await store.users.update(Bun.randomUUIDv7(), { username: "ghost" }, tick())).toBeNull();
-      });
-
-      test("setPassword replaces the hash and bumps the token version", async () => {
-        const ann = await store.users.create(newUser("ann"));
-        const at = tick();
-        const changed = await store.users.setPassword(ann.id, "new-hash", at, 0);
-        expect(changed).toEqual({ ...ann, passwordHash: "new-hash", tokenVersion: 1, updatedAt: at });
-        expect((await store.users.setPassword(ann.id, "newer-hash", tick(), 1))?.tokenVersion).toBe(2);
-        expect(await store.users.setPassword(Bun.randomUUIDv7(), "x", tick(), 0)).toBeNull();
-      });
-
-      test("setPassword changes nothing once the token version has moved on, however the calls race", async () => {
-        const ann = await store.users.create(newUser("ann"));
-        const results = await Promise.all(
-          ["a", "b", "c", "d"].map((h) => store.users.setPassword(ann.id, `hash-${h}`, tick(), 0)),
-        );
-        const landed = results.filter((r) => r !== null);
-        expect(landed).toHaveLength(1);
-        expect(await store.users.findById(ann.id)).toEqual(landed[0]!);
-        expect(await store.users.setPassword(ann.id, "stale", tick(), 0)).toBeNull();
-        expect((await store.users.findById(ann.id))?.passwordHash).toBe(landed[0]!.passwordHash);
-      });
-
-      test("update and delete with a token version land only while the version is still that one", async () => {
-        const ann = await store.users.create(newUser("ann"));
-        expect((await store.users.update(ann.id, { username: "anna" }, tick(), 0))?.username).toBe("anna");
-        await store.users.setPassword(ann.id, "new-hash", tick(), 0);
-        expect(await store.users.update(ann.id, { email: "thief@example.com" }, tick(), 0)).toBeNull();
-        expect(await store.users.delete(ann.id, 0)).toBe(false);
-        expect((await store.users.findById(ann.id))?.email).toBe("ann@example.com");
-        expect(await store.users.delete(ann.id, 1)).toBe(true);
-      });
-
-      test("delete removes the user and leaves their categories with no creator", async () => {
-        const ann = await store.users.create(newUser("ann"));
-        const category = await store.categories.create(newCategory("Books", { createdBy: ann.id }));
-        expect(await store.users.delete(ann.id)).toBe(true);
-        expect(await store.users.findById(ann.id)).toBeNull();
-        expect(await store.categories.findById(category.id)).toEqual({ ...category, createdBy: null });
-        expect(await store.users.delete(ann.id)).toBe(false);
-      });
+  describe("users", () => {
+    test("create returns the stored user with token version 0 and updatedAt = createdAt", async () => {
+      const input = newUser("Ann");
+      const user = await store.users.create(input);
+      expect(user).toEqual({ ...input, tokenVersion: 0, updatedAt: input.createdAt });
+      expect(await store.users.findById(input.id)).toEqual(user);
     });
 
-    describe("categories", () => {
-      test("create returns the stored category; findById finds it", async () => {
-        const input = newCategory("Books", { description: "Paper", colorHex: "#AABBCC", icon: "book" });
-        const category = await store.categories.create(input);
-        expect(category).toEqual({ ...input, updatedAt: input.createdAt });
-        expect(await store.categories.findById(input.id)).toEqual(category);
-        expect(await store.categories.findById(Bun.randomUUIDv7())).toBeNull();
-      });
-
-      test("names are unique without regard to case, Unicode included", async () => {
-        await store.categories.create(newCategory("Café"));
-        await expectCode(store.categories.create(newCategory("CAFÉ")), "category_name_taken");
-        await expectCode(store.categories.create(newCategory("café")), "category_name_taken");
-        expect((await store.categories.list()).length).toBe(1);
-      });
-
-      test("list orders by name without regard to case", async () => {
-        for (const name of ["banana", "Apple", "cherry", "apricot"]) await store.categories.create(newCategory(name));
-        expect((await store.categories.list()).map((c) => c.name)).toEqual(["Apple", "apricot", "banana", "cherry"]);
-      });
-
-      test("list pages in the same order: at most `first`, after the given category", async () => {
-        for (const name of ["banana", "Apple", "cherry", "apricot"]) await store.categories.create(newCategory(name));
-        const all = await store.categories.list();
-        expect(await store.categories.list({ first: 2 })).toEqual(all.slice(0, 2));
-        expect(await store.categories.list({ first: 2, after: all[1]! })).toEqual(all.slice(2));
-        expect(await store.categories.list({ after: all[0]! })).toEqual(all.slice(1));
-        expect(await store.categories.list({ first: 5, after: all[3]! })).toEqual([]);
-        expect(await store.categories.list({ first: null })).toEqual(all);
-      });
-
-      test("update applies the patch, clears with null, and refuses a taken name", async () => {
-        const books = await store.categories.create(newCategory("Books", { description: "Paper", icon: "book" }));
-        await store.categories.create(newCategory("Films"));
-        const at = tick();
-        const updated = await store.categories.update(books.id, { name: "Novels", description: null }, at);
-        expect(updated).toEqual({ ...books, name: "Novels", description: null, updatedAt: at });
-        await expectCode(store.categories.update(books.id, { name: "FILMS" }, tick()), "category_name_taken");
-        expect(await store.categories.findById(books.id)).toEqual(updated);
-        expect(await store.categories.update(Bun.randomUUIDv7(), { name: "x" }, tick())).toBeNull();
-      });
-
-      test("delete removes it once", async () => {
-        const books = await store.categories.create(newCategory("Books"));
-        expect(await store.categories.delete(books.id)).toBe(true);
-        expect(await store.categories.delete(books.id)).toBe(false);
-        expect(await store.categories.list()).toEqual([]);
-      });
+    test("findById is null for an unknown id", async () => {
+      expect(await store.users.findById(Bun.randomUUIDv7())).toBeNull();
     });
 
-    describe("login throttle", () => {
-      const increment =
-        (key: string, blockedUntil: string | null = null) =>
-        (current: ThrottleRecord | null) => ({
-          next: {
-            key,
-            failures: (current?.failures ?? 0) + 1,
-            lastFailureAt: "2026-01-01T00:00:00.000Z",
-            blockedUntil,
-          },
-          result: current?.failures ?? 0,
-        });
+    test("findByLogin matches the username without regard to case, or the e-mail", async () => {
+      const user = await store.users.create(newUser("Ann"));
+      expect((await store.users.findByLogin("ann"))?.id).toBe(user.id);
+      expect((await store.users.findByLogin("ANN"))?.id).toBe(user.id);
+      expect((await store.users.findByLogin("ANN@example.com"))?.id).toBe(user.id);
+      expect(await store.users.findByLogin("bob")).toBeNull();
+      expect(await store.users.findByLogin("bob@example.com")).toBeNull();
+    });
 
-      test("transition reads and writes a key as one step, however many run at once", async () => {
-        expect(await store.throttle.get("account:ann")).toBeNull();
-        const seen = await Promise.all(
-          Array.from({ length: 20 }, () => store.throttle.transition("account:ann", increment("account:ann"))),
-        );
-        // Each step saw the state the one before it wrote: no two read the same count, none was lost.
-        expect(seen.sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i));
-        expect(await store.throttle.get("account:ann")).toEqual({
-          key: "account:ann",
-          failures: 20,
+    test("create refuses a username taken without regard to case, and a taken e-mail", async () => {
+      await store.users.create(newUser("Ann"));
+      await expectCode(store.users.create(newUser("aNN", { email: "other@example.com" })), "username_taken");
+      await expectCode(store.users.create(newUser("bob", { email: "ann@example.com" })), "email_taken");
+      expect((await store.users.list({ limit: 10 })).length).toBe(1);
+    });
+
+    test("list pages in id order with a keyset", async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) ids.push((await store.users.create(newUser(`user${i}`))).id);
+      expect((await store.users.list({ limit: 10 })).map((u) => u.id)).toEqual(ids);
+      expect((await store.users.list({ limit: 2 })).map((u) => u.id)).toEqual(ids.slice(0, 2));
+      expect((await store.users.list({ limit: 2, after: ids[1] })).map((u) => u.id)).toEqual(ids.slice(2, 4));
+      expect(await store.users.list({ limit: 2, after: ids[4] })).toEqual([]);
+    });
+
+    test("update applies the patch, keeps the rest, and refuses clashes", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      await store.users.create(newUser("bob"));
+      const at = tick();
+      const renamed = await store.users.update(ann.id, { username: "Anna" }, at);
+      expect(renamed).toEqual({ ...ann, username: "Anna", updatedAt: at });
+      expect((await store.users.findByLogin("anna"))?.id).toBe(ann.id);
+      expect(await store.users.findByLogin("ann")).toBeNull();
+      await expectCode(store.users.update(ann.id, { username: "BOB" }, tick()), "username_taken");
+      await expectCode(store.users.update(ann.id, { email: "bob@example.com" }, tick()), "email_taken");
+      expect(await store.users.findById(ann.id)).toEqual(renamed);
+      expect(await store.users.update(Bun.randomUUIDv7(), { username: "ghost" }, tick())).toBeNull();
+    });
+
+    test("setPassword replaces the hash and bumps the token version", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      const at = tick();
+      const changed = await store.users.setPassword(ann.id, "new-hash", at, 0);
+      expect(changed).toEqual({ ...ann, passwordHash: "new-hash", tokenVersion: 1, updatedAt: at });
+      expect((await store.users.setPassword(ann.id, "newer-hash", tick(), 1))?.tokenVersion).toBe(2);
+      expect(await store.users.setPassword(Bun.randomUUIDv7(), "x", tick(), 0)).toBeNull();
+    });
+
+    test("setPassword changes nothing once the token version has moved on, however the calls race", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      const results = await Promise.all(
+        ["a", "b", "c", "d"].map((h) => store.users.setPassword(ann.id, `hash-${h}`, tick(), 0)),
+      );
+      const landed = results.filter((r) => r !== null);
+      expect(landed).toHaveLength(1);
+      expect(await store.users.findById(ann.id)).toEqual(landed[0]!);
+      expect(await store.users.setPassword(ann.id, "stale", tick(), 0)).toBeNull();
+      expect((await store.users.findById(ann.id))?.passwordHash).toBe(landed[0]!.passwordHash);
+    });
+
+    test("update and delete with a token version land only while the version is still that one", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      expect((await store.users.update(ann.id, { username: "anna" }, tick(), 0))?.username).toBe("anna");
+      await store.users.setPassword(ann.id, "new-hash", tick(), 0);
+      expect(await store.users.update(ann.id, { email: "thief@example.com" }, tick(), 0)).toBeNull();
+      expect(await store.users.delete(ann.id, 0)).toBe(false);
+      expect((await store.users.findById(ann.id))?.email).toBe("ann@example.com");
+      expect(await store.users.delete(ann.id, 1)).toBe(true);
+    });
+
+    test("delete removes the user and leaves their categories with no creator", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      const category = await store.categories.create(newCategory("Books", { createdBy: ann.id }));
+      expect(await store.users.delete(ann.id)).toBe(true);
+      expect(await store.users.findById(ann.id)).toBeNull();
+      expect(await store.categories.findById(category.id)).toEqual({ ...category, createdBy: null });
+      expect(await store.users.delete(ann.id)).toBe(false);
+    });
+  });
+
+  describe("categories", () => {
+    test("create returns the stored category; findById finds it", async () => {
+      const input = newCategory("Books", { description: "Paper", colorHex: "#AABBCC", icon: "book" });
+      const category = await store.categories.create(input);
+      expect(category).toEqual({ ...input, updatedAt: input.createdAt });
+      expect(await store.categories.findById(input.id)).toEqual(category);
+      expect(await store.categories.findById(Bun.randomUUIDv7())).toBeNull();
+    });
+
+    test("names are unique without regard to case, Unicode included", async () => {
+      await store.categories.create(newCategory("Café"));
+      await expectCode(store.categories.create(newCategory("CAFÉ")), "category_name_taken");
+      await expectCode(store.categories.create(newCategory("café")), "category_name_taken");
+      expect((await store.categories.list()).length).toBe(1);
+    });
+
+    test("list orders by name without regard to case", async () => {
+      for (const name of ["banana", "Apple", "cherry", "apricot"]) await store.categories.create(newCategory(name));
+      expect((await store.categories.list()).map((c) => c.name)).toEqual(["Apple", "apricot", "banana", "cherry"]);
+    });
+
+    test("list pages in the same order: at most `first`, after the given category", async () => {
+      for (const name of ["banana", "Apple", "cherry", "apricot"]) await store.categories.create(newCategory(name));
+      const all = await store.categories.list();
+      expect(await store.categories.list({ first: 2 })).toEqual(all.slice(0, 2));
+      expect(await store.categories.list({ first: 2, after: all[1]! })).toEqual(all.slice(2));
+      expect(await store.categories.list({ after: all[0]! })).toEqual(all.slice(1));
+      expect(await store.categories.list({ first: 5, after: all[3]! })).toEqual([]);
+      expect(await store.categories.list({ first: null })).toEqual(all);
+    });
+
+    test("update applies the patch, clears with null, and refuses a taken name", async () => {
+      const books = await store.categories.create(newCategory("Books", { description: "Paper", icon: "book" }));
+      await store.categories.create(newCategory("Films"));
+      const at = tick();
+      const updated = await store.categories.update(books.id, { name: "Novels", description: null }, at);
+      expect(updated).toEqual({ ...books, name: "Novels", description: null, updatedAt: at });
+      await expectCode(store.categories.update(books.id, { name: "FILMS" }, tick()), "category_name_taken");
+      expect(await store.categories.findById(books.id)).toEqual(updated);
+      expect(await store.categories.update(Bun.randomUUIDv7(), { name: "x" }, tick())).toBeNull();
+    });
+
+    test("delete removes it once", async () => {
+      const books = await store.categories.create(newCategory("Books"));
+      expect(await store.categories.delete(books.id)).toBe(true);
+      expect(await store.categories.delete(books.id)).toBe(false);
+      expect(await store.categories.list()).toEqual([]);
+    });
+  });
+
+  describe("login throttle", () => {
+    const increment =
+      (key: string, blockedUntil: string | null = null) =>
+      (current: ThrottleRecord | null) => ({
+        next: {
+          key,
+          failures: (current?.failures ?? 0) + 1,
           lastFailureAt: "2026-01-01T00:00:00.000Z",
-          blockedUntil: null,
-        });
-        expect(await store.throttle.get("account:bob")).toBeNull();
+          blockedUntil,
+        },
+        result: current?.failures ?? 0,
       });
 
-      test("transition keeps a block, leaves the state alone when handed it back, and forgets on null; clear forgets", async () => {
-        await store.throttle.transition("account:ann", increment("account:ann", "2026-01-01T00:05:00.000Z"));
-        const state = await store.throttle.get("account:ann");
-        expect(state?.blockedUntil).toBe("2026-01-01T00:05:00.000Z");
-        expect(
-          await store.throttle.transition("account:ann", (current) => ({ next: current, result: current?.failures })),
-        ).toBe(1);
-        expect(await store.throttle.get("account:ann")).toEqual(state);
-        await store.throttle.transition("account:ann", () => ({ next: null, result: undefined }));
-        expect(await store.throttle.get("account:ann")).toBeNull();
-        await store.throttle.transition("account:bob", () => ({ next: null, result: undefined }));
-        expect(await store.throttle.get("account:bob")).toBeNull();
-        await store.throttle.transition("account:cyd", increment("account:cyd"));
-        await store.throttle.clear("account:cyd");
-        expect(await store.throttle.get("account:cyd")).toBeNull();
+    test("transition reads and writes a key as one step, however many run at once", async () => {
+      expect(await store.throttle.get("account:ann")).toBeNull();
+      const seen = await Promise.all(
+        Array.from({ length: 20 }, () => store.throttle.transition("account:ann", increment("account:ann"))),
+      );
+      // Each step saw the state the one before it wrote: no two read the same count, none was lost.
+      expect(seen.sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+      expect(await store.throttle.get("account:ann")).toEqual({
+        key: "account:ann",
+        failures: 20,
+        lastFailureAt: "2026-01-01T00:00:00.000Z",
+        blockedUntil: null,
       });
+      expect(await store.throttle.get("account:bob")).toBeNull();
     });
 
-    describe("table versions", () => {
-      test("change with every write to their table, and only then", async () => {
-        const v0 = await store.versions();
-        expect(await store.versions()).toEqual(v0);
-        const ann = await store.users.create(newUser("ann"));
-        const v1 = await store.versions();
-        expect(v1.users).toBeGreaterThan(v0.users);
-        expect(v1.categories).toBe(v0.categories);
-        await store.users.findById(ann.id);
-        await store.users.list({ limit: 10 });
-        expect(await store.versions()).toEqual(v1);
-        const books = await store.categories.create(newCategory("Books", { createdBy: ann.id }));
-        const v2 = await store.versions();
-        expect(v2.categories).toBeGreaterThan(v1.categories);
-        await store.categories.update(books.id, { icon: "book" }, tick());
-        const v3 = await store.versions();
-        expect(v3.categories).toBeGreaterThan(v2.categories);
-        await store.users.setPassword(ann.id, "h2", tick(), 0);
-        const v4 = await store.versions();
-        expect(v4.users).toBeGreaterThan(v3.users);
-        // Deleting the creator clears categories' created_by: both tables changed.
-        await store.users.delete(ann.id);
-        const v5 = await store.versions();
-        expect(v5.users).toBeGreaterThan(v4.users);
-        expect(v5.categories).toBeGreaterThan(v4.categories);
-      });
+    test("transition keeps a block, leaves the state alone when handed it back, and forgets on null; clear forgets", async () => {
+      await store.throttle.transition("account:ann", increment("account:ann", "2026-01-01T00:05:00.000Z"));
+      const state = await store.throttle.get("account:ann");
+      expect(state?.blockedUntil).toBe("2026-01-01T00:05:00.000Z");
+      expect(
+        await store.throttle.transition("account:ann", (current) => ({ next: current, result: current?.failures })),
+      ).toBe(1);
+      expect(await store.throttle.get("account:ann")).toEqual(state);
+      await store.throttle.transition("account:ann", () => ({ next: null, result: undefined }));
+      expect(await store.throttle.get("account:ann")).toBeNull();
+      await store.throttle.transition("account:bob", () => ({ next: null, result: undefined }));
+      expect(await store.throttle.get("account:bob")).toBeNull();
+      await store.throttle.transition("account:cyd", increment("account:cyd"));
+      await store.throttle.clear("account:cyd");
+      expect(await store.throttle.get("account:cyd")).toBeNull();
+    });
+  });
+
+  describe("revocations", () => {
+    test("remember a revoked token id until its expiry, then forget it, as tokenHolder reports", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      const isRevoked = async (jti: string) => (await store.tokenHolder(ann.id, jti))!.revoked;
+      const soon = new Date(Date.now() + 60_000).toISOString();
+      expect(await isRevoked("jti-1")).toBe(false);
+      await store.revocations.revoke("jti-1", soon);
+      await store.revocations.revoke("jti-1", soon); // twice is harmless
+      expect(await isRevoked("jti-1")).toBe(true);
+      await store.revocations.revoke("jti-old", new Date(Date.now() - 1000).toISOString());
+      await store.revocations.revoke("jti-2", soon);
+      expect(await isRevoked("jti-old")).toBe(false);
+      expect(await isRevoked("jti-1")).toBe(true);
+    });
+  });
+
+  describe("counts and load", () => {
+    async function* batches(users: UserRecord[], size: number) {
+      for (let i = 0; i < users.length; i += size) yield users.slice(i, i + size);
+    }
+
+    function records() {
+      const users: UserRecord[] = Array.from({ length: 7 }, (_, i) => ({
+        ...newUser(`loaded${i}`),
+        tokenVersion: i,
+        updatedAt: tick(),
+      }));
+      const categories: CategoryRecord[] = [
+        { ...newCategory("Owned", { createdBy: users[0]!.id }), updatedAt: tick() },
+        { ...newCategory("Orphan"), updatedAt: tick() },
+      ];
+      return { users, categories };
+    }
+
+    test("loads records exactly as given, in batches, reporting progress", async () => {
+      const { users, categories } = records();
+      const progress: number[] = [];
+      const counts = await store.load(
+        { users: batches(users, 3), categories },
+        { replace: false, expect: { users: 7, categories: 2 }, onProgress: (c) => progress.push(c.users) },
+      );
+      expect(counts).toEqual({ users: 7, categories: 2 });
+      expect(await store.counts()).toEqual({ users: 7, categories: 2 });
+      expect(await store.users.list({ limit: 100 })).toEqual(users);
+      expect(await store.categories.findById(categories[0]!.id)).toEqual(categories[0]!);
+      expect((await store.users.findByLogin("LOADED3"))?.tokenVersion).toBe(3);
+      expect(progress).toContain(7);
     });
 
-    describe("tokenHolder", () => {
-      test("is the stored user with the token's revocation and the table versions, or null for an unknown user", async () => {
-        const ann = await store.users.create(newUser("ann"));
-        const before = await store.versions();
-        expect(await store.tokenHolder(ann.id, "any-jti")).toEqual({ user: ann, revoked: false, versions: before });
-        await store.categories.create(newCategory("Books", { createdBy: ann.id }));
-        const after = (await store.tokenHolder(ann.id, "any-jti"))!.versions;
-        expect(after).toEqual(await store.versions());
-        expect(after).toEqual({ users: before.users, categories: after.categories });
-        expect(after.categories).not.toBe(before.categories);
-        expect(await store.tokenHolder(Bun.randomUUIDv7(), "any-jti")).toBeNull();
-        expect(await store.tokenHolder("not-an-id", "any-jti")).toBeNull();
-      });
-
-      test("reports the user as they are now: after an update, a password change and a deletion", async () => {
-        const ann = await store.users.create(newUser("ann"));
-        expect((await store.tokenHolder(ann.id, "any-jti"))!.user).toEqual(ann);
-        const renamed = (await store.users.update(ann.id, { username: "anna" }, new Date().toISOString()))!;
-        expect((await store.tokenHolder(ann.id, "any-jti"))!.user).toEqual(renamed);
-        const rekeyed = (await store.users.setPassword(
-          ann.id,
-          "another hash",
-          new Date().toISOString(),
-          ann.tokenVersion,
-        ))!;
-        expect(rekeyed.tokenVersion).toBe(renamed.tokenVersion + 1);
-        expect((await store.tokenHolder(ann.id, "any-jti"))!.user).toEqual(rekeyed);
-        await store.users.delete(ann.id);
-        expect(await store.tokenHolder(ann.id, "any-jti")).toBeNull();
-      });
+    test("refuses a non-empty target without replace, and changes nothing", async () => {
+      await store.users.create(newUser("already"));
+      const { users, categories } = records();
+      const error = await store
+        .load({ users: batches(users, 3), categories }, { replace: false, expect: { users: 7, categories: 2 } })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(LoadRefused);
+      expect(await store.counts()).toEqual({ users: 1, categories: 0 });
     });
 
-    describe("revocations", () => {
-      test("remember a revoked token id until its expiry, then forget it, as tokenHolder reports", async () => {
-        const ann = await store.users.create(newUser("ann"));
-        const isRevoked = async (jti: string) => (await store.tokenHolder(ann.id, jti))!.revoked;
-        const soon = new Date(Date.now() + 60_000).toISOString();
-        expect(await isRevoked("jti-1")).toBe(false);
-        await store.revocations.revoke("jti-1", soon);
-        await store.revocations.revoke("jti-1", soon); // twice is harmless
-        expect(await isRevoked("jti-1")).toBe(true);
-        await store.revocations.revoke("jti-old", new Date(Date.now() - 1000).toISOString());
-        await store.revocations.revoke("jti-2", soon);
-        expect(await isRevoked("jti-old")).toBe(false);
-        expect(await isRevoked("jti-1")).toBe(true);
-      });
-    });
-
-    describe("counts and load", () => {
-      async function* batches(users: UserRecord[], size: number) {
-        for (let i = 0; i < users.length; i += size) yield users.slice(i, i + size);
-      }
-
-      function records() {
-        const users: UserRecord[] = Array.from({ length: 7 }, (_, i) => ({
-          ...newUser(`loaded${i}`),
-          tokenVersion: i,
-          updatedAt: tick(),
-        }));
-        const categories: CategoryRecord[] = [
-          { ...newCategory("Owned", { createdBy: users[0]!.id }), updatedAt: tick() },
-          { ...newCategory("Orphan"), updatedAt: tick() },
-        ];
-        return { users, categories };
-      }
-
-      test("loads records exactly as given, in batches, reporting progress", async () => {
-        const { users, categories } = records();
-        const progress: number[] = [];
-        const counts = await store.load(
+    test("replaces everything with replace, and rolls back when the counts come out wrong", async () => {
+      await store.users.create(newUser("already"));
+      const { users, categories } = records();
+      const wrong = await store
+        .load({ users: batches(users, 3), categories }, { replace: true, expect: { users: 8, categories: 2 } })
+        .catch((e: unknown) => e);
+      expect(wrong).toBeInstanceOf(LoadRefused);
+      expect(await store.counts()).toEqual({ users: 1, categories: 0 });
+      expect(
+        await store.load(
           { users: batches(users, 3), categories },
-          { replace: false, expect: { users: 7, categories: 2 }, onProgress: (c) => progress.push(c.users) },
-        );
-        expect(counts).toEqual({ users: 7, categories: 2 });
-        expect(await store.counts()).toEqual({ users: 7, categories: 2 });
-        expect(await store.users.list({ limit: 100 })).toEqual(users);
-        expect(await store.categories.findById(categories[0]!.id)).toEqual(categories[0]!);
-        expect((await store.users.findByLogin("LOADED3"))?.tokenVersion).toBe(3);
-        expect(progress).toContain(7);
-      });
+          { replace: true, expect: { users: 7, categories: 2 } },
+        ),
+      ).toEqual({ users: 7, categories: 2 });
+      expect(await store.users.findByLogin("already")).toBeNull();
+    });
+  });
 
-      test("refuses a non-empty target without replace, and changes nothing", async () => {
-        await store.users.create(newUser("already"));
-        const { users, categories } = records();
-        const error = await store
-          .load({ users: batches(users, 3), categories }, { replace: false, expect: { users: 7, categories: 2 } })
-          .catch((e: unknown) => e);
-        expect(error).toBeInstanceOf(LoadRefused);
-        expect(await store.counts()).toEqual({ users: 1, categories: 0 });
-      });
+  test("storage is ok while writes find room", async () => {
+    await store.users.create(newUser("ann"));
+    expect(store.storage()).toBe("ok");
+  });
 
-      test("replaces everything with replace, and rolls back when the counts come out wrong", async () => {
-        await store.users.create(newUser("already"));
-        const { users, categories } = records();
-        const wrong = await store
-          .load({ users: batches(users, 3), categories }, { replace: true, expect: { users: 8, categories: 2 } })
-          .catch((e: unknown) => e);
-        expect(wrong).toBeInstanceOf(LoadRefused);
-        expect(await store.counts()).toEqual({ users: 1, categories: 0 });
-        expect(
-          await store.load(
-            { users: batches(users, 3), categories },
-            { replace: true, expect: { users: 7, categories: 2 } },
-          ),
-        ).toEqual({ users: 7, categories: 2 });
-        expect(await store.users.findByLogin("already")).toBeNull();
-      });
+  test("ping resolves while the database answers", async () => {
+    await store.ping(1000);
+  });
+}
+
+/** What the cache layer needs of a database besides the contract: table versions and the token check. */
+function versionedContract(harness: StoreHarness): void {
+  let store: VersionedStore;
+  beforeEach(async () => {
+    store = await harness.open();
+  });
+  afterEach(async () => {
+    await harness.dispose(store);
+  });
+
+  describe("table versions", () => {
+    test("change with every write to their table, and only then", async () => {
+      const v0 = await store.versions();
+      expect(await store.versions()).toEqual(v0);
+      const ann = await store.users.create(newUser("ann"));
+      const v1 = await store.versions();
+      expect(v1.users).toBeGreaterThan(v0.users);
+      expect(v1.categories).toBe(v0.categories);
+      await store.users.findById(ann.id);
+      await store.users.list({ limit: 10 });
+      expect(await store.versions()).toEqual(v1);
+      const books = await store.categories.create(newCategory("Books", { createdBy: ann.id }));
+      const v2 = await store.versions();
+      expect(v2.categories).toBeGreaterThan(v1.categories);
+      await store.categories.update(books.id, { icon: "book" }, tick());
+      const v3 = await store.versions();
+      expect(v3.categories).toBeGreaterThan(v2.categories);
+      await store.users.setPassword(ann.id, "h2", tick(), 0);
+      const v4 = await store.versions();
+      expect(v4.users).toBeGreaterThan(v3.users);
+      // Deleting the creator clears categories' created_by: both tables changed.
+      await store.users.delete(ann.id);
+      const v5 = await store.versions();
+      expect(v5.users).toBeGreaterThan(v4.users);
+      expect(v5.categories).toBeGreaterThan(v4.categories);
+    });
+  });
+
+  describe("tokenState and tokenHolder", () => {
+    test("tokenState is the token's revocation and the table versions, or null for an unknown user", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      const before = await store.versions();
+      expect(await store.tokenState(ann.id, "any-jti")).toEqual({ revoked: false, versions: before });
+      await store.categories.create(newCategory("Books", { createdBy: ann.id }));
+      const after = (await store.tokenState(ann.id, "any-jti"))!.versions;
+      expect(after).toEqual(await store.versions());
+      expect(after).toEqual({ users: before.users, categories: after.categories });
+      expect(after.categories).not.toBe(before.categories);
+      expect(await store.tokenState(Bun.randomUUIDv7(), "any-jti")).toBeNull();
+      expect(await store.tokenState("not-an-id", "any-jti")).toBeNull();
     });
 
-    test("storage is ok while writes find room", async () => {
-      await store.users.create(newUser("ann"));
-      expect(store.storage()).toBe("ok");
+    test("tokenHolder is the stored user with the token's revocation, or null for an unknown user", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      expect(await store.tokenHolder(ann.id, "any-jti")).toEqual({ user: ann, revoked: false });
+      expect(await store.tokenHolder(Bun.randomUUIDv7(), "any-jti")).toBeNull();
+      expect(await store.tokenHolder("not-an-id", "any-jti")).toBeNull();
     });
 
-    test("ping resolves while the database answers", async () => {
-      await store.ping(1000);
+    test("tokenHolder reports the user as they are now: after an update, a password change and a deletion", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      expect((await store.tokenHolder(ann.id, "any-jti"))!.user).toEqual(ann);
+      const renamed = (await store.users.update(ann.id, { username: "anna" }, new Date().toISOString()))!;
+      expect((await store.tokenHolder(ann.id, "any-jti"))!.user).toEqual(renamed);
+      const rekeyed = (await store.users.setPassword(
+        ann.id,
+        "another hash",
+        new Date().toISOString(),
+        ann.tokenVersion,
+      ))!;
+      expect(rekeyed.tokenVersion).toBe(renamed.tokenVersion + 1);
+      expect((await store.tokenHolder(ann.id, "any-jti"))!.user).toEqual(rekeyed);
+      await store.users.delete(ann.id);
+      expect(await store.tokenHolder(ann.id, "any-jti")).toBeNull();
     });
   });
 }

@@ -1,8 +1,16 @@
 // PostgreSQL tables: the same columns as sqlite/schema.ts (a parity test holds them together),
 // with native uuid and timestamptz types.
-import { index, integer, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { customType, index, integer, pgTable, text, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 
-const instant = (name: string) => timestamp(name, { withTimezone: true, precision: 3, mode: "date" });
+/**
+ * A timestamptz with milliseconds that reads and writes the contract's ISO-8601 strings, as the
+ * SQLite tables' text columns do: the one store then sees the same values on both databases.
+ */
+const instant = customType<{ data: string; driverData: Date | string }>({
+  // Spelt as drizzle-kit spells timestamp(3) with time zone, so the migrations see no change.
+  dataType: () => "timestamp (3) with time zone",
+  fromDriver: (value) => new Date(value).toISOString(),
+});
 
 export const users = pgTable(
   "users",

@@ -2,7 +2,7 @@
 // sees one moment even while svc keeps writing, and writes a compact copy.
 import { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
-import { missingSqlite } from "./store.ts";
+import { missingSqlite } from "./file.ts";
 
 export function backupSqlite(path: string, target: string): void {
   const missing = missingSqlite(path);

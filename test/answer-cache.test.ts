@@ -1,39 +1,38 @@
-// The GraphQL response cache on its own: what it keys on, when it answers, what it keeps.
+// The kept GraphQL answers on their own: what they are keyed on, when they are given out, what is kept.
 import { describe, expect, test } from "bun:test";
-import { ResponseCache, type CachedAnswer } from "../src/graphql/response-cache.ts";
+import { AnswerCache, type KeptAnswer } from "../src/cache/answers.ts";
+import { answerKey } from "../src/graphql/index.ts";
 
 const headers = (accept: string, contentType = "application/json") =>
   new Headers({ accept, "content-type": contentType });
-const answer = (body: string, users = 1, categories = 1): CachedAnswer => ({
+const answer = (body: string, users = 1, categories = 1): KeptAnswer => ({
   body,
   contentType: "application/json",
   operation: "anonymous",
   versions: { users, categories },
 });
 
-describe("ResponseCache", () => {
+describe("kept answers", () => {
   test("keys hold the caller, Accept, Content-Type and the body", () => {
-    const cache = new ResponseCache(1_000_000, 1000);
     const body = '{"query":"{ categories { id } }"}';
     const keys = new Set([
-      cache.key("ann", headers("application/json"), body),
-      cache.key("bob", headers("application/json"), body),
-      cache.key(null, headers("application/json"), body),
-      cache.key("ann", headers("application/graphql-response+json"), body),
-      cache.key("ann", headers("application/json", "text/plain"), body),
-      cache.key("ann", headers("application/json"), '{"query":"{ categories { name } }"}'),
+      answerKey("ann", headers("application/json"), body),
+      answerKey("bob", headers("application/json"), body),
+      answerKey(null, headers("application/json"), body),
+      answerKey("ann", headers("application/graphql-response+json"), body),
+      answerKey("ann", headers("application/json", "text/plain"), body),
+      answerKey("ann", headers("application/json"), '{"query":"{ categories { name } }"}'),
     ]);
     expect(keys.size).toBe(6);
   });
 
   test("no key for a body naming a mutation, or one past 16 KiB", () => {
-    const cache = new ResponseCache(1_000_000, 1000);
-    expect(cache.key("ann", headers("*/*"), '{"query":"mutation { deleteCategory(id: \\"x\\") }"}')).toBeNull();
-    expect(cache.key("ann", headers("*/*"), `{"query":"{ categories { ${"id ".repeat(6000)} } }"}`)).toBeNull();
+    expect(answerKey("ann", headers("*/*"), '{"query":"mutation { deleteCategory(id: \\"x\\") }"}')).toBeNull();
+    expect(answerKey("ann", headers("*/*"), `{"query":"{ categories { ${"id ".repeat(6000)} } }"}`)).toBeNull();
   });
 
   test("answers only while both table versions are exactly those the answer was read at", () => {
-    const cache = new ResponseCache(1_000_000, 1000);
+    const cache = new AnswerCache(1_000_000, 1000);
     cache.set("k", answer("A", 3, 7));
     expect(cache.get("k", { users: 3, categories: 7 })?.body).toBe("A");
     expect(cache.get("k", { users: 4, categories: 7 })).toBeUndefined();
@@ -44,7 +43,7 @@ describe("ResponseCache", () => {
   });
 
   test("stays within its budget, dropping the oldest answers first, and keeps no answer over a quarter of it", () => {
-    const cache = new ResponseCache(400, 1000);
+    const cache = new AnswerCache(400, 1000);
     for (const key of ["a", "b", "c", "d"]) cache.set(key, answer(key.repeat(99)));
     const versions = { users: 1, categories: 1 };
     expect(["a", "b", "c", "d"].map((k) => cache.get(k, versions) !== undefined)).toEqual([true, true, true, true]);
@@ -61,7 +60,7 @@ describe("ResponseCache", () => {
   });
 
   test("keeps at most its number of entries, however small they are", () => {
-    const cache = new ResponseCache(1_000_000, 3);
+    const cache = new AnswerCache(1_000_000, 3);
     for (const key of ["a", "b", "c", "d"]) cache.set(key, answer(key));
     const versions = { users: 1, categories: 1 };
     expect(cache.size).toBe(3);

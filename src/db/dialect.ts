@@ -1,0 +1,44 @@
+// What differs between the databases svc supports, and nothing more. The one store (drizzle-store.ts)
+// is written against this; sqlite/store.ts and postgres/store.ts each make one.
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import type { ErrorCode } from "../errors.ts";
+import type * as pgTables from "./postgres/schema.ts";
+import type { StorageState } from "./storage.ts";
+import type { VersionedStore } from "./store.ts";
+
+/**
+ * The Drizzle database, in PostgreSQL's types. Drizzle types each dialect apart, though the builders
+ * the store uses (select, insert, update and delete with returning, onConflictDoNothing, sql) are
+ * alike in both; the SQLite dialect hands its own database in under these types, and the storage
+ * conformance suite runs the one store on every database to hold that promise.
+ */
+export type Db = PgDatabase<PgQueryResultHKT>;
+
+/** The tables, in PostgreSQL's types (see Db). Both schemas name the same columns with the same values. */
+export type Tables = typeof pgTables;
+
+/** Turns the detail of a unique violation (a constraint name or a message) into the contract's code. */
+export type Clash = (detail: string) => ErrorCode;
+
+export interface Dialect {
+  db: Db;
+  tables: Tables;
+  /**
+   * Runs one store operation, turning the driver's errors into the contract's: a unique violation into
+   * `clash`'s code, a full disk into `storage_full`, a database that does not answer into
+   * `database_unavailable` (within a deadline, where the database is across a network).
+   */
+  run<T>(work: () => Promise<T>, clash?: Clash): Promise<T>;
+  /** Runs `work` in one transaction (no deadline: a bulk load is as long as its data); errors as run's. */
+  transaction<T>(work: (tx: Db) => Promise<T>): Promise<T>;
+  /** Hand-written statements for reads every request makes, where Drizzle's own cost more (measured). */
+  fastReads?: FastReads;
+  /** Resolves when the database answers a trivial query within timeoutMs; rejects otherwise. */
+  ping(timeoutMs: number): Promise<void>;
+  storage(): StorageState;
+  pool(): { size: number; busy: number };
+  close(): Promise<void>;
+}
+
+/** A dialect's own statements for the reads of every request; tokenState gets an id already parsed. */
+export type FastReads = Pick<VersionedStore, "tokenState" | "versions">;

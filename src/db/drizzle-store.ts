@@ -1,0 +1,360 @@
+// The storage contract, written once in Drizzle for every database svc supports. What differs between
+// them (opening, migrating, transactions, reading driver errors) comes in with the Dialect.
+import { and, count, eq, gt, isNull, lt, sql } from "drizzle-orm";
+import type { ErrorCode } from "../errors.ts";
+import { parseId } from "../ids.ts";
+import { chunks } from "./chunks.ts";
+import type { Db, Dialect, FastReads } from "./dialect.ts";
+import {
+  CATEGORY_FIELDS,
+  columns,
+  LoadRefused,
+  nameKey,
+  USER_FIELDS,
+  type CategoryStore,
+  type Counts,
+  type LoadData,
+  type LoadOptions,
+  type RevocationStore,
+  type TableVersions,
+  type ThrottleRecord,
+  type ThrottleStore,
+  type UserStore,
+  type VersionedStore,
+} from "./store.ts";
+
+/** Rows per insert statement of a bulk load: within every database's limit on bound parameters. */
+const LOAD_BATCH = 500;
+
+const first = <T>(rows: T[]): T | null => rows[0] ?? null;
+const userClash = (detail: string): ErrorCode => (detail.includes("email") ? "email_taken" : "username_taken");
+const categoryClash = (): ErrorCode => "category_name_taken";
+
+export function drizzleStore(dialect: Dialect): VersionedStore {
+  const { db, run } = dialect;
+  const { users, categories, tableVersions } = dialect.tables;
+  const userColumns = columns(users, USER_FIELDS);
+  const p = sql.placeholder;
+
+  // The reads a request may make every time are prepared once.
+  const userById = db
+    .select(userColumns)
+    .from(users)
+    .where(eq(users.id, p("id")))
+    .prepare("user_by_id");
+  const versions = db
+    .select({ name: tableVersions.name, version: tableVersions.version })
+    .from(tableVersions)
+    .prepare("table_versions");
+  const version = (table: keyof TableVersions) =>
+    sql<number>`(select ${tableVersions.version} from ${tableVersions} where ${tableVersions.name} = ${table})`.mapWith(
+      Number,
+    );
+  const tokenState = db
+    .select({
+      revoked:
+        sql<boolean>`exists (select 1 from ${dialect.tables.revokedTokens} where ${dialect.tables.revokedTokens.jti} = ${p("jti")})`.mapWith(
+          Boolean,
+        ),
+      users: version("users"),
+      categories: version("categories"),
+    })
+    .from(users)
+    .where(eq(users.id, p("id")))
+    .prepare("token_state");
+
+  const findUser = (id: string) => {
+    const key = parseId(id);
+    return key ? run(async () => first(await userById.execute({ id: key }))) : Promise.resolve(null);
+  };
+
+  const fast = dialect.fastReads;
+  const readTokenState: FastReads["tokenState"] =
+    fast?.tokenState ??
+    ((id, jti) =>
+      run(async () => {
+        const row = first(await tokenState.execute({ id, jti }));
+        return row && { revoked: row.revoked, versions: { users: row.users, categories: row.categories } };
+      }));
+  const readVersions: FastReads["versions"] =
+    fast?.versions ??
+    (() =>
+      run(async () => {
+        const rows = await versions.execute();
+        const of = (name: keyof TableVersions) => rows.find((row) => row.name === name)?.version ?? 0;
+        return { users: of("users"), categories: of("categories") };
+      }));
+  const checkToken = (userId: string, jti: string) => {
+    const id = parseId(userId);
+    return id ? readTokenState(id, jti) : Promise.resolve(null);
+  };
+
+  return {
+    users: userStore(dialect, findUser),
+    categories: categoryStore(dialect),
+    throttle: throttleStore(dialect),
+    revocations: revocationStore(dialect),
+    async tokenHolder(userId, jti) {
+      const state = await checkToken(userId, jti);
+      const user = state && (await findUser(userId));
+      return user ? { user, revoked: state.revoked } : null;
+    },
+    tokenState: checkToken,
+    versions: readVersions,
+    ping: dialect.ping,
+    storage: dialect.storage,
+    pool: dialect.pool,
+    counts: () => run(() => countsIn(db, dialect)),
+    load: (data, options) => dialect.transaction((tx) => load(tx, dialect, data, options)),
+    close: dialect.close,
+  };
+}
+
+function userStore({ db, run, tables }: Dialect, findById: UserStore["findById"]): UserStore {
+  const { users } = tables;
+  const userColumns = columns(users, USER_FIELDS);
+  const p = sql.placeholder;
+  const byUsername = db
+    .select(userColumns)
+    .from(users)
+    .where(eq(users.usernameKey, p("key")))
+    .prepare("user_by_name");
+  const byEmail = db
+    .select(userColumns)
+    .from(users)
+    .where(eq(users.email, p("email")))
+    .prepare("user_by_email");
+  const firstPage = db.select(userColumns).from(users).orderBy(users.id).limit(p("limit")).prepare("users_first");
+  const nextPage = db
+    .select(userColumns)
+    .from(users)
+    .where(gt(users.id, p("after")))
+    .orderBy(users.id)
+    .limit(p("limit"))
+    .prepare("users_after");
+
+  /** The user with this id, and with a token version, only while it is still that one. */
+  const heldAt = (id: string, tokenVersion: number | undefined) =>
+    tokenVersion === undefined ? eq(users.id, id) : and(eq(users.id, id), eq(users.tokenVersion, tokenVersion));
+
+  return {
+    create: (user) =>
+      run(async () => {
+        const row = { ...user, usernameKey: nameKey(user.username), updatedAt: user.createdAt };
+        return (await db.insert(users).values(row).returning(userColumns))[0]!;
+      }, userClash),
+    findById,
+    findByLogin: (login) =>
+      run(async () =>
+        first(
+          login.includes("@")
+            ? await byEmail.execute({ email: login.toLowerCase() })
+            : await byUsername.execute({ key: nameKey(login) }),
+        ),
+      ),
+    list: ({ limit, after }) =>
+      run(() => (after === undefined ? firstPage.execute({ limit }) : nextPage.execute({ after, limit }))),
+    update(id, patch, updatedAt, tokenVersion) {
+      const key = parseId(id);
+      if (!key) return Promise.resolve(null);
+      const changes = {
+        ...patch,
+        ...(patch.username !== undefined && { usernameKey: nameKey(patch.username) }),
+        updatedAt,
+      };
+      return run(
+        async () => first(await db.update(users).set(changes).where(heldAt(key, tokenVersion)).returning(userColumns)),
+        userClash,
+      );
+    },
+    setPassword(id, passwordHash, updatedAt, tokenVersion) {
+      const key = parseId(id);
+      if (!key) return Promise.resolve(null);
+      const changes = { passwordHash, updatedAt, tokenVersion: sql`${users.tokenVersion} + 1` };
+      return run(async () =>
+        first(await db.update(users).set(changes).where(heldAt(key, tokenVersion)).returning(userColumns)),
+      );
+    },
+    delete(id, tokenVersion) {
+      const key = parseId(id);
+      if (!key) return Promise.resolve(false);
+      return run(
+        async () => (await db.delete(users).where(heldAt(key, tokenVersion)).returning({ id: users.id })).length > 0,
+      );
+    },
+  };
+}
+
+function categoryStore({ db, run, tables }: Dialect): CategoryStore {
+  const { categories } = tables;
+  const categoryColumns = columns(categories, CATEGORY_FIELDS);
+  const byId = db
+    .select(categoryColumns)
+    .from(categories)
+    .where(eq(categories.id, sql.placeholder("id")))
+    .prepare("category_by_id");
+
+  return {
+    list: ({ first: limit, after } = {}) =>
+      run(async () => {
+        const query = db.select(categoryColumns).from(categories).$dynamic();
+        if (after) query.where(sql`(${categories.nameKey}, ${categories.id}) > (${nameKey(after.name)}, ${after.id})`);
+        query.orderBy(categories.nameKey, categories.id);
+        if (limit !== undefined && limit !== null) query.limit(limit);
+        return query;
+      }),
+    findById(id) {
+      const key = parseId(id);
+      return key ? run(async () => first(await byId.execute({ id: key }))) : Promise.resolve(null);
+    },
+    create: (category) =>
+      run(async () => {
+        const row = { ...category, nameKey: nameKey(category.name), updatedAt: category.createdAt };
+        return (await db.insert(categories).values(row).returning(categoryColumns))[0]!;
+      }, categoryClash),
+    update(id, patch, updatedAt) {
+      const key = parseId(id);
+      if (!key) return Promise.resolve(null);
+      const changes = { ...patch, ...(patch.name !== undefined && { nameKey: nameKey(patch.name) }), updatedAt };
+      return run(
+        async () =>
+          first(await db.update(categories).set(changes).where(eq(categories.id, key)).returning(categoryColumns)),
+        categoryClash,
+      );
+    },
+    delete(id) {
+      const key = parseId(id);
+      if (!key) return Promise.resolve(false);
+      return run(
+        async () =>
+          (await db.delete(categories).where(eq(categories.id, key)).returning({ id: categories.id })).length > 0,
+      );
+    },
+  };
+}
+
+function revocationStore({ db, run, tables }: Dialect): RevocationStore {
+  const { revokedTokens } = tables;
+  return {
+    revoke: (jti, expiresAt) =>
+      run(async () => {
+        await db.delete(revokedTokens).where(lt(revokedTokens.expiresAt, new Date().toISOString()));
+        await db.insert(revokedTokens).values({ jti, expiresAt }).onConflictDoNothing();
+      }),
+  };
+}
+
+/**
+ * Transitions are compare-and-set: the state read is written over only where it still stands, and a
+ * step that lost a race runs again on the state that won, on every database alike and across
+ * instances, with no lock held between the statements. Within one process a key's transitions also
+ * queue behind each other, so a burst at one key costs no retries.
+ */
+function throttleStore({ db, run, tables }: Dialect): ThrottleStore {
+  const { loginThrottle } = tables;
+  const byKey = db
+    .select()
+    .from(loginThrottle)
+    .where(eq(loginThrottle.key, sql.placeholder("key")))
+    .prepare("throttle_by_key");
+  const read = async (key: string): Promise<ThrottleRecord | null> => first(await byKey.execute({ key }));
+  const unchanged = (state: ThrottleRecord) =>
+    and(
+      eq(loginThrottle.key, state.key),
+      eq(loginThrottle.failures, state.failures),
+      eq(loginThrottle.lastFailureAt, state.lastFailureAt),
+      state.blockedUntil === null
+        ? isNull(loginThrottle.blockedUntil)
+        : eq(loginThrottle.blockedUntil, state.blockedUntil),
+    );
+
+  /** Writes `next` where `current` still stands; false when another write came first. */
+  async function compareAndSet(current: ThrottleRecord | null, next: ThrottleRecord | null): Promise<boolean> {
+    if (next === current) return true;
+    const written = { key: loginThrottle.key };
+    if (current === null) {
+      return (
+        next === null ||
+        (await db.insert(loginThrottle).values(next).onConflictDoNothing().returning(written)).length > 0
+      );
+    }
+    if (next === null) return (await db.delete(loginThrottle).where(unchanged(current)).returning(written)).length > 0;
+    const { key: _, ...state } = next;
+    return (await db.update(loginThrottle).set(state).where(unchanged(current)).returning(written)).length > 0;
+  }
+
+  const queued = keyedQueue();
+  return {
+    get: (key) => run(() => read(key)),
+    transition: (key, step) =>
+      queued(key, () =>
+        run(async () => {
+          for (;;) {
+            const current = await read(key);
+            const { next, result } = step(current);
+            if (await compareAndSet(current, next)) return result;
+          }
+        }),
+      ),
+    clear: (key) =>
+      queued(key, () =>
+        run(async () => {
+          await db.delete(loginThrottle).where(eq(loginThrottle.key, key));
+        }),
+      ),
+  };
+}
+
+/** Runs the work for one key after the work queued before it for that key; keys are forgotten once idle. */
+function keyedQueue() {
+  const tails = new Map<string, Promise<unknown>>();
+  return <T>(key: string, work: () => Promise<T>): Promise<T> => {
+    const result = (tails.get(key) ?? Promise.resolve()).then(work);
+    const tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    tails.set(key, tail);
+    void tail.then(() => {
+      if (tails.get(key) === tail) tails.delete(key);
+    });
+    return result;
+  };
+}
+
+async function countsIn(db: Db, { tables }: Dialect): Promise<Counts> {
+  const [users] = await db.select({ n: count() }).from(tables.users);
+  const [categories] = await db.select({ n: count() }).from(tables.categories);
+  return { users: users!.n, categories: categories!.n };
+}
+
+async function load(tx: Db, dialect: Dialect, data: LoadData, options: LoadOptions): Promise<Counts> {
+  const { users, categories, loginThrottle, revokedTokens } = dialect.tables;
+  const before = await countsIn(tx, dialect);
+  if (!options.replace && (before.users > 0 || before.categories > 0)) {
+    throw new LoadRefused(`the target already holds ${before.users} users and ${before.categories} categories`);
+  }
+  if (options.replace) {
+    for (const table of [categories, users, loginThrottle, revokedTokens]) await tx.delete(table);
+  }
+  const loaded = { users: 0, categories: 0 };
+  for await (const batch of data.users) {
+    for (const part of chunks(batch, LOAD_BATCH)) {
+      await tx.insert(users).values(part.map((user) => ({ ...user, usernameKey: nameKey(user.username) })));
+    }
+    loaded.users += batch.length;
+    options.onProgress?.({ ...loaded });
+  }
+  for (const part of chunks(data.categories, LOAD_BATCH)) {
+    await tx.insert(categories).values(part.map((category) => ({ ...category, nameKey: nameKey(category.name) })));
+    loaded.categories += part.length;
+    options.onProgress?.({ ...loaded });
+  }
+  const after = await countsIn(tx, dialect);
+  if (after.users !== options.expect.users || after.categories !== options.expect.categories) {
+    throw new LoadRefused(
+      `counts after loading (${JSON.stringify(after)}) differ from the source (${JSON.stringify(options.expect)})`,
+    );
+  }
+  return after;
+}

@@ -1,0 +1,31 @@
+// What svc asks of an SQLite file before and besides serving from it: is it there, and is it sound.
+import type { Database } from "bun:sqlite";
+import { existsSync } from "node:fs";
+
+/**
+ * What SQLite's own check finds wrong, one line each, at most `limit`; none for a sound file.
+ * quick_check reads every page but skips index contents: the start-up check; integrity_check is whole.
+ */
+export function integrityProblems(client: Database, check: "quick_check" | "integrity_check", limit: number): string[] {
+  const rows = client.query<Record<string, string>, []>(`PRAGMA ${check}(${limit})`).all();
+  const lines = rows
+    .flatMap((row) => Object.values(row)[0]!.split("\n"))
+    .filter((line) => line !== "ok" && !line.startsWith("*** in database"));
+  return lines.slice(0, limit);
+}
+
+/** The first problem quick_check finds, or null for a sound file. */
+export function firstDamage(client: Database): string | null {
+  try {
+    return integrityProblems(client, "quick_check", 1)[0] ?? null;
+  } catch (error) {
+    // Some damage stops the check itself ("database disk image is malformed").
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+/** Why `path` names no SQLite database to read; null when a file is there. Nothing is created. */
+export function missingSqlite(path: string): string | null {
+  if (path === ":memory:") return "an in-memory database is always empty: name a file";
+  return existsSync(path) ? null : `no database at ${path}`;
+}
