@@ -69,8 +69,9 @@ export function createApp({ config, store: database, loggers }: AppDeps): App {
         maxBodyBytes: config.maxBodyBytes,
       }),
     );
+  const handle = app.fetch;
   const door = frontDoor({
-    app: { routes: app.routes, fetch: (request) => cache.request(() => app.fetch(request)) },
+    app: { router: app.router, fetch: (request) => cache.request(() => handle(request)) },
     // With CORS open, its headers come from an Elysia hook, so the probes go through Elysia too.
     direct: config.corsOrigins.length === 0 ? health.direct : {},
     quietWhenOk: config.logProbes ? [] : Object.keys(health.direct),

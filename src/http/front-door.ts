@@ -11,7 +11,7 @@ import type { Loggers } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
 import { tooLarge } from "./json-body.ts";
 import { beginRequest, type RequestInfo } from "./request-context.ts";
-import { routeIndex, type Route, type RouteIndex } from "./route-index.ts";
+import { routeIndex, type ElysiaRouter, type RouteIndex } from "./route-index.ts";
 
 /**
  * Answers a GET without Elysia. `headers` already holds the request id and the headers every answer
@@ -20,7 +20,7 @@ import { routeIndex, type Route, type RouteIndex } from "./route-index.ts";
 export type DirectRoute = (request: Request, headers: Record<string, string>) => Response | Promise<Response>;
 
 export interface Inner {
-  routes: readonly Route[];
+  router: ElysiaRouter;
   fetch(request: Request): Response | Promise<Response>;
 }
 
@@ -60,7 +60,7 @@ export function frontDoor({ app, direct, quietWhenOk, loggers, metrics, maxBodyB
   const quiet = new Set(quietWhenOk);
   const { logger, access } = loggers;
   const debug = logger.isLevelEnabled("debug");
-  const index = routeIndex(app.routes);
+  const index = routeIndex(app.router);
   const inner = app.fetch;
 
   function begin(

@@ -1,63 +1,59 @@
-// Which route template a request matched (for metrics and the access line) and which methods a path
-// answers to (so an unknown method on a known path is 405 with Allow). Built once from Elysia's routes.
+// Which route template a request matched (for metrics and the access line, where ids in paths would
+// make a label per user) and which methods a path answers to (so an unknown method on a known path is
+// 405 with Allow): both asked of Elysia's own router, so nothing matches paths but Elysia.
 
-export interface Route {
-  method: string;
-  path: string;
+/**
+ * What is read of Elysia's router (`app.router`): the routes as mounted, the table of paths without
+ * parameters (path → method → route number) and the tree that matches the others. Public fields of
+ * Elysia 1.4, if not described in its documentation; test/api/front-door.test.ts holds them to it.
+ */
+export interface ElysiaRouter {
+  history: ReadonlyArray<{ method: string; path: string }>;
+  static: Record<string, Record<string, number> | undefined>;
+  http: { find(method: string, path: string): { store: unknown } | null };
 }
 
 export interface RouteIndex {
-  /** The template a request is answered by, such as /svc-api/v1/users/:id; undefined when none. */
+  /** The template a request is answered by, such as /svc-api/v1/users/:user_id; undefined when none. */
   template(method: string, path: string): string | undefined;
   /** The methods a path answers to, sorted. */
   methodsFor(path: string): string[];
 }
 
-interface Pattern {
-  method: string;
-  template: string;
-  regex: RegExp;
-}
-
-export function routeIndex(routes: readonly Route[]): RouteIndex {
+/** Built once every route is mounted. */
+export function routeIndex(router: ElysiaRouter): RouteIndex {
   // ALL and OPTIONS (CORS preflight, mounted on every path) say nothing about what a path is for.
-  const real = routes.filter((r) => r.method !== "ALL" && r.method !== "OPTIONS");
-  // Most requests hit a path without parameters: a lookup by path, then method; no regex, no key built.
-  const exact = new Map<string, Map<string, string>>();
-  const patterns: Pattern[] = [];
-  for (const { method, path } of real) {
-    if (!/[:*]/.test(path)) {
-      const key = trimSlash(path);
-      let byMethod = exact.get(key);
-      if (!byMethod) exact.set(key, (byMethod = new Map()));
-      byMethod.set(method, path);
-    }
-    patterns.push({ method, template: path, regex: routeRegex(path) });
+  const real = router.history.filter((route) => route.method !== "ALL" && route.method !== "OPTIONS");
+  const methods = [...new Set(real.map((route) => route.method))].sort();
+  // The router's tree hands back a route's handler, not its template: each template is found by asking
+  // for a path only that route answers. A path with parameters answers itself (its ":name" segments are
+  // parameters like any other); a wildcard needs a path deeper than any other route reaches.
+  const templates = new Map<unknown, string>();
+  const deeper = Array.from({ length: Math.max(...real.map((route) => route.path.split("/").length)) }, () => "x");
+  const dynamic = real.filter((route) => /[:*]/.test(route.path));
+  const wildcardsLast = [
+    ...dynamic.filter((r) => !r.path.endsWith("*")),
+    ...dynamic.filter((r) => r.path.endsWith("*")),
+  ];
+  for (const { method, path } of wildcardsLast) {
+    const probe = path.endsWith("*") ? `${path.slice(0, -1)}${deeper.join("/")}` : path;
+    const found = router.http.find(method, probe);
+    if (found && !templates.has(found.store)) templates.set(found.store, path);
   }
-  // As Elysia's router: a parameter before a wildcard.
-  patterns.sort((a, b) => Number(a.template.includes("*")) - Number(b.template.includes("*")));
+
+  function template(method: string, path: string): string | undefined {
+    const index = (router.static[path] ?? router.static[trimSlash(path)])?.[method];
+    if (index !== undefined) return router.history[index]?.path;
+    const found = router.http.find(method, path);
+    return found ? templates.get(found.store) : undefined;
+  }
+
   return {
-    template(method, path) {
-      const found = exact.get(trimSlash(path))?.get(method);
-      if (found !== undefined) return found;
-      for (const p of patterns) if (p.method === method && p.regex.test(path)) return p.template;
-      return undefined;
-    },
-    methodsFor(path) {
-      return [...new Set(patterns.filter((p) => p.regex.test(path)).map((p) => p.method))].sort();
-    },
+    template,
+    methodsFor: (path) => methods.filter((method) => template(method, path) !== undefined),
   };
 }
 
 function trimSlash(path: string): string {
   return path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
-}
-
-function routeRegex(path: string): RegExp {
-  const body = path
-    .replace(/\/+$/, "")
-    .split("/")
-    .map((part) => (part.startsWith(":") ? "[^/]+" : part === "*" ? ".*" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
-    .join("/");
-  return new RegExp(`^${body}/?$`);
 }

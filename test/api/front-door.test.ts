@@ -3,6 +3,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
 import { frontDoor } from "../../src/http/front-door.ts";
+import { Elysia } from "elysia";
 import { routeIndex } from "../../src/http/route-index.ts";
 import { createLoggers } from "../../src/log.ts";
 import type { Metrics } from "../../src/metrics.ts";
@@ -152,7 +153,7 @@ test("a failure even outside the app is answered as problem+json, never Bun's HT
     },
   } as unknown as Metrics;
   const door = frontDoor({
-    app: { routes: [], fetch: () => new Response("inner") },
+    app: { router: new Elysia().router, fetch: () => new Response("inner") },
     direct: { "/probe": (_request, headers) => new Response("ok", { headers }) },
     quietWhenOk: [],
     loggers,
@@ -173,20 +174,21 @@ test("a failure even outside the app is answered as problem+json, never Bun's HT
   }
 });
 
-describe("route templates", () => {
-  const index = routeIndex([
-    { method: "GET", path: "/files/*" },
-    { method: "GET", path: "/files/:name" },
-    { method: "GET", path: "/users/:id" },
-    { method: "GET", path: "/users/all" },
-    { method: "PUT", path: "/users/:id" },
-    { method: "OPTIONS", path: "/*" },
-  ]);
+describe("route templates, from Elysia's router", () => {
+  const app = new Elysia({ normalize: false })
+    .get("/files/*", () => "")
+    .get("/files/:name", () => "")
+    .get("/users/:id", () => "")
+    .get("/users/all", () => "")
+    .put("/users/:id", () => "")
+    .options("/*", () => "");
+  const index = routeIndex(app.router);
 
   test("a path without parameters wins over a parameter, and a parameter over a wildcard", () => {
     expect(index.template("GET", "/users/all")).toBe("/users/all");
     expect(index.template("GET", "/users/all/")).toBe("/users/all");
     expect(index.template("GET", "/users/42")).toBe("/users/:id");
+    expect(index.template("GET", "/users/42/")).toBe("/users/:id");
     expect(index.template("GET", "/files/a")).toBe("/files/:name");
     expect(index.template("GET", "/files/a/b")).toBe("/files/*");
   });
@@ -194,7 +196,9 @@ describe("route templates", () => {
   test("no template for a method the path does not answer, or for no path at all", () => {
     expect(index.template("DELETE", "/users/42")).toBeUndefined();
     expect(index.template("GET", "/elsewhere")).toBeUndefined();
+    expect(index.template("OPTIONS", "/users/42")).toBeUndefined();
     expect(index.methodsFor("/users/42")).toEqual(["GET", "PUT"]);
+    expect(index.methodsFor("/users/all")).toEqual(["GET", "PUT"]);
     expect(index.methodsFor("/elsewhere")).toEqual([]);
   });
 });
