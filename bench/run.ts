@@ -26,6 +26,8 @@ const EXTRA_ENV = Object.fromEntries(
     }),
 );
 const ROUNDS = 2;
+/** The heading of bench/results.md's part that this run leaves as it is. */
+const BY_HAND = "## Measured by hand";
 const IDLE_AFTER_MS = 5000;
 const SECRET = "bench-secret: 0123456789 ABCDEFGHIJ klmnop";
 const PASSWORD = "bench password 1";
@@ -476,7 +478,11 @@ const report = [
 console.log(`\n${report}\n`);
 // A partial run, or one with settings other than the defaults, is for the console, not for the record.
 if (ONLY !== undefined || Object.keys(EXTRA_ENV).length > 0) process.exit(0);
-await Bun.write(join(import.meta.dir, "results.md"), `${report}\n`);
+// The measurements made by hand (bench:micro and the like) stay below the run's own report.
+const resultsPath = join(import.meta.dir, "results.md");
+const previous = existsSync(resultsPath) ? readFileSync(resultsPath, "utf8") : "";
+const byHand = previous.indexOf(BY_HAND);
+await Bun.write(resultsPath, `${report}\n${byHand === -1 ? "" : `\n${previous.slice(byHand)}`}`);
 const readmePath = join(root, "README.md");
 const readme = await Bun.file(readmePath).text();
 const marked = /(<!-- bench:start -->\n)[\s\S]*?(\n<!-- bench:end -->)/;

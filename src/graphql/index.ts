@@ -171,8 +171,10 @@ export function answerKey(viewerId: string | null, headers: Headers, text: strin
 }
 
 /**
- * Hands the parser Yoga chose for the request (by method and Content-Type) the body serve() read. A
- * parser reads only the body (json, text or formData), which a Response over those bytes offers.
+ * Hands the parser Yoga chose for the request (by method and Content-Type) the body serve() read; a
+ * clone of the request to read it twice would cost more than the rest of a cached answer (bun run
+ * bench:micro). A parser reads only the body (json, text or formData), which a Response over those
+ * bytes offers.
  */
 const readBodyParser: Plugin<{}, ServerContext> = {
   onRequestParse({ request, requestParser, serverContext, setRequestParser }) {

@@ -106,8 +106,8 @@ function sqliteDialect(client: Database, db: Db, path: string): Dialect {
 
 /**
  * The two reads of every authenticated request, as plain statements: through Drizzle's prepared
- * queries (placeholders filled, rows mapped) they cost twice as much as the query itself on an
- * in-process database (bench/results.md). PostgreSQL, a round trip away, keeps the one store's.
+ * queries (placeholders filled, rows mapped) they cost about twice as much on an in-process database
+ * (bun run bench:micro; bench/results.md). PostgreSQL, a round trip away, keeps the one store's.
  */
 function fastReads(client: Database, run: Dialect["run"]): FastReads {
   const VERSIONS = `(SELECT version FROM table_versions WHERE name = 'users') AS users, (SELECT version FROM table_versions WHERE name = 'categories') AS categories`;
