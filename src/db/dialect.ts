@@ -32,7 +32,7 @@ export interface Dialect {
   /** Runs `work` in one transaction (no deadline: a bulk load is as long as its data); errors as run's. */
   transaction<T>(work: (tx: Db) => Promise<T>): Promise<T>;
   /** Hand-written statements for reads every request makes, where Drizzle's own cost more (measured). */
-  fastReads?: FastReads;
+  hotReads?: HotReads;
   /** Resolves when the database answers a trivial query within timeoutMs; rejects otherwise. */
   ping(timeoutMs: number): Promise<void>;
   storage(): StorageState;
@@ -41,4 +41,4 @@ export interface Dialect {
 }
 
 /** A dialect's own statements for the reads of every request; tokenState gets an id already parsed. */
-export type FastReads = Pick<VersionedStore, "tokenState" | "versions">;
+export type HotReads = Pick<VersionedStore, "tokenState" | "versions">;

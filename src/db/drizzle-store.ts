@@ -1,10 +1,10 @@
 // The storage contract, written once in Drizzle for every database svc supports. What differs between
 // them (opening, migrating, transactions, reading driver errors) comes in with the Dialect.
-import { and, count, eq, gt, isNull, lt, sql } from "drizzle-orm";
+import { and, count, eq, gt, isNull, lt, sql, type Column } from "drizzle-orm";
 import type { ErrorCode } from "../errors.ts";
 import { parseId } from "../ids.ts";
 import { chunks } from "./chunks.ts";
-import type { Db, Dialect, FastReads } from "./dialect.ts";
+import type { Db, Dialect, HotReads } from "./dialect.ts";
 import {
   CATEGORY_FIELDS,
   columns,
@@ -32,75 +32,25 @@ const categoryClash = (): ErrorCode => "category_name_taken";
 
 export function drizzleStore(dialect: Dialect): VersionedStore {
   const { db, run } = dialect;
-  const { users, categories, tableVersions } = dialect.tables;
-  const userColumns = columns(users, USER_FIELDS);
-  const p = sql.placeholder;
-
-  // The reads a request may make every time are prepared once.
-  const userById = db
-    .select(userColumns)
-    .from(users)
-    .where(eq(users.id, p("id")))
-    .prepare("user_by_id");
-  const versions = db
-    .select({ name: tableVersions.name, version: tableVersions.version })
-    .from(tableVersions)
-    .prepare("table_versions");
-  const version = (table: keyof TableVersions) =>
-    sql<number>`(select ${tableVersions.version} from ${tableVersions} where ${tableVersions.name} = ${table})`.mapWith(
-      Number,
-    );
-  const tokenState = db
-    .select({
-      revoked:
-        sql<boolean>`exists (select 1 from ${dialect.tables.revokedTokens} where ${dialect.tables.revokedTokens.jti} = ${p("jti")})`.mapWith(
-          Boolean,
-        ),
-      users: version("users"),
-      categories: version("categories"),
-    })
-    .from(users)
-    .where(eq(users.id, p("id")))
-    .prepare("token_state");
-
-  const findUser = (id: string) => {
-    const key = parseId(id);
-    return key ? run(async () => first(await userById.execute({ id: key }))) : Promise.resolve(null);
-  };
-
-  const fast = dialect.fastReads;
-  const readTokenState: FastReads["tokenState"] =
-    fast?.tokenState ??
-    ((id, jti) =>
-      run(async () => {
-        const row = first(await tokenState.execute({ id, jti }));
-        return row && { revoked: row.revoked, versions: { users: row.users, categories: row.categories } };
-      }));
-  const readVersions: FastReads["versions"] =
-    fast?.versions ??
-    (() =>
-      run(async () => {
-        const rows = await versions.execute();
-        const of = (name: keyof TableVersions) => rows.find((row) => row.name === name)?.version ?? 0;
-        return { users: of("users"), categories: of("categories") };
-      }));
-  const checkToken = (userId: string, jti: string) => {
+  const users = userStore(dialect);
+  const reads = dialect.hotReads ?? hotReads(dialect);
+  const tokenState = (userId: string, jti: string) => {
     const id = parseId(userId);
-    return id ? readTokenState(id, jti) : Promise.resolve(null);
+    return id ? reads.tokenState(id, jti) : Promise.resolve(null);
   };
 
   return {
-    users: userStore(dialect, findUser),
+    users,
     categories: categoryStore(dialect),
     throttle: throttleStore(dialect),
     revocations: revocationStore(dialect),
     async tokenHolder(userId, jti) {
-      const state = await checkToken(userId, jti);
-      const user = state && (await findUser(userId));
+      const state = await tokenState(userId, jti);
+      const user = state && (await users.findById(userId));
       return user ? { user, revoked: state.revoked } : null;
     },
-    tokenState: checkToken,
-    versions: readVersions,
+    tokenState,
+    versions: reads.versions,
     ping: dialect.ping,
     storage: dialect.storage,
     pool: dialect.pool,
@@ -110,20 +60,53 @@ export function drizzleStore(dialect: Dialect): VersionedStore {
   };
 }
 
-function userStore({ db, run, tables }: Dialect, findById: UserStore["findById"]): UserStore {
+/** The reads of every authenticated request, as prepared Drizzle queries, for dialects without their own. */
+function hotReads({ db, run, tables }: Dialect): HotReads {
+  const { users, revokedTokens, tableVersions } = tables;
+  const p = sql.placeholder;
+  const version = (table: keyof TableVersions) =>
+    sql<number>`(select ${tableVersions.version} from ${tableVersions} where ${tableVersions.name} = ${table})`.mapWith(
+      Number,
+    );
+  const revoked = sql<boolean>`exists (select 1 from ${revokedTokens} where ${revokedTokens.jti} = ${p("jti")})`;
+  const tokenState = db
+    .select({ revoked: revoked.mapWith(Boolean), users: version("users"), categories: version("categories") })
+    .from(users)
+    .where(eq(users.id, p("id")))
+    .prepare("token_state");
+  const versions = db
+    .select({ name: tableVersions.name, version: tableVersions.version })
+    .from(tableVersions)
+    .prepare("table_versions");
+  return {
+    tokenState: (id, jti) =>
+      run(async () => {
+        const row = first(await tokenState.execute({ id, jti }));
+        return row && { revoked: row.revoked, versions: { users: row.users, categories: row.categories } };
+      }),
+    versions: () =>
+      run(async () => {
+        const rows = await versions.execute();
+        const of = (name: keyof TableVersions) => rows.find((row) => row.name === name)?.version ?? 0;
+        return { users: of("users"), categories: of("categories") };
+      }),
+  };
+}
+
+function userStore({ db, run, tables }: Dialect): UserStore {
   const { users } = tables;
   const userColumns = columns(users, USER_FIELDS);
   const p = sql.placeholder;
-  const byUsername = db
-    .select(userColumns)
-    .from(users)
-    .where(eq(users.usernameKey, p("key")))
-    .prepare("user_by_name");
-  const byEmail = db
-    .select(userColumns)
-    .from(users)
-    .where(eq(users.email, p("email")))
-    .prepare("user_by_email");
+  /** The user whose `column` holds the value given as `name`. */
+  const byColumn = (column: Column, name: string) =>
+    db
+      .select(userColumns)
+      .from(users)
+      .where(eq(column, p(name)))
+      .prepare(`user_by_${name}`);
+  const byId = byColumn(users.id, "id");
+  const byUsername = byColumn(users.usernameKey, "key");
+  const byEmail = byColumn(users.email, "email");
   const firstPage = db.select(userColumns).from(users).orderBy(users.id).limit(p("limit")).prepare("users_first");
   const nextPage = db
     .select(userColumns)
@@ -143,7 +126,10 @@ function userStore({ db, run, tables }: Dialect, findById: UserStore["findById"]
         const row = { ...user, usernameKey: nameKey(user.username), updatedAt: user.createdAt };
         return (await db.insert(users).values(row).returning(userColumns))[0]!;
       }, userClash),
-    findById,
+    findById(id) {
+      const key = parseId(id);
+      return key ? run(async () => first(await byId.execute({ id: key }))) : Promise.resolve(null);
+    },
     findByLogin: (login) =>
       run(async () =>
         first(

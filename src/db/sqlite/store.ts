@@ -5,7 +5,7 @@ import { mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { AppError } from "../../errors.ts";
-import type { Clash, Db, Dialect, FastReads, Tables } from "../dialect.ts";
+import type { Clash, Db, Dialect, HotReads, Tables } from "../dialect.ts";
 import { drizzleStore } from "../drizzle-store.ts";
 import { storageMonitor, type StorageMonitor } from "../storage.ts";
 import {
@@ -90,7 +90,7 @@ function sqliteDialect(client: Database, db: Db, path: string): Dialect {
           throw sqliteError(error, storage, undefined);
         }
       }),
-    fastReads: fastReads(client, run),
+    hotReads: hotReads(client, run),
     // In-process and synchronous: it answers at once or throws, so there is nothing to time out.
     async ping() {
       ping.get();
@@ -109,7 +109,7 @@ function sqliteDialect(client: Database, db: Db, path: string): Dialect {
  * queries (placeholders filled, rows mapped) they cost about twice as much on an in-process database
  * (bun run bench:micro; bench/results.md). PostgreSQL, a round trip away, keeps the one store's.
  */
-function fastReads(client: Database, run: Dialect["run"]): FastReads {
+function hotReads(client: Database, run: Dialect["run"]): HotReads {
   const VERSIONS = `(SELECT version FROM table_versions WHERE name = 'users') AS users, (SELECT version FROM table_versions WHERE name = 'categories') AS categories`;
   const versions = client.query<TableVersions, []>(`SELECT ${VERSIONS}`);
   const tokenState = client.query<{ revoked: number } & TableVersions, [string, string]>(
