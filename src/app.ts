@@ -3,6 +3,7 @@
 import { Elysia } from "elysia";
 import { authRoutes } from "./auth/index.ts";
 import { createAuthenticator } from "./auth/authenticator.ts";
+import { createSessionService } from "./auth/sessions.ts";
 import { createPasswordHasher } from "./auth/passwords.ts";
 import { createLoginThrottle } from "./auth/throttle.ts";
 import { throttleWhenFull } from "./auth/throttle-memory.ts";
@@ -36,12 +37,20 @@ export function createApp({ config, store: database, loggers }: AppDeps): App {
   const { store } = cache;
   const tokens = createTokenService(config.jwt.secret, config.jwt.ttlSeconds);
   const authenticator = createAuthenticator(tokens, store);
+  const throttle = createLoginThrottle(throttleWhenFull(store.throttle), config.loginThrottle);
+  const sessions = createSessionService({
+    sessions: store.sessions,
+    revocations: store.revocations,
+    tokens,
+    throttle,
+    settings: config.sessions,
+    logger,
+  });
   const users = createUserService({
     users: store.users,
     passwords: createPasswordHasher(config.passwordCost),
-    tokens,
-    throttle: createLoginThrottle(throttleWhenFull(store.throttle), config.loginThrottle),
-    revocations: store.revocations,
+    sessions,
+    throttle,
   });
   const categories = createCategoryService(store.categories);
   const metrics = createMetrics(store);
@@ -56,8 +65,10 @@ export function createApp({ config, store: database, loggers }: AppDeps): App {
     .use(openapiRoutes())
     .use(health.routes)
     .use(config.metrics ? metricsRoutes(metrics) : new Elysia())
-    .use(authRoutes(users, authenticator, config.maxBodyBytes, config.trustProxy))
-    .use(usersRoutes(users, authenticator, createPageJson(), config.maxBodyBytes))
+    .use(
+      authRoutes({ users, sessions, authenticator, maxBodyBytes: config.maxBodyBytes, trustProxy: config.trustProxy }),
+    )
+    .use(usersRoutes(users, authenticator, createPageJson(), config.maxBodyBytes, config.trustProxy))
     .use(
       graphqlRoutes({
         config: config.graphql,

@@ -33,6 +33,15 @@ export interface LoginThrottleConfig {
   clientWindowMs: number;
 }
 
+export interface SessionConfig {
+  /** A refresh token's lifetime; each refresh issues one that lasts this long again (sliding). */
+  refreshTtlSeconds: number;
+  /** No session lasts longer than this from its login, however often it is refreshed. */
+  maxAgeSeconds: number;
+  /** A rotated refresh token presented again this soon gets the same successor; later, it ends the session. */
+  reuseWindowMs: number;
+}
+
 export interface Config {
   env: Environment;
   host: string;
@@ -46,6 +55,7 @@ export interface Config {
     ephemeral: boolean;
     ttlSeconds: number;
   };
+  sessions: SessionConfig;
   graphql: { auth: GraphqlAuth; playground: boolean; introspection: boolean };
   logLevel: LogLevel;
   maxBodyBytes: number;
@@ -95,6 +105,7 @@ export function parseConfig(env: Env): Config {
     reusePort: boolean(env, "SVC_REUSE_PORT", false),
     database: database(env),
     jwt: jwtSecret(env, production),
+    sessions: sessions(env),
     graphql: {
       auth: oneOf(env, "SVC_GRAPHQL_AUTH", ["required", "mutations", "off"], "required"),
       playground: boolean(env, "SVC_GRAPHQL_PLAYGROUND", !production),
@@ -146,7 +157,7 @@ function origins(env: Env): string[] {
 }
 
 function jwtSecret(env: Env, production: boolean): Config["jwt"] {
-  const ttlSeconds = duration(env, "SVC_JWT_TTL", "1h", 1, 30 * 86400);
+  const ttlSeconds = duration(env, "SVC_JWT_TTL", "15m", 1, 30 * 86400);
   const raw = env.SVC_JWT_SECRET;
   if (raw === undefined || raw === "") {
     if (production) {
@@ -175,6 +186,26 @@ function jwtSecret(env: Env, production: boolean): Config["jwt"] {
     );
   }
   return { secret, ephemeral: false, ttlSeconds };
+}
+
+function sessions(env: Env): SessionConfig {
+  const refreshTtlSeconds = duration(env, "SVC_REFRESH_TTL", "30d", 60, 3650 * 86400);
+  const maxAgeSeconds = duration(env, "SVC_SESSION_MAX_AGE", "90d", 60, 3650 * 86400);
+  const accessTtl = duration(env, "SVC_JWT_TTL", "15m", 1, 30 * 86400);
+  // An access token must not outlive the refresh token it came with, or a session ended by expiry
+  // would still be good for requests.
+  if (refreshTtlSeconds < accessTtl) {
+    throw new ConfigError(
+      "SVC_REFRESH_TTL",
+      `a duration no shorter than SVC_JWT_TTL (${accessTtl}s)`,
+      env.SVC_REFRESH_TTL!,
+    );
+  }
+  return {
+    refreshTtlSeconds,
+    maxAgeSeconds,
+    reuseWindowMs: duration(env, "SVC_REFRESH_REUSE_WINDOW", "10s", 0, 300) * 1000,
+  };
 }
 
 function database(env: Env): DatabaseConfig {

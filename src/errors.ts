@@ -10,6 +10,8 @@ const CATALOG = {
   malformed_json: { status: 400, title: "Malformed JSON", graphql: "BAD_USER_INPUT" },
   unauthorized: { status: 401, title: "Unauthorized", graphql: "UNAUTHENTICATED" },
   invalid_credentials: { status: 401, title: "Invalid credentials", graphql: "UNAUTHENTICATED" },
+  invalid_refresh_token: { status: 401, title: "Invalid refresh token", graphql: "UNAUTHENTICATED" },
+  refresh_token_reused: { status: 401, title: "Refresh token reused", graphql: "UNAUTHENTICATED" },
   forbidden: { status: 403, title: "Forbidden", graphql: "FORBIDDEN" },
   current_password_mismatch: { status: 403, title: "Current password does not match", graphql: "FORBIDDEN" },
   not_found: { status: 404, title: "Not found", graphql: "NOT_FOUND" },

@@ -1,5 +1,6 @@
 // `svc serve`: store (migrated) → app → listen; SIGTERM, SIGINT and SIGHUP drain, close the database, exit 0.
 import { createApp } from "./app.ts";
+import { startPruning } from "./auth/session-pruner.ts";
 import type { Config } from "./config.ts";
 import { describeDatabase, openStore } from "./db/open.ts";
 import type { VersionedStore } from "./db/store.ts";
@@ -33,6 +34,7 @@ export async function serve(config: Config): Promise<void> {
     console.error(`svc: cannot listen on ${config.host}:${config.port}: ${listenProblem(error)}`);
     process.exit(1);
   }
+  const stopPruning = startPruning({ sessions: store.sessions, logger });
   const address = `http://${server.hostname}:${server.port}`;
   logger.info({ version, environment: config.env, address, database }, "svc listening");
   if (config.jwt.ephemeral)
@@ -49,6 +51,7 @@ export async function serve(config: Config): Promise<void> {
     }, config.shutdownGraceMs);
     await server.stop();
     clearTimeout(forced);
+    await stopPruning();
     await store.close();
     logger.info("svc stopped");
     loggers.flush();

@@ -392,7 +392,7 @@ describe("the compiled binary, alone in an empty folder", () => {
   test("the README's REST and GraphQL examples, pasted in order, all work", async () => {
     const readme = await Bun.file(join(import.meta.dir, "..", "README.md")).text();
     const blocks = [...readme.matchAll(/<!-- walkthrough[^>]*-->\n```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
-    expect(blocks.length).toBe(2);
+    expect(blocks.length).toBe(3);
     const running = await start(emptyFolderWithBinary());
     const script = Bun.spawnSync(["bash", "-c", `set -euo pipefail\n${blocks.join("\n")}`], {
       env: { PATH: process.env.PATH ?? "", SVC: running.base },

@@ -18,7 +18,12 @@ describe("parseConfig", () => {
       shutdownGraceMs: 10000,
       passwordCost: PRODUCTION_PASSWORD_COST,
     });
-    expect(config.jwt.ttlSeconds).toBe(3600);
+    expect(config.jwt.ttlSeconds).toBe(900);
+    expect(config.sessions).toEqual({
+      refreshTtlSeconds: 30 * 86400,
+      maxAgeSeconds: 90 * 86400,
+      reuseWindowMs: 10_000,
+    });
     expect(config.jwt.ephemeral).toBe(true);
     expect(config.jwt.secret.byteLength).toBe(32);
     expect(Object.isFrozen(config)).toBe(true);

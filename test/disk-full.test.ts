@@ -1,5 +1,6 @@
 // A full volume under the SQLite file (a small tmpfs filled to the brim): writes are 503 storage_full
-// (GraphQL STORAGE_FULL) and change nothing, reads and logins go on, health says so, and all heals
+// (GraphQL STORAGE_FULL) and change nothing (a login stores a session, so it is one), reads go on,
+// health says so, and all heals
 // once space returns. Mounting needs root, as CI has; elsewhere the test is skipped.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, openSync, rmSync, writeSync, closeSync } from "node:fs";
@@ -38,10 +39,11 @@ function fill(path: string): void {
 describe.skipIf(!mounted)("SQLite on a full volume", () => {
   let app: Awaited<ReturnType<typeof testApp>>;
   let token: string;
+  let refresh: string;
   const filler = join(dir, "filler");
   beforeAll(async () => {
     app = await testApp({ on: openSqliteStore(join(dir, "svc.db")) });
-    token = (await app.signUp("ann", "correct horse battery")).token;
+    ({ token, refresh } = await app.signUp("ann", "correct horse battery"));
     await app.graphql('mutation { createCategory(input: { name: "Books" }) { id } }', { token });
     fill(filler);
   });
@@ -61,16 +63,23 @@ describe.skipIf(!mounted)("SQLite on a full volume", () => {
     expect((await app.store.users.findByLogin("ann"))?.username).toBe("ann");
   });
 
-  test("reads and logins go on; a wrong password is still refused and counted", async () => {
+  test("reads go on with the tokens out there; a login or refresh, which must store its session, is 503 storage_full; a wrong password is still refused", async () => {
     expect((await app.call("GET", "/svc-api/v1/users/all", { token })).status).toBe(200);
     expect((await app.graphql("{ categories { name } }", { token })).body).toEqual({
       data: { categories: [{ name: "Books" }] },
     });
+    const sessions = await app.call("GET", "/svc-api/v1/auth/sessions", { token });
+    expect(sessions.body).toHaveLength(1);
     const login = await app.call("POST", "/svc-api/v1/auth/login", {
       body: { username: "ann", password: "correct horse battery" },
     });
-    expect(login.status).toBe(200);
-    expect((await app.call("GET", "/svc-api/v1/users/all", { token: login.body.token })).status).toBe(200);
+    expectProblem(login, 503, "storage_full");
+    expectProblem(
+      await app.call("POST", "/svc-api/v1/auth/refresh", { body: { refresh_token: refresh } }),
+      503,
+      "storage_full",
+    );
+    expect((await app.call("GET", "/svc-api/v1/auth/sessions", { token })).body).toEqual(sessions.body);
     expectProblem(
       await app.call("POST", "/svc-api/v1/auth/login", { body: { username: "ann", password: "wrong" } }),
       401,
@@ -98,7 +107,7 @@ describe.skipIf(!mounted)("SQLite on a full volume", () => {
     });
   });
 
-  test("once space returns, health is ok and writes work, without a restart", async () => {
+  test("once space returns, health is ok and writes, logins and refreshes work, without a restart", async () => {
     rmSync(filler);
     await Bun.sleep(FULL_REMEMBERED_MS + 100);
     expect((await app.call("GET", "/svc/health")).body).toMatchObject({
@@ -109,5 +118,11 @@ describe.skipIf(!mounted)("SQLite on a full volume", () => {
       body: { username: "bob", email: "bob@example.com", password: "correct horse battery" },
     });
     expect(signUp.status).toBe(201);
+    const refreshed = await app.call("POST", "/svc-api/v1/auth/refresh", { body: { refresh_token: refresh } });
+    expect(refreshed.status).toBe(200);
+    const login = await app.call("POST", "/svc-api/v1/auth/login", {
+      body: { username: "ann", password: "correct horse battery" },
+    });
+    expect(login.status).toBe(200);
   }, 15_000);
 });

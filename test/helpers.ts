@@ -112,6 +112,7 @@ export async function testApp(options: TestAppOptions = {}) {
     return {
       user: created.body as { id: string; username: string; email: string; created_at: string; updated_at: string },
       token: login.body.token as string,
+      refresh: login.body.refresh_token as string,
       password,
     };
   }

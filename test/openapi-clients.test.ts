@@ -44,12 +44,19 @@ export async function everyOperation(): Promise<number> {
   await client.PUT("/svc-api/v1/users", { body: { email: "ann@example.org", current_password: "correct horse" }, headers });
   const changed = await client.PUT("/svc-api/v1/users/password", { body: { current_password: "correct horse", new_password: "battery staple" }, headers });
   const ttl: number = changed.data?.expires_in ?? 0;
+  const renewed = await client.POST("/svc-api/v1/auth/refresh", { body: { refresh_token: login.data.refresh_token } });
+  if (renewed.error?.code === "refresh_token_reused") return 0;
+  const next: string | undefined = renewed.data?.refresh_token;
+  const sessions = await client.GET("/svc-api/v1/auth/sessions", { headers });
+  const current: string | undefined = sessions.data?.find((session) => session.current)?.id;
+  await client.DELETE("/svc-api/v1/auth/sessions/{id}", { params: { path: { id: current ?? me } }, headers });
   await client.POST("/svc-api/v1/auth/logout", { headers });
+  await client.POST("/svc-api/v1/auth/logout", { body: { scope: "others" }, headers });
   await client.DELETE("/svc-api/v1/users", { headers });
   const health = await client.GET("/svc/health");
   await client.GET("/svc/health/live");
   await client.GET("/svc/health/ready");
-  return expiresAt + ttl + names.length + (health.data?.uptime_s ?? 0);
+  return expiresAt + ttl + names.length + (health.data?.uptime_s ?? 0) + (next?.length ?? 0);
 }
 
 export async function wrongTypes(): Promise<void> {
@@ -60,6 +67,8 @@ export async function wrongTypes(): Promise<void> {
   const text: string = login.data?.expires_in ?? "";
   // @ts-expect-error the password is required
   await client.POST("/svc-api/v1/users/create", { body: { username: "ann", email: "a@b.co" } });
+  // @ts-expect-error a logout scope is local, others or global
+  await client.POST("/svc-api/v1/auth/logout", { body: { scope: "everywhere" } });
   void text;
 }
 `;

@@ -27,8 +27,9 @@ export function createAuthenticator(tokens: TokenService, store: Pick<Store, "to
       const token = bearerToken(authorization);
       if (token === null) throw unauthorized(true, "The Authorization header must read 'Bearer <token>'.");
       const verified = await tokens.verify(token);
-      const holder = verified && (await store.tokenHolder(verified.userId, verified.jti));
-      // A deleted user, a token from before a password change, or one logged out is as invalid as a forged one.
+      const holder = verified && (await store.tokenHolder(verified.userId, verified.jti, verified.sessionId));
+      // A deleted user, a token from before a password change, or one whose session ended (logout,
+      // refresh token reuse) is as invalid as a forged one.
       if (!verified || !holder || holder.revoked || holder.user.tokenVersion !== verified.version) {
         throw unauthorized(true, "The token is invalid, expired or revoked.");
       }

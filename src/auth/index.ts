@@ -1,23 +1,35 @@
-// /svc-api/v1/auth: login (username or e-mail and password in, a bearer token out) and logout.
-import { Elysia } from "elysia";
-import { clientAddress } from "../http/client-address.ts";
-import { jsonBody } from "../http/json-body.ts";
+// /svc-api/v1/auth: login (username or e-mail and password in, a session's token pair out), refresh,
+// logout, and the caller's sessions.
+import { Elysia, t } from "elysia";
+import { clientInfo } from "../http/client-address.ts";
+import { jsonBody, optionalJsonBody } from "../http/json-body.ts";
 import { documented } from "../http/openapi.ts";
-import { loginBody, loginSchema } from "../users/model.ts";
+import { loginBody, loginSchema, userView } from "../users/model.ts";
 import type { UserService } from "../users/service.ts";
 import type { Authenticator } from "./authenticator.ts";
 import { bearer } from "./bearer.ts";
+import { logoutBody, logoutScope, refreshBody, sessionSchema } from "./model.ts";
+import type { SessionService } from "./sessions.ts";
 
-export function authRoutes(users: UserService, authenticator: Authenticator, maxBodyBytes: number, trustProxy: number) {
+export interface AuthRouteDeps {
+  users: UserService;
+  sessions: SessionService;
+  authenticator: Authenticator;
+  maxBodyBytes: number;
+  trustProxy: number;
+}
+
+export function authRoutes({ users, sessions, authenticator, maxBodyBytes, trustProxy }: AuthRouteDeps) {
+  const json = jsonBody(maxBodyBytes);
   return new Elysia({ prefix: "/svc-api/v1/auth" })
-    .post("/login", ({ body, request }) => users.login(body, clientAddress(request, trustProxy)), {
-      parse: jsonBody(maxBodyBytes),
+    .post("/login", ({ body, request }) => users.login(body, clientInfo(request, trustProxy)), {
+      parse: json,
       body: loginBody,
       detail: documented({
         operationId: "login",
-        summary: "Log in with username (or e-mail) and password",
+        summary: "Log in with username (or e-mail) and password: a new session",
         tag: "auth",
-        ok: { status: 200, description: "A bearer token, and you", schema: loginSchema },
+        ok: { status: 200, description: "An access token, its refresh token, and you", schema: loginSchema },
         errors: [
           "validation_failed",
           "malformed_json",
@@ -28,21 +40,83 @@ export function authRoutes(users: UserService, authenticator: Authenticator, max
         ],
       }),
     })
+    .post(
+      "/refresh",
+      async ({ body, request }) => {
+        const { user, ...pair } = await sessions.refresh(body.refresh_token, clientInfo(request, trustProxy));
+        return { ...pair, user: userView(user, user.id) };
+      },
+      {
+        parse: json,
+        body: refreshBody,
+        detail: documented({
+          operationId: "refresh",
+          summary: "Trade a refresh token for a new pair (the refresh token is rotated)",
+          tag: "auth",
+          ok: {
+            status: 200,
+            description:
+              "A new access token and refresh token, and you. The same refresh token sent again within the reuse window gets this same pair.",
+            schema: loginSchema,
+          },
+          errors: [
+            "validation_failed",
+            "malformed_json",
+            "invalid_refresh_token",
+            "refresh_token_reused",
+            "too_many_requests",
+            "payload_too_large",
+            "unsupported_media_type",
+          ],
+        }),
+      },
+    )
     .use(bearer(authenticator))
     .post(
       "/logout",
-      async ({ token, set }) => {
-        await users.logout(token);
+      async ({ body, caller, token, set }) => {
+        await sessions.logout(caller, token, logoutScope(body));
         set.status = 204;
       },
       {
+        parse: optionalJsonBody(maxBodyBytes),
         detail: documented({
+          body: { schema: logoutBody, required: false },
           operationId: "logout",
-          summary: "Log out: the token sent stops working at once",
+          summary: "Log out: end this session (or the others, or all) at once",
           tag: "auth",
           auth: true,
-          ok: { status: 204, description: "Revoked" },
-          errors: [],
+          ok: { status: 204, description: "Ended: their access and refresh tokens stop working" },
+          errors: ["validation_failed", "malformed_json", "payload_too_large", "unsupported_media_type"],
+        }),
+      },
+    )
+    .get("/sessions", ({ caller, token }) => sessions.list(caller, token), {
+      detail: documented({
+        operationId: "listSessions",
+        summary: "Your live sessions, newest first",
+        tag: "auth",
+        auth: true,
+        ok: { status: 200, description: "Your sessions; current marks this one", schema: t.Array(sessionSchema) },
+        errors: [],
+      }),
+    })
+    .delete(
+      "/sessions/:id",
+      async ({ params, caller, set }) => {
+        await sessions.end(caller, params.id);
+        set.status = 204;
+      },
+      {
+        // Any text: an id that is not one names no session of yours, the same 404.
+        params: t.Object({ id: t.String({ description: "A session id (UUID)." }) }),
+        detail: documented({
+          operationId: "endSession",
+          summary: "End one of your sessions",
+          tag: "auth",
+          auth: true,
+          ok: { status: 204, description: "Ended: its access and refresh tokens stop working" },
+          errors: ["not_found"],
         }),
       },
     );

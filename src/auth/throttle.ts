@@ -17,6 +17,13 @@ export interface LoginThrottle {
   reserve(accountKey: string, clientKey: string): Promise<void>;
   /** The reserved attempt succeeded: the account's count is cleared, the client's attempt given back. */
   succeeded(accountKey: string, clientKey: string): Promise<void>;
+  /** Throws 429 `too_many_requests` with Retry-After while the client is blocked (the per-client rule). */
+  checkClient(clientKey: string): Promise<void>;
+  /**
+   * Counts one failure against the client, after the fact. For attempts that are cheap to check and
+   * hopeless to guess (a 256-bit refresh token): a burst gets a few past the limit, and that is all.
+   */
+  clientFailed(clientKey: string): Promise<void>;
 }
 
 /** A reservation's outcome: 0 when counted, else how long the key stays blocked (ms). */
@@ -84,12 +91,31 @@ export function createLoginThrottle(
       await store.clear(accountKey);
       await releaseClient(clientKey);
     },
+
+    async checkClient(clientKey) {
+      const state = await store.get(clientKey);
+      const blockedFor = state?.blockedUntil ? Date.parse(state.blockedUntil) - now() : 0;
+      if (blockedFor > 0) throw blocked(blockedFor);
+    },
+
+    async clientFailed(clientKey) {
+      await store.transition(
+        clientKey,
+        reserveStep(
+          clientKey,
+          now(),
+          settings.clientMaxFailures,
+          () => settings.clientWindowMs,
+          settings.clientWindowMs,
+        ),
+      );
+    },
   };
 }
 
 function blocked(waitMs: number): AppError {
   const seconds = Math.ceil(waitMs / 1000);
-  return new AppError("too_many_requests", `Too many failed logins; try again in ${seconds} s.`, {
+  return new AppError("too_many_requests", `Too many failed attempts; try again in ${seconds} s.`, {
     headers: { "retry-after": String(seconds) },
   });
 }

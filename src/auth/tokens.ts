@@ -14,6 +14,8 @@ export interface TokenSubject {
   userId: string;
   /** The user's token version when the token was issued. */
   version: number;
+  /** The session it belongs to (the `sid` claim); tokens issued before sessions have none. */
+  sessionId?: string;
 }
 
 /** A verified token: whose it is, and what identifies and ends it. */
@@ -39,10 +41,11 @@ export function createTokenService(secret: Uint8Array, ttlSeconds: number): Toke
   const verified = new Map<string, VerifiedToken>();
 
   return {
-    async issue({ userId, version }) {
+    async issue({ userId, version, sessionId }) {
       // Relative: jose computes exp microseconds before the iat the plugin stamps, in the same synchronous
       // step, instead of from a clock read before an await (which let exp - iat come out one second short).
-      const token = await signer.sign({ sub: userId, ver: version, jti: crypto.randomUUID(), exp: `${ttlSeconds}s` });
+      const claims = { sub: userId, ver: version, ...(sessionId && { sid: sessionId }) };
+      const token = await signer.sign({ ...claims, jti: crypto.randomUUID(), exp: `${ttlSeconds}s` });
       return { token, token_type: "Bearer", expires_in: ttlSeconds };
     },
     async verify(token) {
@@ -69,6 +72,14 @@ export function createTokenService(secret: Uint8Array, ttlSeconds: number): Toke
       return null;
     const version = claims.ver;
     if (typeof version !== "number" || !Number.isSafeInteger(version) || version < 0) return null;
-    return { userId: claims.sub, version, jti: claims.jti, exp: claims.exp };
+    const { sid } = claims;
+    if (sid !== undefined && typeof sid !== "string") return null;
+    return {
+      userId: claims.sub,
+      version,
+      jti: claims.jti,
+      exp: claims.exp,
+      ...(sid !== undefined && { sessionId: sid }),
+    };
   }
 }

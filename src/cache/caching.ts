@@ -107,8 +107,8 @@ export function caching(base: VersionedStore): Caching {
     ...base,
     users,
     categories,
-    async tokenHolder(userId, jti) {
-      const state = await base.tokenState(userId, jti);
+    async tokenHolder(userId, jti, sessionId) {
+      const state = await base.tokenState(userId, jti, sessionId);
       if (!state) return null;
       const request = requests.getStore();
       if (request) request.versions = state.versions;

@@ -10,6 +10,7 @@ import {
   USER_FIELDS,
   type CategoryRecord,
   type Counts,
+  type SessionBatch,
   type Store,
   type UserRecord,
 } from "../db/store.ts";
@@ -86,7 +87,11 @@ export async function runCopy(args: string[], env: Env, out: Output): Promise<nu
         );
     };
     const copied = await target.load(
-      { users: storable(pages(source)), categories: (await source.categories.list()).map(storableCategory) },
+      {
+        users: storable(pages(source)),
+        categories: (await source.categories.list()).map(storableCategory),
+        sessions: sessionPages(source),
+      },
       { replace: options.force, expect: expected, onProgress: progress },
     );
     if (out.isTTY) out.write("\n");
@@ -151,5 +156,16 @@ async function* pages(source: Store): AsyncGenerator<UserRecord[]> {
     if (page.length === 0) return;
     yield page;
     after = page[page.length - 1]!.id;
+  }
+}
+
+/** Every session with its refresh tokens, a page at a time: users stay signed in across a copy. */
+async function* sessionPages(source: Store): AsyncGenerator<SessionBatch> {
+  let after: string | undefined;
+  for (;;) {
+    const page = await source.sessions.page(PAGE, after);
+    if (page.sessions.length === 0) return;
+    yield page;
+    after = page.sessions[page.sessions.length - 1]!.id;
   }
 }

@@ -29,8 +29,12 @@ export interface Dialect {
    * `database_unavailable` (within a deadline, where the database is across a network).
    */
   run<T>(work: () => Promise<T>, clash?: Clash): Promise<T>;
-  /** Runs `work` in one transaction (no deadline: a bulk load is as long as its data); errors as run's. */
-  transaction<T>(work: (tx: Db) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` in one transaction; errors as run's. Its deadline is run's when `timed`, else none (a
+   * bulk load is as long as its data). A write referring to a row that is gone (a foreign key) throws
+   * ReferenceGone.
+   */
+  transaction<T>(work: (tx: Db) => Promise<T>, options?: { timed?: boolean }): Promise<T>;
   /** Hand-written statements for reads every request makes, where Drizzle's own cost more (measured). */
   hotReads?: HotReads;
   /** Resolves when the database answers a trivial query within timeoutMs; rejects otherwise. */

@@ -1,10 +1,11 @@
 // The storage contract, written once in Drizzle for every database svc supports. What differs between
 // them (opening, migrating, transactions, reading driver errors) comes in with the Dialect.
-import { and, count, eq, gt, isNull, lt, sql, type Column } from "drizzle-orm";
+import { and, count, desc, eq, gt, inArray, isNull, lt, ne, sql, type Column } from "drizzle-orm";
 import type { ErrorCode } from "../errors.ts";
 import { parseId } from "../ids.ts";
 import { chunks } from "./chunks.ts";
-import type { Db, Dialect, HotReads } from "./dialect.ts";
+import type { PgColumn } from "drizzle-orm/pg-core";
+import type { Db, Dialect, HotReads, Tables } from "./dialect.ts";
 import {
   CATEGORY_FIELDS,
   columns,
@@ -15,7 +16,11 @@ import {
   type Counts,
   type LoadData,
   type LoadOptions,
+  type NewRefreshToken,
+  REFRESH_FIELDS,
   type RevocationStore,
+  SESSION_FIELDS,
+  type SessionStore,
   type TableVersions,
   type ThrottleRecord,
   type ThrottleStore,
@@ -27,6 +32,8 @@ import {
 const LOAD_BATCH = 500;
 
 const first = <T>(rows: T[]): T | null => rows[0] ?? null;
+/** A well-formed id no session has (the nil UUID), for a session id that is not an id at all. */
+const NO_SESSION = "00000000-0000-0000-0000-000000000000";
 const userClash = (detail: string): ErrorCode => (detail.includes("email") ? "email_taken" : "username_taken");
 const categoryClash = (): ErrorCode => "category_name_taken";
 
@@ -34,9 +41,13 @@ export function drizzleStore(dialect: Dialect): VersionedStore {
   const { db, run } = dialect;
   const users = userStore(dialect);
   const reads = dialect.hotReads ?? hotReads(dialect);
-  const tokenState = (userId: string, jti: string) => {
+  const tokenState = (userId: string, jti: string, sessionId?: string) => {
     const id = parseId(userId);
-    return id ? reads.tokenState(id, jti) : Promise.resolve(null);
+    if (!id) return Promise.resolve(null);
+    if (sessionId === undefined) return reads.tokenState(id, jti);
+    // A session id that cannot be one names no session of the user: the token is revoked.
+    const session = parseId(sessionId);
+    return reads.tokenState(id, jti, session ?? NO_SESSION);
   };
 
   return {
@@ -44,8 +55,9 @@ export function drizzleStore(dialect: Dialect): VersionedStore {
     categories: categoryStore(dialect),
     throttle: throttleStore(dialect),
     revocations: revocationStore(dialect),
-    async tokenHolder(userId, jti) {
-      const state = await tokenState(userId, jti);
+    sessions: sessionStore(dialect),
+    async tokenHolder(userId, jti, sessionId) {
+      const state = await tokenState(userId, jti, sessionId);
       const user = state && (await users.findById(userId));
       return user ? { user, revoked: state.revoked } : null;
     },
@@ -62,26 +74,36 @@ export function drizzleStore(dialect: Dialect): VersionedStore {
 
 /** The reads of every authenticated request, as prepared Drizzle queries, for dialects without their own. */
 function hotReads({ db, run, tables }: Dialect): HotReads {
-  const { users, revokedTokens, tableVersions } = tables;
+  const { users, revokedTokens, sessions, tableVersions } = tables;
   const p = sql.placeholder;
   const version = (table: keyof TableVersions) =>
     sql<number>`(select ${tableVersions.version} from ${tableVersions} where ${tableVersions.name} = ${table})`.mapWith(
       Number,
     );
-  const revoked = sql<boolean>`exists (select 1 from ${revokedTokens} where ${revokedTokens.jti} = ${p("jti")})`;
-  const tokenState = db
-    .select({ revoked: revoked.mapWith(Boolean), users: version("users"), categories: version("categories") })
-    .from(users)
-    .where(eq(users.id, p("id")))
-    .prepare("token_state");
+  const state = (revoked: ReturnType<typeof sql<boolean>>, name: string) =>
+    db
+      .select({ revoked: revoked.mapWith(Boolean), users: version("users"), categories: version("categories") })
+      .from(users)
+      .where(eq(users.id, p("id")))
+      .prepare(name);
+  // A token with a session is revoked by the session's end; one from before sessions, by its jti.
+  const byJti = state(
+    sql<boolean>`exists (select 1 from ${revokedTokens} where ${revokedTokens.jti} = ${p("jti")})`,
+    "token_state",
+  );
+  const bySession = state(
+    // The user id as a parameter again: Drizzle writes columns in a selected expression unqualified.
+    sql<boolean>`not exists (select 1 from ${sessions} where ${sessions.id} = ${p("sid")} and ${sessions.userId} = ${p("id")})`,
+    "session_token_state",
+  );
   const versions = db
     .select({ name: tableVersions.name, version: tableVersions.version })
     .from(tableVersions)
     .prepare("table_versions");
   return {
-    tokenState: (id, jti) =>
+    tokenState: (id, jti, sid) =>
       run(async () => {
-        const row = first(await tokenState.execute({ id, jti }));
+        const row = first(await (sid === undefined ? byJti.execute({ id, jti }) : bySession.execute({ id, sid })));
         return row && { revoked: row.revoked, versions: { users: row.users, categories: row.categories } };
       }),
     versions: () =>
@@ -93,7 +115,38 @@ function hotReads({ db, run, tables }: Dialect): HotReads {
   };
 }
 
-function userStore({ db, run, tables }: Dialect): UserStore {
+/** A transaction of a few statements, held to run's deadline (a bulk load is not). */
+const TIMED = { timed: true } as const;
+
+/** Thrown inside a transaction to undo it; caught by the operation that threw it. */
+const ROLL_BACK = Symbol("roll back");
+
+/**
+ * Replaces the session's refresh tokens with `refresh`, and marks it used at `at`, provided the user
+ * still has it. false: the session is gone.
+ */
+async function renewSession(
+  tx: Db,
+  { sessions, refreshTokens }: Tables,
+  userId: string,
+  sessionId: string,
+  refresh: NewRefreshToken,
+  at: string,
+): Promise<boolean> {
+  const session = parseId(sessionId);
+  if (!session) return false;
+  const renewed = await tx
+    .update(sessions)
+    .set({ lastUsedAt: at, expiresAt: refresh.expiresAt })
+    .where(and(eq(sessions.id, session), eq(sessions.userId, userId)))
+    .returning({ id: sessions.id });
+  if (renewed.length === 0) return false;
+  await tx.delete(refreshTokens).where(eq(refreshTokens.sessionId, session));
+  await tx.insert(refreshTokens).values({ ...refresh, sessionId: session, rotatedAt: null, successor: null });
+  return true;
+}
+
+function userStore({ db, run, tables, transaction }: Dialect): UserStore {
   const { users } = tables;
   const userColumns = columns(users, USER_FIELDS);
   const p = sql.placeholder;
@@ -153,13 +206,29 @@ function userStore({ db, run, tables }: Dialect): UserStore {
         userClash,
       );
     },
-    setPassword(id, passwordHash, updatedAt, tokenVersion) {
+    async setPassword(id, passwordHash, updatedAt, tokenVersion, keep) {
       const key = parseId(id);
-      if (!key) return Promise.resolve(null);
+      if (!key) return null;
       const changes = { passwordHash, updatedAt, tokenVersion: sql`${users.tokenVersion} + 1` };
-      return run(async () =>
-        first(await db.update(users).set(changes).where(heldAt(key, tokenVersion)).returning(userColumns)),
-      );
+      try {
+        return await transaction(async (tx) => {
+          // The kept session first: its row is locked before the others go, and if it ended meanwhile
+          // (another instance's logout) nothing here lands.
+          if (keep && !(await renewSession(tx, tables, key, keep.sessionId, keep.refresh, updatedAt))) return null;
+          const user = first(
+            await tx.update(users).set(changes).where(heldAt(key, tokenVersion)).returning(userColumns),
+          );
+          if (!user) throw ROLL_BACK;
+          const others = keep
+            ? and(eq(tables.sessions.userId, key), ne(tables.sessions.id, keep.sessionId))
+            : eq(tables.sessions.userId, key);
+          await tx.delete(tables.sessions).where(others);
+          return user;
+        }, TIMED);
+      } catch (error) {
+        if (error === ROLL_BACK) return null;
+        throw error;
+      }
     },
     delete(id, tokenVersion) {
       const key = parseId(id);
@@ -226,6 +295,106 @@ function revocationStore({ db, run, tables }: Dialect): RevocationStore {
       run(async () => {
         await db.delete(revokedTokens).where(lt(revokedTokens.expiresAt, new Date().toISOString()));
         await db.insert(revokedTokens).values({ jti, expiresAt }).onConflictDoNothing();
+      }),
+  };
+}
+
+function sessionStore({ db, run, tables, transaction }: Dialect): SessionStore {
+  const { sessions, refreshTokens, users } = tables;
+  const sessionColumns = columns(sessions, SESSION_FIELDS);
+  const p = sql.placeholder;
+  const byDigest = db
+    .select({
+      token: columns(refreshTokens, REFRESH_FIELDS),
+      session: sessionColumns,
+      user: columns(users, USER_FIELDS),
+    })
+    .from(refreshTokens)
+    .innerJoin(sessions, eq(sessions.id, refreshTokens.sessionId))
+    .innerJoin(users, eq(users.id, sessions.userId))
+    .where(eq(refreshTokens.digest, p("digest")))
+    .prepare("refresh_by_digest");
+  const live = db
+    .select(sessionColumns)
+    .from(sessions)
+    .where(and(eq(sessions.userId, p("user")), gt(sessions.expiresAt, p("now"))))
+    .orderBy(desc(sessions.createdAt), desc(sessions.id))
+    .prepare("live_sessions");
+
+  /** Deletes up to `limit` rows of the table whose expiry is before `now`, in one short statement. */
+  const pruneOne = async (table: typeof sessions | typeof refreshTokens, key: PgColumn, now: string, limit: number) => {
+    const expired = db.select({ key }).from(table).where(lt(table.expiresAt, now)).limit(limit);
+    return (await db.delete(table).where(inArray(key, expired)).returning({ key })).length;
+  };
+
+  return {
+    start: (session, refresh) =>
+      transaction(async (tx) => {
+        const [started] = await tx.insert(sessions).values(session).returning(sessionColumns);
+        await tx.insert(refreshTokens).values({ ...refresh, sessionId: session.id, rotatedAt: null, successor: null });
+        return started!;
+      }, TIMED),
+    findRefresh: (digest) => run(async () => first(await byDigest.execute({ digest }))),
+    async rotate(digest, { at, successor, sealed }) {
+      return transaction(async (tx) => {
+        // The compare-and-set: only a current token turns rotated, so one rotation of it lands.
+        const [rotated] = await tx
+          .update(refreshTokens)
+          .set({ rotatedAt: at, successor: sealed })
+          .where(and(eq(refreshTokens.digest, digest), isNull(refreshTokens.rotatedAt)))
+          .returning({ sessionId: refreshTokens.sessionId });
+        if (!rotated) return false;
+        await tx.insert(refreshTokens).values({
+          ...successor,
+          sessionId: rotated.sessionId,
+          rotatedAt: null,
+          successor: null,
+        });
+        await tx
+          .update(sessions)
+          .set({ lastUsedAt: at, expiresAt: successor.expiresAt })
+          .where(eq(sessions.id, rotated.sessionId));
+        return true;
+      }, TIMED);
+    },
+    list(userId, now) {
+      const user = parseId(userId);
+      return user ? run(() => live.execute({ user, now })) : Promise.resolve([]);
+    },
+    end(userId, scope) {
+      const user = parseId(userId);
+      if (!user) return Promise.resolve(0);
+      const mine = eq(sessions.userId, user);
+      // A session id that is no id names no session: none is the one, and all are the others.
+      const id = scope === "all" ? null : parseId("only" in scope ? scope.only : scope.except);
+      let which = mine;
+      if (scope !== "all" && "only" in scope) {
+        if (id === null) return Promise.resolve(0);
+        which = and(mine, eq(sessions.id, id))!;
+      } else if (scope !== "all" && id !== null) which = and(mine, ne(sessions.id, id))!;
+      return run(async () => (await db.delete(sessions).where(which).returning({ id: sessions.id })).length);
+    },
+    page: (limit, after) =>
+      run(async () => {
+        const query = db.select(sessionColumns).from(sessions).$dynamic();
+        const from = after === undefined ? null : parseId(after);
+        if (from) query.where(gt(sessions.id, from));
+        const page = await query.orderBy(sessions.id).limit(limit);
+        const ids = page.map((session) => session.id);
+        const tokens =
+          ids.length === 0
+            ? []
+            : await db
+                .select(columns(refreshTokens, REFRESH_FIELDS))
+                .from(refreshTokens)
+                .where(inArray(refreshTokens.sessionId, ids));
+        return { sessions: page, refreshTokens: tokens };
+      }),
+    prune: (now, limit) =>
+      run(async () => {
+        // Sessions first: their tokens go with them, and what is left of the limit goes to tokens.
+        const gone = await pruneOne(sessions, sessions.id, now, limit);
+        return gone < limit ? gone + (await pruneOne(refreshTokens, refreshTokens.digest, now, limit - gone)) : gone;
       }),
   };
 }
@@ -315,13 +484,14 @@ async function countsIn(db: Db, { tables }: Dialect): Promise<Counts> {
 }
 
 async function load(tx: Db, dialect: Dialect, data: LoadData, options: LoadOptions): Promise<Counts> {
-  const { users, categories, loginThrottle, revokedTokens } = dialect.tables;
+  const { users, categories, loginThrottle, revokedTokens, sessions, refreshTokens } = dialect.tables;
   const before = await countsIn(tx, dialect);
   if (!options.replace && (before.users > 0 || before.categories > 0)) {
     throw new LoadRefused(`the target already holds ${before.users} users and ${before.categories} categories`);
   }
   if (options.replace) {
-    for (const table of [categories, users, loginThrottle, revokedTokens]) await tx.delete(table);
+    for (const table of [refreshTokens, sessions, categories, users, loginThrottle, revokedTokens])
+      await tx.delete(table);
   }
   const loaded = { users: 0, categories: 0 };
   for await (const batch of data.users) {
@@ -335,6 +505,10 @@ async function load(tx: Db, dialect: Dialect, data: LoadData, options: LoadOptio
     await tx.insert(categories).values(part.map((category) => ({ ...category, nameKey: nameKey(category.name) })));
     loaded.categories += part.length;
     options.onProgress?.({ ...loaded });
+  }
+  for await (const batch of data.sessions ?? []) {
+    for (const part of chunks(batch.sessions, LOAD_BATCH)) await tx.insert(sessions).values(part);
+    for (const part of chunks(batch.refreshTokens, LOAD_BATCH)) await tx.insert(refreshTokens).values(part);
   }
   const after = await countsIn(tx, dialect);
   if (after.users !== options.expect.users || after.categories !== options.expect.categories) {

@@ -43,9 +43,16 @@ export interface UserStore {
   /**
    * Replaces the hash and bumps the token version, only while the version is still `tokenVersion` (the
    * one the caller's token carries), so of concurrent changes made with one token exactly one lands.
-   * null: no user has this id, or its token version has moved on.
+   * In the same change every session of the user ends but `keep`'s, whose refresh tokens are replaced
+   * by `keep.refresh`. null: no user has this id, or its token version has moved on.
    */
-  setPassword(id: string, passwordHash: string, updatedAt: string, tokenVersion: number): Promise<UserRecord | null>;
+  setPassword(
+    id: string,
+    passwordHash: string,
+    updatedAt: string,
+    tokenVersion: number,
+    keep?: { sessionId: string; refresh: NewRefreshToken },
+  ): Promise<UserRecord | null>;
   /**
    * Deletes the user; their categories stay with no creator. With `tokenVersion`, only while the token
    * version is still that one. false: no user has this id, or the version has moved on.
@@ -127,6 +134,76 @@ export interface RevocationStore {
   revoke(jti: string, expiresAt: string): Promise<void>;
 }
 
+export interface SessionRecord {
+  id: string;
+  userId: string;
+  createdAt: string;
+  /** The last login or refresh. */
+  lastUsedAt: string;
+  /** When its newest refresh token expires, never past its absolute limit: the session ends then. */
+  expiresAt: string;
+  userAgent: string | null;
+  clientAddress: string | null;
+}
+
+/** A refresh token as stored: its SHA-256 digest, never the token. */
+export interface RefreshTokenRecord {
+  digest: string;
+  sessionId: string;
+  expiresAt: string;
+  /** null: the session's current token. */
+  rotatedAt: string | null;
+  /** The answer its rotation gave, sealed with a key derived from the token itself (null until rotated). */
+  successor: string | null;
+}
+
+export type NewRefreshToken = Pick<RefreshTokenRecord, "digest" | "expiresAt">;
+
+/** A refresh token presented: the token, its session and the session's user. */
+export interface PresentedRefresh {
+  token: RefreshTokenRecord;
+  session: SessionRecord;
+  user: UserRecord;
+}
+
+/** Rotating a refresh token: when, the successor token, and the answer sealed for replays. */
+export interface Rotation {
+  at: string;
+  successor: NewRefreshToken;
+  sealed: string;
+}
+
+/** Which of a user's sessions to end. */
+export type SessionScope = { only: string } | { except: string } | "all";
+
+/** Sessions and their refresh tokens; every instance sees the same. */
+export interface SessionStore {
+  /** Starts the session with its first refresh token. */
+  start(session: SessionRecord, refresh: NewRefreshToken): Promise<SessionRecord>;
+  /** The refresh token with this digest, its session and user, whatever their state. null: unknown. */
+  findRefresh(digest: string): Promise<PresentedRefresh | null>;
+  /**
+   * Marks the token rotated (with the sealed answer), adds its successor and moves the session's
+   * lastUsedAt and expiresAt, as one change, only while the token is still current: of concurrent
+   * rotations, on any instance, exactly one lands. false: another came first, or the session is gone.
+   */
+  rotate(digest: string, rotation: Rotation): Promise<boolean>;
+  /** The user's sessions not yet expired at `now`, newest first. */
+  list(userId: string, now: string): Promise<SessionRecord[]>;
+  /** Ends the user's sessions in scope (with their refresh tokens); how many ended. */
+  end(userId: string, scope: SessionScope): Promise<number>;
+  /** Forgets up to `limit` expired sessions and expired refresh tokens; how many rows went. */
+  prune(now: string, limit: number): Promise<number>;
+  /** Up to `limit` sessions in id order after `after`, with all their refresh tokens (for `svc copy`). */
+  page(limit: number, after?: string): Promise<SessionBatch>;
+}
+
+/** Sessions and their refresh tokens, as `svc copy` moves them. */
+export interface SessionBatch {
+  sessions: SessionRecord[];
+  refreshTokens: RefreshTokenRecord[];
+}
+
 /** The user a token names, and whether that token was revoked. */
 export interface TokenHolder {
   user: UserRecord;
@@ -138,11 +215,13 @@ export interface Counts {
   categories: number;
 }
 
-/** What `svc copy` moves: users with their hashes and token versions, categories with their creators. */
+/** What `svc copy` moves: users with their hashes and token versions, categories with their creators, sessions. */
 export interface LoadData {
   /** Users in batches, so a large database is never held whole. */
   users: AsyncIterable<UserRecord[]>;
   categories: CategoryRecord[];
+  /** Sessions in batches, loaded after the users they belong to. */
+  sessions?: AsyncIterable<SessionBatch>;
 }
 
 export interface LoadOptions {
@@ -159,11 +238,12 @@ export interface Store {
   readonly categories: CategoryStore;
   readonly throttle: ThrottleStore;
   readonly revocations: RevocationStore;
+  readonly sessions: SessionStore;
   /**
-   * The user with this id and whether the token `jti` is revoked: it runs on every authenticated
-   * request. null: no user has this id.
+   * The user with this id and whether the token is revoked: its `jti` was, or it names a session
+   * (`sessionId`) the user no longer has. It runs on every authenticated request. null: no user has this id.
    */
-  tokenHolder(userId: string, jti: string): Promise<TokenHolder | null>;
+  tokenHolder(userId: string, jti: string, sessionId?: string): Promise<TokenHolder | null>;
   /** Resolves when the database answers a trivial query within timeoutMs; rejects otherwise. */
   ping(timeoutMs: number): Promise<void>;
   /**
@@ -203,11 +283,16 @@ export interface VersionedStore extends Store {
   /** Equal counters mean unchanged tables. */
   versions(): Promise<TableVersions>;
   /**
-   * Whether the token `jti` is revoked, and the versions, provided the user exists; in one statement,
+   * Whether the token is revoked (as tokenHolder), and the versions, provided the user exists; in one statement,
    * since it runs on every authenticated request. The versions are read before any data the request
    * goes on to read. null: no user has this id.
    */
-  tokenState(userId: string, jti: string): Promise<TokenState | null>;
+  tokenState(userId: string, jti: string, sessionId?: string): Promise<TokenState | null>;
+}
+
+/** A write referred to a row that no longer exists (a user deleted while the request ran). */
+export class ReferenceGone extends Error {
+  override name = "ReferenceGone";
 }
 
 export class LoadRefused extends Error {
@@ -243,6 +328,22 @@ export const USER_FIELDS = [
   "createdAt",
   "updatedAt",
 ] as const satisfies readonly (keyof UserRecord)[];
+export const SESSION_FIELDS = [
+  "id",
+  "userId",
+  "createdAt",
+  "lastUsedAt",
+  "expiresAt",
+  "userAgent",
+  "clientAddress",
+] as const satisfies readonly (keyof SessionRecord)[];
+export const REFRESH_FIELDS = [
+  "digest",
+  "sessionId",
+  "expiresAt",
+  "rotatedAt",
+  "successor",
+] as const satisfies readonly (keyof RefreshTokenRecord)[];
 export const CATEGORY_FIELDS = [
   "id",
   "name",

@@ -1,6 +1,7 @@
 // Who is calling, for per-client limits. X-Forwarded-For counts only as far as SVC_TRUST_PROXY says:
 // with n trusted proxies the client is the n-th address from the right, the one the outermost
 // trusted proxy saw; anything to its left was written by the client and proves nothing.
+import type { ClientInfo } from "../auth/sessions.ts";
 import { requestInfo } from "./request-context.ts";
 
 export function clientAddress(request: Request, trustProxy: number): string {
@@ -14,4 +15,9 @@ export function clientAddress(request: Request, trustProxy: number): string {
   }
   const info = requestInfo(request);
   return info?.server?.requestIP(info.received)?.address ?? "unknown";
+}
+
+/** Where a login or refresh came from, as its session records it. */
+export function clientInfo(request: Request, trustProxy: number): ClientInfo {
+  return { address: clientAddress(request, trustProxy), userAgent: request.headers.get("user-agent") };
 }

@@ -86,3 +86,20 @@ function nestingDepth(text: string): number {
 export function tooLarge(maxBytes: number): AppError {
   return new AppError("payload_too_large", `The body must be at most ${maxBytes} bytes.`);
 }
+
+/**
+ * The `parse` option for a route whose JSON body may be left out: no body at all (and no
+ * Content-Type) reads as an empty object; anything sent is held to jsonBody's rules.
+ */
+export function optionalJsonBody(maxBytes: number): [ReturnType<typeof readJson>, "application/json"] {
+  const read = readJson(maxBytes);
+  return [
+    async (context) => {
+      const { request } = context;
+      const declared = request.headers.get("content-length");
+      const empty = declared === null ? !request.body : declared === "0";
+      return empty && !request.headers.has("content-type") ? {} : read(context);
+    },
+    "application/json",
+  ];
+}

@@ -63,6 +63,8 @@ interface Doc {
   summary: string;
   tag: "users" | "auth" | "health";
   query?: QueryParameter[];
+  /** A body the route reads itself (Elysia documents only the bodies it validates, always as required). */
+  body?: { schema: TSchema; required: boolean };
   /** The route needs a bearer token. */
   auth?: boolean;
   ok: Success;
@@ -97,7 +99,7 @@ function response({ description, schema, headers = {} }: Success) {
 }
 
 /** The route's OpenAPI `detail`: its name, summary, tag, security, parameters, and every answer it can give. */
-export function documented({ operationId, summary, tag, query, auth = false, ok, also = [], errors }: Doc) {
+export function documented({ operationId, summary, tag, query, body, auth = false, ok, also = [], errors }: Doc) {
   const responses: Record<string, unknown> = Object.fromEntries(
     [ok, ...also].map((answer) => [answer.status, response(answer)]),
   );
@@ -119,6 +121,9 @@ export function documented({ operationId, summary, tag, query, auth = false, ok,
     tags: [tag],
     // Public operations say so: an empty requirement, not an absent one.
     security: auth ? [{ bearer: [] }] : [],
+    ...(body && {
+      requestBody: { required: body.required, content: { "application/json": { schema: body.schema } } },
+    }),
     ...(query && {
       parameters: query.map(({ name, description, schema }) => ({
         name,

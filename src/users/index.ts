@@ -2,13 +2,14 @@
 import { Elysia, t } from "elysia";
 import type { Authenticator } from "../auth/authenticator.ts";
 import { bearer } from "../auth/bearer.ts";
+import { clientInfo } from "../http/client-address.ts";
 import { jsonBody } from "../http/json-body.ts";
 import { documented } from "../http/openapi.ts";
 import {
   changePasswordBody,
   createUserBody,
   listUsersQuery,
-  tokenSchema,
+  pairSchema,
   updateSelfBody,
   userSchema,
   userView,
@@ -24,6 +25,7 @@ export function usersRoutes(
   authenticator: Authenticator,
   pageJson: PageJson,
   maxBodyBytes: number,
+  trustProxy: number,
 ) {
   const json = jsonBody(maxBodyBytes);
   return (
@@ -136,24 +138,29 @@ export function usersRoutes(
           ],
         }),
       })
-      .put("/password", ({ body, caller }) => users.changePassword(caller, body), {
-        parse: json,
-        body: changePasswordBody,
-        detail: documented({
-          operationId: "changePassword",
-          summary: "Change your password; every earlier token stops working",
-          tag: "users",
-          auth: true,
-          ok: { status: 200, description: "A fresh token", schema: tokenSchema },
-          errors: [
-            "validation_failed",
-            "malformed_json",
-            "current_password_mismatch",
-            "payload_too_large",
-            "unsupported_media_type",
-          ],
-        }),
-      })
+      .put(
+        "/password",
+        ({ body, caller, token, request }) =>
+          users.changePassword(caller, token, body, clientInfo(request, trustProxy)),
+        {
+          parse: json,
+          body: changePasswordBody,
+          detail: documented({
+            operationId: "changePassword",
+            summary: "Change your password; every earlier token and every other session stops working",
+            tag: "users",
+            auth: true,
+            ok: { status: 200, description: "A fresh pair for this session", schema: pairSchema },
+            errors: [
+              "validation_failed",
+              "malformed_json",
+              "current_password_mismatch",
+              "payload_too_large",
+              "unsupported_media_type",
+            ],
+          }),
+        },
+      )
       .delete(
         "",
         async ({ caller, set }) => {

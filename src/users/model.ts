@@ -71,8 +71,17 @@ export const tokenSchema = t.Object({
   expires_in: integer({ description: "Seconds until it expires." }),
 });
 
-export const loginSchema = t.Object({
+/** An access token and the refresh token that renews it: what login, refresh and a password change give. */
+export const pairSchema = t.Object({
   ...tokenSchema.properties,
+  refresh_token: t.String({
+    description: "Opaque; send it to auth/refresh for a new pair before it expires. It works once.",
+  }),
+  refresh_expires_in: integer({ description: "Seconds until the refresh token expires." }),
+});
+
+export const loginSchema = t.Object({
+  ...pairSchema.properties,
   user: t.Object(userSchema.properties, { description: "You, e-mail included." }),
 });
 

@@ -3,8 +3,9 @@ import { isCommonPassword } from "../auth/common-passwords.ts";
 import { unauthorized } from "../auth/authenticator.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import type { LoginThrottle } from "../auth/throttle.ts";
-import type { IssuedToken, TokenService, VerifiedToken } from "../auth/tokens.ts";
-import { nameKey, type RevocationStore, type UserPage, type UserRecord, type UserStore } from "../db/store.ts";
+import type { ClientInfo, SessionService, TokenPair } from "../auth/sessions.ts";
+import type { VerifiedToken } from "../auth/tokens.ts";
+import { nameKey, type UserPage, type UserRecord, type UserStore } from "../db/store.ts";
 import { AppError, invalidFields, UNKNOWN_FIELD, type FieldError } from "../errors.ts";
 import { newId, parseId } from "../ids.ts";
 import {
@@ -20,9 +21,8 @@ import { emailProblem, fieldProblems, passwordProblem, usernameProblem } from ".
 export interface UserServiceDeps {
   users: UserStore;
   passwords: PasswordHasher;
-  tokens: TokenService;
+  sessions: SessionService;
   throttle: LoginThrottle;
-  revocations: RevocationStore;
 }
 
 export const PAGE_DEFAULT = 100;
@@ -30,9 +30,7 @@ export const PAGE_MAX = 1000;
 
 export type UserService = ReturnType<typeof createUserService>;
 
-export function createUserService({ users, passwords, tokens, throttle, revocations }: UserServiceDeps) {
-  const issueFor = (user: UserRecord) => tokens.issue({ userId: user.id, version: user.tokenVersion });
-
+export function createUserService({ users, passwords, sessions, throttle }: UserServiceDeps) {
   async function requirePassword(user: UserRecord, password: string | undefined, field: string): Promise<void> {
     if (password === undefined) throw invalidFields([{ field, message: "is required" }]);
     if (!(await passwords.verify(password, user.passwordHash))) {
@@ -69,23 +67,22 @@ export function createUserService({ users, passwords, tokens, throttle, revocati
       });
     },
 
-    /** `client` identifies the caller (an address) for the per-client failure limit. */
-    async login({ username, password }: LoginInput, client: string): Promise<IssuedToken & { user: UserView }> {
+    /** Checks the password and starts a session; `client.address` also keys the per-client failure limit. */
+    async login({ username, password }: LoginInput, client: ClientInfo): Promise<TokenPair & { user: UserView }> {
       const user = await users.findByLogin(username);
       // Unknown names are throttled like accounts, so a block does not reveal who exists either.
       const account = user ? `user:${user.id}` : `login:${nameKey(username)}`;
+      const clientKey = `client:${client.address}`;
       // Counted as a failure from here on unless it succeeds: a burst cannot get more guesses checked.
-      await throttle.reserve(account, `client:${client}`);
+      await throttle.reserve(account, clientKey);
       // An unknown user still costs one argon2id verify, so timing does not reveal who exists.
       const ok = user ? await passwords.verify(password, user.passwordHash) : await passwords.verifyNothing(password);
       if (!user || !ok) throw new AppError("invalid_credentials", "Username or password is incorrect.");
-      await throttle.succeeded(account, `client:${client}`);
-      return { ...(await issueFor(user)), user: userView(user, user.id) };
-    },
-
-    /** Revokes this one token until it would have expired anyway. */
-    logout(token: VerifiedToken): Promise<void> {
-      return revocations.revoke(token.jti, new Date(token.exp * 1000).toISOString());
+      await throttle.succeeded(account, clientKey);
+      // Deleted while its password was checked: as unknown as any other missing account.
+      const started = await sessions.start(user, client);
+      if (!started) throw new AppError("invalid_credentials", "Username or password is incorrect.");
+      return { ...started, user: userView(user, user.id) };
     },
 
     list(page: UserPage): Promise<UserRecord[]> {
@@ -120,16 +117,30 @@ export function createUserService({ users, passwords, tokens, throttle, revocati
       return updated;
     },
 
-    async changePassword(caller: UserRecord, input: ChangePasswordInput): Promise<IssuedToken> {
+    /**
+     * Changes the password; every other session ends with it, and the caller's goes on with a new pair
+     * (a token from before sessions gets a new session).
+     */
+    async changePassword(
+      caller: UserRecord,
+      token: VerifiedToken,
+      input: ChangePasswordInput,
+      client: ClientInfo,
+    ): Promise<TokenPair> {
       const problems = await newPasswordProblems("new_password", input.new_password);
       if (problems.length > 0) throw invalidFields(problems);
       await requirePassword(caller, input.current_password, "current_password");
       const hash = await passwords.hash(input.new_password);
-      // Conditional on the caller's token version: of concurrent changes made with one token only the
-      // first lands, and the others find their token revoked by it.
-      const updated = await users.setPassword(caller.id, hash, new Date().toISOString(), caller.tokenVersion);
+      const renewal = token.sessionId === undefined ? undefined : await sessions.renewal(caller, token.sessionId);
+      if (renewal === null) throw revokedMeanwhile();
+      // Conditional on the caller's token version (and session): of concurrent changes made with one
+      // token only the first lands, and the others find their token revoked by it.
+      const at = new Date().toISOString();
+      const updated = await users.setPassword(caller.id, hash, at, caller.tokenVersion, renewal?.keep);
       if (!updated) throw revokedMeanwhile();
-      return issueFor(updated);
+      const pair = renewal ? await renewal.finish(updated) : await sessions.start(updated, client);
+      if (!pair) throw revokedMeanwhile();
+      return pair;
     },
 
     async deleteSelf(caller: UserRecord): Promise<void> {
@@ -145,7 +156,7 @@ export function createUserService({ users, passwords, tokens, throttle, revocati
 function revokedMeanwhile(): AppError {
   return unauthorized(
     true,
-    "The token was revoked while this request ran (the password changed, or the account was deleted).",
+    "The token was revoked while this request ran (the password changed, the session ended, or the account was deleted).",
   );
 }
 

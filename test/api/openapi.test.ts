@@ -107,14 +107,17 @@ describe("GET /svc-api/openapi.json", () => {
       "changePassword",
       "createUser",
       "deleteMe",
+      "endSession",
       "getMe",
       "getUser",
       "health",
+      "listSessions",
       "listUsers",
       "live",
       "login",
       "logout",
       "ready",
+      "refresh",
       "updateMe",
     ]);
     expect(doc.servers).toEqual([{ url: "/", description: expect.any(String) }]);

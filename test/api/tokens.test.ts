@@ -16,7 +16,7 @@ function base64url(value: object): string {
 }
 
 describe("bearer tokens", () => {
-  test("carry sub, iat, exp, iss=svc, jti and a version, signed HS256", async () => {
+  test("carry sub, iat, exp (15 minutes on), iss=svc, jti, a version and the session, signed HS256", async () => {
     const { signUp } = await testApp();
     const { token, user } = await signUp();
     const [header, payload] = token
@@ -24,8 +24,8 @@ describe("bearer tokens", () => {
       .slice(0, 2)
       .map((part) => JSON.parse(Buffer.from(part, "base64url").toString()));
     expect(header.alg).toBe("HS256");
-    expect(payload).toMatchObject({ sub: user.id, iss: "svc", ver: 0 });
-    expect(payload.exp - payload.iat).toBe(3600);
+    expect(payload).toMatchObject({ sub: user.id, iss: "svc", ver: 0, sid: expect.any(String) });
+    expect(payload.exp - payload.iat).toBe(900);
     expect(typeof payload.jti).toBe("string");
   });
 
@@ -185,12 +185,16 @@ describe("POST /auth/logout", () => {
     expectProblem(await call("POST", "/svc-api/v1/auth/logout", { token: "nope" }), 401, "unauthorized");
   });
 
-  test("keeps a revocation only until the token would have expired", async () => {
+  test("a token from before sessions (no sid) is revoked by its jti, kept only until it would have expired", async () => {
     const { call, signUp, store } = await testApp();
-    const { token, user } = await signUp("ann");
-    const { jti, exp } = JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString());
+    const { user } = await signUp("ann");
+    const jti = "legacy-token";
+    const exp = now() + 600;
+    const token = await forge({ sub: user.id, ver: 0, iss: "svc", jti, iat: now(), exp });
+    expect((await call("GET", "/svc-api/v1/users/me", { token })).status).toBe(200);
     const revoked = async (id: string) => (await store.tokenHolder(user.id, id))!.revoked;
-    await call("POST", "/svc-api/v1/auth/logout", { token });
+    expect((await call("POST", "/svc-api/v1/auth/logout", { token })).status).toBe(204);
+    expectProblem(await call("GET", "/svc-api/v1/users/me", { token }), 401, "unauthorized");
     expect(await revoked(jti)).toBe(true);
     expect(exp).toBeGreaterThan(now());
     // A later revocation sweeps out those whose tokens have expired.

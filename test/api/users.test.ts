@@ -114,7 +114,9 @@ describe("POST /auth/login", () => {
       expect(reply.body).toEqual({
         token: expect.any(String),
         token_type: "Bearer",
-        expires_in: 3600,
+        expires_in: 900,
+        refresh_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+        refresh_expires_in: 30 * 86400,
         user: expect.objectContaining({ username: "Ann", email: "ann@example.com" }),
       });
       expect(reply.headers.get("cache-control")).toBe("no-store");
@@ -252,7 +254,9 @@ describe("who am I", () => {
     expect(login.body).toEqual({
       token: expect.any(String),
       token_type: "Bearer",
-      expires_in: 3600,
+      expires_in: 900,
+      refresh_token: expect.any(String),
+      refresh_expires_in: 30 * 86400,
       user: {
         id: user.id,
         username: "ann",
@@ -356,7 +360,13 @@ describe("PUT /users/password", () => {
       body: { current_password: password, new_password: "a new secret!" },
     });
     expect(reply.status).toBe(200);
-    expect(reply.body).toEqual({ token: expect.any(String), token_type: "Bearer", expires_in: 3600 });
+    expect(reply.body).toEqual({
+      token: expect.any(String),
+      token_type: "Bearer",
+      expires_in: 900,
+      refresh_token: expect.any(String),
+      refresh_expires_in: expect.any(Number),
+    });
     for (const old of [token, other])
       expectProblem(await call("GET", "/svc-api/v1/users/all", { token: old }), 401, "unauthorized");
     expect((await call("GET", "/svc-api/v1/users/all", { token: reply.body.token })).status).toBe(200);

@@ -68,3 +68,44 @@ export const tableVersions = pgTable("table_versions", {
   name: text("name").primaryKey(),
   version: integer("version").notNull(),
 });
+
+/** A login's session: its refresh tokens renew its access tokens, which name it in their `sid` claim. */
+export const sessions = pgTable(
+  "sessions",
+  {
+    id: uuid("id").primaryKey(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    createdAt: instant("created_at").notNull(),
+    lastUsedAt: instant("last_used_at").notNull(),
+    /** When its newest refresh token expires (never past the session's absolute limit): then it is over. */
+    expiresAt: instant("expires_at").notNull(),
+    userAgent: text("user_agent"),
+    clientAddress: text("client_address"),
+  },
+  (t) => [index("sessions_user_id_idx").on(t.userId), index("sessions_expires_at_idx").on(t.expiresAt)],
+);
+
+/**
+ * Refresh tokens by their SHA-256 digest: the current one of each session, and those rotated away,
+ * kept until they expire so that presenting one again is recognised as reuse.
+ */
+export const refreshTokens = pgTable(
+  "refresh_tokens",
+  {
+    digest: text("digest").primaryKey(),
+    sessionId: uuid("session_id")
+      .notNull()
+      .references(() => sessions.id, { onDelete: "cascade" }),
+    expiresAt: instant("expires_at").notNull(),
+    /** null: the current token. */
+    rotatedAt: instant("rotated_at"),
+    /** The answer its rotation gave, sealed with a key only this token yields: replayed within the reuse window. */
+    successor: text("successor"),
+  },
+  (t) => [
+    index("refresh_tokens_session_id_idx").on(t.sessionId),
+    index("refresh_tokens_expires_at_idx").on(t.expiresAt),
+  ],
+);

@@ -9,7 +9,7 @@ import { AppError } from "../../errors.ts";
 import type { Clash, Db, Dialect } from "../dialect.ts";
 import { drizzleStore } from "../drizzle-store.ts";
 import { storageMonitor, type StorageMonitor } from "../storage.ts";
-import { NoSuchDatabase, type OpenOptions, type VersionedStore } from "../store.ts";
+import { NoSuchDatabase, ReferenceGone, type OpenOptions, type VersionedStore } from "../store.ts";
 import { migratePostgres } from "./migrate.ts";
 import * as tables from "./schema.ts";
 
@@ -61,7 +61,8 @@ function postgresDialect(client: SQL, config: PostgresConfig): Dialect {
     db,
     tables,
     run: (work, clash) => guard(work, clash, deadlineMs),
-    transaction: (work) => guard(() => db.transaction((tx) => work(tx)), undefined, Infinity),
+    transaction: (work, options) =>
+      guard(() => db.transaction((tx) => work(tx)), undefined, options?.timed ? deadlineMs : Infinity),
     ping: (timeoutMs) =>
       guard(async () => void (await db.execute(sql`select 1`)), undefined, Math.min(timeoutMs, deadlineMs)),
     storage: () => storage.state(),
@@ -72,6 +73,9 @@ function postgresDialect(client: SQL, config: PostgresConfig): Dialect {
     },
   };
 }
+
+/** SQLSTATE foreign_key_violation: a write named a row that is not there (any more). */
+const FOREIGN_KEY_VIOLATION = "23503";
 
 /** SQLSTATE disk_full: the server could not extend a file. */
 const DISK_FULL = "53100";
@@ -109,6 +113,7 @@ async function guarded<T>(
     for (let e: unknown = error; e instanceof Error; e = e.cause) {
       const pg = e as Error & { errno?: unknown; code?: unknown; constraint?: unknown };
       if (clash && pg.errno === "23505") throw new AppError(clash(String(pg.constraint ?? "")));
+      if (pg.errno === FOREIGN_KEY_VIOLATION) throw new ReferenceGone(pg.message, { cause: error });
       if (pg.errno === DISK_FULL) throw storage.full(error);
       if (unavailable(pg))
         throw new AppError("database_unavailable", "The database is not answering.", { cause: error });

@@ -57,3 +57,44 @@ export const tableVersions = sqliteTable("table_versions", {
   name: text("name").primaryKey(),
   version: integer("version").notNull(),
 });
+
+/** A login's session: its refresh tokens renew its access tokens, which name it in their `sid` claim. */
+export const sessions = sqliteTable(
+  "sessions",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    createdAt: text("created_at").notNull(),
+    lastUsedAt: text("last_used_at").notNull(),
+    /** When its newest refresh token expires (never past the session's absolute limit): then it is over. */
+    expiresAt: text("expires_at").notNull(),
+    userAgent: text("user_agent"),
+    clientAddress: text("client_address"),
+  },
+  (t) => [index("sessions_user_id_idx").on(t.userId), index("sessions_expires_at_idx").on(t.expiresAt)],
+);
+
+/**
+ * Refresh tokens by their SHA-256 digest: the current one of each session, and those rotated away,
+ * kept until they expire so that presenting one again is recognised as reuse.
+ */
+export const refreshTokens = sqliteTable(
+  "refresh_tokens",
+  {
+    digest: text("digest").primaryKey(),
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => sessions.id, { onDelete: "cascade" }),
+    expiresAt: text("expires_at").notNull(),
+    /** null: the current token. */
+    rotatedAt: text("rotated_at"),
+    /** The answer its rotation gave, sealed with a key only this token yields: replayed within the reuse window. */
+    successor: text("successor"),
+  },
+  (t) => [
+    index("refresh_tokens_session_id_idx").on(t.sessionId),
+    index("refresh_tokens_expires_at_idx").on(t.expiresAt),
+  ],
+);

@@ -11,6 +11,7 @@ import { storageMonitor, type StorageMonitor } from "../storage.ts";
 import {
   DamagedDatabase,
   NoSuchDatabase,
+  ReferenceGone,
   type OpenOptions,
   type TableVersions,
   type VersionedStore,
@@ -62,8 +63,9 @@ function sqliteDialect(client: Database, db: Db, path: string): Dialect {
   const gate = new ConnectionGate();
   const ping = client.prepare("SELECT 1");
   const run: Dialect["run"] = async (work, clash) => {
-    if (gate.closed) await gate.opened();
-    gate.enter();
+    // Awaited only when it must wait: this runs for every statement.
+    const waiting = gate.enter();
+    if (waiting) await waiting;
     try {
       return await work();
     } catch (error) {
@@ -77,6 +79,7 @@ function sqliteDialect(client: Database, db: Db, path: string): Dialect {
     // The SQLite tables under the PostgreSQL tables' types: see Db.
     tables: tables as unknown as Tables,
     run,
+    // Timed or not alike: in-process, a transaction cannot be kept waiting by a database that went away.
     transaction: (work) =>
       gate.exclusive(async () => {
         // IMMEDIATE takes the write lock at once: another process's writes wait (busy_timeout).
@@ -86,7 +89,8 @@ function sqliteDialect(client: Database, db: Db, path: string): Dialect {
           client.run("COMMIT");
           return result;
         } catch (error) {
-          client.run("ROLLBACK");
+          // SQLite rolls back by itself after some failures (SQLITE_FULL among them).
+          if (client.inTransaction) client.run("ROLLBACK");
           throw sqliteError(error, storage, undefined);
         }
       }),
@@ -112,14 +116,19 @@ function sqliteDialect(client: Database, db: Db, path: string): Dialect {
 function hotReads(client: Database, run: Dialect["run"]): HotReads {
   const VERSIONS = `(SELECT version FROM table_versions WHERE name = 'users') AS users, (SELECT version FROM table_versions WHERE name = 'categories') AS categories`;
   const versions = client.query<TableVersions, []>(`SELECT ${VERSIONS}`);
-  const tokenState = client.query<{ revoked: number } & TableVersions, [string, string]>(
+  type Row = { revoked: number } & TableVersions;
+  // A token with a session is revoked by the session's end; one from before sessions, by its jti.
+  const byJti = client.query<Row, [string, string]>(
     `SELECT EXISTS (SELECT 1 FROM revoked_tokens WHERE jti = ?) AS revoked, ${VERSIONS} FROM users WHERE id = ?`,
+  );
+  const bySession = client.query<Row, [string, string]>(
+    `SELECT NOT EXISTS (SELECT 1 FROM sessions WHERE id = ? AND user_id = users.id) AS revoked, ${VERSIONS} FROM users WHERE id = ?`,
   );
   return {
     versions: () => run(async () => versions.get()!),
-    tokenState: (userId, jti) =>
+    tokenState: (userId, jti, sessionId) =>
       run(async () => {
-        const row = tokenState.get(jti, userId);
+        const row = sessionId === undefined ? byJti.get(jti, userId) : bySession.get(sessionId, userId);
         return row && { revoked: row.revoked === 1, versions: { users: row.users, categories: row.categories } };
       }),
   };
@@ -130,6 +139,7 @@ function sqliteError(error: unknown, storage: StorageMonitor, clash: Clash | und
   for (let e: unknown = error; e instanceof Error; e = e.cause) {
     const code = (e as { code?: unknown }).code;
     if (clash && code === "SQLITE_CONSTRAINT_UNIQUE") return new AppError(clash(e.message));
+    if (code === "SQLITE_CONSTRAINT_FOREIGNKEY") return new ReferenceGone(e.message, { cause: error });
     if (code === "SQLITE_FULL") return storage.full(error);
   }
   return error;
@@ -147,11 +157,17 @@ class ConnectionGate {
   /** Set while a transaction waits or runs. */
   closed: Promise<void> | null = null;
 
-  async opened(): Promise<void> {
-    while (this.closed) await this.closed;
+  /**
+   * Counts an operation in once no transaction waits or runs. The check and the count are one
+   * synchronous step, so no transaction can start in between.
+   */
+  enter(): Promise<void> | undefined {
+    if (this.closed) return this.enterOnceOpen();
+    this.running++;
   }
 
-  enter(): void {
+  private async enterOnceOpen(): Promise<void> {
+    while (this.closed) await this.closed;
     this.running++;
   }
 
@@ -160,7 +176,8 @@ class ConnectionGate {
   }
 
   async exclusive<T>(work: () => Promise<T>): Promise<T> {
-    await this.opened();
+    // As in enter: from the last check to closing the gate, nothing else runs.
+    while (this.closed) await this.closed;
     let release!: () => void;
     this.closed = new Promise((resolve) => {
       release = resolve;

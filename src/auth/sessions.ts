@@ -1,0 +1,239 @@
+// Sessions: what a login starts and a refresh renews, in domain terms. Knows nothing of HTTP.
+//
+// Rotation is safe under concurrency: the store lets exactly one rotation of a refresh token land,
+// and that rotation seals its answer under the token, so every other presentation within the reuse
+// window (a second tab, a retry after a lost response, another instance) opens the same answer. After
+// the window, a rotated token presented again means it was copied: the session ends.
+import type { SessionConfig } from "../config.ts";
+import {
+  ReferenceGone,
+  type RevocationStore,
+  type SessionRecord,
+  type SessionScope,
+  type SessionStore,
+  type UserRecord,
+} from "../db/store.ts";
+import { AppError } from "../errors.ts";
+import { newId } from "../ids.ts";
+import type { LogoutScope } from "./model.ts";
+import type { Logger } from "../log.ts";
+import { newRefreshToken, refreshDigest, seal, unseal, wellFormed } from "./refresh-tokens.ts";
+import type { LoginThrottle } from "./throttle.ts";
+import type { IssuedToken, TokenService, VerifiedToken } from "./tokens.ts";
+
+/** What login, refresh and a password change answer: an access token and the refresh token that renews it. */
+export interface TokenPair extends IssuedToken {
+  refresh_token: string;
+  refresh_expires_in: number;
+}
+
+/** Where a login or refresh came from, as the session records it. */
+export interface ClientInfo {
+  address: string;
+  userAgent: string | null;
+}
+
+export interface SessionView {
+  id: string;
+  created_at: string;
+  last_used_at: string;
+  expires_at: string;
+  user_agent: string | null;
+  client_address: string | null;
+  current: boolean;
+}
+
+/** What a rotation seals for replays: the pair, with absolute expiries (seconds since the epoch). */
+interface SealedPair {
+  token: string;
+  refresh_token: string;
+  expires_at: number;
+  refresh_expires_at: number;
+}
+
+export interface SessionServiceDeps {
+  sessions: SessionStore;
+  revocations: RevocationStore;
+  tokens: TokenService;
+  throttle: LoginThrottle;
+  settings: SessionConfig;
+  logger: Logger;
+  now?: () => number;
+}
+
+/** Longer user agents are cut: the column describes, it does not archive. */
+const USER_AGENT_MAX = 256;
+
+export type SessionService = ReturnType<typeof createSessionService>;
+
+export function createSessionService({
+  sessions,
+  revocations,
+  tokens,
+  throttle,
+  settings,
+  logger,
+  now = Date.now,
+}: SessionServiceDeps) {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  /** A refresh token's expiry from `at`: its lifetime, never past the session's absolute limit. */
+  const refreshExpiry = (session: Pick<SessionRecord, "createdAt">, at: number) =>
+    Math.min(at + settings.refreshTtlSeconds * 1000, Date.parse(session.createdAt) + settings.maxAgeSeconds * 1000);
+
+  async function pair(user: UserRecord, sessionId: string, refresh: string, refreshExpiresAt: number, at: number) {
+    const access = await tokens.issue({ userId: user.id, version: user.tokenVersion, sessionId });
+    return {
+      ...access,
+      refresh_token: refresh,
+      refresh_expires_in: Math.floor((refreshExpiresAt - at) / 1000),
+    } satisfies TokenPair;
+  }
+
+  const invalid = () => new AppError("invalid_refresh_token", "The refresh token is unknown, expired or revoked.");
+
+  return {
+    /** Starts a session for a user whose password was just checked. null: the user was deleted meanwhile. */
+    async start(user: UserRecord, client: ClientInfo): Promise<TokenPair | null> {
+      const at = now();
+      const session: SessionRecord = {
+        id: newId(),
+        userId: user.id,
+        createdAt: iso(at),
+        lastUsedAt: iso(at),
+        expiresAt: "",
+        userAgent: client.userAgent?.slice(0, USER_AGENT_MAX) ?? null,
+        clientAddress: client.address,
+      };
+      const expiresAt = refreshExpiry(session, at);
+      session.expiresAt = iso(expiresAt);
+      const refresh = newRefreshToken();
+      try {
+        await sessions.start(session, { digest: refreshDigest(refresh), expiresAt: session.expiresAt });
+      } catch (error) {
+        if (error instanceof ReferenceGone) return null;
+        throw error;
+      }
+      return pair(user, session.id, refresh, expiresAt, at);
+    },
+
+    /** A new pair for the refresh token, and its user; the same pair for a repeat within the reuse window. */
+    async refresh(presented: string, client: ClientInfo): Promise<TokenPair & { user: UserRecord }> {
+      const clientKey = `refresh:${client.address}`;
+      await throttle.checkClient(clientKey);
+      const refused = async (error: AppError) => {
+        await throttle.clientFailed(clientKey);
+        return error;
+      };
+      if (!wellFormed(presented)) throw await refused(invalid());
+      const digest = refreshDigest(presented);
+      const at = now();
+      let found = await sessions.findRefresh(digest);
+      const over = (when: string) => Date.parse(when) <= at;
+      if (!found || over(found.token.expiresAt) || over(found.session.expiresAt)) throw await refused(invalid());
+      const { session, user } = found;
+
+      if (found.token.rotatedAt === null) {
+        const successor = newRefreshToken();
+        const expiresAt = refreshExpiry(session, at);
+        const answer = await pair(user, session.id, successor, expiresAt, at);
+        const sealed = await seal(presented, {
+          token: answer.token,
+          refresh_token: successor,
+          expires_at: Math.floor(at / 1000) + answer.expires_in,
+          refresh_expires_at: Math.floor(expiresAt / 1000),
+        } satisfies SealedPair);
+        const rotation = {
+          at: iso(at),
+          successor: { digest: refreshDigest(successor), expiresAt: iso(expiresAt) },
+          sealed,
+        };
+        if (await sessions.rotate(digest, rotation)) return { ...answer, user };
+        // Another rotation of this token landed first: its answer is the one to give.
+        found = await sessions.findRefresh(digest);
+        if (!found?.token.rotatedAt) throw await refused(invalid());
+      }
+
+      const rotatedAt = Date.parse(found.token.rotatedAt!);
+      if (at - rotatedAt <= settings.reuseWindowMs && found.token.successor) {
+        const kept = (await unseal(presented, found.token.successor)) as SealedPair | null;
+        if (kept) {
+          const seconds = Math.floor(at / 1000);
+          return {
+            token: kept.token,
+            token_type: "Bearer",
+            expires_in: Math.max(0, kept.expires_at - seconds),
+            refresh_token: kept.refresh_token,
+            refresh_expires_in: Math.max(0, kept.refresh_expires_at - seconds),
+            user: found.user,
+          };
+        }
+      }
+      // Rotated away long enough ago that no honest client still holds it: the token was copied, and
+      // whoever holds the session now may be the thief. Both lose it.
+      await sessions.end(user.id, { only: session.id });
+      logger.warn(
+        { session_id: session.id, user_id: user.id, rotated_at: found.token.rotatedAt },
+        "refresh token presented again after its rotation: session ended",
+      );
+      throw await refused(
+        new AppError(
+          "refresh_token_reused",
+          "This refresh token was already used; the session is ended. Log in again.",
+        ),
+      );
+    },
+
+    /** The user's live sessions, newest first, marking the one `token` belongs to. */
+    async list(user: UserRecord, token: VerifiedToken): Promise<SessionView[]> {
+      const live = await sessions.list(user.id, iso(now()));
+      return live.map((session) => ({
+        id: session.id,
+        created_at: session.createdAt,
+        last_used_at: session.lastUsedAt,
+        expires_at: session.expiresAt,
+        user_agent: session.userAgent,
+        client_address: session.clientAddress,
+        current: session.id === token.sessionId,
+      }));
+    },
+
+    /** Ends one of the user's sessions. Throws `not_found` when the user has none with this id. */
+    async end(user: UserRecord, id: string): Promise<void> {
+      if ((await sessions.end(user.id, { only: id })) === 0)
+        throw new AppError("not_found", "You have no session with this id.");
+    },
+
+    /**
+     * Logs out: `local` ends the token's session, `others` every other session of the user, `global`
+     * all of them. A token from before sessions is revoked by its jti; all sessions are its "others".
+     */
+    async logout(user: UserRecord, token: VerifiedToken, scope: LogoutScope): Promise<void> {
+      const current = token.sessionId;
+      if (current === undefined) {
+        if (scope !== "local") await sessions.end(user.id, "all");
+        if (scope !== "others") await revocations.revoke(token.jti, iso(token.exp * 1000));
+        return;
+      }
+      const which: SessionScope = { local: { only: current }, others: { except: current }, global: "all" as const }[
+        scope
+      ];
+      await sessions.end(user.id, which);
+    },
+
+    /**
+     * A fresh refresh token for the session a password change keeps, with its digest and expiry for
+     * the store; `finish` makes the pair once the change has landed.
+     */
+    async renewal(user: UserRecord, sessionId: string) {
+      const at = now();
+      const session = (await sessions.list(user.id, iso(at))).find((s) => s.id === sessionId);
+      if (!session) return null;
+      const refresh = newRefreshToken();
+      const expiresAt = refreshExpiry(session, at);
+      return {
+        keep: { sessionId, refresh: { digest: refreshDigest(refresh), expiresAt: iso(expiresAt) } },
+        finish: (changed: UserRecord) => pair(changed, sessionId, refresh, expiresAt, at),
+      };
+    },
+  };
+}
