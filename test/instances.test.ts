@@ -64,6 +64,49 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
     expectProblem(await b.call("GET", "/svc-api/v1/users/all", { token }), 401, "unauthorized");
   });
 
+  test("20 parallel refreshes of one token, spread over both instances, all get the one successor pair", async () => {
+    const { refresh } = await a.signUp("rita");
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        (i % 2 ? b : a).call("POST", "/svc-api/v1/auth/refresh", { body: { refresh_token: refresh } }),
+      ),
+    );
+    expect(replies.map((r) => r.status)).toEqual(Array(20).fill(200));
+    expect(new Set(replies.map((r) => `${r.body.token} ${r.body.refresh_token}`)).size).toBe(1);
+    const { token } = replies[0]!.body;
+    expect((await b.call("GET", "/svc-api/v1/auth/sessions", { token })).body).toHaveLength(1);
+  });
+
+  test("a refresh on one instance and a reuse on the other after the window: detected, the session ended on both", async () => {
+    const short = { sessions: { refreshTtlSeconds: 3600, maxAgeSeconds: 7200, reuseWindowMs: 100 } };
+    const [one, two] = [
+      await testApp({ on: stores[0], config: short }),
+      await testApp({ on: stores[1], config: short }),
+    ];
+    const { refresh } = await one.signUp("rosa");
+    const successor = (await one.call("POST", "/svc-api/v1/auth/refresh", { body: { refresh_token: refresh } })).body;
+    await Bun.sleep(150);
+    expectProblem(
+      await two.call("POST", "/svc-api/v1/auth/refresh", { body: { refresh_token: refresh } }),
+      401,
+      "refresh_token_reused",
+    );
+    expectProblem(await one.call("GET", "/svc-api/v1/users/me", { token: successor.token }), 401, "unauthorized");
+    expectProblem(
+      await one.call("POST", "/svc-api/v1/auth/refresh", { body: { refresh_token: successor.refresh_token } }),
+      401,
+      "invalid_refresh_token",
+    );
+  });
+
+  test("a session ended on one instance ends its tokens on the other", async () => {
+    const { token, password } = await a.signUp("sara");
+    const phone = (await b.call("POST", "/svc-api/v1/auth/login", { body: { username: "sara", password } })).body;
+    const sid = JSON.parse(Buffer.from(phone.token.split(".")[1], "base64url").toString()).sid;
+    expect((await a.call("DELETE", `/svc-api/v1/auth/sessions/${sid}`, { token })).status).toBe(204);
+    expectProblem(await b.call("GET", "/svc-api/v1/users/me", { token: phone.token }), 401, "unauthorized");
+  });
+
   test("a throttled account is throttled on every instance", async () => {
     const { password } = await a.signUp("hank");
     for (const app of [a, b, a, b, a])

@@ -15,34 +15,39 @@ export function jsonBody(maxBytes: number): [ReturnType<typeof readJson>, "appli
   return [readJson(maxBytes), "application/json"];
 }
 
+const notJson = () =>
+  new AppError("unsupported_media_type", "The body must be JSON, sent with Content-Type: application/json.");
+
 function readJson(maxBytes: number) {
   return async ({ request }: { request: Request }): Promise<unknown> => {
-    if (!JSON_TYPE.test(request.headers.get("content-type") ?? "")) {
-      throw new AppError("unsupported_media_type", "The body must be JSON, sent with Content-Type: application/json.");
-    }
-    const bytes = await readCapped(request, maxBytes);
-    let text: string;
-    try {
-      text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-    } catch {
-      throw new AppError("malformed_json", "The body is not valid UTF-8.");
-    }
-    if (nestingDepth(text) > MAX_NESTING) {
-      throw invalidFields([
-        { field: "body", message: `must not nest objects or arrays deeper than ${MAX_NESTING} levels` },
-      ]);
-    }
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      throw new AppError("malformed_json", "The body is not valid JSON.");
-    }
-    // Every REST field at once, whatever route or database: such text is refused before it is used.
-    const field = firstUnstorable(body);
-    if (field !== null) throw invalidFields([{ field, message: UNSTORABLE_MESSAGE }]);
-    return body;
+    if (!JSON_TYPE.test(request.headers.get("content-type") ?? "")) throw notJson();
+    return parseJson(await readCapped(request, maxBytes));
   };
+}
+
+/** The bytes as a JSON value, held to the rules above. */
+function parseJson(bytes: Uint8Array): unknown {
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new AppError("malformed_json", "The body is not valid UTF-8.");
+  }
+  if (nestingDepth(text) > MAX_NESTING) {
+    throw invalidFields([
+      { field: "body", message: `must not nest objects or arrays deeper than ${MAX_NESTING} levels` },
+    ]);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new AppError("malformed_json", "The body is not valid JSON.");
+  }
+  // Every REST field at once, whatever route or database: such text is refused before it is used.
+  const field = firstUnstorable(body);
+  if (field !== null) throw invalidFields([{ field, message: UNSTORABLE_MESSAGE }]);
+  return body;
 }
 
 /**
@@ -88,17 +93,16 @@ export function tooLarge(maxBytes: number): AppError {
 }
 
 /**
- * The `parse` option for a route whose JSON body may be left out: no body at all (and no
- * Content-Type) reads as an empty object; anything sent is held to jsonBody's rules.
+ * The `parse` option for a route whose JSON body may be left out: an empty body reads as an empty
+ * object (whatever Content-Type some client library added); anything sent is held to jsonBody's rules.
  */
 export function optionalJsonBody(maxBytes: number): [ReturnType<typeof readJson>, "application/json"] {
-  const read = readJson(maxBytes);
   return [
-    async (context) => {
-      const { request } = context;
-      const declared = request.headers.get("content-length");
-      const empty = declared === null ? !request.body : declared === "0";
-      return empty && !request.headers.has("content-type") ? {} : read(context);
+    async ({ request }) => {
+      const bytes = await readCapped(request, maxBytes);
+      if (bytes.byteLength === 0) return {};
+      if (!JSON_TYPE.test(request.headers.get("content-type") ?? "")) throw notJson();
+      return parseJson(bytes);
     },
     "application/json",
   ];

@@ -1,0 +1,137 @@
+// What the database holds of sessions: refresh tokens only as digests, answers only sealed; and the
+// background pruning that forgets expired sessions in bounded batches.
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SQL } from "bun";
+import { pruneExpired, startPruning } from "../src/auth/session-pruner.ts";
+import { openPostgresStore } from "../src/db/postgres/store.ts";
+import { openSqliteStore } from "../src/db/sqlite/store.ts";
+import type { SessionStore, VersionedStore } from "../src/db/store.ts";
+import { createLoggers } from "../src/log.ts";
+import { testApp } from "./helpers.ts";
+import { createTestDatabase, postgresAvailable, postgresConfig } from "./postgres.ts";
+
+const onPostgres = await postgresAvailable();
+
+/** Signs up, logs in and refreshes twice (once repeated), returning every token handed out. */
+async function handOut(store: VersionedStore): Promise<string[]> {
+  const app = await testApp({ on: store });
+  const { token, refresh } = await app.signUp("ann");
+  const first = (await app.call("POST", "/svc-api/v1/auth/refresh", { body: { refresh_token: refresh } })).body;
+  await app.call("POST", "/svc-api/v1/auth/refresh", { body: { refresh_token: refresh } });
+  const second = (await app.call("POST", "/svc-api/v1/auth/refresh", { body: { refresh_token: first.refresh_token } }))
+    .body;
+  return [token, refresh, first.token, first.refresh_token, second.token, second.refresh_token];
+}
+
+describe("at rest", () => {
+  test("SQLite: no refresh or access token appears anywhere in the database files", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "svc-at-rest-"));
+    try {
+      const store = openSqliteStore(join(dir, "svc.db"));
+      const tokens = await handOut(store);
+      const files = readdirSync(dir).map((name) => readFileSync(join(dir, name)).toString("latin1"));
+      await store.close();
+      // The search finds what is there in clear: the account's e-mail.
+      expect(files.some((file) => file.includes("ann@example.com"))).toBe(true);
+      for (const token of tokens) expect(files.some((file) => file.includes(token))).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test.skipIf(!onPostgres)("PostgreSQL: no token appears in any session or refresh token row", async () => {
+    const database = await createTestDatabase("at_rest");
+    const store = await openPostgresStore(postgresConfig(database.url));
+    try {
+      const tokens = await handOut(store);
+      const sql = new SQL({ url: database.url, max: 1 });
+      const rows = await sql`select row_to_json(r)::text as row from refresh_tokens r
+                             union all select row_to_json(s)::text from sessions s`;
+      await sql.close();
+      expect(rows.length).toBeGreaterThanOrEqual(4);
+      const text = rows.map((r: { row: string }) => r.row).join("\n");
+      for (const token of tokens) expect(text).not.toContain(token);
+    } finally {
+      await store.close();
+      await database.drop();
+    }
+  });
+});
+
+describe("pruning", () => {
+  const past = new Date(Date.now() - 60_000).toISOString();
+  const future = new Date(Date.now() + 3_600_000).toISOString();
+
+  async function withSessions(expired: number, live: number) {
+    const store = openSqliteStore(":memory:");
+    const user = await store.users.create({
+      id: Bun.randomUUIDv7(),
+      username: "ann",
+      email: "ann@example.com",
+      passwordHash: "h",
+      createdAt: new Date().toISOString(),
+    });
+    const start = (expiresAt: string) =>
+      store.sessions.start(
+        {
+          id: Bun.randomUUIDv7(),
+          userId: user.id,
+          createdAt: past,
+          lastUsedAt: past,
+          expiresAt,
+          userAgent: null,
+          clientAddress: null,
+        },
+        { digest: Bun.randomUUIDv7(), expiresAt },
+      );
+    for (let i = 0; i < expired; i++) await start(past);
+    for (let i = 0; i < live; i++) await start(future);
+    return { store, user };
+  }
+
+  test("deletes every expired session in batches of at most the limit, and nothing live", async () => {
+    const { store, user } = await withSessions(1200, 3);
+    const limits: number[] = [];
+    const sessions: Pick<SessionStore, "prune"> = {
+      prune: (now, limit) => {
+        limits.push(limit);
+        return store.sessions.prune(now, limit);
+      },
+    };
+    expect(await pruneExpired({ sessions, batch: 500 })).toBe(1200);
+    expect(limits).toEqual([500, 500, 500]);
+    expect(await store.sessions.list(user.id, new Date().toISOString())).toHaveLength(3);
+    expect((await store.sessions.page(10_000)).sessions).toHaveLength(3);
+    await store.close();
+  });
+
+  test("runs at start and on its interval; a failing round is logged and the next one runs; stop waits", async () => {
+    const { store } = await withSessions(5, 1);
+    const lines: string[] = [];
+    const { logger } = createLoggers("debug", { write: (line: string) => void lines.push(line) });
+    let calls = 0;
+    const stop = startPruning({
+      sessions: {
+        prune: async (now, limit) => {
+          calls++;
+          if (calls === 2) throw new Error("the database hiccupped");
+          return store.sessions.prune(now, limit);
+        },
+      },
+      logger,
+      everyMs: 30,
+    });
+    await Bun.sleep(120);
+    await stop();
+    const after = calls;
+    await Bun.sleep(60);
+    expect(calls).toBe(after);
+    expect(calls).toBeGreaterThanOrEqual(3);
+    expect((await store.sessions.page(100)).sessions).toHaveLength(1);
+    expect(lines.some((line) => line.includes("pruning expired sessions failed"))).toBe(true);
+    await store.close();
+  });
+});
