@@ -1,5 +1,6 @@
 // What can be done with categories, in domain terms. Called by the GraphQL resolvers.
-import type { CategoryPage, CategoryRecord, CategoryStore } from "../db/store.ts";
+import { unauthorized } from "../auth/authenticator.ts";
+import { ReferenceGone, type CategoryPage, type CategoryRecord, type CategoryStore } from "../db/store.ts";
 import { AppError, invalidFields } from "../errors.ts";
 import { newId, parseId } from "../ids.ts";
 import { cleanCategory, DEFAULT_COLOR, type CategoryInput } from "./model.ts";
@@ -57,15 +58,22 @@ export function createCategoryService(categories: CategoryStore) {
     async create(input: CategoryInput & { name: string }, actor: Actor): Promise<CategoryRecord> {
       const { fields, problems } = cleanCategory(input);
       if (problems.length > 0) throw invalidFields(problems);
-      return categories.create({
-        id: newId(),
-        name: fields.name!,
-        description: fields.description ?? null,
-        colorHex: fields.colorHex ?? DEFAULT_COLOR,
-        icon: fields.icon ?? null,
-        createdBy: actor === "anyone" ? null : actor.userId,
-        createdAt: new Date().toISOString(),
-      });
+      try {
+        return await categories.create({
+          id: newId(),
+          name: fields.name!,
+          description: fields.description ?? null,
+          colorHex: fields.colorHex ?? DEFAULT_COLOR,
+          icon: fields.icon ?? null,
+          createdBy: actor === "anyone" ? null : actor.userId,
+          createdAt: new Date().toISOString(),
+        });
+      } catch (error) {
+        // The creator's account was deleted after its token was checked: as if the token were revoked.
+        if (error instanceof ReferenceGone)
+          throw unauthorized(true, "Your account was deleted while this request ran.");
+        throw error;
+      }
     },
 
     async update(id: string, input: CategoryInput, actor: Actor): Promise<CategoryRecord> {

@@ -212,13 +212,13 @@ function userStore({ db, run, tables, transaction }: Dialect): UserStore {
       const changes = { passwordHash, updatedAt, tokenVersion: sql`${users.tokenVersion} + 1` };
       try {
         return await transaction(async (tx) => {
-          // The kept session first: its row is locked before the others go, and if it ended meanwhile
-          // (another instance's logout) nothing here lands.
-          if (keep && !(await renewSession(tx, tables, key, keep.sessionId, keep.refresh, updatedAt))) return null;
+          // The user's row first, then sessions: the order a deletion takes them in (see rotate).
           const user = first(
             await tx.update(users).set(changes).where(heldAt(key, tokenVersion)).returning(userColumns),
           );
-          if (!user) throw ROLL_BACK;
+          if (!user) return null;
+          // If the kept session ended meanwhile (another instance's logout), nothing here lands.
+          if (keep && !(await renewSession(tx, tables, key, keep.sessionId, keep.refresh, updatedAt))) throw ROLL_BACK;
           const others = keep
             ? and(eq(tables.sessions.userId, key), ne(tables.sessions.id, keep.sessionId))
             : eq(tables.sessions.userId, key);
@@ -336,26 +336,34 @@ function sessionStore({ db, run, tables, transaction }: Dialect): SessionStore {
       }, TIMED),
     findRefresh: (digest) => run(async () => first(await byDigest.execute({ digest }))),
     async rotate(digest, { at, successor, sealed }) {
-      return transaction(async (tx) => {
-        // The compare-and-set: only a current token turns rotated, so one rotation of it lands.
-        const [rotated] = await tx
-          .update(refreshTokens)
-          .set({ rotatedAt: at, successor: sealed })
-          .where(and(eq(refreshTokens.digest, digest), isNull(refreshTokens.rotatedAt)))
-          .returning({ sessionId: refreshTokens.sessionId });
-        if (!rotated) return false;
-        await tx.insert(refreshTokens).values({
-          ...successor,
-          sessionId: rotated.sessionId,
-          rotatedAt: null,
-          successor: null,
-        });
-        await tx
-          .update(sessions)
-          .set({ lastUsedAt: at, expiresAt: successor.expiresAt })
-          .where(eq(sessions.id, rotated.sessionId));
-        return true;
-      }, TIMED);
+      // Rows are locked in the order every other write takes them (user, session, refresh tokens), so
+      // a rotation racing a logout, a deletion or a password change waits for it instead of deadlocking.
+      const current = and(eq(refreshTokens.digest, digest), isNull(refreshTokens.rotatedAt));
+      const ofToken = db.select({ id: refreshTokens.sessionId }).from(refreshTokens).where(current);
+      try {
+        return await transaction(async (tx) => {
+          const [session] = await tx
+            .update(sessions)
+            .set({ lastUsedAt: at, expiresAt: successor.expiresAt })
+            .where(eq(sessions.id, sql`(${ofToken})`))
+            .returning({ id: sessions.id });
+          if (!session) return false;
+          // The compare-and-set: only a current token turns rotated, so one rotation of it lands.
+          const rotated = await tx
+            .update(refreshTokens)
+            .set({ rotatedAt: at, successor: sealed })
+            .where(current)
+            .returning({ digest: refreshTokens.digest });
+          if (rotated.length === 0) throw ROLL_BACK;
+          await tx
+            .insert(refreshTokens)
+            .values({ ...successor, sessionId: session.id, rotatedAt: null, successor: null });
+          return true;
+        }, TIMED);
+      } catch (error) {
+        if (error === ROLL_BACK) return false;
+        throw error;
+      }
     },
     list(userId, now) {
       const user = parseId(userId);

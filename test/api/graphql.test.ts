@@ -99,6 +99,27 @@ describe("queries", () => {
 });
 
 describe("createCategory", () => {
+  test("by an account deleted while the mutation ran: UNAUTHENTICATED, and nothing stored", async () => {
+    let deleteFirst: string | undefined;
+    const app = await testApp({
+      store: (store: VersionedStore): VersionedStore => ({
+        ...store,
+        categories: {
+          ...store.categories,
+          async create(category) {
+            if (deleteFirst) await store.users.delete(deleteFirst);
+            return store.categories.create(category);
+          },
+        },
+      }),
+    });
+    const { token, user } = await app.signUp("ann");
+    deleteFirst = user.id;
+    const reply = await app.graphql('mutation { createCategory(input: { name: "Orphan" }) { id } }', { token });
+    expect(reply.body.errors?.[0]?.extensions?.code).toBe("UNAUTHENTICATED");
+    expect(await app.store.counts()).toEqual({ users: 0, categories: 0 });
+  });
+
   test("creates with a variable: trims the name, upper-cases the colour, returns every field", async () => {
     const { create } = await setup();
     const reply = await create({ name: "  Travel  ", description: "Trips", colorHex: "#a1b2c3", icon: "mdi:airplane" });

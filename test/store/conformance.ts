@@ -191,6 +191,14 @@ function contract<S extends Store>(harness: { open(): Promise<S>; dispose(store:
       expect(await store.categories.findById(Bun.randomUUIDv7())).toBeNull();
     });
 
+    test("create by a creator who is gone throws ReferenceGone and stores nothing", async () => {
+      const error = await store.categories
+        .create(newCategory("Orphan", { createdBy: Bun.randomUUIDv7() }))
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ReferenceGone);
+      expect(await store.categories.list()).toEqual([]);
+    });
+
     test("names are unique without regard to case, Unicode included", async () => {
       await store.categories.create(newCategory("Café"));
       await expectCode(store.categories.create(newCategory("CAFÉ")), "category_name_taken");
@@ -408,6 +416,26 @@ function contract<S extends Store>(harness: { open(): Promise<S>; dispose(store:
       expect((await Promise.all(rotations)).filter(Boolean)).toHaveLength(1);
       expect(await store.counts()).toEqual({ users: 21, categories: 20 });
       expect(await store.sessions.list(ann.id, new Date(clock).toISOString())).toHaveLength(21);
+    });
+
+    test("rotations racing the session's end, the user's deletion or a password change: each lands or finds it gone, never an error", async () => {
+      for (let round = 0; round < 30; round++) {
+        const user = await store.users.create(newUser(`racer${round}`));
+        const { session, refresh } = await started(user);
+        const renewed = { digest: `digest-${Bun.randomUUIDv7()}`, expiresAt: session.expiresAt };
+        const rivals = [
+          () => store.sessions.end(user.id, { only: session.id }),
+          () => store.users.delete(user.id),
+          () => store.users.setPassword(user.id, "h2", tick(), 0, { sessionId: session.id, refresh: renewed }),
+        ];
+        const at = tick();
+        const outcomes = await Promise.allSettled([
+          store.sessions.rotate(refresh.digest, rotation(at)),
+          rivals[round % rivals.length]!(),
+          store.sessions.rotate(refresh.digest, rotation(at)),
+        ]);
+        expect(outcomes.filter((o) => o.status === "rejected")).toEqual([]);
+      }
     });
 
     test("start for a user who is gone throws ReferenceGone and stores nothing", async () => {
