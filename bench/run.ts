@@ -170,9 +170,14 @@ interface Case {
    * a time: the throttle counts concurrent attempts on one account before checking any, and blocks at five.
    */
   cycle?: number;
+  /**
+   * Refresh: each request sends a refresh token from a pool that the answers refill with their
+   * successors, so every request rotates a current token (never a replay).
+   */
+  refresh?: boolean;
   connections: number;
   /** What the floor does besides answering. */
-  work?: "verify" | "hash";
+  work?: "verify" | "hash" | "write";
 }
 
 interface WrkResult {
@@ -190,7 +195,16 @@ function milliseconds(text: string): number {
 }
 
 let runNumber = 0;
-async function wrk(base: string, c: Case, token: string, connections = c.connections): Promise<WrkResult> {
+/** Refresh tokens per refresh run: more than its connections, so the pool never runs dry. */
+const REFRESH_POOL = 96;
+
+async function wrk(
+  base: string,
+  c: Case,
+  token: string,
+  connections = c.connections,
+  refreshTokens: string[] = [],
+): Promise<WrkResult> {
   const env = {
     ...process.env,
     BENCH_METHOD: c.method,
@@ -198,6 +212,7 @@ async function wrk(base: string, c: Case, token: string, connections = c.connect
     BENCH_TOKEN: c.token ? token : "",
     BENCH_UNIQUE: c.unique ? `r${++runNumber}x` : "",
     BENCH_CYCLE: c.cycle ? String(c.cycle) : "",
+    BENCH_REFRESH: refreshTokens.join(","),
   };
   const out =
     await $`wrk -t1 -c${connections} -d${SECONDS}s --latency -s ${join(import.meta.dir, "request.lua")} ${base}${c.path}`
@@ -218,7 +233,8 @@ async function capture(base: string, c: Case, token: string, hash: string) {
   const headers: Record<string, string> = {};
   if (c.body) headers["content-type"] = "application/json";
   if (c.token) headers.authorization = `Bearer ${token}`;
-  const body = c.body?.replace("{n}", c.cycle ? "1" : "capture");
+  const filler = c.refresh ? (await sessions(base, 1))[0]! : c.cycle ? "1" : "capture";
+  const body = c.body?.replace("{n}", filler);
   const response = await fetch(`${base}${c.path}`, { method: c.method, headers, body });
   const answer = {
     status: response.status,
@@ -257,6 +273,15 @@ const CASES: Case[] = [
     cycle: 256,
     connections: 64,
     work: "verify",
+  },
+  {
+    name: "POST /auth/refresh",
+    method: "POST",
+    path: "/svc-api/v1/auth/refresh",
+    body: JSON.stringify({ refresh_token: "{n}" }),
+    refresh: true,
+    connections: 64,
+    work: "write",
   },
   {
     name: "POST /users/create",
@@ -300,8 +325,10 @@ async function runCases(
   for (const c of SELECTED) {
     let best: Row | undefined;
     for (let round = 0; round < ROUNDS; round++) {
-      const s = await wrk(svc.base, c, token);
-      const f = await wrk(floor.base, c, token);
+      // Fresh sessions for each svc run; the floor answers any text.
+      const pool = c.refresh ? await sessions(svc.base, REFRESH_POOL) : [];
+      const s = await wrk(svc.base, c, token, c.connections, pool);
+      const f = await wrk(floor.base, c, token, c.connections, pool);
       best = {
         name: c.name,
         svc: !best || s.rps > best.svc.rps ? s : best.svc,
@@ -333,6 +360,20 @@ async function runCases(
     `createCategory at 64 connections: ${category.rps.toFixed(0)} req/s, ${category.non2xx} non-2xx, ${category.socketErrors} socket errors${busy}`,
   );
   return { rows, extra, peak };
+}
+
+/** The refresh tokens of `count` new sessions, over as many bench accounts. */
+async function sessions(base: string, count: number): Promise<string[]> {
+  const tokens: string[] = [];
+  for (let i = 1; i <= count; i++) {
+    const response = await fetch(`${base}/svc-api/v1/auth/login`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ username: `user${i}`, password: PASSWORD }),
+    });
+    tokens.push(((await response.json()) as { refresh_token: string }).refresh_token);
+  }
+  return tokens;
 }
 
 async function login(base: string, username = "user1"): Promise<string> {
@@ -462,7 +503,7 @@ const scaled = flags.has("--no-scale") || ONLY !== undefined ? [] : await scale(
 
 const cpu = (await $`grep -m1 "model name" /proc/cpuinfo`.quiet().text()).split(":")[1]?.trim();
 const report = [
-  `Measured ${new Date().toISOString().slice(0, 10)} with \`bun run bench\` on ${cpu} (${navigator.hardwareConcurrency} cores), wrk on the same machine: 1 thread, 64 connections, ${SECONDS} s per run, svc and floor alternating, best of ${ROUNDS}. The floor is a bare \`Bun.serve\` answering with svc's very response bytes (for login: after one \`Bun.password.verify\`; for sign-up: after one \`Bun.password.hash\`). svc runs with its defaults, request log included (written to a file).`,
+  `Measured ${new Date().toISOString().slice(0, 10)} with \`bun run bench\` on ${cpu} (${navigator.hardwareConcurrency} cores), wrk on the same machine: 1 thread, 64 connections, ${SECONDS} s per run, svc and floor alternating, best of ${ROUNDS}. The floor is a bare \`Bun.serve\` answering with svc's very response bytes (for login: after one \`Bun.password.verify\`; for refresh: after one insert into a SQLite file with svc's settings, WAL and full sync, on either database; for sign-up: after one \`Bun.password.hash\`). svc runs with its defaults, request log included (written to a file).`,
   "",
   "**Embedded SQLite**",
   "",
