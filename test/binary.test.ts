@@ -480,7 +480,7 @@ describe("the compiled binary, alone in an empty folder", () => {
   }, 30_000);
 
   test.skipIf(!pgAvailable)(
-    "serves from PostgreSQL, and `svc copy` moves SQLite → PostgreSQL → SQLite with logins and tokens intact",
+    "serves from PostgreSQL, and `svc copy` moves SQLite → PostgreSQL → SQLite with logins, tokens and sessions intact",
     async () => {
       const dir = emptyFolderWithBinary();
       const database = await createTestDatabase("binary");
@@ -491,9 +491,9 @@ describe("the compiled binary, alone in an empty folder", () => {
           email: "ann@example.com",
           password: "correct horse",
         });
-        const token = (
+        const { token, refresh_token: refresh } = (
           await json(onSqlite.base, "POST", "/svc-api/v1/auth/login", { username: "ann", password: "correct horse" })
-        ).body.token;
+        ).body;
         await json(
           onSqlite.base,
           "POST",
@@ -525,6 +525,9 @@ describe("the compiled binary, alone in an empty folder", () => {
         expect(
           (await json(onPostgres.base, "POST", "/graphql", { query: "{ categories { name } }" }, token)).body,
         ).toEqual({ data: { categories: [{ name: "Moved" }] } });
+        // So does its session: the refresh token rotates on PostgreSQL.
+        const renewed = await json(onPostgres.base, "POST", "/svc-api/v1/auth/refresh", { refresh_token: refresh });
+        expect(renewed.status).toBe(200);
         expect(
           (
             await json(onPostgres.base, "POST", "/svc-api/v1/auth/login", {
@@ -544,6 +547,10 @@ describe("the compiled binary, alone in an empty folder", () => {
         expect(back.exitCode).toBe(0);
         expect(back.stderr.toString()).toContain("copied 2 users and 1 categories");
         const onCopy = await start(dir, { SVC_DATABASE_URL: "sqlite:back/svc.db" });
+        const back2 = await json(onCopy.base, "POST", "/svc-api/v1/auth/refresh", {
+          refresh_token: renewed.body.refresh_token,
+        });
+        expect(back2.status).toBe(200);
         expect(
           (await json(onCopy.base, "POST", "/svc-api/v1/auth/login", { username: "bob", password: "correct horse" }))
             .status,

@@ -1,6 +1,6 @@
 // Property-based fuzzing: malformed and hostile requests at every route. Whatever arrives, svc never
 // answers 5xx, every REST error is problem+json, every GraphQL error has a code, and no bad input
-// changes a user, a category or a revocation (failed-login counters are meant to change).
+// changes a user, a category, a session or a revocation (failed-login counters are meant to change).
 import { beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import type { Store } from "../../src/db/store.ts";
@@ -12,6 +12,9 @@ const ROUTES = [
   "/svc-api/v1/users/create",
   "/svc-api/v1/auth/login",
   "/svc-api/v1/auth/logout",
+  "/svc-api/v1/auth/refresh",
+  "/svc-api/v1/auth/sessions",
+  "/svc-api/v1/auth/sessions/01937a6e-0000-7000-8000-000000000000",
   "/svc-api/v1/users/all",
   "/svc-api/v1/users/",
   "/svc-api/v1/users/password",
@@ -37,6 +40,8 @@ const FIELDS = [
   "password",
   "current_password",
   "new_password",
+  "refresh_token",
+  "scope",
   "query",
   "variables",
   "operationName",
@@ -119,6 +124,7 @@ const graphqlDocument = fc.oneof(
 interface Snapshot {
   users: unknown;
   categories: unknown;
+  sessions: unknown;
   revoked: boolean;
 }
 
@@ -126,6 +132,7 @@ async function snapshot(store: Store, userId: string, jti: string): Promise<Snap
   return {
     users: await store.users.list({ limit: 1000 }),
     categories: await store.categories.list(),
+    sessions: await store.sessions.list(userId, "2000-01-01T00:00:00.000Z"),
     revoked: (await store.tokenHolder(userId, jti))?.revoked ?? true,
   };
 }
