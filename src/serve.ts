@@ -10,6 +10,16 @@ import { version } from "../package.json";
 import type { Server } from "bun";
 
 export async function serve(config: Config): Promise<void> {
+  // Handlers first, long before "svc listening" tells anyone to expect them: a SIGTERM sent right after
+  // that line killed the process outright (exit 143) while they were still being installed. A signal
+  // during start-up waits for it, then stops svc the same clean way. SIGHUP too (a closed terminal, a
+  // supervisor's stop): svc has nothing to reload, and Bun's default for it is to die at once, losing
+  // in-flight requests and buffered access lines.
+  let shutdown: ((signal: string) => Promise<void>) | undefined;
+  let early: string | undefined;
+  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
+    process.on(signal, () => (shutdown ? void shutdown(signal) : (early ??= signal)));
+  }
   const loggers = createLoggers(config.logLevel);
   const { logger } = loggers;
   const database = describeDatabase(config.database);
@@ -41,7 +51,7 @@ export async function serve(config: Config): Promise<void> {
     logger.warn("SVC_JWT_SECRET is not set: a random secret is in use, so tokens end with this process");
 
   let stopping = false;
-  async function shutdown(signal: string): Promise<void> {
+  shutdown = async (signal) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, "svc stopping: draining in-flight requests");
@@ -56,11 +66,8 @@ export async function serve(config: Config): Promise<void> {
     logger.info("svc stopped");
     loggers.flush();
     process.exit(0);
-  }
-
-  // SIGHUP too (a closed terminal, a supervisor's stop): svc has nothing to reload, and Bun's default
-  // for it is to die at once, losing in-flight requests and buffered access lines.
-  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, () => void shutdown(signal));
+  };
+  if (early) void shutdown(early);
 }
 
 /** Why a socket could not be opened, in one line an operator can act on. */

@@ -364,6 +364,17 @@ describe("the compiled binary, alone in an empty folder", () => {
     ).toEqual([]);
   }, 30_000);
 
+  test("a SIGTERM the moment svc says it listens stops it cleanly (exit 0), every time", async () => {
+    const dir = emptyFolderWithBinary();
+    const codes: number[] = [];
+    for (let i = 0; i < 15; i++) {
+      const running = await start(dir);
+      running.proc.kill("SIGTERM");
+      codes.push(await running.proc.exited);
+    }
+    expect(codes).toEqual(Array(15).fill(0));
+  }, 60_000);
+
   test("a second svc on a taken port exits 1 with one line, unless SVC_REUSE_PORT=true", async () => {
     const first = await start(emptyFolderWithBinary(), { SVC_HOST: "0.0.0.0" });
     const port = new URL(first.base).port;
