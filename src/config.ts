@@ -98,14 +98,15 @@ export function parseConfig(env: Env): Config {
   const production = environment === "production";
   const portVar = env.SVC_PORT !== undefined ? "SVC_PORT" : "PORT";
 
+  const jwt = jwtSecret(env, production);
   return deepFreeze({
     env: environment,
     host: nonEmpty(env, "SVC_HOST", "0.0.0.0"),
     port: integer(env, portVar, 8080, 0, 65535),
     reusePort: boolean(env, "SVC_REUSE_PORT", false),
     database: database(env),
-    jwt: jwtSecret(env, production),
-    sessions: sessions(env),
+    jwt,
+    sessions: sessions(env, jwt.ttlSeconds),
     graphql: {
       auth: oneOf(env, "SVC_GRAPHQL_AUTH", ["required", "mutations", "off"], "required"),
       playground: boolean(env, "SVC_GRAPHQL_PLAYGROUND", !production),
@@ -188,10 +189,9 @@ function jwtSecret(env: Env, production: boolean): Config["jwt"] {
   return { secret, ephemeral: false, ttlSeconds };
 }
 
-function sessions(env: Env): SessionConfig {
+function sessions(env: Env, accessTtl: number): SessionConfig {
   const refreshTtlSeconds = duration(env, "SVC_REFRESH_TTL", "30d", 60, 3650 * 86400);
   const maxAgeSeconds = duration(env, "SVC_SESSION_MAX_AGE", "90d", 60, 3650 * 86400);
-  const accessTtl = duration(env, "SVC_JWT_TTL", "15m", 1, 30 * 86400);
   // An access token must not outlive the refresh token it came with, or a session ended by expiry
   // would still be good for requests.
   if (refreshTtlSeconds < accessTtl) {

@@ -170,6 +170,10 @@ describe("parseConfig", () => {
     ["SVC_LOGIN_BACKOFF_MAX", { SVC_LOGIN_BACKOFF_MAX: "2d" }, "a duration such as"],
     ["SVC_LOGIN_CLIENT_MAX_FAILURES", { SVC_LOGIN_CLIENT_MAX_FAILURES: "many" }, "an integer from 1"],
     ["SVC_LOGIN_CLIENT_WINDOW", { SVC_LOGIN_CLIENT_WINDOW: "-1s" }, "a duration such as"],
+    ["SVC_REFRESH_TTL", { SVC_REFRESH_TTL: "30s" }, "a duration such as"],
+    ["SVC_REFRESH_TTL", { SVC_JWT_TTL: "2h", SVC_REFRESH_TTL: "1h" }, "no shorter than SVC_JWT_TTL (7200s)"],
+    ["SVC_SESSION_MAX_AGE", { SVC_SESSION_MAX_AGE: "forever" }, "a duration such as"],
+    ["SVC_REFRESH_REUSE_WINDOW", { SVC_REFRESH_REUSE_WINDOW: "10m" }, "from 0s to 300s"],
   ])("refuses a bad %s with one line naming it and what it accepts", (variable, env, accepts) => {
     let caught: unknown;
     try {
