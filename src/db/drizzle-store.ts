@@ -1,6 +1,6 @@
 // The storage contract, written once in Drizzle for every database svc supports. What differs between
 // them (opening, migrating, transactions, reading driver errors) comes in with the Dialect.
-import { and, count, desc, eq, gt, inArray, isNull, lt, ne, sql, type Column } from "drizzle-orm";
+import { and, count, desc, eq, gt, inArray, isNull, lt, ne, sql, type Column, type SQL } from "drizzle-orm";
 import type { ErrorCode } from "../errors.ts";
 import { parseId } from "../ids.ts";
 import { chunks } from "./chunks.ts";
@@ -20,6 +20,7 @@ import {
   REFRESH_FIELDS,
   type RevocationStore,
   SESSION_FIELDS,
+  type SessionScope,
   type SessionStore,
   type TableVersions,
   type ThrottleRecord,
@@ -118,8 +119,41 @@ function hotReads({ db, run, tables }: Dialect): HotReads {
 /** A transaction of a few statements, held to run's deadline (a bulk load is not). */
 const TIMED = { timed: true } as const;
 
-/** Thrown inside a transaction to undo it; caught by the operation that threw it. */
+/** Thrown inside `undoable`'s work to undo the transaction. */
 const ROLL_BACK = Symbol("roll back");
+
+/** A timed transaction whose work may throw ROLL_BACK: then nothing it wrote stays, and the answer is `undone`. */
+async function undoable<T, U>(transaction: Dialect["transaction"], work: (tx: Db) => Promise<T>, undone: U) {
+  try {
+    return await transaction(work, TIMED);
+  } catch (error) {
+    if (error === ROLL_BACK) return undone;
+    throw error;
+  }
+}
+
+/** A refresh token row, not yet rotated, of the session. */
+const currentToken = (refresh: NewRefreshToken, sessionId: string) => ({
+  ...refresh,
+  sessionId,
+  rotatedAt: null,
+  successor: null,
+});
+
+/**
+ * Which of the user's sessions a scope names. A session id that is no id names no session: none is
+ * the one (null: nothing to match), and all are the others.
+ */
+function inScope({ sessions }: Tables, userId: string, scope: SessionScope): SQL | null {
+  const mine = eq(sessions.userId, userId);
+  if (scope === "all") return mine;
+  if ("only" in scope) {
+    const id = parseId(scope.only);
+    return id === null ? null : and(mine, eq(sessions.id, id))!;
+  }
+  const id = parseId(scope.except);
+  return id === null ? mine : and(mine, ne(sessions.id, id))!;
+}
 
 /**
  * Replaces the session's refresh tokens with `refresh`, and marks it used at `at`, provided the user
@@ -142,7 +176,7 @@ async function renewSession(
     .returning({ id: sessions.id });
   if (renewed.length === 0) return false;
   await tx.delete(refreshTokens).where(eq(refreshTokens.sessionId, session));
-  await tx.insert(refreshTokens).values({ ...refresh, sessionId: session, rotatedAt: null, successor: null });
+  await tx.insert(refreshTokens).values(currentToken(refresh, session));
   return true;
 }
 
@@ -210,8 +244,9 @@ function userStore({ db, run, tables, transaction }: Dialect): UserStore {
       const key = parseId(id);
       if (!key) return null;
       const changes = { passwordHash, updatedAt, tokenVersion: sql`${users.tokenVersion} + 1` };
-      try {
-        return await transaction(async (tx) => {
+      return undoable(
+        transaction,
+        async (tx) => {
           // The user's row first, then sessions: the order a deletion takes them in (see rotate).
           const user = first(
             await tx.update(users).set(changes).where(heldAt(key, tokenVersion)).returning(userColumns),
@@ -219,16 +254,11 @@ function userStore({ db, run, tables, transaction }: Dialect): UserStore {
           if (!user) return null;
           // If the kept session ended meanwhile (another instance's logout), nothing here lands.
           if (keep && !(await renewSession(tx, tables, key, keep.sessionId, keep.refresh, updatedAt))) throw ROLL_BACK;
-          const others = keep
-            ? and(eq(tables.sessions.userId, key), ne(tables.sessions.id, keep.sessionId))
-            : eq(tables.sessions.userId, key);
-          await tx.delete(tables.sessions).where(others);
+          await tx.delete(tables.sessions).where(inScope(tables, key, keep ? { except: keep.sessionId } : "all")!);
           return user;
-        }, TIMED);
-      } catch (error) {
-        if (error === ROLL_BACK) return null;
-        throw error;
-      }
+        },
+        null,
+      );
     },
     delete(id, tokenVersion) {
       const key = parseId(id);
@@ -331,7 +361,7 @@ function sessionStore({ db, run, tables, transaction }: Dialect): SessionStore {
     start: (session, refresh) =>
       transaction(async (tx) => {
         const [started] = await tx.insert(sessions).values(session).returning(sessionColumns);
-        await tx.insert(refreshTokens).values({ ...refresh, sessionId: session.id, rotatedAt: null, successor: null });
+        await tx.insert(refreshTokens).values(currentToken(refresh, session.id));
         return started!;
       }, TIMED),
     findRefresh: (digest) => run(async () => first(await byDigest.execute({ digest }))),
@@ -340,8 +370,9 @@ function sessionStore({ db, run, tables, transaction }: Dialect): SessionStore {
       // a rotation racing a logout, a deletion or a password change waits for it instead of deadlocking.
       const current = and(eq(refreshTokens.digest, digest), isNull(refreshTokens.rotatedAt));
       const ofToken = db.select({ id: refreshTokens.sessionId }).from(refreshTokens).where(current);
-      try {
-        return await transaction(async (tx) => {
+      return undoable(
+        transaction,
+        async (tx) => {
           const [session] = await tx
             .update(sessions)
             .set({ lastUsedAt: at, expiresAt: successor.expiresAt })
@@ -355,15 +386,11 @@ function sessionStore({ db, run, tables, transaction }: Dialect): SessionStore {
             .where(current)
             .returning({ digest: refreshTokens.digest });
           if (rotated.length === 0) throw ROLL_BACK;
-          await tx
-            .insert(refreshTokens)
-            .values({ ...successor, sessionId: session.id, rotatedAt: null, successor: null });
+          await tx.insert(refreshTokens).values(currentToken(successor, session.id));
           return true;
-        }, TIMED);
-      } catch (error) {
-        if (error === ROLL_BACK) return false;
-        throw error;
-      }
+        },
+        false,
+      );
     },
     list(userId, now) {
       const user = parseId(userId);
@@ -371,15 +398,8 @@ function sessionStore({ db, run, tables, transaction }: Dialect): SessionStore {
     },
     end(userId, scope) {
       const user = parseId(userId);
-      if (!user) return Promise.resolve(0);
-      const mine = eq(sessions.userId, user);
-      // A session id that is no id names no session: none is the one, and all are the others.
-      const id = scope === "all" ? null : parseId("only" in scope ? scope.only : scope.except);
-      let which = mine;
-      if (scope !== "all" && "only" in scope) {
-        if (id === null) return Promise.resolve(0);
-        which = and(mine, eq(sessions.id, id))!;
-      } else if (scope !== "all" && id !== null) which = and(mine, ne(sessions.id, id))!;
+      const which = user && inScope(tables, user, scope);
+      if (!which) return Promise.resolve(0);
       return run(async () => (await db.delete(sessions).where(which).returning({ id: sessions.id })).length);
     },
     page: (limit, after) =>
