@@ -131,6 +131,9 @@ async function seed(databaseUrl: string, users: number, categories: number): Pro
       tokenVersion: 0,
       createdAt: at,
       updatedAt: at,
+      role: "user",
+      status: "active",
+      lastLoginAt: null,
     });
   }
   const owner = records[0]!.id;

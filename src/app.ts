@@ -1,6 +1,8 @@
 // createApp(deps): every feature mounted in one visible place, behind the front door. Tests call
 // app.handle(request); serve.ts calls app.listen().
 import { Elysia } from "elysia";
+import { adminRoutes } from "./admin/index.ts";
+import { createAdminService } from "./admin/service.ts";
 import { authRoutes } from "./auth/index.ts";
 import { createAuthenticator } from "./auth/authenticator.ts";
 import { createSessionService } from "./auth/sessions.ts";
@@ -48,9 +50,18 @@ export function createApp({ config, store: database, loggers }: AppDeps): App {
   });
   const users = createUserService({
     users: store.users,
+    resets: store.resets,
+    audit: store.audit,
     passwords: createPasswordHasher(config.passwordCost),
     sessions,
     throttle,
+    logger,
+  });
+  const admin = createAdminService({
+    users: store.users,
+    resets: store.resets,
+    audit: store.audit,
+    resetCodeTtlSeconds: config.resetCodeTtlSeconds,
   });
   const categories = createCategoryService(store.categories);
   const metrics = createMetrics(store);
@@ -69,6 +80,7 @@ export function createApp({ config, store: database, loggers }: AppDeps): App {
       authRoutes({ users, sessions, authenticator, maxBodyBytes: config.maxBodyBytes, trustProxy: config.trustProxy }),
     )
     .use(usersRoutes(users, authenticator, createPageJson(), config.maxBodyBytes, config.trustProxy))
+    .use(adminRoutes({ admin, authenticator, maxBodyBytes: config.maxBodyBytes, trustProxy: config.trustProxy }))
     .use(
       graphqlRoutes({
         config: config.graphql,

@@ -70,6 +70,10 @@ export interface Config {
   /** Write an access line for a health probe answered 200; false: only failed probes are logged. */
   logProbes: boolean;
   loginThrottle: LoginThrottleConfig;
+  /** How long a password reset code an administrator issues stays redeemable. */
+  resetCodeTtlSeconds: number;
+  /** Audit events older than this are deleted. */
+  auditRetentionSeconds: number;
 }
 
 export type Env = Record<string, string | undefined>;
@@ -127,6 +131,8 @@ export function parseConfig(env: Env): Config {
       clientMaxFailures: integer(env, "SVC_LOGIN_CLIENT_MAX_FAILURES", 100, 1, 1_000_000),
       clientWindowMs: duration(env, "SVC_LOGIN_CLIENT_WINDOW", "15m", 1, 86400) * 1000,
     },
+    resetCodeTtlSeconds: duration(env, "SVC_RESET_CODE_TTL", "1h", 60, 7 * 86400),
+    auditRetentionSeconds: duration(env, "SVC_AUDIT_RETENTION", "90d", 3600, 3650 * 86400),
   });
 }
 
@@ -270,12 +276,18 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
 
 const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
 
-/** Parses "90", "90s", "15m", "1h" or "7d" into whole seconds within [min, max]. */
+/** "90", "90s", "15m", "1h" or "7d" in whole seconds; null for anything else. */
+export function parseDuration(text: string): number | null {
+  const match = /^(\d{1,15})([smhd]?)$/.exec(text);
+  const seconds = match ? Number(match[1]) * UNIT_SECONDS[match[2] || "s"]! : NaN;
+  return Number.isSafeInteger(seconds) ? seconds : null;
+}
+
+/** Parses a duration (see parseDuration) into whole seconds within [min, max]. */
 function duration(env: Env, name: string, fallback: string, min: number, max: number): number {
   const value = env[name] || fallback;
-  const match = /^(\d+)([smhd]?)$/.exec(value);
-  const seconds = match ? Number(match[1]) * UNIT_SECONDS[match[2] || "s"]! : NaN;
-  if (!Number.isSafeInteger(seconds) || seconds < min || seconds > max) {
+  const seconds = parseDuration(value) ?? NaN;
+  if (!(seconds >= min && seconds <= max)) {
     throw new ConfigError(name, `a duration such as 30s, 15m, 1h or 7d, from ${min}s to ${max}s`, value);
   }
   return seconds;

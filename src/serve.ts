@@ -1,9 +1,10 @@
 // `svc serve`: store (migrated) → app → listen; SIGTERM, SIGINT and SIGHUP drain, close the database, exit 0.
 import { createApp } from "./app.ts";
-import { startPruning } from "./auth/session-pruner.ts";
 import type { Config } from "./config.ts";
 import { describeDatabase, openStore } from "./db/open.ts";
 import type { VersionedStore } from "./db/store.ts";
+import type { Logger } from "./log.ts";
+import { startPruning, storeJobs } from "./pruning.ts";
 import { createLoggers } from "./log.ts";
 import { describeError } from "./safe-errors.ts";
 import { version } from "../package.json";
@@ -44,11 +45,12 @@ export async function serve(config: Config): Promise<void> {
     console.error(`svc: cannot listen on ${config.host}:${config.port}: ${listenProblem(error)}`);
     process.exit(1);
   }
-  const stopPruning = startPruning({ sessions: store.sessions, logger });
+  const stopPruning = startPruning({ jobs: storeJobs(store, config.auditRetentionSeconds), logger });
   const address = `http://${server.hostname}:${server.port}`;
   logger.info({ version, environment: config.env, address, database }, "svc listening");
   if (config.jwt.ephemeral)
     logger.warn("SVC_JWT_SECRET is not set: a random secret is in use, so tokens end with this process");
+  await adviseOnAdmins(store, logger);
 
   let stopping = false;
   shutdown = async (signal) => {
@@ -86,5 +88,17 @@ function listenProblem(error: unknown): string {
       return "permission denied: ports below 1024 need privileges (or CAP_NET_BIND_SERVICE); choose another SVC_PORT";
     default:
       return message;
+  }
+}
+
+/** One line when nobody can administer accounts, saying how to make an administrator on this box. */
+async function adviseOnAdmins(store: VersionedStore, logger: Logger): Promise<void> {
+  try {
+    if ((await store.users.activeAdmins()) === 0)
+      logger.warn(
+        "no active administrator: make one on this box with `svc admin create --username <name> --email <address>`",
+      );
+  } catch (error) {
+    logger.warn({ err: error }, "could not count administrators");
   }
 }

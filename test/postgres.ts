@@ -42,7 +42,9 @@ export async function createTestDatabase(label: string): Promise<TestDatabase> {
     url: url.toString(),
     async truncate() {
       const db = new SQL({ url: url.toString(), max: 1 });
-      await db.unsafe("TRUNCATE refresh_tokens, sessions, categories, users, login_throttle, revoked_tokens");
+      await db.unsafe(
+        "TRUNCATE refresh_tokens, sessions, password_resets, audit_events, categories, users, login_throttle, revoked_tokens",
+      );
       await db.close();
     },
     async drop() {

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
-import { pruneExpired, startPruning } from "../src/auth/session-pruner.ts";
+import { pruneExpired, startPruning, storeJobs } from "../src/pruning.ts";
 import { openPostgresStore } from "../src/db/postgres/store.ts";
 import { openSqliteStore } from "../src/db/sqlite/store.ts";
 import type { SessionStore, VersionedStore } from "../src/db/store.ts";
@@ -86,6 +86,7 @@ describe("pruning", () => {
           clientAddress: null,
         },
         { digest: Bun.randomUUIDv7(), expiresAt },
+        { tokenVersion: 0 },
       );
     for (let i = 0; i < expired; i++) await start(past);
     for (let i = 0; i < live; i++) await start(future);
@@ -95,13 +96,15 @@ describe("pruning", () => {
   test("deletes every expired session in batches of at most the limit, and nothing live", async () => {
     const { store, user } = await withSessions(1200, 3);
     const limits: number[] = [];
-    const sessions: Pick<SessionStore, "prune"> = {
+    const sessions: SessionStore = {
+      ...store.sessions,
       prune: (now, limit) => {
         limits.push(limit);
         return store.sessions.prune(now, limit);
       },
     };
-    expect(await pruneExpired({ sessions, batch: 500 })).toBe(1200);
+    const jobs = storeJobs({ ...store, sessions }, 90 * 86400);
+    expect(await pruneExpired({ jobs, batch: 500 })).toBe(1200);
     expect(limits).toEqual([500, 500, 500]);
     expect(await store.sessions.list(user.id, new Date().toISOString())).toHaveLength(3);
     expect((await store.sessions.page(10_000)).sessions).toHaveLength(3);
@@ -114,13 +117,16 @@ describe("pruning", () => {
     const { logger } = createLoggers("debug", { write: (line: string) => void lines.push(line) });
     let calls = 0;
     const stop = startPruning({
-      sessions: {
-        prune: async (now, limit) => {
-          calls++;
-          if (calls === 2) throw new Error("the database hiccupped");
-          return store.sessions.prune(now, limit);
+      jobs: [
+        {
+          what: "sessions",
+          prune: async (now, limit) => {
+            calls++;
+            if (calls === 2) throw new Error("the database hiccupped");
+            return store.sessions.prune(new Date(now).toISOString(), limit);
+          },
         },
-      },
+      ],
       logger,
       everyMs: 30,
     });
@@ -131,7 +137,7 @@ describe("pruning", () => {
     expect(calls).toBe(after);
     expect(calls).toBeGreaterThanOrEqual(3);
     expect((await store.sessions.page(100)).sessions).toHaveLength(1);
-    expect(lines.some((line) => line.includes("pruning expired sessions failed"))).toBe(true);
+    expect(lines.some((line) => line.includes("pruning expired rows failed"))).toBe(true);
     await store.close();
   });
 });

@@ -30,7 +30,14 @@ export function createAuthenticator(tokens: TokenService, store: Pick<Store, "to
       const holder = verified && (await store.tokenHolder(verified.userId, verified.jti, verified.sessionId));
       // A deleted user, a token from before a password change, or one whose session ended (logout,
       // refresh token reuse) is as invalid as a forged one.
-      if (!verified || !holder || holder.revoked || holder.user.tokenVersion !== verified.version) {
+      // Disabling bumps the token version too; the status is checked as well so that no path forgets it.
+      if (
+        !verified ||
+        !holder ||
+        holder.revoked ||
+        holder.user.tokenVersion !== verified.version ||
+        holder.user.status !== "active"
+      ) {
         throw unauthorized(true, "The token is invalid, expired or revoked.");
       }
       return { user: holder.user, token: verified };

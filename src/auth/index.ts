@@ -4,7 +4,7 @@ import { Elysia, t } from "elysia";
 import { clientInfo } from "../http/client-address.ts";
 import { jsonBody, optionalJsonBody } from "../http/json-body.ts";
 import { documented } from "../http/openapi.ts";
-import { loginBody, loginSchema, userView } from "../users/model.ts";
+import { loginBody, loginSchema, redeemResetBody, userView } from "../users/model.ts";
 import type { UserService } from "../users/service.ts";
 import type { Authenticator } from "./authenticator.ts";
 import { bearer } from "./bearer.ts";
@@ -34,6 +34,7 @@ export function authRoutes({ users, sessions, authenticator, maxBodyBytes, trust
           "validation_failed",
           "malformed_json",
           "invalid_credentials",
+          "account_disabled",
           "too_many_requests",
           "payload_too_large",
           "unsupported_media_type",
@@ -71,11 +72,31 @@ export function authRoutes({ users, sessions, authenticator, maxBodyBytes, trust
         }),
       },
     )
+    .post("/password-reset", ({ body, request }) => users.redeemReset(body, clientInfo(request, trustProxy)), {
+      parse: json,
+      body: redeemResetBody,
+      detail: documented({
+        operationId: "redeemPasswordReset",
+        summary:
+          "Set a new password with the one-time code an administrator issued: every earlier session ends, and a new one starts",
+        tag: "auth",
+        ok: { status: 200, description: "As login: a new session's pair, and you", schema: loginSchema },
+        errors: [
+          "validation_failed",
+          "malformed_json",
+          "invalid_reset_code",
+          "account_disabled",
+          "too_many_requests",
+          "payload_too_large",
+          "unsupported_media_type",
+        ],
+      }),
+    })
     .use(bearer(authenticator))
     .post(
       "/logout",
-      async ({ body, caller, token, set }) => {
-        await sessions.logout(caller, token, logoutScope(body));
+      async ({ body, caller, token, set, request }) => {
+        await sessions.logout(caller, token, logoutScope(body), clientInfo(request, trustProxy));
         set.status = 204;
       },
       {
@@ -103,8 +124,8 @@ export function authRoutes({ users, sessions, authenticator, maxBodyBytes, trust
     })
     .delete(
       "/sessions/:id",
-      async ({ params, caller, set }) => {
-        await sessions.end(caller, params.id);
+      async ({ params, caller, set, request }) => {
+        await sessions.end(caller, params.id, clientInfo(request, trustProxy));
         set.status = 204;
       },
       {

@@ -4,6 +4,7 @@
 // and that rotation seals its answer under the token, so every other presentation within the reuse
 // window (a second tab, a retry after a lost response, another instance) opens the same answer. After
 // the window, a rotated token presented again means it was copied: the session ends.
+import { auditEvent, type Origin } from "../audit/model.ts";
 import type { SessionConfig } from "../config.ts";
 import {
   ReferenceGone,
@@ -27,8 +28,8 @@ export interface TokenPair extends IssuedToken {
   refresh_expires_in: number;
 }
 
-/** Where a login or refresh came from, as the session records it. */
-export interface ClientInfo {
+/** Where a request came from, as a session and the audit log record it. */
+export interface ClientInfo extends Origin {
   address: string;
   userAgent: string | null;
 }
@@ -66,6 +67,10 @@ const USER_AGENT_MAX = 256;
 
 export type SessionService = ReturnType<typeof createSessionService>;
 
+/** A user ending their own sessions. */
+const revoked = (user: UserRecord, origin: Origin, detail: Record<string, unknown>) =>
+  auditEvent("session.revoked", { actor: user.id, target: user.id, origin, detail });
+
 export function createSessionService({
   sessions,
   revocations,
@@ -91,29 +96,56 @@ export function createSessionService({
 
   const invalid = () => new AppError("invalid_refresh_token", "The refresh token is unknown, expired or revoked.");
 
+  /**
+   * A new session for the user, ready to be stored (`session`, `refresh`), and the pair to answer
+   * with once it is (`pair`).
+   */
+  function prepare(user: UserRecord, client: ClientInfo) {
+    const at = now();
+    const session: SessionRecord = {
+      id: newId(),
+      userId: user.id,
+      createdAt: iso(at),
+      lastUsedAt: iso(at),
+      expiresAt: "",
+      userAgent: client.userAgent?.slice(0, USER_AGENT_MAX) ?? null,
+      clientAddress: client.address,
+    };
+    const expiresAt = refreshExpiry(session, at);
+    session.expiresAt = iso(expiresAt);
+    const token = newRefreshToken();
+    return {
+      session,
+      refresh: { digest: refreshDigest(token), expiresAt: session.expiresAt },
+      pair: (holder: UserRecord) => pair(holder, session.id, token, expiresAt, at),
+    };
+  }
+
   return {
-    /** Starts a session for a user whose password was just checked. null: the user was deleted meanwhile. */
-    async start(user: UserRecord, client: ClientInfo): Promise<TokenPair | null> {
-      const at = now();
-      const session: SessionRecord = {
-        id: newId(),
-        userId: user.id,
-        createdAt: iso(at),
-        lastUsedAt: iso(at),
-        expiresAt: "",
-        userAgent: client.userAgent?.slice(0, USER_AGENT_MAX) ?? null,
-        clientAddress: client.address,
-      };
-      const expiresAt = refreshExpiry(session, at);
-      session.expiresAt = iso(expiresAt);
-      const refresh = newRefreshToken();
+    prepare,
+
+    /**
+     * Starts a session for a user: with `login`, one whose password was just checked (the login is
+     * recorded with it). null: the user was deleted or disabled meanwhile, or their tokens revoked.
+     */
+    async start(user: UserRecord, client: ClientInfo, { login = false } = {}): Promise<TokenPair | null> {
+      const prepared = prepare(user, client);
+      const event = login
+        ? auditEvent("login.succeeded", { actor: user.id, target: user.id, origin: client }, prepared.session.createdAt)
+        : undefined;
       try {
-        await sessions.start(session, { digest: refreshDigest(refresh), expiresAt: session.expiresAt });
+        const started = await sessions.start(
+          prepared.session,
+          prepared.refresh,
+          { tokenVersion: user.tokenVersion },
+          event,
+        );
+        if (!started) return null;
       } catch (error) {
         if (error instanceof ReferenceGone) return null;
         throw error;
       }
-      return pair(user, session.id, refresh, expiresAt, at);
+      return prepared.pair(user);
     },
 
     /** A new pair for the refresh token, and its user; the same pair for a repeat within the reuse window. */
@@ -129,7 +161,8 @@ export function createSessionService({
       const at = now();
       let found = await sessions.findRefresh(digest);
       const over = (when: string) => Date.parse(when) <= at;
-      if (!found || over(found.token.expiresAt) || over(found.session.expiresAt)) throw await refused(invalid());
+      if (!found || over(found.token.expiresAt) || over(found.session.expiresAt) || found.user.status !== "active")
+        throw await refused(invalid());
       const { session, user } = found;
 
       if (found.token.rotatedAt === null) {
@@ -170,7 +203,17 @@ export function createSessionService({
       }
       // Rotated away long enough ago that no honest client still holds it: the token was copied, and
       // whoever holds the session now may be the thief. Both lose it.
-      await sessions.end(user.id, { only: session.id });
+      await sessions.end(
+        user.id,
+        { only: session.id },
+        auditEvent("refresh.reuse_detected", {
+          actor: user.id,
+          target: user.id,
+          origin: client,
+          failed: true,
+          detail: { session_id: session.id },
+        }),
+      );
       logger.warn(
         { session_id: session.id, user_id: user.id, rotated_at: found.token.rotatedAt },
         "refresh token presented again after its rotation: session ended",
@@ -198,8 +241,9 @@ export function createSessionService({
     },
 
     /** Ends one of the user's sessions. Throws `not_found` when the user has none with this id. */
-    async end(user: UserRecord, id: string): Promise<void> {
-      if ((await sessions.end(user.id, { only: id })) === 0)
+    async end(user: UserRecord, id: string, client: Origin): Promise<void> {
+      const event = revoked(user, client, { scope: "one", session_id: id });
+      if ((await sessions.end(user.id, { only: id }, event)) === 0)
         throw new AppError("not_found", "You have no session with this id.");
     },
 
@@ -207,17 +251,18 @@ export function createSessionService({
      * Logs out: `local` ends the token's session, `others` every other session of the user, `global`
      * all of them. A token from before sessions is revoked by its jti; all sessions are its "others".
      */
-    async logout(user: UserRecord, token: VerifiedToken, scope: LogoutScope): Promise<void> {
+    async logout(user: UserRecord, token: VerifiedToken, scope: LogoutScope, client: Origin): Promise<void> {
       const current = token.sessionId;
+      const event = revoked(user, client, { scope });
       if (current === undefined) {
-        if (scope !== "local") await sessions.end(user.id, "all");
+        if (scope !== "local") await sessions.end(user.id, "all", event);
         if (scope !== "others") await revocations.revoke(token.jti, iso(token.exp * 1000));
         return;
       }
       const which: SessionScope = { local: { only: current }, others: { except: current }, global: "all" as const }[
         scope
       ];
-      await sessions.end(user.id, which);
+      await sessions.end(user.id, which, event);
     },
 
     /**

@@ -84,8 +84,9 @@ export function caching(base: VersionedStore): Caching {
       const { users: version } = await versions();
       return pages.get(`${page.limit} ${page.after ?? ""}`, version, () => base.users.list(page));
     },
-    create: (user) => wrote(base.users.create(user)),
+    create: (...args) => wrote(base.users.create(...args)),
     update: (...args) => wrote(base.users.update(...args)),
+    administer: (...args) => wrote(base.users.administer(...args)),
     setPassword: (...args) => wrote(base.users.setPassword(...args)),
     delete: (...args) => wrote(base.users.delete(...args)),
   };
@@ -100,13 +101,14 @@ export function caching(base: VersionedStore): Caching {
     },
     create: (category) => wrote(base.categories.create(category)),
     update: (...args) => wrote(base.categories.update(...args)),
-    delete: (id) => wrote(base.categories.delete(id)),
+    delete: (...args) => wrote(base.categories.delete(...args)),
   };
 
   const store: Store = {
     ...base,
     users,
     categories,
+    resets: { ...base.resets, redeem: (...args) => wrote(base.resets.redeem(...args)) },
     async tokenHolder(userId, jti, sessionId) {
       const state = await base.tokenState(userId, jti, sessionId);
       if (!state) return null;

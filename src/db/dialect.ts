@@ -34,7 +34,12 @@ export interface Dialect {
    * bulk load is as long as its data). A write referring to a row that is gone (a foreign key) throws
    * ReferenceGone.
    */
-  transaction<T>(work: (tx: Db) => Promise<T>, options?: { timed?: boolean }): Promise<T>;
+  transaction<T>(work: (tx: Db) => Promise<T>, options?: { timed?: boolean; clash?: Clash }): Promise<T>;
+  /**
+   * Within a transaction, waits until no other transaction holding `name` (on any instance) is open,
+   * and holds it until this one ends: for checks a row lock cannot cover, such as "some admin remains".
+   */
+  serialize(tx: Db, name: string): Promise<void>;
   /** Hand-written statements for reads every request makes, where Drizzle's own cost more (measured). */
   hotReads?: HotReads;
   /** Resolves when the database answers a trivial query within timeoutMs; rejects otherwise. */

@@ -1,14 +1,20 @@
 // The storage contract, written once in Drizzle for every database svc supports. What differs between
 // them (opening, migrating, transactions, reading driver errors) comes in with the Dialect.
-import { and, count, desc, eq, gt, inArray, isNull, lt, ne, sql, type Column, type SQL } from "drizzle-orm";
-import type { ErrorCode } from "../errors.ts";
+import { and, count, desc, eq, gt, gte, inArray, isNull, lt, ne, or, sql, type Column, type SQL } from "drizzle-orm";
+import { AppError, type ErrorCode } from "../errors.ts";
 import { parseId } from "../ids.ts";
 import { chunks } from "./chunks.ts";
 import type { PgColumn } from "drizzle-orm/pg-core";
 import type { Db, Dialect, HotReads, Tables } from "./dialect.ts";
 import {
+  ReferenceGone,
+  AUDIT_FIELDS,
+  type AuditEvent,
+  type AuditStore,
   CATEGORY_FIELDS,
   columns,
+  type PasswordResetStore,
+  type UserRecord,
   LoadRefused,
   nameKey,
   USER_FIELDS,
@@ -57,6 +63,8 @@ export function drizzleStore(dialect: Dialect): VersionedStore {
     throttle: throttleStore(dialect),
     revocations: revocationStore(dialect),
     sessions: sessionStore(dialect),
+    resets: resetStore(dialect),
+    audit: auditStore(dialect),
     async tokenHolder(userId, jti, sessionId) {
       const state = await tokenState(userId, jti, sessionId);
       const user = state && (await users.findById(userId));
@@ -132,6 +140,52 @@ async function undoable<T, U>(transaction: Dialect["transaction"], work: (tx: Db
   }
 }
 
+/** Records the event in the transaction of the change it describes. */
+async function recordIn(tx: Db, { auditEvents }: Tables, event: AuditEvent | undefined): Promise<void> {
+  if (event) await tx.insert(auditEvents).values(event);
+}
+
+/** What every change that may take an admin away serializes on, across instances. */
+const ADMINS = "svc:active-admins";
+
+/**
+ * Throws `last_admin` when `target`, an active admin, would stop being one (`after` null: deleted)
+ * and no other active admin remains. Run after serializing on ADMINS, so no concurrent change can
+ * take the other admins away between this check and the commit.
+ */
+async function keepAnAdmin(
+  tx: Db,
+  { users }: Tables,
+  target: UserRecord,
+  after: Pick<UserRecord, "role" | "status"> | null,
+): Promise<void> {
+  const isAdmin = (user: Pick<UserRecord, "role" | "status">) => user.role === "admin" && user.status === "active";
+  if (!isAdmin(target) || (after && isAdmin(after))) return;
+  const [others] = await tx
+    .select({ n: count() })
+    .from(users)
+    .where(and(eq(users.role, "admin"), eq(users.status, "active"), ne(users.id, target.id)));
+  if (others!.n === 0) {
+    throw new AppError(
+      "last_admin",
+      "This is the last active administrator: promote another account before demoting, disabling or deleting it.",
+    );
+  }
+}
+
+/** Deletes up to `limit` rows of the table whose `column` is before `now`, in one short statement. */
+async function pruneBefore(db: Db, table: PrunableTable, key: PgColumn, column: PgColumn, now: string, limit: number) {
+  const expired = db.select({ key }).from(table).where(lt(column, now)).limit(limit);
+  return (await db.delete(table).where(inArray(key, expired)).returning({ key })).length;
+}
+
+type PrunableTable = Tables["sessions" | "refreshTokens" | "passwordResets" | "auditEvents"];
+
+/** A LIKE pattern matching text that starts with `prefix` (with `\` as the escape character). */
+function prefixPattern(prefix: string): string {
+  return `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
 /** A refresh token row, not yet rotated, of the session. */
 const currentToken = (refresh: NewRefreshToken, sessionId: string) => ({
   ...refresh,
@@ -180,8 +234,8 @@ async function renewSession(
   return true;
 }
 
-function userStore({ db, run, tables, transaction }: Dialect): UserStore {
-  const { users } = tables;
+function userStore({ db, run, tables, transaction, serialize }: Dialect): UserStore {
+  const { users, sessions } = tables;
   const userColumns = columns(users, USER_FIELDS);
   const p = sql.placeholder;
   /** The user whose `column` holds the value given as `name`. */
@@ -206,13 +260,24 @@ function userStore({ db, run, tables, transaction }: Dialect): UserStore {
   /** The user with this id, and with a token version, only while it is still that one. */
   const heldAt = (id: string, tokenVersion: number | undefined) =>
     tokenVersion === undefined ? eq(users.id, id) : and(eq(users.id, id), eq(users.tokenVersion, tokenVersion));
+  const insertable = (user: Parameters<UserStore["create"]>[0]) => ({
+    ...user,
+    usernameKey: nameKey(user.username),
+    updatedAt: user.createdAt,
+  });
 
   return {
-    create: (user) =>
-      run(async () => {
-        const row = { ...user, usernameKey: nameKey(user.username), updatedAt: user.createdAt };
-        return (await db.insert(users).values(row).returning(userColumns))[0]!;
-      }, userClash),
+    create: (user, audit) =>
+      audit
+        ? transaction(
+            async (tx) => {
+              const [created] = await tx.insert(users).values(insertable(user)).returning(userColumns);
+              await recordIn(tx, tables, { ...audit, targetId: created!.id });
+              return created!;
+            },
+            { timed: true, clash: userClash },
+          )
+        : run(async () => (await db.insert(users).values(insertable(user)).returning(userColumns))[0]!, userClash),
     findById(id) {
       const key = parseId(id);
       return key ? run(async () => first(await byId.execute({ id: key }))) : Promise.resolve(null);
@@ -227,6 +292,56 @@ function userStore({ db, run, tables, transaction }: Dialect): UserStore {
       ),
     list: ({ limit, after }) =>
       run(() => (after === undefined ? firstPage.execute({ limit }) : nextPage.execute({ after, limit }))),
+    search: ({ search, role, status, limit, after }) =>
+      run(async () => {
+        const conditions: SQL[] = [];
+        if (search !== undefined && search !== "") {
+          const pattern = prefixPattern(nameKey(search));
+          conditions.push(
+            or(sql`${users.usernameKey} like ${pattern} escape '\\'`, sql`${users.email} like ${pattern} escape '\\'`)!,
+          );
+        }
+        if (role) conditions.push(eq(users.role, role));
+        if (status) conditions.push(eq(users.status, status));
+        const from = after === undefined ? undefined : parseId(after);
+        if (from) conditions.push(gt(users.id, from));
+        return db
+          .select(userColumns)
+          .from(users)
+          .where(and(...conditions))
+          .orderBy(users.id)
+          .limit(limit);
+      }),
+    activeAdmins: () =>
+      run(async () => {
+        const [row] = await db
+          .select({ n: count() })
+          .from(users)
+          .where(and(eq(users.role, "admin"), eq(users.status, "active")));
+        return row!.n;
+      }),
+    administer(id, change, updatedAt, audit) {
+      const key = parseId(id);
+      if (!key) return Promise.resolve(null);
+      return transaction(async (tx) => {
+        await serialize(tx, ADMINS);
+        const target = first(await tx.select(userColumns).from(users).where(eq(users.id, key)));
+        if (!target) return null;
+        const next = { role: change.role ?? target.role, status: change.status ?? target.status };
+        if (next.role === target.role && next.status === target.status) return target;
+        await keepAnAdmin(tx, tables, target, next);
+        // Disabling revokes at once: every token (by its version) and every session.
+        const disabling = next.status === "disabled" && target.status === "active";
+        const [updated] = await tx
+          .update(users)
+          .set({ ...next, updatedAt, ...(disabling && { tokenVersion: sql`${users.tokenVersion} + 1` }) })
+          .where(eq(users.id, key))
+          .returning(userColumns);
+        if (disabling) await tx.delete(sessions).where(eq(sessions.userId, key));
+        await recordIn(tx, tables, audit);
+        return updated!;
+      }, TIMED);
+    },
     update(id, patch, updatedAt, tokenVersion) {
       const key = parseId(id);
       if (!key) return Promise.resolve(null);
@@ -240,7 +355,7 @@ function userStore({ db, run, tables, transaction }: Dialect): UserStore {
         userClash,
       );
     },
-    async setPassword(id, passwordHash, updatedAt, tokenVersion, keep) {
+    async setPassword(id, passwordHash, updatedAt, tokenVersion, keep, audit) {
       const key = parseId(id);
       if (!key) return null;
       const changes = { passwordHash, updatedAt, tokenVersion: sql`${users.tokenVersion} + 1` };
@@ -255,22 +370,30 @@ function userStore({ db, run, tables, transaction }: Dialect): UserStore {
           // If the kept session ended meanwhile (another instance's logout), nothing here lands.
           if (keep && !(await renewSession(tx, tables, key, keep.sessionId, keep.refresh, updatedAt))) throw ROLL_BACK;
           await tx.delete(tables.sessions).where(inScope(tables, key, keep ? { except: keep.sessionId } : "all")!);
+          await recordIn(tx, tables, audit);
           return user;
         },
         null,
       );
     },
-    delete(id, tokenVersion) {
+    delete(id, tokenVersion, audit) {
       const key = parseId(id);
       if (!key) return Promise.resolve(false);
-      return run(
-        async () => (await db.delete(users).where(heldAt(key, tokenVersion)).returning({ id: users.id })).length > 0,
-      );
+      return transaction(async (tx) => {
+        await serialize(tx, ADMINS);
+        const target = first(await tx.select(userColumns).from(users).where(heldAt(key, tokenVersion)));
+        if (!target) return false;
+        await keepAnAdmin(tx, tables, target, null);
+        const gone = await tx.delete(users).where(heldAt(key, tokenVersion)).returning({ id: users.id });
+        if (gone.length === 0) return false;
+        await recordIn(tx, tables, audit);
+        return true;
+      }, TIMED);
     },
   };
 }
 
-function categoryStore({ db, run, tables }: Dialect): CategoryStore {
+function categoryStore({ db, run, tables, transaction }: Dialect): CategoryStore {
   const { categories } = tables;
   const categoryColumns = columns(categories, CATEGORY_FIELDS);
   const byId = db
@@ -307,13 +430,17 @@ function categoryStore({ db, run, tables }: Dialect): CategoryStore {
         categoryClash,
       );
     },
-    delete(id) {
+    delete(id, audit) {
       const key = parseId(id);
       if (!key) return Promise.resolve(false);
-      return run(
-        async () =>
-          (await db.delete(categories).where(eq(categories.id, key)).returning({ id: categories.id })).length > 0,
-      );
+      const remove = async (tx: Db) =>
+        (await tx.delete(categories).where(eq(categories.id, key)).returning({ id: categories.id })).length > 0;
+      if (!audit) return run(() => remove(db));
+      return transaction(async (tx) => {
+        const removed = await remove(tx);
+        if (removed) await recordIn(tx, tables, audit);
+        return removed;
+      }, TIMED);
     },
   };
 }
@@ -351,17 +478,23 @@ function sessionStore({ db, run, tables, transaction }: Dialect): SessionStore {
     .orderBy(desc(sessions.createdAt), desc(sessions.id))
     .prepare("live_sessions");
 
-  /** Deletes up to `limit` rows of the table whose expiry is before `now`, in one short statement. */
-  const pruneOne = async (table: typeof sessions | typeof refreshTokens, key: PgColumn, now: string, limit: number) => {
-    const expired = db.select({ key }).from(table).where(lt(table.expiresAt, now)).limit(limit);
-    return (await db.delete(table).where(inArray(key, expired)).returning({ key })).length;
-  };
+  const pruneOne = (table: typeof sessions | typeof refreshTokens, key: PgColumn, now: string, limit: number) =>
+    pruneBefore(db, table, key, table.expiresAt, now, limit);
 
   return {
-    start: (session, refresh) =>
+    start: (session, refresh, { tokenVersion }, login) =>
       transaction(async (tx) => {
+        const user = parseId(session.userId);
+        if (!user) return null;
+        const live = and(eq(users.id, user), eq(users.status, "active"), eq(users.tokenVersion, tokenVersion));
+        // A login stamps the user (its row locked first, as every write takes it); another start only looks.
+        const holder = login
+          ? await tx.update(users).set({ lastLoginAt: session.createdAt }).where(live).returning({ id: users.id })
+          : await tx.select({ id: users.id }).from(users).where(live);
+        if (holder.length === 0) return null;
         const [started] = await tx.insert(sessions).values(session).returning(sessionColumns);
         await tx.insert(refreshTokens).values(currentToken(refresh, session.id));
+        await recordIn(tx, tables, login);
         return started!;
       }, TIMED),
     findRefresh: (digest) => run(async () => first(await byDigest.execute({ digest }))),
@@ -396,11 +529,17 @@ function sessionStore({ db, run, tables, transaction }: Dialect): SessionStore {
       const user = parseId(userId);
       return user ? run(() => live.execute({ user, now })) : Promise.resolve([]);
     },
-    end(userId, scope) {
+    end(userId, scope, audit) {
       const user = parseId(userId);
       const which = user && inScope(tables, user, scope);
       if (!which) return Promise.resolve(0);
-      return run(async () => (await db.delete(sessions).where(which).returning({ id: sessions.id })).length);
+      const endIn = async (tx: Db) => (await tx.delete(sessions).where(which).returning({ id: sessions.id })).length;
+      if (!audit) return run(() => endIn(db));
+      return transaction(async (tx) => {
+        const ended = await endIn(tx);
+        if (ended > 0) await recordIn(tx, tables, audit);
+        return ended;
+      }, TIMED);
     },
     page: (limit, after) =>
       run(async () => {
@@ -423,6 +562,106 @@ function sessionStore({ db, run, tables, transaction }: Dialect): SessionStore {
         // Sessions first: their tokens go with them, and what is left of the limit goes to tokens.
         const gone = await pruneOne(sessions, sessions.id, now, limit);
         return gone < limit ? gone + (await pruneOne(refreshTokens, refreshTokens.digest, now, limit - gone)) : gone;
+      }),
+  };
+}
+
+function resetStore({ db, run, tables, transaction }: Dialect): PasswordResetStore {
+  const { passwordResets, users, sessions, refreshTokens } = tables;
+  const userColumns = columns(users, USER_FIELDS);
+  return {
+    async issue(reset, audit) {
+      try {
+        return await transaction(async (tx) => {
+          // One outstanding code per user: a new one replaces the last in the same statement.
+          const { digest, createdAt, expiresAt, issuedBy } = reset;
+          await tx
+            .insert(passwordResets)
+            .values(reset)
+            .onConflictDoUpdate({ target: passwordResets.userId, set: { digest, createdAt, expiresAt, issuedBy } });
+          await recordIn(tx, tables, audit);
+          return true;
+        }, TIMED);
+      } catch (error) {
+        if (error instanceof ReferenceGone) return false;
+        throw error;
+      }
+    },
+    redeem(digest, userId, { passwordHash, at, session, refresh }, audit) {
+      const user = parseId(userId);
+      if (!user) return Promise.resolve("invalid" as const);
+      return undoable(
+        transaction,
+        async (tx) => {
+          const live = and(
+            eq(passwordResets.digest, digest),
+            eq(passwordResets.userId, user),
+            gt(passwordResets.expiresAt, at),
+          );
+          if ((await tx.select({ digest: passwordResets.digest }).from(passwordResets).where(live)).length === 0)
+            return "invalid" as const;
+          // The user's row first (the order every write takes), and only while the account is active.
+          const [changed] = await tx
+            .update(users)
+            .set({ passwordHash, updatedAt: at, lastLoginAt: at, tokenVersion: sql`${users.tokenVersion} + 1` })
+            .where(and(eq(users.id, user), eq(users.status, "active")))
+            .returning(userColumns);
+          if (!changed) return "disabled" as const;
+          // The compare-and-set: of concurrent redemptions, the one that deletes the code lands.
+          if ((await tx.delete(passwordResets).where(live).returning({ digest: passwordResets.digest })).length === 0)
+            throw ROLL_BACK;
+          await tx.delete(sessions).where(eq(sessions.userId, user));
+          await tx.insert(sessions).values(session);
+          await tx.insert(refreshTokens).values(currentToken(refresh, session.id));
+          await recordIn(tx, tables, audit);
+          return changed;
+        },
+        "invalid" as const,
+      );
+    },
+    prune: (now, limit) =>
+      run(() => pruneBefore(db, passwordResets, passwordResets.digest, passwordResets.expiresAt, now, limit)),
+  };
+}
+
+function auditStore({ db, run, tables }: Dialect): AuditStore {
+  const { auditEvents } = tables;
+  const auditColumns = columns(auditEvents, AUDIT_FIELDS);
+  return {
+    record: (event) =>
+      run(async () => {
+        await db.insert(auditEvents).values(event);
+      }),
+    list: ({ action, actorId, targetId, userId, since, before, limit }) =>
+      run(async () => {
+        const conditions: SQL[] = [];
+        // An id that cannot be one names nobody: no event matches it.
+        const ids = [actorId, targetId, userId, before].map((id) => (id === undefined ? undefined : parseId(id)));
+        if (ids.some((id) => id === null)) return [];
+        const [actor, target, user, beforeId] = ids;
+        if (action) conditions.push(eq(auditEvents.action, action));
+        if (actor) conditions.push(eq(auditEvents.actorId, actor));
+        if (target) conditions.push(eq(auditEvents.targetId, target));
+        if (user) conditions.push(or(eq(auditEvents.actorId, user), eq(auditEvents.targetId, user))!);
+        if (since) conditions.push(gte(auditEvents.at, since));
+        if (beforeId) conditions.push(lt(auditEvents.id, beforeId));
+        return db
+          .select(auditColumns)
+          .from(auditEvents)
+          .where(and(...conditions))
+          .orderBy(desc(auditEvents.id))
+          .limit(limit);
+      }),
+    prune: (before, limit) => run(() => pruneBefore(db, auditEvents, auditEvents.id, auditEvents.at, before, limit)),
+    page: (limit, after) =>
+      run(async () => {
+        const from = after === undefined ? null : parseId(after);
+        return db
+          .select(auditColumns)
+          .from(auditEvents)
+          .where(from ? gt(auditEvents.id, from) : undefined)
+          .orderBy(auditEvents.id)
+          .limit(limit);
       }),
   };
 }
@@ -512,13 +751,23 @@ async function countsIn(db: Db, { tables }: Dialect): Promise<Counts> {
 }
 
 async function load(tx: Db, dialect: Dialect, data: LoadData, options: LoadOptions): Promise<Counts> {
-  const { users, categories, loginThrottle, revokedTokens, sessions, refreshTokens } = dialect.tables;
+  const { users, categories, loginThrottle, revokedTokens, sessions, refreshTokens, passwordResets, auditEvents } =
+    dialect.tables;
   const before = await countsIn(tx, dialect);
   if (!options.replace && (before.users > 0 || before.categories > 0)) {
     throw new LoadRefused(`the target already holds ${before.users} users and ${before.categories} categories`);
   }
   if (options.replace) {
-    for (const table of [refreshTokens, sessions, categories, users, loginThrottle, revokedTokens])
+    for (const table of [
+      refreshTokens,
+      sessions,
+      passwordResets,
+      auditEvents,
+      categories,
+      users,
+      loginThrottle,
+      revokedTokens,
+    ])
       await tx.delete(table);
   }
   const loaded = { users: 0, categories: 0 };
@@ -537,6 +786,9 @@ async function load(tx: Db, dialect: Dialect, data: LoadData, options: LoadOptio
   for await (const batch of data.sessions ?? []) {
     for (const part of chunks(batch.sessions, LOAD_BATCH)) await tx.insert(sessions).values(part);
     for (const part of chunks(batch.refreshTokens, LOAD_BATCH)) await tx.insert(refreshTokens).values(part);
+  }
+  for await (const batch of data.audit ?? []) {
+    for (const part of chunks(batch, LOAD_BATCH)) await tx.insert(auditEvents).values(part);
   }
   const after = await countsIn(tx, dialect);
   if (after.users !== options.expect.users || after.categories !== options.expect.categories) {

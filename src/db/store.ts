@@ -1,6 +1,12 @@
 // The storage contract in domain words. Every database svc supports implements it, and one
 // conformance suite (test/store/) holds each implementation to it.
+import type { AuditAction } from "../audit/model.ts";
 import type { StorageState } from "./storage.ts";
+
+export type Role = "user" | "admin";
+export type AccountStatus = "active" | "disabled";
+export const ROLES: readonly Role[] = ["user", "admin"];
+export const ACCOUNT_STATUSES: readonly AccountStatus[] = ["active", "disabled"];
 
 export interface UserRecord {
   id: string;
@@ -12,10 +18,30 @@ export interface UserRecord {
   tokenVersion: number;
   createdAt: string;
   updatedAt: string;
+  role: Role;
+  status: AccountStatus;
+  /** The last successful login (or redeemed reset code); null: never. */
+  lastLoginAt: string | null;
 }
 
-/** A user to insert: the store sets the token version to 0 and updatedAt to createdAt. */
-export type NewUser = Pick<UserRecord, "id" | "username" | "email" | "passwordHash" | "createdAt">;
+/**
+ * A user to insert: the store sets the token version to 0, updatedAt to createdAt, the status to
+ * active, and the role to `user` unless given.
+ */
+export type NewUser = Pick<UserRecord, "id" | "username" | "email" | "passwordHash" | "createdAt"> & {
+  role?: Role;
+};
+
+/** What an administrator may change of an account. */
+export type AccountChange = Partial<Pick<UserRecord, "role" | "status">>;
+
+/** The admin list of users: filters, and a page in id order. */
+export interface UserFilter extends UserPage {
+  /** A prefix of the username or the e-mail, without regard to case. */
+  search?: string;
+  role?: Role;
+  status?: AccountStatus;
+}
 
 export type UserPatch = Partial<Pick<UserRecord, "username" | "email">>;
 
@@ -26,14 +52,25 @@ export interface UserPage {
 }
 
 export interface UserStore {
-  /** Inserts the user. Throws AppError `username_taken` or `email_taken` on a clash. */
-  create(user: NewUser): Promise<UserRecord>;
+  /** Inserts the user (and the audit event, in the same change). Throws AppError `username_taken` or `email_taken` on a clash. */
+  create(user: NewUser, audit?: AuditEvent): Promise<UserRecord>;
   /** null: no user has this id. */
   findById(id: string): Promise<UserRecord | null>;
   /** Finds by username without regard to case, or by e-mail when `login` holds an `@`. null: no match. */
   findByLogin(login: string): Promise<UserRecord | null>;
   /** Users in id order (oldest first), at most `limit` of them. */
   list(page: UserPage): Promise<UserRecord[]>;
+  /** Users matching the filter, in id order, at most `limit` of them. */
+  search(filter: UserFilter): Promise<UserRecord[]>;
+  /** How many accounts are active admins. */
+  activeAdmins(): Promise<number>;
+  /**
+   * Applies an administrator's change and records `audit` with it. Disabling also bumps the token
+   * version and ends every session, in the same change. A change equal to the record writes nothing
+   * (and records nothing). null: no user has this id. Throws AppError `last_admin` when it would leave
+   * no active admin (of concurrent changes, on any instance, never all land).
+   */
+  administer(id: string, change: AccountChange, updatedAt: string, audit: AuditEvent): Promise<UserRecord | null>;
   /**
    * Applies the patch; with `tokenVersion`, only while the user's token version is still that one (a
    * write on behalf of a token revoked meanwhile does not land). null: no user has this id, or the
@@ -52,12 +89,14 @@ export interface UserStore {
     updatedAt: string,
     tokenVersion: number,
     keep?: { sessionId: string; refresh: NewRefreshToken },
+    audit?: AuditEvent,
   ): Promise<UserRecord | null>;
   /**
-   * Deletes the user; their categories stay with no creator. With `tokenVersion`, only while the token
-   * version is still that one. false: no user has this id, or the version has moved on.
+   * Deletes the user (recording `audit` with it); their categories stay with no creator. With
+   * `tokenVersion`, only while the token version is still that one. false: no user has this id, or
+   * the version has moved on. Throws AppError `last_admin` for the last active admin.
    */
-  delete(id: string, tokenVersion?: number): Promise<boolean>;
+  delete(id: string, tokenVersion?: number, audit?: AuditEvent): Promise<boolean>;
 }
 
 export interface CategoryRecord {
@@ -94,8 +133,8 @@ export interface CategoryStore {
   create(category: NewCategory): Promise<CategoryRecord>;
   /** null: no category has this id. Throws `category_name_taken`. */
   update(id: string, patch: CategoryPatch, updatedAt: string): Promise<CategoryRecord | null>;
-  /** false: no category has this id. */
-  delete(id: string): Promise<boolean>;
+  /** Deletes it, recording `audit` in the same change. false: no category has this id. */
+  delete(id: string, audit?: AuditEvent): Promise<boolean>;
 }
 
 export interface ThrottleRecord {
@@ -178,8 +217,17 @@ export type SessionScope = { only: string } | { except: string } | "all";
 
 /** Sessions and their refresh tokens; every instance sees the same. */
 export interface SessionStore {
-  /** Starts the session with its first refresh token. */
-  start(session: SessionRecord, refresh: NewRefreshToken): Promise<SessionRecord>;
+  /**
+   * Starts the session with its first refresh token, provided its user is still active at
+   * `holder.tokenVersion`. With `login`, also stamps the user's lastLoginAt and records the event, in
+   * the same change. null: the user is gone, disabled, or their token version moved on.
+   */
+  start(
+    session: SessionRecord,
+    refresh: NewRefreshToken,
+    holder: { tokenVersion: number },
+    login?: AuditEvent,
+  ): Promise<SessionRecord | null>;
   /** The refresh token with this digest, its session and user, whatever their state. null: unknown. */
   findRefresh(digest: string): Promise<PresentedRefresh | null>;
   /**
@@ -190,12 +238,85 @@ export interface SessionStore {
   rotate(digest: string, rotation: Rotation): Promise<boolean>;
   /** The user's sessions not yet expired at `now`, newest first. */
   list(userId: string, now: string): Promise<SessionRecord[]>;
-  /** Ends the user's sessions in scope (with their refresh tokens); how many ended. */
-  end(userId: string, scope: SessionScope): Promise<number>;
+  /** Ends the user's sessions in scope (with their refresh tokens), recording `audit` if any ended; how many ended. */
+  end(userId: string, scope: SessionScope, audit?: AuditEvent): Promise<number>;
   /** Forgets up to `limit` expired sessions and expired refresh tokens; how many rows went. */
   prune(now: string, limit: number): Promise<number>;
   /** Up to `limit` sessions in id order after `after`, with all their refresh tokens (for `svc copy`). */
   page(limit: number, after?: string): Promise<SessionBatch>;
+}
+
+/** A one-time password reset code an administrator issued, as stored: its digest, never the code. */
+export interface PasswordResetRecord {
+  digest: string;
+  userId: string;
+  createdAt: string;
+  expiresAt: string;
+  issuedBy: string | null;
+}
+
+/** What redeeming a reset code does, besides spending it: the new password, and a new session. */
+export interface Redemption {
+  passwordHash: string;
+  at: string;
+  session: SessionRecord;
+  refresh: NewRefreshToken;
+}
+
+export interface PasswordResetStore {
+  /** Records the code (replacing the user's outstanding one) and the audit event. false: no such user. */
+  issue(reset: PasswordResetRecord, audit: AuditEvent): Promise<boolean>;
+  /**
+   * Spends the code if it is the user's and unexpired at `redemption.at`, in one change with the rest:
+   * sets the password, bumps the token version, ends every session, starts `redemption.session`,
+   * stamps lastLoginAt, records `audit`. Of concurrent redemptions of one code exactly one lands.
+   * "invalid": no such live code for this user; "disabled": the account is disabled (the code stays).
+   */
+  redeem(
+    digest: string,
+    userId: string,
+    redemption: Redemption,
+    audit: AuditEvent,
+  ): Promise<UserRecord | "invalid" | "disabled">;
+  /** Forgets up to `limit` codes expired at `now`; how many went. */
+  prune(now: string, limit: number): Promise<number>;
+}
+
+export interface AuditEvent {
+  /** UUIDv7 from `at`: id order is time order. */
+  id: string;
+  at: string;
+  action: AuditAction;
+  actorId: string | null;
+  targetId: string | null;
+  clientAddress: string | null;
+  requestId: string | null;
+  outcome: "success" | "failure";
+  /** A JSON object of non-secret particulars, or null. */
+  detail: string | null;
+}
+
+/** Which events to read: newest first, at most `limit`, older than `before` (an event id) when given. */
+export interface AuditFilter {
+  action?: AuditAction;
+  actorId?: string;
+  targetId?: string;
+  /** Events naming this user as actor or target. */
+  userId?: string;
+  /** Events at or after this instant. */
+  since?: string;
+  before?: string;
+  limit: number;
+}
+
+export interface AuditStore {
+  /** Records an event that goes with no change (a failed login). Changes record theirs themselves. */
+  record(event: AuditEvent): Promise<void>;
+  list(filter: AuditFilter): Promise<AuditEvent[]>;
+  /** Forgets up to `limit` events older than `before`; how many went. */
+  prune(before: string, limit: number): Promise<number>;
+  /** Up to `limit` events in id order after `after` (for `svc copy`). */
+  page(limit: number, after?: string): Promise<AuditEvent[]>;
 }
 
 /** Sessions and their refresh tokens, as `svc copy` moves them. */
@@ -222,6 +343,8 @@ export interface LoadData {
   categories: CategoryRecord[];
   /** Sessions in batches, loaded after the users they belong to. */
   sessions?: AsyncIterable<SessionBatch>;
+  /** The audit log in batches, oldest first. */
+  audit?: AsyncIterable<AuditEvent[]>;
 }
 
 export interface LoadOptions {
@@ -239,6 +362,8 @@ export interface Store {
   readonly throttle: ThrottleStore;
   readonly revocations: RevocationStore;
   readonly sessions: SessionStore;
+  readonly resets: PasswordResetStore;
+  readonly audit: AuditStore;
   /**
    * The user with this id and whether the token is revoked: its `jti` was, or it names a session
    * (`sessionId`) the user no longer has. It runs on every authenticated request. null: no user has this id.
@@ -327,7 +452,21 @@ export const USER_FIELDS = [
   "tokenVersion",
   "createdAt",
   "updatedAt",
+  "role",
+  "status",
+  "lastLoginAt",
 ] as const satisfies readonly (keyof UserRecord)[];
+export const AUDIT_FIELDS = [
+  "id",
+  "at",
+  "action",
+  "actorId",
+  "targetId",
+  "clientAddress",
+  "requestId",
+  "outcome",
+  "detail",
+] as const satisfies readonly (keyof AuditEvent)[];
 export const SESSION_FIELDS = [
   "id",
   "userId",

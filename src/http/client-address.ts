@@ -17,7 +17,11 @@ export function clientAddress(request: Request, trustProxy: number): string {
   return info?.server?.requestIP(info.received)?.address ?? "unknown";
 }
 
-/** Where a login or refresh came from, as its session records it. */
+/** Where a request came from, as its session and the audit log record it. */
 export function clientInfo(request: Request, trustProxy: number): ClientInfo {
-  return { address: clientAddress(request, trustProxy), userAgent: request.headers.get("user-agent") };
+  return {
+    address: clientAddress(request, trustProxy),
+    userAgent: request.headers.get("user-agent"),
+    requestId: requestInfo(request)?.id ?? null,
+  };
 }

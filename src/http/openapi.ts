@@ -61,7 +61,7 @@ interface Doc {
   /** What a generated client calls it: createUser, login, … */
   operationId: string;
   summary: string;
-  tag: "users" | "auth" | "health";
+  tag: "users" | "auth" | "admin" | "health";
   query?: QueryParameter[];
   /** A body the route reads itself (Elysia documents only the bodies it validates, always as required). */
   body?: { schema: TSchema; required: boolean };
@@ -173,6 +173,7 @@ export function openapiRoutes() {
           tags: [
             { name: "users", description: "Accounts" },
             { name: "auth", description: "Login and logout" },
+            { name: "admin", description: "Account administration and the audit log (administrators only)" },
             { name: "health", description: "Service health" },
           ],
           components: {

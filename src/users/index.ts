@@ -32,8 +32,8 @@ export function usersRoutes(
     new Elysia({ prefix: PREFIX })
       .post(
         "/create",
-        async ({ body, set }) => {
-          const user = await users.create(body);
+        async ({ body, set, request }) => {
+          const user = await users.create(body, clientInfo(request, trustProxy));
           set.status = 201;
           set.headers.location = `${PREFIX}/${user.id}`;
           return userView(user, user.id);
@@ -163,8 +163,8 @@ export function usersRoutes(
       )
       .delete(
         "",
-        async ({ caller, set }) => {
-          await users.deleteSelf(caller);
+        async ({ caller, set, request }) => {
+          await users.deleteSelf(caller, clientInfo(request, trustProxy));
           set.status = 204;
         },
         {
@@ -174,7 +174,7 @@ export function usersRoutes(
             tag: "users",
             auth: true,
             ok: { status: 204, description: "Deleted; your tokens stop working" },
-            errors: [],
+            errors: ["last_admin"],
           }),
         },
       )

@@ -45,6 +45,17 @@ export const updateSelfBody = t.Object(
   closed,
 );
 export const changePasswordBody = t.Object({ current_password: givenPassword, new_password: newPassword }, closed);
+export const redeemResetBody = t.Object(
+  {
+    username: t.String({ maxLength: 512, description: "Your username (any case) or e-mail." }),
+    reset_code: t.String({
+      maxLength: 128,
+      description: "The code an administrator gave you; case, dashes and spaces do not matter.",
+    }),
+    new_password: newPassword,
+  },
+  closed,
+);
 
 /** users/all's query, read by parsePage; described here for the document. */
 export const listUsersQuery: QueryParameter[] = [
@@ -61,6 +72,7 @@ export const userSchema = t.Object({
   id: t.String({ format: "uuid" }),
   username: t.String(),
   email: t.Optional(t.String({ description: "Only in your own record." })),
+  role: t.Optional(t.UnionEnum(["user", "admin"], { description: "Only in your own record." })),
   created_at: t.String({ format: "date-time" }),
   updated_at: t.String({ format: "date-time" }),
 });
@@ -89,6 +101,7 @@ export type CreateUserInput = Static<typeof createUserBody>;
 export type LoginInput = Static<typeof loginBody>;
 export type UpdateSelfInput = Static<typeof updateSelfBody>;
 export type ChangePasswordInput = Static<typeof changePasswordBody>;
+export type RedeemResetInput = Static<typeof redeemResetBody>;
 
 export type UserView = Static<typeof userSchema>;
 
@@ -97,7 +110,7 @@ export function userView(user: UserRecord, viewerId: string | null): UserView {
   return {
     id: user.id,
     username: user.username,
-    ...(user.id === viewerId && { email: user.email }),
+    ...(user.id === viewerId && { email: user.email, role: user.role }),
     created_at: user.createdAt,
     updated_at: user.updatedAt,
   };

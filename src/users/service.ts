@@ -1,11 +1,24 @@
 // What can be done with accounts, in domain terms. Knows nothing of HTTP; throws AppError.
+import { auditEvent, type AuditAction, type Origin } from "../audit/model.ts";
 import { isCommonPassword } from "../auth/common-passwords.ts";
+import { canonicalResetCode, resetDigest } from "../auth/reset-codes.ts";
+import { setBounded } from "../bounded-map.ts";
 import { unauthorized } from "../auth/authenticator.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import type { LoginThrottle } from "../auth/throttle.ts";
 import type { ClientInfo, SessionService, TokenPair } from "../auth/sessions.ts";
 import type { VerifiedToken } from "../auth/tokens.ts";
-import { nameKey, type UserPage, type UserRecord, type UserStore } from "../db/store.ts";
+import {
+  nameKey,
+  type AuditEvent,
+  type AuditStore,
+  type PasswordResetStore,
+  type Role,
+  type UserPage,
+  type UserRecord,
+  type UserStore,
+} from "../db/store.ts";
+import type { Logger } from "../log.ts";
 import { AppError, invalidFields, UNKNOWN_FIELD, type FieldError } from "../errors.ts";
 import { newId, parseId } from "../ids.ts";
 import {
@@ -13,6 +26,7 @@ import {
   type ChangePasswordInput,
   type CreateUserInput,
   type LoginInput,
+  type RedeemResetInput,
   type UpdateSelfInput,
   type UserView,
 } from "./model.ts";
@@ -20,17 +34,61 @@ import { emailProblem, fieldProblems, passwordProblem, usernameProblem } from ".
 
 export interface UserServiceDeps {
   users: UserStore;
+  resets: PasswordResetStore;
+  audit: AuditStore;
   passwords: PasswordHasher;
   sessions: SessionService;
   throttle: LoginThrottle;
+  logger: Logger;
 }
+
+/** How many accounts' running blocks are remembered, so that each block is recorded once per instance. */
+const THROTTLED_NOTED = 10_000;
 
 export const PAGE_DEFAULT = 100;
 export const PAGE_MAX = 1000;
 
 export type UserService = ReturnType<typeof createUserService>;
 
-export function createUserService({ users, passwords, sessions, throttle }: UserServiceDeps) {
+export function createUserService({ users, resets, audit, passwords, sessions, throttle, logger }: UserServiceDeps) {
+  /**
+   * Records an event that goes with no change (a refused login). Its write failing (a full disk) must
+   * not change the answer, so the event goes to the log instead.
+   */
+  async function note(event: AuditEvent): Promise<void> {
+    try {
+      await audit.record(event);
+    } catch (error) {
+      logger.warn({ err: error, audit: event }, "audit event not recorded");
+    }
+  }
+
+  /** Until when each account's current block has been recorded: a block is one event, not one per request. */
+  const throttledUntil = new Map<string, number>();
+  /** Reserves a login attempt; a refusal is recorded once per block. */
+  async function reserve(
+    action: AuditAction,
+    account: string,
+    clientKey: string,
+    target: string | null,
+    origin: Origin,
+  ) {
+    try {
+      await throttle.reserve(account, clientKey);
+    } catch (error) {
+      const retryAfter =
+        error instanceof AppError && error.code === "too_many_requests" && error.headers?.["retry-after"];
+      const now = Date.now();
+      if (retryAfter && (throttledUntil.get(account) ?? 0) <= now) {
+        setBounded(throttledUntil, account, now + Number(retryAfter) * 1000, THROTTLED_NOTED);
+        await note(auditEvent(action, { target, origin, failed: true, detail: { retry_after_s: Number(retryAfter) } }));
+      }
+      throw error;
+    }
+  }
+
+  const disabled = () => new AppError("account_disabled", "This account is disabled; an administrator can enable it.");
+
   async function requirePassword(user: UserRecord, password: string | undefined, field: string): Promise<void> {
     if (password === undefined) throw invalidFields([{ field, message: "is required" }]);
     if (!(await passwords.verify(password, user.passwordHash))) {
@@ -48,7 +106,15 @@ export function createUserService({ users, passwords, sessions, throttle }: User
   }
 
   return {
-    async create(input: CreateUserInput): Promise<UserRecord> {
+    /**
+     * Creates an account, recorded as `actor`'s doing (by default the new user's own: signing up).
+     * The CLI makes administrators with `role`.
+     */
+    async create(
+      input: CreateUserInput,
+      origin: Origin,
+      { role = "user", actor }: { role?: Role; actor?: string | null } = {},
+    ): Promise<UserRecord> {
       const problems = [
         ...fieldProblems([
           ["username", input.username, usernameProblem],
@@ -58,13 +124,23 @@ export function createUserService({ users, passwords, sessions, throttle }: User
       ];
       if (problems.length > 0) throw invalidFields(problems);
       const now = new Date().toISOString();
-      return users.create({
-        id: newId(),
-        username: input.username,
-        email: input.email.toLowerCase(),
-        passwordHash: await passwords.hash(input.password),
-        createdAt: now,
-      });
+      const id = newId();
+      const event = auditEvent(
+        "user.created",
+        { actor: actor === undefined ? id : actor, target: id, origin, detail: { role } },
+        now,
+      );
+      return users.create(
+        {
+          id,
+          username: input.username,
+          email: input.email.toLowerCase(),
+          passwordHash: await passwords.hash(input.password),
+          createdAt: now,
+          role,
+        },
+        event,
+      );
     },
 
     /** Checks the password and starts a session; `client.address` also keys the per-client failure limit. */
@@ -74,14 +150,29 @@ export function createUserService({ users, passwords, sessions, throttle }: User
       const account = user ? `user:${user.id}` : `login:${nameKey(username)}`;
       const clientKey = `client:${client.address}`;
       // Counted as a failure from here on unless it succeeds: a burst cannot get more guesses checked.
-      await throttle.reserve(account, clientKey);
+      await reserve("login.throttled", account, clientKey, user?.id ?? null, client);
       // An unknown user still costs one argon2id verify, so timing does not reveal who exists.
       const ok = user ? await passwords.verify(password, user.passwordHash) : await passwords.verifyNothing(password);
-      if (!user || !ok) throw new AppError("invalid_credentials", "Username or password is incorrect.");
+      const refused = (reason: string) =>
+        note(
+          auditEvent("login.failed", { target: user?.id ?? null, origin: client, failed: true, detail: { reason } }),
+        );
+      if (!user || !ok) {
+        await refused(user ? "wrong_password" : "unknown_account");
+        throw new AppError("invalid_credentials", "Username or password is incorrect.");
+      }
       await throttle.succeeded(account, clientKey);
-      // Deleted while its password was checked: as unknown as any other missing account.
-      const started = await sessions.start(user, client);
-      if (!started) throw new AppError("invalid_credentials", "Username or password is incorrect.");
+      // Only the right password learns that the account is disabled: a guess gets the ordinary 401.
+      if (user.status !== "active") {
+        await refused("account_disabled");
+        throw disabled();
+      }
+      const started = await sessions.start(user, client, { login: true });
+      if (!started) {
+        // Changed while its password was checked: disabled, or deleted (as unknown as any missing account).
+        if ((await users.findById(user.id))?.status === "disabled") throw disabled();
+        throw new AppError("invalid_credentials", "Username or password is incorrect.");
+      }
       return { ...started, user: userView(user, user.id) };
     },
 
@@ -136,15 +227,51 @@ export function createUserService({ users, passwords, sessions, throttle }: User
       // Conditional on the caller's token version (and session): of concurrent changes made with one
       // token only the first lands, and the others find their token revoked by it.
       const at = new Date().toISOString();
-      const updated = await users.setPassword(caller.id, hash, at, caller.tokenVersion, renewal?.keep);
+      const event = auditEvent("password.changed", { actor: caller.id, target: caller.id, origin: client }, at);
+      const updated = await users.setPassword(caller.id, hash, at, caller.tokenVersion, renewal?.keep, event);
       if (!updated) throw revokedMeanwhile();
       const pair = renewal ? await renewal.finish(updated) : await sessions.start(updated, client);
       if (!pair) throw revokedMeanwhile();
       return pair;
     },
 
-    async deleteSelf(caller: UserRecord): Promise<void> {
-      if (!(await users.delete(caller.id, caller.tokenVersion))) throw revokedMeanwhile();
+    async deleteSelf(caller: UserRecord, origin: Origin): Promise<void> {
+      const event = auditEvent("user.deleted", { actor: caller.id, target: caller.id, origin });
+      if (!(await users.delete(caller.id, caller.tokenVersion, event))) throw revokedMeanwhile();
+    },
+
+    /**
+     * Redeems a reset code an administrator issued: sets the new password, ends every earlier session
+     * and starts one (answered as a login). Attempts are throttled as logins are, under their own key.
+     */
+    async redeemReset(input: RedeemResetInput, client: ClientInfo): Promise<TokenPair & { user: UserView }> {
+      const problems = await newPasswordProblems("new_password", input.new_password);
+      if (problems.length > 0) throw invalidFields(problems);
+      const user = await users.findByLogin(input.username);
+      const account = `reset:${user ? user.id : nameKey(input.username)}`;
+      const clientKey = `client:${client.address}`;
+      await reserve("login.throttled", account, clientKey, user?.id ?? null, client);
+      const invalid = () =>
+        new AppError("invalid_reset_code", "The reset code is wrong, expired or already used; ask for a new one.");
+      const code = canonicalResetCode(input.reset_code);
+      if (!user || !code) throw invalid();
+      const prepared = sessions.prepare(user, client);
+      const at = prepared.session.createdAt;
+      const result = await resets.redeem(
+        resetDigest(code),
+        user.id,
+        {
+          passwordHash: await passwords.hash(input.new_password),
+          at,
+          session: prepared.session,
+          refresh: prepared.refresh,
+        },
+        auditEvent("password_reset.redeemed", { actor: user.id, target: user.id, origin: client }, at),
+      );
+      if (result === "invalid") throw invalid();
+      await throttle.succeeded(account, clientKey);
+      if (result === "disabled") throw disabled();
+      return { ...(await prepared.pair(result)), user: userView(result, result.id) };
     },
   };
 }

@@ -104,6 +104,12 @@ describe("GET /svc-api/openapi.json", () => {
       Object.values(ops).map((o) => o.operationId),
     );
     expect(ids.sort()).toEqual([
+      "adminDeleteUser",
+      "adminGetUser",
+      "adminIssuePasswordReset",
+      "adminListAudit",
+      "adminListUsers",
+      "adminUpdateUser",
       "changePassword",
       "createUser",
       "deleteMe",
@@ -117,6 +123,7 @@ describe("GET /svc-api/openapi.json", () => {
       "login",
       "logout",
       "ready",
+      "redeemPasswordReset",
       "refresh",
       "updateMe",
     ]);

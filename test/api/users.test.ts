@@ -16,6 +16,7 @@ describe("POST /users/create", () => {
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       username: "Ann.Lee",
       email: "ann@example.com",
+      role: "user",
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       updated_at: reply.body.created_at,
     });
@@ -240,6 +241,7 @@ describe("who am I", () => {
       id: user.id,
       username: "ann",
       email: "ann@example.com",
+      role: "user",
       created_at: user.created_at,
       updated_at: user.updated_at,
     });
@@ -261,6 +263,7 @@ describe("who am I", () => {
         id: user.id,
         username: "ann",
         email: "ann@example.com",
+        role: "user",
         created_at: user.created_at,
         updated_at: user.updated_at,
       },
@@ -277,8 +280,9 @@ describe("GET /users/{user_id}", () => {
     expect(own.status).toBe(200);
     expect(own.body).toEqual(ann.user);
     const other = await call("GET", `/svc-api/v1/users/${ann.user.id}`, { token: bob.token });
-    expect(other.body).toEqual({ ...ann.user, email: undefined });
+    expect(other.body).toEqual({ ...ann.user, email: undefined, role: undefined });
     expect(other.body).not.toHaveProperty("email");
+    expect(other.body).not.toHaveProperty("role");
   });
 
   test("answers 404 not_found for an unknown id and for a malformed one", async () => {

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import {
   LoadRefused,
   ReferenceGone,
+  type AuditEvent,
   type CategoryRecord,
   type SessionRecord,
   type NewCategory,
@@ -13,6 +14,7 @@ import {
   type ThrottleRecord,
   type UserRecord,
 } from "../../src/db/store.ts";
+import { auditEvent, type AuditAction } from "../../src/audit/model.ts";
 import { caching } from "../../src/cache/caching.ts";
 import { AppError } from "../../src/errors.ts";
 
@@ -48,6 +50,11 @@ function newCategory(name: string, overrides: Partial<NewCategory> = {}): NewCat
     createdAt: tick(),
     ...overrides,
   };
+}
+
+/** An audit event of the action, happening at the clock's next tick. */
+function event(action: AuditAction, overrides: Partial<AuditEvent> = {}): AuditEvent {
+  return { ...auditEvent(action, { origin: { address: "192.0.2.9", requestId: "req-1" } }, tick()), ...overrides };
 }
 
 async function expectCode(promise: Promise<unknown>, code: string): Promise<void> {
@@ -94,7 +101,14 @@ function contract<S extends Store>(harness: { open(): Promise<S>; dispose(store:
     test("create returns the stored user with token version 0 and updatedAt = createdAt", async () => {
       const input = newUser("Ann");
       const user = await store.users.create(input);
-      expect(user).toEqual({ ...input, tokenVersion: 0, updatedAt: input.createdAt });
+      expect(user).toEqual({
+        ...input,
+        tokenVersion: 0,
+        updatedAt: input.createdAt,
+        role: "user",
+        status: "active",
+        lastLoginAt: null,
+      });
       expect(await store.users.findById(input.id)).toEqual(user);
     });
 
@@ -313,6 +327,9 @@ function contract<S extends Store>(harness: { open(): Promise<S>; dispose(store:
         ...newUser(`loaded${i}`),
         tokenVersion: i,
         updatedAt: tick(),
+        role: i === 0 ? "admin" : "user",
+        status: i === 1 ? "disabled" : "active",
+        lastLoginAt: i === 2 ? tick() : null,
       }));
       const categories: CategoryRecord[] = [
         { ...newCategory("Owned", { createdBy: users[0]!.id }), updatedAt: tick() },
@@ -364,6 +381,324 @@ function contract<S extends Store>(harness: { open(): Promise<S>; dispose(store:
     });
   });
 
+  describe("roles, status and administration", () => {
+    const admin = (name: string) => store.users.create(newUser(name, { role: "admin" }));
+
+    test("a new user is an active user who never logged in; create may make an admin", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      expect([ann.role, ann.status, ann.lastLoginAt]).toEqual(["user", "active", null]);
+      const root = await admin("root");
+      expect(root.role).toBe("admin");
+      expect(await store.users.activeAdmins()).toBe(1);
+    });
+
+    test("create records its audit event in the same change, and a clash records nothing", async () => {
+      const created = event("user.created");
+      const ann = await store.users.create(newUser("ann"), created);
+      await expectCode(
+        store.users.create(newUser("ANN", { email: "other@example.com" }), event("user.created")),
+        "username_taken",
+      );
+      const events = await store.audit.list({ limit: 10 });
+      expect(events).toEqual([{ ...created, targetId: ann.id }]);
+    });
+
+    test("administer changes role and status and records the event; an equal change writes nothing", async () => {
+      await admin("root");
+      const ann = await store.users.create(newUser("ann"));
+      const at = tick();
+      const promoted = await store.users.administer(ann.id, { role: "admin" }, at, event("admin.user.updated"));
+      expect(promoted).toMatchObject({ role: "admin", status: "active", updatedAt: at, tokenVersion: 0 });
+      expect(await store.users.administer(ann.id, { role: "admin" }, tick(), event("admin.user.updated"))).toEqual(
+        promoted!,
+      );
+      expect(await store.audit.list({ limit: 10 })).toHaveLength(1);
+      expect(
+        await store.users.administer(Bun.randomUUIDv7(), { role: "admin" }, tick(), event("admin.user.updated")),
+      ).toBeNull();
+      expect(
+        await store.users.administer("not-an-id", { role: "admin" }, tick(), event("admin.user.updated")),
+      ).toBeNull();
+    });
+
+    test("disabling bumps the token version and ends every session; enabling revokes nothing", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      const session = {
+        id: Bun.randomUUIDv7(),
+        userId: ann.id,
+        createdAt: tick(),
+        lastUsedAt: tick(),
+        expiresAt: new Date(clock + 86_400_000).toISOString(),
+        userAgent: null,
+        clientAddress: null,
+      };
+      await store.sessions.start(session, { digest: "d1", expiresAt: session.expiresAt }, { tokenVersion: 0 });
+      const off = await store.users.administer(ann.id, { status: "disabled" }, tick(), event("admin.user.updated"));
+      expect(off).toMatchObject({ status: "disabled", tokenVersion: 1 });
+      expect(await store.sessions.list(ann.id, new Date(clock).toISOString())).toEqual([]);
+      expect(await store.sessions.findRefresh("d1")).toBeNull();
+      const on = await store.users.administer(ann.id, { status: "active" }, tick(), event("admin.user.updated"));
+      expect(on).toMatchObject({ status: "active", tokenVersion: 1 });
+    });
+
+    test("the last active admin cannot be demoted, disabled or deleted; nothing changes", async () => {
+      const root = await admin("root");
+      for (const change of [{ role: "user" as const }, { status: "disabled" as const }]) {
+        await expectCode(store.users.administer(root.id, change, tick(), event("admin.user.updated")), "last_admin");
+      }
+      await expectCode(store.users.delete(root.id, undefined, event("admin.user.deleted")), "last_admin");
+      await expectCode(store.users.delete(root.id, 0), "last_admin");
+      expect(await store.users.findById(root.id)).toEqual(root);
+      expect(await store.audit.list({ limit: 10 })).toEqual([]);
+      // A disabled admin does not count: the active one is still the last.
+      const other = await admin("other");
+      await store.users.administer(other.id, { status: "disabled" }, tick(), event("admin.user.updated"));
+      await expectCode(
+        store.users.administer(root.id, { role: "user" }, tick(), event("admin.user.updated")),
+        "last_admin",
+      );
+      // Without any admin, users come and go as ever.
+      const ann = await store.users.create(newUser("ann"));
+      expect(await store.users.delete(ann.id)).toBe(true);
+    });
+
+    test("two admins demoting each other at once: exactly one lands, one admin remains", async () => {
+      const a = await admin("a");
+      const b = await admin("b");
+      const results = await Promise.allSettled([
+        store.users.administer(a.id, { role: "user" }, tick(), event("admin.user.updated")),
+        store.users.delete(b.id, undefined, event("admin.user.deleted")),
+      ]);
+      expect(results.filter((r) => r.status === "fulfilled" && r.value)).toHaveLength(1);
+      for (const r of results.filter((r) => r.status === "rejected")) {
+        expect((r as PromiseRejectedResult).reason.code).toBe("last_admin");
+      }
+      expect(await store.users.activeAdmins()).toBe(1);
+    });
+
+    test("search: a prefix of username or e-mail without regard to case, role and status, paged by id", async () => {
+      const made: UserRecord[] = [];
+      for (const name of ["alice", "Alfred", "bob", "al_x", "al%y"]) made.push(await store.users.create(newUser(name)));
+      await store.users.create(newUser("zed", { email: "alpha@example.com" }));
+      const names = async (filter: Parameters<typeof store.users.search>[0]) =>
+        (await store.users.search(filter)).map((u) => u.username);
+      expect(await names({ search: "AL", limit: 10 })).toEqual(["alice", "Alfred", "al_x", "al%y", "zed"]);
+      expect(await names({ search: "al_", limit: 10 })).toEqual(["al_x"]);
+      expect(await names({ search: "al%", limit: 10 })).toEqual(["al%y"]);
+      expect(await names({ search: "bob@", limit: 10 })).toEqual(["bob"]);
+      expect(await names({ search: "al", limit: 2 })).toEqual(["alice", "Alfred"]);
+      expect(await names({ search: "al", limit: 2, after: made[1]!.id })).toEqual(["al_x", "al%y"]);
+      await store.users.administer(made[2]!.id, { status: "disabled" }, tick(), event("admin.user.updated"));
+      await store.users.administer(made[0]!.id, { role: "admin" }, tick(), event("admin.user.updated"));
+      expect(await names({ status: "disabled", limit: 10 })).toEqual(["bob"]);
+      expect(await names({ role: "admin", limit: 10 })).toEqual(["alice"]);
+      expect(await names({ role: "admin", status: "disabled", limit: 10 })).toEqual([]);
+      expect(await names({ limit: 100 })).toHaveLength(6);
+    });
+
+    test("a login stamps lastLoginAt and records the event with the session", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      const at = tick();
+      const login = event("login.succeeded", { actorId: ann.id, targetId: ann.id });
+      const session = {
+        id: Bun.randomUUIDv7(),
+        userId: ann.id,
+        createdAt: at,
+        lastUsedAt: at,
+        expiresAt: new Date(clock + 86_400_000).toISOString(),
+        userAgent: null,
+        clientAddress: null,
+      };
+      await store.sessions.start(session, { digest: "d", expiresAt: session.expiresAt }, { tokenVersion: 0 }, login);
+      expect((await store.users.findById(ann.id))!.lastLoginAt).toBe(at);
+      expect(await store.audit.list({ limit: 10 })).toEqual([login]);
+    });
+  });
+
+  describe("password resets", () => {
+    const day = 86_400_000;
+    async function issued(
+      user: UserRecord,
+      digest = `code-${Bun.randomUUIDv7()}`,
+      expiresAt = new Date(clock + day).toISOString(),
+    ) {
+      expect(
+        await store.resets.issue(
+          { digest, userId: user.id, createdAt: tick(), expiresAt, issuedBy: null },
+          event("password_reset.issued"),
+        ),
+      ).toBe(true);
+      return digest;
+    }
+    const redemption = (user: UserRecord) => {
+      const at = tick();
+      return {
+        passwordHash: `new-hash-${Bun.randomUUIDv7()}`,
+        at,
+        session: {
+          id: Bun.randomUUIDv7(),
+          userId: user.id,
+          createdAt: at,
+          lastUsedAt: at,
+          expiresAt: new Date(clock + day).toISOString(),
+          userAgent: null,
+          clientAddress: null,
+        },
+        refresh: { digest: `refresh-${Bun.randomUUIDv7()}`, expiresAt: new Date(clock + day).toISOString() },
+      };
+    };
+
+    test("redeeming sets the password, bumps the token version, ends every session and starts one", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      const old = redemption(ann);
+      await store.sessions.start(old.session, old.refresh, { tokenVersion: 0 });
+      const code = await issued(ann);
+      const r = redemption(ann);
+      const redeemed = event("password_reset.redeemed");
+      const user = await store.resets.redeem(code, ann.id, r, redeemed);
+      expect(user).toMatchObject({ passwordHash: r.passwordHash, tokenVersion: 1, lastLoginAt: r.at, updatedAt: r.at });
+      const live = await store.sessions.list(ann.id, new Date(clock).toISOString());
+      expect(live.map((s) => s.id)).toEqual([r.session.id]);
+      expect(await store.sessions.findRefresh(old.refresh.digest)).toBeNull();
+      expect((await store.audit.list({ limit: 10 }))[0]).toEqual(redeemed);
+      // Spent: a second time it is invalid, and changes nothing.
+      expect(await store.resets.redeem(code, ann.id, redemption(ann), event("password_reset.redeemed"))).toBe(
+        "invalid",
+      );
+      expect((await store.users.findById(ann.id))!.tokenVersion).toBe(1);
+    });
+
+    test("of concurrent redemptions of one code exactly one lands", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      const code = await issued(ann);
+      const results = await Promise.all(
+        Array.from({ length: 6 }, () =>
+          store.resets.redeem(code, ann.id, redemption(ann), event("password_reset.redeemed")),
+        ),
+      );
+      expect(results.filter((r) => typeof r === "object")).toHaveLength(1);
+      expect(results.filter((r) => r === "invalid")).toHaveLength(5);
+      expect((await store.users.findById(ann.id))!.tokenVersion).toBe(1);
+      expect(await store.sessions.list(ann.id, new Date(clock).toISOString())).toHaveLength(1);
+    });
+
+    test("a code is invalid for another user, once expired, or once replaced by a newer one", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      const bob = await store.users.create(newUser("bob"));
+      const code = await issued(ann);
+      expect(await store.resets.redeem(code, bob.id, redemption(bob), event("password_reset.redeemed"))).toBe(
+        "invalid",
+      );
+      expect(await store.resets.redeem(code, "not-an-id", redemption(bob), event("password_reset.redeemed"))).toBe(
+        "invalid",
+      );
+      const newer = await issued(ann);
+      expect(await store.resets.redeem(code, ann.id, redemption(ann), event("password_reset.redeemed"))).toBe(
+        "invalid",
+      );
+      const expired = await issued(bob, "short", new Date(clock + 500).toISOString());
+      expect(await store.resets.redeem(expired, bob.id, redemption(bob), event("password_reset.redeemed"))).toBe(
+        "invalid",
+      );
+      expect(typeof (await store.resets.redeem(newer, ann.id, redemption(ann), event("password_reset.redeemed")))).toBe(
+        "object",
+      );
+    });
+
+    test("a disabled account's code is refused and stays; issuing for a user who is gone is false", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      const code = await issued(ann);
+      await store.users.administer(ann.id, { status: "disabled" }, tick(), event("admin.user.updated"));
+      expect(await store.resets.redeem(code, ann.id, redemption(ann), event("password_reset.redeemed"))).toBe(
+        "disabled",
+      );
+      await store.users.administer(ann.id, { status: "active" }, tick(), event("admin.user.updated"));
+      expect(typeof (await store.resets.redeem(code, ann.id, redemption(ann), event("password_reset.redeemed")))).toBe(
+        "object",
+      );
+      const ghost = await store.users.create(newUser("ghost"));
+      await store.users.delete(ghost.id);
+      expect(
+        await store.resets.issue(
+          {
+            digest: "ghost-code",
+            userId: ghost.id,
+            createdAt: tick(),
+            expiresAt: new Date(clock + day).toISOString(),
+            issuedBy: null,
+          },
+          event("password_reset.issued"),
+        ),
+      ).toBe(false);
+      expect((await store.audit.list({ action: "password_reset.issued", limit: 10 })).length).toBe(1);
+    });
+
+    test("prune forgets expired codes only", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      const bob = await store.users.create(newUser("bob"));
+      await issued(ann, "old", new Date(clock + 1000).toISOString());
+      const live = await issued(bob);
+      clock += 5000;
+      expect(await store.resets.prune(new Date(clock).toISOString(), 10)).toBe(1);
+      expect(await store.resets.prune(new Date(clock).toISOString(), 10)).toBe(0);
+      expect(typeof (await store.resets.redeem(live, bob.id, redemption(bob), event("password_reset.redeemed")))).toBe(
+        "object",
+      );
+    });
+  });
+
+  describe("audit log", () => {
+    test("lists newest first, filtered by action, actor, target, either, since, and paged by id", async () => {
+      const ann = Bun.randomUUIDv7();
+      const bob = Bun.randomUUIDv7();
+      const e1 = event("login.failed", { targetId: ann, outcome: "failure", detail: '{"reason":"wrong_password"}' });
+      const e2 = event("login.succeeded", { actorId: ann, targetId: ann });
+      const e3 = event("admin.user.updated", { actorId: bob, targetId: ann, detail: '{"role":"admin"}' });
+      const e4 = event("session.revoked", { actorId: bob, targetId: bob });
+      for (const e of [e1, e2, e3, e4]) await store.audit.record(e);
+      const ids = async (filter: Partial<Parameters<typeof store.audit.list>[0]>) =>
+        (await store.audit.list({ limit: 100, ...filter })).map((e) => e.id);
+      expect(await store.audit.list({ limit: 100 })).toEqual([e4, e3, e2, e1]);
+      expect(await ids({ action: "login.succeeded" })).toEqual([e2.id]);
+      expect(await ids({ actorId: bob })).toEqual([e4.id, e3.id]);
+      expect(await ids({ targetId: ann })).toEqual([e3.id, e2.id, e1.id]);
+      expect(await ids({ userId: bob })).toEqual([e4.id, e3.id]);
+      expect(await ids({ since: e3.at })).toEqual([e4.id, e3.id]);
+      expect(await ids({ limit: 2 })).toEqual([e4.id, e3.id]);
+      expect(await ids({ limit: 2, before: e3.id })).toEqual([e2.id, e1.id]);
+      expect(await ids({ actorId: "nobody" })).toEqual([]);
+    });
+
+    test("changes record their events with them: category deletion, ended sessions (only when some ended)", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      const books = await store.categories.create(newCategory("Books", { createdBy: ann.id }));
+      const deleted = event("category.deleted", { targetId: books.id });
+      expect(await store.categories.delete(books.id, deleted)).toBe(true);
+      expect(await store.categories.delete(books.id, event("category.deleted"))).toBe(false);
+      expect(await store.sessions.end(ann.id, "all", event("session.revoked"))).toBe(0);
+      expect(await store.audit.list({ limit: 10 })).toEqual([deleted]);
+    });
+
+    test("prune forgets events older than the cut-off, at most `limit` at a time", async () => {
+      const old = [event("login.failed"), event("login.failed"), event("login.failed")];
+      for (const e of old) await store.audit.record(e);
+      const cut = tick();
+      const kept = event("login.succeeded");
+      await store.audit.record(kept);
+      expect(await store.audit.prune(cut, 2)).toBe(2);
+      expect(await store.audit.prune(cut, 2)).toBe(1);
+      expect(await store.audit.prune(cut, 2)).toBe(0);
+      expect(await store.audit.list({ limit: 10 })).toEqual([kept]);
+    });
+
+    test("page reads the whole log in id order, for copying", async () => {
+      const events = [event("login.failed"), event("login.succeeded"), event("user.created")];
+      for (const e of events) await store.audit.record(e);
+      expect(await store.audit.page(2)).toEqual(events.slice(0, 2));
+      expect(await store.audit.page(2, events[1]!.id)).toEqual(events.slice(2));
+    });
+  });
+
   describe("sessions", () => {
     const day = 86_400_000;
     /** A session of the user, started at the clock's next tick, with its first refresh token. */
@@ -380,7 +715,7 @@ function contract<S extends Store>(harness: { open(): Promise<S>; dispose(store:
         ...overrides,
       };
       const refresh = { digest: `digest-${Bun.randomUUIDv7()}`, expiresAt: session.expiresAt };
-      expect(await store.sessions.start(session, refresh)).toEqual(session);
+      expect(await store.sessions.start(session, refresh, { tokenVersion: user.tokenVersion })).toEqual(session);
       return { session, refresh };
     }
     const rotation = (at: string, sealed = "sealed") => ({
@@ -438,11 +773,27 @@ function contract<S extends Store>(harness: { open(): Promise<S>; dispose(store:
       }
     });
 
-    test("start for a user who is gone throws ReferenceGone and stores nothing", async () => {
+    test("start is null and stores nothing for a user who is gone, disabled, or past the token version", async () => {
       const ghost = { ...(await store.users.create(newUser("ghost"))) };
       await store.users.delete(ghost.id);
-      const error = await started(ghost).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(ReferenceGone);
+      const session = (user: UserRecord): SessionRecord => ({
+        id: Bun.randomUUIDv7(),
+        userId: user.id,
+        createdAt: tick(),
+        lastUsedAt: tick(),
+        expiresAt: new Date(clock + 30 * day).toISOString(),
+        userAgent: null,
+        clientAddress: null,
+      });
+      const refresh = () => ({
+        digest: `digest-${Bun.randomUUIDv7()}`,
+        expiresAt: new Date(clock + day).toISOString(),
+      });
+      expect(await store.sessions.start(session(ghost), refresh(), { tokenVersion: 0 })).toBeNull();
+      const ann = await store.users.create(newUser("ann"));
+      expect(await store.sessions.start(session(ann), refresh(), { tokenVersion: 1 })).toBeNull();
+      await store.users.administer(ann.id, { status: "disabled" }, tick(), event("admin.user.updated"));
+      expect(await store.sessions.start(session(ann), refresh(), { tokenVersion: 1 })).toBeNull();
       expect(await store.sessions.page(10)).toEqual({ sessions: [], refreshTokens: [] });
     });
 
@@ -578,6 +929,7 @@ function contract<S extends Store>(harness: { open(): Promise<S>; dispose(store:
       await store.sessions.start(
         { ...live.session, id: Bun.randomUUIDv7() },
         { digest: "digest-short-lived", expiresAt: past },
+        { tokenVersion: 0 },
       );
       const now = new Date(clock).toISOString();
       expect(await store.sessions.prune(now, 2)).toBe(2);
@@ -670,6 +1022,37 @@ function versionedContract(harness: StoreHarness): void {
       const v5 = await store.versions();
       expect(v5.users).toBeGreaterThan(v4.users);
       expect(v5.categories).toBeGreaterThan(v4.categories);
+    });
+  });
+
+  describe("table versions and administration", () => {
+    test("role and status changes bump the users version; a login's lastLoginAt does not", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      const v0 = await store.versions();
+      const at = tick();
+      const session = {
+        id: Bun.randomUUIDv7(),
+        userId: ann.id,
+        createdAt: at,
+        lastUsedAt: at,
+        expiresAt: new Date(clock + 86_400_000).toISOString(),
+        userAgent: null,
+        clientAddress: null,
+      };
+      await store.sessions.start(
+        session,
+        { digest: "d", expiresAt: session.expiresAt },
+        { tokenVersion: 0 },
+        event("login.succeeded"),
+      );
+      expect(await store.versions()).toEqual(v0);
+      await store.users.administer(ann.id, { role: "admin" }, tick(), event("admin.user.updated"));
+      const v1 = await store.versions();
+      expect(v1.users).toBeGreaterThan(v0.users);
+      await store.users.create(newUser("root", { role: "admin" }));
+      const v2 = await store.versions();
+      await store.users.administer(ann.id, { status: "disabled" }, tick(), event("admin.user.updated"));
+      expect((await store.versions()).users).toBeGreaterThan(v2.users);
     });
   });
 

@@ -1,6 +1,8 @@
 // PostgreSQL tables: the same columns as sqlite/schema.ts (a parity test holds them together),
 // with native uuid and timestamptz types.
 import { customType, index, integer, pgTable, text, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import type { AuditAction } from "../../audit/model.ts";
+import type { AccountStatus, AuditEvent, Role } from "../store.ts";
 
 /**
  * A timestamptz with milliseconds that reads and writes the contract's ISO-8601 strings, as the
@@ -24,8 +26,18 @@ export const users = pgTable(
     tokenVersion: integer("token_version").notNull().default(0),
     createdAt: instant("created_at").notNull(),
     updatedAt: instant("updated_at").notNull(),
+    /** "user" or "admin". */
+    role: text("role").$type<Role>().notNull().default("user"),
+    /** "active" or "disabled": a disabled account cannot log in, and has no sessions. */
+    status: text("status").$type<AccountStatus>().notNull().default("active"),
+    /** Left out of the users table's version trigger: a login is not a change anyone's cache must see. */
+    lastLoginAt: instant("last_login_at"),
   },
-  (t) => [uniqueIndex("users_username_key_uq").on(t.usernameKey), uniqueIndex("users_email_uq").on(t.email)],
+  (t) => [
+    uniqueIndex("users_username_key_uq").on(t.usernameKey),
+    uniqueIndex("users_email_uq").on(t.email),
+    index("users_role_status_idx").on(t.role, t.status),
+  ],
 );
 
 export const categories = pgTable(
@@ -107,5 +119,56 @@ export const refreshTokens = pgTable(
   (t) => [
     index("refresh_tokens_session_id_idx").on(t.sessionId),
     index("refresh_tokens_expires_at_idx").on(t.expiresAt),
+  ],
+);
+
+/**
+ * One-time password reset codes an administrator issued, by SHA-256 digest: at most one outstanding
+ * per user (a new one replaces it), deleted when redeemed.
+ */
+export const passwordResets = pgTable(
+  "password_resets",
+  {
+    digest: text("digest").primaryKey(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    createdAt: instant("created_at").notNull(),
+    expiresAt: instant("expires_at").notNull(),
+    /** The administrator who issued it (kept as an id: the audit log names them too). */
+    issuedBy: uuid("issued_by"),
+  },
+  (t) => [
+    uniqueIndex("password_resets_user_id_uq").on(t.userId),
+    index("password_resets_expires_at_idx").on(t.expiresAt),
+  ],
+);
+
+/**
+ * Who did what: one row per event, written in the same transaction as the change it records. Actor
+ * and target are ids without foreign keys, so the record outlives the accounts it names.
+ */
+export const auditEvents = pgTable(
+  "audit_events",
+  {
+    /** UUIDv7: id order is time order, newest last. */
+    id: uuid("id").primaryKey(),
+    at: instant("at").notNull(),
+    action: text("action").$type<AuditAction>().notNull(),
+    actorId: uuid("actor_id"),
+    /** A user's id, or a category's for category events. */
+    targetId: uuid("target_id"),
+    clientAddress: text("client_address"),
+    requestId: text("request_id"),
+    /** "success" or "failure". */
+    outcome: text("outcome").$type<AuditEvent["outcome"]>().notNull(),
+    /** A JSON object of non-secret particulars (the fields changed, a scope, a reason), or null. */
+    detail: text("detail"),
+  },
+  (t) => [
+    index("audit_events_at_idx").on(t.at),
+    index("audit_events_action_idx").on(t.action, t.id),
+    index("audit_events_actor_id_idx").on(t.actorId, t.id),
+    index("audit_events_target_id_idx").on(t.targetId, t.id),
   ],
 );

@@ -62,7 +62,9 @@ function postgresDialect(client: SQL, config: PostgresConfig): Dialect {
     tables,
     run: (work, clash) => guard(work, clash, deadlineMs),
     transaction: (work, options) =>
-      guard(() => db.transaction((tx) => work(tx)), undefined, options?.timed ? deadlineMs : Infinity),
+      guard(() => db.transaction((tx) => work(tx)), options?.clash, options?.timed ? deadlineMs : Infinity),
+    // A transaction-scoped advisory lock: released by the commit or rollback, never left behind.
+    serialize: async (tx, name) => void (await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${name}))`)),
     ping: (timeoutMs) =>
       guard(async () => void (await db.execute(sql`select 1`)), undefined, Math.min(timeoutMs, deadlineMs)),
     storage: () => storage.state(),

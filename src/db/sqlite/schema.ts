@@ -1,5 +1,7 @@
 // SQLite tables. Timestamps are ISO-8601 UTC text so that string order is time order.
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import type { AuditAction } from "../../audit/model.ts";
+import type { AccountStatus, AuditEvent, Role } from "../store.ts";
 
 export const users = sqliteTable(
   "users",
@@ -13,8 +15,18 @@ export const users = sqliteTable(
     tokenVersion: integer("token_version").notNull().default(0),
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
+    /** "user" or "admin". */
+    role: text("role").$type<Role>().notNull().default("user"),
+    /** "active" or "disabled": a disabled account cannot log in, and has no sessions. */
+    status: text("status").$type<AccountStatus>().notNull().default("active"),
+    /** Left out of the users table's version trigger: a login is not a change anyone's cache must see. */
+    lastLoginAt: text("last_login_at"),
   },
-  (t) => [uniqueIndex("users_username_key_uq").on(t.usernameKey), uniqueIndex("users_email_uq").on(t.email)],
+  (t) => [
+    uniqueIndex("users_username_key_uq").on(t.usernameKey),
+    uniqueIndex("users_email_uq").on(t.email),
+    index("users_role_status_idx").on(t.role, t.status),
+  ],
 );
 
 export const categories = sqliteTable(
@@ -96,5 +108,56 @@ export const refreshTokens = sqliteTable(
   (t) => [
     index("refresh_tokens_session_id_idx").on(t.sessionId),
     index("refresh_tokens_expires_at_idx").on(t.expiresAt),
+  ],
+);
+
+/**
+ * One-time password reset codes an administrator issued, by SHA-256 digest: at most one outstanding
+ * per user (a new one replaces it), deleted when redeemed.
+ */
+export const passwordResets = sqliteTable(
+  "password_resets",
+  {
+    digest: text("digest").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    createdAt: text("created_at").notNull(),
+    expiresAt: text("expires_at").notNull(),
+    /** The administrator who issued it (kept as an id: the audit log names them too). */
+    issuedBy: text("issued_by"),
+  },
+  (t) => [
+    uniqueIndex("password_resets_user_id_uq").on(t.userId),
+    index("password_resets_expires_at_idx").on(t.expiresAt),
+  ],
+);
+
+/**
+ * Who did what: one row per event, written in the same transaction as the change it records. Actor
+ * and target are ids without foreign keys, so the record outlives the accounts it names.
+ */
+export const auditEvents = sqliteTable(
+  "audit_events",
+  {
+    /** UUIDv7: id order is time order, newest last. */
+    id: text("id").primaryKey(),
+    at: text("at").notNull(),
+    action: text("action").$type<AuditAction>().notNull(),
+    actorId: text("actor_id"),
+    /** A user's id, or a category's for category events. */
+    targetId: text("target_id"),
+    clientAddress: text("client_address"),
+    requestId: text("request_id"),
+    /** "success" or "failure". */
+    outcome: text("outcome").$type<AuditEvent["outcome"]>().notNull(),
+    /** A JSON object of non-secret particulars (the fields changed, a scope, a reason), or null. */
+    detail: text("detail"),
+  },
+  (t) => [
+    index("audit_events_at_idx").on(t.at),
+    index("audit_events_action_idx").on(t.action, t.id),
+    index("audit_events_actor_id_idx").on(t.actorId, t.id),
+    index("audit_events_target_id_idx").on(t.targetId, t.id),
   ],
 );

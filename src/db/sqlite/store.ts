@@ -80,7 +80,7 @@ function sqliteDialect(client: Database, db: Db, path: string): Dialect {
     tables: tables as unknown as Tables,
     run,
     // Timed or not alike: in-process, a transaction cannot be kept waiting by a database that went away.
-    transaction: (work) =>
+    transaction: (work, options) =>
       gate.exclusive(async () => {
         // IMMEDIATE takes the write lock at once: another process's writes wait (busy_timeout).
         client.run("BEGIN IMMEDIATE");
@@ -91,9 +91,11 @@ function sqliteDialect(client: Database, db: Db, path: string): Dialect {
         } catch (error) {
           // SQLite rolls back by itself after some failures (SQLITE_FULL among them).
           if (client.inTransaction) client.run("ROLLBACK");
-          throw sqliteError(error, storage, undefined);
+          throw sqliteError(error, storage, options?.clash);
         }
       }),
+    // Every write transaction is IMMEDIATE: it already runs alone.
+    serialize: async () => {},
     hotReads: hotReads(client, run),
     // In-process and synchronous: it answers at once or throws, so there is nothing to time out.
     async ping() {

@@ -1,0 +1,168 @@
+// /svc-api/v1/admin: account administration and the audit log, for administrators' tokens only (any
+// other token gets 403 before anything else is read). Thin adapters from HTTP to the admin service.
+import { Elysia, t } from "elysia";
+import type { Authenticator } from "../auth/authenticator.ts";
+import { bearer } from "../auth/bearer.ts";
+import { clientInfo } from "../http/client-address.ts";
+import { jsonBody } from "../http/json-body.ts";
+import { documented } from "../http/openapi.ts";
+import {
+  accountChangeBody,
+  adminUserSchema,
+  adminUsersQuery,
+  adminUserView,
+  auditEventSchema,
+  auditEventView,
+  auditQuery,
+  issuedResetSchema,
+  nextPageQuery,
+  parseAuditFilter,
+  parseUserFilter,
+} from "./model.ts";
+import type { AdminService } from "./service.ts";
+
+const PREFIX = "/svc-api/v1/admin";
+
+export interface AdminRouteDeps {
+  admin: AdminService;
+  authenticator: Authenticator;
+  maxBodyBytes: number;
+  trustProxy: number;
+}
+
+export function adminRoutes({ admin, authenticator, maxBodyBytes, trustProxy }: AdminRouteDeps) {
+  const userId = t.Object({ id: t.String({ description: "A user id (UUID)." }) });
+  return new Elysia({ prefix: PREFIX })
+    .use(bearer(authenticator, { admin: true }))
+    .get(
+      "/users",
+      async ({ query, set }) => {
+        const filter = parseUserFilter(query);
+        // One extra row tells whether another page exists without a count query.
+        const rows = await admin.list({ ...filter, limit: filter.limit + 1 });
+        const page = rows.slice(0, filter.limit);
+        if (rows.length > filter.limit)
+          set.headers.link = `<${PREFIX}/users?${nextPageQuery(query, filter.limit, page.at(-1)!.id)}>; rel="next"`;
+        return page.map(adminUserView);
+      },
+      {
+        detail: documented({
+          operationId: "adminListUsers",
+          summary: "List accounts with their e-mail, role, status and last login, oldest first",
+          tag: "admin",
+          query: adminUsersQuery,
+          auth: true,
+          ok: {
+            status: 200,
+            description: "A page of accounts",
+            schema: t.Array(adminUserSchema),
+            headers: { Link: 'The next page, as <url>; rel="next", while more remain' },
+          },
+          errors: ["validation_failed", "forbidden"],
+        }),
+      },
+    )
+    .get("/users/:id", async ({ params }) => adminUserView(await admin.get(params.id)), {
+      params: userId,
+      detail: documented({
+        operationId: "adminGetUser",
+        summary: "Get one account",
+        tag: "admin",
+        auth: true,
+        ok: { status: 200, description: "The account", schema: adminUserSchema },
+        errors: ["forbidden", "not_found"],
+      }),
+    })
+    .patch(
+      "/users/:id",
+      async ({ params, body, caller, request }) =>
+        adminUserView(await admin.update(caller.id, params.id, body, clientInfo(request, trustProxy))),
+      {
+        params: userId,
+        parse: jsonBody(maxBodyBytes),
+        body: accountChangeBody,
+        detail: documented({
+          operationId: "adminUpdateUser",
+          summary:
+            "Change an account's role or status (JSON or application/merge-patch+json). Disabling ends its sessions and tokens at once.",
+          tag: "admin",
+          auth: true,
+          ok: { status: 200, description: "The account, changed", schema: adminUserSchema },
+          errors: [
+            "validation_failed",
+            "malformed_json",
+            "forbidden",
+            "not_found",
+            "last_admin",
+            "payload_too_large",
+            "unsupported_media_type",
+          ],
+        }),
+      },
+    )
+    .delete(
+      "/users/:id",
+      async ({ params, caller, request, set }) => {
+        await admin.delete(caller.id, params.id, clientInfo(request, trustProxy));
+        set.status = 204;
+      },
+      {
+        params: userId,
+        detail: documented({
+          operationId: "adminDeleteUser",
+          summary: "Delete an account: its sessions end, its categories stay with no creator",
+          tag: "admin",
+          auth: true,
+          ok: { status: 204, description: "Deleted" },
+          errors: ["forbidden", "not_found", "last_admin"],
+        }),
+      },
+    )
+    .post(
+      "/users/:id/password-reset",
+      async ({ params, caller, request, set }) => {
+        const issued = await admin.issueReset(caller.id, params.id, clientInfo(request, trustProxy));
+        set.status = 201;
+        set.headers["cache-control"] = "no-store";
+        return issued;
+      },
+      {
+        params: userId,
+        detail: documented({
+          operationId: "adminIssuePasswordReset",
+          summary: "Issue a one-time password reset code for the account (it replaces any earlier one)",
+          tag: "admin",
+          auth: true,
+          ok: { status: 201, description: "The code, shown once, and when it expires", schema: issuedResetSchema },
+          errors: ["forbidden", "not_found"],
+        }),
+      },
+    )
+    .get(
+      "/audit",
+      async ({ query, set }) => {
+        const filter = parseAuditFilter(query);
+        const rows = await admin.events({ ...filter, limit: filter.limit + 1 });
+        const page = rows.slice(0, filter.limit);
+        if (rows.length > filter.limit)
+          set.headers.link = `<${PREFIX}/audit?${nextPageQuery(query, filter.limit, page.at(-1)!.id)}>; rel="next"`;
+        return page.map(auditEventView);
+      },
+      {
+        detail: documented({
+          operationId: "adminListAudit",
+          summary: "The audit log, newest first",
+          tag: "admin",
+          query: auditQuery,
+          auth: true,
+          ok: {
+            status: 200,
+            description: "A page of events",
+            schema: t.Array(auditEventSchema),
+            headers: { Link: 'The next (older) page, as <url>; rel="next", while more remain' },
+          },
+          errors: ["validation_failed", "forbidden"],
+        }),
+      },
+    );
+}

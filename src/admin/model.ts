@@ -1,0 +1,223 @@
+// Shapes of the admin routes (t schemas for validation and the OpenAPI document), the views they
+// answer with, and the query strings they read.
+import { t, type Static } from "elysia";
+import { AUDIT_ACTIONS, isAuditAction } from "../audit/model.ts";
+import { parseDuration } from "../config.ts";
+import {
+  ACCOUNT_STATUSES,
+  ROLES,
+  type AccountStatus,
+  type AuditEvent,
+  type AuditFilter,
+  type Role,
+  type UserFilter,
+  type UserRecord,
+} from "../db/store.ts";
+import { invalidFields, UNKNOWN_FIELD, type FieldError } from "../errors.ts";
+import { parseId } from "../ids.ts";
+import { integer, type QueryParameter } from "../http/openapi.ts";
+import { parsePage } from "../users/service.ts";
+
+const role = t.UnionEnum(["user", "admin"]);
+const status = t.UnionEnum(["active", "disabled"], {
+  description: "A disabled account cannot log in; disabling it ends its sessions and tokens.",
+});
+const instant = t.String({ format: "date-time" });
+
+export const adminUserSchema = t.Object({
+  id: t.String({ format: "uuid" }),
+  username: t.String(),
+  email: t.String(),
+  role,
+  status,
+  last_login_at: t.Union([instant, t.Null()], { description: "The last login or redeemed reset code; null: never." }),
+  created_at: instant,
+  updated_at: instant,
+});
+
+export const accountChangeBody = t.Object(
+  { role: t.Optional(role), status: t.Optional(status) },
+  { additionalProperties: false, description: "Any of role and status; fields left out stay as they are." },
+);
+
+export const issuedResetSchema = t.Object({
+  reset_code: t.String({ description: "Shown this once: hand it to the user, who redeems it at auth/password-reset." }),
+  expires_at: instant,
+});
+
+export const auditEventSchema = t.Object({
+  id: t.String({ format: "uuid" }),
+  at: instant,
+  action: t.UnionEnum([...AUDIT_ACTIONS]),
+  actor_id: t.Union([t.String({ format: "uuid" }), t.Null()], {
+    description: "Who acted; null: nobody signed in, or the CLI.",
+  }),
+  target_id: t.Union([t.String({ format: "uuid" }), t.Null()], { description: "The user (or category) acted on." }),
+  client_address: t.Union([t.String(), t.Null()], { description: "The client's address, or cli." }),
+  request_id: t.Union([t.String(), t.Null()]),
+  outcome: t.UnionEnum(["success", "failure"]),
+  detail: t.Union([t.Record(t.String(), t.Unknown()), t.Null()], { description: "Particulars; never a secret." }),
+});
+
+export type AdminUserView = Static<typeof adminUserSchema>;
+export type AuditEventView = Static<typeof auditEventSchema>;
+
+export function adminUserView(user: UserRecord): AdminUserView {
+  return {
+    id: user.id,
+    username: user.username,
+    email: user.email,
+    role: user.role,
+    status: user.status,
+    last_login_at: user.lastLoginAt,
+    created_at: user.createdAt,
+    updated_at: user.updatedAt,
+  };
+}
+
+export function auditEventView(event: AuditEvent): AuditEventView {
+  return {
+    id: event.id,
+    at: event.at,
+    action: event.action,
+    actor_id: event.actorId,
+    target_id: event.targetId,
+    client_address: event.clientAddress,
+    request_id: event.requestId,
+    outcome: event.outcome,
+    detail: event.detail === null ? null : (JSON.parse(event.detail) as Record<string, unknown>),
+  };
+}
+
+const SEARCH_MAX = 254;
+
+const page = (description: string): QueryParameter[] => [
+  { name: "limit", description: "Page size.", schema: integer({ minimum: 1, maximum: 1000, default: 100 }) },
+  { name: "after", description, schema: t.String({ format: "uuid" }) },
+];
+
+export const adminUsersQuery: QueryParameter[] = [
+  {
+    name: "search",
+    description: "A prefix of the username or e-mail, without regard to case.",
+    schema: t.String({ maxLength: SEARCH_MAX }),
+  },
+  { name: "status", description: "Only accounts with this status.", schema: status },
+  { name: "role", description: "Only accounts with this role.", schema: role },
+  ...page("Return users after this id (from the Link header of the previous page)."),
+];
+
+export const auditQuery: QueryParameter[] = [
+  { name: "action", description: "Only this action.", schema: t.UnionEnum([...AUDIT_ACTIONS]) },
+  { name: "actor", description: "Only events this user did.", schema: t.String({ format: "uuid" }) },
+  { name: "target", description: "Only events done to this user (or category).", schema: t.String({ format: "uuid" }) },
+  {
+    name: "since",
+    description: "Only events at or after this: an ISO-8601 date-time, or a duration back from now (30m, 24h, 7d).",
+    schema: t.String(),
+  },
+  ...page("Return events older than this event id (from the Link header of the previous page)."),
+];
+
+/** Refuses every parameter not named, and splits the page parameters from the rest. */
+function split(query: Record<string, string | undefined>, known: string[]) {
+  const unknown = Object.keys(query).filter((name) => !known.includes(name) && name !== "limit" && name !== "after");
+  if (unknown.length > 0) throw invalidFields(unknown.map((field) => ({ field, message: UNKNOWN_FIELD })));
+  const { limit, after, ...rest } = query;
+  const paging: Record<string, string> = {};
+  if (limit !== undefined) paging.limit = limit;
+  if (after !== undefined) paging.after = after;
+  return { paging, rest };
+}
+
+function oneOf<T extends string>(
+  values: readonly T[],
+  value: string | undefined,
+  field: string,
+  problems: FieldError[],
+) {
+  if (value === undefined) return undefined;
+  if ((values as readonly string[]).includes(value)) return value as T;
+  problems.push({ field, message: `must be one of ${values.join(", ")}` });
+  return undefined;
+}
+
+/** admin/users' query: search, status, role, and the page (limit, after) as users/all reads it. */
+export function parseUserFilter(query: Record<string, string | undefined>): UserFilter {
+  const { paging, rest } = split(query, ["search", "status", "role"]);
+  const problems: FieldError[] = [];
+  if (rest.search !== undefined && rest.search.length > SEARCH_MAX)
+    problems.push({ field: "search", message: `must be at most ${SEARCH_MAX} characters` });
+  const filter: UserFilter = {
+    ...pageOrProblems(paging, problems),
+    ...(rest.search && { search: rest.search }),
+  };
+  const wanted = {
+    status: oneOf<AccountStatus>(ACCOUNT_STATUSES, rest.status, "status", problems),
+    role: oneOf<Role>(ROLES, rest.role, "role", problems),
+  };
+  if (problems.length > 0) throw invalidFields(problems);
+  if (wanted.status) filter.status = wanted.status;
+  if (wanted.role) filter.role = wanted.role;
+  return filter;
+}
+
+/** admin/audit's query: action, actor, target, since, and the page (limit, after an event id). */
+export function parseAuditFilter(query: Record<string, string | undefined>, now = Date.now()): AuditFilter {
+  const { paging, rest } = split(query, ["action", "actor", "target", "since"]);
+  const problems: FieldError[] = [];
+  const { limit, after } = pageOrProblems(paging, problems);
+  for (const problem of problems) if (problem.field === "after") problem.message = "must be an event id";
+  const filter: AuditFilter = { limit, ...(after && { before: after }) };
+  if (rest.action !== undefined) {
+    if (isAuditAction(rest.action)) filter.action = rest.action;
+    else problems.push({ field: "action", message: `must be one of ${AUDIT_ACTIONS.join(", ")}` });
+  }
+  for (const field of ["actor", "target"] as const) {
+    const value = rest[field];
+    if (value === undefined) continue;
+    const id = parseId(value);
+    if (id === null) problems.push({ field, message: "must be a user id" });
+    else if (field === "actor") filter.actorId = id;
+    else filter.targetId = id;
+  }
+  if (rest.since !== undefined) {
+    const since = parseSince(rest.since, now);
+    if (since === null)
+      problems.push({ field: "since", message: "must be an ISO-8601 date-time or a duration such as 30m, 24h or 7d" });
+    else filter.since = since;
+  }
+  if (problems.length > 0) throw invalidFields(problems);
+  return filter;
+}
+
+/** An instant: an ISO-8601 date-time as given, or a duration (30m, 24h, 7d) back from `now`. null: neither. */
+export function parseSince(text: string, now = Date.now()): string | null {
+  const seconds = parseDuration(text);
+  if (seconds !== null) return new Date(now - seconds * 1000).toISOString();
+  if (!/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?)?$/.test(text)) return null;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? null : new Date(at).toISOString();
+}
+
+function pageOrProblems(paging: Record<string, string>, problems: FieldError[]): { limit: number; after?: string } {
+  try {
+    return parsePage(paging);
+  } catch (error) {
+    const errors = (error as { errors?: FieldError[] }).errors;
+    if (!errors) throw error;
+    problems.push(...errors);
+    return { limit: 1 };
+  }
+}
+
+/** The query string of the next page: the same filters, after the last item of this one. */
+export function nextPageQuery(query: Record<string, string | undefined>, limit: number, after: string): string {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) {
+    if (value !== undefined && name !== "after" && name !== "limit") params.set(name, value);
+  }
+  params.set("limit", String(limit));
+  params.set("after", after);
+  return params.toString();
+}

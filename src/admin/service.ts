@@ -1,0 +1,91 @@
+// What an administrator can do with accounts and read of the audit log, in domain terms. The REST
+// routes and the CLI both call this; it knows nothing of HTTP. Who may call it is the callers' check.
+import { auditEvent, type Origin } from "../audit/model.ts";
+import { newResetCode, resetDigest, canonicalResetCode } from "../auth/reset-codes.ts";
+import type {
+  AccountChange,
+  AuditEvent,
+  AuditFilter,
+  AuditStore,
+  PasswordResetStore,
+  UserFilter,
+  UserRecord,
+  UserStore,
+} from "../db/store.ts";
+import { AppError } from "../errors.ts";
+import { parseId } from "../ids.ts";
+
+export interface AdminServiceDeps {
+  users: UserStore;
+  resets: PasswordResetStore;
+  audit: AuditStore;
+  resetCodeTtlSeconds: number;
+  now?: () => number;
+}
+
+/** A reset code as issued: shown once, to whoever issued it; only its digest is kept. */
+export interface IssuedReset {
+  reset_code: string;
+  expires_at: string;
+}
+
+/** Who acts: an administrator's id, or null for the operator at the box (the CLI). */
+export type AdminActor = string | null;
+
+export type AdminService = ReturnType<typeof createAdminService>;
+
+export function createAdminService({ users, resets, audit, resetCodeTtlSeconds, now = Date.now }: AdminServiceDeps) {
+  const notFound = () => new AppError("not_found", "No user has this id.");
+
+  async function get(id: string): Promise<UserRecord> {
+    const key = parseId(id);
+    const user = key && (await users.findById(key));
+    if (!user) throw notFound();
+    return user;
+  }
+
+  return {
+    list: (filter: UserFilter): Promise<UserRecord[]> => users.search(filter),
+    get,
+
+    /**
+     * Changes the account's role or status. Disabling ends every session and token at once; nothing
+     * else is revoked. Throws `last_admin` rather than leave no active admin, `not_found` for no user.
+     */
+    async update(actor: AdminActor, id: string, change: AccountChange, origin: Origin): Promise<UserRecord> {
+      const at = new Date(now()).toISOString();
+      const event = auditEvent("admin.user.updated", { actor, target: id, origin, detail: { ...change } }, at);
+      const updated = await users.administer(id, change, at, event);
+      if (!updated) throw notFound();
+      return updated;
+    },
+
+    /** Deletes the account as self-deletion does: sessions end, categories stay without a creator. */
+    async delete(actor: AdminActor, id: string, origin: Origin): Promise<void> {
+      const event = auditEvent("admin.user.deleted", { actor, target: id, origin });
+      if (!(await users.delete(id, undefined, event))) throw notFound();
+    },
+
+    /** A one-time code the user redeems for a new password; it replaces any code issued before. */
+    async issueReset(actor: AdminActor, id: string, origin: Origin): Promise<IssuedReset> {
+      const user = await get(id);
+      const code = newResetCode();
+      const at = now();
+      const expiresAt = new Date(at + resetCodeTtlSeconds * 1000).toISOString();
+      const issued = await resets.issue(
+        {
+          digest: resetDigest(canonicalResetCode(code)!),
+          userId: user.id,
+          createdAt: new Date(at).toISOString(),
+          expiresAt,
+          issuedBy: actor,
+        },
+        auditEvent("password_reset.issued", { actor, target: user.id, origin, detail: { expires_at: expiresAt } }),
+      );
+      if (!issued) throw notFound();
+      return { reset_code: code, expires_at: expiresAt };
+    },
+
+    events: (filter: AuditFilter): Promise<AuditEvent[]> => audit.list(filter),
+  };
+}

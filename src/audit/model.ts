@@ -1,0 +1,59 @@
+// The audit log's vocabulary: what can be recorded, and how an event is made. Knows nothing of HTTP.
+import type { AuditEvent } from "../db/store.ts";
+
+/** Every action the log records; a filter naming anything else is refused. */
+export const AUDIT_ACTIONS = [
+  "user.created",
+  "user.deleted",
+  "login.succeeded",
+  "login.failed",
+  "login.throttled",
+  "password.changed",
+  "session.revoked",
+  "refresh.reuse_detected",
+  "admin.user.updated",
+  "admin.user.deleted",
+  "password_reset.issued",
+  "password_reset.redeemed",
+  "category.deleted",
+] as const;
+
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+export function isAuditAction(value: string): value is AuditAction {
+  return (AUDIT_ACTIONS as readonly string[]).includes(value);
+}
+
+/** Where an action came from: the client's address and the request's id (the CLI has no request). */
+export interface Origin {
+  address: string | null;
+  requestId: string | null;
+}
+
+/** The origin of what the CLI does on the box. */
+export const CLI_ORIGIN: Origin = { address: "cli", requestId: null };
+
+export interface EventFacts {
+  actor?: string | null;
+  target?: string | null;
+  origin: Origin;
+  failed?: boolean;
+  /** Non-secret particulars. Never a password, token, code or hash. */
+  detail?: Record<string, unknown>;
+}
+
+/** An event happening now. */
+export function auditEvent(action: AuditAction, facts: EventFacts, at = new Date().toISOString()): AuditEvent {
+  return {
+    // Stamped with the event's own time, so id order is the log's order.
+    id: Bun.randomUUIDv7("hex", Date.parse(at)),
+    at,
+    action,
+    actorId: facts.actor ?? null,
+    targetId: facts.target ?? null,
+    clientAddress: facts.origin.address,
+    requestId: facts.origin.requestId,
+    outcome: facts.failed ? "failure" : "success",
+    detail: facts.detail ? JSON.stringify(facts.detail) : null,
+  };
+}

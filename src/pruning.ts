@@ -1,0 +1,86 @@
+// Deletes what has expired in the background: sessions and spent refresh tokens, reset codes, and
+// audit events past their retention. Small batches, each its own short statement, so no lock is held
+// for long and requests go on between them.
+import type { Store } from "./db/store.ts";
+import type { Logger } from "./log.ts";
+
+/** One kind of expired row: prune deletes up to `limit` of them as of `now` (ms) and says how many went. */
+export interface PruneJob {
+  what: string;
+  prune(now: number, limit: number): Promise<number>;
+}
+
+export interface PrunerOptions {
+  jobs: PruneJob[];
+  logger: Logger;
+  everyMs?: number;
+  /** Rows per statement. */
+  batch?: number;
+  now?: () => number;
+}
+
+export const PRUNE_EVERY_MS = 60_000;
+export const PRUNE_BATCH = 500;
+
+/** The store's expiring rows: sessions and refresh tokens, reset codes, and audit events older than the retention. */
+export function storeJobs(
+  store: Pick<Store, "sessions" | "resets" | "audit">,
+  auditRetentionSeconds: number,
+): PruneJob[] {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  return [
+    { what: "expired sessions and refresh tokens", prune: (now, limit) => store.sessions.prune(iso(now), limit) },
+    { what: "expired password reset codes", prune: (now, limit) => store.resets.prune(iso(now), limit) },
+    {
+      what: "audit events past their retention",
+      prune: (now, limit) => store.audit.prune(iso(now - auditRetentionSeconds * 1000), limit),
+    },
+  ];
+}
+
+/** Deletes batches of each job until one comes back short; how many rows went in all. */
+export async function pruneExpired({
+  jobs,
+  batch = PRUNE_BATCH,
+  now = Date.now,
+}: Pick<PrunerOptions, "jobs" | "batch" | "now">): Promise<number> {
+  let total = 0;
+  for (const job of jobs) {
+    for (;;) {
+      const gone = await job.prune(now(), batch);
+      total += gone;
+      if (gone < batch) break;
+      // Let waiting requests have the database between batches.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+  return total;
+}
+
+/** Prunes now and then every `everyMs`; a failed round is logged and tried again at the next. Returns stop(). */
+export function startPruning(options: PrunerOptions): () => Promise<void> {
+  const { logger, everyMs = PRUNE_EVERY_MS } = options;
+  let round: Promise<void> | null = null;
+  const run = () => {
+    // A round still going (a large backlog) is not joined by another.
+    if (round) return;
+    round = pruneExpired(options).then(
+      (gone) => {
+        if (gone > 0) logger.debug({ rows: gone }, "expired rows deleted");
+      },
+      (error: unknown) => logger.warn({ err: error }, "pruning expired rows failed; trying again later"),
+    );
+    void round.then(() => {
+      round = null;
+    });
+  };
+  run();
+  const timer = setInterval(() => {
+    run();
+  }, everyMs);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await round;
+  };
+}
