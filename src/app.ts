@@ -90,6 +90,7 @@ export function createApp({ config, store: database, loggers }: AppDeps): App {
         logger,
         answers: cache.answers,
         maxBodyBytes: config.maxBodyBytes,
+        trustProxy: config.trustProxy,
       }),
     );
   const handle = app.fetch;

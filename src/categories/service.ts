@@ -1,12 +1,13 @@
 // What can be done with categories, in domain terms. Called by the GraphQL resolvers.
+import { auditEvent, type Origin } from "../audit/model.ts";
 import { unauthorized } from "../auth/authenticator.ts";
 import { ReferenceGone, type CategoryPage, type CategoryRecord, type CategoryStore } from "../db/store.ts";
 import { AppError, invalidFields } from "../errors.ts";
 import { newId, parseId } from "../ids.ts";
 import { cleanCategory, DEFAULT_COLOR, type CategoryInput } from "./model.ts";
 
-/** Who acts: a user, or anyone at all when GraphQL authentication is off. */
-export type Actor = { userId: string } | "anyone";
+/** Who acts: a user (an administrator may change any category), or anyone at all when GraphQL authentication is off. */
+export type Actor = { userId: string; admin: boolean } | "anyone";
 
 export type CategoryService = ReturnType<typeof createCategoryService>;
 
@@ -42,8 +43,8 @@ export function createCategoryService(categories: CategoryStore) {
   async function editable(id: string, actor: Actor): Promise<CategoryRecord> {
     const category = await find(id);
     if (!category) throw new AppError("not_found", "No category has this id.");
-    if (actor !== "anyone" && category.createdBy !== actor.userId) {
-      throw new AppError("forbidden", "Only the category's creator may change it.");
+    if (actor !== "anyone" && !actor.admin && category.createdBy !== actor.userId) {
+      throw new AppError("forbidden", "Only the category's creator, or an administrator, may change it.");
     }
     return category;
   }
@@ -86,9 +87,15 @@ export function createCategoryService(categories: CategoryStore) {
       return updated;
     },
 
-    async delete(id: string, actor: Actor): Promise<boolean> {
+    async delete(id: string, actor: Actor, origin: Origin): Promise<boolean> {
       const category = await editable(id, actor);
-      if (!(await categories.delete(category.id))) throw new AppError("not_found", "No category has this id.");
+      const event = auditEvent("category.deleted", {
+        actor: actor === "anyone" ? null : actor.userId,
+        target: category.id,
+        origin,
+        detail: { name: category.name, created_by: category.createdBy },
+      });
+      if (!(await categories.delete(category.id, event))) throw new AppError("not_found", "No category has this id.");
       return true;
     },
   };

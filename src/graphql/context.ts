@@ -1,4 +1,5 @@
 // What each GraphQL resolver receives. Built per request from what the HTTP layer learned.
+import type { Origin } from "../audit/model.ts";
 import type { CategoryService } from "../categories/service.ts";
 import type { GraphqlAuth } from "../config.ts";
 import type { UserRecord } from "../db/store.ts";
@@ -10,4 +11,6 @@ export type GraphQLContext = {
   viewer: UserRecord | null;
   auth: GraphqlAuth;
   requestId: string | undefined;
+  /** Where the request came from, for the audit log. */
+  origin: Origin;
 };

@@ -7,12 +7,14 @@ import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspect
 import { Elysia } from "elysia";
 import { getOperationAST, type GraphQLSchema } from "graphql";
 import { createSchema, createYoga, useErrorHandler, type Plugin } from "graphql-yoga";
+import type { Origin } from "../audit/model.ts";
 import type { Authenticator } from "../auth/authenticator.ts";
 import type { Caching } from "../cache/caching.ts";
 import type { CategoryService } from "../categories/service.ts";
 import type { Config } from "../config.ts";
 import type { UserRecord } from "../db/store.ts";
 import { AppError } from "../errors.ts";
+import { clientAddress } from "../http/client-address.ts";
 import { readCapped } from "../http/json-body.ts";
 import { requestInfo } from "../http/request-context.ts";
 import type { Logger } from "../log.ts";
@@ -41,12 +43,14 @@ export interface GraphqlDeps {
   logger: Logger;
   answers: Caching["answers"];
   maxBodyBytes: number;
+  trustProxy: number;
 }
 
 /** What serve() hands Yoga along with the request. */
 interface ServerContext {
   viewer: UserRecord | null;
   requestId: string | undefined;
+  origin: Origin;
   /** A POST's body, already read: Yoga's parser reads it from here, the request's stream being spent. */
   body: Uint8Array<ArrayBuffer> | undefined;
   /** Set once a query has run without errors: its answer may be kept, counted under this label. */
@@ -61,6 +65,7 @@ export function graphqlRoutes({
   logger,
   answers,
   maxBodyBytes,
+  trustProxy,
 }: GraphqlDeps) {
   const caches = graphqlCaches();
   metrics.reportCaches(() => ({ ...caches.sizes(), responses: answers.size }));
@@ -79,7 +84,7 @@ export function graphqlRoutes({
     parserAndValidationCache: caches.parser,
     logging: false,
     maskedErrors: { maskError },
-    context: ({ viewer, requestId }) => ({ categories, viewer, auth: config.auth, requestId }),
+    context: ({ viewer, requestId, origin }) => ({ categories, viewer, auth: config.auth, requestId, origin }),
     plugins: [
       readBodyParser,
       // Compiles an operation into a function once it has run twice; one-off documents are not worth it.
@@ -135,7 +140,8 @@ export function graphqlRoutes({
     }
 
     const outcome: ServerContext["outcome"] = {};
-    const response = await yoga.fetch(request, { viewer, requestId: info?.id, body, outcome });
+    const origin = { address: clientAddress(request, trustProxy), requestId: info?.id ?? null };
+    const response = await yoga.fetch(request, { viewer, requestId: info?.id, origin, body, outcome });
     if (!kept || outcome.operation === undefined || response.status !== 200) return response;
     const answer = { body: await response.text(), contentType: response.headers.get("content-type") ?? JSON_TYPE };
     kept.keep({ ...answer, operation: outcome.operation });

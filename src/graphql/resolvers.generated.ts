@@ -21,6 +21,8 @@ export type Category = {
   colorHex: Scalars['String']['output'];
   /** ISO-8601 UTC with milliseconds. */
   createdAt: Scalars['String']['output'];
+  /** The id of the user who created it; null once that user is deleted, or when created with authentication off. */
+  createdBy?: Maybe<Scalars['ID']['output']>;
   /** Up to 500 characters. */
   description?: Maybe<Scalars['String']['output']>;
   /** 1-64 of letters, digits, - _ : . */
@@ -42,9 +44,9 @@ export type CreateCategoryInput = {
 export type Mutation = {
   __typename?: 'Mutation';
   createCategory: Category;
-  /** Only the category's creator may delete it. True once deleted. */
+  /** Only the category's creator, or an administrator, may delete it. True once deleted. */
   deleteCategory: Scalars['Boolean']['output'];
-  /** Only the category's creator may update it. */
+  /** Only the category's creator, or an administrator, may update it. */
   updateCategory: Category;
 };
 
@@ -202,6 +204,7 @@ export type ResolversParentTypes = {
 export type CategoryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Category'] = ResolversParentTypes['Category']> = {
   colorHex?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  createdBy?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
   description?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   icon?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;

@@ -8,7 +8,7 @@ import type { Resolvers } from "./resolvers.generated.ts";
 function actor(ctx: GraphQLContext): Actor {
   if (ctx.auth === "off") return "anyone";
   if (!ctx.viewer) throw new AppError("unauthorized", "Mutations need a Bearer token.");
-  return { userId: ctx.viewer.id };
+  return { userId: ctx.viewer.id, admin: ctx.viewer.role === "admin" };
 }
 
 export const resolvers: Resolvers = {
@@ -20,6 +20,6 @@ export const resolvers: Resolvers = {
   Mutation: {
     createCategory: (_, { input }, ctx) => ctx.categories.create(input, actor(ctx)),
     updateCategory: (_, { id, input }, ctx) => ctx.categories.update(id, input, actor(ctx)),
-    deleteCategory: (_, { id }, ctx) => ctx.categories.delete(id, actor(ctx)),
+    deleteCategory: (_, { id }, ctx) => ctx.categories.delete(id, actor(ctx), ctx.origin),
   },
 };
