@@ -2,14 +2,8 @@
 // app.handle(request); serve.ts calls app.listen().
 import { Elysia } from "elysia";
 import { adminRoutes } from "./admin/index.ts";
-import { createAdminService } from "./admin/service.ts";
 import { authRoutes } from "./auth/index.ts";
 import { createAuthenticator } from "./auth/authenticator.ts";
-import { createSessionService } from "./auth/sessions.ts";
-import { createPasswordHasher } from "./auth/passwords.ts";
-import { createLoginThrottle } from "./auth/throttle.ts";
-import { throttleWhenFull } from "./auth/throttle-memory.ts";
-import { createTokenService } from "./auth/tokens.ts";
 import { createCategoryService } from "./categories/service.ts";
 import type { Config } from "./config.ts";
 import type { VersionedStore } from "./db/store.ts";
@@ -23,8 +17,8 @@ import { openapiRoutes } from "./http/openapi.ts";
 import { problemAnswers } from "./http/problem-answers.ts";
 import type { Loggers } from "./log.ts";
 import { createMetrics, metricsRoutes } from "./metrics.ts";
+import { accountServices } from "./services.ts";
 import { usersRoutes } from "./users/index.ts";
-import { createUserService } from "./users/service.ts";
 
 export interface AppDeps {
   config: Config;
@@ -37,32 +31,8 @@ export function createApp({ config, store: database, loggers }: AppDeps): App {
   // Everything below sees the plain contract; the cache layer alone knows the table versions.
   const cache = caching(database);
   const { store } = cache;
-  const tokens = createTokenService(config.jwt.secret, config.jwt.ttlSeconds);
+  const { tokens, sessions, users, admin } = accountServices(config, store, logger);
   const authenticator = createAuthenticator(tokens, store);
-  const throttle = createLoginThrottle(throttleWhenFull(store.throttle), config.loginThrottle);
-  const sessions = createSessionService({
-    sessions: store.sessions,
-    revocations: store.revocations,
-    tokens,
-    throttle,
-    settings: config.sessions,
-    logger,
-  });
-  const users = createUserService({
-    users: store.users,
-    resets: store.resets,
-    audit: store.audit,
-    passwords: createPasswordHasher(config.passwordCost),
-    sessions,
-    throttle,
-    logger,
-  });
-  const admin = createAdminService({
-    users: store.users,
-    resets: store.resets,
-    audit: store.audit,
-    resetCodeTtlSeconds: config.resetCodeTtlSeconds,
-  });
   const categories = createCategoryService(store.categories);
   const metrics = createMetrics(store);
 

@@ -1,10 +1,13 @@
 // The subcommands of the one binary. Each gets its arguments and the environment, writes to the
 // streams it is given, and returns an exit code: 0 done, 1 failed, 2 bad usage or configuration.
+import { adminCommand, auditCommand, UsageError, userCommand } from "./admin/cli.ts";
+import type { SecretInput } from "./admin/secret-input.ts";
 import { ConfigError, parseConfig, type Env } from "./config.ts";
 import { runCopy } from "./copy/index.ts";
 import { checkDatabase } from "./db/check.ts";
 import { backupSqlite } from "./db/sqlite/backup.ts";
 import { describeDatabase, openStore } from "./db/open.ts";
+import { AppError } from "./errors.ts";
 import { describeError } from "./safe-errors.ts";
 import { serve } from "./serve.ts";
 import { version } from "../package.json";
@@ -12,6 +15,8 @@ import { version } from "../package.json";
 export interface Io {
   out: { write(text: string): unknown };
   err: { write(text: string): unknown; isTTY?: boolean };
+  /** Where a password is read from (svc admin create). */
+  secrets?: SecretInput;
 }
 
 interface Command {
@@ -82,6 +87,23 @@ const COMMANDS: Record<string, Command> = {
     summary: "Copy every user and category from an existing svc database to another, in one transaction on the target.",
     run: (args, env, io) => runCopy(args, env, io.err),
   },
+  admin: {
+    usage: "svc admin create --username <name> --email <address> [--password-stdin]",
+    summary:
+      "Create an administrator. The password is asked at the terminal (not echoed), or read from stdin with --password-stdin; never taken as an argument.",
+    run: (args, env, io) => adminCommand(args, parseConfig(env), io),
+  },
+  user: {
+    usage: "svc user list [--search <prefix>] | svc user promote|demote|disable|enable|reset-password <user>",
+    summary:
+      "Administer accounts on the box (a user by username, e-mail or id): list them; make or unmake an administrator; disable (ending every session at once) or enable; issue a one-time password reset code. Works while svc serves.",
+    run: (args, env, io) => userCommand(args, parseConfig(env), io),
+  },
+  audit: {
+    usage: "svc audit [--since 1h|<date-time>] [--user <user>] [--action <action>] [--limit 100] [--json]",
+    summary: "Print the audit log, newest first: one line per event, or one JSON object per line with --json.",
+    run: (args, env, io) => auditCommand(args, parseConfig(env), io),
+  },
   version: {
     usage: "svc version",
     summary: "Print svc's version.",
@@ -147,6 +169,12 @@ export async function runCli(argv: string[], env: Env, io: Io): Promise<number> 
     if (error instanceof ConfigError) {
       io.err.write(`svc: ${error.message}\n`);
       return 2;
+    }
+    if (error instanceof UsageError) return usageError(io, name, error.message);
+    if (error instanceof AppError) {
+      const problems = error.errors?.map((e) => `${e.field} ${e.message}`).join("; ");
+      io.err.write(`svc ${name}: ${problems ?? error.message}\n`);
+      return 1;
     }
     if (name === "serve") throw error;
     io.err.write(`svc ${name}: ${describeError(error)}\n`);

@@ -1,6 +1,7 @@
 // Two instances of svc on one PostgreSQL database, each with its own pool, as behind a load balancer.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
+import { auditEvent, CLI_ORIGIN } from "../src/audit/model.ts";
 import { openPostgresStore } from "../src/db/postgres/store.ts";
 import type { ThrottleRecord, VersionedStore } from "../src/db/store.ts";
 import journal from "../drizzle/postgres/meta/_journal.json";
@@ -56,6 +57,89 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
     expectProblem(await b.call("GET", "/svc-api/v1/users/all", { token }), 401, "unauthorized");
     expectProblem(await a.call("GET", "/svc-api/v1/users/all", { token }), 401, "unauthorized");
     expect((await b.call("GET", "/svc-api/v1/users/all", { token: changed.body.token })).status).toBe(200);
+  });
+
+  describe("administration across instances", () => {
+    const admin = async (name: string) => {
+      const made = await a.signUp(name);
+      await a.store.users.administer(
+        made.user.id,
+        { role: "admin" },
+        new Date().toISOString(),
+        auditEvent("admin.user.updated", { target: made.user.id, origin: CLI_ORIGIN }),
+      );
+      return made;
+    };
+
+    test("a user disabled on A is refused on B at the next request, and their login on B gets 403", async () => {
+      const root = await admin("root-x");
+      const dora = await a.signUp("dora");
+      expect((await b.call("GET", "/svc-api/v1/users/me", { token: dora.token })).status).toBe(200);
+      const off = await a.call("PATCH", `/svc-api/v1/admin/users/${dora.user.id}`, {
+        token: root.token,
+        body: { status: "disabled" },
+      });
+      expect(off.status).toBe(200);
+      expectProblem(await b.call("GET", "/svc-api/v1/users/me", { token: dora.token }), 401, "unauthorized");
+      expectProblem(
+        await b.call("POST", "/svc-api/v1/auth/refresh", { body: { refresh_token: dora.refresh } }),
+        401,
+        "invalid_refresh_token",
+      );
+      expectProblem(
+        await b.call("POST", "/svc-api/v1/auth/login", { body: { username: "dora", password: dora.password } }),
+        403,
+        "account_disabled",
+      );
+    });
+
+    test("two admins demoting each other on two instances at once: exactly one lands, one admin remains", async () => {
+      const x = await admin("admin-x");
+      const y = await admin("admin-y");
+      // They are the only admins: earlier tests' admins go.
+      for (const user of await a.store.users.search({ role: "admin", limit: 100 })) {
+        if (user.id !== x.user.id && user.id !== y.user.id) await a.store.users.delete(user.id);
+      }
+      for (let round = 0; round < 5; round++) {
+        const replies = await Promise.all([
+          a.call("PATCH", `/svc-api/v1/admin/users/${y.user.id}`, { token: x.token, body: { role: "user" } }),
+          b.call("PATCH", `/svc-api/v1/admin/users/${x.user.id}`, { token: y.token, body: { role: "user" } }),
+        ]);
+        const statuses = replies.map((r) => r.status).sort();
+        expect(statuses[0]).toBe(200);
+        expect([403, 409]).toContain(statuses[1]!);
+        expect(await a.store.users.activeAdmins()).toBe(1);
+        // Make the loser an admin again for the next round.
+        const demoted = replies[0]!.status === 200 ? y : x;
+        await a.store.users.administer(
+          demoted.user.id,
+          { role: "admin" },
+          new Date().toISOString(),
+          auditEvent("admin.user.updated", { target: demoted.user.id, origin: CLI_ORIGIN }),
+        );
+      }
+    });
+
+    test("one reset code redeemed on both instances at once: one 200, the other 400 invalid_reset_code", async () => {
+      const root = await admin("root-z");
+      const eve = await a.signUp("eve");
+      const issued = await a.call("POST", `/svc-api/v1/admin/users/${eve.user.id}/password-reset`, {
+        token: root.token,
+      });
+      const body = (i: number) => ({
+        username: "eve",
+        reset_code: issued.body.reset_code,
+        new_password: `new secret ${i}`,
+      });
+      const replies = await Promise.all([
+        a.call("POST", "/svc-api/v1/auth/password-reset", { body: body(1) }),
+        b.call("POST", "/svc-api/v1/auth/password-reset", { body: body(2) }),
+        a.call("POST", "/svc-api/v1/auth/password-reset", { body: body(3) }),
+        b.call("POST", "/svc-api/v1/auth/password-reset", { body: body(4) }),
+      ]);
+      expect(replies.map((r) => r.status).sort()).toEqual([200, 400, 400, 400]);
+      for (const r of replies.filter((r) => r.status === 400)) expectProblem(r, 400, "invalid_reset_code");
+    });
   });
 
   test("a logout on one instance ends that token on the other", async () => {

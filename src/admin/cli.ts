@@ -1,0 +1,218 @@
+// `svc admin`, `svc user` and `svc audit`: administration on the box, through the same services as the
+// API, on whatever database SVC_DATABASE_URL names, while svc may be serving from it (every change is
+// a transaction; caches on every instance see it at their next request).
+import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
+import { CLI_ORIGIN, isAuditAction, AUDIT_ACTIONS } from "../audit/model.ts";
+import type { Config } from "../config.ts";
+import { openStore } from "../db/open.ts";
+import type { AuditFilter, Store, UserRecord } from "../db/store.ts";
+import { AppError } from "../errors.ts";
+import { parseId } from "../ids.ts";
+import { createLoggers } from "../log.ts";
+import { accountServices } from "../services.ts";
+import { auditEventView, parseSince } from "./model.ts";
+import type { SecretInput } from "./secret-input.ts";
+
+/** What a command writes to and reads from. */
+export interface CommandIo {
+  out: { write(text: string): unknown };
+  err: { write(text: string): unknown };
+  secrets?: SecretInput;
+}
+
+/** A usage problem: the caller prints it with the command's usage, exit code 2. */
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+/** Rows read per statement when a command walks a whole table. */
+const PAGE = 1000;
+
+/** Opens the store and the services, runs `work`, and closes the store whatever happens. */
+async function withServices<T>(
+  config: Config,
+  io: CommandIo,
+  work: (store: Store, services: ReturnType<typeof accountServices>) => Promise<T>,
+): Promise<T> {
+  const store = await openStore(config.database);
+  try {
+    const { logger } = createLoggers("warn", { write: (line: string) => void io.err.write(line) });
+    return await work(store, accountServices(config, store, logger));
+  } finally {
+    await store.close();
+  }
+}
+
+/** A user named by id, username or e-mail; throws AppError not_found naming what was given. */
+async function findUser(store: Store, name: string): Promise<UserRecord> {
+  const id = parseId(name);
+  const user = id ? await store.users.findById(id) : await store.users.findByLogin(name);
+  if (!user) throw new AppError("not_found", `no user is named ${JSON.stringify(name)} (by username, e-mail or id)`);
+  return user;
+}
+
+function options<T extends ParseArgsOptionsConfig>(args: string[], spec: T, positionals = 0) {
+  let parsed: ReturnType<typeof parseArgs<{ args: string[]; options: T; strict: true; allowPositionals: true }>>;
+  try {
+    parsed = parseArgs({ args, options: spec, strict: true, allowPositionals: true });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  if (parsed.positionals.length !== positionals) {
+    throw new UsageError(
+      positionals === 0
+        ? `unexpected ${parsed.positionals.join(" ")}`
+        : `give exactly ${positionals} user (username, e-mail or id)`,
+    );
+  }
+  return parsed;
+}
+
+/** `svc admin create --username U --email E [--password-stdin]` */
+export async function adminCommand(args: string[], config: Config, io: CommandIo): Promise<number> {
+  const [verb, ...rest] = args;
+  if (verb !== "create")
+    throw new UsageError(verb ? `unknown admin command ${JSON.stringify(verb)}` : "say what to do: create");
+  if (rest.some((arg) => arg === "--password" || arg.startsWith("--password="))) {
+    throw new UsageError(
+      "a password is never taken as an argument (the shell history and ps would show it): type it at the prompt, or pipe it with --password-stdin",
+    );
+  }
+  const { values } = options(rest, {
+    username: { type: "string" },
+    email: { type: "string" },
+    "password-stdin": { type: "boolean" },
+  });
+  if (!values.username || !values.email) throw new UsageError("--username and --email are required");
+  const password = await readPassword(io, Boolean(values["password-stdin"]));
+  if (password === null) return 1;
+  return withServices(config, io, async (_, { users }) => {
+    const user = await users.create({ username: values.username!, email: values.email!, password }, CLI_ORIGIN, {
+      role: "admin",
+      actor: null,
+    });
+    io.out.write(`created administrator ${user.username} (${user.id})\n`);
+    return 0;
+  });
+}
+
+/** The new password, from stdin or asked twice at the terminal. null: refused (and said why). */
+async function readPassword(io: CommandIo, fromStdin: boolean): Promise<string | null> {
+  const secrets = io.secrets;
+  if (fromStdin) {
+    if (!secrets) throw new UsageError("no stdin to read the password from");
+    return secrets.readAll();
+  }
+  if (!secrets?.isTTY) {
+    throw new UsageError("no terminal to ask for the password: pipe it in with --password-stdin");
+  }
+  const first = await secrets.ask("Password: ");
+  const again = await secrets.ask("Password again: ");
+  if (first !== again) {
+    io.err.write("svc admin: the passwords differ; nothing was created\n");
+    return null;
+  }
+  return first;
+}
+
+/** `svc user list|promote|demote|disable|enable|reset-password` */
+export async function userCommand(args: string[], config: Config, io: CommandIo): Promise<number> {
+  const [verb, ...rest] = args;
+  switch (verb) {
+    case "list": {
+      const { values } = options(rest, { search: { type: "string" } });
+      return withServices(config, io, async (store) => {
+        io.out.write(`${["id", "username", "email", "role", "status", "last login"].join("\t")}\n`);
+        for (let after: string | undefined; ; ) {
+          const page = await store.users.search({ search: values.search, limit: PAGE, ...(after && { after }) });
+          for (const u of page)
+            io.out.write(`${[u.id, u.username, u.email, u.role, u.status, u.lastLoginAt ?? "never"].join("\t")}\n`);
+          if (page.length < PAGE) return 0;
+          after = page.at(-1)!.id;
+        }
+      });
+    }
+    case "promote":
+    case "demote":
+    case "disable":
+    case "enable": {
+      const { positionals } = options(rest, {}, 1);
+      const change = {
+        promote: { role: "admin" },
+        demote: { role: "user" },
+        disable: { status: "disabled" },
+        enable: { status: "active" },
+      }[verb] as { role?: "admin" | "user"; status?: "active" | "disabled" };
+      return withServices(config, io, async (store, { admin }) => {
+        const target = await findUser(store, positionals[0]!);
+        const changed = await admin.update(null, target.id, change, CLI_ORIGIN);
+        const ended = verb === "disable" && target.status === "active" ? " (its sessions and tokens ended)" : "";
+        io.out.write(`${changed.username}: role ${changed.role}, ${changed.status}${ended}\n`);
+        return 0;
+      });
+    }
+    case "reset-password": {
+      const { positionals } = options(rest, {}, 1);
+      return withServices(config, io, async (store, { admin }) => {
+        const target = await findUser(store, positionals[0]!);
+        const issued = await admin.issueReset(null, target.id, CLI_ORIGIN);
+        io.out.write(
+          `reset code for ${target.username}: ${issued.reset_code}\nexpires ${issued.expires_at}; redeem it with POST /svc-api/v1/auth/password-reset\n`,
+        );
+        return 0;
+      });
+    }
+    default:
+      throw new UsageError(verb ? `unknown user command ${JSON.stringify(verb)}` : "say what to do");
+  }
+}
+
+/** `svc audit [--since 1h] [--user U] [--action A] [--limit N] [--json]`: newest first. */
+export async function auditCommand(args: string[], config: Config, io: CommandIo): Promise<number> {
+  const { values } = options(args, {
+    since: { type: "string" },
+    user: { type: "string" },
+    action: { type: "string" },
+    limit: { type: "string" },
+    json: { type: "boolean" },
+  });
+  const filter: AuditFilter = { limit: 100 };
+  if (values.limit !== undefined) {
+    const limit = /^\d{1,6}$/.test(values.limit) ? Number(values.limit) : 0;
+    if (limit < 1) throw new UsageError("--limit must be a whole number from 1 to 999999");
+    filter.limit = limit;
+  }
+  if (values.since !== undefined) {
+    const since = parseSince(values.since);
+    if (!since) throw new UsageError("--since must be a duration (30m, 24h, 7d) or an ISO-8601 date-time");
+    filter.since = since;
+  }
+  if (values.action !== undefined) {
+    if (!isAuditAction(values.action)) throw new UsageError(`--action must be one of ${AUDIT_ACTIONS.join(", ")}`);
+    filter.action = values.action;
+  }
+  return withServices(config, io, async (store) => {
+    if (values.user !== undefined) {
+      // A deleted user is still in the log: their id is taken as it is.
+      filter.userId = parseId(values.user) ?? (await findUser(store, values.user)).id;
+    }
+    let left = filter.limit;
+    for (let before: string | undefined; left > 0; ) {
+      const page = await store.audit.list({ ...filter, limit: Math.min(left, PAGE), ...(before && { before }) });
+      for (const e of page) {
+        if (values.json) {
+          io.out.write(`${JSON.stringify(auditEventView(e))}\n`);
+        } else {
+          const who = (id: string | null) => id ?? "-";
+          io.out.write(
+            `${[e.at, e.action, e.outcome, `actor=${who(e.actorId)}`, `target=${who(e.targetId)}`, `from=${e.clientAddress ?? "-"}`, e.detail ?? ""].join("  ").trimEnd()}\n`,
+          );
+        }
+      }
+      left -= page.length;
+      if (page.length < PAGE) break;
+      before = page.at(-1)!.id;
+    }
+    return 0;
+  });
+}
