@@ -491,7 +491,7 @@ describe("the compiled binary, alone in an empty folder", () => {
   }, 30_000);
 
   test.skipIf(!pgAvailable)(
-    "serves from PostgreSQL, and `svc copy` moves SQLite → PostgreSQL → SQLite with logins, tokens and sessions intact",
+    "serves from PostgreSQL, and `svc copy` moves SQLite → PostgreSQL → SQLite with logins, tokens, sessions, roles and the audit log intact",
     async () => {
       const dir = emptyFolderWithBinary();
       const database = await createTestDatabase("binary");
@@ -513,6 +513,21 @@ describe("the compiled binary, alone in an empty folder", () => {
           token,
         );
         expect(await stop(onSqlite)).toBe(0);
+        // An administrator made on the box, by the binary.
+        const made = Bun.spawnSync(
+          [
+            join(dir, "svc"),
+            "admin",
+            "create",
+            "--username",
+            "root",
+            "--email",
+            "root@example.com",
+            "--password-stdin",
+          ],
+          { cwd: dir, env: { PATH: process.env.PATH ?? "" }, stdin: Buffer.from("correct horse battery\n") },
+        );
+        expect(made.exitCode).toBe(0);
 
         const copy = (from: string, to: string, ...extra: string[]) =>
           Bun.spawnSync([join(dir, "svc"), "copy", "--from", from, "--to", to, ...extra], {
@@ -521,7 +536,7 @@ describe("the compiled binary, alone in an empty folder", () => {
           });
         const first = copy("sqlite:data/svc.db", database.url);
         expect(first.exitCode).toBe(0);
-        expect(first.stderr.toString()).toContain("copied 1 users and 1 categories; counts match the source");
+        expect(first.stderr.toString()).toContain("copied 2 users and 1 categories; counts match the source");
         const again = copy("sqlite:data/svc.db", database.url);
         expect(again.exitCode).toBe(1);
         expect(again.stderr.toString()).toContain("--force");
@@ -547,6 +562,15 @@ describe("the compiled binary, alone in an empty folder", () => {
             })
           ).status,
         ).toBe(200);
+        const root = await json(onPostgres.base, "POST", "/svc-api/v1/auth/login", {
+          username: "root",
+          password: "correct horse battery",
+        });
+        const accounts = await json(onPostgres.base, "GET", "/svc-api/v1/admin/users", undefined, root.body.token);
+        expect(accounts.body.map((u: { username: string; role: string }) => `${u.username} ${u.role}`)).toEqual([
+          "ann user",
+          "root admin",
+        ]);
         await json(onPostgres.base, "POST", "/svc-api/v1/users/create", {
           username: "bob",
           email: "bob@example.com",
@@ -556,7 +580,23 @@ describe("the compiled binary, alone in an empty folder", () => {
 
         const back = copy(database.url, "sqlite:back/svc.db");
         expect(back.exitCode).toBe(0);
-        expect(back.stderr.toString()).toContain("copied 2 users and 1 categories");
+        expect(back.stderr.toString()).toContain("copied 3 users and 1 categories");
+        // The log made on SQLite and on PostgreSQL came along, in order.
+        const audit = Bun.spawnSync([join(dir, "svc"), "audit", "--json", "--action", "user.created"], {
+          cwd: dir,
+          env: { PATH: process.env.PATH ?? "", SVC_DATABASE_URL: "sqlite:back/svc.db" },
+        });
+        expect(audit.exitCode).toBe(0);
+        const created = audit.stdout
+          .toString()
+          .trim()
+          .split("\n")
+          .map((line) => JSON.parse(line));
+        expect(created.map((e: { client_address: string }) => e.client_address)).toEqual([
+          expect.any(String),
+          "cli",
+          expect.any(String),
+        ]);
         const onCopy = await start(dir, { SVC_DATABASE_URL: "sqlite:back/svc.db" });
         const back2 = await json(onCopy.base, "POST", "/svc-api/v1/auth/refresh", {
           refresh_token: renewed.body.refresh_token,

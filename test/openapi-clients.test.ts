@@ -52,7 +52,22 @@ export async function everyOperation(): Promise<number> {
   await client.DELETE("/svc-api/v1/auth/sessions/{id}", { params: { path: { id: current ?? me } }, headers });
   await client.POST("/svc-api/v1/auth/logout", { headers });
   await client.POST("/svc-api/v1/auth/logout", { body: { scope: "others" }, headers });
+  const accounts = await client.GET("/svc-api/v1/admin/users", { params: { query: { search: "an", status: "active", role: "user", limit: 10 } }, headers });
+  const lastLogin: string | null | undefined = accounts.data?.[0]?.last_login_at;
+  const target: string = accounts.data?.[0]?.id ?? me;
+  await client.GET("/svc-api/v1/admin/users/{id}", { params: { path: { id: target } }, headers });
+  const patched = await client.PATCH("/svc-api/v1/admin/users/{id}", { params: { path: { id: target } }, body: { status: "disabled" }, headers });
+  const status: "active" | "disabled" | undefined = patched.data?.status;
+  if (patched.error?.code === "last_admin") return 0;
+  const reset = await client.POST("/svc-api/v1/admin/users/{id}/password-reset", { params: { path: { id: target } }, headers });
+  const code: string = reset.data?.reset_code ?? "";
+  const redeemed = await client.POST("/svc-api/v1/auth/password-reset", { body: { username: "ann", reset_code: code, new_password: "battery staple horse" } });
+  const role: "user" | "admin" | undefined = redeemed.data?.user.role;
+  const events = await client.GET("/svc-api/v1/admin/audit", { params: { query: { action: "login.failed", since: "1h", limit: 5 } }, headers });
+  const detail: Record<string, unknown> | null | undefined = events.data?.[0]?.detail;
+  await client.DELETE("/svc-api/v1/admin/users/{id}", { params: { path: { id: target } }, headers });
   await client.DELETE("/svc-api/v1/users", { headers });
+  void [lastLogin, status, role, detail];
   const health = await client.GET("/svc/health");
   await client.GET("/svc/health/live");
   await client.GET("/svc/health/ready");
@@ -67,6 +82,10 @@ export async function wrongTypes(): Promise<void> {
   const text: string = login.data?.expires_in ?? "";
   // @ts-expect-error the password is required
   await client.POST("/svc-api/v1/users/create", { body: { username: "ann", email: "a@b.co" } });
+  // @ts-expect-error a role is user or admin
+  await client.PATCH("/svc-api/v1/admin/users/{id}", { params: { path: { id: "x" } }, body: { role: "root" } });
+  // @ts-expect-error an audit action is one of the listed actions
+  await client.GET("/svc-api/v1/admin/audit", { params: { query: { action: "user.hacked" } } });
   // @ts-expect-error a logout scope is local, others or global
   await client.POST("/svc-api/v1/auth/logout", { body: { scope: "everywhere" } });
   void text;

@@ -10,6 +10,7 @@ import {
   USER_FIELDS,
   type CategoryRecord,
   type Counts,
+  type AuditEvent,
   type SessionBatch,
   type Store,
   type UserRecord,
@@ -91,6 +92,7 @@ export async function runCopy(args: string[], env: Env, out: Output): Promise<nu
         users: storable(pages(source)),
         categories: (await source.categories.list()).map(storableCategory),
         sessions: sessionPages(source),
+        audit: auditPages(source),
       },
       { replace: options.force, expect: expected, onProgress: progress },
     );
@@ -167,5 +169,16 @@ async function* sessionPages(source: Store): AsyncGenerator<SessionBatch> {
     if (page.sessions.length === 0) return;
     yield page;
     after = page.sessions[page.sessions.length - 1]!.id;
+  }
+}
+
+/** The whole audit log, a page at a time, oldest first: who did what stays on record across a copy. */
+async function* auditPages(source: Store): AsyncGenerator<AuditEvent[]> {
+  let after: string | undefined;
+  for (;;) {
+    const page = await source.audit.page(PAGE, after);
+    if (page.length === 0) return;
+    yield page;
+    after = page[page.length - 1]!.id;
   }
 }

@@ -3,6 +3,7 @@
 // changes a user, a category, a session or a revocation (failed-login counters are meant to change).
 import { beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
+import { auditEvent, CLI_ORIGIN } from "../../src/audit/model.ts";
 import type { Store } from "../../src/db/store.ts";
 import { testApp } from "../helpers.ts";
 
@@ -19,6 +20,11 @@ const ROUTES = [
   "/svc-api/v1/users/",
   "/svc-api/v1/users/password",
   "/svc-api/v1/users/01937a6e-0000-7000-8000-000000000000",
+  "/svc-api/v1/auth/password-reset",
+  "/svc-api/v1/admin/users",
+  "/svc-api/v1/admin/users/01937a6e-0000-7000-8000-000000000000",
+  "/svc-api/v1/admin/users/01937a6e-0000-7000-8000-000000000000/password-reset",
+  "/svc-api/v1/admin/audit",
   "/svc/health",
   "/graphql",
   "/graphql/playground",
@@ -42,6 +48,9 @@ const FIELDS = [
   "new_password",
   "refresh_token",
   "scope",
+  "reset_code",
+  "role",
+  "status",
   "query",
   "variables",
   "operationName",
@@ -162,6 +171,13 @@ describe("fuzzing every route", () => {
   beforeAll(async () => {
     app = await testApp();
     const owner = await app.signUp("owner");
+    // An administrator's token, so that its reads reach the admin routes' own checks.
+    await app.store.users.administer(
+      owner.user.id,
+      { role: "admin" },
+      new Date().toISOString(),
+      auditEvent("admin.user.updated", { target: owner.user.id, origin: CLI_ORIGIN }),
+    );
     token = owner.token;
     userId = owner.user.id;
     jti = JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString()).jti;
