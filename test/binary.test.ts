@@ -403,10 +403,13 @@ describe("the compiled binary, alone in an empty folder", () => {
   test("the README's REST and GraphQL examples, pasted in order, all work", async () => {
     const readme = await Bun.file(join(import.meta.dir, "..", "README.md")).text();
     const blocks = [...readme.matchAll(/<!-- walkthrough[^>]*-->\n```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
-    expect(blocks.length).toBe(3);
-    const running = await start(emptyFolderWithBinary());
+    expect(blocks.length).toBe(4);
+    const dir = emptyFolderWithBinary();
+    const running = await start(dir);
+    // In the binary's folder, with it on the PATH: the administration block runs `svc` on the same database.
     const script = Bun.spawnSync(["bash", "-c", `set -euo pipefail\n${blocks.join("\n")}`], {
-      env: { PATH: process.env.PATH ?? "", SVC: running.base },
+      cwd: dir,
+      env: { PATH: `${dir}:${process.env.PATH ?? ""}`, SVC: running.base },
     });
     const out = script.stdout.toString();
     expect({ code: script.exitCode, stderr: script.stderr.toString() }).toEqual({ code: 0, stderr: "" });
@@ -415,6 +418,10 @@ describe("the compiled binary, alone in an empty folder", () => {
     expect(out).toContain('"email":"ann@example.org"');
     expect(out).toContain('"description":"Trips"');
     expect(out).toContain('{"data":{"deleteCategory":true}}');
+    expect(out).toContain("created administrator root");
+    expect(out).toContain('"status":"disabled"');
+    expect(out).toContain('"action":"password_reset.redeemed"');
+    expect(out).toContain("password_reset.redeemed  success  actor=");
     expect(await stop(running)).toBe(0);
   }, 30_000);
 

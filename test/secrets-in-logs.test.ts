@@ -6,6 +6,8 @@ import { SQL } from "bun";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { auditEvent, CLI_ORIGIN } from "../src/audit/model.ts";
+import { resetDigest } from "../src/auth/reset-codes.ts";
 import { runCli } from "../src/cli.ts";
 import { openPostgresStore } from "../src/db/postgres/store.ts";
 import { openSqliteStore } from "../src/db/sqlite/store.ts";
@@ -114,6 +116,41 @@ describe.each(TARGETS)("on $name", (target) => {
         expect(JSON.parse(line).request_id).toEqual(expect.any(String));
       }
       expectNoSecrets((await app.logs()).join("\n"), [PASSWORD, NEW_PASSWORD, token]);
+    } finally {
+      await opened.close();
+    }
+  });
+
+  test.skipIf(target.skip)("a failed reset-code redemption logs no code, password or digest", async () => {
+    const opened = await target.open();
+    try {
+      const app = await testApp({ on: opened.store });
+      const ann = await app.signUp("ann", PASSWORD);
+      const root = await app.signUp("root", PASSWORD);
+      await opened.store.users.administer(
+        root.user.id,
+        { role: "admin" },
+        new Date().toISOString(),
+        auditEvent("admin.user.updated", { target: root.user.id, origin: CLI_ORIGIN }),
+      );
+      const issued = await app.call("POST", `/svc-api/v1/admin/users/${ann.user.id}/password-reset`, {
+        token: root.token,
+      });
+      const code = issued.body.reset_code as string;
+      await opened.breakUsers();
+      const redeemed = await app.call("POST", "/svc-api/v1/auth/password-reset", {
+        body: { username: "ann", reset_code: code, new_password: NEW_PASSWORD },
+      });
+      expectProblem(redeemed, 500, "internal");
+      const logs = (await app.logs()).join("\n");
+      expect(logs).toContain("users are read-only now");
+      expectNoSecrets(logs, [
+        PASSWORD,
+        NEW_PASSWORD,
+        code,
+        code.replaceAll("-", ""),
+        resetDigest(code.replaceAll("-", "")),
+      ]);
     } finally {
       await opened.close();
     }
