@@ -1,5 +1,6 @@
 // A damaged SQLite file is found at start (svc refuses it with one line) and by `svc check`, which
 // also reports on PostgreSQL. Nothing is written to the database either way.
+import { SQL } from "bun";
 import { afterAll, describe, expect, test } from "bun:test";
 import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -110,6 +111,16 @@ describe.skipIf(!pgAvailable)("svc check on PostgreSQL", () => {
       const sound = await check(database.url);
       expect(sound.code).toBe(0);
       expect(sound.out).toEndWith(": ok\n");
+      // Every table is read, the ones added since 0.1 among them.
+      const admin = new SQL({ url: database.url, max: 1 });
+      await admin.unsafe(
+        "ALTER TABLE audit_events RENAME TO audit_events_gone; ALTER TABLE sessions RENAME TO sessions_gone",
+      );
+      await admin.close();
+      const broken = await check(database.url);
+      expect(broken.code).toBe(1);
+      expect(broken.err).toContain("audit_events cannot be read");
+      expect(broken.err).toContain("sessions cannot be read");
     } finally {
       await database.drop();
     }

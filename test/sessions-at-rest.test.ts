@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
+import { auditEvent, CLI_ORIGIN } from "../src/audit/model.ts";
 import { pruneExpired, startPruning, storeJobs } from "../src/pruning.ts";
 import { openPostgresStore } from "../src/db/postgres/store.ts";
 import { openSqliteStore } from "../src/db/sqlite/store.ts";
@@ -138,6 +139,60 @@ describe("pruning", () => {
     expect(calls).toBeGreaterThanOrEqual(3);
     expect((await store.sessions.page(100)).sessions).toHaveLength(1);
     expect(lines.some((line) => line.includes("pruning expired rows failed"))).toBe(true);
+    await store.close();
+  });
+});
+
+describe("the pruner's jobs", () => {
+  test("also forget expired reset codes and audit events older than SVC_AUDIT_RETENTION, and nothing else", async () => {
+    const store = openSqliteStore(":memory:");
+    const day = 86_400_000;
+    const now = Date.now();
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const user = await store.users.create({
+      id: Bun.randomUUIDv7(),
+      username: "ann",
+      email: "ann@example.com",
+      passwordHash: "h",
+      createdAt: iso(now - 100 * day),
+    });
+    const event = (at: number) => auditEvent("login.failed", { target: user.id, origin: CLI_ORIGIN }, iso(at));
+    const old = event(now - 91 * day);
+    const kept = event(now - 89 * day);
+    for (const e of [old, kept]) await store.audit.record(e);
+    const bob = await store.users.create({
+      id: Bun.randomUUIDv7(),
+      username: "bob",
+      email: "bob@example.com",
+      passwordHash: "h",
+      createdAt: iso(now),
+    });
+    const reset = (userId: string, digest: string, expiresAt: number) =>
+      store.resets.issue(
+        { digest, userId, createdAt: iso(now - 2 * 3600_000), expiresAt: iso(expiresAt), issuedBy: null },
+        event(now),
+      );
+    await reset(user.id, "expired", now - 1000);
+    await reset(bob.id, "live", now + 3600_000);
+    // Two events from issuing above, plus the one kept.
+    expect(await pruneExpired({ jobs: storeJobs(store, 90 * 86400), now: () => now })).toBe(2);
+    expect((await store.audit.list({ limit: 10 })).map((e) => e.id)).not.toContain(old.id);
+    expect((await store.audit.list({ limit: 10 })).map((e) => e.id)).toContain(kept.id);
+    const redemption = {
+      passwordHash: "h2",
+      at: iso(now),
+      session: {
+        id: Bun.randomUUIDv7(),
+        userId: bob.id,
+        createdAt: iso(now),
+        lastUsedAt: iso(now),
+        expiresAt: iso(now + day),
+        userAgent: null,
+        clientAddress: null,
+      },
+      refresh: { digest: "r", expiresAt: iso(now + day) },
+    };
+    expect(typeof (await store.resets.redeem("live", bob.id, redemption, event(now)))).toBe("object");
     await store.close();
   });
 });

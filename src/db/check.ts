@@ -3,15 +3,18 @@
 // that every row of them reads. Each problem is one line; none means sound.
 import { Database } from "bun:sqlite";
 import { SQL } from "bun";
+import { getTableConfig } from "drizzle-orm/pg-core";
 import type { DatabaseConfig } from "../config.ts";
 import { describeError } from "../safe-errors.ts";
 import { MIGRATION_COUNT as POSTGRES_MIGRATIONS } from "./postgres/migrate.ts";
+import * as pgTables from "./postgres/schema.ts";
 import { MIGRATION_COUNT as SQLITE_MIGRATIONS } from "./sqlite/migrate.ts";
 import { integrityProblems, missingSqlite } from "./sqlite/file.ts";
 
 /** Problems reported, at most: past it, restoring from a backup is the answer anyway. */
 const MAX_PROBLEMS = 20;
-const TABLES = ["users", "categories", "login_throttle", "revoked_tokens", "table_versions"];
+/** Every table of svc's schema, read from the schema itself so that a table added later is checked too. */
+const TABLES = Object.values(pgTables).map((table) => getTableConfig(table).name);
 
 export async function checkDatabase(database: DatabaseConfig): Promise<string[]> {
   return database.kind === "sqlite" ? checkSqlite(database.path) : checkPostgres(database.url);
