@@ -15,11 +15,11 @@ import {
 } from "../db/store.ts";
 import { invalidFields, UNKNOWN_FIELD, type FieldError } from "../errors.ts";
 import { parseId } from "../ids.ts";
-import { integer, type QueryParameter } from "../http/openapi.ts";
+import { enumOf, integer, type QueryParameter } from "../http/openapi.ts";
 import { parsePage } from "../users/service.ts";
 
-const role = t.UnionEnum(["user", "admin"]);
-const status = t.UnionEnum(["active", "disabled"], {
+const role = enumOf(["user", "admin"]);
+const status = enumOf(["active", "disabled"], {
   description: "A disabled account cannot log in; disabling it ends its sessions and tokens.",
 });
 const instant = t.String({ format: "date-time" });
@@ -48,14 +48,14 @@ export const issuedResetSchema = t.Object({
 export const auditEventSchema = t.Object({
   id: t.String({ format: "uuid" }),
   at: instant,
-  action: t.UnionEnum([...AUDIT_ACTIONS]),
+  action: enumOf(AUDIT_ACTIONS),
   actor_id: t.Union([t.String({ format: "uuid" }), t.Null()], {
     description: "Who acted; null: nobody signed in, or the CLI.",
   }),
   target_id: t.Union([t.String({ format: "uuid" }), t.Null()], { description: "The user (or category) acted on." }),
   client_address: t.Union([t.String(), t.Null()], { description: "The client's address, or cli." }),
   request_id: t.Union([t.String(), t.Null()]),
-  outcome: t.UnionEnum(["success", "failure"]),
+  outcome: enumOf(["success", "failure"]),
   detail: t.Union([t.Record(t.String(), t.Unknown()), t.Null()], { description: "Particulars; never a secret." }),
 });
 
@@ -108,9 +108,14 @@ export const adminUsersQuery: QueryParameter[] = [
 ];
 
 export const auditQuery: QueryParameter[] = [
-  { name: "action", description: "Only this action.", schema: t.UnionEnum([...AUDIT_ACTIONS]) },
+  { name: "action", description: "Only this action.", schema: enumOf(AUDIT_ACTIONS) },
   { name: "actor", description: "Only events this user did.", schema: t.String({ format: "uuid" }) },
   { name: "target", description: "Only events done to this user (or category).", schema: t.String({ format: "uuid" }) },
+  {
+    name: "user",
+    description: "Only events this user did or that were done to them.",
+    schema: t.String({ format: "uuid" }),
+  },
   {
     name: "since",
     description: "Only events at or after this: an ISO-8601 date-time, or a duration back from now (30m, 24h, 7d).",
@@ -164,7 +169,7 @@ export function parseUserFilter(query: Record<string, string | undefined>): User
 
 /** admin/audit's query: action, actor, target, since, and the page (limit, after an event id). */
 export function parseAuditFilter(query: Record<string, string | undefined>, now = Date.now()): AuditFilter {
-  const { paging, rest } = split(query, ["action", "actor", "target", "since"]);
+  const { paging, rest } = split(query, ["action", "actor", "target", "user", "since"]);
   const problems: FieldError[] = [];
   const { limit, after } = pageOrProblems(paging, problems);
   for (const problem of problems) if (problem.field === "after") problem.message = "must be an event id";
@@ -173,13 +178,13 @@ export function parseAuditFilter(query: Record<string, string | undefined>, now 
     if (isAuditAction(rest.action)) filter.action = rest.action;
     else problems.push({ field: "action", message: `must be one of ${AUDIT_ACTIONS.join(", ")}` });
   }
-  for (const field of ["actor", "target"] as const) {
+  const into = { actor: "actorId", target: "targetId", user: "userId" } as const;
+  for (const field of ["actor", "target", "user"] as const) {
     const value = rest[field];
     if (value === undefined) continue;
     const id = parseId(value);
     if (id === null) problems.push({ field, message: "must be a user id" });
-    else if (field === "actor") filter.actorId = id;
-    else filter.targetId = id;
+    else filter[into[field]] = id;
   }
   if (rest.since !== undefined) {
     const since = parseSince(rest.since, now);

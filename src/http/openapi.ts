@@ -30,6 +30,19 @@ export function integer(options: { description?: string; minimum?: number; maxim
   return t.Unsafe<number>({ type: "integer", ...options });
 }
 
+/**
+ * One of the values. Elysia's t.UnionEnum also sets `default` to the first value, and Elysia fills a
+ * default into a request body that left the field out: `PATCH {status}` would have set the role too.
+ */
+export function enumOf<const T extends readonly [string, ...string[]]>(
+  values: T,
+  options: { description?: string } = {},
+) {
+  const schema = t.UnionEnum(values, options);
+  delete (schema as { default?: unknown }).default;
+  return schema;
+}
+
 const fieldError = t.Object({ field: t.String(), message: t.String() });
 export const problemSchema = t.Object(
   {
@@ -160,7 +173,7 @@ export function openapiRoutes() {
           theme: `${ASSETS}/swagger-ui.css`,
           url: SPEC_PATH,
         } as SwaggerOptions,
-        exclude: { paths: [/^\/graphql/, /^\/svc\/metrics/, new RegExp(`^${DOCS_PATH}`), SPEC_PATH] },
+        exclude: { paths: [/^\/graphql/, /^\/svc\/metrics/, /^\/svc\/admin/, new RegExp(`^${DOCS_PATH}`), SPEC_PATH] },
         documentation: {
           // Relative: the document is served by the svc it describes, wherever that is.
           servers: [{ url: "/", description: "The svc serving this document" }],

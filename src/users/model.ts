@@ -1,7 +1,7 @@
 // Request shapes for the users routes (t schemas), and the user as the API shows it.
 import { t, type Static } from "elysia";
 import type { UserRecord } from "../db/store.ts";
-import { integer, RULE_MESSAGE, type QueryParameter } from "../http/openapi.ts";
+import { enumOf, integer, RULE_MESSAGE, type QueryParameter } from "../http/openapi.ts";
 import { PASSWORD_MAX, PASSWORD_MIN } from "../auth/passwords.ts";
 import { EMAIL, EMAIL_MAX, EMAIL_MESSAGE, PASSWORD_MESSAGE, USERNAME, USERNAME_MESSAGE } from "./rules.ts";
 
@@ -72,7 +72,7 @@ export const userSchema = t.Object({
   id: t.String({ format: "uuid" }),
   username: t.String(),
   email: t.Optional(t.String({ description: "Only in your own record." })),
-  role: t.Optional(t.UnionEnum(["user", "admin"], { description: "Only in your own record." })),
+  role: t.Optional(enumOf(["user", "admin"], { description: "Only in your own record." })),
   created_at: t.String({ format: "date-time" }),
   updated_at: t.String({ format: "date-time" }),
 });

@@ -174,6 +174,20 @@ describe("GET and PATCH admin/users/{id}", () => {
     expect((await app.login("ann", ann.password)).status).toBe(200);
   });
 
+  test("a change touches only the fields it names: disabling an admin keeps the role, promoting a disabled user keeps the status", async () => {
+    const app = await adminApp();
+    const ann = await app.signUp("ann");
+    await app.promote(ann.user.id);
+    const disabled = await app.patch(ann.user.id, { status: "disabled" });
+    expect(disabled.body).toMatchObject({ role: "admin", status: "disabled" });
+    const bob = await app.signUp("bob");
+    await app.patch(bob.user.id, { status: "disabled" });
+    const promoted = await app.patch(bob.user.id, { role: "admin" });
+    expect(promoted.body).toMatchObject({ role: "admin", status: "disabled" });
+    const events = await app.audit("?action=admin.user.updated&limit=3");
+    expect(events.map((e) => e.detail)).toEqual([{ role: "admin" }, { status: "disabled" }, { status: "disabled" }]);
+  });
+
   test("bad changes: 400 (validation_failed or malformed_json), 415, 404; nothing changes", async () => {
     const app = await adminApp();
     const ann = await app.signUp("ann");
@@ -539,6 +553,13 @@ describe("the audit log", () => {
       `login.succeeded ${bob.user.id}`,
       `user.created ${bob.user.id}`,
     ]);
+    // user: as actor or as target.
+    expect(await only(`?user=${app.root.user.id}`)).toEqual([
+      `admin.user.updated ${ann.user.id}`,
+      `admin.user.updated ${app.root.user.id}`,
+      `login.succeeded ${app.root.user.id}`,
+      `user.created ${app.root.user.id}`,
+    ]);
     expect(await only("?since=1h")).toHaveLength(8);
     expect(await only(`?since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).toEqual([]);
     const first = await app.call("GET", `${ADMIN}/audit?limit=2&action=login.succeeded`, { token: app.root.token });
@@ -564,6 +585,7 @@ describe("the audit log", () => {
     await bad("?since=2026-13-45T00:00:00Z", ["since"]);
     await bad("?limit=0&after=x", ["limit", "after"]);
     await bad("?user=x", ["user"]);
+    await bad("?who=x", ["who"]);
   });
 });
 
