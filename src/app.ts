@@ -11,6 +11,7 @@ import { caching } from "./cache/caching.ts";
 import { createPageJson } from "./users/page-json.ts";
 import { graphqlRoutes } from "./graphql/index.ts";
 import { healthRoutes } from "./health/index.ts";
+import { consoleRoutes } from "./console/index.ts";
 import { corsFor } from "./http/cors.ts";
 import { frontDoor, type FrontDoor } from "./http/front-door.ts";
 import { openapiRoutes } from "./http/openapi.ts";
@@ -44,6 +45,7 @@ export function createApp({ config, store: database, loggers }: AppDeps): App {
     .use(problemAnswers({ logger, methodsFor: (path) => methodsFor(path) }))
     .use(corsFor(config.corsOrigins))
     .use(openapiRoutes())
+    .use(config.adminConsole ? consoleRoutes() : new Elysia())
     .use(health.routes)
     .use(config.metrics ? metricsRoutes(metrics) : new Elysia())
     .use(

@@ -74,6 +74,8 @@ export interface Config {
   resetCodeTtlSeconds: number;
   /** Audit events older than this are deleted. */
   auditRetentionSeconds: number;
+  /** Serve the admin console at /svc/admin. */
+  adminConsole: boolean;
 }
 
 export type Env = Record<string, string | undefined>;
@@ -133,6 +135,7 @@ export function parseConfig(env: Env): Config {
     },
     resetCodeTtlSeconds: duration(env, "SVC_RESET_CODE_TTL", "1h", 60, 7 * 86400),
     auditRetentionSeconds: duration(env, "SVC_AUDIT_RETENTION", "90d", 3600, 3650 * 86400),
+    adminConsole: boolean(env, "SVC_ADMIN_CONSOLE", true),
   });
 }
 

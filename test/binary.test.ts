@@ -109,9 +109,22 @@ describe("the compiled binary, alone in an empty folder", () => {
     expect(health.body).toMatchObject({
       service: "svc",
       environment: "development",
+      database_kind: "sqlite",
       status: "ok",
       checks: { database: "ok" },
     });
+
+    // The admin console, built into the binary: the page and both of its assets.
+    const consolePage = await fetch(`${first.base}/svc/admin`);
+    expect(consolePage.status).toBe(200);
+    expect(consolePage.headers.get("content-security-policy")).toContain("default-src 'self'");
+    const assets = [...(await consolePage.text()).matchAll(/(?:src|href)="(\/svc\/admin\/[^"]+)"/g)].map((m) => m[1]!);
+    expect(assets).toHaveLength(2);
+    for (const asset of assets) {
+      const reply = await fetch(`${first.base}${asset}`);
+      expect(reply.status).toBe(200);
+      expect((await reply.text()).length).toBeGreaterThan(1000);
+    }
 
     const created = await json(first.base, "POST", "/svc-api/v1/users/create", {
       username: "ann",

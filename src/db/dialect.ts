@@ -21,6 +21,7 @@ export type Tables = typeof pgTables;
 export type Clash = (detail: string) => ErrorCode;
 
 export interface Dialect {
+  kind: "sqlite" | "postgres";
   db: Db;
   tables: Tables;
   /**

@@ -58,6 +58,7 @@ export function drizzleStore(dialect: Dialect): VersionedStore {
   };
 
   return {
+    kind: dialect.kind,
     users,
     categories: categoryStore(dialect),
     throttle: throttleStore(dialect),

@@ -357,6 +357,8 @@ export interface LoadOptions {
 
 /** The storage contract: what services, the authenticator and the commands use. */
 export interface Store {
+  /** Which database this is. */
+  readonly kind: "sqlite" | "postgres";
   readonly users: UserStore;
   readonly categories: CategoryStore;
   readonly throttle: ThrottleStore;

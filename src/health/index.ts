@@ -3,7 +3,7 @@
 // Full storage is "degraded", still 200: reads and logins go on, only writes are refused (503).
 import { Elysia, t } from "elysia";
 import type { DirectRoute } from "../http/front-door.ts";
-import { documented } from "../http/openapi.ts";
+import { documented, enumOf } from "../http/openapi.ts";
 import type { Store } from "../db/store.ts";
 import { version } from "../../package.json";
 
@@ -28,7 +28,7 @@ export function healthRoutes(store: Store, environment: string) {
   const startedAt = performance.now();
   const database = databaseCheck(store);
   // Everything but the status and uptime is fixed: rendered once.
-  const identity = JSON.stringify({ service: "svc", version, environment }).slice(0, -1);
+  const identity = JSON.stringify({ service: "svc", version, environment, database_kind: store.kind }).slice(0, -1);
   let body = { tenths: -1, result: "ok" as Check, text: "" };
   const direct: Record<string, DirectRoute> = {
     "/svc/health/live": (_request, headers) => json(200, '{"status":"ok"}', headers),
@@ -101,6 +101,7 @@ const healthSchema = t.Object({
   service: t.String(),
   version: t.String(),
   environment: t.String(),
+  database_kind: enumOf(["sqlite", "postgres"], { description: "Which database svc runs on." }),
   status,
   uptime_s: t.Number(),
   checks,

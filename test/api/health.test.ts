@@ -13,6 +13,7 @@ describe("GET /svc/health", () => {
       service: "svc",
       version,
       environment: "test",
+      database_kind: process.env.TEST_DATABASE === "postgres" ? "postgres" : "sqlite",
       status: "ok",
       uptime_s: reply.body.uptime_s,
       checks: { database: "ok", storage: "ok" },

@@ -58,6 +58,7 @@ function postgresDialect(client: SQL, config: PostgresConfig): Dialect {
     }
   };
   return {
+    kind: "postgres",
     db,
     tables,
     run: (work, clash) => guard(work, clash, deadlineMs),

@@ -75,6 +75,7 @@ function sqliteDialect(client: Database, db: Db, path: string): Dialect {
     }
   };
   return {
+    kind: "sqlite",
     db,
     // The SQLite tables under the PostgreSQL tables' types: see Db.
     tables: tables as unknown as Tables,

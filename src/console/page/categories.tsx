@@ -1,0 +1,175 @@
+// Categories, through GraphQL as any client reaches them: the list with colour swatches and icons,
+// and create, edit and delete (an administrator may change any category).
+import { useEffect, useState } from "preact/hooks";
+import { graphql } from "./api.ts";
+import { ConfirmButton, ErrorNote, Field, useAction } from "./parts.tsx";
+
+interface Category {
+  id: string;
+  name: string;
+  description: string | null;
+  colorHex: string;
+  icon: string | null;
+  createdBy: string | null;
+}
+
+type Draft = { name: string; description: string; colorHex: string; icon: string };
+
+const FIELDS = "id name description colorHex icon createdBy";
+const EMPTY: Draft = { name: "", description: "", colorHex: "#64748B", icon: "" };
+
+/** The draft as the API's input: empty description and icon are none. */
+const input = (draft: Draft) => ({
+  name: draft.name,
+  description: draft.description || null,
+  colorHex: draft.colorHex,
+  icon: draft.icon || null,
+});
+
+function CategoryForm({
+  initial,
+  submit,
+  label,
+  onCancel,
+}: {
+  initial: Draft;
+  submit: (draft: Draft) => Promise<boolean>;
+  label: string;
+  onCancel?: () => void;
+}) {
+  const [draft, setDraft] = useState(initial);
+  const set = (field: keyof Draft) => (event: { currentTarget: HTMLInputElement }) =>
+    setDraft({ ...draft, [field]: event.currentTarget.value });
+  return (
+    <form
+      class="category-form"
+      aria-label={label}
+      onSubmit={async (event) => {
+        event.preventDefault();
+        if ((await submit(draft)) && !onCancel) setDraft(EMPTY);
+      }}
+    >
+      <Field label="Name">
+        <input name="name" required maxLength={64} value={draft.name} onInput={set("name")} />
+      </Field>
+      <Field label="Description">
+        <input name="description" maxLength={500} value={draft.description} onInput={set("description")} />
+      </Field>
+      <Field label="Colour">
+        <input name="colorHex" type="color" value={draft.colorHex} onInput={set("colorHex")} />
+      </Field>
+      <Field label="Icon">
+        <input name="icon" maxLength={64} pattern="[A-Za-z0-9_:.\-]+" value={draft.icon} onInput={set("icon")} />
+      </Field>
+      <button type="submit">{label}</button>
+      {onCancel && (
+        <button type="button" onClick={onCancel}>
+          Cancel
+        </button>
+      )}
+    </form>
+  );
+}
+
+export function Categories({ names }: { names: Map<string, string> }) {
+  const [rows, setRows] = useState<Category[]>([]);
+  const [editing, setEditing] = useState<string | null>(null);
+  const [done, setDone] = useState("");
+  const action = useAction();
+
+  const load = () =>
+    action.run(async () => {
+      setRows((await graphql<{ categories: Category[] }>(`{ categories { ${FIELDS} } }`)).categories);
+    });
+  useEffect(() => {
+    void load();
+  }, []);
+
+  async function act(what: string, work: () => Promise<unknown>): Promise<boolean> {
+    setDone("");
+    const ok = await action.run(work);
+    if (ok) {
+      setDone(what);
+      setEditing(null);
+      await load();
+    }
+    return ok;
+  }
+
+  return (
+    <section aria-labelledby="categories-title">
+      <h2 id="categories-title">Categories</h2>
+      <CategoryForm
+        label="Create category"
+        initial={EMPTY}
+        submit={(draft) =>
+          act(`${draft.name} created`, () =>
+            graphql(`mutation ($input: CreateCategoryInput!) { createCategory(input: $input) { id } }`, {
+              input: input(draft),
+            }),
+          )
+        }
+      />
+      <ErrorNote error={action.error} />
+      <p class="done" role="status">
+        {done}
+      </p>
+      <ul class="categories">
+        {rows.map((category) => (
+          <li key={category.id} data-category={category.name}>
+            {editing === category.id ? (
+              <CategoryForm
+                label={`Save ${category.name}`}
+                initial={{
+                  name: category.name,
+                  description: category.description ?? "",
+                  colorHex: category.colorHex,
+                  icon: category.icon ?? "",
+                }}
+                onCancel={() => setEditing(null)}
+                submit={(draft) =>
+                  act(`${draft.name} saved`, () =>
+                    graphql(
+                      `mutation ($id: ID!, $input: UpdateCategoryInput!) { updateCategory(id: $id, input: $input) { id } }`,
+                      { id: category.id, input: input(draft) },
+                    ),
+                  )
+                }
+              />
+            ) : (
+              <>
+                <span class="swatch" style={{ background: category.colorHex }} aria-hidden="true">
+                  {category.icon ? category.icon.slice(0, 1).toUpperCase() : ""}
+                </span>
+                <span class="category">
+                  <strong>{category.name}</strong>
+                  {category.icon && <span class="icon-name">{category.icon}</span>}
+                  <span class="muted">{category.colorHex}</span>
+                  {category.description && <span>{category.description}</span>}
+                  <span class="muted">
+                    {category.createdBy ? `by ${names.get(category.createdBy) ?? category.createdBy}` : "no creator"}
+                  </span>
+                </span>
+                <span class="actions">
+                  <button type="button" onClick={() => setEditing(category.id)} aria-label={`Edit ${category.name}`}>
+                    Edit
+                  </button>
+                  <ConfirmButton
+                    label="Delete"
+                    question={`Delete ${category.name}?`}
+                    onConfirm={() =>
+                      void act(`${category.name} deleted`, () =>
+                        graphql(`mutation ($id: ID!) { deleteCategory(id: $id) }`, { id: category.id }),
+                      )
+                    }
+                  />
+                </span>
+              </>
+            )}
+          </li>
+        ))}
+      </ul>
+      {rows.length === 0 && !action.busy && <p class="muted">No categories yet.</p>}
+    </section>
+  );
+}

@@ -1,0 +1,90 @@
+// Small pieces every view uses: the error note, a confirm-before-acting button, dates.
+import type { ComponentChildren } from "preact";
+import { useState } from "preact/hooks";
+import { ApiError } from "./api.ts";
+
+/** An API error as its title and detail, never as raw JSON; announced to screen readers. */
+export function ErrorNote({ error }: { error: unknown }) {
+  if (!error) return null;
+  const [title, detail] =
+    error instanceof ApiError
+      ? [error.title, error.detail]
+      : ["Error", error instanceof Error ? error.message : String(error)];
+  return (
+    <p class="error" role="alert">
+      <strong>{title}</strong>
+      {detail && `: ${detail}`}
+    </p>
+  );
+}
+
+/** Runs an action and keeps its error for display; `busy` while it runs. */
+export function useAction() {
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  async function run(action: () => Promise<unknown>): Promise<boolean> {
+    setBusy(true);
+    setError(null);
+    try {
+      await action();
+      return true;
+    } catch (caught) {
+      setError(caught);
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  }
+  return { error, busy, run, clear: () => setError(null) };
+}
+
+/** A button that asks once more ("Delete ann?") before doing anything. */
+export function ConfirmButton({
+  label,
+  question,
+  onConfirm,
+}: {
+  label: string;
+  question: string;
+  onConfirm: () => void;
+}) {
+  const [asking, setAsking] = useState(false);
+  if (!asking)
+    return (
+      <button type="button" class="danger" onClick={() => setAsking(true)}>
+        {label}
+      </button>
+    );
+  return (
+    <span class="confirm" role="group" aria-label={question}>
+      <span>{question}</span>
+      <button
+        type="button"
+        class="danger"
+        onClick={() => {
+          setAsking(false);
+          onConfirm();
+        }}
+      >
+        Yes, {label.toLowerCase()}
+      </button>
+      <button type="button" onClick={() => setAsking(false)} autoFocus>
+        Cancel
+      </button>
+    </span>
+  );
+}
+
+export function When({ at }: { at: string | null }) {
+  if (!at) return <span class="muted">never</span>;
+  return <time dateTime={at}>{new Date(at).toLocaleString()}</time>;
+}
+
+export function Field({ label, children }: { label: string; children: ComponentChildren }) {
+  return (
+    <label class="field">
+      <span>{label}</span>
+      {children}
+    </label>
+  );
+}

@@ -1,0 +1,305 @@
+// The admin console in a real browser: Debian's Chromium driven by playwright-core, against a listening
+// svc. An operator's day: sign in, find and disable a user, issue a reset code, change categories,
+// read the audit log; with axe-core's accessibility check on every view, and not one request to any
+// other origin. Without Chromium the test is skipped, except with CI=true (.ci/run installs it).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { auditEvent, CLI_ORIGIN } from "../src/audit/model.ts";
+import { CONSOLE_CSP, consoleWeight } from "../src/console/index.ts";
+import { expectProblem, testApp } from "./helpers.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+const available = existsSync(CHROMIUM);
+if (!available && process.env.CI === "true") throw new Error(`${CHROMIUM} is required in CI`);
+/** SCREENSHOTS=1 writes the README's screenshots to docs/. */
+const SCREENSHOTS = process.env.SCREENSHOTS === "1" ? join(import.meta.dir, "..", "docs") : null;
+const AXE = await Bun.file(join(import.meta.dir, "..", "node_modules", "axe-core", "axe.min.js")).text();
+const CODE = /^[0-9A-HJKMNP-TV-Z]{4}(-[0-9A-HJKMNP-TV-Z]{4}){7}$/;
+
+describe("the console, served", () => {
+  test("at /svc/admin: the page and its hashed assets, with a strict CSP and no framing; 404 when turned off", async () => {
+    const app = await testApp();
+    const page = await app.call("GET", "/svc/admin");
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(page.headers.get("content-security-policy")).toBe(CONSOLE_CSP);
+    expect(CONSOLE_CSP).toContain("default-src 'self'");
+    expect(CONSOLE_CSP).toContain("frame-ancestors 'none'");
+    expect(CONSOLE_CSP).not.toContain("unsafe-inline");
+    expect(page.headers.get("x-frame-options")).toBe("DENY");
+    // No inline script: every script is a file of the console's own.
+    expect(page.text).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    const assets = [...page.text.matchAll(/(?:src|href)="(\/svc\/admin\/[^"]+)"/g)].map((m) => m[1]!);
+    expect(assets).toHaveLength(2);
+    for (const asset of assets) {
+      const reply = await app.call("GET", asset);
+      expect(reply.status).toBe(200);
+      expect(reply.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+    }
+    expectProblem(await app.call("GET", "/svc/admin/index-nothing.js"), 404, "not_found");
+    expect((await app.call("GET", "/svc/admin/")).status).toBe(200);
+    const off = await testApp({ config: { adminConsole: false } });
+    expectProblem(await off.call("GET", "/svc/admin"), 404, "not_found");
+    expect((await off.call("GET", assets[0]!)).status).toBe(404);
+  });
+
+  test("weighs under 200 KB, HTML, script and styles together, uncompressed", () => {
+    const { files, bytes } = consoleWeight();
+    expect(files).toBe(3);
+    expect(bytes).toBeLessThan(200 * 1024);
+  });
+});
+
+describe.skipIf(!available)("the console in Chromium", () => {
+  let browser: Browser;
+  let base: string;
+  let stop: () => void;
+  let svc: Awaited<ReturnType<typeof testApp>>;
+  let ann: Awaited<ReturnType<typeof svc.signUp>>;
+  let bob: Awaited<ReturnType<typeof svc.signUp>>;
+  const ROOT_PASSWORD = "correct horse battery";
+
+  beforeAll(async () => {
+    svc = await testApp();
+    const root = await svc.signUp("root", ROOT_PASSWORD);
+    await svc.store.users.administer(
+      root.user.id,
+      { role: "admin" },
+      new Date().toISOString(),
+      auditEvent("admin.user.updated", { target: root.user.id, origin: CLI_ORIGIN }),
+    );
+    ann = await svc.signUp("ann");
+    bob = await svc.signUp("bob");
+    await svc.graphql(
+      'mutation { createCategory(input: { name: "Old maps", colorHex: "#0F766E", icon: "map" }) { id } }',
+      {
+        token: ann.token,
+      },
+    );
+    const server = svc.app.listen({ port: 0, hostname: "127.0.0.1", reusePort: false });
+    base = `http://127.0.0.1:${server.port}`;
+    stop = () => void server.stop();
+    // The flags keep Chromium from reaching for the network this machine does not have.
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    });
+  }, 30_000);
+  afterAll(async () => {
+    await browser?.close();
+    stop?.();
+  });
+
+  /** A page that records every request to another origin, and every CSP violation. */
+  async function open(width = 1280): Promise<{ page: Page; outside: string[]; refused: string[] }> {
+    const context = await browser.newContext({ viewport: { width, height: 900 } });
+    const page = await context.newPage();
+    const outside: string[] = [];
+    const refused: string[] = [];
+    page.on("request", (request) => {
+      if (!request.url().startsWith(base) && !request.url().startsWith("data:")) outside.push(request.url());
+    });
+    page.on("console", (message) => {
+      if (/Content Security Policy/i.test(message.text())) refused.push(message.text());
+    });
+    await page.goto(`${base}/svc/admin`);
+    return { page, outside, refused };
+  }
+
+  async function signIn(page: Page, username: string, password: string) {
+    await page.getByLabel("Username or e-mail").fill(username);
+    await page.getByLabel("Password").fill(password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+  }
+
+  /** axe-core's serious and critical findings on the page as it stands. */
+  async function accessibilityProblems(page: Page): Promise<string[]> {
+    // Through the DevTools protocol, which the page's CSP does not govern (an injected tag would be refused).
+    await page.evaluate(AXE);
+    return page.evaluate(async () => {
+      // any: axe is a global the evaluated source defines in the page, which these types do not know.
+      const axe = (globalThis as any).axe;
+      const result = await axe.run();
+      return (result.violations as Array<{ id: string; impact: string; help: string; nodes: unknown[] }>)
+        .filter((v) => v.impact === "serious" || v.impact === "critical")
+        .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.length})`);
+    });
+  }
+
+  async function shoot(page: Page, name: string) {
+    if (!SCREENSHOTS) return;
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: join(SCREENSHOTS, `console-${name}.png`), fullPage: true });
+  }
+
+  test("a user who is not an administrator is told so, and gets no further", async () => {
+    const { page } = await open();
+    await signIn(page, "ann", ann.password);
+    await expect(page.getByRole("alert").textContent()).resolves.toContain("Not an administrator");
+    expect(await page.getByRole("navigation", { name: "Console" }).count()).toBe(0);
+    // Its session was ended at once: ann has only the one from her sign-up.
+    const sessions = await svc.call("GET", "/svc-api/v1/auth/sessions", { token: ann.token });
+    expect(sessions.body).toHaveLength(1);
+    await expect(accessibilityProblems(page)).resolves.toEqual([]);
+    await shoot(page, "sign-in");
+    await page.context().close();
+  }, 30_000);
+
+  test("an operator's round: disable a user, issue a reset code, change categories, read it all in the audit log", async () => {
+    const { page, outside, refused } = await open();
+    // By keyboard alone: Tab to each field, Enter to submit.
+    await page.getByLabel("Username or e-mail").waitFor();
+    await page.keyboard.press("Tab");
+    await page.keyboard.type("root");
+    await page.keyboard.press("Tab");
+    await page.keyboard.type(ROOT_PASSWORD);
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "Users" }).waitFor();
+    const status = page.getByRole("region", { name: "Service status" });
+    await expect(status.textContent()).resolves.toMatch(/health ok.*version \S+.*environment test.*database sqlite/);
+    await expect(accessibilityProblems(page)).resolves.toEqual([]);
+    await shoot(page, "users");
+
+    // Find ann, disable her: her token stops working at once.
+    await page.getByLabel("Search (start of username or e-mail)").fill("AN");
+    await page.getByRole("button", { name: "Find" }).click();
+    const annRow = page.locator('tr[data-user="ann"]');
+    await annRow.waitFor();
+    expect(await page.locator("tbody tr").count()).toBe(1);
+    await annRow.getByRole("button", { name: "Disable" }).click();
+    await page.getByRole("status").filter({ hasText: "ann disabled" }).waitFor();
+    await expect(annRow.locator(".badge").textContent()).resolves.toBe("disabled");
+    expectProblem(await svc.call("GET", "/svc-api/v1/users/me", { token: ann.token }), 401, "unauthorized");
+
+    // A reset code for bob, shown once with a copy button; bob redeems it.
+    await page.getByLabel("Search (start of username or e-mail)").fill("");
+    await page.getByRole("button", { name: "Find" }).click();
+    await page.locator('tr[data-user="bob"]').getByRole("button", { name: "Reset code" }).click();
+    const shown = page.getByRole("region", { name: "Reset code" });
+    const code = (await shown.locator("code").textContent())!;
+    expect(code).toMatch(CODE);
+    expect(await shown.getByRole("button", { name: "Copy code" }).count()).toBe(1);
+    await shoot(page, "reset-code");
+    const redeemed = await svc.call("POST", "/svc-api/v1/auth/password-reset", {
+      body: { username: "bob", reset_code: code, new_password: "bob's new secret" },
+    });
+    expect(redeemed.status).toBe(200);
+
+    // Delete asks first; cancelling deletes nothing.
+    const bobRow = page.locator('tr[data-user="bob"]');
+    await bobRow.getByRole("button", { name: "Delete" }).click();
+    await bobRow.getByRole("button", { name: "Cancel" }).click();
+    expect((await svc.call("GET", "/svc-api/v1/users/me", { token: redeemed.body.token })).status).toBe(200);
+
+    // Categories: create, edit, delete.
+    await page.getByRole("link", { name: "Categories" }).click();
+    await page.getByRole("heading", { name: "Categories" }).waitFor();
+    await page.locator('li[data-category="Old maps"]').waitFor();
+    const create = page.getByRole("form", { name: "Create category" });
+    await create.getByLabel("Name", { exact: true }).fill("Console books");
+    await create.getByLabel("Icon", { exact: true }).fill("book");
+    await create.getByRole("button", { name: "Create category" }).click();
+    const books = page.locator('li[data-category="Console books"]');
+    await books.waitFor();
+    await expect(accessibilityProblems(page)).resolves.toEqual([]);
+    await shoot(page, "categories");
+    await books.getByRole("button", { name: "Edit Console books" }).click();
+    const edit = page.getByRole("form", { name: "Save Console books" });
+    await edit.getByLabel("Description").fill("Paper, mostly");
+    await edit.getByRole("button", { name: "Save Console books" }).click();
+    await books.getByText("Paper, mostly").waitFor();
+    // An administrator may delete anyone's category: ann's old maps go.
+    const maps = page.locator('li[data-category="Old maps"]');
+    await maps.getByRole("button", { name: "Delete" }).click();
+    await maps.getByRole("button", { name: "Yes, delete" }).click();
+    await maps.waitFor({ state: "detached" });
+    const left = await svc.graphql("{ categories { name description } }", { token: redeemed.body.token });
+    expect(left.body.data.categories).toEqual([{ name: "Console books", description: "Paper, mostly" }]);
+
+    // The audit log shows what was done, by whom.
+    await page.getByRole("link", { name: "Audit log" }).click();
+    await page.getByRole("heading", { name: "Audit log" }).waitFor();
+    for (const action of ["admin.user.updated", "password_reset.issued", "password_reset.redeemed", "category.deleted"])
+      await page.locator(`tr[data-action="${action}"]`).first().waitFor();
+    await expect(accessibilityProblems(page)).resolves.toEqual([]);
+    await shoot(page, "audit");
+    await page.getByLabel("Action").selectOption("category.deleted");
+    await page.getByRole("button", { name: "Show" }).click();
+    await page.waitForFunction(() => {
+      // any: the page's DOM, which these (Bun's) types do not describe.
+      const rows = [...(globalThis as any).document.querySelectorAll("tbody tr")];
+      return rows.length === 1 && rows[0].dataset.action === "category.deleted";
+    });
+    expect(await page.locator("tbody tr td").nth(2).textContent()).toBe("root");
+    await page.getByLabel("Action").selectOption("");
+    await page.getByLabel("User (username, e-mail or id)").fill("ann");
+    await page.getByRole("button", { name: "Show" }).click();
+    await page.locator('tr[data-action="admin.user.updated"]').waitFor();
+    for (const action of await page.locator("tbody tr").evaluateAll((rows) => rows.map((r: any) => r.dataset.action)))
+      expect([
+        "admin.user.updated",
+        "user.created",
+        "login.succeeded",
+        "session.revoked",
+        "category.deleted",
+      ]).toContain(action);
+
+    expect(outside).toEqual([]);
+    expect(refused).toEqual([]);
+    await page.context().close();
+  }, 60_000);
+
+  test("the session survives a reload through sessionStorage only; signing out ends it on the server", async () => {
+    const { page } = await open();
+    await signIn(page, "root", ROOT_PASSWORD);
+    await page.getByRole("heading", { name: "Users" }).waitFor();
+    await page.reload();
+    await page.getByRole("heading", { name: "Users" }).waitFor();
+    const stored = await page.evaluate(() => {
+      // any: the page's storage, which these (Bun's) types do not describe.
+      const g = globalThis as any;
+      return { local: g.localStorage.length, refresh: g.sessionStorage.getItem("svc-admin.refresh") as string };
+    });
+    expect(stored.local).toBe(0);
+    expect(stored.refresh).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("button", { name: "Sign in" }).waitFor();
+    expectProblem(
+      await svc.call("POST", "/svc-api/v1/auth/refresh", { body: { refresh_token: stored.refresh } }),
+      401,
+      "invalid_refresh_token",
+    );
+    await page.context().close();
+  }, 30_000);
+
+  test("reads on a phone: nothing wider than the screen, every view reachable", async () => {
+    const { page } = await open(375);
+    await signIn(page, "root", ROOT_PASSWORD);
+    await page.getByRole("heading", { name: "Users" }).waitFor();
+    const overflow = () =>
+      page.evaluate(() => {
+        // any: the page's DOM, which these (Bun's) types do not describe.
+        const root = (globalThis as any).document.documentElement;
+        return root.scrollWidth - root.clientWidth;
+      });
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    await shoot(page, "phone");
+    for (const view of ["Categories", "Audit log"]) {
+      await page.getByRole("link", { name: view }).click();
+      await page.getByRole("heading", { name: view }).waitFor();
+      expect(await overflow()).toBeLessThanOrEqual(0);
+    }
+    await page.context().close();
+  }, 30_000);
+});
