@@ -161,6 +161,13 @@ describe.skipIf(!available)("the console in Chromium", () => {
     // By keyboard alone: Tab to each field, Enter to submit.
     await page.getByLabel("Username or e-mail").waitFor();
     await page.keyboard.press("Tab");
+    // The focused field shows it.
+    const ring = await page.evaluate(() => {
+      // any: the page's DOM, which these (Bun's) types do not describe.
+      const g = globalThis as any;
+      return g.getComputedStyle(g.document.activeElement).outlineStyle as string;
+    });
+    expect(ring).toBe("solid");
     await page.keyboard.type("root");
     await page.keyboard.press("Tab");
     await page.keyboard.type(ROOT_PASSWORD);
@@ -201,6 +208,12 @@ describe.skipIf(!available)("the console in Chromium", () => {
     await bobRow.getByRole("button", { name: "Delete" }).click();
     await bobRow.getByRole("button", { name: "Cancel" }).click();
     expect((await svc.call("GET", "/svc-api/v1/users/me", { token: redeemed.body.token })).status).toBe(200);
+
+    // The API's refusal, as its title and detail: root is the last administrator.
+    await page.locator('tr[data-user="root"]').getByRole("button", { name: "Demote" }).click();
+    const refusal = (await page.getByRole("alert").textContent())!;
+    expect(refusal).toStartWith("Last administrator: This is the last active administrator");
+    expect(refusal).not.toContain("{");
 
     // Categories: create, edit, delete.
     await page.getByRole("link", { name: "Categories" }).click();
@@ -259,6 +272,36 @@ describe.skipIf(!available)("the console in Chromium", () => {
     expect(refused).toEqual([]);
     await page.context().close();
   }, 60_000);
+
+  test("pages through accounts twenty at a time, and deletes one once confirmed", async () => {
+    for (let i = 0; i < 22; i++) {
+      await svc.store.users.create({
+        id: Bun.randomUUIDv7(),
+        username: `page-${String(i).padStart(2, "0")}`,
+        email: `page-${i}@example.com`,
+        passwordHash: "unused",
+        createdAt: new Date().toISOString(),
+      });
+    }
+    const { page } = await open();
+    await signIn(page, "root", ROOT_PASSWORD);
+    await page.getByLabel("Search (start of username or e-mail)").fill("page-");
+    await page.getByRole("button", { name: "Find" }).click();
+    await page.locator('tr[data-user="page-00"]').waitFor();
+    expect(await page.locator("tbody tr").count()).toBe(20);
+    await page.getByRole("button", { name: "Next page" }).click();
+    await page.locator('tr[data-user="page-21"]').waitFor();
+    expect(await page.locator("tbody tr").count()).toBe(2);
+    expect(await page.getByRole("button", { name: "Next page" }).isDisabled()).toBe(true);
+    await page.getByRole("button", { name: "Previous page" }).click();
+    await page.locator('tr[data-user="page-00"]').waitFor();
+    const row = page.locator('tr[data-user="page-00"]');
+    await row.getByRole("button", { name: "Delete" }).click();
+    await row.getByRole("button", { name: "Yes, delete" }).click();
+    await row.waitFor({ state: "detached" });
+    expect(await svc.store.users.findByLogin("page-00")).toBeNull();
+    await page.context().close();
+  }, 30_000);
 
   test("the session survives a reload through sessionStorage only; signing out ends it on the server", async () => {
     const { page } = await open();
