@@ -187,7 +187,8 @@ export function createSessionService({
       }
 
       const rotatedAt = Date.parse(found.token.rotatedAt!);
-      if (at - rotatedAt <= settings.reuseWindowMs && found.token.successor) {
+      // Strictly within: a window of 0 lets no repeat through, not even one in the same millisecond.
+      if (at - rotatedAt < settings.reuseWindowMs && found.token.successor) {
         const kept = (await unseal(presented, found.token.successor)) as SealedPair | null;
         if (kept) {
           const seconds = Math.floor(at / 1000);
