@@ -13,6 +13,7 @@ import { graphqlRoutes } from "./graphql/index.ts";
 import { healthRoutes } from "./health/index.ts";
 import { consoleRoutes } from "./console/index.ts";
 import { corsFor } from "./http/cors.ts";
+import { createIdempotency } from "./http/idempotency.ts";
 import { frontDoor, type FrontDoor } from "./http/front-door.ts";
 import { openapiRoutes } from "./http/openapi.ts";
 import { problemAnswers } from "./http/problem-answers.ts";
@@ -34,6 +35,12 @@ export function createApp({ config, store: database, loggers }: AppDeps): App {
   const { store } = cache;
   const { tokens, sessions, users, admin } = accountServices(config, store, logger);
   const authenticator = createAuthenticator(tokens, store);
+  const idempotency = createIdempotency({
+    store: store.idempotency,
+    secret: config.jwt.secret,
+    ttlSeconds: config.idempotencyTtlSeconds,
+  });
+  const routeDeps = { authenticator, idempotency, maxBodyBytes: config.maxBodyBytes, trustProxy: config.trustProxy };
   const categories = createCategoryService(store.categories);
   const metrics = createMetrics(store);
 
@@ -48,11 +55,9 @@ export function createApp({ config, store: database, loggers }: AppDeps): App {
     .use(config.adminConsole ? consoleRoutes() : new Elysia())
     .use(health.routes)
     .use(config.metrics ? metricsRoutes(metrics) : new Elysia())
-    .use(
-      authRoutes({ users, sessions, authenticator, maxBodyBytes: config.maxBodyBytes, trustProxy: config.trustProxy }),
-    )
-    .use(usersRoutes(users, authenticator, createPageJson(), config.maxBodyBytes, config.trustProxy))
-    .use(adminRoutes({ admin, authenticator, maxBodyBytes: config.maxBodyBytes, trustProxy: config.trustProxy }))
+    .use(authRoutes({ users, sessions, ...routeDeps }))
+    .use(usersRoutes({ users, pageJson: createPageJson(), ...routeDeps }))
+    .use(adminRoutes({ admin, ...routeDeps }))
     .use(
       graphqlRoutes({
         config: config.graphql,

@@ -76,6 +76,8 @@ export interface Config {
   auditRetentionSeconds: number;
   /** Serve the admin console at /svc/admin. */
   adminConsole: boolean;
+  /** How long the answer to a request under an Idempotency-Key is kept for its repeats. */
+  idempotencyTtlSeconds: number;
 }
 
 export type Env = Record<string, string | undefined>;
@@ -136,6 +138,7 @@ export function parseConfig(env: Env): Config {
     resetCodeTtlSeconds: duration(env, "SVC_RESET_CODE_TTL", "1h", 60, 7 * 86400),
     auditRetentionSeconds: duration(env, "SVC_AUDIT_RETENTION", "90d", 3600, 3650 * 86400),
     adminConsole: boolean(env, "SVC_ADMIN_CONSOLE", true),
+    idempotencyTtlSeconds: duration(env, "SVC_IDEMPOTENCY_TTL", "24h", 60, 7 * 86400),
   });
 }
 

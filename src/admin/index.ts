@@ -4,6 +4,7 @@ import { Elysia, t } from "elysia";
 import type { Authenticator } from "../auth/authenticator.ts";
 import { bearer } from "../auth/bearer.ts";
 import { clientInfo } from "../http/client-address.ts";
+import type { Idempotency } from "../http/idempotency.ts";
 import { jsonBody } from "../http/json-body.ts";
 import { documented } from "../http/openapi.ts";
 import {
@@ -26,11 +27,12 @@ const PREFIX = "/svc-api/v1/admin";
 export interface AdminRouteDeps {
   admin: AdminService;
   authenticator: Authenticator;
+  idempotency: Idempotency;
   maxBodyBytes: number;
   trustProxy: number;
 }
 
-export function adminRoutes({ admin, authenticator, maxBodyBytes, trustProxy }: AdminRouteDeps) {
+export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, trustProxy }: AdminRouteDeps) {
   const userId = t.Object({ id: t.String({ description: "A user id (UUID)." }) });
   return new Elysia({ prefix: PREFIX })
     .use(bearer(authenticator, { admin: true }))
@@ -75,8 +77,10 @@ export function adminRoutes({ admin, authenticator, maxBodyBytes, trustProxy }: 
     })
     .patch(
       "/users/:id",
-      async ({ params, body, caller, request }) =>
-        adminUserView(await admin.update(caller.id, params.id, body, clientInfo(request, trustProxy))),
+      ({ params, body, caller, request, set }) =>
+        idempotency.run({ request, set, body, caller: `user:${caller.id}` }, async () =>
+          adminUserView(await admin.update(caller.id, params.id, body, clientInfo(request, trustProxy))),
+        ),
       {
         params: userId,
         parse: jsonBody(maxBodyBytes),
@@ -102,10 +106,11 @@ export function adminRoutes({ admin, authenticator, maxBodyBytes, trustProxy }: 
     )
     .delete(
       "/users/:id",
-      async ({ params, caller, request, set }) => {
-        await admin.delete(caller.id, params.id, clientInfo(request, trustProxy));
-        set.status = 204;
-      },
+      ({ params, caller, request, set }) =>
+        idempotency.run({ request, set, body: null, caller: `user:${caller.id}` }, async () => {
+          await admin.delete(caller.id, params.id, clientInfo(request, trustProxy));
+          set.status = 204;
+        }),
       {
         params: userId,
         detail: documented({
@@ -120,12 +125,13 @@ export function adminRoutes({ admin, authenticator, maxBodyBytes, trustProxy }: 
     )
     .post(
       "/users/:id/password-reset",
-      async ({ params, caller, request, set }) => {
-        const issued = await admin.issueReset(caller.id, params.id, clientInfo(request, trustProxy));
-        set.status = 201;
-        set.headers["cache-control"] = "no-store";
-        return issued;
-      },
+      ({ params, caller, request, set }) =>
+        idempotency.run({ request, set, body: null, caller: `user:${caller.id}` }, async () => {
+          const issued = await admin.issueReset(caller.id, params.id, clientInfo(request, trustProxy));
+          set.status = 201;
+          set.headers["cache-control"] = "no-store";
+          return issued;
+        }),
       {
         params: userId,
         detail: documented({

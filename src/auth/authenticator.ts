@@ -11,6 +11,11 @@ export interface Caller {
 export interface Authenticator {
   /** The calling user and their token. Throws AppError `unauthorized` (with WWW-Authenticate) when there is none. */
   authenticate(authorization: string | null): Promise<Caller>;
+  /**
+   * The user a token was issued to, its signature and expiry checked but not whether it was revoked
+   * since: for a repeat under an Idempotency-Key of the request that revoked it. null: no such token.
+   */
+  subject(authorization: string | null): Promise<string | null>;
 }
 
 const CHALLENGE = 'Bearer realm="svc"';
@@ -41,6 +46,10 @@ export function createAuthenticator(tokens: TokenService, store: Pick<Store, "to
         throw unauthorized(true, "The token is invalid, expired or revoked.");
       }
       return { user: holder.user, token: verified };
+    },
+    async subject(authorization) {
+      const token = authorization && bearerToken(authorization);
+      return token ? ((await tokens.verify(token))?.userId ?? null) : null;
     },
   };
 }

@@ -2,6 +2,7 @@
 // logout, and the caller's sessions.
 import { Elysia, t } from "elysia";
 import { clientInfo } from "../http/client-address.ts";
+import type { Idempotency } from "../http/idempotency.ts";
 import { jsonBody, optionalJsonBody } from "../http/json-body.ts";
 import { documented } from "../http/openapi.ts";
 import { loginBody, loginSchema, redeemResetBody, userView } from "../users/model.ts";
@@ -15,11 +16,12 @@ export interface AuthRouteDeps {
   users: UserService;
   sessions: SessionService;
   authenticator: Authenticator;
+  idempotency: Idempotency;
   maxBodyBytes: number;
   trustProxy: number;
 }
 
-export function authRoutes({ users, sessions, authenticator, maxBodyBytes, trustProxy }: AuthRouteDeps) {
+export function authRoutes({ users, sessions, authenticator, idempotency, maxBodyBytes, trustProxy }: AuthRouteDeps) {
   const json = jsonBody(maxBodyBytes);
   return new Elysia({ prefix: "/svc-api/v1/auth" })
     .post("/login", ({ body, request }) => users.login(body, clientInfo(request, trustProxy)), {
@@ -92,13 +94,14 @@ export function authRoutes({ users, sessions, authenticator, maxBodyBytes, trust
         ],
       }),
     })
-    .use(bearer(authenticator))
+    .use(bearer(authenticator, { idempotency }))
     .post(
       "/logout",
-      async ({ body, caller, token, set, request }) => {
-        await sessions.logout(caller, token, logoutScope(body), clientInfo(request, trustProxy));
-        set.status = 204;
-      },
+      ({ body, caller, token, set, request }) =>
+        idempotency.run({ request, set, body: body ?? null, caller: `user:${caller.id}` }, async () => {
+          await sessions.logout(caller, token, logoutScope(body), clientInfo(request, trustProxy));
+          set.status = 204;
+        }),
       {
         parse: optionalJsonBody(maxBodyBytes),
         detail: documented({

@@ -13,6 +13,7 @@ import {
   type AuditStore,
   CATEGORY_FIELDS,
   columns,
+  type IdempotencyStore,
   type PasswordResetStore,
   type UserRecord,
   LoadRefused,
@@ -66,6 +67,7 @@ export function drizzleStore(dialect: Dialect): VersionedStore {
     sessions: sessionStore(dialect),
     resets: resetStore(dialect),
     audit: auditStore(dialect),
+    idempotency: idempotencyStore(dialect),
     async tokenHolder(userId, jti, sessionId) {
       const state = await tokenState(userId, jti, sessionId);
       const user = state && (await users.findById(userId));
@@ -177,10 +179,16 @@ async function keepAnAdmin(
 /** Deletes up to `limit` rows of the table whose `column` is before `now`, in one short statement. */
 async function pruneBefore(db: Db, table: PrunableTable, key: PgColumn, column: PgColumn, now: string, limit: number) {
   const expired = db.select({ key }).from(table).where(lt(column, now)).limit(limit);
-  return (await db.delete(table).where(inArray(key, expired)).returning({ key })).length;
+  // The expiry again: where `key` is only part of the row's identity, a live row may share it.
+  return (
+    await db
+      .delete(table)
+      .where(and(inArray(key, expired), lt(column, now)))
+      .returning({ key })
+  ).length;
 }
 
-type PrunableTable = Tables["sessions" | "refreshTokens" | "passwordResets" | "auditEvents"];
+type PrunableTable = Tables["sessions" | "refreshTokens" | "passwordResets" | "auditEvents" | "idempotencyKeys"];
 
 /** A LIKE pattern matching text that starts with `prefix` (with `\` as the escape character). */
 function prefixPattern(prefix: string): string {
@@ -667,6 +675,50 @@ function auditStore({ db, run, tables }: Dialect): AuditStore {
   };
 }
 
+function idempotencyStore({ db, run, tables, transaction }: Dialect): IdempotencyStore {
+  const { idempotencyKeys: keys } = tables;
+  const one = (caller: string, key: string) => and(eq(keys.caller, caller), eq(keys.key, key));
+  return {
+    claim: (claim) =>
+      transaction(async (tx) => {
+        const at = claim.createdAt;
+        // A record past its expiry, or a claim whose request never finished, is no longer anyone's.
+        await tx
+          .delete(keys)
+          .where(
+            and(
+              one(claim.caller, claim.key),
+              or(lt(keys.expiresAt, at), and(isNull(keys.status), lt(keys.lockedUntil, at))),
+            ),
+          );
+        const won = await tx.insert(keys).values(claim).onConflictDoNothing().returning({ key: keys.key });
+        if (won.length > 0) return { claimed: true as const };
+        const [held] = await tx.select().from(keys).where(one(claim.caller, claim.key));
+        // Gone between the two statements (released by its holder): the next attempt claims it.
+        if (!held) return { claimed: false as const, held: { ...claim, status: null, answer: null } };
+        return { claimed: false as const, held };
+      }, TIMED),
+    find: (caller, key, now) =>
+      run(async () =>
+        first(
+          await db
+            .select()
+            .from(keys)
+            .where(and(one(caller, key), gt(keys.expiresAt, now))),
+        ),
+      ),
+    complete: (caller, key, status, answer) =>
+      run(async () => {
+        await db.update(keys).set({ status, answer }).where(one(caller, key));
+      }),
+    release: (caller, key) =>
+      run(async () => {
+        await db.delete(keys).where(and(one(caller, key), isNull(keys.status)));
+      }),
+    prune: (now, limit) => run(() => pruneBefore(db, keys, keys.key, keys.expiresAt, now, limit)),
+  };
+}
+
 /**
  * Transitions are compare-and-set: the state read is written over only where it still stands, and a
  * step that lost a race runs again on the state that won, on every database alike and across
@@ -760,6 +812,7 @@ async function load(tx: Db, dialect: Dialect, data: LoadData, options: LoadOptio
   }
   if (options.replace) {
     for (const table of [
+      dialect.tables.idempotencyKeys,
       refreshTokens,
       sessions,
       passwordResets,

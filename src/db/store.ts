@@ -319,6 +319,39 @@ export interface AuditStore {
   page(limit: number, after?: string): Promise<AuditEvent[]>;
 }
 
+/** A request under an Idempotency-Key, as stored: claimed while it runs, then its answer (sealed). */
+export interface IdempotencyRecord {
+  caller: string;
+  /** The key's digest. */
+  key: string;
+  fingerprint: string;
+  /** null: the first request is still running. */
+  status: number | null;
+  answer: string | null;
+  createdAt: string;
+  expiresAt: string;
+  lockedUntil: string;
+}
+
+export type IdempotencyClaim = Omit<IdempotencyRecord, "status" | "answer">;
+
+export interface IdempotencyStore {
+  /**
+   * Claims the caller's key for a request about to run, unless a live record holds it: then that
+   * record. A record past its expiry, or a claim past `lockedUntil` that never completed (its instance
+   * died), gives way to the new claim. Of concurrent claims, on any instance, exactly one wins.
+   */
+  claim(claim: IdempotencyClaim): Promise<{ claimed: true } | { claimed: false; held: IdempotencyRecord }>;
+  /** The caller's record for the key, if one lives at `now`. */
+  find(caller: string, key: string, now: string): Promise<IdempotencyRecord | null>;
+  /** Stores the claimed request's answer. */
+  complete(caller: string, key: string, status: number, answer: string): Promise<void>;
+  /** Gives the claim up (the request failed in a way worth retrying): the key is free again. */
+  release(caller: string, key: string): Promise<void>;
+  /** Forgets up to `limit` records expired at `now`; how many went. */
+  prune(now: string, limit: number): Promise<number>;
+}
+
 /** Sessions and their refresh tokens, as `svc copy` moves them. */
 export interface SessionBatch {
   sessions: SessionRecord[];
@@ -366,6 +399,7 @@ export interface Store {
   readonly sessions: SessionStore;
   readonly resets: PasswordResetStore;
   readonly audit: AuditStore;
+  readonly idempotency: IdempotencyStore;
   /**
    * The user with this id and whether the token is revoked: its `jti` was, or it names a session
    * (`sessionId`) the user no longer has. It runs on every authenticated request. null: no user has this id.

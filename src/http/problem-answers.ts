@@ -3,6 +3,7 @@
 import { Elysia, ValidationError } from "elysia";
 import { AppError, invalidFields, problemResponse, UNKNOWN_FIELD, type FieldError } from "../errors.ts";
 import type { Logger } from "../log.ts";
+import { Replayed } from "./idempotency.ts";
 import { RULE_MESSAGE } from "./openapi.ts";
 import { requestInfo } from "./request-context.ts";
 
@@ -13,11 +14,20 @@ export interface ProblemAnswersOptions {
 }
 
 export function problemAnswers({ logger, methodsFor }: ProblemAnswersOptions) {
-  return new Elysia({ name: "svc/problem-answers" }).onError({ as: "global" }, ({ code, error, request, path }) => {
-    const appError = toAppError(code, error, path, methodsFor);
-    if (appError.status >= 500) logger.error({ request_id: requestInfo(request)?.id, err: error }, "request failed");
-    return problemResponse(appError);
-  });
+  return new Elysia({ name: "svc/problem-answers" }).onError(
+    { as: "global" },
+    ({ code, error, request, path, set }) => {
+      // A repeat under an Idempotency-Key, answered from before its token was revoked (idempotency.ts).
+      // Elysia answers a thrown error with its own status unless told otherwise.
+      if (error instanceof Replayed) {
+        set.status = error.response.status;
+        return error.response;
+      }
+      const appError = toAppError(code, error, path, methodsFor);
+      if (appError.status >= 500) logger.error({ request_id: requestInfo(request)?.id, err: error }, "request failed");
+      return problemResponse(appError);
+    },
+  );
 }
 
 function toAppError(code: unknown, error: unknown, path: string, methodsFor: (path: string) => string[]): AppError {

@@ -3,6 +3,7 @@ import { Elysia, t } from "elysia";
 import type { Authenticator } from "../auth/authenticator.ts";
 import { bearer } from "../auth/bearer.ts";
 import { clientInfo } from "../http/client-address.ts";
+import type { Idempotency } from "../http/idempotency.ts";
 import { jsonBody } from "../http/json-body.ts";
 import { documented } from "../http/openapi.ts";
 import {
@@ -20,23 +21,29 @@ import type { PageJson } from "./page-json.ts";
 const PREFIX = "/svc-api/v1/users";
 const JSON_TYPE = "application/json;charset=utf-8";
 
-export function usersRoutes(
-  users: UserService,
-  authenticator: Authenticator,
-  pageJson: PageJson,
-  maxBodyBytes: number,
-  trustProxy: number,
-) {
+export interface UsersRouteDeps {
+  users: UserService;
+  authenticator: Authenticator;
+  pageJson: PageJson;
+  idempotency: Idempotency;
+  maxBodyBytes: number;
+  trustProxy: number;
+}
+
+export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBodyBytes, trustProxy }: UsersRouteDeps) {
   const json = jsonBody(maxBodyBytes);
   return (
     new Elysia({ prefix: PREFIX })
       .post(
         "/create",
-        async ({ body, set, request }) => {
-          const user = await users.create(body, clientInfo(request, trustProxy));
-          set.status = 201;
-          set.headers.location = `${PREFIX}/${user.id}`;
-          return userView(user, user.id);
+        ({ body, set, request }) => {
+          const client = clientInfo(request, trustProxy);
+          return idempotency.run({ request, set, body, caller: `client:${client.address}` }, async () => {
+            const user = await users.create(body, client);
+            set.status = 201;
+            set.headers.location = `${PREFIX}/${user.id}`;
+            return userView(user, user.id);
+          });
         },
         {
           parse: json,
@@ -62,7 +69,7 @@ export function usersRoutes(
           }),
         },
       )
-      .use(bearer(authenticator))
+      .use(bearer(authenticator, { idempotency }))
       .get(
         "/all",
         async ({ query, caller, set }) => {
@@ -118,30 +125,39 @@ export function usersRoutes(
         }),
       })
       // "" rather than "/": one path with and without the slash, and the document lists it without.
-      .put("", async ({ body, caller }) => userView(await users.updateSelf(caller, body), caller.id), {
-        parse: json,
-        body: updateSelfBody,
-        detail: documented({
-          operationId: "updateMe",
-          summary: "Update yourself; changing the e-mail needs current_password",
-          tag: "users",
-          auth: true,
-          ok: { status: 200, description: "You, updated", schema: userSchema },
-          errors: [
-            "validation_failed",
-            "malformed_json",
-            "current_password_mismatch",
-            "username_taken",
-            "email_taken",
-            "payload_too_large",
-            "unsupported_media_type",
-          ],
-        }),
-      })
+      .put(
+        "",
+        ({ body, caller, request, set }) =>
+          idempotency.run({ request, set, body, caller: `user:${caller.id}` }, async () =>
+            userView(await users.updateSelf(caller, body), caller.id),
+          ),
+        {
+          parse: json,
+          body: updateSelfBody,
+          detail: documented({
+            operationId: "updateMe",
+            summary: "Update yourself; changing the e-mail needs current_password",
+            tag: "users",
+            auth: true,
+            ok: { status: 200, description: "You, updated", schema: userSchema },
+            errors: [
+              "validation_failed",
+              "malformed_json",
+              "current_password_mismatch",
+              "username_taken",
+              "email_taken",
+              "payload_too_large",
+              "unsupported_media_type",
+            ],
+          }),
+        },
+      )
       .put(
         "/password",
-        ({ body, caller, token, request }) =>
-          users.changePassword(caller, token, body, clientInfo(request, trustProxy)),
+        ({ body, caller, token, request, set }) =>
+          idempotency.run({ request, set, body, caller: `user:${caller.id}` }, () =>
+            users.changePassword(caller, token, body, clientInfo(request, trustProxy)),
+          ),
         {
           parse: json,
           body: changePasswordBody,
@@ -163,10 +179,11 @@ export function usersRoutes(
       )
       .delete(
         "",
-        async ({ caller, set, request }) => {
-          await users.deleteSelf(caller, clientInfo(request, trustProxy));
-          set.status = 204;
-        },
+        ({ caller, set, request }) =>
+          idempotency.run({ request, set, body: null, caller: `user:${caller.id}` }, async () => {
+            await users.deleteSelf(caller, clientInfo(request, trustProxy));
+            set.status = 204;
+          }),
         {
           detail: documented({
             operationId: "deleteMe",

@@ -1,5 +1,5 @@
 // SQLite tables. Timestamps are ISO-8601 UTC text so that string order is time order.
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import type { AuditAction } from "../../audit/model.ts";
 import type { AccountStatus, AuditEvent, Role } from "../store.ts";
 
@@ -160,4 +160,28 @@ export const auditEvents = sqliteTable(
     index("audit_events_actor_id_idx").on(t.actorId, t.id),
     index("audit_events_target_id_idx").on(t.targetId, t.id),
   ],
+);
+
+/**
+ * Answers kept for Idempotency-Key retries: one row per caller and key (its SHA-256 digest), claimed
+ * before the request runs and completed with its answer, sealed (AES-GCM) under a key only the
+ * server's secret and the client's key together yield. Kept until expires_at.
+ */
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    /** "user:<id>" or "client:<address>". */
+    caller: text("caller").notNull(),
+    key: text("key").notNull(),
+    /** SHA-256 of the method, path and body: the same key with another request is refused. */
+    fingerprint: text("fingerprint").notNull(),
+    /** null while the first request runs. */
+    status: integer("status"),
+    answer: text("answer"),
+    createdAt: text("created_at").notNull(),
+    expiresAt: text("expires_at").notNull(),
+    /** While the first request runs, how long its claim holds: a crashed instance's claim lapses. */
+    lockedUntil: text("locked_until").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.caller, t.key] }), index("idempotency_keys_expires_at_idx").on(t.expiresAt)],
 );

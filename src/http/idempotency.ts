@@ -1,0 +1,188 @@
+// Idempotency-Key (the IETF httpapi draft): a write sent again with the same key, by the same caller,
+// gets the first answer again and changes nothing, on any instance. The first request claims the key
+// in the database before it runs, and stores its complete answer (status, body, Location) sealed
+// under a key only the server's secret and the client's Idempotency-Key together yield: the database
+// alone yields no token an answer held.
+import type { IdempotencyStore } from "../db/store.ts";
+import { AppError, invalidFields, PROBLEM_CONTENT_TYPE, toProblem } from "../errors.ts";
+import { sealUnder, unsealUnder } from "../sealing.ts";
+
+export const IDEMPOTENCY_HEADER = "idempotency-key";
+const KEY_FORMAT = /^[\x20-\x7e]{1,255}$/;
+const SEAL_LABEL = "svc/idempotent-answer\0";
+/** How long a claim holds while its request runs: past it, a retry runs the request (its instance died). */
+export const CLAIM_LEASE_MS = 60_000;
+
+/** An answer as stored, and as replayed. */
+interface StoredAnswer {
+  status: number;
+  body: string;
+  contentType: string;
+  location?: string;
+  headers?: Record<string, string>;
+}
+
+/** Thrown to answer with a stored response at once (see problem-answers.ts). */
+export class Replayed extends Error {
+  override name = "Replayed";
+  constructor(readonly response: Response) {
+    super("replayed");
+  }
+}
+
+/** Elysia's `set`, as much of it as an answer is read from. */
+export interface AnswerHeaders {
+  status?: number | string;
+  headers: Record<string, string | number>;
+}
+
+export interface IdempotentRequest {
+  request: Request;
+  set: AnswerHeaders;
+  /** "user:<id>", or "client:<address>" for routes without a caller. */
+  caller: string;
+  /** The request's body as parsed (null for none): the same key with another body is refused. */
+  body: unknown;
+}
+
+export interface IdempotencyOptions {
+  store: IdempotencyStore;
+  /** The server's own secret (the JWT key): with the client's key, it seals the stored answers. */
+  secret: Uint8Array;
+  ttlSeconds: number;
+  now?: () => number;
+}
+
+export type Idempotency = ReturnType<typeof createIdempotency>;
+
+const digest = (text: string) => new Bun.CryptoHasher("sha256").update(text).digest("base64url");
+
+export function createIdempotency({ store, secret, ttlSeconds, now = Date.now }: IdempotencyOptions) {
+  const serverSecret = Buffer.from(secret).toString("base64url");
+  const sealSecret = (caller: string, raw: string) => `${serverSecret}\0${caller}\0${raw}`;
+  const iso = (ms: number) => new Date(ms).toISOString();
+
+  /** The key the request carries, checked; null when it carries none. */
+  function keyOf(request: Request): string | null {
+    const raw = request.headers.get(IDEMPOTENCY_HEADER);
+    if (raw === null) return null;
+    if (!KEY_FORMAT.test(raw))
+      throw invalidFields([{ field: "Idempotency-Key", message: "must be 1 to 255 printable ASCII characters" }]);
+    return raw;
+  }
+
+  function fingerprint({ request, body }: Pick<IdempotentRequest, "request" | "body">): string {
+    return digest(`${request.method} ${new URL(request.url).pathname}\n${JSON.stringify(body ?? null)}`);
+  }
+
+  function response(answer: StoredAnswer): Response {
+    return new Response(answer.body === "" ? null : answer.body, {
+      status: answer.status,
+      headers: {
+        ...answer.headers,
+        ...(answer.body !== "" && { "content-type": answer.contentType }),
+        ...(answer.location && { location: answer.location }),
+        "idempotent-replayed": "true",
+      },
+    });
+  }
+
+  /** The stored answer of a completed request; throws the draft's refusals otherwise. */
+  async function replay(
+    caller: string,
+    raw: string,
+    held: { fingerprint: string; status: number | null; answer: string | null },
+    print: string,
+  ) {
+    if (held.fingerprint !== print) {
+      throw new AppError(
+        "idempotency_key_reused",
+        "This Idempotency-Key was used with another request; use a new key for a new request.",
+      );
+    }
+    if (held.status === null || held.answer === null) {
+      throw new AppError("idempotency_key_in_flight", "The first request with this Idempotency-Key is still running.", {
+        headers: { "retry-after": "1" },
+      });
+    }
+    const answer = (await unsealUnder(SEAL_LABEL, sealSecret(caller, raw), held.answer)) as StoredAnswer | null;
+    if (!answer) {
+      throw new AppError(
+        "idempotency_key_reused",
+        "The answer kept under this Idempotency-Key can no longer be read (the server's secret changed); use a new key.",
+      );
+    }
+    return response(answer);
+  }
+
+  return {
+    /**
+     * Runs `work` once per caller and key: a request without a key just runs; a repeat gets the
+     * first answer (Idempotent-Replayed: true). An answer below 500 is kept; after a 5xx the key is
+     * free again, so the retry runs.
+     */
+    async run<T>(req: IdempotentRequest, work: () => Promise<T>): Promise<T | Response> {
+      const raw = keyOf(req.request);
+      if (raw === null) return work();
+      const key = digest(raw);
+      const print = fingerprint(req);
+      const at = now();
+      const claim = await store.claim({
+        caller: req.caller,
+        key,
+        fingerprint: print,
+        createdAt: iso(at),
+        expiresAt: iso(at + ttlSeconds * 1000),
+        lockedUntil: iso(at + CLAIM_LEASE_MS),
+      });
+      if (!claim.claimed) return replay(req.caller, raw, claim.held, print);
+      const keep = async (answer: StoredAnswer) =>
+        store.complete(
+          req.caller,
+          key,
+          answer.status,
+          await sealUnder(SEAL_LABEL, sealSecret(req.caller, raw), answer),
+        );
+      let result: T;
+      try {
+        result = await work();
+      } catch (error) {
+        if (error instanceof AppError && error.status < 500) {
+          await keep({
+            status: error.status,
+            body: JSON.stringify(toProblem(error)),
+            contentType: PROBLEM_CONTENT_TYPE,
+            ...(error.headers && { headers: error.headers }),
+          });
+        } else {
+          await store.release(req.caller, key).catch(() => {});
+        }
+        throw error;
+      }
+      const contentType = String(req.set.headers["content-type"] ?? "application/json");
+      const location = req.set.headers.location;
+      await keep({
+        status: Number(req.set.status ?? 200),
+        body:
+          result === undefined || result === null ? "" : typeof result === "string" ? result : JSON.stringify(result),
+        contentType,
+        ...(location !== undefined && { location: String(location) }),
+      });
+      return result;
+    },
+
+    /**
+     * For a request whose token no longer authenticates (the first request revoked it: a password
+     * change, a logout, a deletion): the answer that first request stored, when this is its repeat.
+     * `userId` is the token's subject, its signature checked. null: nothing to replay.
+     */
+    async replayFor(userId: string, request: Request, body: unknown): Promise<Response | null> {
+      const raw = keyOf(request);
+      if (raw === null) return null;
+      const caller = `user:${userId}`;
+      const held = await store.find(caller, digest(raw), iso(now()));
+      if (!held || held.status === null || held.fingerprint !== fingerprint({ request, body })) return null;
+      return replay(caller, raw, held, held.fingerprint);
+    },
+  };
+}

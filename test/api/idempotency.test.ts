@@ -1,0 +1,228 @@
+// Idempotency-Key on every write it covers: a retry after a lost answer gets the first answer and
+// changes nothing; the same key with another body is refused; a repeat while the first still runs is
+// told to wait; a burst with one key runs once. On SQLite and (test:postgres) on PostgreSQL.
+import { describe, expect, test } from "bun:test";
+import { auditEvent, CLI_ORIGIN } from "../../src/audit/model.ts";
+import { expectProblem, testApp } from "../helpers.ts";
+
+const USERS = "/svc-api/v1/users";
+const KEY = "Idempotency-Key";
+const key = () => `k-${Bun.randomUUIDv7()}`;
+
+describe("POST users/create with an Idempotency-Key", () => {
+  test("a retry gets the first answer (201, Location, body) with Idempotent-Replayed, and creates nothing", async () => {
+    const { call, store } = await testApp();
+    const k = key();
+    const body = { username: "ann", email: "ann@example.com", password: "correct horse battery" };
+    const first = await call("POST", `${USERS}/create`, { body, headers: { [KEY]: k } });
+    expect(first.status).toBe(201);
+    expect(first.headers.get("idempotent-replayed")).toBeNull();
+    // The answer was lost; the client sends the very same request again.
+    const again = await call("POST", `${USERS}/create`, { body, headers: { [KEY]: k } });
+    expect(again.status).toBe(201);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.headers.get("location")).toBe(first.headers.get("location"));
+    expect(again.body).toEqual(first.body);
+    expect(await store.counts()).toEqual({ users: 1, categories: 0 });
+    // Without a key, the same body is a new request: 409 as ever (the name or the e-mail taken).
+    expect((await call("POST", `${USERS}/create`, { body })).status).toBe(409);
+  });
+
+  test("the same key with another body: 422 idempotency_key_reused, nothing changes", async () => {
+    const { call, store } = await testApp();
+    const k = key();
+    await call("POST", `${USERS}/create`, {
+      body: { username: "ann", email: "ann@example.com", password: "correct horse battery" },
+      headers: { [KEY]: k },
+    });
+    const other = await call("POST", `${USERS}/create`, {
+      body: { username: "bob", email: "bob@example.com", password: "correct horse battery" },
+      headers: { [KEY]: k },
+    });
+    expectProblem(other, 422, "idempotency_key_reused");
+    expect(await store.counts()).toEqual({ users: 1, categories: 0 });
+  });
+
+  test("20 parallel requests with one key: the account is created once; every answer is the 201 or 409 in flight", async () => {
+    const { call, store } = await testApp();
+    const k = key();
+    const body = { username: "ann", email: "ann@example.com", password: "correct horse battery" };
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, () => call("POST", `${USERS}/create`, { body, headers: { [KEY]: k } })),
+    );
+    expect(await store.counts()).toEqual({ users: 1, categories: 0 });
+    const created = replies.filter((r) => r.status === 201);
+    expect(created.length).toBeGreaterThanOrEqual(1);
+    expect(created.filter((r) => r.headers.get("idempotent-replayed") === null)).toHaveLength(1);
+    for (const r of created) expect(r.body).toEqual(created[0]!.body);
+    for (const r of replies.filter((r) => r.status !== 201)) {
+      expectProblem(r, 409, "idempotency_key_in_flight");
+      expect(r.headers.get("retry-after")).toBe("1");
+    }
+  });
+
+  test("a refusal is kept too: the retry of a 409 username_taken is the same 409, replayed", async () => {
+    const { call, signUp } = await testApp();
+    await signUp("ann");
+    const k = key();
+    const body = { username: "ann", email: "other@example.com", password: "correct horse battery" };
+    const first = await call("POST", `${USERS}/create`, { body, headers: { [KEY]: k } });
+    expectProblem(first, 409, "username_taken");
+    const again = await call("POST", `${USERS}/create`, { body, headers: { [KEY]: k } });
+    expectProblem(again, 409, "username_taken");
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+  });
+
+  test("a malformed key: 400 validation_failed naming Idempotency-Key, nothing created", async () => {
+    const { call, store } = await testApp();
+    const body = { username: "ann", email: "ann@example.com", password: "correct horse battery" };
+    for (const bad of ["", "x".repeat(256), "tab\there", "é"]) {
+      const reply = await call("POST", `${USERS}/create`, { body, headers: { [KEY]: bad } }).catch(() => null);
+      // Some of these cannot even be sent as a header (fetch refuses "é"): then nothing reached svc.
+      if (!reply) continue;
+      expectProblem(reply, 400, "validation_failed");
+      expect(reply.body.errors).toEqual([
+        { field: "Idempotency-Key", message: "must be 1 to 255 printable ASCII characters" },
+      ]);
+    }
+    expect(await store.counts()).toEqual({ users: 0, categories: 0 });
+  });
+
+  test("keys are the caller's own: another client's request with the same key runs on its own", async () => {
+    const { app, store } = await testApp({ config: { trustProxy: 1 } });
+    const k = key();
+    const send = (address: string, username: string) =>
+      app.handle(
+        new Request(`http://localhost${USERS}/create`, {
+          method: "POST",
+          headers: { "content-type": "application/json", [KEY]: k, "x-forwarded-for": address },
+          body: JSON.stringify({ username, email: `${username}@example.com`, password: "correct horse battery" }),
+        }),
+      );
+    expect((await send("192.0.2.1", "ann")).status).toBe(201);
+    expect((await send("192.0.2.2", "bob")).status).toBe(201);
+    expect(await store.counts()).toEqual({ users: 2, categories: 0 });
+  });
+});
+
+describe("authenticated writes with an Idempotency-Key", () => {
+  test("PUT users: the retry gets the first answer and writes nothing more", async () => {
+    const { call, signUp, store } = await testApp();
+    const ann = await signUp("ann");
+    const k = key();
+    const put = () => call("PUT", USERS, { token: ann.token, body: { username: "ann2" }, headers: { [KEY]: k } });
+    const first = await put();
+    expect(first.status).toBe(200);
+    const before = await store.users.findById(ann.user.id);
+    const again = await put();
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.body).toEqual(first.body);
+    expect(await store.users.findById(ann.user.id)).toEqual(before);
+  });
+
+  test("PUT users/password whose answer was lost: the retry, with the token it revoked, gets the same new pair", async () => {
+    const { call, signUp } = await testApp();
+    const ann = await signUp("ann");
+    const k = key();
+    const body = { current_password: ann.password, new_password: "a brand new secret" };
+    const first = await call("PUT", `${USERS}/password`, { token: ann.token, body, headers: { [KEY]: k } });
+    expect(first.status).toBe(200);
+    // The old token is revoked: without the key, or with another body, it is refused.
+    expectProblem(await call("GET", `${USERS}/me`, { token: ann.token }), 401, "unauthorized");
+    const again = await call("PUT", `${USERS}/password`, { token: ann.token, body, headers: { [KEY]: k } });
+    expect(again.status).toBe(200);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.body).toEqual(first.body);
+    expect((await call("GET", `${USERS}/me`, { token: again.body.token })).status).toBe(200);
+    const otherBody = { ...body, new_password: "yet another secret" };
+    expectProblem(
+      await call("PUT", `${USERS}/password`, { token: ann.token, body: otherBody, headers: { [KEY]: k } }),
+      401,
+      "unauthorized",
+    );
+    expectProblem(
+      await call("PUT", `${USERS}/password`, { token: ann.token, body, headers: { [KEY]: key() } }),
+      401,
+      "unauthorized",
+    );
+  });
+
+  test("DELETE users and POST auth/logout: the retry is 204 again, not 401", async () => {
+    const { call, signUp } = await testApp();
+    const ann = await signUp("ann");
+    const k = key();
+    expect((await call("POST", "/svc-api/v1/auth/logout", { token: ann.token, headers: { [KEY]: k } })).status).toBe(
+      204,
+    );
+    const again = await call("POST", "/svc-api/v1/auth/logout", { token: ann.token, headers: { [KEY]: k } });
+    expect(again.status).toBe(204);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    const bob = await signUp("bob");
+    const d = key();
+    expect((await call("DELETE", USERS, { token: bob.token, headers: { [KEY]: d } })).status).toBe(204);
+    const deletedAgain = await call("DELETE", USERS, { token: bob.token, headers: { [KEY]: d } });
+    expect(deletedAgain.status).toBe(204);
+    expect(deletedAgain.headers.get("idempotent-replayed")).toBe("true");
+  });
+
+  test("admin writes: a reset code's retry shows the same code, and issues no second one", async () => {
+    const { call, signUp, store } = await testApp();
+    const root = await signUp("root");
+    await store.users.administer(
+      root.user.id,
+      { role: "admin" },
+      new Date().toISOString(),
+      auditEvent("admin.user.updated", { target: root.user.id, origin: CLI_ORIGIN }),
+    );
+    const ann = await signUp("ann");
+    const k = key();
+    const issue = () =>
+      call("POST", `/svc-api/v1/admin/users/${ann.user.id}/password-reset`, {
+        token: root.token,
+        headers: { [KEY]: k },
+      });
+    const first = await issue();
+    const again = await issue();
+    expect(again.status).toBe(201);
+    expect(again.body.reset_code).toBe(first.body.reset_code);
+    expect(await store.audit.list({ action: "password_reset.issued", limit: 10 })).toHaveLength(1);
+    const patched = await call("PATCH", `/svc-api/v1/admin/users/${ann.user.id}`, {
+      token: root.token,
+      body: { status: "disabled" },
+      headers: { [KEY]: key() },
+    });
+    expect(patched.body.status).toBe("disabled");
+  });
+
+  test("keys are per user: another user's request with the same key runs as its own", async () => {
+    const { call, signUp } = await testApp();
+    const ann = await signUp("ann");
+    const bob = await signUp("bob");
+    const k = key();
+    const a = await call("PUT", USERS, { token: ann.token, body: { username: "ann2" }, headers: { [KEY]: k } });
+    const b = await call("PUT", USERS, { token: bob.token, body: { username: "ann2" }, headers: { [KEY]: k } });
+    expect(a.status).toBe(200);
+    expectProblem(b, 409, "username_taken");
+    expect(b.headers.get("idempotent-replayed")).toBeNull();
+  });
+
+  test("the stored answers hold no token in clear: the password change's pair is sealed", async () => {
+    const { call, signUp, store } = await testApp();
+    const ann = await signUp("ann");
+    const k = key();
+    const changed = await call("PUT", `${USERS}/password`, {
+      token: ann.token,
+      body: { current_password: ann.password, new_password: "a brand new secret" },
+      headers: { [KEY]: k },
+    });
+    const held = await store.idempotency.find(`user:${ann.user.id}`, digestOf(k), new Date().toISOString());
+    expect(held?.status).toBe(200);
+    expect(held!.key).not.toBe(k);
+    for (const secret of [changed.body.token, changed.body.refresh_token, "a brand new secret", k])
+      expect(JSON.stringify(held)).not.toContain(secret);
+  });
+});
+
+function digestOf(raw: string): string {
+  return new Bun.CryptoHasher("sha256").update(raw).digest("base64url");
+}
