@@ -68,6 +68,7 @@ export function createApp({ config, store: database, loggers }: AppDeps): App {
         answers: cache.answers,
         maxBodyBytes: config.maxBodyBytes,
         trustProxy: config.trustProxy,
+        idempotency,
       }),
     );
   const handle = app.fetch;

@@ -1,5 +1,5 @@
-// Deletes what has expired in the background: sessions and spent refresh tokens, reset codes, and
-// audit events past their retention. Small batches, each its own short statement, so no lock is held
+// Deletes what has expired in the background: sessions and spent refresh tokens, reset codes,
+// Idempotency-Key answers, and audit events past their retention. Small batches, each its own short statement, so no lock is held
 // for long and requests go on between them.
 import type { Store } from "./db/store.ts";
 import type { Logger } from "./log.ts";
@@ -22,15 +22,16 @@ export interface PrunerOptions {
 export const PRUNE_EVERY_MS = 60_000;
 export const PRUNE_BATCH = 500;
 
-/** The store's expiring rows: sessions and refresh tokens, reset codes, and audit events older than the retention. */
+/** The store's expiring rows: sessions and refresh tokens, reset codes, kept answers, and audit events older than the retention. */
 export function storeJobs(
-  store: Pick<Store, "sessions" | "resets" | "audit">,
+  store: Pick<Store, "sessions" | "resets" | "audit" | "idempotency">,
   auditRetentionSeconds: number,
 ): PruneJob[] {
   const iso = (ms: number) => new Date(ms).toISOString();
   return [
     { what: "expired sessions and refresh tokens", prune: (now, limit) => store.sessions.prune(iso(now), limit) },
     { what: "expired password reset codes", prune: (now, limit) => store.resets.prune(iso(now), limit) },
+    { what: "expired Idempotency-Key answers", prune: (now, limit) => store.idempotency.prune(iso(now), limit) },
     {
       what: "audit events past their retention",
       prune: (now, limit) => store.audit.prune(iso(now - auditRetentionSeconds * 1000), limit),

@@ -142,6 +142,29 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
     });
   });
 
+  test("Idempotency-Key: a retry that lands on the other instance gets the first answer; a burst over both runs once", async () => {
+    const { token, password } = await a.signUp("ike");
+    const body = { current_password: password, new_password: "ivan's new secret" };
+    const headers = { "Idempotency-Key": `k-${Bun.randomUUIDv7()}` };
+    const first = await a.call("PUT", "/svc-api/v1/users/password", { token, body, headers });
+    expect(first.status).toBe(200);
+    const retry = await b.call("PUT", "/svc-api/v1/users/password", { token, body, headers });
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(retry.body).toEqual(first.body);
+
+    const key = { "Idempotency-Key": `k-${Bun.randomUUIDv7()}` };
+    const create = { username: "once", email: "once@example.com", password: "correct horse battery" };
+    const replies = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        (i % 2 ? b : a).call("POST", "/svc-api/v1/users/create", { body: create, headers: key }),
+      ),
+    );
+    // In process both instances see the client at one address ("unknown"): one caller, one first request.
+    expect(replies.filter((r) => r.status === 201 && !r.headers.get("idempotent-replayed")).length).toBe(1);
+    for (const r of replies.filter((r) => r.status !== 201)) expectProblem(r, 409, "idempotency_key_in_flight");
+  });
+
   test("a logout on one instance ends that token on the other", async () => {
     const { token } = await a.signUp("gina");
     expect((await a.call("POST", "/svc-api/v1/auth/logout", { token })).status).toBe(204);

@@ -5,7 +5,7 @@
 import { useGraphQlJit } from "@envelop/graphql-jit";
 import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspection";
 import { Elysia } from "elysia";
-import { getOperationAST, type GraphQLSchema } from "graphql";
+import { getOperationAST, parse, type GraphQLSchema } from "graphql";
 import { createSchema, createYoga, useErrorHandler, type Plugin } from "graphql-yoga";
 import type { Origin } from "../audit/model.ts";
 import type { Authenticator } from "../auth/authenticator.ts";
@@ -15,6 +15,7 @@ import type { Config } from "../config.ts";
 import type { UserRecord } from "../db/store.ts";
 import { AppError } from "../errors.ts";
 import { clientAddress } from "../http/client-address.ts";
+import { IDEMPOTENCY_HEADER, type Idempotency } from "../http/idempotency.ts";
 import { readCapped } from "../http/json-body.ts";
 import { requestInfo } from "../http/request-context.ts";
 import type { Logger } from "../log.ts";
@@ -44,6 +45,7 @@ export interface GraphqlDeps {
   answers: Caching["answers"];
   maxBodyBytes: number;
   trustProxy: number;
+  idempotency: Idempotency;
 }
 
 /** What serve() hands Yoga along with the request. */
@@ -66,6 +68,7 @@ export function graphqlRoutes({
   answers,
   maxBodyBytes,
   trustProxy,
+  idempotency,
 }: GraphqlDeps) {
   const caches = graphqlCaches();
   metrics.reportCaches(() => ({ ...caches.sizes(), responses: answers.size }));
@@ -107,7 +110,7 @@ export function graphqlRoutes({
 
   async function serve(
     request: Request,
-    set: { headers: Record<string, string | number> },
+    set: { status?: number | string; headers: Record<string, string | number> },
   ): Promise<Response | string> {
     const info = requestInfo(request);
     // A POST's body, once, within the limit (a GET's query is in its URL).
@@ -140,8 +143,28 @@ export function graphqlRoutes({
     }
 
     const outcome: ServerContext["outcome"] = {};
-    const origin = { address: clientAddress(request, trustProxy), requestId: info?.id ?? null };
-    const response = await yoga.fetch(request, { viewer, requestId: info?.id, origin, body, outcome });
+    const address = clientAddress(request, trustProxy);
+    const origin = { address, requestId: info?.id ?? null };
+    const run = () => yoga.fetch(request, { viewer, requestId: info?.id, origin, body, outcome });
+
+    // A mutation under an Idempotency-Key runs once per caller and key; its answer is kept for repeats.
+    const mutation = text !== undefined && request.headers.has(IDEMPOTENCY_HEADER) ? mutationOf(text) : null;
+    if (mutation) {
+      const caller = viewer ? `user:${viewer.id}` : `client:${address}`;
+      try {
+        return await idempotency.run({ request, set, caller, body: mutation }, async () => {
+          const answered = await run();
+          set.status = answered.status;
+          set.headers["content-type"] = answered.headers.get("content-type") ?? JSON_TYPE;
+          return answered.text();
+        });
+      } catch (error) {
+        // The key's own refusals (reused, in flight, malformed), in GraphQL's shape.
+        if (error instanceof AppError) return graphqlErrorResponse(error);
+        throw error;
+      }
+    }
+    const response = await run();
     if (!kept || outcome.operation === undefined || response.status !== 200) return response;
     const answer = { body: await response.text(), contentType: response.headers.get("content-type") ?? JSON_TYPE };
     kept.keep({ ...answer, operation: outcome.operation });
@@ -207,6 +230,24 @@ function keepableOutcome(label: OperationLabel): Plugin<{}, ServerContext> {
       };
     },
   };
+}
+
+/** The request's JSON body when it names a mutation to run (the operation it selects); else null. */
+function mutationOf(text: string): unknown {
+  let request: { query?: unknown; operationName?: unknown };
+  try {
+    request = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (typeof request?.query !== "string") return null;
+  try {
+    const name = typeof request.operationName === "string" ? request.operationName : undefined;
+    return getOperationAST(parse(request.query), name)?.operation === "mutation" ? request : null;
+  } catch {
+    // Unparsable: Yoga answers it, and there is nothing to keep.
+    return null;
+  }
 }
 
 /** A 401 in GraphQL's own response shape, so GraphQL clients can read it like any other error. */

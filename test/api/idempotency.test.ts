@@ -226,3 +226,66 @@ describe("authenticated writes with an Idempotency-Key", () => {
 function digestOf(raw: string): string {
   return new Bun.CryptoHasher("sha256").update(raw).digest("base64url");
 }
+
+describe("GraphQL mutations with an Idempotency-Key", () => {
+  const CREATE = "mutation ($input: CreateCategoryInput!) { createCategory(input: $input) { id name } }";
+
+  test("a retried createCategory gets the first answer and creates one category; another input 422", async () => {
+    const { call, signUp, store } = await testApp();
+    const { token } = await signUp("ann");
+    const k = key();
+    const send = (name: string) =>
+      call("POST", "/graphql", {
+        token,
+        body: { query: CREATE, variables: { input: { name } } },
+        headers: { [KEY]: k },
+      });
+    const first = await send("Books");
+    expect(first.status).toBe(200);
+    const again = await send("Books");
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.body).toEqual(first.body);
+    expect(await store.counts()).toEqual({ users: 1, categories: 1 });
+    const other = await send("Maps");
+    expect(other.status).toBe(422);
+    expect(other.body.errors[0].extensions.code).toBe("IDEMPOTENCY_KEY_REUSED");
+    expect(await store.counts()).toEqual({ users: 1, categories: 1 });
+  });
+
+  test("10 parallel deleteCategory with one key: one deletion, one audit event, no NOT_FOUND", async () => {
+    const { call, signUp, graphql, store } = await testApp();
+    const { token } = await signUp("ann");
+    const id = (await graphql(CREATE, { token, variables: { input: { name: "Books" } } })).body.data.createCategory.id;
+    const k = key();
+    const replies = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        call("POST", "/graphql", {
+          token,
+          body: { query: `mutation { deleteCategory(id: "${id}") }` },
+          headers: { [KEY]: k },
+        }),
+      ),
+    );
+    for (const r of replies) {
+      if (r.status === 200) expect(r.body).toEqual({ data: { deleteCategory: true } });
+      else
+        expect({ status: r.status, code: r.body.errors[0].extensions.code }).toEqual({
+          status: 409,
+          code: "IDEMPOTENCY_KEY_IN_FLIGHT",
+        });
+    }
+    expect(await store.audit.list({ action: "category.deleted", limit: 10 })).toHaveLength(1);
+  });
+
+  test("queries ignore the key: they run as ever", async () => {
+    const { call, signUp } = await testApp();
+    const { token } = await signUp("ann");
+    const reply = await call("POST", "/graphql", {
+      token,
+      body: { query: "{ categories { id } }" },
+      headers: { [KEY]: key() },
+    });
+    expect(reply.body).toEqual({ data: { categories: [] } });
+    expect(reply.headers.get("idempotent-replayed")).toBeNull();
+  });
+});

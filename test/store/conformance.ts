@@ -699,6 +699,59 @@ function contract<S extends Store>(harness: { open(): Promise<S>; dispose(store:
     });
   });
 
+  describe("idempotency keys", () => {
+    const claim = (caller: string, key: string, at = Date.now(), fingerprint = "print") => ({
+      caller,
+      key,
+      fingerprint,
+      createdAt: new Date(at).toISOString(),
+      expiresAt: new Date(at + 86_400_000).toISOString(),
+      lockedUntil: new Date(at + 60_000).toISOString(),
+    });
+
+    test("of concurrent claims of one key exactly one wins; the others see the claim, then the answer", async () => {
+      const results = await Promise.all(Array.from({ length: 8 }, () => store.idempotency.claim(claim("user:a", "k"))));
+      expect(results.filter((r) => r.claimed)).toHaveLength(1);
+      for (const r of results.filter((r) => !r.claimed))
+        expect(r).toMatchObject({ claimed: false, held: { fingerprint: "print", status: null, answer: null } });
+      await store.idempotency.complete("user:a", "k", 201, "sealed");
+      expect(await store.idempotency.claim(claim("user:a", "k"))).toMatchObject({
+        claimed: false,
+        held: { status: 201, answer: "sealed" },
+      });
+      // Another caller's same key is another record.
+      expect(await store.idempotency.claim(claim("user:b", "k"))).toEqual({ claimed: true });
+    });
+
+    test("a claim whose request never finished lapses after its lease; an expired record gives way; release frees the key", async () => {
+      const at = Date.now();
+      await store.idempotency.claim(claim("user:a", "stale", at));
+      expect((await store.idempotency.claim(claim("user:a", "stale", at + 1000))).claimed).toBe(false);
+      expect((await store.idempotency.claim(claim("user:a", "stale", at + 61_000))).claimed).toBe(true);
+      await store.idempotency.claim(claim("user:a", "old", at));
+      await store.idempotency.complete("user:a", "old", 200, "x");
+      expect((await store.idempotency.claim(claim("user:a", "old", at + 86_401_000))).claimed).toBe(true);
+      await store.idempotency.claim(claim("user:a", "freed", at));
+      await store.idempotency.release("user:a", "freed");
+      expect((await store.idempotency.claim(claim("user:a", "freed", at))).claimed).toBe(true);
+      // A completed record is not released by mistake.
+      await store.idempotency.complete("user:a", "freed", 200, "y");
+      await store.idempotency.release("user:a", "freed");
+      expect(await store.idempotency.find("user:a", "freed", new Date(at).toISOString())).toMatchObject({
+        status: 200,
+      });
+    });
+
+    test("prune forgets expired records only, even where a live one shares the key", async () => {
+      const at = Date.now();
+      await store.idempotency.claim({ ...claim("user:a", "same", at), expiresAt: new Date(at - 1000).toISOString() });
+      await store.idempotency.claim(claim("user:b", "same", at));
+      expect(await store.idempotency.prune(new Date(at).toISOString(), 10)).toBe(1);
+      expect(await store.idempotency.find("user:b", "same", new Date(at).toISOString())).not.toBeNull();
+      expect(await store.idempotency.find("user:a", "same", new Date(at).toISOString())).toBeNull();
+    });
+  });
+
   describe("sessions", () => {
     const day = 86_400_000;
     /** A session of the user, started at the clock's next tick, with its first refresh token. */
