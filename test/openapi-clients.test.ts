@@ -26,7 +26,7 @@ import type { paths } from "./schema";
 const client = createClient<paths>({ baseUrl: "http://localhost:8080" });
 
 export async function everyOperation(): Promise<number> {
-  const created = await client.POST("/svc-api/v1/users/create", { body: { username: "ann", email: "ann@example.com", password: "correct horse" } });
+  const created = await client.POST("/svc-api/v1/users/create", { body: { username: "ann", email: "ann@example.com", password: "correct horse" }, params: { header: { "Idempotency-Key": crypto.randomUUID() } } });
   const id: string | undefined = created.data?.id;
   const login = await client.POST("/svc-api/v1/auth/login", { body: { username: "ann", password: "correct horse" } });
   if (login.error) {

@@ -87,6 +87,7 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
         body: accountChangeBody,
         detail: documented({
           operationId: "adminUpdateUser",
+          idempotent: true,
           summary:
             "Change an account's role or status (JSON or application/merge-patch+json). Disabling ends its sessions and tokens at once.",
           tag: "admin",
@@ -115,6 +116,7 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
         params: userId,
         detail: documented({
           operationId: "adminDeleteUser",
+          idempotent: true,
           summary: "Delete an account: its sessions end, its categories stay with no creator",
           tag: "admin",
           auth: true,
@@ -136,6 +138,7 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
         params: userId,
         detail: documented({
           operationId: "adminIssuePasswordReset",
+          idempotent: true,
           summary: "Issue a one-time password reset code for the account (it replaces any earlier one)",
           tag: "admin",
           auth: true,

@@ -107,6 +107,7 @@ export function authRoutes({ users, sessions, authenticator, idempotency, maxBod
         detail: documented({
           body: { schema: logoutBody, required: false },
           operationId: "logout",
+          idempotent: true,
           summary: "Log out: end this session (or the others, or all) at once",
           tag: "auth",
           auth: true,

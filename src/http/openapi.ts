@@ -80,6 +80,8 @@ interface Doc {
   body?: { schema: TSchema; required: boolean };
   /** The route needs a bearer token. */
   auth?: boolean;
+  /** The route honours Idempotency-Key. */
+  idempotent?: boolean;
   ok: Success;
   /** Other non-problem answers, such as health's 503 with the health body. */
   also?: Success[];
@@ -96,6 +98,12 @@ const STATUS_HEADERS: Record<string, Record<string, { description: string; schem
     },
   },
   "429": { "Retry-After": { description: "Seconds to wait before trying again.", schema: { type: "integer" } } },
+  "409": {
+    "Retry-After": {
+      description: "With idempotency_key_in_flight: seconds to wait before sending the request again.",
+      schema: { type: "integer" },
+    },
+  },
 };
 
 function response({ description, schema, headers = {} }: Success) {
@@ -112,12 +120,40 @@ function response({ description, schema, headers = {} }: Success) {
 }
 
 /** The route's OpenAPI `detail`: its name, summary, tag, security, parameters, and every answer it can give. */
-export function documented({ operationId, summary, tag, query, body, auth = false, ok, also = [], errors }: Doc) {
+const IDEMPOTENCY_KEY = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description:
+    "Any 1-255 printable ASCII characters (a UUID, say). Sent again with the same request, it gets the first answer again (with Idempotent-Replayed: true) and changes nothing; kept for SVC_IDEMPOTENCY_TTL (24 h).",
+  schema: { type: "string", minLength: 1, maxLength: 255 },
+} as const;
+
+export function documented({
+  operationId,
+  summary,
+  tag,
+  query,
+  body,
+  auth = false,
+  idempotent = false,
+  ok,
+  also = [],
+  errors,
+}: Doc) {
+  const replayed = {
+    "Idempotent-Replayed": "true when this is the kept answer to an earlier request with the same Idempotency-Key",
+  };
+  const first = idempotent ? { ...ok, headers: { ...ok.headers, ...replayed } } : ok;
   const responses: Record<string, unknown> = Object.fromEntries(
-    [ok, ...also].map((answer) => [answer.status, response(answer)]),
+    [first, ...also].map((answer) => [answer.status, response(answer)]),
   );
   const all = new Set<ErrorCode>(errors);
   if (auth) all.add("unauthorized");
+  if (idempotent) {
+    for (const code of ["validation_failed", "idempotency_key_in_flight", "idempotency_key_reused"] as const)
+      all.add(code);
+  }
   for (const code of [...all, "internal" as const]) {
     const status = String(statusOf(code));
     const listed = (responses[status] as { description: string } | undefined)?.description;
@@ -137,14 +173,17 @@ export function documented({ operationId, summary, tag, query, body, auth = fals
     ...(body && {
       requestBody: { required: body.required, content: { "application/json": { schema: body.schema } } },
     }),
-    ...(query && {
-      parameters: query.map(({ name, description, schema }) => ({
-        name,
-        in: "query",
-        required: false,
-        description,
-        schema,
-      })),
+    ...((query || idempotent) && {
+      parameters: [
+        ...(query ?? []).map(({ name, description, schema }) => ({
+          name,
+          in: "query" as const,
+          required: false,
+          description,
+          schema,
+        })),
+        ...(idempotent ? [IDEMPOTENCY_KEY] : []),
+      ],
     }),
     responses: responses as OpenAPIV3.ResponsesObject,
   };

@@ -50,6 +50,7 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
           body: createUserBody,
           detail: documented({
             operationId: "createUser",
+            idempotent: true,
             summary: "Create a user",
             tag: "users",
             ok: {
@@ -136,6 +137,7 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
           body: updateSelfBody,
           detail: documented({
             operationId: "updateMe",
+            idempotent: true,
             summary: "Update yourself; changing the e-mail needs current_password",
             tag: "users",
             auth: true,
@@ -163,6 +165,7 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
           body: changePasswordBody,
           detail: documented({
             operationId: "changePassword",
+            idempotent: true,
             summary: "Change your password; every earlier token and every other session stops working",
             tag: "users",
             auth: true,
@@ -187,6 +190,7 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
         {
           detail: documented({
             operationId: "deleteMe",
+            idempotent: true,
             summary: "Delete yourself; your categories stay, with no creator",
             tag: "users",
             auth: true,
