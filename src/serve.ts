@@ -79,8 +79,10 @@ function listenProblem(error: unknown): string {
   switch (code) {
     case "EADDRINUSE":
       return "the port is in use (another svc?); stop it, choose another SVC_PORT, or set SVC_REUSE_PORT=true to share the port on purpose";
-    // Bun reports a host it cannot resolve (or an impossible address such as 256.1.1.1) as ENOENT.
+    // Bun reports a host it cannot resolve (or an impossible address such as 256.1.1.1) as ENOENT,
+    // or as EINVAL where the resolver hands back something listen() cannot use (seen on some machines).
     case "ENOENT":
+    case "EINVAL":
       return "SVC_HOST is not an address or a host name this machine can resolve (0.0.0.0 listens on every address)";
     case "EADDRNOTAVAIL":
       return "SVC_HOST is not an address of this machine (0.0.0.0 listens on every address)";
