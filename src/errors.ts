@@ -23,6 +23,7 @@ const CATALOG = {
   category_name_taken: { status: 409, title: "Category name taken", graphql: "CONFLICT" },
   last_admin: { status: 409, title: "Last administrator", graphql: "CONFLICT" },
   idempotency_key_in_flight: { status: 409, title: "Idempotency key in flight", graphql: "IDEMPOTENCY_KEY_IN_FLIGHT" },
+  precondition_failed: { status: 412, title: "Precondition failed", graphql: "PRECONDITION_FAILED" },
   payload_too_large: { status: 413, title: "Payload too large", graphql: "BAD_REQUEST" },
   unsupported_media_type: { status: 415, title: "Unsupported media type", graphql: "BAD_REQUEST" },
   idempotency_key_reused: { status: 422, title: "Idempotency key reused", graphql: "IDEMPOTENCY_KEY_REUSED" },

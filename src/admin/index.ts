@@ -4,7 +4,9 @@ import { Elysia, t } from "elysia";
 import type { Authenticator } from "../auth/authenticator.ts";
 import { bearer } from "../auth/bearer.ts";
 import { clientInfo } from "../http/client-address.ts";
+import { conditionalJson, requireMatch, taggedJson } from "../http/etag.ts";
 import type { Idempotency } from "../http/idempotency.ts";
+import type { UserRecord } from "../db/store.ts";
 import { jsonBody } from "../http/json-body.ts";
 import { documented } from "../http/openapi.ts";
 import {
@@ -38,18 +40,19 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
     .use(bearer(authenticator, { admin: true }))
     .get(
       "/users",
-      async ({ query, set }) => {
+      async ({ query, set, request }) => {
         const filter = parseUserFilter(query);
         // One extra row tells whether another page exists without a count query.
         const rows = await admin.list({ ...filter, limit: filter.limit + 1 });
         const page = rows.slice(0, filter.limit);
         if (rows.length > filter.limit)
           set.headers.link = `<${PREFIX}/users?${nextPageQuery(query, filter.limit, page.at(-1)!.id)}>; rel="next"`;
-        return page.map(adminUserView);
+        return conditionalJson(request, set, page.map(adminUserView));
       },
       {
         detail: documented({
           operationId: "adminListUsers",
+          conditional: "read",
           summary: "List accounts with their e-mail, role, status and last login, oldest first",
           tag: "admin",
           query: adminUsersQuery,
@@ -64,29 +67,46 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
         }),
       },
     )
-    .get("/users/:id", async ({ params }) => adminUserView(await admin.get(params.id)), {
-      params: userId,
-      detail: documented({
-        operationId: "adminGetUser",
-        summary: "Get one account",
-        tag: "admin",
-        auth: true,
-        ok: { status: 200, description: "The account", schema: adminUserSchema },
-        errors: ["forbidden", "not_found"],
-      }),
-    })
+    .get(
+      "/users/:id",
+      async ({ params, request, set }) => conditionalJson(request, set, adminUserView(await admin.get(params.id))),
+      {
+        params: userId,
+        detail: documented({
+          operationId: "adminGetUser",
+          conditional: "read",
+          summary: "Get one account",
+          tag: "admin",
+          auth: true,
+          ok: { status: 200, description: "The account", schema: adminUserSchema },
+          errors: ["forbidden", "not_found"],
+        }),
+      },
+    )
     .patch(
       "/users/:id",
       ({ params, body, caller, request, set }) =>
-        idempotency.run({ request, set, body, caller: `user:${caller.id}` }, async () =>
-          adminUserView(await admin.update(caller.id, params.id, body, clientInfo(request, trustProxy))),
-        ),
+        idempotency.run({ request, set, body, caller: `user:${caller.id}` }, async () => {
+          // If-Match: the account as GET admin/users/{id} showed it; stale, 412 and nothing written.
+          let unchanged: UserRecord | undefined;
+          if (request.headers.has("if-match")) {
+            unchanged = await admin.get(params.id);
+            requireMatch(request, adminUserView(unchanged));
+          }
+          const client = clientInfo(request, trustProxy);
+          return conditionalJson(
+            request,
+            set,
+            adminUserView(await admin.update(caller.id, params.id, body, client, unchanged)),
+          );
+        }),
       {
         params: userId,
         parse: jsonBody(maxBodyBytes),
         body: accountChangeBody,
         detail: documented({
           operationId: "adminUpdateUser",
+          conditional: "write",
           idempotent: true,
           summary:
             "Change an account's role or status (JSON or application/merge-patch+json). Disabling ends its sessions and tokens at once.",
@@ -149,17 +169,18 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
     )
     .get(
       "/audit",
-      async ({ query, set }) => {
+      async ({ query, set, request }) => {
         const filter = parseAuditFilter(query);
         const rows = await admin.events({ ...filter, limit: filter.limit + 1 });
         const page = rows.slice(0, filter.limit);
         if (rows.length > filter.limit)
           set.headers.link = `<${PREFIX}/audit?${nextPageQuery(query, filter.limit, page.at(-1)!.id)}>; rel="next"`;
-        return page.map(auditEventView);
+        return conditionalJson(request, set, page.map(auditEventView));
       },
       {
         detail: documented({
           operationId: "adminListAudit",
+          conditional: "read",
           summary: "The audit log, newest first",
           tag: "admin",
           query: auditQuery,

@@ -8,6 +8,7 @@ import type {
   AuditFilter,
   AuditStore,
   PasswordResetStore,
+  RecordState,
   UserFilter,
   UserRecord,
   UserStore,
@@ -34,6 +35,12 @@ export type AdminActor = string | null;
 
 export type AdminService = ReturnType<typeof createAdminService>;
 
+export const changedMeanwhile = () =>
+  new AppError(
+    "precondition_failed",
+    "The account changed since you read it (If-Match names another version); read it again and retry.",
+  );
+
 export function createAdminService({ users, resets, audit, resetCodeTtlSeconds, now = Date.now }: AdminServiceDeps) {
   const notFound = () => new AppError("not_found", "No user has this id.");
 
@@ -52,11 +59,18 @@ export function createAdminService({ users, resets, audit, resetCodeTtlSeconds, 
      * Changes the account's role or status. Disabling ends every session and token at once; nothing
      * else is revoked. Throws `last_admin` rather than leave no active admin, `not_found` for no user.
      */
-    async update(actor: AdminActor, id: string, change: AccountChange, origin: Origin): Promise<UserRecord> {
+    async update(
+      actor: AdminActor,
+      id: string,
+      change: AccountChange,
+      origin: Origin,
+      unchanged?: RecordState & Pick<UserRecord, "lastLoginAt">,
+    ): Promise<UserRecord> {
       const at = new Date(now()).toISOString();
       const event = auditEvent("admin.user.updated", { actor, target: id, origin, detail: { ...change } }, at);
-      const updated = await users.administer(id, change, at, event);
+      const updated = await users.administer(id, change, at, event, unchanged);
       if (!updated) throw notFound();
+      if (updated === "changed") throw changedMeanwhile();
       return updated;
     },
 

@@ -15,6 +15,7 @@ import {
   columns,
   type IdempotencyStore,
   type PasswordResetStore,
+  type RecordState,
   type UserRecord,
   LoadRefused,
   nameKey,
@@ -148,6 +149,18 @@ async function recordIn(tx: Db, { auditEvents }: Tables, event: AuditEvent | und
   if (event) await tx.insert(auditEvents).values(event);
 }
 
+/** Whether the record still holds what a client saw (If-Match). */
+function sameState(user: UserRecord, seen: RecordState & Pick<UserRecord, "lastLoginAt">): boolean {
+  return (
+    user.username === seen.username &&
+    user.email === seen.email &&
+    user.role === seen.role &&
+    user.status === seen.status &&
+    user.updatedAt === seen.updatedAt &&
+    user.lastLoginAt === seen.lastLoginAt
+  );
+}
+
 /** What every change that may take an admin away serializes on, across instances. */
 const ADMINS = "svc:active-admins";
 
@@ -266,6 +279,18 @@ function userStore({ db, run, tables, transaction, serialize }: Dialect): UserSt
     .limit(p("limit"))
     .prepare("users_after");
 
+  /** The user's row while it still holds what a client saw. */
+  const still = (state: RecordState & { lastLoginAt?: string | null }) =>
+    and(
+      eq(users.username, state.username),
+      eq(users.email, state.email),
+      eq(users.role, state.role),
+      eq(users.status, state.status),
+      eq(users.updatedAt, state.updatedAt),
+      ...(state.lastLoginAt === undefined
+        ? []
+        : [state.lastLoginAt === null ? isNull(users.lastLoginAt) : eq(users.lastLoginAt, state.lastLoginAt)]),
+    )!;
   /** The user with this id, and with a token version, only while it is still that one. */
   const heldAt = (id: string, tokenVersion: number | undefined) =>
     tokenVersion === undefined ? eq(users.id, id) : and(eq(users.id, id), eq(users.tokenVersion, tokenVersion));
@@ -329,29 +354,32 @@ function userStore({ db, run, tables, transaction, serialize }: Dialect): UserSt
           .where(and(eq(users.role, "admin"), eq(users.status, "active")));
         return row!.n;
       }),
-    administer(id, change, updatedAt, audit) {
+    administer(id, change, updatedAt, audit, unchanged) {
       const key = parseId(id);
       if (!key) return Promise.resolve(null);
       return transaction(async (tx) => {
         await serialize(tx, ADMINS);
         const target = first(await tx.select(userColumns).from(users).where(eq(users.id, key)));
         if (!target) return null;
+        if (unchanged && !sameState(target, unchanged)) return "changed" as const;
         const next = { role: change.role ?? target.role, status: change.status ?? target.status };
         if (next.role === target.role && next.status === target.status) return target;
         await keepAnAdmin(tx, tables, target, next);
         // Disabling revokes at once: every token (by its version) and every session.
         const disabling = next.status === "disabled" && target.status === "active";
+        // Conditional again in the write: a user's own change is not serialized with an administrator's.
         const [updated] = await tx
           .update(users)
           .set({ ...next, updatedAt, ...(disabling && { tokenVersion: sql`${users.tokenVersion} + 1` }) })
-          .where(eq(users.id, key))
+          .where(unchanged ? and(eq(users.id, key), still(unchanged)) : eq(users.id, key))
           .returning(userColumns);
+        if (!updated) return "changed" as const;
         if (disabling) await tx.delete(sessions).where(eq(sessions.userId, key));
         await recordIn(tx, tables, audit);
-        return updated!;
+        return updated;
       }, TIMED);
     },
-    update(id, patch, updatedAt, tokenVersion) {
+    update(id, patch, updatedAt, tokenVersion, unchanged) {
       const key = parseId(id);
       if (!key) return Promise.resolve(null);
       const changes = {
@@ -359,10 +387,8 @@ function userStore({ db, run, tables, transaction, serialize }: Dialect): UserSt
         ...(patch.username !== undefined && { usernameKey: nameKey(patch.username) }),
         updatedAt,
       };
-      return run(
-        async () => first(await db.update(users).set(changes).where(heldAt(key, tokenVersion)).returning(userColumns)),
-        userClash,
-      );
+      const where = unchanged ? and(heldAt(key, tokenVersion), still(unchanged)) : heldAt(key, tokenVersion);
+      return run(async () => first(await db.update(users).set(changes).where(where).returning(userColumns)), userClash);
     },
     async setPassword(id, passwordHash, updatedAt, tokenVersion, keep, audit) {
       const key = parseId(id);

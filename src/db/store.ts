@@ -32,6 +32,9 @@ export type NewUser = Pick<UserRecord, "id" | "username" | "email" | "passwordHa
   role?: Role;
 };
 
+/** The values a client saw, for writes conditional on them (If-Match). */
+export type RecordState = Pick<UserRecord, "username" | "email" | "role" | "status" | "updatedAt">;
+
 /** What an administrator may change of an account. */
 export type AccountChange = Partial<Pick<UserRecord, "role" | "status">>;
 
@@ -70,13 +73,27 @@ export interface UserStore {
    * (and records nothing). null: no user has this id. Throws AppError `last_admin` when it would leave
    * no active admin (of concurrent changes, on any instance, never all land).
    */
-  administer(id: string, change: AccountChange, updatedAt: string, audit: AuditEvent): Promise<UserRecord | null>;
+  administer(
+    id: string,
+    change: AccountChange,
+    updatedAt: string,
+    audit: AuditEvent,
+    unchanged?: RecordState & Pick<UserRecord, "lastLoginAt">,
+  ): Promise<UserRecord | null | "changed">;
   /**
    * Applies the patch; with `tokenVersion`, only while the user's token version is still that one (a
-   * write on behalf of a token revoked meanwhile does not land). null: no user has this id, or the
-   * version has moved on. Throws `username_taken` / `email_taken`.
+   * write on behalf of a token revoked meanwhile does not land); with `unchanged`, only while the
+   * record still holds exactly those values (If-Match: of concurrent writers who read one version,
+   * one lands). null: no user has this id, the version has moved on, or the record changed. Throws
+   * `username_taken` / `email_taken`.
    */
-  update(id: string, patch: UserPatch, updatedAt: string, tokenVersion?: number): Promise<UserRecord | null>;
+  update(
+    id: string,
+    patch: UserPatch,
+    updatedAt: string,
+    tokenVersion?: number,
+    unchanged?: RecordState,
+  ): Promise<UserRecord | null>;
   /**
    * Replaces the hash and bumps the token version, only while the version is still `tokenVersion` (the
    * one the caller's token carries), so of concurrent changes made with one token exactly one lands.

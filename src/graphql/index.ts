@@ -15,6 +15,7 @@ import type { Config } from "../config.ts";
 import type { UserRecord } from "../db/store.ts";
 import { AppError } from "../errors.ts";
 import { clientAddress } from "../http/client-address.ts";
+import { conditionalText } from "../http/etag.ts";
 import { IDEMPOTENCY_HEADER, type Idempotency } from "../http/idempotency.ts";
 import { readCapped } from "../http/json-body.ts";
 import { requestInfo } from "../http/request-context.ts";
@@ -165,6 +166,11 @@ export function graphqlRoutes({
       }
     }
     const response = await run();
+    // A query by GET (GraphQL over HTTP's cacheable form) carries a strong ETag; If-None-Match gets 304.
+    if (request.method === "GET" && outcome.operation !== undefined && response.status === 200) {
+      const contentType = response.headers.get("content-type") ?? JSON_TYPE;
+      return conditionalText(request, set, await response.text(), contentType);
+    }
     if (!kept || outcome.operation === undefined || response.status !== 200) return response;
     const answer = { body: await response.text(), contentType: response.headers.get("content-type") ?? JSON_TYPE };
     kept.keep({ ...answer, operation: outcome.operation });

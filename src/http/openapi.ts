@@ -82,6 +82,8 @@ interface Doc {
   auth?: boolean;
   /** The route honours Idempotency-Key. */
   idempotent?: boolean;
+  /** A read with an ETag and If-None-Match (304), or an update that honours If-Match (412). */
+  conditional?: "read" | "write";
   ok: Success;
   /** Other non-problem answers, such as health's 503 with the health body. */
   also?: Success[];
@@ -129,6 +131,22 @@ const IDEMPOTENCY_KEY = {
   schema: { type: "string", minLength: 1, maxLength: 255 },
 } as const;
 
+const IF_NONE_MATCH = {
+  name: "If-None-Match",
+  in: "header",
+  required: false,
+  description: "The ETag of the copy you hold: while it is current, 304 with no body.",
+  schema: { type: "string" },
+} as const;
+const IF_MATCH = {
+  name: "If-Match",
+  in: "header",
+  required: false,
+  description:
+    "The ETag of the version you read: if the record changed since, 412 precondition_failed and nothing is written.",
+  schema: { type: "string" },
+} as const;
+
 export function documented({
   operationId,
   summary,
@@ -137,6 +155,7 @@ export function documented({
   body,
   auth = false,
   idempotent = false,
+  conditional,
   ok,
   also = [],
   errors,
@@ -144,12 +163,23 @@ export function documented({
   const replayed = {
     "Idempotent-Replayed": "true when this is the kept answer to an earlier request with the same Idempotency-Key",
   };
-  const first = idempotent ? { ...ok, headers: { ...ok.headers, ...replayed } } : ok;
+  const tagged: Record<string, string> = conditional
+    ? { ETag: "A strong tag of this representation: send it as If-None-Match, or If-Match to update" }
+    : {};
+  const first: Success = { ...ok, headers: { ...ok.headers, ...(idempotent ? replayed : {}), ...tagged } };
   const responses: Record<string, unknown> = Object.fromEntries(
     [first, ...also].map((answer) => [answer.status, response(answer)]),
   );
+  if (conditional === "read") {
+    responses["304"] = response({
+      status: 304,
+      description: "Not modified: If-None-Match names the current tag",
+      headers: tagged,
+    });
+  }
   const all = new Set<ErrorCode>(errors);
   if (auth) all.add("unauthorized");
+  if (conditional === "write") all.add("precondition_failed");
   if (idempotent) {
     for (const code of ["validation_failed", "idempotency_key_in_flight", "idempotency_key_reused"] as const)
       all.add(code);
@@ -173,7 +203,7 @@ export function documented({
     ...(body && {
       requestBody: { required: body.required, content: { "application/json": { schema: body.schema } } },
     }),
-    ...((query || idempotent) && {
+    ...((query || idempotent || conditional) && {
       parameters: [
         ...(query ?? []).map(({ name, description, schema }) => ({
           name,
@@ -183,6 +213,7 @@ export function documented({
           schema,
         })),
         ...(idempotent ? [IDEMPOTENCY_KEY] : []),
+        ...(conditional ? [conditional === "read" ? IF_NONE_MATCH : IF_MATCH] : []),
       ],
     }),
     responses: responses as OpenAPIV3.ResponsesObject,

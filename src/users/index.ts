@@ -3,6 +3,7 @@ import { Elysia, t } from "elysia";
 import type { Authenticator } from "../auth/authenticator.ts";
 import { bearer } from "../auth/bearer.ts";
 import { clientInfo } from "../http/client-address.ts";
+import { conditionalJson, requireMatch, taggedJson } from "../http/etag.ts";
 import type { Idempotency } from "../http/idempotency.ts";
 import { jsonBody } from "../http/json-body.ts";
 import { documented } from "../http/openapi.ts";
@@ -19,7 +20,6 @@ import { parsePage, type UserService } from "./service.ts";
 import type { PageJson } from "./page-json.ts";
 
 const PREFIX = "/svc-api/v1/users";
-const JSON_TYPE = "application/json;charset=utf-8";
 
 export interface UsersRouteDeps {
   users: UserService;
@@ -73,7 +73,7 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
       .use(bearer(authenticator, { idempotency }))
       .get(
         "/all",
-        async ({ query, caller, set }) => {
+        async ({ query, caller, set, request }) => {
           const page = parsePage(query);
           // One extra row tells whether another page exists without a count query.
           const rows = await users.list({ ...page, limit: page.limit + 1 });
@@ -83,13 +83,13 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
             set.headers.link = `<${next}>; rel="next"`;
           }
           // A string, not a Response: Elysia would copy a Response to add svc's headers, body as a stream.
-          set.headers["content-type"] = JSON_TYPE;
-          return pageJson(rows, count, caller.id);
+          return conditionalJson(request, set, pageJson(rows, count, caller.id));
         },
         {
           // The query is read by parsePage, so that the document can say what limit is: an integer.
           detail: documented({
             operationId: "listUsers",
+            conditional: "read",
             summary: "List users, oldest first, a page at a time",
             tag: "users",
             query: listUsersQuery,
@@ -104,9 +104,10 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
           }),
         },
       )
-      .get("/me", ({ caller }) => userView(caller, caller.id), {
+      .get("/me", ({ caller, request, set }) => conditionalJson(request, set, userView(caller, caller.id)), {
         detail: documented({
           operationId: "getMe",
+          conditional: "read",
           summary: "Get yourself: the record the token belongs to, e-mail included",
           tag: "users",
           auth: true,
@@ -114,29 +115,43 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
           errors: [],
         }),
       })
-      .get("/:user_id", async ({ params, caller }) => userView(await users.get(params.user_id), caller.id), {
-        params: t.Object({ user_id: t.String({ description: "A user id (UUID)." }) }),
-        detail: documented({
-          operationId: "getUser",
-          summary: "Get one user (the e-mail only in your own record)",
-          tag: "users",
-          auth: true,
-          ok: { status: 200, description: "The user", schema: userSchema },
-          errors: ["not_found"],
-        }),
-      })
+      .get(
+        "/:user_id",
+        async ({ params, caller, request, set }) =>
+          conditionalJson(request, set, userView(await users.get(params.user_id), caller.id)),
+        {
+          params: t.Object({ user_id: t.String({ description: "A user id (UUID)." }) }),
+          detail: documented({
+            operationId: "getUser",
+            conditional: "read",
+            summary: "Get one user (the e-mail only in your own record)",
+            tag: "users",
+            auth: true,
+            ok: { status: 200, description: "The user", schema: userSchema },
+            errors: ["not_found"],
+          }),
+        },
+      )
       // "" rather than "/": one path with and without the slash, and the document lists it without.
       .put(
         "",
         ({ body, caller, request, set }) =>
-          idempotency.run({ request, set, body, caller: `user:${caller.id}` }, async () =>
-            userView(await users.updateSelf(caller, body), caller.id),
-          ),
+          idempotency.run({ request, set, body, caller: `user:${caller.id}` }, async () => {
+            // If-Match: the record as GET users/me showed it; stale, 412 and nothing written.
+            requireMatch(request, userView(caller, caller.id));
+            const ifUnchanged = request.headers.has("if-match");
+            return conditionalJson(
+              request,
+              set,
+              userView(await users.updateSelf(caller, body, { ifUnchanged }), caller.id),
+            );
+          }),
         {
           parse: json,
           body: updateSelfBody,
           detail: documented({
             operationId: "updateMe",
+            conditional: "write",
             idempotent: true,
             summary: "Update yourself; changing the e-mail needs current_password",
             tag: "users",

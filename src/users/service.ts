@@ -187,7 +187,8 @@ export function createUserService({ users, resets, audit, passwords, sessions, t
       return user;
     },
 
-    async updateSelf(caller: UserRecord, input: UpdateSelfInput): Promise<UserRecord> {
+    /** Updates the caller's record; with `ifUnchanged`, only while it is still the version they read (else 412). */
+    async updateSelf(caller: UserRecord, input: UpdateSelfInput, { ifUnchanged = false } = {}): Promise<UserRecord> {
       const problems = fieldProblems([
         ["username", input.username, usernameProblem],
         ["email", input.email, emailProblem],
@@ -203,9 +204,14 @@ export function createUserService({ users, resets, audit, passwords, sessions, t
         ...(emailChanges && { email }),
       };
       if (Object.keys(patch).length === 0) return caller;
-      const updated = await users.update(caller.id, patch, new Date().toISOString(), caller.tokenVersion);
-      if (!updated) throw revokedMeanwhile();
-      return updated;
+      const unchanged = ifUnchanged ? caller : undefined;
+      const updated = await users.update(caller.id, patch, new Date().toISOString(), caller.tokenVersion, unchanged);
+      if (updated) return updated;
+      // Refused: the token was revoked meanwhile, or (If-Match) another write came first.
+      const now = ifUnchanged ? await users.findById(caller.id) : null;
+      if (now && now.tokenVersion === caller.tokenVersion)
+        throw new AppError("precondition_failed", "Your record changed since you read it; read it again and retry.");
+      throw revokedMeanwhile();
     },
 
     /**

@@ -66,9 +66,17 @@ describe("GET /svc-api/openapi.json", () => {
     expect(create.responses["201"].headers).toHaveProperty("Idempotent-Replayed");
     expect(create.responses["409"].description).toContain("idempotency_key_in_flight");
     expect(create.responses["422"].description).toBe("idempotency_key_reused");
+    // Conditional requests: reads carry ETag and answer 304; updates take If-Match and answer 412.
+    const all = doc.paths["/svc-api/v1/users/all"].get;
+    expect(all.responses["200"].headers).toHaveProperty("ETag");
+    expect(all.responses["304"]).toBeDefined();
+    const put = doc.paths["/svc-api/v1/users"].put;
+    expect(put.parameters.map((p: { name: string }) => p.name)).toContain("If-Match");
+    expect(put.responses["412"].description).toBe("precondition_failed");
     expect(create.responses["201"].headers.Location).toBeDefined();
     expect(doc.paths["/svc-api/v1/auth/login"].post.responses["429"]).toBeDefined();
     expect(doc.paths["/svc-api/v1/users/all"].get.parameters.map((p: { name: string }) => p.name).sort()).toEqual([
+      "If-None-Match",
       "after",
       "limit",
     ]);

@@ -1,0 +1,64 @@
+// Strong ETags for JSON reads, from the very bytes the caller is sent: whatever changes what they
+// would see (another user's write, their own e-mail on their page) changes the tag. If-None-Match
+// with a current tag gets 304 and no body; If-Match with a stale one gets 412 (see users, admin).
+import { AppError } from "../errors.ts";
+
+const JSON_TYPE = "application/json;charset=utf-8";
+
+/** The body's strong tag: its length and a 64-bit hash of it. */
+export function etagOf(body: string): string {
+  return `"${body.length.toString(36)}-${Bun.hash(body).toString(36)}"`;
+}
+
+/** Whether a list of tags (If-None-Match, If-Match) names this one; `*` names any. Weak tags compare weakly. */
+function names(header: string, tag: string): boolean {
+  if (header.trim() === "*") return true;
+  return header.split(",").some((item) => item.trim().replace(/^W\//, "") === tag);
+}
+
+/** Elysia's `set`, as much of it as an answer's headers and status are written to. */
+export interface AnswerSet {
+  status?: number | string;
+  headers: Record<string, string | number>;
+}
+
+/**
+ * The JSON answer with its ETag, or an empty 304 when the request's If-None-Match already names it.
+ * A string body is sent as it is (already JSON).
+ */
+export function conditionalJson(request: Request, set: AnswerSet, body: unknown): string {
+  return conditionalText(request, set, typeof body === "string" ? body : JSON.stringify(body), JSON_TYPE);
+}
+
+/** As conditionalJson, for a body already rendered with its own content type (GraphQL's answers). */
+export function conditionalText(request: Request, set: AnswerSet, text: string, contentType: string): string {
+  const tag = etagOf(text);
+  set.headers.etag = tag;
+  set.headers["content-type"] = contentType;
+  const wanted = request.headers.get("if-none-match");
+  if (wanted !== null && names(wanted, tag)) {
+    set.status = 304;
+    return "";
+  }
+  return text;
+}
+
+/** A write's answer as JSON with the ETag of the state it left, for the client's next If-Match. */
+export function taggedJson(set: AnswerSet, body: unknown): string {
+  const json = JSON.stringify(body);
+  set.headers.etag = etagOf(json);
+  set.headers["content-type"] = JSON_TYPE;
+  return json;
+}
+
+/** Throws 412 precondition_failed unless the request's If-Match (when it has one) names the current representation's tag. */
+export function requireMatch(request: Request, current: unknown): void {
+  const wanted = request.headers.get("if-match");
+  if (wanted === null) return;
+  if (!names(wanted, etagOf(JSON.stringify(current)))) {
+    throw new AppError(
+      "precondition_failed",
+      "The record changed since you read it (If-Match names another version); read it again and retry.",
+    );
+  }
+}

@@ -1,0 +1,157 @@
+// Conditional requests: strong ETags on reads (If-None-Match → 304, no body) that change whenever
+// what the caller would see changes, and If-Match on updates (stale → 412, nothing written). On
+// SQLite and (test:postgres) on PostgreSQL.
+import { describe, expect, test } from "bun:test";
+import { auditEvent, CLI_ORIGIN } from "../../src/audit/model.ts";
+import { expectProblem, testApp } from "../helpers.ts";
+
+const USERS = "/svc-api/v1/users";
+
+describe("ETag and If-None-Match", () => {
+  test("users/all: 304 with no body while nothing changed; 200 with a new tag after another user's change", async () => {
+    const { call, signUp } = await testApp();
+    const ann = await signUp("ann");
+    const first = await call("GET", `${USERS}/all`, { token: ann.token });
+    const tag = first.headers.get("etag")!;
+    expect(tag).toMatch(/^"[0-9a-z]+-[0-9a-z]+"$/);
+    const same = await call("GET", `${USERS}/all`, { token: ann.token, headers: { "if-none-match": tag } });
+    expect(same.status).toBe(304);
+    expect(same.text).toBe("");
+    expect(same.headers.get("etag")).toBe(tag);
+    // Also in a list, and in the weak form a proxy may send.
+    for (const header of [`"x", ${tag}`, `W/${tag}`, "*"])
+      expect(
+        (await call("GET", `${USERS}/all`, { token: ann.token, headers: { "if-none-match": header } })).status,
+      ).toBe(304);
+    // Another user signs up: what ann sees changed.
+    const bob = await signUp("bob");
+    const changed = await call("GET", `${USERS}/all`, { token: ann.token, headers: { "if-none-match": tag } });
+    expect(changed.status).toBe(200);
+    expect(changed.headers.get("etag")).not.toBe(tag);
+    // bob sees the same users, but his own e-mail: another tag.
+    const bobs = await call("GET", `${USERS}/all`, { token: bob.token });
+    expect(bobs.headers.get("etag")).not.toBe(changed.headers.get("etag"));
+  });
+
+  test("the caller's own e-mail on their page: changing it changes their tag", async () => {
+    const { call, signUp } = await testApp();
+    const ann = await signUp("ann");
+    const tag = (await call("GET", `${USERS}/all`, { token: ann.token })).headers.get("etag")!;
+    await call("PUT", USERS, { token: ann.token, body: { email: "ann@example.org", current_password: ann.password } });
+    const after = await call("GET", `${USERS}/all`, { token: ann.token, headers: { "if-none-match": tag } });
+    expect(after.status).toBe(200);
+    expect(after.text).toContain("ann@example.org");
+  });
+
+  test("users/me, users/{id} and the admin reads carry tags and answer 304", async () => {
+    const { call, signUp, store } = await testApp();
+    const root = await signUp("root");
+    await store.users.administer(
+      root.user.id,
+      { role: "admin" },
+      new Date().toISOString(),
+      auditEvent("admin.user.updated", { target: root.user.id, origin: CLI_ORIGIN }),
+    );
+    const ann = await signUp("ann");
+    for (const path of [
+      `${USERS}/me`,
+      `${USERS}/${ann.user.id}`,
+      `/svc-api/v1/admin/users`,
+      `/svc-api/v1/admin/users/${ann.user.id}`,
+      `/svc-api/v1/admin/audit`,
+    ]) {
+      const first = await call("GET", path, { token: root.token });
+      expect({ path, status: first.status }).toEqual({ path, status: 200 });
+      const again = await call("GET", path, {
+        token: root.token,
+        headers: { "if-none-match": first.headers.get("etag")! },
+      });
+      expect({ path, status: again.status, text: again.text }).toEqual({ path, status: 304, text: "" });
+    }
+  });
+
+  test("GraphQL queries by GET: a tag, 304 while unchanged, 200 after a category changes", async () => {
+    const { call, signUp, graphql } = await testApp();
+    const { token } = await signUp("ann");
+    await graphql('mutation { createCategory(input: { name: "Books" }) { id } }', { token });
+    const url = `/graphql?query=${encodeURIComponent("{ categories { name } }")}`;
+    const first = await call("GET", url, { token });
+    expect(first.status).toBe(200);
+    const tag = first.headers.get("etag")!;
+    expect(tag).toBeTruthy();
+    expect((await call("GET", url, { token, headers: { "if-none-match": tag } })).status).toBe(304);
+    await graphql('mutation { createCategory(input: { name: "Maps" }) { id } }', { token });
+    const after = await call("GET", url, { token, headers: { "if-none-match": tag } });
+    expect(after.status).toBe(200);
+    expect(after.body.data.categories).toHaveLength(2);
+  });
+});
+
+describe("If-Match", () => {
+  test("PUT users with the current tag: 200 and the new tag; with a stale one: 412 and nothing written", async () => {
+    const { call, signUp, store } = await testApp();
+    const ann = await signUp("ann");
+    const tag = (await call("GET", `${USERS}/me`, { token: ann.token })).headers.get("etag")!;
+    const updated = await call("PUT", USERS, {
+      token: ann.token,
+      body: { username: "ann2" },
+      headers: { "if-match": tag },
+    });
+    expect(updated.status).toBe(200);
+    const newTag = updated.headers.get("etag")!;
+    expect(newTag).not.toBe(tag);
+    expect((await call("GET", `${USERS}/me`, { token: ann.token })).headers.get("etag")).toBe(newTag);
+    const before = await store.users.findById(ann.user.id);
+    const stale = await call("PUT", USERS, {
+      token: ann.token,
+      body: { username: "ann3" },
+      headers: { "if-match": tag },
+    });
+    expectProblem(stale, 412, "precondition_failed");
+    expect(await store.users.findById(ann.user.id)).toEqual(before);
+  });
+
+  test("two writers with one tag at once: one 200, the other 412", async () => {
+    const { call, signUp } = await testApp();
+    const ann = await signUp("ann");
+    for (let round = 0; round < 5; round++) {
+      const current = (await call("GET", `${USERS}/me`, { token: ann.token })).headers.get("etag")!;
+      const replies = await Promise.all([
+        call("PUT", USERS, { token: ann.token, body: { username: `a${round}x` }, headers: { "if-match": current } }),
+        call("PUT", USERS, { token: ann.token, body: { username: `a${round}y` }, headers: { "if-match": current } }),
+      ]);
+      expect(replies.map((r) => r.status).sort()).toEqual([200, 412]);
+    }
+  });
+
+  test("admin PATCH with a stale tag: 412, the account unchanged; with the current one: 200", async () => {
+    const { call, signUp, store } = await testApp();
+    const root = await signUp("root");
+    await store.users.administer(
+      root.user.id,
+      { role: "admin" },
+      new Date().toISOString(),
+      auditEvent("admin.user.updated", { target: root.user.id, origin: CLI_ORIGIN }),
+    );
+    const ann = await signUp("ann");
+    const path = `/svc-api/v1/admin/users/${ann.user.id}`;
+    const tag = (await call("GET", path, { token: root.token })).headers.get("etag")!;
+    // Another administrator's change comes first.
+    await call("PATCH", path, { token: root.token, body: { role: "admin" } });
+    const stale = await call("PATCH", path, {
+      token: root.token,
+      body: { status: "disabled" },
+      headers: { "if-match": tag },
+    });
+    expectProblem(stale, 412, "precondition_failed");
+    expect((await store.users.findById(ann.user.id))!.status).toBe("active");
+    const fresh = (await call("GET", path, { token: root.token })).headers.get("etag")!;
+    const ok = await call("PATCH", path, {
+      token: root.token,
+      body: { status: "disabled" },
+      headers: { "if-match": fresh },
+    });
+    expect(ok.status).toBe(200);
+    expect(ok.body.status).toBe("disabled");
+  });
+});
