@@ -5,7 +5,7 @@
 import { useGraphQlJit } from "@envelop/graphql-jit";
 import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspection";
 import { Elysia } from "elysia";
-import { getOperationAST, parse, type GraphQLSchema } from "graphql";
+import { getOperationAST, GraphQLError, parse, type GraphQLSchema } from "graphql";
 import { createSchema, createYoga, useErrorHandler, type Plugin } from "graphql-yoga";
 import type { Origin } from "../audit/model.ts";
 import type { Authenticator } from "../auth/authenticator.ts";
@@ -93,6 +93,7 @@ export function graphqlRoutes({
       readBodyParser,
       // Compiles an operation into a function once it has run twice; one-off documents are not worth it.
       useGraphQlJit({}, { enableIf: caches.worthCompiling, cache: caches.compiled }),
+      requestErrorsAre400(),
       operationMetrics(metrics, label),
       keepableOutcome(label),
       ...armorPlugins(config.introspection),
@@ -223,6 +224,35 @@ const readBodyParser: Plugin<{}, ServerContext> = {
 };
 
 /** Marks a query (never a mutation) that ran without errors: its answer may be kept. */
+/**
+ * An execution that could not start (a variable of the wrong type, a missing one) is the client's
+ * request error: 400. Yoga's own executor marks it so; graphql-jit, which runs an operation from its
+ * second time on, does not, and the same bad request would turn from 400 into 200.
+ */
+function requestErrorsAre400(): Plugin<{}, ServerContext> {
+  return {
+    onExecute: () => ({
+      onExecuteDone({ result, setResult }) {
+        if (Symbol.asyncIterator in result || "data" in result || !result.errors?.length) return;
+        setResult({
+          ...result,
+          errors: result.errors.map(
+            (error) =>
+              new GraphQLError(error.message, {
+                nodes: error.nodes,
+                source: error.source,
+                positions: error.positions,
+                path: error.path,
+                originalError: error.originalError,
+                extensions: { ...error.extensions, http: { ...(error.extensions?.http as object), status: 400 } },
+              }),
+          ),
+        });
+      },
+    }),
+  };
+}
+
 function keepableOutcome(label: OperationLabel): Plugin<{}, ServerContext> {
   return {
     onExecute({ args }) {

@@ -439,6 +439,24 @@ describe("bad requests", () => {
     },
   );
 
+  test("a variable of the wrong type is 400 every time, also once the operation is compiled (graphql-jit)", async () => {
+    const { call } = await testApp({ config: { graphql: { auth: "off" } } });
+    for (const accept of ["application/json", "application/graphql-response+json"]) {
+      const statuses: number[] = [];
+      for (let round = 0; round < 4; round++) {
+        const reply = await call("POST", "/graphql", {
+          body: { query: "query Page($n: Int) { categories(first: $n) { id } }", variables: { n: "x" } },
+          headers: { accept },
+        });
+        statuses.push(reply.status);
+        expect(reply.body.data).toBeUndefined();
+        expect(reply.body.errors[0].extensions).toEqual({ code: "BAD_USER_INPUT" });
+        expect(reply.body.errors[0].message).toContain('Variable "$n" got invalid value "x"');
+      }
+      expect({ accept, statuses }).toEqual({ accept, statuses: [400, 400, 400, 400] });
+    }
+  });
+
   test("a body that is not JSON is 415", async () => {
     const { call } = await testApp({ config: { graphql: { auth: "off" } } });
     const reply = await call("POST", "/graphql", {
