@@ -148,6 +148,7 @@ async function seed(databaseUrl: string, users: number, categories: number): Pro
       createdBy: owner,
       createdAt: at,
       updatedAt: at,
+      version: 1,
     };
   });
   async function* batches() {

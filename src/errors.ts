@@ -22,6 +22,7 @@ const CATALOG = {
   email_taken: { status: 409, title: "E-mail taken", graphql: "CONFLICT" },
   category_name_taken: { status: 409, title: "Category name taken", graphql: "CONFLICT" },
   last_admin: { status: 409, title: "Last administrator", graphql: "CONFLICT" },
+  version_mismatch: { status: 409, title: "Version mismatch", graphql: "CONFLICT" },
   idempotency_key_in_flight: { status: 409, title: "Idempotency key in flight", graphql: "IDEMPOTENCY_KEY_IN_FLIGHT" },
   precondition_failed: { status: 412, title: "Precondition failed", graphql: "PRECONDITION_FAILED" },
   payload_too_large: { status: 413, title: "Payload too large", graphql: "BAD_REQUEST" },
@@ -45,6 +46,8 @@ export interface AppErrorOptions {
   errors?: FieldError[];
   /** Headers the HTTP response must carry (WWW-Authenticate, Allow, Retry-After). */
   headers?: Record<string, string>;
+  /** Facts a client acts on beyond the code, sent as GraphQL extensions (currentVersion). */
+  facts?: Record<string, string | number>;
   cause?: unknown;
 }
 
@@ -53,6 +56,7 @@ export class AppError extends Error {
   readonly status: number;
   readonly errors: FieldError[] | undefined;
   readonly headers: Record<string, string> | undefined;
+  readonly facts: Record<string, string | number> | undefined;
 
   constructor(
     readonly code: ErrorCode,
@@ -64,6 +68,7 @@ export class AppError extends Error {
     this.status = CATALOG[code].status;
     this.errors = options.errors;
     this.headers = options.headers;
+    this.facts = options.facts;
   }
 
   get title(): string {

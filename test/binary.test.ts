@@ -416,7 +416,7 @@ describe("the compiled binary, alone in an empty folder", () => {
   test("the README's REST and GraphQL examples, pasted in order, all work", async () => {
     const readme = await Bun.file(join(import.meta.dir, "..", "README.md")).text();
     const blocks = [...readme.matchAll(/<!-- walkthrough[^>]*-->\n```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
-    expect(blocks.length).toBe(4);
+    expect(blocks.length).toBe(5);
     const dir = emptyFolderWithBinary();
     const running = await start(dir);
     // In the binary's folder, with it on the PATH: the administration block runs `svc` on the same database.
@@ -426,8 +426,19 @@ describe("the compiled binary, alone in an empty folder", () => {
     });
     const out = script.stdout.toString();
     expect({ code: script.exitCode, stderr: script.stderr.toString() }).toEqual({ code: 0, stderr: "" });
-    expect(out).not.toContain('"errors"');
+    // One error only, and on purpose: the stale ifVersion of the retries block.
+    expect(out.match(/"errors"/g)).toHaveLength(1);
+    expect(out).toContain(
+      '{"data":null,"errors":[{"message":"The category changed since you read it: it is at version 2.',
+    );
+    expect(out).toContain('"extensions":{"currentVersion":2,"code":"CONFLICT"}');
     expect(out.match(/HTTP\/1\.1 \d+/g)).toEqual(["HTTP/1.1 201", "HTTP/1.1 200", "HTTP/1.1 204", "HTTP/1.1 204"]);
+    // The retries block: a replayed sign-up, a 304, an If-Match that wins and one that is stale.
+    expect(out).toContain("201 replayed=\n201 replayed=true\n");
+    expect(out).toContain("\n304\n");
+    expect(out).toContain('"username":"Ann"');
+    expect(out).toContain('"code":"precondition_failed"}\n412\n');
+    expect(out).toContain('{"data":{"updateCategory":{"version":2}}}');
     expect(out).toContain('"email":"ann@example.org"');
     expect(out).toContain('"description":"Trips"');
     expect(out).toContain('{"data":{"deleteCategory":true}}');

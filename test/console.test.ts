@@ -312,6 +312,39 @@ describe.skipIf(!available)("the console in Chromium", () => {
     await done(page);
   }, 30_000);
 
+  test("an edit from a list another administrator changed since is refused with Conflict, not written over", async () => {
+    // ann was disabled in the operator's round: another author.
+    const cleo = await svc.signUp("cleo");
+    const made = await svc.graphql('mutation { createCategory(input: { name: "Shared atlas" }) { id } }', {
+      token: cleo.token,
+    });
+    const id = made.body.data.createCategory.id;
+    const { page } = await open();
+    await signIn(page, "root", ROOT_PASSWORD);
+    await page.getByRole("link", { name: "Categories" }).click();
+    const atlas = page.locator('li[data-category="Shared atlas"]');
+    await atlas.waitFor();
+    await atlas.getByRole("button", { name: "Edit Shared atlas" }).click();
+    // Meanwhile its creator changes it.
+    await svc.graphql(`mutation { updateCategory(id: "${id}", input: { description: "ann's" }) { id } }`, {
+      token: cleo.token,
+    });
+    const edit = page.getByRole("form", { name: "Save Shared atlas" });
+    await edit.getByLabel("Description").fill("root's");
+    await edit.getByRole("button", { name: "Save Shared atlas" }).click();
+    await expect(page.getByRole("alert").textContent()).resolves.toStartWith(
+      "Conflict: The category changed since you read it: it is at version 2.",
+    );
+    const kept = await svc.graphql(`{ category(id: "${id}") { description version } }`, { token: cleo.token });
+    expect(kept.body.data.category).toEqual({ description: "ann's", version: 2 });
+    // The list was read again: saving now is a decision made knowing the other change, and it goes through.
+    await edit.getByRole("button", { name: "Save Shared atlas" }).click();
+    await atlas.getByText("root's").waitFor();
+    const saved = await svc.graphql(`{ category(id: "${id}") { description version } }`, { token: cleo.token });
+    expect(saved.body.data.category).toEqual({ description: "root's", version: 3 });
+    await done(page);
+  }, 30_000);
+
   test("the session survives a reload through sessionStorage only; signing out ends it on the server", async () => {
     const { page } = await open();
     await signIn(page, "root", ROOT_PASSWORD);

@@ -1,7 +1,13 @@
 // What can be done with categories, in domain terms. Called by the GraphQL resolvers.
 import { auditEvent, type Origin } from "../audit/model.ts";
 import { unauthorized } from "../auth/authenticator.ts";
-import { ReferenceGone, type CategoryPage, type CategoryRecord, type CategoryStore } from "../db/store.ts";
+import {
+  ReferenceGone,
+  StaleVersion,
+  type CategoryPage,
+  type CategoryRecord,
+  type CategoryStore,
+} from "../db/store.ts";
 import { AppError, invalidFields } from "../errors.ts";
 import { newId, parseId } from "../ids.ts";
 import { cleanCategory, DEFAULT_COLOR, type CategoryInput } from "./model.ts";
@@ -37,6 +43,33 @@ export function createCategoryService(categories: CategoryStore) {
   async function find(id: string): Promise<CategoryRecord | null> {
     const canonical = parseId(id);
     return canonical ? categories.findById(canonical) : null;
+  }
+
+  /** `ifVersion` as given, when it is one a category can have. */
+  function versionOf(ifVersion: number | null | undefined): number | undefined {
+    if (ifVersion === undefined || ifVersion === null) return undefined;
+    if (!Number.isInteger(ifVersion) || ifVersion < 1)
+      throw invalidFields([{ field: "ifVersion", message: "must be a category's version: an integer from 1" }]);
+    return ifVersion;
+  }
+
+  /** The conflict a stale `ifVersion` is answered with, naming the version to read again. */
+  function conflict(current: number): AppError {
+    return new AppError(
+      "version_mismatch",
+      `The category changed since you read it: it is at version ${current}. Read it again and retry.`,
+      { facts: { currentVersion: current } },
+    );
+  }
+
+  /** The store's answer, with a stale version made the client's conflict. */
+  async function conditional<T>(change: Promise<T>): Promise<T> {
+    try {
+      return await change;
+    } catch (error) {
+      if (error instanceof StaleVersion) throw conflict(error.current);
+      throw error;
+    }
   }
 
   /** The category, if the actor may change it. */
@@ -77,17 +110,23 @@ export function createCategoryService(categories: CategoryStore) {
       }
     },
 
-    async update(id: string, input: CategoryInput, actor: Actor): Promise<CategoryRecord> {
+    async update(id: string, input: CategoryInput, actor: Actor, ifVersion?: number | null): Promise<CategoryRecord> {
       const { fields, problems } = cleanCategory(input);
+      const expected = versionOf(ifVersion);
       const category = await editable(id, actor);
       if (problems.length > 0) throw invalidFields(problems);
-      if (Object.keys(fields).length === 0) return category;
-      const updated = await categories.update(category.id, fields, new Date().toISOString());
+      if (Object.keys(fields).length === 0) {
+        // Nothing to write, but the client still learns that its version is stale.
+        if (expected !== undefined && expected !== category.version) throw conflict(category.version);
+        return category;
+      }
+      const updated = await conditional(categories.update(category.id, fields, new Date().toISOString(), expected));
       if (!updated) throw new AppError("not_found", "No category has this id.");
       return updated;
     },
 
-    async delete(id: string, actor: Actor, origin: Origin): Promise<boolean> {
+    async delete(id: string, actor: Actor, origin: Origin, ifVersion?: number | null): Promise<boolean> {
+      const expected = versionOf(ifVersion);
       const category = await editable(id, actor);
       const event = auditEvent("category.deleted", {
         actor: actor === "anyone" ? null : actor.userId,
@@ -95,7 +134,8 @@ export function createCategoryService(categories: CategoryStore) {
         origin,
         detail: { name: category.name, created_by: category.createdBy },
       });
-      if (!(await categories.delete(category.id, event))) throw new AppError("not_found", "No category has this id.");
+      if (!(await conditional(categories.delete(category.id, event, expected))))
+        throw new AppError("not_found", "No category has this id.");
       return true;
     },
   };

@@ -8,6 +8,7 @@ import type { PgColumn } from "drizzle-orm/pg-core";
 import type { Db, Dialect, HotReads, Tables } from "./dialect.ts";
 import {
   ReferenceGone,
+  StaleVersion,
   AUDIT_FIELDS,
   type AuditEvent,
   type AuditStore,
@@ -455,21 +456,29 @@ function categoryStore({ db, run, tables, transaction }: Dialect): CategoryStore
         const row = { ...category, nameKey: nameKey(category.name), updatedAt: category.createdAt };
         return (await db.insert(categories).values(row).returning(categoryColumns))[0]!;
       }, categoryClash),
-    update(id, patch, updatedAt) {
+    update(id, patch, updatedAt, ifVersion) {
       const key = parseId(id);
       if (!key) return Promise.resolve(null);
-      const changes = { ...patch, ...(patch.name !== undefined && { nameKey: nameKey(patch.name) }), updatedAt };
-      return run(
-        async () =>
-          first(await db.update(categories).set(changes).where(eq(categories.id, key)).returning(categoryColumns)),
-        categoryClash,
-      );
+      const changes = {
+        ...patch,
+        ...(patch.name !== undefined && { nameKey: nameKey(patch.name) }),
+        updatedAt,
+        version: sql`${categories.version} + 1`,
+      };
+      return run(async () => {
+        const updated = first(
+          await db.update(categories).set(changes).where(atVersion(key, ifVersion)).returning(categoryColumns),
+        );
+        return updated ?? (await missingOrStale(db, key, ifVersion));
+      }, categoryClash);
     },
-    delete(id, audit) {
+    delete(id, audit, ifVersion) {
       const key = parseId(id);
       if (!key) return Promise.resolve(false);
-      const remove = async (tx: Db) =>
-        (await tx.delete(categories).where(eq(categories.id, key)).returning({ id: categories.id })).length > 0;
+      const remove = async (tx: Db) => {
+        const removed = await tx.delete(categories).where(atVersion(key, ifVersion)).returning({ id: categories.id });
+        return removed.length > 0 || ((await missingOrStale(tx, key, ifVersion)) ?? false);
+      };
       if (!audit) return run(() => remove(db));
       return transaction(async (tx) => {
         const removed = await remove(tx);
@@ -478,6 +487,20 @@ function categoryStore({ db, run, tables, transaction }: Dialect): CategoryStore
       }, TIMED);
     },
   };
+
+  function atVersion(key: string, ifVersion: number | undefined) {
+    return ifVersion === undefined
+      ? eq(categories.id, key)
+      : and(eq(categories.id, key), eq(categories.version, ifVersion));
+  }
+
+  /** Why a change found no row: none has the id (null), or it is at another version (throws). */
+  async function missingOrStale(tx: Db, key: string, ifVersion: number | undefined): Promise<null> {
+    if (ifVersion === undefined) return null;
+    const [row] = await tx.select({ version: categories.version }).from(categories).where(eq(categories.id, key));
+    if (row) throw new StaleVersion(row.version);
+    return null;
+  }
 }
 
 function revocationStore({ db, run, tables }: Dialect): RevocationStore {

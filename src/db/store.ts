@@ -127,10 +127,12 @@ export interface CategoryRecord {
   createdBy: string | null;
   createdAt: string;
   updatedAt: string;
+  /** 1 when created, one more with every update. */
+  version: number;
 }
 
-/** A category to insert: the store sets updatedAt to createdAt. */
-export type NewCategory = Omit<CategoryRecord, "updatedAt">;
+/** A category to insert: the store sets updatedAt to createdAt and version to 1. */
+export type NewCategory = Omit<CategoryRecord, "updatedAt" | "version">;
 
 export type CategoryPatch = Partial<Pick<CategoryRecord, "name" | "description" | "colorHex" | "icon">>;
 
@@ -148,10 +150,16 @@ export interface CategoryStore {
   findById(id: string): Promise<CategoryRecord | null>;
   /** Throws AppError `category_name_taken` when the name clashes without regard to case. */
   create(category: NewCategory): Promise<CategoryRecord>;
-  /** null: no category has this id. Throws `category_name_taken`. */
-  update(id: string, patch: CategoryPatch, updatedAt: string): Promise<CategoryRecord | null>;
-  /** Deletes it, recording `audit` in the same change. false: no category has this id. */
-  delete(id: string, audit?: AuditEvent): Promise<boolean>;
+  /**
+   * Applies the patch and adds 1 to the version; with `ifVersion`, only while the version is still
+   * that one, else throws StaleVersion. null: no category has this id. Throws `category_name_taken`.
+   */
+  update(id: string, patch: CategoryPatch, updatedAt: string, ifVersion?: number): Promise<CategoryRecord | null>;
+  /**
+   * Deletes it, recording `audit` in the same change; with `ifVersion`, only while the version is
+   * still that one, else throws StaleVersion. false: no category has this id.
+   */
+  delete(id: string, audit?: AuditEvent, ifVersion?: number): Promise<boolean>;
 }
 
 export interface ThrottleRecord {
@@ -473,6 +481,14 @@ export class ReferenceGone extends Error {
   override name = "ReferenceGone";
 }
 
+/** A conditional change found the record at another version: nothing was written. */
+export class StaleVersion extends Error {
+  override name = "StaleVersion";
+  constructor(readonly current: number) {
+    super(`the record is at version ${current}`);
+  }
+}
+
 export class LoadRefused extends Error {
   override name = "LoadRefused";
 }
@@ -545,6 +561,7 @@ export const CATEGORY_FIELDS = [
   "createdBy",
   "createdAt",
   "updatedAt",
+  "version",
 ] as const satisfies readonly (keyof CategoryRecord)[];
 
 /** The named columns of a table: what a select returns is then exactly the record, with no storage detail. */

@@ -47,7 +47,7 @@ export function isUnexpected(error: unknown): boolean {
 }
 
 export function fromAppError(appError: AppError, located?: GraphQLError): GraphQLError {
-  const extensions: Record<string, unknown> = { code: appError.graphqlCode };
+  const extensions: Record<string, unknown> = { ...appError.facts, code: appError.graphqlCode };
   if (appError.errors?.length) {
     extensions.field = appError.errors[0]!.field;
     extensions.errors = appError.errors;

@@ -32,6 +32,11 @@ export type Category = {
   name: Scalars['String']['output'];
   /** ISO-8601 UTC with milliseconds. */
   updatedAt: Scalars['String']['output'];
+  /**
+   * 1 when created, one more with every update. Pass it as `ifVersion` to update or delete the category
+   * only if nobody changed it since you read it.
+   */
+  version: Scalars['Int']['output'];
 };
 
 export type CreateCategoryInput = {
@@ -44,9 +49,16 @@ export type CreateCategoryInput = {
 export type Mutation = {
   __typename?: 'Mutation';
   createCategory: Category;
-  /** Only the category's creator, or an administrator, may delete it. True once deleted. */
+  /**
+   * Only the category's creator, or an administrator, may delete it. True once deleted. With
+   * `ifVersion`, only while the category is still at that version (otherwise CONFLICT, as for update).
+   */
   deleteCategory: Scalars['Boolean']['output'];
-  /** Only the category's creator, or an administrator, may update it. */
+  /**
+   * Only the category's creator, or an administrator, may update it. With `ifVersion`, only while the
+   * category is still at that version: otherwise the error CONFLICT, with `extensions.currentVersion`,
+   * and nothing changes.
+   */
   updateCategory: Category;
 };
 
@@ -58,11 +70,13 @@ export type MutationCreateCategoryArgs = {
 
 export type MutationDeleteCategoryArgs = {
   id: Scalars['ID']['input'];
+  ifVersion?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
 export type MutationUpdateCategoryArgs = {
   id: Scalars['ID']['input'];
+  ifVersion?: InputMaybe<Scalars['Int']['input']>;
   input: UpdateCategoryInput;
 };
 
@@ -210,6 +224,7 @@ export type CategoryResolvers<ContextType = GraphQLContext, ParentType extends R
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  version?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
 };
 
 export type MutationResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {

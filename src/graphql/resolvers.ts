@@ -19,7 +19,7 @@ export const resolvers: Resolvers = {
   },
   Mutation: {
     createCategory: (_, { input }, ctx) => ctx.categories.create(input, actor(ctx)),
-    updateCategory: (_, { id, input }, ctx) => ctx.categories.update(id, input, actor(ctx)),
-    deleteCategory: (_, { id }, ctx) => ctx.categories.delete(id, actor(ctx), ctx.origin),
+    updateCategory: (_, { id, input, ifVersion }, ctx) => ctx.categories.update(id, input, actor(ctx), ifVersion),
+    deleteCategory: (_, { id, ifVersion }, ctx) => ctx.categories.delete(id, actor(ctx), ctx.origin, ifVersion),
   },
 };

@@ -161,7 +161,10 @@ export function createIdempotency({ store, secret, ttlSeconds, now = Date.now }:
       }
       const contentType = String(req.set.headers["content-type"] ?? "application/json");
       const location = req.set.headers.location;
+      // A write's tag goes with its answer: the retry's client needs it for its next If-Match.
+      const etag = req.set.headers.etag;
       await keep({
+        ...(etag !== undefined && { headers: { etag: String(etag) } }),
         status: Number(req.set.status ?? 200),
         body:
           result === undefined || result === null ? "" : typeof result === "string" ? result : JSON.stringify(result),

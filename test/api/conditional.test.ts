@@ -111,6 +111,26 @@ describe("If-Match", () => {
     expect(await store.users.findById(ann.user.id)).toEqual(before);
   });
 
+  test("a write retried with its Idempotency-Key is replayed with the same tag, and that tag matches the next read", async () => {
+    const { call, signUp } = await testApp();
+    const ann = await signUp("ann");
+    const tag = (await call("GET", `${USERS}/me`, { token: ann.token })).headers.get("etag")!;
+    const send = () =>
+      call("PUT", USERS, {
+        token: ann.token,
+        body: { username: "ann2" },
+        headers: { "if-match": tag, "idempotency-key": "rename-1" },
+      });
+    const first = await send();
+    const retry = await send();
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(retry.headers.get("etag")).toBe(first.headers.get("etag"));
+    expect((await call("GET", `${USERS}/me`, { token: ann.token })).headers.get("etag")).toBe(
+      first.headers.get("etag"),
+    );
+  });
+
   test("two writers with one tag at once: one 200, the other 412", async () => {
     const { call, signUp } = await testApp();
     const ann = await signUp("ann");

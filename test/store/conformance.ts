@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import {
   LoadRefused,
   ReferenceGone,
+  StaleVersion,
   type AuditEvent,
   type CategoryRecord,
   type SessionRecord,
@@ -200,7 +201,7 @@ function contract<S extends Store>(harness: { open(): Promise<S>; dispose(store:
     test("create returns the stored category; findById finds it", async () => {
       const input = newCategory("Books", { description: "Paper", colorHex: "#AABBCC", icon: "book" });
       const category = await store.categories.create(input);
-      expect(category).toEqual({ ...input, updatedAt: input.createdAt });
+      expect(category).toEqual({ ...input, updatedAt: input.createdAt, version: 1 });
       expect(await store.categories.findById(input.id)).toEqual(category);
       expect(await store.categories.findById(Bun.randomUUIDv7())).toBeNull();
     });
@@ -240,10 +241,48 @@ function contract<S extends Store>(harness: { open(): Promise<S>; dispose(store:
       await store.categories.create(newCategory("Films"));
       const at = tick();
       const updated = await store.categories.update(books.id, { name: "Novels", description: null }, at);
-      expect(updated).toEqual({ ...books, name: "Novels", description: null, updatedAt: at });
+      expect(updated).toEqual({ ...books, name: "Novels", description: null, updatedAt: at, version: 2 });
       await expectCode(store.categories.update(books.id, { name: "FILMS" }, tick()), "category_name_taken");
       expect(await store.categories.findById(books.id)).toEqual(updated);
       expect(await store.categories.update(Bun.randomUUIDv7(), { name: "x" }, tick())).toBeNull();
+    });
+
+    test("each update adds 1 to the version; with ifVersion, a stale version throws StaleVersion and writes nothing", async () => {
+      const books = await store.categories.create(newCategory("Books"));
+      const v2 = await store.categories.update(books.id, { icon: "book" }, tick(), 1);
+      expect(v2!.version).toBe(2);
+      expect((await store.categories.update(books.id, { icon: "shelf" }, tick()))!.version).toBe(3);
+      const stale = await store.categories.update(books.id, { name: "Lost" }, tick(), 2).catch((e: unknown) => e);
+      expect(stale).toBeInstanceOf(StaleVersion);
+      expect((stale as StaleVersion).current).toBe(3);
+      expect((await store.categories.findById(books.id))!).toMatchObject({ name: "Books", icon: "shelf", version: 3 });
+      // A missing category is null, with or without a version.
+      expect(await store.categories.update(Bun.randomUUIDv7(), { name: "x" }, tick(), 1)).toBeNull();
+    });
+
+    test("delete with ifVersion: a stale version throws StaleVersion and deletes nothing, nor records its audit event", async () => {
+      const books = await store.categories.create(newCategory("Books"));
+      await store.categories.update(books.id, { icon: "book" }, tick());
+      const gone = event("category.deleted", { targetId: books.id });
+      const stale = await store.categories.delete(books.id, gone, 1).catch((e: unknown) => e);
+      expect((stale as StaleVersion).current).toBe(2);
+      expect(await store.categories.findById(books.id)).not.toBeNull();
+      expect((await store.audit.list({ limit: 10 })).filter((e) => e.action === "category.deleted")).toEqual([]);
+      expect(await store.categories.delete(books.id, undefined, 2)).toBe(true);
+      expect(await store.categories.delete(books.id, undefined, 2)).toBe(false);
+    });
+
+    test("two conditional updates of one version at once: one succeeds, the other is stale", async () => {
+      const books = await store.categories.create(newCategory("Books"));
+      const outcomes = await Promise.all(
+        ["a", "b", "c", "d"].map((icon) =>
+          store.categories.update(books.id, { icon }, tick(), 1).then(
+            (c) => c!.version,
+            (e: unknown) => (e instanceof StaleVersion ? "stale" : e),
+          ),
+        ),
+      );
+      expect(outcomes.sort()).toEqual([2, "stale", "stale", "stale"]);
     });
 
     test("delete removes it once", async () => {
@@ -332,8 +371,8 @@ function contract<S extends Store>(harness: { open(): Promise<S>; dispose(store:
         lastLoginAt: i === 2 ? tick() : null,
       }));
       const categories: CategoryRecord[] = [
-        { ...newCategory("Owned", { createdBy: users[0]!.id }), updatedAt: tick() },
-        { ...newCategory("Orphan"), updatedAt: tick() },
+        { ...newCategory("Owned", { createdBy: users[0]!.id }), updatedAt: tick(), version: 7 },
+        { ...newCategory("Orphan"), updatedAt: tick(), version: 1 },
       ];
       return { users, categories };
     }

@@ -11,11 +11,13 @@ interface Category {
   colorHex: string;
   icon: string | null;
   createdBy: string | null;
+  version: number;
 }
 
 type Draft = { name: string; description: string; colorHex: string; icon: string };
 
-const FIELDS = "id name description colorHex icon createdBy";
+const FIELDS = "id name description colorHex icon createdBy version";
+const LIST = `{ categories { ${FIELDS} } }`;
 const EMPTY: Draft = { name: "", description: "", colorHex: "#64748B", icon: "" };
 
 /** The draft as the API's input: empty description and icon are none. */
@@ -71,6 +73,15 @@ function CategoryForm({
   );
 }
 
+/** Runs it, ignoring a failure: for a refresh whose failure another message already covers. */
+async function quietly(work: () => Promise<unknown>): Promise<void> {
+  try {
+    await work();
+  } catch {
+    // The action's own error is on screen already.
+  }
+}
+
 export function Categories({ names }: { names: Map<string, string> }) {
   const [rows, setRows] = useState<Category[]>([]);
   const [editing, setEditing] = useState<string | null>(null);
@@ -79,7 +90,7 @@ export function Categories({ names }: { names: Map<string, string> }) {
 
   const load = () =>
     action.run(async () => {
-      setRows((await graphql<{ categories: Category[] }>(`{ categories { ${FIELDS} } }`)).categories);
+      setRows((await graphql<{ categories: Category[] }>(LIST)).categories);
     });
   useEffect(() => {
     void load();
@@ -92,6 +103,9 @@ export function Categories({ names }: { names: Map<string, string> }) {
       setDone(what);
       setEditing(null);
       await load();
+    } else {
+      // Read the list again quietly (the error stays shown): after a conflict, what is there now.
+      await quietly(async () => setRows((await graphql<{ categories: Category[] }>(LIST)).categories));
     }
     return ok;
   }
@@ -130,8 +144,9 @@ export function Categories({ names }: { names: Map<string, string> }) {
                 submit={(draft) =>
                   act(`${draft.name} saved`, () =>
                     graphql(
-                      `mutation ($id: ID!, $input: UpdateCategoryInput!) { updateCategory(id: $id, input: $input) { id } }`,
-                      { id: category.id, input: input(draft) },
+                      // ifVersion: another administrator's edit since this list was read is not overwritten.
+                      `mutation ($id: ID!, $input: UpdateCategoryInput!, $v: Int) { updateCategory(id: $id, input: $input, ifVersion: $v) { id } }`,
+                      { id: category.id, input: input(draft), v: category.version },
                     ),
                   )
                 }
@@ -159,7 +174,10 @@ export function Categories({ names }: { names: Map<string, string> }) {
                     question={`Delete ${category.name}?`}
                     onConfirm={() =>
                       void act(`${category.name} deleted`, () =>
-                        graphql(`mutation ($id: ID!) { deleteCategory(id: $id) }`, { id: category.id }),
+                        graphql(`mutation ($id: ID!, $v: Int) { deleteCategory(id: $id, ifVersion: $v) }`, {
+                          id: category.id,
+                          v: category.version,
+                        }),
                       )
                     }
                   />

@@ -53,6 +53,8 @@ export const categories = pgTable(
     createdBy: uuid("created_by").references(() => users.id, { onDelete: "set null" }),
     createdAt: instant("created_at").notNull(),
     updatedAt: instant("updated_at").notNull(),
+    /** 1 when created, one more with every update: what ifVersion is compared with. */
+    version: integer("version").notNull().default(1),
   },
   (t) => [uniqueIndex("categories_name_key_uq").on(t.nameKey), index("categories_created_by_idx").on(t.createdBy)],
 );

@@ -42,6 +42,8 @@ export const categories = sqliteTable(
     createdBy: text("created_by").references(() => users.id, { onDelete: "set null" }),
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
+    /** 1 when created, one more with every update: what ifVersion is compared with. */
+    version: integer("version").notNull().default(1),
   },
   (t) => [uniqueIndex("categories_name_key_uq").on(t.nameKey), index("categories_created_by_idx").on(t.createdBy)],
 );
