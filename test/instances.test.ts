@@ -165,6 +165,45 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
     for (const r of replies.filter((r) => r.status !== 201)) expectProblem(r, 409, "idempotency_key_in_flight");
   });
 
+  test("ETags and versions across instances: a tag read on A is 304 on B, and 200 on either after a change on B; If-Match and ifVersion hold across both", async () => {
+    const fern = await a.signUp("fern");
+    const tag = (await a.call("GET", "/svc-api/v1/users/all", { token: fern.token })).headers.get("etag")!;
+    const unchanged = await b.call("GET", "/svc-api/v1/users/all", {
+      token: fern.token,
+      headers: { "if-none-match": tag },
+    });
+    expect(unchanged.status).toBe(304);
+    await b.signUp("ezra");
+    for (const app of [a, b])
+      expect(
+        (await app.call("GET", "/svc-api/v1/users/all", { token: fern.token, headers: { "if-none-match": tag } }))
+          .status,
+      ).toBe(200);
+    // Two writers holding one tag of fern's record, one on each instance: exactly one lands.
+    const me = (await a.call("GET", "/svc-api/v1/users/me", { token: fern.token })).headers.get("etag")!;
+    const writes = await Promise.all(
+      [a, b].map((app, i) =>
+        app.call("PUT", "/svc-api/v1/users", {
+          token: fern.token,
+          body: { username: `fern${i}` },
+          headers: { "if-match": me },
+        }),
+      ),
+    );
+    expect(writes.map((r) => r.status).sort()).toEqual([200, 412]);
+    // And one category version updated on both at once.
+    const made = await a.graphql('mutation { createCategory(input: { name: "Atlas" }) { id } }', { token: fern.token });
+    const id = made.body.data.createCategory.id;
+    const update = `mutation { updateCategory(id: "${id}", input: { icon: "map" }, ifVersion: 1) { version } }`;
+    const updates = await Promise.all([a, b].map((app) => app.graphql(update, { token: fern.token })));
+    const codes = updates.map((r) => r.body.errors?.[0]?.extensions ?? r.body.data.updateCategory);
+    expect(codes).toContainEqual({ version: 2 });
+    expect(codes).toContainEqual({ code: "CONFLICT", currentVersion: 2 });
+    // The other tests expect the category list as they left it.
+    const removed = await b.graphql(`mutation { deleteCategory(id: "${id}", ifVersion: 2) }`, { token: fern.token });
+    expect(removed.body).toEqual({ data: { deleteCategory: true } });
+  });
+
   test("a logout on one instance ends that token on the other", async () => {
     const { token } = await a.signUp("gina");
     expect((await a.call("POST", "/svc-api/v1/auth/logout", { token })).status).toBe(204);
