@@ -32,7 +32,9 @@ const server = Bun.serve({
   port: 0,
   async fetch(request) {
     const url = new URL(request.url);
-    const answer = captured[`${request.method} ${url.pathname}`];
+    // A revalidating request has its own answer (a 304), keyed by the tag it sends.
+    const tag = request.headers.get("if-none-match");
+    const answer = captured[`${request.method} ${url.pathname}${tag ? ` ${tag}` : ""}`];
     if (!answer) return new Response("not captured", { status: 404 });
     await request.arrayBuffer();
     if (answer.work === "verify") await Bun.password.verify(answer.password!, answer.hash!);

@@ -3,7 +3,7 @@
 --   body gets "{n}" replaced by prefix..counter, so sign-ups never collide), BENCH_CYCLE (a number k:
 --   "{n}" goes round 1..k instead, so logins spread over k accounts), BENCH_REFRESH (refresh tokens,
 --   comma-separated: each request takes one, each answer puts its successor back, so every request
---   rotates a current token).
+--   rotates a current token), BENCH_IF_NONE_MATCH (a tag: sent as If-None-Match).
 local body = os.getenv("BENCH_BODY") or ""
 local token = os.getenv("BENCH_TOKEN") or ""
 local unique = os.getenv("BENCH_UNIQUE") or ""
@@ -12,6 +12,8 @@ local refresh = os.getenv("BENCH_REFRESH") or ""
 
 wrk.method = os.getenv("BENCH_METHOD") or "GET"
 if token ~= "" then wrk.headers["Authorization"] = "Bearer " .. token end
+local tag = os.getenv("BENCH_IF_NONE_MATCH") or ""
+if tag ~= "" then wrk.headers["If-None-Match"] = tag end
 if body ~= "" then
   wrk.headers["Content-Type"] = "application/json"
   wrk.body = body

@@ -180,6 +180,11 @@ interface Case {
    */
   refresh?: boolean;
   connections: number;
+  /**
+   * Conditional: each request sends If-None-Match with the tag svc gave this very request beforehand,
+   * so every answer is a 304 (a client polling an unchanged list).
+   */
+  revalidate?: boolean;
   /** What the floor does besides answering. */
   work?: "verify" | "hash" | "write";
 }
@@ -208,9 +213,11 @@ async function wrk(
   token: string,
   connections = c.connections,
   refreshTokens: string[] = [],
+  tag = "",
 ): Promise<WrkResult> {
   const env = {
     ...process.env,
+    BENCH_IF_NONE_MATCH: tag,
     BENCH_METHOD: c.method,
     BENCH_BODY: c.body ?? "",
     BENCH_TOKEN: c.token ? token : "",
@@ -233,10 +240,23 @@ async function wrk(
   };
 }
 
-async function capture(base: string, c: Case, token: string, hash: string) {
+/** The tag svc gives this request now: what a revalidating client sends back. */
+async function tagOf(base: string, c: Case, token: string): Promise<string> {
+  const response = await fetch(`${base}${c.path}`, { headers: { authorization: `Bearer ${token}` } });
+  await response.arrayBuffer();
+  const tag = response.headers.get("etag");
+  if (!tag) throw new Error(`${c.name}: svc gave no ETag`);
+  return tag;
+}
+
+/** The floor's key for a request: method, path, and the tag it revalidates, if any. */
+const floorKey = (method: string, path: string, tag = "") => `${method} ${path.split("?")[0]} ${tag}`.trimEnd();
+
+async function capture(base: string, c: Case, token: string, hash: string, tag = "") {
   const headers: Record<string, string> = {};
   if (c.body) headers["content-type"] = "application/json";
   if (c.token) headers.authorization = `Bearer ${token}`;
+  if (tag) headers["if-none-match"] = tag;
   const filler = c.refresh ? (await sessions(base, 1))[0]! : c.cycle ? "1" : "capture";
   const body = c.body?.replace("{n}", filler);
   const response = await fetch(`${base}${c.path}`, { method: c.method, headers, body });
@@ -267,6 +287,22 @@ const CASES: Case[] = [
     path: "/graphql",
     body: JSON.stringify({ query: "{ categories { id name description colorHex icon } }" }),
     token: true,
+    connections: 64,
+  },
+  {
+    name: "GET /svc-api/v1/users/all?limit=100, If-None-Match → 304",
+    method: "GET",
+    path: "/svc-api/v1/users/all?limit=100",
+    token: true,
+    revalidate: true,
+    connections: 64,
+  },
+  {
+    name: "GraphQL categories (50) by GET, If-None-Match → 304",
+    method: "GET",
+    path: `/graphql?query=${encodeURIComponent("{ categories { id name description colorHex icon } }")}`,
+    token: true,
+    revalidate: true,
     connections: 64,
   },
   {
@@ -323,7 +359,12 @@ async function runCases(
   hash: string,
 ): Promise<{ rows: Row[]; extra: string[]; peak: number }> {
   const responses: Record<string, unknown> = {};
-  for (const c of SELECTED) responses[`${c.method} ${c.path.split("?")[0]}`] = await capture(svc.base, c, token, hash);
+  const tags = new Map<Case, string>();
+  for (const c of SELECTED) {
+    const tag = c.revalidate ? await tagOf(svc.base, c, token) : "";
+    tags.set(c, tag);
+    responses[floorKey(c.method, c.path, tag)] = await capture(svc.base, c, token, hash, tag);
+  }
   const floor = await startFloor(responses);
   const rows: Row[] = [];
   for (const c of SELECTED) {
@@ -331,8 +372,8 @@ async function runCases(
     for (let round = 0; round < ROUNDS; round++) {
       // Fresh sessions for each svc run; the floor answers any text.
       const pool = c.refresh ? await sessions(svc.base, REFRESH_POOL) : [];
-      const s = await wrk(svc.base, c, token, c.connections, pool);
-      const f = await wrk(floor.base, c, token, c.connections, pool);
+      const s = await wrk(svc.base, c, token, c.connections, pool, tags.get(c));
+      const f = await wrk(floor.base, c, token, c.connections, pool, tags.get(c));
       best = {
         name: c.name,
         svc: !best || s.rps > best.svc.rps ? s : best.svc,

@@ -134,11 +134,16 @@ export function graphqlRoutes({
       if (info) info.userId = viewer.id;
     }
 
-    // A query asked before, with its tables unchanged since, is answered from memory.
-    const key = text === undefined ? null : answerKey(viewer?.id ?? null, request.headers, text);
+    // A query asked before, with its tables unchanged since, is answered from memory. By GET, the
+    // request is its query string.
+    const byGet = request.method === "GET";
+    const asked = byGet ? queryString(request.url) : text;
+    const key = asked === undefined ? null : answerKey(viewer?.id ?? null, request.headers, asked);
     const kept = key === null ? null : await answers.lookup(key);
     if (kept?.hit) {
       metrics.graphqlOperation(kept.hit.operation, "ok");
+      // A query by GET (GraphQL over HTTP's cacheable form) carries a strong ETag; If-None-Match gets 304.
+      if (byGet) return conditionalText(request, set, kept.hit.body, kept.hit.contentType);
       set.headers["content-type"] = kept.hit.contentType;
       // A string, not a Response: Elysia would copy a Response to add svc's headers, body as a stream.
       return kept.hit.body;
@@ -167,14 +172,11 @@ export function graphqlRoutes({
       }
     }
     const response = await run();
-    // A query by GET (GraphQL over HTTP's cacheable form) carries a strong ETag; If-None-Match gets 304.
-    if (request.method === "GET" && outcome.operation !== undefined && response.status === 200) {
-      const contentType = response.headers.get("content-type") ?? JSON_TYPE;
-      return conditionalText(request, set, await response.text(), contentType);
-    }
-    if (!kept || outcome.operation === undefined || response.status !== 200) return response;
+    // Only a query that ran cleanly is kept, and tagged when asked by GET.
+    if (outcome.operation === undefined || response.status !== 200 || !(kept || byGet)) return response;
     const answer = { body: await response.text(), contentType: response.headers.get("content-type") ?? JSON_TYPE };
-    kept.keep({ ...answer, operation: outcome.operation });
+    kept?.keep({ ...answer, operation: outcome.operation });
+    if (byGet) return conditionalText(request, set, answer.body, answer.contentType);
     set.headers["content-type"] = answer.contentType;
     return answer.body;
   }
@@ -194,6 +196,12 @@ export function graphqlRoutes({
     app.get(`${GRAPHQL_PATH}/playground`, ({ request }) => playgroundResponse(request, GRAPHQL_PATH));
   }
   return app;
+}
+
+/** A GET request's query string, "?" included ("" for none): what it asks. */
+function queryString(url: string): string {
+  const at = url.indexOf("?");
+  return at === -1 ? "" : url.slice(at);
 }
 
 /**

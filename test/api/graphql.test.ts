@@ -488,6 +488,38 @@ describe("repeated queries (answered from the response cache)", () => {
     expect(names(await list())).toEqual(["Elsewhere"]);
   });
 
+  test("by GET too: repeats answered from memory, per caller, with the same tag; a write shows at once", async () => {
+    const { call, owner, create, signUp } = await setup();
+    await create({ name: "Books" });
+    /** The GraphQL caches' entries, as /svc/metrics reports them. */
+    const entries = async () =>
+      Object.fromEntries(
+        [
+          ...(await call("GET", "/svc/metrics")).text.matchAll(
+            /^svc_graphql_cache_entries\{cache="(\w+)".*\} (\d+)$/gm,
+          ),
+        ].map((m) => [m[1], Number(m[2])]),
+      );
+    const url = `/graphql?query=${encodeURIComponent("{ categories { name } }")}`;
+    const tags = new Set<string>();
+    for (let i = 0; i < 3; i++) {
+      const reply = await call("GET", url, { token: owner.token });
+      expect(names(reply)).toEqual(["Books"]);
+      tags.add(reply.headers.get("etag")!);
+    }
+    expect(tags.size).toBe(1);
+    // Executed once: kept, and never run the second time that would have compiled it.
+    expect(await entries()).toMatchObject({ responses: 1, compiled: 0 });
+    // Not shared between callers: another caller's answer is kept apart.
+    const other = await signUp("other");
+    expect(names(await call("GET", url, { token: other.token }))).toEqual(["Books"]);
+    expect(await entries()).toMatchObject({ responses: 2 });
+    await create({ name: "Maps" });
+    const after = await call("GET", url, { token: owner.token, headers: { "if-none-match": [...tags][0]! } });
+    expect(after.status).toBe(200);
+    expect(names(after)).toEqual(["Books", "Maps"]);
+  });
+
   test("a failed answer is not kept: once the cause is gone the same query succeeds", async () => {
     let failures = 1;
     const flaky = (store: VersionedStore): VersionedStore => ({
