@@ -3,6 +3,7 @@
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import type { ErrorCode } from "../errors.ts";
 import type * as pgTables from "./postgres/schema.ts";
+import type { DialectFeed } from "./feeds.ts";
 import type { StorageState } from "./storage.ts";
 import type { VersionedStore } from "./store.ts";
 
@@ -47,6 +48,8 @@ export interface Dialect {
   ping(timeoutMs: number): Promise<void>;
   storage(): StorageState;
   pool(): { size: number; busy: number };
+  /** Committed category changes: announced by the writing transaction, heard by listeners. */
+  feed: DialectFeed;
   close(): Promise<void>;
 }
 

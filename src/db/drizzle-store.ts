@@ -5,7 +5,8 @@ import { AppError, type ErrorCode } from "../errors.ts";
 import { parseId } from "../ids.ts";
 import { chunks } from "./chunks.ts";
 import type { PgColumn } from "drizzle-orm/pg-core";
-import type { Db, Dialect, HotReads, Tables } from "./dialect.ts";
+import type { CategoryChange } from "../realtime/events.ts";
+import type { Clash, Db, Dialect, HotReads, Tables } from "./dialect.ts";
 import {
   ReferenceGone,
   StaleVersion,
@@ -70,6 +71,7 @@ export function drizzleStore(dialect: Dialect): VersionedStore {
     resets: resetStore(dialect),
     audit: auditStore(dialect),
     idempotency: idempotencyStore(dialect),
+    changes: { listen: dialect.feed.listen },
     async tokenHolder(userId, jti, sessionId) {
       const state = await tokenState(userId, jti, sessionId);
       const user = state && (await users.findById(userId));
@@ -429,7 +431,7 @@ function userStore({ db, run, tables, transaction, serialize }: Dialect): UserSt
   };
 }
 
-function categoryStore({ db, run, tables, transaction }: Dialect): CategoryStore {
+function categoryStore({ db, run, tables, transaction, feed }: Dialect): CategoryStore {
   const { categories } = tables;
   const categoryColumns = columns(categories, CATEGORY_FIELDS);
   const byId = db
@@ -437,6 +439,29 @@ function categoryStore({ db, run, tables, transaction }: Dialect): CategoryStore
     .from(categories)
     .where(eq(categories.id, sql.placeholder("id")))
     .prepare("category_by_id");
+
+  /**
+   * A write and the change it makes, in one transaction: announced inside it (PostgreSQL sends it
+   * with the commit, never after a rollback) and handed on once it has committed (SQLite).
+   */
+  async function announcing<T>(
+    work: (tx: Db) => Promise<T>,
+    changeOf: (result: T) => CategoryChange | null,
+    clash?: Clash,
+  ): Promise<T> {
+    let change: CategoryChange | null = null;
+    const result = await transaction(
+      async (tx) => {
+        const done = await work(tx);
+        change = changeOf(done);
+        if (change) await feed.announce(tx, change);
+        return done;
+      },
+      { ...TIMED, clash },
+    );
+    if (change) feed.committed(change);
+    return result;
+  }
 
   return {
     list: ({ first: limit, after } = {}) =>
@@ -452,10 +477,14 @@ function categoryStore({ db, run, tables, transaction }: Dialect): CategoryStore
       return key ? run(async () => first(await byId.execute({ id: key }))) : Promise.resolve(null);
     },
     create: (category) =>
-      run(async () => {
-        const row = { ...category, nameKey: nameKey(category.name), updatedAt: category.createdAt };
-        return (await db.insert(categories).values(row).returning(categoryColumns))[0]!;
-      }, categoryClash),
+      announcing(
+        async (tx) => {
+          const row = { ...category, nameKey: nameKey(category.name), updatedAt: category.createdAt };
+          return (await tx.insert(categories).values(row).returning(categoryColumns))[0]!;
+        },
+        (created) => ({ kind: "CREATED", id: created.id, category: created }),
+        categoryClash,
+      ),
     update(id, patch, updatedAt, ifVersion) {
       const key = parseId(id);
       if (!key) return Promise.resolve(null);
@@ -465,26 +494,29 @@ function categoryStore({ db, run, tables, transaction }: Dialect): CategoryStore
         updatedAt,
         version: sql`${categories.version} + 1`,
       };
-      return run(async () => {
-        const updated = first(
-          await db.update(categories).set(changes).where(atVersion(key, ifVersion)).returning(categoryColumns),
-        );
-        return updated ?? (await missingOrStale(db, key, ifVersion));
-      }, categoryClash);
+      return announcing(
+        async (tx) => {
+          const updated = first(
+            await tx.update(categories).set(changes).where(atVersion(key, ifVersion)).returning(categoryColumns),
+          );
+          return updated ?? (await missingOrStale(tx, key, ifVersion));
+        },
+        (updated) => updated && { kind: "UPDATED", id: updated.id, category: updated },
+        categoryClash,
+      );
     },
     delete(id, audit, ifVersion) {
       const key = parseId(id);
       if (!key) return Promise.resolve(false);
-      const remove = async (tx: Db) => {
-        const removed = await tx.delete(categories).where(atVersion(key, ifVersion)).returning({ id: categories.id });
-        return removed.length > 0 || ((await missingOrStale(tx, key, ifVersion)) ?? false);
-      };
-      if (!audit) return run(() => remove(db));
-      return transaction(async (tx) => {
-        const removed = await remove(tx);
-        if (removed) await recordIn(tx, tables, audit);
-        return removed;
-      }, TIMED);
+      return announcing(
+        async (tx) => {
+          const removed = await tx.delete(categories).where(atVersion(key, ifVersion)).returning({ id: categories.id });
+          if (removed.length === 0) return (await missingOrStale(tx, key, ifVersion)) ?? false;
+          if (audit) await recordIn(tx, tables, audit);
+          return true;
+        },
+        (removed) => (removed ? { kind: "DELETED", id: key, category: null } : null),
+      );
     },
   };
 

@@ -1,5 +1,6 @@
 // The storage contract in domain words. Every database svc supports implements it, and one
 // conformance suite (test/store/) holds each implementation to it.
+import type { ChangeFeed } from "../realtime/events.ts";
 import type { AuditAction } from "../audit/model.ts";
 import type { StorageState } from "./storage.ts";
 
@@ -425,6 +426,8 @@ export interface Store {
   readonly resets: PasswordResetStore;
   readonly audit: AuditStore;
   readonly idempotency: IdempotencyStore;
+  /** Category changes as they commit, from every instance on this database. */
+  readonly changes: ChangeFeed;
   /**
    * The user with this id and whether the token is revoked: its `jti` was, or it names a session
    * (`sessionId`) the user no longer has. It runs on every authenticated request. null: no user has this id.

@@ -293,6 +293,72 @@ function contract<S extends Store>(harness: { open(): Promise<S>; dispose(store:
     });
   });
 
+  describe("category changes (the feed realtime subscribers are fed from)", () => {
+    /** Listens, and collects what is delivered. */
+    async function listening() {
+      const changes: Array<{ kind: string; id: string; name?: string; version?: number }> = [];
+      let resyncs = 0;
+      const stop = await store.changes.listen(
+        (change) =>
+          changes.push({
+            kind: change.kind,
+            id: change.id,
+            name: change.category?.name,
+            version: change.category?.version,
+          }),
+        () => resyncs++,
+      );
+      /** Waits (PostgreSQL delivers asynchronously) until `n` changes have come, or 3 s. */
+      const settle = async (n: number) => {
+        for (let waited = 0; changes.length < n && waited < 3000; waited += 10) await Bun.sleep(10);
+        // And a little longer, to catch any that should not come.
+        await Bun.sleep(50);
+        return changes;
+      };
+      return { changes, settle, stop, resyncs: () => resyncs };
+    }
+
+    test("create, update and delete are delivered once each, in order, with the category as committed", async () => {
+      const feed = await listening();
+      const books = await store.categories.create(newCategory("Books"));
+      await store.categories.update(books.id, { name: "Novels" }, tick());
+      await store.categories.delete(books.id, event("category.deleted", { targetId: books.id }));
+      expect(await feed.settle(3)).toEqual([
+        { kind: "CREATED", id: books.id, name: "Books", version: 1 },
+        { kind: "UPDATED", id: books.id, name: "Novels", version: 2 },
+        { kind: "DELETED", id: books.id, name: undefined, version: undefined },
+      ]);
+      expect(feed.resyncs()).toBe(0);
+      await feed.stop();
+    });
+
+    test("a write that fails or changes nothing delivers nothing: a clash, a stale version, a missing id", async () => {
+      const books = await store.categories.create(newCategory("Books"));
+      await store.categories.create(newCategory("Films"));
+      const feed = await listening();
+      await expectCode(store.categories.update(books.id, { name: "FILMS" }, tick()), "category_name_taken");
+      await expectCode(store.categories.create(newCategory("books")), "category_name_taken");
+      await store.categories.update(books.id, { icon: "x" }, tick(), 7).catch(() => {});
+      await store.categories.delete(books.id, undefined, 7).catch(() => {});
+      expect(await store.categories.update(Bun.randomUUIDv7(), { icon: "x" }, tick())).toBeNull();
+      expect(await store.categories.delete(Bun.randomUUIDv7())).toBe(false);
+      expect(await feed.settle(1)).toEqual([]);
+      await feed.stop();
+    });
+
+    test("every listener hears every change; one that stopped hears no more", async () => {
+      const [one, two] = [await listening(), await listening()];
+      const books = await store.categories.create(newCategory("Books"));
+      await one.settle(1);
+      expect((await two.settle(1)).map((c) => c.id)).toEqual([books.id]);
+      await one.stop();
+      await store.categories.update(books.id, { icon: "book" }, tick());
+      expect((await two.settle(2)).map((c) => c.kind)).toEqual(["CREATED", "UPDATED"]);
+      expect(one.changes.map((c) => c.kind)).toEqual(["CREATED"]);
+      await two.stop();
+    });
+  });
+
   describe("login throttle", () => {
     const increment =
       (key: string, blockedUntil: string | null = null) =>

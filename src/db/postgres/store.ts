@@ -2,14 +2,22 @@
 // advisory lock on open, and a deadline on every call: a unique violation becomes the contract's code,
 // a database that does not answer becomes `database_unavailable` (503) within seconds.
 import { SQL } from "bun";
-import { sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sql";
 import { redactUrl, type PostgresConfig } from "../../config.ts";
 import { AppError } from "../../errors.ts";
 import type { Clash, Db, Dialect } from "../dialect.ts";
 import { drizzleStore } from "../drizzle-store.ts";
+import { notifyFeed } from "../feeds.ts";
 import { storageMonitor, type StorageMonitor } from "../storage.ts";
-import { NoSuchDatabase, ReferenceGone, type OpenOptions, type VersionedStore } from "../store.ts";
+import {
+  CATEGORY_FIELDS,
+  columns,
+  NoSuchDatabase,
+  ReferenceGone,
+  type OpenOptions,
+  type VersionedStore,
+} from "../store.ts";
 import { migratePostgres } from "./migrate.ts";
 import * as tables from "./schema.ts";
 
@@ -44,6 +52,8 @@ export async function openPostgresStore(
 
 function postgresDialect(client: SQL, config: PostgresConfig): Dialect {
   const db: Db = drizzle({ client });
+  const categoryColumns = columns(tables.categories, CATEGORY_FIELDS);
+  const first = <T>(rows: T[]): T | null => rows[0] ?? null;
   // The server cancels a statement at statement_timeout; this deadline also covers a server that
   // does not answer at all, and a pool waiting for a connection that will not come.
   const deadlineMs = config.statementTimeoutMs + config.connectTimeoutS * 1000;
@@ -71,6 +81,9 @@ function postgresDialect(client: SQL, config: PostgresConfig): Dialect {
     storage: () => storage.state(),
     // Operations in flight, each holding (or waiting for) a connection.
     pool: () => ({ size: config.poolMax, busy: Math.min(busy, config.poolMax) }),
+    feed: notifyFeed(client, async (id) =>
+      first(await db.select(categoryColumns).from(tables.categories).where(eq(tables.categories.id, id))),
+    ),
     async close() {
       await client.close({ timeout: 5 });
     },

@@ -7,6 +7,7 @@ import { drizzle } from "drizzle-orm/bun-sqlite";
 import { AppError } from "../../errors.ts";
 import type { Clash, Db, Dialect, HotReads, Tables } from "../dialect.ts";
 import { drizzleStore } from "../drizzle-store.ts";
+import { localFeed } from "../feeds.ts";
 import { storageMonitor, type StorageMonitor } from "../storage.ts";
 import {
   DamagedDatabase,
@@ -105,6 +106,7 @@ function sqliteDialect(client: Database, db: Db, path: string): Dialect {
     storage: () => storage.state(),
     // One connection, and every statement finishes before the next starts.
     pool: () => ({ size: 1, busy: 0 }),
+    feed: localFeed(),
     async close() {
       client.close(false);
     },
