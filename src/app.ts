@@ -9,7 +9,7 @@ import type { Config } from "./config.ts";
 import type { VersionedStore } from "./db/store.ts";
 import { caching } from "./cache/caching.ts";
 import { createPageJson } from "./users/page-json.ts";
-import { graphqlRoutes } from "./graphql/index.ts";
+import { GRAPHQL_PATH, graphqlRoutes } from "./graphql/index.ts";
 import { healthRoutes } from "./health/index.ts";
 import { consoleRoutes } from "./console/index.ts";
 import { corsFor } from "./http/cors.ts";
@@ -21,6 +21,13 @@ import type { Loggers } from "./log.ts";
 import { createMetrics, metricsRoutes } from "./metrics.ts";
 import { accountServices } from "./services.ts";
 import { usersRoutes } from "./users/index.ts";
+import { AppError } from "./errors.ts";
+import { createHub } from "./realtime/hub.ts";
+
+/** Events one subscriber may have waiting; a reader that falls further behind is dropped. */
+const SUBSCRIBER_BUFFER = 256;
+/** How often open subscriptions' tokens are checked again: a revoked one ends within this (plus a check). */
+const TOKEN_RECHECK_MS = 2000;
 
 export interface AppDeps {
   config: Config;
@@ -43,8 +50,38 @@ export function createApp({ config, store: database, loggers }: AppDeps): App {
   const routeDeps = { authenticator, idempotency, maxBodyBytes: config.maxBodyBytes, trustProxy: config.trustProxy };
   const categories = createCategoryService(store.categories);
   const metrics = createMetrics(store);
+  const hub = createHub({
+    feed: store.changes,
+    ...config.subscriptions,
+    buffer: SUBSCRIBER_BUFFER,
+    recheckMs: TOKEN_RECHECK_MS,
+    async stillValid(authorization) {
+      try {
+        await authenticator.authenticate(authorization);
+        return true;
+      } catch (error) {
+        return error instanceof AppError && error.code === "unauthorized" ? false : "unknown";
+      }
+    },
+    metrics: { sent: metrics.subscriptionEventsSent, dropped: metrics.subscriptionDropped },
+    logger,
+  });
+  metrics.reportSubscriptions(hub.counts);
 
   const health = healthRoutes(store, config.env);
+
+  const graphql = graphqlRoutes({
+    config: config.graphql,
+    metrics,
+    categories,
+    authenticator,
+    logger,
+    answers: cache.answers,
+    maxBodyBytes: config.maxBodyBytes,
+    trustProxy: config.trustProxy,
+    idempotency,
+    hub,
+  });
 
   // The 405 check needs every route, so it is filled in once they are all mounted.
   let methodsFor: (path: string) => string[] = () => [];
@@ -58,19 +95,7 @@ export function createApp({ config, store: database, loggers }: AppDeps): App {
     .use(authRoutes({ users, sessions, ...routeDeps }))
     .use(usersRoutes({ users, pageJson: createPageJson(), ...routeDeps }))
     .use(adminRoutes({ admin, ...routeDeps }))
-    .use(
-      graphqlRoutes({
-        config: config.graphql,
-        metrics,
-        categories,
-        authenticator,
-        logger,
-        answers: cache.answers,
-        maxBodyBytes: config.maxBodyBytes,
-        trustProxy: config.trustProxy,
-        idempotency,
-      }),
-    );
+    .use(graphql.routes);
   const handle = app.fetch;
   const door = frontDoor({
     app: { router: app.router, fetch: (request) => cache.request(() => handle(request)) },
@@ -80,9 +105,17 @@ export function createApp({ config, store: database, loggers }: AppDeps): App {
     loggers,
     metrics,
     maxBodyBytes: config.maxBodyBytes,
+    websocket: { path: GRAPHQL_PATH, upgrade: graphql.websocket.upgrade, handler: graphql.websocket.handler as never },
   });
   methodsFor = door.index.methodsFor;
-  return door;
+  async function closeStreams() {
+    await hub.close();
+    await graphql.websocket.closeAll();
+  }
+  return Object.assign(door, { closeStreams });
 }
 
-export type App = FrontDoor;
+export type App = FrontDoor & {
+  /** Ends every subscription (their streams complete) and stops following changes: before shutdown. */
+  closeStreams(): Promise<void>;
+};

@@ -78,6 +78,14 @@ export interface Config {
   adminConsole: boolean;
   /** How long the answer to a request under an Idempotency-Key is kept for its repeats. */
   idempotencyTtlSeconds: number;
+  subscriptions: SubscriptionsConfig;
+}
+
+export interface SubscriptionsConfig {
+  /** Open subscriptions one user (or one client address without a token) may hold. */
+  perUser: number;
+  /** Open subscriptions on this instance. */
+  max: number;
 }
 
 export type Env = Record<string, string | undefined>;
@@ -139,6 +147,10 @@ export function parseConfig(env: Env): Config {
     auditRetentionSeconds: duration(env, "SVC_AUDIT_RETENTION", "90d", 3600, 3650 * 86400),
     adminConsole: boolean(env, "SVC_ADMIN_CONSOLE", true),
     idempotencyTtlSeconds: duration(env, "SVC_IDEMPOTENCY_TTL", "24h", 60, 7 * 86400),
+    subscriptions: {
+      perUser: integer(env, "SVC_SUBSCRIPTIONS_PER_USER", 10, 1, 10_000),
+      max: integer(env, "SVC_SUBSCRIPTIONS_MAX", 10_000, 1, 1_000_000),
+    },
   });
 }
 

@@ -29,6 +29,7 @@ const CATALOG = {
   unsupported_media_type: { status: 415, title: "Unsupported media type", graphql: "BAD_REQUEST" },
   idempotency_key_reused: { status: 422, title: "Idempotency key reused", graphql: "IDEMPOTENCY_KEY_REUSED" },
   too_many_requests: { status: 429, title: "Too many requests", graphql: "TOO_MANY_REQUESTS" },
+  too_many_subscriptions: { status: 429, title: "Too many subscriptions", graphql: "TOO_MANY_SUBSCRIPTIONS" },
   internal: { status: 500, title: "Internal error", graphql: "INTERNAL_SERVER_ERROR" },
   database_unavailable: { status: 503, title: "Database unavailable", graphql: "SERVICE_UNAVAILABLE" },
   storage_full: { status: 503, title: "Storage full", graphql: "STORAGE_FULL" },

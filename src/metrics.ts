@@ -13,6 +13,12 @@ export interface Metrics {
   graphqlOperation(operation: string, outcome: GraphqlOutcome): void;
   /** Where svc_graphql_cache_entries reads the GraphQL caches' sizes from. */
   reportCaches(sizes: () => Record<string, number>): void;
+  /** Where svc_subscriptions_open reads the open subscriptions, by transport, from. */
+  reportSubscriptions(counts: () => Record<string, number>): void;
+  /** Category events handed to subscribers' transports. */
+  subscriptionEventsSent(count: number): void;
+  /** A subscription ended by svc: too slow a reader, or a token no longer valid. */
+  subscriptionDropped(reason: "slow" | "revoked"): void;
 }
 
 const LOGIN_ROUTE = "/svc-api/v1/auth/login";
@@ -64,10 +70,41 @@ export function createMetrics(store: Store): Metrics {
     },
   });
 
+  let subscriptionCounts: () => Record<string, number> = () => ({});
+  new Gauge({
+    name: "svc_subscriptions_open",
+    help: "Open GraphQL subscriptions on this instance, by transport (sse, ws).",
+    labelNames: ["transport"],
+    registers: [registry],
+    collect() {
+      for (const [transport, open] of Object.entries(subscriptionCounts())) this.set({ transport }, open);
+    },
+  });
+  const eventsSent = new Counter({
+    name: "svc_subscription_events_sent_total",
+    help: "Category events handed to subscribers.",
+    registers: [registry],
+  });
+  const dropped = new Counter({
+    name: "svc_subscriptions_dropped_total",
+    help: "Subscriptions ended by svc: slow (its reader fell too far behind) or revoked (its token stopped being valid).",
+    labelNames: ["reason"],
+    registers: [registry],
+  });
+
   return {
     registry,
     reportCaches(sizes) {
       cacheSizes = sizes;
+    },
+    reportSubscriptions(counts) {
+      subscriptionCounts = counts;
+    },
+    subscriptionEventsSent(count) {
+      eventsSent.inc(count);
+    },
+    subscriptionDropped(reason) {
+      dropped.inc({ reason });
     },
     request(method, route, status, seconds) {
       requests.observe(method, route, status, seconds);

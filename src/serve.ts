@@ -33,9 +33,10 @@ export async function serve(config: Config): Promise<void> {
     process.exit(1);
   }
 
+  const app = createApp({ config, store, loggers });
   let server: Server<unknown>;
   try {
-    server = createApp({ config, store, loggers }).listen({
+    server = app.listen({
       hostname: config.host,
       port: config.port,
       reusePort: config.reusePort,
@@ -61,6 +62,9 @@ export async function serve(config: Config): Promise<void> {
       logger.warn({ grace_ms: config.shutdownGraceMs }, "grace period over: closing remaining connections");
       void server.stop(true);
     }, config.shutdownGraceMs);
+    // Subscriptions first: their streams complete (SSE's "complete", WebSocket's close 1001), which
+    // would otherwise hold server.stop() until the grace period ran out.
+    await app.closeStreams();
     await server.stop();
     clearTimeout(forced);
     await stopPruning();

@@ -6,8 +6,10 @@ export function maskError(error: unknown): Error {
   const original = error instanceof GraphQLError ? error.originalError : error;
   if (original instanceof AppError) {
     const masked = fromAppError(original, error instanceof GraphQLError ? error : undefined);
-    // An unauthenticated mutation is a 401 like any protected REST route; Yoga reads and strips `http`.
-    if (original.code === "unauthorized") masked.extensions.http = { status: 401, headers: original.headers };
+    // An unauthenticated mutation is a 401 like any protected REST route, a subscription past a cap a
+    // 429 (with Retry-After); Yoga reads and strips `http`.
+    if (original.code === "unauthorized" || original.code === "too_many_subscriptions")
+      masked.extensions.http = { status: original.status, headers: original.headers };
     return masked;
   }
   // Parse, validation and coercion errors are GraphQL's own and safe to show.

@@ -8,6 +8,7 @@ import { Elysia } from "elysia";
 import { getOperationAST, GraphQLError, parse, type GraphQLSchema } from "graphql";
 import { createSchema, createYoga, useErrorHandler, type Plugin } from "graphql-yoga";
 import type { Origin } from "../audit/model.ts";
+import type { Hub, Transport } from "../realtime/hub.ts";
 import type { Authenticator } from "../auth/authenticator.ts";
 import type { Caching } from "../cache/caching.ts";
 import type { CategoryService } from "../categories/service.ts";
@@ -30,6 +31,7 @@ import { asksForSchemaOnly } from "./introspection-only.ts";
 import { operationLabels, operationMetrics, type OperationLabel } from "./operation-metrics.ts";
 import { playgroundResponse } from "./playground.ts";
 import { resolvers } from "./resolvers.ts";
+import { graphqlWebSocket } from "./websocket.ts";
 
 export const GRAPHQL_PATH = "/graphql";
 const JSON_TYPE = "application/json; charset=utf-8";
@@ -47,11 +49,15 @@ export interface GraphqlDeps {
   maxBodyBytes: number;
   trustProxy: number;
   idempotency: Idempotency;
+  hub: Hub;
 }
 
-/** What serve() hands Yoga along with the request. */
-interface ServerContext {
+/** What serve() (or the WebSocket server) hands Yoga along with the request. */
+export interface ServerContext {
   viewer: UserRecord | null;
+  /** The Authorization the viewer was authenticated with: a subscription checks it again while open. */
+  authorization: string | null;
+  transport: Transport;
   requestId: string | undefined;
   origin: Origin;
   /** A POST's body, already read: Yoga's parser reads it from here, the request's stream being spent. */
@@ -70,6 +76,7 @@ export function graphqlRoutes({
   maxBodyBytes,
   trustProxy,
   idempotency,
+  hub,
 }: GraphqlDeps) {
   const caches = graphqlCaches();
   metrics.reportCaches(() => ({ ...caches.sizes(), responses: answers.size }));
@@ -88,7 +95,19 @@ export function graphqlRoutes({
     parserAndValidationCache: caches.parser,
     logging: false,
     maskedErrors: { maskError },
-    context: ({ viewer, requestId, origin }) => ({ categories, viewer, auth: config.auth, requestId, origin }),
+    context: ({ viewer, requestId, origin, authorization, transport }) => ({
+      categories,
+      viewer,
+      auth: config.auth,
+      requestId,
+      origin,
+      subscribe: () =>
+        hub.subscribe({
+          owner: viewer ? `user:${viewer.id}` : `client:${origin.address}`,
+          authorization: viewer ? authorization : null,
+          transport,
+        }),
+    }),
     plugins: [
       readBodyParser,
       // Compiles an operation into a function once it has run twice; one-off documents are not worth it.
@@ -152,7 +171,8 @@ export function graphqlRoutes({
     const outcome: ServerContext["outcome"] = {};
     const address = clientAddress(request, trustProxy);
     const origin = { address, requestId: info?.id ?? null };
-    const run = () => yoga.fetch(request, { viewer, requestId: info?.id, origin, body, outcome });
+    const run = () =>
+      yoga.fetch(request, { viewer, authorization, transport: "sse", requestId: info?.id, origin, body, outcome });
 
     // A mutation under an Idempotency-Key runs once per caller and key; its answer is kept for repeats.
     const mutation = text !== undefined && request.headers.has(IDEMPOTENCY_HEADER) ? mutationOf(text) : null;
@@ -195,7 +215,15 @@ export function graphqlRoutes({
   if (config.playground) {
     app.get(`${GRAPHQL_PATH}/playground`, ({ request }) => playgroundResponse(request, GRAPHQL_PATH));
   }
-  return app;
+  const websocket = graphqlWebSocket({
+    yoga,
+    authenticator,
+    auth: config.auth,
+    trustProxy,
+    logger,
+    onSlowReader: () => metrics.subscriptionDropped("slow"),
+  });
+  return { routes: app, websocket };
 }
 
 /** A GET request's query string, "?" included ("" for none): what it asks. */

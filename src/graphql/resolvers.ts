@@ -1,6 +1,7 @@
 // Resolvers for schema/*.graphql: thin calls into the category service.
 import { AppError } from "../errors.ts";
 import type { Actor } from "../categories/service.ts";
+import type { HubItem } from "../realtime/hub.ts";
 import type { GraphQLContext } from "./context.ts";
 import type { Resolvers } from "./resolvers.generated.ts";
 
@@ -21,5 +22,15 @@ export const resolvers: Resolvers = {
     createCategory: (_, { input }, ctx) => ctx.categories.create(input, actor(ctx)),
     updateCategory: (_, { id, input, ifVersion }, ctx) => ctx.categories.update(id, input, actor(ctx), ifVersion),
     deleteCategory: (_, { id, ifVersion }, ctx) => ctx.categories.delete(id, actor(ctx), ctx.origin, ifVersion),
+  },
+  Subscription: {
+    categoryEvents: {
+      subscribe: (_, __, ctx) => ctx.subscribe(),
+      // A subscription that svc ends (its token stopped being valid) ends with that error.
+      resolve: (item: HubItem) => {
+        if ("ending" in item) throw item.ending;
+        return item;
+      },
+    },
   },
 };

@@ -5,7 +5,7 @@
 //
 // A few GET routes (the health probes) are "direct": answered here without Elysia, and served by
 // Bun's own router. Their Elysia twins stay mounted for the API description and any other method.
-import type { Server } from "bun";
+import type { Server, WebSocketHandler } from "bun";
 import { AppError, problemResponse } from "../errors.ts";
 import type { Loggers } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
@@ -33,6 +33,12 @@ export interface FrontDoorOptions {
   loggers: Loggers;
   metrics: Metrics;
   maxBodyBytes: number;
+  /** WebSocket handshakes at `path`: `upgrade` answers a refusal, undefined once upgraded, null for a plain request. */
+  websocket?: {
+    path: string;
+    upgrade(request: Request, server: Server<unknown>): Response | undefined | null;
+    handler: WebSocketHandler<never>;
+  };
 }
 
 type Answer = Response | Promise<Response>;
@@ -56,7 +62,15 @@ export interface ListenOptions {
 /** A declared body past the limit, up to this size (or twice the limit), is read and thrown away before the 413. */
 const SWALLOW_MIN_BYTES = 64 * 1024 * 1024;
 
-export function frontDoor({ app, direct, quietWhenOk, loggers, metrics, maxBodyBytes }: FrontDoorOptions): FrontDoor {
+export function frontDoor({
+  app,
+  direct,
+  quietWhenOk,
+  loggers,
+  metrics,
+  maxBodyBytes,
+  websocket,
+}: FrontDoorOptions): FrontDoor {
   const quiet = new Set(quietWhenOk);
   const { logger, access } = loggers;
   const debug = logger.isLevelEnabled("debug");
@@ -167,20 +181,37 @@ export function frontDoor({ app, direct, quietWhenOk, loggers, metrics, maxBodyB
     index,
     listen(options) {
       const routes = Object.fromEntries([...handlers].map(([path, handler]) => [path, { GET: handler }]));
-      return Bun.serve({
+      const common = {
         ...options,
         // Bun's own answer past this is a bare 413 and a closed socket: everything up to it reaches
         // refuseBody or a capped reader (json-body.ts, the GraphQL route) instead.
         maxRequestBodySize: swallowMax,
         routes,
-        fetch: viaApp,
         // Longer than Bun's 10 s, so a load balancer's pooled keep-alive connections are not cut under it.
         idleTimeout: 30,
         // Bun's own answer to an error that escapes is an HTML page, with source in development mode.
         development: false,
-        error(error) {
+        error(error: Error) {
           logger.error({ err: error }, "request failed outside the app");
           return problemResponse(new AppError("internal", "Something went wrong on our side.", { cause: error }));
+        },
+      } as const;
+      if (!websocket) return Bun.serve({ ...common, fetch: viaApp });
+      return Bun.serve({
+        ...common,
+        fetch(request, server) {
+          if (pathOf(request.url) === websocket.path) {
+            const refused = websocket.upgrade(request, server);
+            if (refused === undefined) return undefined;
+            if (refused) return refused;
+          }
+          return viaApp(request, server);
+        },
+        websocket: {
+          ...(websocket.handler as WebSocketHandler<unknown>),
+          // Bun's pings keep idle proxies from cutting the socket; the client's pongs prove it is there.
+          sendPings: true,
+          idleTimeout: 120,
         },
       });
     },

@@ -28,3 +28,6 @@ export interface ChangeFeed {
    */
   listen(deliver: (change: CategoryChange) => void, resync: () => void): Promise<() => Promise<void>>;
 }
+
+/** CategoryEvent under the name the generated resolver types import it by (theirs is taken). */
+export type CategoryEventModel = CategoryEvent;
