@@ -24,8 +24,8 @@ import { usersRoutes } from "./users/index.ts";
 import { AppError } from "./errors.ts";
 import { createHub } from "./realtime/hub.ts";
 
-/** Events one subscriber may have waiting; a reader that falls further behind is dropped. */
-const SUBSCRIBER_BUFFER = 256;
+/** Events one subscriber may have waiting (references to events all share); a reader further behind is dropped. */
+const SUBSCRIBER_BUFFER = 1024;
 /** How often open subscriptions' tokens are checked again: a revoked one ends within this (plus a check). */
 const TOKEN_RECHECK_MS = 2000;
 

@@ -1,11 +1,12 @@
 // Two instances of svc on one PostgreSQL database, each with its own pool, as behind a load balancer.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { auditEvent, CLI_ORIGIN } from "../src/audit/model.ts";
 import { openPostgresStore } from "../src/db/postgres/store.ts";
 import type { ThrottleRecord, VersionedStore } from "../src/db/store.ts";
 import journal from "../drizzle/postgres/meta/_journal.json";
 import { expectProblem, testApp } from "./helpers.ts";
+import { listen, opened, sse, stopAll, ws } from "./subscriptions.ts";
 import { createTestDatabase, postgresAvailable, postgresConfig, type TestDatabase } from "./postgres.ts";
 
 const available = await postgresAvailable();
@@ -202,6 +203,55 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
     // The other tests expect the category list as they left it.
     const removed = await b.graphql(`mutation { deleteCategory(id: "${id}", ifVersion: 2) }`, { token: fern.token });
     expect(removed.body).toEqual({ data: { deleteCategory: true } });
+  });
+
+  describe("realtime across instances", () => {
+    afterEach(stopAll);
+
+    test("a change on A reaches subscribers on B (SSE and WebSocket) within a second; a rolled-back one never", async () => {
+      const [onA, onB] = [listen(a), listen(b)];
+      const gail = await a.signUp("gail");
+      const streams = [sse(onB.url, gail.token), ws(onB.url, gail.token), sse(onA.url, gail.token)];
+      await opened(b, 2);
+      await opened(a, 1);
+      const made = await a.graphql('mutation { createCategory(input: { name: "Relayed" }) { id } }', {
+        token: gail.token,
+      });
+      const id = made.body.data.createCategory.id;
+      const at = Date.now();
+      for (const stream of streams) await stream.count(1, 1000);
+      expect(Date.now() - at).toBeLessThan(1000);
+      // A clash rolls back: nothing is sent. The next change comes next.
+      const clash = await b.graphql('mutation { createCategory(input: { name: "relayed" }) { id } }', {
+        token: gail.token,
+      });
+      expect(clash.body.errors[0].extensions.code).toBe("CONFLICT");
+      await b.graphql(`mutation { deleteCategory(id: "${id}") }`, { token: gail.token });
+      for (const stream of streams) {
+        await stream.count(2, 1000);
+        expect(stream.results.map((r) => r.data?.categoryEvents.kind)).toEqual(["CREATED", "DELETED"]);
+      }
+    });
+
+    test("the listening connection lost: subscribers get RESYNC once it is back, then changes again", async () => {
+      const onB = listen(b);
+      const hugo = await a.signUp("hugo");
+      const stream = sse(onB.url, hugo.token);
+      await opened(b, 1);
+      const sql = new SQL({ url: database.url, max: 1 });
+      const killed = await sql`select pg_terminate_backend(pid) as gone from pg_stat_activity
+        where datname = current_database() and pid <> pg_backend_pid() and query ilike 'listen%'`;
+      expect(killed.length).toBeGreaterThan(0);
+      await sql.close();
+      await stream.count(1, 10_000);
+      expect(stream.results[0]!.data?.categoryEvents).toEqual({ kind: "RESYNC", id: "", category: null });
+      await a.graphql('mutation { createCategory(input: { name: "After" }) { id } }', { token: hugo.token });
+      await stream.count(2, 2000);
+      expect(stream.results[1]!.data?.categoryEvents.category?.name).toBe("After");
+      const removed = await a.graphql("{ categories { id name } }", { token: hugo.token });
+      for (const category of removed.body.data.categories.filter((c: { name: string }) => c.name === "After"))
+        await a.graphql(`mutation { deleteCategory(id: "${category.id}") }`, { token: hugo.token });
+    }, 20_000);
   });
 
   test("a logout on one instance ends that token on the other", async () => {
