@@ -1,5 +1,6 @@
 // Drives the compiled binary: built once, copied alone into an empty folder, started for real.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createClient as createWsClient } from "graphql-ws";
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -411,6 +412,71 @@ describe("the compiled binary, alone in an empty folder", () => {
     expect((await json(two.base, "GET", "/svc/health")).status).toBe(200);
     expect(await stop(two)).toBe(0);
     expect(await stop(one)).toBe(0);
+  }, 30_000);
+
+  test("pushes category changes over SSE (curl's way) and WebSocket (graphql-ws's client); SIGTERM completes both streams and exits 0", async () => {
+    const running = await start(emptyFolderWithBinary());
+    const user = { username: "rita", email: "rita@example.com", password: "correct horse" };
+    await json(running.base, "POST", "/svc-api/v1/users/create", user);
+    const { body } = await json(running.base, "POST", "/svc-api/v1/auth/login", {
+      username: user.username,
+      password: user.password,
+    });
+    const query = "subscription { categoryEvents { kind category { name } } }";
+    const curl = Bun.spawn(
+      [
+        "curl",
+        "-sS",
+        "-N",
+        `${running.base}/graphql`,
+        "-H",
+        `Authorization: Bearer ${body.token}`,
+        "-H",
+        "Content-Type: application/json",
+        "-H",
+        "Accept: text/event-stream",
+        "-d",
+        JSON.stringify({ query }),
+      ],
+      { stdout: "pipe", stderr: "pipe" },
+    );
+    const socket = createWsClient({
+      url: `${running.base.replace("http", "ws")}/graphql`,
+      connectionParams: { Authorization: `Bearer ${body.token}` },
+      retryAttempts: 0,
+    });
+    const received: unknown[] = [];
+    const completed = new Promise((resolve, reject) =>
+      socket.subscribe(
+        { query },
+        { next: (r) => received.push(r.data), error: reject, complete: () => resolve("complete") },
+      ),
+    );
+    // Both open (as the metrics count them), then one change.
+    for (let i = 0; i < 100; i++) {
+      const metrics = await (await fetch(`${running.base}/svc/metrics`)).text();
+      if (/svc_subscriptions_open\{transport="sse".*\} 1\n/.test(metrics) && /transport="ws".*\} 1\n/.test(metrics))
+        break;
+      await Bun.sleep(50);
+    }
+    await json(
+      running.base,
+      "POST",
+      "/graphql",
+      { query: 'mutation { createCategory(input: { name: "Pushed" }) { id } }' },
+      body.token,
+    );
+    for (let i = 0; received.length === 0 && i < 50; i++) await Bun.sleep(20);
+    expect(received[0]).toEqual({
+      categoryEvents: { kind: "CREATED", category: { name: expect.stringMatching(/^Pushed/) } },
+    });
+    expect(await stop(running)).toBe(0);
+    expect(await completed).toBe("complete");
+    expect(await curl.exited).toBe(0);
+    const stream = await new Response(curl.stdout).text();
+    expect(stream).toContain('event: next\ndata: {"data":{"categoryEvents":{"kind":"CREATED"');
+    expect(stream).toEndWith("event: complete\ndata:\n\n");
+    await socket.dispose();
   }, 30_000);
 
   test("the README's REST and GraphQL examples, pasted in order, all work", async () => {
