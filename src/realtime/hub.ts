@@ -175,6 +175,21 @@ export function createHub(options: HubOptions) {
   return {
     /** A new subscription, once the feed is listening. Throws AppError `too_many_subscriptions` past a cap. */
     async subscribe(request: SubscribeRequest): Promise<AsyncIterableIterator<HubItem>> {
+      const subscription = new Subscription(request);
+      if (closed) {
+        subscription.end();
+        return subscription;
+      }
+      listening ??= feed.listen(deliver, () => deliver(RESYNC));
+      try {
+        await listening;
+      } catch (error) {
+        listening = null;
+        throw new AppError("database_unavailable", "Changes cannot be followed now: the database is not answering.", {
+          cause: error,
+        });
+      }
+      // The caps are checked and the subscription counted in one step, with no await between.
       if ((perOwner.get(request.owner) ?? 0) >= perUser) {
         throw new AppError(
           "too_many_subscriptions",
@@ -190,21 +205,6 @@ export function createHub(options: HubOptions) {
           },
         );
       }
-      const subscription = new Subscription(request);
-      if (closed) {
-        subscription.end();
-        return subscription;
-      }
-      listening ??= feed.listen(deliver, () => deliver(RESYNC));
-      try {
-        await listening;
-      } catch (error) {
-        listening = null;
-        throw new AppError("database_unavailable", "Changes cannot be followed now: the database is not answering.", {
-          cause: error,
-        });
-      }
-      // Counted once listening: a cap is about subscriptions that can receive.
       open.add(subscription);
       perOwner.set(request.owner, (perOwner.get(request.owner) ?? 0) + 1);
       if (request.authorization !== null) startRechecks();
