@@ -3,7 +3,8 @@
 // database; for each of 100 createCategory mutations, the time from the mutation's answer to the
 // event's arrival at the last subscriber; and svc's RSS per open subscriber. The subscribers are
 // fetch() streams in this process, on the same two cores as svc: their own parsing is in the figures.
-// Writes the table into README.md between the realtime markers. Flags: --no-postgres.
+// Writes the table into README.md between the realtime markers. Flags: --no-postgres. (Bun's fetch
+// holds 256 requests at a time by default; the script raises BUN_CONFIG_MAX_HTTP_REQUESTS for 1,000 streams.)
 import { SQL, type Subprocess } from "bun";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -221,7 +222,7 @@ if (!flags.has("--no-postgres")) {
 
 const cpu = (readFileSync("/proc/cpuinfo", "utf8").match(/model name\s*:\s*(.+)/)?.[1] ?? "unknown").trim();
 const table = [
-  `Measured ${new Date().toISOString().slice(0, 10)} with \`bun run bench:realtime\` on ${cpu} (${navigator.hardwareConcurrency} cores): ${SUBSCRIBERS} SSE subscribers (${USERS} users, ${SUBSCRIBERS / USERS} each), ${MUTATIONS} createCategory mutations one after another, each timed from its answer to the event's arrival at the last subscriber. The subscribers run in the bench's own process on the same cores.`,
+  `Measured ${new Date().toISOString().slice(0, 10)} with \`bun run bench:realtime\` on ${cpu} (${navigator.hardwareConcurrency} cores): ${SUBSCRIBERS} SSE subscribers (${USERS} users, ${SUBSCRIBERS / USERS} each), ${MUTATIONS} createCategory mutations one after another, each timed from its answer to the event's arrival at the last subscriber (0 when every subscriber had it before the answer came back). The subscribers run in the bench's own process on the same cores; on PostgreSQL each instance serves 500.`,
   "",
   "| Setup | subscribers | p50 (ms) | p99 (ms) | max (ms) | svc RSS per subscriber |",
   "|---|---:|---:|---:|---:|---:|",
