@@ -4,6 +4,7 @@
 // PostgreSQL, where the events travel through LISTEN/NOTIFY.
 import { afterEach, describe, expect, test } from "bun:test";
 import { connect } from "node:net";
+import { auditEvent, CLI_ORIGIN } from "../../src/audit/model.ts";
 import { testApp, testConfig, type ConfigOverrides } from "../helpers.ts";
 import { EVENTS, listen, opened, sse, stopAll, ws } from "../subscriptions.ts";
 
@@ -87,15 +88,32 @@ describe.each(TRANSPORTS)("categoryEvents over %s", (_, open) => {
     await opened(svc, 0);
   });
 
-  test("the account deleted or disabled: its streams end with UNAUTHENTICATED", async () => {
+  test("the account deleted or disabled: its streams end with UNAUTHENTICATED, counted as revoked", async () => {
     const svc = await listening();
-    const ann = await svc.signUp("ann");
-    const events = open(svc.url, ann.token);
-    await opened(svc, 1);
+    const root = await svc.signUp("root");
+    await svc.store.users.administer(
+      root.user.id,
+      { role: "admin" },
+      new Date().toISOString(),
+      auditEvent("admin.user.updated", { target: root.user.id, origin: CLI_ORIGIN }),
+    );
+    const [ann, bob] = [await svc.signUp("ann"), await svc.signUp("bob")];
+    const [deleted, disabled] = [open(svc.url, ann.token), open(svc.url, bob.token)];
+    await opened(svc, 2);
     expect((await svc.call("DELETE", "/svc-api/v1/users", { token: ann.token })).status).toBe(204);
-    await events.count(1, 5000);
-    expect(events.results[0]!.errors?.[0]?.extensions?.code).toBe("UNAUTHENTICATED");
-    expect(await events.ended).toBe("complete");
+    const off = await svc.call("PATCH", `/svc-api/v1/admin/users/${bob.user.id}`, {
+      token: root.token,
+      body: { status: "disabled" },
+    });
+    expect(off.status).toBe(200);
+    for (const events of [deleted, disabled]) {
+      await events.count(1, 5000);
+      expect(events.results[0]!.errors?.[0]?.extensions?.code).toBe("UNAUTHENTICATED");
+      expect(await events.ended).toBe("complete");
+    }
+    expect((await svc.call("GET", "/svc/metrics")).text).toMatch(
+      /^svc_subscriptions_dropped_total\{reason="revoked",service="svc"\} 2$/m,
+    );
   });
 
   test("SVC_SUBSCRIPTIONS_PER_USER: one more is refused with TOO_MANY_SUBSCRIPTIONS; the others go on", async () => {
