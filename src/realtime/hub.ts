@@ -74,11 +74,14 @@ export function createHub(options: HubOptions) {
       return true;
     }
 
-    /** Ends it: with `ending`, after the events already queued; without, at once (nothing more can reach it). */
-    end(ending?: AppError): void {
+    /**
+     * Ends it. With `ending`, or `drain` (shutdown), after the events already queued; otherwise at once,
+     * its queue dropped (a reader too slow for them, or gone).
+     */
+    end(ending?: AppError, drain = false): void {
       if (this.finished) return;
       if (ending) this.queue.push({ ending });
-      else this.queue.length = 0;
+      else if (!drain) this.queue.length = 0;
       this.finished = true;
       forget(this);
       if (this.waiting) {
@@ -221,7 +224,7 @@ export function createHub(options: HubOptions) {
     /** Ends every subscription (their streams complete) and stops listening: for shutdown. */
     async close(): Promise<void> {
       closed = true;
-      for (const subscription of [...open]) subscription.end();
+      for (const subscription of [...open]) subscription.end(undefined, true);
       if (recheck) clearInterval(recheck);
       recheck = null;
       const stop = listening;
