@@ -25,6 +25,8 @@ export function processSecrets(): SecretInput {
     },
     ask: (prompt) =>
       new Promise((resolve, reject) => {
+        // Echo off before the prompt shows: whoever types (or pastes) the moment it appears is not echoed.
+        stdin.setRawMode(true);
         process.stderr.write(prompt);
         let typed = "";
         const finish = (error?: Error) => {
@@ -43,7 +45,6 @@ export function processSecrets(): SecretInput {
             else typed += c;
           }
         };
-        stdin.setRawMode(true);
         stdin.resume();
         stdin.on("data", onData);
       }),
