@@ -47,6 +47,13 @@ async function build(): Promise<string> {
   return join(root, "dist", "svc");
 }
 
+/** The footprint floor (bench/bare.ts), compiled with the flags a lean Bun binary gets. */
+async function buildBare(): Promise<string> {
+  const out = join(work, "bare");
+  await $`${process.execPath} build --compile --minify --bytecode ${join(import.meta.dir, "bare.ts")} --outfile ${out}`.quiet();
+  return out;
+}
+
 interface Running {
   proc: Subprocess;
   base: string;
@@ -512,6 +519,9 @@ function table(rows: Row[]): string {
 const binary = await build();
 const size = Bun.file(binary).size;
 const cold = await coldStart(binary);
+const bare = await buildBare();
+const bareSize = Bun.file(bare).size;
+const bareCold = await coldStart(bare);
 
 const dir = mkdtempSync(join(work, "sqlite-"));
 const records = await seed(`sqlite:${join(dir, "data", "svc.db")}`, 1000, 50);
@@ -525,7 +535,17 @@ await Bun.sleep(IDLE_AFTER_MS);
 const idle = svc.rss();
 const sqlite = await runCases("sqlite", svc, token, records[0]!.passwordHash);
 const peak = sqlite.peak;
+await Bun.sleep(IDLE_AFTER_MS);
+const afterLoad = svc.rss();
 await stopProcess(svc);
+
+// The floor's footprint, measured as svc's: at start, then 5 s after a load (health, as long as one case).
+const bareRunning = await startSvc(bare, mkdtempSync(join(work, "bare-")), {});
+const bareAtStart = bareRunning.rss();
+await wrk(bareRunning.base, CASES[0]!, "");
+await Bun.sleep(IDLE_AFTER_MS);
+const bareAfterLoad = bareRunning.rss();
+await stopProcess(bareRunning);
 
 let postgres: { rows: Row[]; extra: string[]; peak: number } | undefined;
 if (!flags.has("--no-postgres")) {
@@ -547,6 +567,9 @@ if (!flags.has("--no-postgres")) {
 const scaled = flags.has("--no-scale") || ONLY !== undefined ? [] : await scale(binary);
 
 const cpu = (await $`grep -m1 "model name" /proc/cpuinfo`.quiet().text()).split(":")[1]?.trim();
+function footprint(what: string, svcValue: number, bareValue: number, digits: number): string {
+  return `| ${what} | ${svcValue.toFixed(digits)} | ${bareValue.toFixed(digits)} | **${(svcValue / bareValue).toFixed(2)}** |`;
+}
 const report = [
   `Measured ${new Date().toISOString().slice(0, 10)} with \`bun run bench\` on ${cpu} (${navigator.hardwareConcurrency} cores), wrk on the same machine: 1 thread, 64 connections, ${SECONDS} s per run, svc and floor alternating, best of ${ROUNDS}. The floor is a bare \`Bun.serve\` answering with svc's very response bytes (for login: after one \`Bun.password.verify\`; for refresh: after one insert into a SQLite file with svc's settings, WAL and full sync, on either database; for sign-up: after one \`Bun.password.hash\`). svc runs with its defaults, request log included (written to a file).`,
   "",
@@ -555,9 +578,17 @@ const report = [
   table(sqlite.rows),
   "",
   ...sqlite.extra.map((l) => `- ${l}`),
-  `- cold start of the binary to its first healthy answer: ${cold.toFixed(0)} ms (median of 5)`,
-  `- RSS: ${(atStart / 1e6).toFixed(0)} MB at start; ${(idle / 1e6).toFixed(0)} MB idle (${IDLE_AFTER_MS / 1000} s after a login and a warm-up load); ${(peak / 1e6).toFixed(0)} MB peak under load (the most it ever held, 256 connections included)`,
-  `- binary: ${(size / 1e6).toFixed(1)} MB`,
+  `- RSS: ${(idle / 1e6).toFixed(0)} MB idle ${IDLE_AFTER_MS / 1000} s after a login and a warm-up load; ${(peak / 1e6).toFixed(0)} MB peak under load (the most it ever held, 256 connections included)`,
+  "",
+  "Footprint against a bare `Bun.serve` compiled with `--minify --bytecode` (bench/bare.ts), measured the same way:",
+  "",
+  "| | svc | bare | svc / bare |",
+  "|---|---:|---:|---:|",
+  footprint("binary size (MB)", size / 1e6, bareSize / 1e6, 1),
+  footprint("cold start: exec to the first 200 on /svc/health (ms, median of 5)", cold, bareCold, 0),
+  footprint("RSS right after start (MB)", atStart / 1e6, bareAtStart / 1e6, 0),
+  footprint(`RSS ${IDLE_AFTER_MS / 1000} s after the load (MB)`, afterLoad / 1e6, bareAfterLoad / 1e6, 0),
+  "",
   ...scaled.map((l) => `- ${l}`),
   ...(postgres
     ? [
