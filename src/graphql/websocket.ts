@@ -71,7 +71,7 @@ export function graphqlWebSocket({
         return false;
       }
     },
-    async onSubscribe({ extra }, id, payload) {
+    async onSubscribe({ extra }, _id, payload) {
       const { authorization, address } = extra.socket.data;
       // The token is checked again for every operation: one revoked since the connection opened gets no further.
       let viewer = extra.socket.data.viewer;
@@ -87,7 +87,8 @@ export function graphqlWebSocket({
         viewer,
         authorization,
         transport: "ws",
-        requestId: id,
+        // Ours, not the client's operation id: it goes into the logs.
+        requestId: Bun.randomUUIDv7(),
         origin: { address, requestId: null },
         body: undefined,
         outcome: {},
