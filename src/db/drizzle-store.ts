@@ -441,24 +441,17 @@ function categoryStore({ db, run, tables, transaction, feed }: Dialect): Categor
     .prepare("category_by_id");
 
   /**
-   * A write and the change it makes, in one transaction: announced inside it (PostgreSQL sends it
-   * with the commit, never after a rollback) and handed on once it has committed (SQLite).
+   * A write and the change it makes, handed on once committed (SQLite); on PostgreSQL the table's
+   * trigger announces it from the writing statement. `atomic` work (more than one statement) runs in
+   * a transaction.
    */
   async function announcing<T>(
     work: (tx: Db) => Promise<T>,
     changeOf: (result: T) => CategoryChange | null,
-    clash?: Clash,
+    { clash, atomic = false }: { clash?: Clash; atomic?: boolean } = {},
   ): Promise<T> {
-    let change: CategoryChange | null = null;
-    const result = await transaction(
-      async (tx) => {
-        const done = await work(tx);
-        change = changeOf(done);
-        if (change) await feed.announce(tx, change);
-        return done;
-      },
-      { ...TIMED, clash },
-    );
+    const result = atomic ? await transaction(work, { ...TIMED, clash }) : await run(() => work(db), clash);
+    const change = changeOf(result);
     if (change) feed.committed(change);
     return result;
   }
@@ -483,7 +476,7 @@ function categoryStore({ db, run, tables, transaction, feed }: Dialect): Categor
           return (await tx.insert(categories).values(row).returning(categoryColumns))[0]!;
         },
         (created) => ({ kind: "CREATED", id: created.id, category: created }),
-        categoryClash,
+        { clash: categoryClash },
       ),
     update(id, patch, updatedAt, ifVersion) {
       const key = parseId(id);
@@ -502,7 +495,7 @@ function categoryStore({ db, run, tables, transaction, feed }: Dialect): Categor
           return updated ?? (await missingOrStale(tx, key, ifVersion));
         },
         (updated) => updated && { kind: "UPDATED", id: updated.id, category: updated },
-        categoryClash,
+        { clash: categoryClash },
       );
     },
     delete(id, audit, ifVersion) {
@@ -516,6 +509,7 @@ function categoryStore({ db, run, tables, transaction, feed }: Dialect): Categor
           return true;
         },
         (removed) => (removed ? { kind: "DELETED", id: key, category: null } : null),
+        { atomic: audit !== undefined },
       );
     },
   };
@@ -887,6 +881,8 @@ async function countsIn(db: Db, { tables }: Dialect): Promise<Counts> {
 async function load(tx: Db, dialect: Dialect, data: LoadData, options: LoadOptions): Promise<Counts> {
   const { users, categories, loginThrottle, revokedTokens, sessions, refreshTokens, passwordResets, auditEvents } =
     dialect.tables;
+  // A bulk load is not a stream of changes: PostgreSQL's trigger announces nothing for this transaction.
+  if (dialect.kind === "postgres") await tx.execute(sql`select set_config('svc.bulk', 'on', true)`);
   const before = await countsIn(tx, dialect);
   if (!options.replace && (before.users > 0 || before.categories > 0)) {
     throw new LoadRefused(`the target already holds ${before.users} users and ${before.categories} categories`);

@@ -1,18 +1,15 @@
 // How committed category changes reach listeners. On SQLite (one process owns the file's writes) the
-// store hands each change to this process's listeners once its transaction has committed. On
-// PostgreSQL the writing transaction itself sends it with pg_notify, so a rolled-back write sends
-// nothing and every instance listening on the channel hears every commit, its own included.
+// store hands each change to this process's listeners once it has committed. On PostgreSQL a trigger
+// on the table announces each change with pg_notify from the writing statement itself (migration
+// category_events), so a rolled-back write sends nothing and every instance listening on the channel
+// hears every commit, its own included.
 import type { SQL } from "bun";
-import { sql } from "drizzle-orm";
 import type { CategoryChange, ChangeFeed } from "../realtime/events.ts";
 import type { CategoryRecord } from "./store.ts";
-import type { Db } from "./dialect.ts";
 
 /** What a dialect adds to the feed: the writer's side. */
 export interface DialectFeed extends ChangeFeed {
-  /** Inside the writing transaction: PostgreSQL sends the change with the commit. */
-  announce(tx: Db, change: CategoryChange): Promise<void>;
-  /** Once the transaction has committed: SQLite hands the change to this process's listeners. */
+  /** Once a write has committed: SQLite hands the change to this process's listeners (PostgreSQL's trigger has sent it). */
   committed(change: CategoryChange): void;
 }
 
@@ -25,7 +22,6 @@ interface Listener {
 export function localFeed(): DialectFeed {
   const listeners = new Set<Listener>();
   return {
-    announce: async () => {},
     committed(change) {
       for (const listener of listeners) listener.deliver(change);
     },
@@ -38,43 +34,69 @@ export function localFeed(): DialectFeed {
 }
 
 export const CHANNEL = "svc_category_events";
-/** pg_notify refuses payloads of 8000 bytes or more. */
-const PAYLOAD_MAX_BYTES = 7900;
+
+/** The row as the trigger sends it (row_to_json: column names, timestamps in ISO form with an offset). */
+interface NotifiedRow {
+  id: string;
+  name: string;
+  description: string | null;
+  color_hex: string;
+  icon: string | null;
+  created_by: string | null;
+  created_at: string;
+  updated_at: string;
+  version: number;
+}
+
+function categoryOf(row: NotifiedRow): CategoryRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    colorHex: row.color_hex,
+    icon: row.icon,
+    createdBy: row.created_by,
+    createdAt: new Date(row.created_at).toISOString(),
+    updatedAt: new Date(row.updated_at).toISOString(),
+    version: row.version,
+  };
+}
 
 /**
- * PostgreSQL's feed: NOTIFY in the writing transaction, LISTEN on one connection of Bun's client (it
- * reconnects by itself; every reconnect after the first LISTEN is a resync, since notifications sent
- * meanwhile are lost; so is a notification that cannot be read). A change too large for a notification goes without its category, which the
- * listening side reads (`find`); with svc's field limits a category is at most about 3.5 KB.
+ * PostgreSQL's feed: LISTEN on one connection of Bun's client (it reconnects by itself; every
+ * reconnect after the first LISTEN is a resync, since notifications sent meanwhile are lost; so is one
+ * that cannot be read). A row too large for a notification comes as its id, and is read here; changes
+ * are handed on one after another, in the order they came, reads included.
  */
 export function notifyFeed(client: SQL, find: (id: string) => Promise<CategoryRecord | null>): DialectFeed {
   const listeners = new Set<Listener>();
   let subscription: Promise<SQL.ListenSubscription> | null = null;
   let acknowledgements = 0;
+  let order: Promise<void> = Promise.resolve();
 
-  // A notification that cannot be read, or a category that cannot be fetched: a change was missed.
   const missed = () => {
     for (const listener of listeners) listener.resync();
   };
+  const deliver = (change: CategoryChange) => {
+    for (const listener of listeners) listener.deliver(change);
+  };
+
+  async function handle(payload: string) {
+    let note: { kind: CategoryChange["kind"]; id: string; row?: NotifiedRow | null; large?: true };
+    try {
+      note = JSON.parse(payload);
+    } catch {
+      return missed();
+    }
+    if (note.kind === "DELETED") return deliver({ kind: "DELETED", id: note.id, category: null });
+    if (note.row) return deliver({ kind: note.kind, id: note.id, category: categoryOf(note.row) });
+    // Too large to send: read it (deleted meanwhile, its own DELETED follows).
+    const category = await find(note.id);
+    if (category) deliver({ kind: note.kind, id: note.id, category });
+  }
 
   function received(payload: string) {
-    let change: CategoryChange & { large?: true };
-    try {
-      change = JSON.parse(payload);
-    } catch {
-      missed();
-      return;
-    }
-    if (!change.large) {
-      for (const listener of listeners) listener.deliver(change);
-      return;
-    }
-    find(change.id).then((category) => {
-      // Deleted meanwhile: its own DELETED follows.
-      if (!category) return;
-      const whole = { kind: change.kind, id: change.id, category } as CategoryChange;
-      for (const listener of listeners) listener.deliver(whole);
-    }, missed);
+    order = order.then(() => handle(payload)).catch(missed);
   }
 
   function acknowledged() {
@@ -82,15 +104,9 @@ export function notifyFeed(client: SQL, find: (id: string) => Promise<CategoryRe
   }
 
   return {
-    async announce(tx, change) {
-      let payload = JSON.stringify(change);
-      if (Buffer.byteLength(payload) > PAYLOAD_MAX_BYTES)
-        payload = JSON.stringify({ kind: change.kind, id: change.id, category: null, large: true });
-      await tx.execute(sql`select pg_notify(${CHANNEL}, ${payload})`);
-    },
     committed() {},
-    async listen(deliver, resync) {
-      const listener = { deliver, resync };
+    async listen(deliverTo, resync) {
+      const listener = { deliver: deliverTo, resync };
       listeners.add(listener);
       subscription ??= client.listen(CHANNEL, received, acknowledged);
       try {

@@ -346,6 +346,18 @@ function contract<S extends Store>(harness: { open(): Promise<S>; dispose(store:
       await feed.stop();
     });
 
+    test("a bulk load (svc copy) announces nothing; the next write does", async () => {
+      const feed = await listening();
+      const loaded = { ...newCategory("Loaded"), updatedAt: tick(), version: 1 };
+      await store.load(
+        { users: (async function* () {})(), categories: [loaded] },
+        { replace: true, expect: { users: 0, categories: 1 } },
+      );
+      await store.categories.update(loaded.id, { icon: "box" }, tick());
+      expect((await feed.settle(1)).map((c) => [c.kind, c.version])).toEqual([["UPDATED", 2]]);
+      await feed.stop();
+    });
+
     test("every listener hears every change; one that stopped hears no more", async () => {
       const [one, two] = [await listening(), await listening()];
       const books = await store.categories.create(newCategory("Books"));
