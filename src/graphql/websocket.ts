@@ -8,6 +8,7 @@ import { CloseCode, GRAPHQL_TRANSPORT_WS_PROTOCOL, handleProtocols, makeServer }
 import type { YogaServerInstance } from "graphql-yoga";
 import type { Authenticator } from "../auth/authenticator.ts";
 import type { GraphqlAuth } from "../config.ts";
+import { AppError, invalidFields, problemResponse } from "../errors.ts";
 import type { UserRecord } from "../db/store.ts";
 import { clientAddress } from "../http/client-address.ts";
 import type { Logger } from "../log.ts";
@@ -190,7 +191,9 @@ export function graphqlWebSocket({
       if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") return null;
       const protocol = handleProtocols(request.headers.get("sec-websocket-protocol") ?? "");
       if (!protocol) {
-        return new Response(`WebSocket subprotocol must be ${GRAPHQL_TRANSPORT_WS_PROTOCOL}`, { status: 400 });
+        return problemResponse(
+          invalidFields([{ field: "Sec-WebSocket-Protocol", message: `must offer ${GRAPHQL_TRANSPORT_WS_PROTOCOL}` }]),
+        );
       }
       const data: SocketData = {
         address: clientAddress(request, trustProxy),
@@ -202,7 +205,9 @@ export function graphqlWebSocket({
         data,
         headers: { "sec-websocket-protocol": protocol },
       });
-      return upgraded ? undefined : new Response("WebSocket upgrade failed", { status: 400 });
+      return upgraded
+        ? undefined
+        : problemResponse(new AppError("validation_failed", "The WebSocket handshake could not be completed."));
     },
     /**
      * Closes every socket as going away (1001), each once its operations have completed (the hub ends

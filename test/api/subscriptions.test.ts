@@ -157,6 +157,23 @@ describe("subscriptions over HTTP", () => {
     expect(refused.headers.get("retry-after")).toBe("5");
   });
 
+  test("a WebSocket handshake without the graphql-transport-ws subprotocol: 400 validation_failed naming it", async () => {
+    const svc = await listening();
+    const refused = await fetch(svc.url, {
+      headers: {
+        upgrade: "websocket",
+        connection: "Upgrade",
+        "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+        "sec-websocket-version": "13",
+        "sec-websocket-protocol": "graphql-ws",
+      },
+    });
+    expect(refused.status).toBe(400);
+    const problem = (await refused.json()) as { code: string; errors: Array<{ field: string }> };
+    expect(problem.code).toBe("validation_failed");
+    expect(problem.errors[0]!.field).toBe("Sec-WebSocket-Protocol");
+  });
+
   test("without a token where one is required: 401, as for queries", async () => {
     const svc = await listening();
     const refused = await fetch(svc.url, {
