@@ -1,7 +1,9 @@
 // GraphiQL, served whole from inside the binary: the page needs nothing from the internet. It opens
 // with an Authorization template in its headers pane and a hint in its editor, keeps headers (the
-// token) out of localStorage, and goes out gzipped and cacheable: 9 MB that change only with svc.
+// token) out of localStorage (see playground.macro.ts), and goes out gzipped and cacheable: 9 MB that
+// change only with svc.
 import { version } from "../../package.json";
+import { graphiqlGzipBase64 } from "./playground.macro.ts" with { type: "macro" };
 
 export interface PlaygroundPage {
   html: Uint8Array<ArrayBuffer>;
@@ -9,44 +11,25 @@ export interface PlaygroundPage {
   etag: string;
 }
 
-const HINT = `# Queries need a token (unless SVC_GRAPHQL_AUTH says otherwise).
-# Get one from  POST /svc-api/v1/auth/login
-#   {"username": "…", "password": "…"}
-# and put it in place of <token> in the Headers pane below.
+let page: PlaygroundPage | undefined;
 
-{
-  categories {
-    id
-    name
-    colorHex
+/**
+ * The page, gzipped inside the binary (rendered at bundle time: playground.macro.ts) and unpacked on
+ * its first request. `endpoint` must be the GraphQL path the page was rendered for.
+ */
+export function playgroundPage(endpoint: string): PlaygroundPage {
+  if (endpoint !== "/graphql") throw new Error(`the playground is rendered for /graphql, not ${endpoint}`);
+  if (!page) {
+    const gzip = new Uint8Array(Buffer.from(graphiqlGzipBase64("/graphql"), "base64"));
+    const html = Bun.gunzipSync(gzip) as Uint8Array<ArrayBuffer>;
+    page = { html, gzip, etag: `"${version}-${Bun.hash(html).toString(36)}"` };
   }
-}
-`;
-
-let page: Promise<PlaygroundPage> | undefined;
-
-/** The page, rendered and compressed once; the 9 MB bundle is loaded on first request, not at start-up. */
-export function playgroundPage(endpoint: string): Promise<PlaygroundPage> {
-  page ??= import("@graphql-yoga/render-graphiql").then(({ renderGraphiQL }) => {
-    const html = new TextEncoder().encode(
-      renderGraphiQL({
-        endpoint,
-        title: "svc GraphQL playground",
-        defaultEditorToolsVisibility: "headers",
-        headers: JSON.stringify({ Authorization: "Bearer <token>" }, null, 2),
-        defaultQuery: HINT,
-        shouldPersistHeaders: false,
-      }),
-    );
-    const etag = `"${version}-${Bun.hash(html).toString(36)}"`;
-    return { html, gzip: Bun.gzipSync(html, { level: 9 }), etag };
-  });
   return page;
 }
 
 /** The page as an answer: gzipped when the client takes it, 304 when it has this version already. */
 export async function playgroundResponse(request: Request, endpoint: string): Promise<Response> {
-  const { html, gzip, etag } = await playgroundPage(endpoint);
+  const { html, gzip, etag } = playgroundPage(endpoint);
   const headers: Record<string, string> = {
     "content-type": "text/html; charset=utf-8",
     // Revalidated after a day; a new svc version is a new ETag.
