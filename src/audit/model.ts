@@ -1,28 +1,8 @@
 // The audit log's vocabulary: what can be recorded, and how an event is made. Knows nothing of HTTP.
 import type { AuditEvent } from "../db/store.ts";
 
-/** Every action the log records; a filter naming anything else is refused. */
-export const AUDIT_ACTIONS = [
-  "user.created",
-  "user.deleted",
-  "login.succeeded",
-  "login.failed",
-  "login.throttled",
-  "password.changed",
-  "session.revoked",
-  "refresh.reuse_detected",
-  "admin.user.updated",
-  "admin.user.deleted",
-  "password_reset.issued",
-  "password_reset.redeemed",
-  "category.deleted",
-] as const;
-
-export type AuditAction = (typeof AUDIT_ACTIONS)[number];
-
-export function isAuditAction(value: string): value is AuditAction {
-  return (AUDIT_ACTIONS as readonly string[]).includes(value);
-}
+export { AUDIT_ACTIONS, type AuditAction, isAuditAction } from "./actions.ts";
+import type { AuditAction } from "./actions.ts";
 
 /** Where an action came from: the client's address and the request's id (the CLI has no request). */
 export interface Origin {

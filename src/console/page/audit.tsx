@@ -2,6 +2,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, request } from "./api.ts";
 import { ErrorNote, Field, useAction, When } from "./parts.tsx";
+import { AUDIT_ACTIONS as ACTIONS } from "../../audit/actions.ts";
 
 interface AuditEvent {
   id: string;
@@ -15,21 +16,6 @@ interface AuditEvent {
   detail: Record<string, unknown> | null;
 }
 
-const ACTIONS = [
-  "user.created",
-  "user.deleted",
-  "login.succeeded",
-  "login.failed",
-  "login.throttled",
-  "password.changed",
-  "session.revoked",
-  "refresh.reuse_detected",
-  "admin.user.updated",
-  "admin.user.deleted",
-  "password_reset.issued",
-  "password_reset.redeemed",
-  "category.deleted",
-];
 const PERIODS: Array<[string, string]> = [
   ["1h", "last hour"],
   ["24h", "last 24 hours"],

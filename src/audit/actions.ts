@@ -1,0 +1,25 @@
+// The audit log's actions, in a module of their own that imports nothing: the admin console's page
+// (bundled for the browser) offers them as its filter, from this very list.
+
+/** Every action the log records; a filter naming anything else is refused. */
+export const AUDIT_ACTIONS = [
+  "user.created",
+  "user.deleted",
+  "login.succeeded",
+  "login.failed",
+  "login.throttled",
+  "password.changed",
+  "session.revoked",
+  "refresh.reuse_detected",
+  "admin.user.updated",
+  "admin.user.deleted",
+  "password_reset.issued",
+  "password_reset.redeemed",
+  "category.deleted",
+] as const;
+
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+export function isAuditAction(value: string): value is AuditAction {
+  return (AUDIT_ACTIONS as readonly string[]).includes(value);
+}
