@@ -6,9 +6,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
-import { auditEvent, CLI_ORIGIN } from "../src/audit/model.ts";
 import { CONSOLE_CSP, consoleWeight } from "../src/console/index.ts";
-import { expectProblem, testApp } from "./helpers.ts";
+import { expectProblem, testApp, promote } from "./helpers.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const available = existsSync(CHROMIUM);
@@ -64,12 +63,7 @@ describe.skipIf(!available)("the console in Chromium", () => {
   beforeAll(async () => {
     svc = await testApp();
     const root = await svc.signUp("root", ROOT_PASSWORD);
-    await svc.store.users.administer(
-      root.user.id,
-      { role: "admin" },
-      new Date().toISOString(),
-      auditEvent("admin.user.updated", { target: root.user.id, origin: CLI_ORIGIN }),
-    );
+    await promote(svc.store, root.user.id);
     ann = await svc.signUp("ann");
     bob = await svc.signUp("bob");
     await svc.graphql(

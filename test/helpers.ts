@@ -5,7 +5,8 @@ import { createApp } from "../src/app.ts";
 import { parseConfig, type Config } from "../src/config.ts";
 import { openPostgresStore } from "../src/db/postgres/store.ts";
 import { openSqliteStore } from "../src/db/sqlite/store.ts";
-import type { VersionedStore } from "../src/db/store.ts";
+import type { Store, VersionedStore } from "../src/db/store.ts";
+import { auditEvent, CLI_ORIGIN } from "../src/audit/model.ts";
 import { createLoggers } from "../src/log.ts";
 import { createTestDatabase, postgresConfig, type TestDatabase } from "./postgres.ts";
 
@@ -142,4 +143,10 @@ export function expectProblem(reply: Reply, status: number, code: string): void 
     title: "string",
     detail: "string",
   });
+}
+
+/** Makes the user an administrator, as `svc user promote` does on the box. */
+export async function promote(store: Pick<Store, "users">, userId: string): Promise<void> {
+  const event = auditEvent("admin.user.updated", { target: userId, origin: CLI_ORIGIN });
+  await store.users.administer(userId, { role: "admin" }, new Date().toISOString(), event);
 }

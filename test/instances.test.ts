@@ -1,11 +1,10 @@
 // Two instances of svc on one PostgreSQL database, each with its own pool, as behind a load balancer.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
-import { auditEvent, CLI_ORIGIN } from "../src/audit/model.ts";
 import { openPostgresStore } from "../src/db/postgres/store.ts";
 import type { ThrottleRecord, VersionedStore } from "../src/db/store.ts";
 import journal from "../drizzle/postgres/meta/_journal.json";
-import { expectProblem, testApp } from "./helpers.ts";
+import { expectProblem, testApp, promote } from "./helpers.ts";
 import { listen, opened, sse, stopAll, ws } from "./subscriptions.ts";
 import { createTestDatabase, postgresAvailable, postgresConfig, type TestDatabase } from "./postgres.ts";
 
@@ -63,12 +62,7 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
   describe("administration across instances", () => {
     const admin = async (name: string) => {
       const made = await a.signUp(name);
-      await a.store.users.administer(
-        made.user.id,
-        { role: "admin" },
-        new Date().toISOString(),
-        auditEvent("admin.user.updated", { target: made.user.id, origin: CLI_ORIGIN }),
-      );
+      await promote(a.store, made.user.id);
       return made;
     };
 
@@ -112,12 +106,7 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
         expect(await a.store.users.activeAdmins()).toBe(1);
         // Make the loser an admin again for the next round.
         const demoted = replies[0]!.status === 200 ? y : x;
-        await a.store.users.administer(
-          demoted.user.id,
-          { role: "admin" },
-          new Date().toISOString(),
-          auditEvent("admin.user.updated", { target: demoted.user.id, origin: CLI_ORIGIN }),
-        );
+        await promote(a.store, demoted.user.id);
       }
     });
 

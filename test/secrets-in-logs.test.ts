@@ -6,13 +6,12 @@ import { SQL } from "bun";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { auditEvent, CLI_ORIGIN } from "../src/audit/model.ts";
 import { resetDigest } from "../src/auth/reset-codes.ts";
 import { runCli } from "../src/cli.ts";
 import { openPostgresStore } from "../src/db/postgres/store.ts";
 import { openSqliteStore } from "../src/db/sqlite/store.ts";
 import type { VersionedStore } from "../src/db/store.ts";
-import { expectProblem, testApp } from "./helpers.ts";
+import { expectProblem, testApp, promote } from "./helpers.ts";
 import { createTestDatabase, postgresAvailable, postgresConfig } from "./postgres.ts";
 
 const pgAvailable = await postgresAvailable();
@@ -127,12 +126,7 @@ describe.each(TARGETS)("on $name", (target) => {
       const app = await testApp({ on: opened.store });
       const ann = await app.signUp("ann", PASSWORD);
       const root = await app.signUp("root", PASSWORD);
-      await opened.store.users.administer(
-        root.user.id,
-        { role: "admin" },
-        new Date().toISOString(),
-        auditEvent("admin.user.updated", { target: root.user.id, origin: CLI_ORIGIN }),
-      );
+      await promote(opened.store, root.user.id);
       const issued = await app.call("POST", `/svc-api/v1/admin/users/${ann.user.id}/password-reset`, {
         token: root.token,
       });

@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { auditEvent } from "../../src/audit/model.ts";
 import { canonicalResetCode, resetDigest } from "../../src/auth/reset-codes.ts";
-import { expectProblem, testApp, type ConfigOverrides } from "../helpers.ts";
+import { expectProblem, promote as makeAdmin, testApp, type ConfigOverrides } from "../helpers.ts";
 
 const ADMIN = "/svc-api/v1/admin";
 const AUTH = "/svc-api/v1/auth";
@@ -12,10 +12,7 @@ const CODE_FORMAT = /^[0-9A-HJKMNP-TV-Z]{4}(-[0-9A-HJKMNP-TV-Z]{4}){7}$/;
 /** An app with an administrator, `root`, and a way to make more. */
 async function adminApp(config: ConfigOverrides = {}) {
   const app = await testApp({ config });
-  const promote = async (id: string) => {
-    const by = auditEvent("admin.user.updated", { target: id, origin: { address: "cli", requestId: null } });
-    await app.store.users.administer(id, { role: "admin" }, new Date().toISOString(), by);
-  };
+  const promote = (id: string) => makeAdmin(app.store, id);
   const root = await app.signUp("root");
   await promote(root.user.id);
   const me = (token: string) => app.call("GET", "/svc-api/v1/users/me", { token });

@@ -2,8 +2,7 @@
 // what the caller would see changes, and If-Match on updates (stale → 412, nothing written). On
 // SQLite and (test:postgres) on PostgreSQL.
 import { describe, expect, test } from "bun:test";
-import { auditEvent, CLI_ORIGIN } from "../../src/audit/model.ts";
-import { expectProblem, testApp } from "../helpers.ts";
+import { expectProblem, testApp, promote } from "../helpers.ts";
 
 const USERS = "/svc-api/v1/users";
 
@@ -46,12 +45,7 @@ describe("ETag and If-None-Match", () => {
   test("users/me, users/{id} and the admin reads carry tags and answer 304", async () => {
     const { call, signUp, store } = await testApp();
     const root = await signUp("root");
-    await store.users.administer(
-      root.user.id,
-      { role: "admin" },
-      new Date().toISOString(),
-      auditEvent("admin.user.updated", { target: root.user.id, origin: CLI_ORIGIN }),
-    );
+    await promote(store, root.user.id);
     const ann = await signUp("ann");
     for (const path of [
       `${USERS}/me`,
@@ -147,12 +141,7 @@ describe("If-Match", () => {
   test("admin PATCH with a stale tag: 412, the account unchanged; with the current one: 200", async () => {
     const { call, signUp, store } = await testApp();
     const root = await signUp("root");
-    await store.users.administer(
-      root.user.id,
-      { role: "admin" },
-      new Date().toISOString(),
-      auditEvent("admin.user.updated", { target: root.user.id, origin: CLI_ORIGIN }),
-    );
+    await promote(store, root.user.id);
     const ann = await signUp("ann");
     const path = `/svc-api/v1/admin/users/${ann.user.id}`;
     const tag = (await call("GET", path, { token: root.token })).headers.get("etag")!;

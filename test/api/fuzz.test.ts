@@ -3,9 +3,8 @@
 // changes a user, a category, a session or a revocation (failed-login counters are meant to change).
 import { beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { auditEvent, CLI_ORIGIN } from "../../src/audit/model.ts";
 import type { Store } from "../../src/db/store.ts";
-import { testApp } from "../helpers.ts";
+import { testApp, promote } from "../helpers.ts";
 
 type App = Awaited<ReturnType<typeof testApp>>;
 
@@ -172,12 +171,7 @@ describe("fuzzing every route", () => {
     app = await testApp();
     const owner = await app.signUp("owner");
     // An administrator's token, so that its reads reach the admin routes' own checks.
-    await app.store.users.administer(
-      owner.user.id,
-      { role: "admin" },
-      new Date().toISOString(),
-      auditEvent("admin.user.updated", { target: owner.user.id, origin: CLI_ORIGIN }),
-    );
+    await promote(app.store, owner.user.id);
     token = owner.token;
     userId = owner.user.id;
     jti = JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString()).jti;

@@ -2,8 +2,7 @@
 // changes nothing; the same key with another body is refused; a repeat while the first still runs is
 // told to wait; a burst with one key runs once. On SQLite and (test:postgres) on PostgreSQL.
 import { describe, expect, test } from "bun:test";
-import { auditEvent, CLI_ORIGIN } from "../../src/audit/model.ts";
-import { expectProblem, testApp } from "../helpers.ts";
+import { expectProblem, testApp, promote } from "../helpers.ts";
 
 const USERS = "/svc-api/v1/users";
 const KEY = "Idempotency-Key";
@@ -168,12 +167,7 @@ describe("authenticated writes with an Idempotency-Key", () => {
   test("admin writes: a reset code's retry shows the same code, and issues no second one", async () => {
     const { call, signUp, store } = await testApp();
     const root = await signUp("root");
-    await store.users.administer(
-      root.user.id,
-      { role: "admin" },
-      new Date().toISOString(),
-      auditEvent("admin.user.updated", { target: root.user.id, origin: CLI_ORIGIN }),
-    );
+    await promote(store, root.user.id);
     const ann = await signUp("ann");
     const k = key();
     const issue = () =>

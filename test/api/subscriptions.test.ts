@@ -4,8 +4,7 @@
 // PostgreSQL, where the events travel through LISTEN/NOTIFY.
 import { afterEach, describe, expect, test } from "bun:test";
 import { connect } from "node:net";
-import { auditEvent, CLI_ORIGIN } from "../../src/audit/model.ts";
-import { testApp, testConfig, type ConfigOverrides } from "../helpers.ts";
+import { testApp, testConfig, type ConfigOverrides, promote } from "../helpers.ts";
 import { EVENTS, listen, opened, sse, stopAll, ws } from "../subscriptions.ts";
 
 afterEach(stopAll);
@@ -91,12 +90,7 @@ describe.each(TRANSPORTS)("categoryEvents over %s", (_, open) => {
   test("the account deleted or disabled: its streams end with UNAUTHENTICATED, counted as revoked", async () => {
     const svc = await listening();
     const root = await svc.signUp("root");
-    await svc.store.users.administer(
-      root.user.id,
-      { role: "admin" },
-      new Date().toISOString(),
-      auditEvent("admin.user.updated", { target: root.user.id, origin: CLI_ORIGIN }),
-    );
+    await promote(svc.store, root.user.id);
     const [ann, bob] = [await svc.signUp("ann"), await svc.signUp("bob")];
     const [deleted, disabled] = [open(svc.url, ann.token), open(svc.url, bob.token)];
     await opened(svc, 2);
