@@ -9,6 +9,20 @@ import { EVENTS, listen, opened, sse, stopAll, ws } from "../subscriptions.ts";
 
 afterEach(stopAll);
 
+/** A subscription request by SSE as any HTTP client sends it: the raw answer, its stream unread. */
+function subscribeBySse(url: string, token: string | null, signal?: AbortSignal): Promise<Response> {
+  return fetch(url, {
+    method: "POST",
+    headers: {
+      accept: "text/event-stream",
+      "content-type": "application/json",
+      ...(token && { authorization: `Bearer ${token}` }),
+    },
+    body: JSON.stringify({ query: EVENTS }),
+    signal,
+  });
+}
+
 /** A listening svc. */
 const listening = async (config: ConfigOverrides = {}) => listen(await testApp({ config }));
 
@@ -136,15 +150,7 @@ describe("subscriptions over HTTP", () => {
     sse(svc.url, ann.token);
     await opened(svc, 1);
     const bob = await svc.signUp("bob");
-    const refused = await fetch(svc.url, {
-      method: "POST",
-      headers: {
-        accept: "text/event-stream",
-        "content-type": "application/json",
-        authorization: `Bearer ${bob.token}`,
-      },
-      body: JSON.stringify({ query: EVENTS }),
-    });
+    const refused = await subscribeBySse(svc.url, bob.token);
     const text = await refused.text();
     expect(text).toContain('"code":"TOO_MANY_SUBSCRIPTIONS"');
     expect(refused.status).toBe(429);
@@ -170,11 +176,7 @@ describe("subscriptions over HTTP", () => {
 
   test("without a token where one is required: 401, as for queries", async () => {
     const svc = await listening();
-    const refused = await fetch(svc.url, {
-      method: "POST",
-      headers: { accept: "text/event-stream", "content-type": "application/json" },
-      body: JSON.stringify({ query: EVENTS }),
-    });
+    const refused = await subscribeBySse(svc.url, null);
     expect(refused.status).toBe(401);
     await refused.text();
   });
@@ -183,16 +185,7 @@ describe("subscriptions over HTTP", () => {
     const svc = await listening();
     const ann = await svc.signUp("ann");
     const abort = new AbortController();
-    const response = await fetch(svc.url, {
-      method: "POST",
-      headers: {
-        accept: "text/event-stream",
-        "content-type": "application/json",
-        authorization: `Bearer ${ann.token}`,
-      },
-      body: JSON.stringify({ query: EVENTS }),
-      signal: abort.signal,
-    });
+    const response = await subscribeBySse(svc.url, ann.token, abort.signal);
     expect(response.headers.get("content-type")).toStartWith("text/event-stream");
     await opened(svc, 1);
     abort.abort();
@@ -246,11 +239,7 @@ describe("stream lifetimes", () => {
     const svc = await listening({ graphql: { auth: "off" }, subscriptions: { perUser: 1, max: 100 } });
     const first = sse(svc.url, null);
     await opened(svc, 1);
-    const second = await fetch(svc.url, {
-      method: "POST",
-      headers: { accept: "text/event-stream", "content-type": "application/json" },
-      body: JSON.stringify({ query: EVENTS }),
-    });
+    const second = await subscribeBySse(svc.url, null);
     expect(second.status).toBe(429);
     await second.text();
     await svc.graphql('mutation { createCategory(input: { name: "Open" }) { id } }');
@@ -260,15 +249,7 @@ describe("stream lifetimes", () => {
   test("an idle SSE stream gets heartbeats (comment lines) that keep proxies from cutting it", async () => {
     const svc = await listening();
     const ann = await svc.signUp("ann");
-    const response = await fetch(svc.url, {
-      method: "POST",
-      headers: {
-        accept: "text/event-stream",
-        "content-type": "application/json",
-        authorization: `Bearer ${ann.token}`,
-      },
-      body: JSON.stringify({ query: EVENTS }),
-    });
+    const response = await subscribeBySse(svc.url, ann.token);
     const reader = response.body!.getReader();
     const decoder = new TextDecoder();
     let text = "";
