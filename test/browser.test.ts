@@ -1,15 +1,11 @@
 // The GraphiQL playground in a real browser: Debian's Chromium driven by playwright-core. Without
 // Chromium the test is skipped, except with CI=true (.ci/run installs it), where that is a failure.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { chromiumAvailable, launchChromium } from "./chromium.ts";
 import { testApp } from "./helpers.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const available = existsSync(CHROMIUM);
-if (!available && process.env.CI === "true") throw new Error(`${CHROMIUM} is required in CI`);
-
-describe.skipIf(!available)("the playground in Chromium", () => {
+describe.skipIf(!chromiumAvailable)("the playground in Chromium", () => {
   let browser: Browser;
   let base: string;
   let token: string;
@@ -22,20 +18,7 @@ describe.skipIf(!available)("the playground in Chromium", () => {
     const server = svc.app.listen({ port: 0, hostname: "127.0.0.1", reusePort: false });
     base = `http://127.0.0.1:${server.port}`;
     stop = () => void server.stop();
-    // The flags keep Chromium from reaching for the network this machine does not have.
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    browser = await launchChromium();
   }, 30_000);
   afterAll(async () => {
     await browser?.close();

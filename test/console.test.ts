@@ -3,15 +3,13 @@
 // read the audit log; with axe-core's accessibility check on every view, and not one request to any
 // other origin. Without Chromium the test is skipped, except with CI=true (.ci/run installs it).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { CONSOLE_CSP, consoleWeight } from "../src/console/index.ts";
+import { chromiumAvailable, launchChromium } from "./chromium.ts";
 import { expectProblem, testApp, promote } from "./helpers.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const available = existsSync(CHROMIUM);
-if (!available && process.env.CI === "true") throw new Error(`${CHROMIUM} is required in CI`);
 /** SCREENSHOTS=1 writes the README's screenshots to docs/. */
 const SCREENSHOTS = process.env.SCREENSHOTS === "1" ? join(import.meta.dir, "..", "docs") : null;
 const AXE = await Bun.file(join(import.meta.dir, "..", "node_modules", "axe-core", "axe.min.js")).text();
@@ -51,7 +49,7 @@ describe("the console, served", () => {
   });
 });
 
-describe.skipIf(!available)("the console in Chromium", () => {
+describe.skipIf(!chromiumAvailable)("the console in Chromium", () => {
   let browser: Browser;
   let base: string;
   let stop: () => void;
@@ -75,20 +73,7 @@ describe.skipIf(!available)("the console in Chromium", () => {
     const server = svc.app.listen({ port: 0, hostname: "127.0.0.1", reusePort: false });
     base = `http://127.0.0.1:${server.port}`;
     stop = () => void server.stop();
-    // The flags keep Chromium from reaching for the network this machine does not have.
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    browser = await launchChromium();
   }, 30_000);
   afterAll(async () => {
     await browser?.close();
