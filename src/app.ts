@@ -11,6 +11,7 @@ import { caching } from "./cache/caching.ts";
 import { createPageJson } from "./users/page-json.ts";
 import { GRAPHQL_PATH, graphqlRoutes } from "./graphql/index.ts";
 import { healthRoutes } from "./health/index.ts";
+import { healthProbes, type Probes } from "./health/probes.ts";
 import { consoleRoutes } from "./console/index.ts";
 import { corsFor } from "./http/cors.ts";
 import { createIdempotency } from "./http/idempotency.ts";
@@ -33,9 +34,11 @@ export interface AppDeps {
   config: Config;
   store: VersionedStore;
   loggers: Loggers;
+  /** The health probes' answers, when serve.ts has been answering them since before the app loaded. */
+  probes?: Probes;
 }
 
-export function createApp({ config, store: database, loggers }: AppDeps): App {
+export function createApp({ config, store: database, loggers, probes }: AppDeps): App {
   const { logger } = loggers;
   // Everything below sees the plain contract; the cache layer alone knows the table versions.
   const cache = caching(database);
@@ -68,7 +71,7 @@ export function createApp({ config, store: database, loggers }: AppDeps): App {
   });
   metrics.reportSubscriptions(hub.counts);
 
-  const health = healthRoutes(store, config.env);
+  const health = healthRoutes(probes ?? healthProbes(store, config.env));
 
   const graphql = graphqlRoutes({
     config: config.graphql,

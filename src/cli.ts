@@ -1,15 +1,14 @@
 // The subcommands of the one binary. Each gets its arguments and the environment, writes to the
 // streams it is given, and returns an exit code: 0 done, 1 failed, 2 bad usage or configuration.
-import { adminCommand, auditCommand, UsageError, userCommand } from "./admin/cli.ts";
+//
+// Each command imports what it runs when it runs: `svc` serving never loads the copy, backup or
+// administration code, and `svc version` loads nothing but this (the binary is split into chunks, so
+// what is not imported is not even read).
 import type { SecretInput } from "./admin/secret-input.ts";
 import { ConfigError, parseConfig, type Env } from "./config.ts";
-import { runCopy } from "./copy/index.ts";
-import { checkDatabase } from "./db/check.ts";
-import { backupSqlite } from "./db/sqlite/backup.ts";
-import { describeDatabase, openStore } from "./db/open.ts";
-import { AppError } from "./errors.ts";
+import { describeDatabase } from "./db/describe.ts";
+import { AppError, UsageError } from "./errors.ts";
 import { describeError } from "./safe-errors.ts";
-import { serve } from "./serve.ts";
 import { version } from "../package.json";
 
 export interface Io {
@@ -32,7 +31,9 @@ const COMMANDS: Record<string, Command> = {
     async run(args, env, io) {
       if (args.length > 0)
         return usageError(io, "serve", `serve takes no arguments (got ${args.join(" ")}); it reads SVC_* variables`);
-      await serve(parseConfig(env));
+      const config = parseConfig(env);
+      const { serve } = await import("./serve.ts");
+      await serve(config);
       return 0;
     },
   },
@@ -41,6 +42,7 @@ const COMMANDS: Record<string, Command> = {
     summary: "Apply the embedded migrations to SVC_DATABASE_URL, then exit. (serve also migrates at start.)",
     async run(_, env, io) {
       const { database } = parseConfig(env);
+      const { openStore } = await import("./db/open.ts");
       const store = await openStore(database);
       await store.close();
       io.out.write(`migrated ${describeDatabase(database)}\n`);
@@ -60,6 +62,7 @@ const COMMANDS: Record<string, Command> = {
         );
         return 1;
       }
+      const { backupSqlite } = await import("./db/sqlite/backup.ts");
       backupSqlite(database.path, target);
       io.out.write(`backed up ${describeDatabase(database)} to ${target}\n`);
       return 0;
@@ -72,6 +75,7 @@ const COMMANDS: Record<string, Command> = {
     async run(args, env, io) {
       if (args.length > 0) return usageError(io, "check", "check takes no arguments; it reads SVC_DATABASE_URL");
       const { database } = parseConfig(env);
+      const { checkDatabase } = await import("./db/check.ts");
       const problems = await checkDatabase(database);
       const name = describeDatabase(database);
       if (problems.length === 0) {
@@ -85,24 +89,24 @@ const COMMANDS: Record<string, Command> = {
   copy: {
     usage: "svc copy --from <url> --to <url> [--force] [--allow-empty]",
     summary: "Copy every user and category from an existing svc database to another, in one transaction on the target.",
-    run: (args, env, io) => runCopy(args, env, io.err),
+    run: async (args, env, io) => (await import("./copy/index.ts")).runCopy(args, env, io.err),
   },
   admin: {
     usage: "svc admin create --username <name> --email <address> [--password-stdin]",
     summary:
       "Create an administrator. The password is asked at the terminal (not echoed), or read from stdin with --password-stdin; never taken as an argument.",
-    run: (args, env, io) => adminCommand(args, parseConfig(env), io),
+    run: async (args, env, io) => (await import("./admin/cli.ts")).adminCommand(args, parseConfig(env), io),
   },
   user: {
     usage: "svc user list [--search <prefix>] | svc user promote|demote|disable|enable|reset-password <user>",
     summary:
       "Administer accounts on the box (a user by username, e-mail or id): list them; make or unmake an administrator; disable (ending every session at once) or enable; issue a one-time password reset code. Works while svc serves.",
-    run: (args, env, io) => userCommand(args, parseConfig(env), io),
+    run: async (args, env, io) => (await import("./admin/cli.ts")).userCommand(args, parseConfig(env), io),
   },
   audit: {
     usage: "svc audit [--since 1h|<date-time>] [--user <user>] [--action <action>] [--limit 100] [--json]",
     summary: "Print the audit log, newest first: one line per event, or one JSON object per line with --json.",
-    run: (args, env, io) => auditCommand(args, parseConfig(env), io),
+    run: async (args, env, io) => (await import("./admin/cli.ts")).auditCommand(args, parseConfig(env), io),
   },
   version: {
     usage: "svc version",

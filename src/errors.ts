@@ -126,3 +126,8 @@ export function problemResponse(error: AppError, headers: Record<string, string>
     headers: { ...headers, ...error.headers, "content-type": PROBLEM_CONTENT_TYPE },
   });
 }
+
+/** A command-line usage problem: the CLI prints it with the command's usage, exit code 2. */
+export class UsageError extends Error {
+  override name = "UsageError";
+}

@@ -1,14 +1,19 @@
-// `svc serve`: store (migrated) → app → listen; SIGTERM, SIGINT and SIGHUP drain, close the database, exit 0.
-import { createApp } from "./app.ts";
+// `svc serve`: store (migrated) → listen → app; SIGTERM, SIGINT and SIGHUP drain, close the database, exit 0.
+//
+// The socket opens as soon as the database is ready, answering the health probes, while the app (its
+// routes, Elysia, the caches) loads: a request for anything else waits for it, then is served as usual.
+// Start-up is then the database's own time plus a few milliseconds, not the app's (README, "Footprint").
 import type { Config } from "./config.ts";
 import { describeDatabase, openStore } from "./db/open.ts";
 import type { VersionedStore } from "./db/store.ts";
 import type { Logger } from "./log.ts";
-import { startPruning, storeJobs } from "./pruning.ts";
 import { createLoggers } from "./log.ts";
 import { describeError } from "./safe-errors.ts";
 import { version } from "../package.json";
-import type { Server } from "bun";
+import type { Serve, Server, WebSocketHandler } from "bun";
+import { baseHeaders, type DoorHandlers, serveOptions } from "./http/front-door.ts";
+import { healthProbes, type Probes } from "./health/probes.ts";
+import type { App } from "./app.ts";
 
 export async function serve(config: Config): Promise<void> {
   // Handlers first, long before "svc listening" tells anyone to expect them: a SIGTERM sent right after
@@ -33,19 +38,39 @@ export async function serve(config: Config): Promise<void> {
     process.exit(1);
   }
 
-  const app = createApp({ config, store, loggers });
+  const probes = healthProbes(store, config.env);
+  let app: App | undefined;
+  const { promise: loading, resolve: loaded } = Promise.withResolvers<App>();
+  // Until the app is there: the probes (unless CORS is on, whose headers come from the app), and a wait.
+  const waiting: DoorHandlers = {
+    routes: config.corsOrigins.length === 0 ? earlyProbes(probes) : {},
+    fetch: (request, server) => loading.then((door) => door.handlers.fetch(request, server)),
+  };
+  const settings = {
+    hostname: config.host,
+    port: config.port,
+    reusePort: config.reusePort,
+    maxBodyBytes: config.maxBodyBytes,
+    logger,
+  };
   let server: Server<unknown>;
   try {
-    server = app.listen({
-      hostname: config.host,
-      port: config.port,
-      reusePort: config.reusePort,
-    });
+    server = Bun.serve(
+      serveOptions(
+        settings,
+        waiting,
+        forwardingWebSocket(() => app),
+      ) as Serve.Options<unknown>,
+    );
   } catch (error) {
     await store.close();
     console.error(`svc: cannot listen on ${config.host}:${config.port}: ${listenProblem(error)}`);
     process.exit(1);
   }
+  const [{ createApp }, { startPruning, storeJobs }] = await Promise.all([import("./app.ts"), import("./pruning.ts")]);
+  app = createApp({ config, store, loggers, probes });
+  server.reload(serveOptions(settings, app.handlers) as Serve.Options<unknown>);
+  loaded(app);
   const stopPruning = startPruning({ jobs: storeJobs(store, config.auditRetentionSeconds), logger });
   const address = `http://${server.hostname}:${server.port}`;
   logger.info({ version, environment: config.env, address, database }, "svc listening");
@@ -64,7 +89,7 @@ export async function serve(config: Config): Promise<void> {
     }, config.shutdownGraceMs);
     // Subscriptions first: their streams complete (SSE's "complete", WebSocket's close 1001), which
     // would otherwise hold server.stop() until the grace period ran out.
-    await app.closeStreams();
+    await app!.closeStreams();
     await server.stop();
     clearTimeout(forced);
     await stopPruning();
@@ -74,6 +99,31 @@ export async function serve(config: Config): Promise<void> {
     process.exit(0);
   };
   if (early) void shutdown(early);
+}
+
+/** The probes before the app has loaded: with the headers every answer carries, uncounted by the metrics. */
+function earlyProbes(probes: Probes): DoorHandlers["routes"] {
+  return Object.fromEntries(
+    Object.entries(probes).map(([path, probe]) => [
+      path,
+      { GET: (request: Request) => probe(request, baseHeaders(Bun.randomUUIDv7())) },
+    ]),
+  );
+}
+
+/**
+ * Bun takes a server's WebSocket handler when it starts, before the app (whose handler it is) has
+ * loaded; this one hands every event to the app's. No socket opens before it has: upgrades are the
+ * app's to make.
+ */
+function forwardingWebSocket(app: () => App | undefined): WebSocketHandler<never> {
+  const handler = () => app()!.websocket!;
+  return {
+    open: (socket) => handler().open?.(socket),
+    message: (socket, message) => handler().message?.(socket, message),
+    close: (socket, code, reason) => handler().close?.(socket, code, reason),
+    drain: (socket) => handler().drain?.(socket),
+  };
 }
 
 /** Why a socket could not be opened, in one line an operator can act on. */

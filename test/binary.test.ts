@@ -14,23 +14,11 @@ let binary: string;
 
 beforeAll(async () => {
   workdir = mkdtempSync(join(tmpdir(), "svc-binary-"));
-  // The same flags as package.json's build script.
-  const build = Bun.spawnSync(
-    [
-      process.execPath,
-      "build",
-      "--compile",
-      "--minify",
-      "--bytecode",
-      "src/main.ts",
-      "--outfile",
-      join(workdir, "build", "svc"),
-    ],
-    {
-      cwd: join(import.meta.dir, ".."),
-      stderr: "pipe",
-    },
-  );
+  // `bun run build`'s own script and flags.
+  const build = Bun.spawnSync([process.execPath, "src/build/compile.ts", join(workdir, "build", "svc")], {
+    cwd: join(import.meta.dir, ".."),
+    stderr: "pipe",
+  });
   if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`);
   binary = join(workdir, "build", "svc");
 }, 120_000);

@@ -42,8 +42,8 @@ describe("the console, served", () => {
     expect((await off.call("GET", assets[0]!)).status).toBe(404);
   });
 
-  test("weighs under 200 KB, HTML, script and styles together, uncompressed", () => {
-    const { files, bytes } = consoleWeight();
+  test("weighs under 200 KB, HTML, script and styles together, uncompressed", async () => {
+    const { files, bytes } = await consoleWeight();
     expect(files).toBe(3);
     expect(bytes).toBeLessThan(200 * 1024);
   });

@@ -28,7 +28,8 @@ test("the build stage copies only files that exist, and builds with the project'
   }
   const pkg = await Bun.file(join(root, "package.json")).json();
   expect(lines).toContain("RUN bun run build && mkdir -p /data");
-  expect(pkg.scripts.build).toContain("--outfile dist/svc");
+  expect(pkg.scripts.build).toBe("bun src/build/compile.ts");
+  expect(await Bun.file(join(root, "src", "build", "compile.ts")).text()).toContain('join(root, "dist", "svc")');
 });
 
 test("the final stage holds the binary alone, runs it as non-root, and checks its health", () => {

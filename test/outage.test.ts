@@ -1,7 +1,7 @@
 // The database goes away and comes back: requests fail fast with 503, and svc heals by itself.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { openPostgresStore } from "../src/db/postgres/store.ts";
-import { CHECK_REUSE_MS } from "../src/health/index.ts";
+import { CHECK_REUSE_MS } from "../src/health/probes.ts";
 import type { VersionedStore } from "../src/db/store.ts";
 import { expectProblem, testApp } from "./helpers.ts";
 import { createTestDatabase, postgresAvailable, type TestDatabase } from "./postgres.ts";

@@ -6,7 +6,7 @@ import { CLI_ORIGIN, isAuditAction, AUDIT_ACTIONS } from "../audit/model.ts";
 import type { Config } from "../config.ts";
 import { openStore } from "../db/open.ts";
 import type { AuditFilter, Store, UserRecord } from "../db/store.ts";
-import { AppError } from "../errors.ts";
+import { AppError, UsageError } from "../errors.ts";
 import { parseId } from "../ids.ts";
 import { createLoggers } from "../log.ts";
 import { accountServices } from "../services.ts";
@@ -18,11 +18,6 @@ export interface CommandIo {
   out: { write(text: string): unknown };
   err: { write(text: string): unknown };
   secrets?: SecretInput;
-}
-
-/** A usage problem: the caller prints it with the command's usage, exit code 2. */
-export class UsageError extends Error {
-  override name = "UsageError";
 }
 
 /** Rows read per statement when a command walks a whole table. */

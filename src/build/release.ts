@@ -1,8 +1,8 @@
 // `bun run release`: cross-compiles the binary for every supported platform into dist/ (or
 // RELEASE_DIR) and writes SHA256SUMS beside them. A build script, never imported by the service.
-import { $ } from "bun";
 import { mkdir } from "node:fs/promises";
 import { version } from "../../package.json";
+import { compile } from "./compile.ts";
 
 export const TARGETS = ["linux-x64", "linux-arm64", "darwin-arm64", "windows-x64"] as const;
 
@@ -13,7 +13,7 @@ await mkdir(dist, { recursive: true });
 const lines: string[] = [];
 for (const target of TARGETS) {
   const name = `svc-${version}-${target}${target.startsWith("windows") ? ".exe" : ""}`;
-  await $`${process.execPath} build --compile --minify --bytecode --target=bun-${target} ${root}src/main.ts --outfile ${dist}/${name}`.quiet();
+  await compile(`${dist}/${name}`, target);
   const hash = new Bun.CryptoHasher("sha256").update(await Bun.file(`${dist}/${name}`).arrayBuffer()).digest("hex");
   lines.push(`${hash}  ${name}`);
   console.log(`${name}  ${(Bun.file(`${dist}/${name}`).size / 1e6).toFixed(1)} MB`);

@@ -1,13 +1,12 @@
 // GET /svc/admin: the admin console, a page built into the binary (see assets.macro.ts), served with
 // a strict Content-Security-Policy and refused to frames. It holds no power of its own: it calls svc's
-// REST and GraphQL API, same origin, which checks every request.
+// REST and GraphQL API, same origin, which checks every request. Its files are read on the first
+// request for one (files.ts), not at start.
 import { Elysia } from "elysia";
 import { AppError } from "../errors.ts";
-import { consoleFiles } from "./assets.macro.ts" with { type: "macro" };
+import type { ConsoleFile } from "./assets.macro.ts";
 
 export const CONSOLE_PATH = "/svc/admin";
-
-const FILES = consoleFiles("/svc/admin");
 
 /**
  * Only the page's own scripts and styles (no inline script, no eval), data: for the colour input's
@@ -24,23 +23,41 @@ const SECURITY = {
   "cross-origin-opener-policy": "same-origin",
 };
 
+interface Files {
+  index: ConsoleFile;
+  assets: Map<string, ConsoleFile>;
+}
+
+let files: Promise<Files> | undefined;
+
+function loadFiles(): Promise<Files> {
+  files ??= import("./files.ts").then(({ FILES }) => {
+    const index = FILES.find((file) => file.name === "index.html");
+    if (!index) throw new Error("the console's build has no index.html");
+    return { index, assets: new Map(FILES.filter((file) => file !== index).map((file) => [file.name, file])) };
+  });
+  return files;
+}
+
 /** The console's files and their total size in bytes (the page's weight). */
-export function consoleWeight(): { files: number; bytes: number } {
-  return { files: FILES.length, bytes: FILES.reduce((sum, file) => sum + Buffer.byteLength(file.body), 0) };
+export async function consoleWeight(): Promise<{ files: number; bytes: number }> {
+  const { index, assets } = await loadFiles();
+  const all = [index, ...assets.values()];
+  return { files: all.length, bytes: all.reduce((sum, file) => sum + Buffer.byteLength(file.body), 0) };
 }
 
 export function consoleRoutes() {
-  const index = FILES.find((file) => file.name === "index.html");
-  if (!index) throw new Error("the console's build has no index.html");
-  const assets = new Map(FILES.filter((file) => file !== index).map((file) => [file.name, file]));
-  const page = () => new Response(index.body, { headers: { ...SECURITY, "content-type": index.type } });
+  const page = async () => {
+    const { index } = await loadFiles();
+    return new Response(index.body, { headers: { ...SECURITY, "content-type": index.type } });
+  };
   return new Elysia({ name: "svc/console" })
     .get(CONSOLE_PATH, page, { detail: { hide: true } })
     .get(`${CONSOLE_PATH}/`, page, { detail: { hide: true } })
     .get(
       `${CONSOLE_PATH}/:file`,
-      ({ params }) => {
-        const file = assets.get(params.file);
+      async ({ params }) => {
+        const file = (await loadFiles()).assets.get(params.file);
         if (!file) throw new AppError("not_found", "The console has no such file.");
         // Named by their content's hash: a new build has new names, so these never go stale.
         return new Response(file.body, {

@@ -1,16 +1,11 @@
-// Opens the store SVC_DATABASE_URL names, migrated and ready.
+// Opens the store SVC_DATABASE_URL names, migrated and ready. Each database's code is imported when it
+// is the one in use: svc on SQLite never loads the PostgreSQL driver's code, nor the other way round.
 import type { DatabaseConfig } from "../config.ts";
-import { openPostgresStore } from "./postgres/store.ts";
-import { openSqliteStore } from "./sqlite/store.ts";
 import type { OpenOptions, VersionedStore } from "./store.ts";
 
-export async function openStore(database: DatabaseConfig, options: OpenOptions = {}): Promise<VersionedStore> {
-  return database.kind === "sqlite" ? openSqliteStore(database.path, options) : openPostgresStore(database, options);
-}
+export { describeDatabase } from "./describe.ts";
 
-/** Where the data lives, safe to log. */
-export function describeDatabase(database: DatabaseConfig): string {
-  if (database.kind === "sqlite") return `sqlite:${database.path}`;
-  const url = new URL(database.url);
-  return `postgres://${url.username ? `${url.username}@` : ""}${url.host}${url.pathname}`;
+export async function openStore(database: DatabaseConfig, options: OpenOptions = {}): Promise<VersionedStore> {
+  if (database.kind === "sqlite") return (await import("./sqlite/store.ts")).openSqliteStore(database.path, options);
+  return (await import("./postgres/store.ts")).openPostgresStore(database, options);
 }

@@ -26,6 +26,8 @@ function bySource<V extends {}>(bound: { entries: number; chars?: number }): LRU
       });
 }
 
+export type GraphqlCaches = ReturnType<typeof graphqlCaches>;
+
 export function graphqlCaches() {
   const documents = bySource<DocumentNode>(CACHE_BOUNDS.documents);
   const parseErrors = bySource<Error>(CACHE_BOUNDS.parseErrors);

@@ -3,7 +3,7 @@ import type { Origin } from "../audit/model.ts";
 import type { CategoryService } from "../categories/service.ts";
 import type { GraphqlAuth } from "../config.ts";
 import type { UserRecord } from "../db/store.ts";
-import type { HubItem } from "../realtime/hub.ts";
+import type { HubItem, Transport } from "../realtime/hub.ts";
 
 // A type alias, not an interface: Yoga wants a context assignable to Record<string, unknown>.
 export type GraphQLContext = {
@@ -17,3 +17,17 @@ export type GraphQLContext = {
   /** Opens this caller's subscription to category changes (over the request's transport). */
   subscribe: () => Promise<AsyncIterableIterator<HubItem>>;
 };
+
+/** What serve() (or the WebSocket server) hands Yoga along with the request. */
+export interface ServerContext {
+  viewer: UserRecord | null;
+  /** The Authorization the viewer was authenticated with: a subscription checks it again while open. */
+  authorization: string | null;
+  transport: Transport;
+  requestId: string | undefined;
+  origin: Origin;
+  /** A POST's body, already read: Yoga's parser reads it from here, the request's stream being spent. */
+  body: Uint8Array<ArrayBuffer> | undefined;
+  /** Set once a query has run without errors: its answer may be kept, counted under this label. */
+  outcome: { operation?: string };
+}

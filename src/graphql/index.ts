@@ -2,13 +2,12 @@
 // the token checked once, a repeated query answered from the kept answers, anything else handed to Yoga
 // with what was learnt in its server context, and a query that ran cleanly kept for next time. Also
 // the SDL for code generators and GraphiQL, when enabled.
-import { useGraphQlJit } from "@envelop/graphql-jit";
-import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspection";
+//
+// Yoga and everything it runs with are the engine (engine.ts), imported by the first request that needs
+// it: an answer kept from before is served without it.
+import type { Server } from "bun";
 import { Elysia } from "elysia";
-import { getOperationAST, GraphQLError, parse, type GraphQLSchema } from "graphql";
-import { createSchema, createYoga, useErrorHandler, type Plugin } from "graphql-yoga";
-import type { Origin } from "../audit/model.ts";
-import type { Hub, Transport } from "../realtime/hub.ts";
+import type { Hub } from "../realtime/hub.ts";
 import type { Authenticator } from "../auth/authenticator.ts";
 import type { Caching } from "../cache/caching.ts";
 import type { CategoryService } from "../categories/service.ts";
@@ -23,15 +22,9 @@ import { requestInfo } from "../http/request-context.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
 import typeDefs from "../../schema/categories.graphql" with { type: "text" };
-import { armorPlugins } from "./armor.ts";
 import { graphqlCaches } from "./caches.ts";
-import type { GraphQLContext } from "./context.ts";
-import { fromAppError, isUnexpected, maskError } from "./errors.ts";
-import { asksForSchemaOnly } from "./introspection-only.ts";
-import { operationLabels, operationMetrics, type OperationLabel } from "./operation-metrics.ts";
-import { playgroundResponse } from "./playground.ts";
-import { resolvers } from "./resolvers.ts";
-import { graphqlWebSocket } from "./websocket.ts";
+import type { ServerContext } from "./context.ts";
+import type { Engine } from "./engine.ts";
 
 export const GRAPHQL_PATH = "/graphql";
 const JSON_TYPE = "application/json; charset=utf-8";
@@ -52,20 +45,6 @@ export interface GraphqlDeps {
   hub: Hub;
 }
 
-/** What serve() (or the WebSocket server) hands Yoga along with the request. */
-export interface ServerContext {
-  viewer: UserRecord | null;
-  /** The Authorization the viewer was authenticated with: a subscription checks it again while open. */
-  authorization: string | null;
-  transport: Transport;
-  requestId: string | undefined;
-  origin: Origin;
-  /** A POST's body, already read: Yoga's parser reads it from here, the request's stream being spent. */
-  body: Uint8Array<ArrayBuffer> | undefined;
-  /** Set once a query has run without errors: its answer may be kept, counted under this label. */
-  outcome: { operation?: string };
-}
-
 export function graphqlRoutes({
   config,
   metrics,
@@ -80,54 +59,27 @@ export function graphqlRoutes({
 }: GraphqlDeps) {
   const caches = graphqlCaches();
   metrics.reportCaches(() => ({ ...caches.sizes(), responses: answers.size }));
-  const label = operationLabels();
-  // Widened to a plain GraphQLSchema: Yoga's context typing cannot name ours.
-  const schema: GraphQLSchema = createSchema<GraphQLContext>({ typeDefs, resolvers });
-  const yoga = createYoga<ServerContext, GraphQLContext>({
-    schema,
-    graphqlEndpoint: GRAPHQL_PATH,
-    graphiql: false,
-    landingPage: false,
-    cors: false,
-    // serve() has read the body within SVC_MAX_BODY_BYTES; Yoga's own limit would pipe it through a
-    // stream a second time.
-    maxRequestBodySize: false,
-    parserAndValidationCache: caches.parser,
-    logging: false,
-    maskedErrors: { maskError },
-    context: ({ viewer, requestId, origin, authorization, transport }) => ({
-      categories,
-      viewer,
-      auth: config.auth,
-      requestId,
-      origin,
-      subscribe: () =>
-        hub.subscribe({
-          owner: viewer ? `user:${viewer.id}` : `client:${origin.address}`,
-          authorization: viewer ? authorization : null,
-          transport,
-        }),
-    }),
-    plugins: [
-      readBodyParser,
-      // Compiles an operation into a function once it has run twice; one-off documents are not worth it.
-      useGraphQlJit({}, { enableIf: caches.worthCompiling, cache: caches.compiled }),
-      requestErrorsAre400(),
-      operationMetrics(metrics, label),
-      keepableOutcome(label),
-      ...armorPlugins(config.introspection),
-      ...(config.introspection ? [] : [useDisableIntrospection()]),
-      useErrorHandler(({ errors, context, phase }) => {
-        // In the execution phase envelop hands over the execution args, which hold the context.
-        const ctx = (
-          phase === "execution" ? (context as { contextValue: unknown }).contextValue : context
-        ) as Partial<GraphQLContext>;
-        for (const err of errors.filter(isUnexpected)) {
-          logger.error({ request_id: ctx.requestId, err }, "graphql resolver failed");
-        }
-      }),
-    ],
-  });
+  let engine: Engine | undefined;
+  let loading: Promise<Engine> | undefined;
+  /** The engine, loaded once; every caller of the first load waits for the same one. */
+  const loadEngine = (): Engine | Promise<Engine> =>
+    engine ??
+    (loading ??= import("./engine.ts").then(({ createEngine }) => {
+      engine = createEngine({
+        config,
+        metrics,
+        categories,
+        authenticator,
+        logger,
+        trustProxy,
+        hub,
+        caches,
+        typeDefs,
+        endpoint: GRAPHQL_PATH,
+        jsonType: JSON_TYPE,
+      });
+      return engine;
+    }));
 
   async function serve(
     request: Request,
@@ -143,11 +95,11 @@ export function graphqlRoutes({
     let viewer: UserRecord | null = null;
     const authorization = request.headers.get("authorization");
     const needsToken = config.auth === "required" || (config.auth === "mutations" && authorization);
-    if (needsToken && !(config.introspection && asksForSchemaOnly(request, text))) {
+    if (needsToken && !(config.introspection && (await loadEngine()).asksForSchemaOnly(request, text))) {
       try {
         viewer = (await authenticator.authenticate(authorization)).user;
       } catch (error) {
-        if (error instanceof AppError) return graphqlErrorResponse(error);
+        if (error instanceof AppError) return (await loadEngine()).errorResponse(error);
         throw error;
       }
       if (info) info.userId = viewer.id;
@@ -171,6 +123,7 @@ export function graphqlRoutes({
     const outcome: ServerContext["outcome"] = {};
     const address = clientAddress(request, trustProxy);
     const origin = { address, requestId: info?.id ?? null };
+    const { yoga, mutationOf, errorResponse } = await loadEngine();
     const run = () =>
       yoga.fetch(request, { viewer, authorization, transport: "sse", requestId: info?.id, origin, body, outcome });
 
@@ -187,7 +140,7 @@ export function graphqlRoutes({
         });
       } catch (error) {
         // The key's own refusals (reused, in flight, malformed), in GraphQL's shape.
-        if (error instanceof AppError) return graphqlErrorResponse(error);
+        if (error instanceof AppError) return errorResponse(error);
         throw error;
       }
     }
@@ -213,16 +166,31 @@ export function graphqlRoutes({
     });
   }
   if (config.playground) {
-    app.get(`${GRAPHQL_PATH}/playground`, ({ request }) => playgroundResponse(request, GRAPHQL_PATH));
+    // The page (2.5 MB gzipped) is read on its first request, not at start.
+    app.get(`${GRAPHQL_PATH}/playground`, async ({ request }) =>
+      (await import("./playground.ts")).playgroundResponse(request, GRAPHQL_PATH),
+    );
   }
-  const websocket = graphqlWebSocket({
-    yoga,
-    authenticator,
-    auth: config.auth,
-    trustProxy,
-    logger,
-    onSlowReader: () => metrics.subscriptionDropped("slow"),
-  });
+  const websocket = {
+    /** The engine's socket handler: sockets open only once an upgrade (by the engine) has. */
+    handler: {
+      open: (socket) => engine!.websocket.handler.open?.(socket),
+      message: (socket, message) => engine!.websocket.handler.message?.(socket, message),
+      close: (socket, code, reason) => engine!.websocket.handler.close?.(socket, code, reason),
+      drain: (socket) => engine!.websocket.handler.drain?.(socket),
+    } as Engine["websocket"]["handler"],
+    /**
+     * Upgrades a GraphQL WebSocket handshake; null when the request is not one. The first handshake
+     * waits for the engine to load.
+     */
+    upgrade(request: Request, server: Server<unknown>): Response | undefined | null | Promise<Response | undefined> {
+      if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") return null;
+      if (engine) return engine.websocket.upgrade(request, server);
+      return Promise.resolve(loadEngine()).then((loaded) => loaded.websocket.upgrade(request, server) ?? undefined);
+    },
+    /** Closes every socket once its operations complete (nothing to do when none ever opened). */
+    closeAll: async () => engine?.websocket.closeAll(),
+  };
   return { routes: app, websocket };
 }
 
@@ -240,92 +208,4 @@ function queryString(url: string): string {
 export function answerKey(viewerId: string | null, headers: Headers, text: string): string | null {
   if (text.length > MAX_KEY_CHARS || text.includes("mutation")) return null;
   return `${viewerId ?? ""}\n${headers.get("accept") ?? ""}\n${headers.get("content-type") ?? ""}\n${text}`;
-}
-
-/**
- * Hands the parser Yoga chose for the request (by method and Content-Type) the body serve() read; a
- * clone of the request to read it twice would cost more than the rest of a cached answer (bun run
- * bench:micro). A parser reads only the body (json, text or formData), which a Response over those
- * bytes offers.
- */
-const readBodyParser: Plugin<{}, ServerContext> = {
-  onRequestParse({ request, requestParser, serverContext, setRequestParser }) {
-    const { body } = serverContext;
-    if (body === undefined || !requestParser) return;
-    const contentType = request.headers.get("content-type") ?? "";
-    setRequestParser(() =>
-      requestParser(new Response(body, { headers: { "content-type": contentType } }) as unknown as Request),
-    );
-  },
-};
-
-/** Marks a query (never a mutation) that ran without errors: its answer may be kept. */
-/**
- * An execution that could not start (a variable of the wrong type, a missing one) is the client's
- * request error: 400. Yoga's own executor marks it so; graphql-jit, which runs an operation from its
- * second time on, does not, and the same bad request would turn from 400 into 200.
- */
-function requestErrorsAre400(): Plugin<{}, ServerContext> {
-  return {
-    onExecute: () => ({
-      onExecuteDone({ result, setResult }) {
-        if (Symbol.asyncIterator in result || "data" in result || !result.errors?.length) return;
-        setResult({
-          ...result,
-          errors: result.errors.map(
-            (error) =>
-              new GraphQLError(error.message, {
-                nodes: error.nodes,
-                source: error.source,
-                positions: error.positions,
-                path: error.path,
-                originalError: error.originalError,
-                extensions: { ...error.extensions, http: { ...(error.extensions?.http as object), status: 400 } },
-              }),
-          ),
-        });
-      },
-    }),
-  };
-}
-
-function keepableOutcome(label: OperationLabel): Plugin<{}, ServerContext> {
-  return {
-    onExecute({ args }) {
-      if (getOperationAST(args.document, args.operationName)?.operation !== "query") return;
-      const { outcome } = args.contextValue as unknown as ServerContext;
-      return {
-        onExecuteDone({ result }) {
-          if (Symbol.asyncIterator in result || (result.errors?.length ?? 0) > 0) return;
-          outcome.operation = label(args.document, args.operationName);
-        },
-      };
-    },
-  };
-}
-
-/** The request's JSON body when it names a mutation to run (the operation it selects); else null. */
-function mutationOf(text: string): unknown {
-  let request: { query?: unknown; operationName?: unknown };
-  try {
-    request = JSON.parse(text);
-  } catch {
-    return null;
-  }
-  if (typeof request?.query !== "string") return null;
-  try {
-    const name = typeof request.operationName === "string" ? request.operationName : undefined;
-    return getOperationAST(parse(request.query), name)?.operation === "mutation" ? request : null;
-  } catch {
-    // Unparsable: Yoga answers it, and there is nothing to keep.
-    return null;
-  }
-}
-
-/** A 401 in GraphQL's own response shape, so GraphQL clients can read it like any other error. */
-function graphqlErrorResponse(error: AppError): Response {
-  return new Response(JSON.stringify({ errors: [fromAppError(error).toJSON()] }), {
-    status: error.status,
-    headers: { ...error.headers, "content-type": JSON_TYPE },
-  });
 }

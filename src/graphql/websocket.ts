@@ -13,7 +13,7 @@ import type { UserRecord } from "../db/store.ts";
 import { clientAddress } from "../http/client-address.ts";
 import type { Logger } from "../log.ts";
 import type { GraphQLContext } from "./context.ts";
-import type { ServerContext } from "./index.ts";
+import type { ServerContext } from "./context.ts";
 
 /** Bytes waiting to be sent to one socket past which its reader counts as too slow, and is dropped. */
 const SEND_BUFFER_MAX = 1024 * 1024;

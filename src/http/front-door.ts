@@ -5,7 +5,7 @@
 //
 // A few GET routes (the health probes) are "direct": answered here without Elysia, and served by
 // Bun's own router. Their Elysia twins stay mounted for the API description and any other method.
-import type { Server, WebSocketHandler } from "bun";
+import type { Serve, Server, WebSocketHandler } from "bun";
 import { AppError, problemResponse } from "../errors.ts";
 import type { Loggers } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
@@ -36,7 +36,7 @@ export interface FrontDoorOptions {
   /** WebSocket handshakes at `path`: `upgrade` answers a refusal, undefined once upgraded, null for a plain request. */
   websocket?: {
     path: string;
-    upgrade(request: Request, server: Server<unknown>): Response | undefined | null;
+    upgrade(request: Request, server: Server<unknown>): Response | undefined | null | Promise<Response | undefined>;
     handler: WebSocketHandler<never>;
   };
 }
@@ -47,6 +47,9 @@ type Handler = (request: Request, server: Server<unknown> | undefined) => Answer
 export interface FrontDoor {
   /** Answers one request in process, as the server does (tests call this). */
   handle(request: Request): Promise<Response>;
+  /** What a server routes by, for serveOptions. */
+  handlers: DoorHandlers;
+  websocket: WebSocketHandler<never> | undefined;
   /** Serves on a socket: the direct routes through Bun's own router, everything else through Elysia. */
   listen(options: ListenOptions): Server<unknown>;
   index: RouteIndex;
@@ -156,14 +159,13 @@ export function frontDoor({
     };
   }
 
-  const swallowMax = Math.max(SWALLOW_MIN_BYTES, 2 * maxBodyBytes);
+  const swallowMax = bodyReadLimit(maxBodyBytes);
 
   /**
-   * 413 for a declared body past the limit. The client is still sending it, and a server that answers
-   * and closes meanwhile leaves it a reset (Node's fetch: EPIPE) instead of the answer; so a body up to
-   * swallowMax is read and thrown away first. Past it the answer comes at once and the connection
-   * closes. (Bun has already said "100 Continue" to a client that asked: it does so before any handler
-   * runs, so such a client is sending too.)
+   * 413 for a declared body past the limit. A body up to swallowMax is read and thrown away first (see
+   * bodyReadLimit); past it the answer comes at once and the connection closes. (Bun has already said
+   * "100 Continue" to a client that asked: it does so before any handler runs, so such a client is
+   * sending too.)
    */
   async function refuseBody(request: Request, length: number): Promise<Response> {
     const response = problemResponse(tooLarge(maxBodyBytes));
@@ -177,43 +179,31 @@ export function frontDoor({
   }
 
   const handlers = new Map(Object.entries(direct).map(([path, route]) => [path, directly(path, route)]));
+  const routes = Object.fromEntries([...handlers].map(([path, handler]) => [path, { GET: handler }]));
+  const fetch = !websocket
+    ? viaApp
+    : (request: Request, server: Server<unknown>) => {
+        if (pathOf(request.url) === websocket.path) {
+          const refused = websocket.upgrade(request, server);
+          if (refused === undefined) return undefined;
+          // Later (the first handshake waits for the GraphQL engine): a refusal, or undefined once upgraded.
+          if (refused instanceof Promise) return refused;
+          if (refused) return refused;
+        }
+        return viaApp(request, server);
+      };
   return {
     index,
+    handlers: { routes, fetch },
+    websocket: websocket?.handler,
     listen(options) {
-      const routes = Object.fromEntries([...handlers].map(([path, handler]) => [path, { GET: handler }]));
-      const common = {
-        ...options,
-        // Bun's own answer past this is a bare 413 and a closed socket: everything up to it reaches
-        // refuseBody or a capped reader (json-body.ts, the GraphQL route) instead.
-        maxRequestBodySize: swallowMax,
-        routes,
-        // Longer than Bun's 10 s, so a load balancer's pooled keep-alive connections are not cut under it.
-        idleTimeout: 30,
-        // Bun's own answer to an error that escapes is an HTML page, with source in development mode.
-        development: false,
-        error(error: Error) {
-          logger.error({ err: error }, "request failed outside the app");
-          return problemResponse(new AppError("internal", "Something went wrong on our side.", { cause: error }));
-        },
-      } as const;
-      if (!websocket) return Bun.serve({ ...common, fetch: viaApp });
-      return Bun.serve({
-        ...common,
-        fetch(request, server) {
-          if (pathOf(request.url) === websocket.path) {
-            const refused = websocket.upgrade(request, server);
-            if (refused === undefined) return undefined;
-            if (refused) return refused;
-          }
-          return viaApp(request, server);
-        },
-        websocket: {
-          ...(websocket.handler as WebSocketHandler<unknown>),
-          // Bun's pings keep idle proxies from cutting the socket; the client's pongs prove it is there.
-          sendPings: true,
-          idleTimeout: 120,
-        },
-      });
+      return Bun.serve(
+        serveOptions(
+          { ...options, maxBodyBytes, logger },
+          { routes, fetch },
+          websocket?.handler,
+        ) as Serve.Options<unknown>,
+      );
     },
     async handle(request) {
       // Bun's router answers HEAD with a GET route (without the body); so does this.
@@ -224,7 +214,61 @@ export function frontDoor({
   };
 }
 
-function baseHeaders(requestId: string): Record<string, string> {
+/** Answers a request: a Response, or undefined once it became a WebSocket. */
+export type Fetch = (request: Request, server: Server<unknown>) => Response | undefined | Promise<Response | undefined>;
+
+/** What Bun.serve routes by: the direct routes (by exact path) and everything else. */
+export interface DoorHandlers {
+  routes: Record<string, { GET: Handler }>;
+  fetch: Fetch;
+}
+
+export interface ServeSettings extends ListenOptions {
+  maxBodyBytes: number;
+  logger: Loggers["logger"];
+}
+
+/**
+ * A declared body up to this size is read and thrown away before its 413: the client is still sending
+ * it, and a server that answers and closes meanwhile leaves it a reset (Node's fetch: EPIPE) instead
+ * of the answer. Past it, Bun answers a bare 413 itself.
+ */
+export function bodyReadLimit(maxBodyBytes: number): number {
+  return Math.max(SWALLOW_MIN_BYTES, 2 * maxBodyBytes);
+}
+
+/**
+ * Bun.serve's options for svc: the socket's settings with the door's handlers. serve.ts starts with
+ * handlers of its own (the health probes, and a wait for the app) and reloads the door's once loaded.
+ */
+export function serveOptions(settings: ServeSettings, handlers: DoorHandlers, websocket?: WebSocketHandler<never>) {
+  const { maxBodyBytes, logger, ...listen } = settings;
+  return {
+    ...listen,
+    ...handlers,
+    // Bun's own answer past this is a bare 413 and a closed socket: everything up to it reaches
+    // refuseBody or a capped reader (json-body.ts, the GraphQL route) instead.
+    maxRequestBodySize: bodyReadLimit(maxBodyBytes),
+    // Longer than Bun's 10 s, so a load balancer's pooled keep-alive connections are not cut under it.
+    idleTimeout: 30,
+    // Bun's own answer to an error that escapes is an HTML page, with source in development mode.
+    development: false,
+    error(error: Error) {
+      logger.error({ err: error }, "request failed outside the app");
+      return problemResponse(new AppError("internal", "Something went wrong on our side.", { cause: error }));
+    },
+    ...(websocket && {
+      websocket: {
+        ...(websocket as WebSocketHandler<unknown>),
+        // Bun's pings keep idle proxies from cutting the socket; the client's pongs prove it is there.
+        sendPings: true,
+        idleTimeout: 120,
+      },
+    }),
+  };
+}
+
+export function baseHeaders(requestId: string): Record<string, string> {
   return {
     "x-content-type-options": "nosniff",
     // Every answer is live state or someone's own data: nothing may be cached on the way.

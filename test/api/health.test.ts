@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { VersionedStore } from "../../src/db/store.ts";
 import { testApp } from "../helpers.ts";
-import { CHECK_REUSE_MS } from "../../src/health/index.ts";
+import { CHECK_REUSE_MS } from "../../src/health/probes.ts";
 import { version } from "../../package.json";
 
 describe("GET /svc/health", () => {

@@ -1,0 +1,35 @@
+// `bun run build`: compiles src/main.ts into the one binary, dist/svc (or the path given). Also what
+// `bun run release` and the binary tests build with, so that all three make the same binary.
+import { $ } from "bun";
+import { mkdtempSync, renameSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { COMPILE_FLAGS } from "./flags.ts";
+
+const root = new URL("../..", import.meta.url).pathname;
+
+/**
+ * Builds the binary for `target` (this machine's when none) at `outfile`. With code splitting Bun also
+ * writes a source map file per chunk beside its output; the binary carries its own, so the build runs
+ * in a scratch folder and only the binary leaves it.
+ */
+export async function compile(outfile: string, target?: string): Promise<void> {
+  const scratch = mkdtempSync(join(tmpdir(), "svc-build-"));
+  try {
+    const built = join(scratch, "svc");
+    const targeted = target ? [`--target=bun-${target}`] : [];
+    await $`${process.execPath} build ${COMPILE_FLAGS} ${targeted} ${join(root, "src", "main.ts")} --outfile ${built}`.quiet();
+    // Bun adds .exe for Windows targets.
+    const output = target?.startsWith("windows") ? `${built}.exe` : built;
+    await $`mkdir -p ${join(outfile, "..")}`;
+    renameSync(output, outfile);
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.main) {
+  const outfile = process.argv[2] ?? join(root, "dist", "svc");
+  await compile(outfile);
+  console.log(`built ${outfile} (${(Bun.file(outfile).size / 1e6).toFixed(1)} MB)`);
+}

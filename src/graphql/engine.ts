@@ -1,0 +1,202 @@
+// The GraphQL engine: Yoga with svc's schema, resolvers and plugins (graphql-jit, the armor, metrics),
+// and the WebSocket server beside it. Loaded on the first request that needs it (index.ts), not at
+// start: a query answered from the kept answers needs none of it, and neither does a service used only
+// over REST. It is the biggest part of svc to load (graphql-js, Yoga, the plugins): README, "Footprint".
+import { useGraphQlJit } from "@envelop/graphql-jit";
+import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspection";
+import { getOperationAST, GraphQLError, parse, type GraphQLSchema } from "graphql";
+import { createSchema, createYoga, useErrorHandler, type Plugin } from "graphql-yoga";
+import type { Authenticator } from "../auth/authenticator.ts";
+import type { CategoryService } from "../categories/service.ts";
+import type { Config } from "../config.ts";
+import type { AppError } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import type { Metrics } from "../metrics.ts";
+import type { Hub } from "../realtime/hub.ts";
+import { armorPlugins } from "./armor.ts";
+import type { GraphqlCaches } from "./caches.ts";
+import type { GraphQLContext, ServerContext } from "./context.ts";
+import { fromAppError, isUnexpected, maskError } from "./errors.ts";
+import { asksForSchemaOnly } from "./introspection-only.ts";
+import { operationLabels, operationMetrics, type OperationLabel } from "./operation-metrics.ts";
+import { resolvers } from "./resolvers.ts";
+import { graphqlWebSocket } from "./websocket.ts";
+
+export interface EngineDeps {
+  config: Config["graphql"];
+  metrics: Metrics;
+  categories: CategoryService;
+  authenticator: Authenticator;
+  logger: Logger;
+  trustProxy: number;
+  hub: Hub;
+  caches: GraphqlCaches;
+  typeDefs: string;
+  endpoint: string;
+  jsonType: string;
+}
+
+export type Engine = ReturnType<typeof createEngine>;
+
+export function createEngine({
+  config,
+  metrics,
+  categories,
+  authenticator,
+  logger,
+  trustProxy,
+  hub,
+  caches,
+  typeDefs,
+  endpoint,
+  jsonType,
+}: EngineDeps) {
+  const label = operationLabels();
+  // Widened to a plain GraphQLSchema: Yoga's context typing cannot name ours.
+  const schema: GraphQLSchema = createSchema<GraphQLContext>({ typeDefs, resolvers });
+  const yoga = createYoga<ServerContext, GraphQLContext>({
+    schema,
+    graphqlEndpoint: endpoint,
+    graphiql: false,
+    landingPage: false,
+    cors: false,
+    // serve() has read the body within SVC_MAX_BODY_BYTES; Yoga's own limit would pipe it through a
+    // stream a second time.
+    maxRequestBodySize: false,
+    parserAndValidationCache: caches.parser,
+    logging: false,
+    maskedErrors: { maskError },
+    context: ({ viewer, requestId, origin, authorization, transport }) => ({
+      categories,
+      viewer,
+      auth: config.auth,
+      requestId,
+      origin,
+      subscribe: () =>
+        hub.subscribe({
+          owner: viewer ? `user:${viewer.id}` : `client:${origin.address}`,
+          authorization: viewer ? authorization : null,
+          transport,
+        }),
+    }),
+    plugins: [
+      readBodyParser,
+      // Compiles an operation into a function once it has run twice; one-off documents are not worth it.
+      useGraphQlJit({}, { enableIf: caches.worthCompiling, cache: caches.compiled }),
+      requestErrorsAre400(),
+      operationMetrics(metrics, label),
+      keepableOutcome(label),
+      ...armorPlugins(config.introspection),
+      ...(config.introspection ? [] : [useDisableIntrospection()]),
+      useErrorHandler(({ errors, context, phase }) => {
+        // In the execution phase envelop hands over the execution args, which hold the context.
+        const ctx = (
+          phase === "execution" ? (context as { contextValue: unknown }).contextValue : context
+        ) as Partial<GraphQLContext>;
+        for (const err of errors.filter(isUnexpected)) {
+          logger.error({ request_id: ctx.requestId, err }, "graphql resolver failed");
+        }
+      }),
+    ],
+  });
+
+  const websocket = graphqlWebSocket({
+    yoga,
+    authenticator,
+    auth: config.auth,
+    trustProxy,
+    logger,
+    onSlowReader: () => metrics.subscriptionDropped("slow"),
+  });
+  return {
+    yoga,
+    websocket,
+    mutationOf,
+    asksForSchemaOnly,
+    /** A refusal (401, or the Idempotency-Key's own) in GraphQL's response shape, so GraphQL clients read it like any other error. */
+    errorResponse: (error: AppError) =>
+      new Response(JSON.stringify({ errors: [fromAppError(error).toJSON()] }), {
+        status: error.status,
+        headers: { ...error.headers, "content-type": jsonType },
+      }),
+  };
+}
+
+/**
+ * Hands the parser Yoga chose for the request (by method and Content-Type) the body serve() read; a
+ * clone of the request to read it twice would cost more than the rest of a cached answer (bun run
+ * bench:micro). A parser reads only the body (json, text or formData), which a Response over those
+ * bytes offers.
+ */
+const readBodyParser: Plugin<{}, ServerContext> = {
+  onRequestParse({ request, requestParser, serverContext, setRequestParser }) {
+    const { body } = serverContext;
+    if (body === undefined || !requestParser) return;
+    const contentType = request.headers.get("content-type") ?? "";
+    setRequestParser(() =>
+      requestParser(new Response(body, { headers: { "content-type": contentType } }) as unknown as Request),
+    );
+  },
+};
+
+/**
+ * An execution that could not start (a variable of the wrong type, a missing one) is the client's
+ * request error: 400. Yoga's own executor marks it so; graphql-jit, which runs an operation from its
+ * second time on, does not, and the same bad request would turn from 400 into 200.
+ */
+function requestErrorsAre400(): Plugin<{}, ServerContext> {
+  return {
+    onExecute: () => ({
+      onExecuteDone({ result, setResult }) {
+        if (Symbol.asyncIterator in result || "data" in result || !result.errors?.length) return;
+        setResult({
+          ...result,
+          errors: result.errors.map(
+            (error) =>
+              new GraphQLError(error.message, {
+                nodes: error.nodes,
+                source: error.source,
+                positions: error.positions,
+                path: error.path,
+                originalError: error.originalError,
+                extensions: { ...error.extensions, http: { ...(error.extensions?.http as object), status: 400 } },
+              }),
+          ),
+        });
+      },
+    }),
+  };
+}
+
+function keepableOutcome(label: OperationLabel): Plugin<{}, ServerContext> {
+  return {
+    onExecute({ args }) {
+      if (getOperationAST(args.document, args.operationName)?.operation !== "query") return;
+      const { outcome } = args.contextValue as unknown as ServerContext;
+      return {
+        onExecuteDone({ result }) {
+          if (Symbol.asyncIterator in result || (result.errors?.length ?? 0) > 0) return;
+          outcome.operation = label(args.document, args.operationName);
+        },
+      };
+    },
+  };
+}
+
+/** The request's JSON body when it names a mutation to run (the operation it selects); else null. */
+function mutationOf(text: string): unknown {
+  let request: { query?: unknown; operationName?: unknown };
+  try {
+    request = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (typeof request?.query !== "string") return null;
+  try {
+    const name = typeof request.operationName === "string" ? request.operationName : undefined;
+    return getOperationAST(parse(request.query), name)?.operation === "mutation" ? request : null;
+  } catch {
+    // Unparsable: Yoga answers it, and there is nothing to keep.
+    return null;
+  }
+}
