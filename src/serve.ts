@@ -67,7 +67,11 @@ export async function serve(config: Config): Promise<void> {
     console.error(`svc: cannot listen on ${config.host}:${config.port}: ${listenProblem(error)}`);
     process.exit(1);
   }
+  // Loading the app is synchronous work in steps of a few milliseconds each; between them, probes
+  // (and requests, which then wait) that arrived meanwhile are taken in.
+  await sockets();
   const [{ createApp }, { startPruning, storeJobs }] = await Promise.all([import("./app.ts"), import("./pruning.ts")]);
+  await sockets();
   app = createApp({ config, store, loggers, probes });
   server.reload(serveOptions(settings, app.handlers) as Serve.Options<unknown>);
   loaded(app);
@@ -99,6 +103,11 @@ export async function serve(config: Config): Promise<void> {
     process.exit(0);
   };
   if (early) void shutdown(early);
+}
+
+/** A turn of the event loop: Bun reads the sockets that are ready, and answers what it can. */
+function sockets(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** The probes before the app has loaded: with the headers every answer carries, uncounted by the metrics. */
