@@ -15,8 +15,11 @@ import {
   ReferenceGone,
   type OpenOptions,
   type TableVersions,
+  type TokenState,
   type VersionedStore,
 } from "../store.ts";
+import { setBounded } from "../../bounded-map.ts";
+import { type Commits, watchCommits } from "./commits.ts";
 import { firstDamage, missingSqlite } from "./file.ts";
 import { migrateSqlite } from "./migrate.ts";
 import * as tables from "./schema.ts";
@@ -50,16 +53,16 @@ export function openSqliteStore(path: string, { existing = false }: OpenOptions 
     );
   }
   // WAL lets readers run beside the writer; FULL sync makes an acknowledged write survive a crash.
-  client.run("PRAGMA journal_mode = WAL");
+  const { journal_mode: journalMode } = client.query<{ journal_mode: string }, []>("PRAGMA journal_mode = WAL").get()!;
   client.run("PRAGMA synchronous = FULL");
   client.run("PRAGMA foreign_keys = ON");
   client.run("PRAGMA busy_timeout = 5000");
   const sqlite = drizzle({ client });
   migrateSqlite(sqlite);
-  return drizzleStore(sqliteDialect(client, sqlite as unknown as Db, path));
+  return drizzleStore(sqliteDialect(client, sqlite as unknown as Db, path, watchCommits(path, journalMode)));
 }
 
-function sqliteDialect(client: Database, db: Db, path: string): Dialect {
+function sqliteDialect(client: Database, db: Db, path: string, commits: Commits | null): Dialect {
   const storage = storageMonitor(path === ":memory:" ? undefined : dirname(path));
   const gate = new ConnectionGate();
   const ping = client.prepare("SELECT 1");
@@ -98,7 +101,7 @@ function sqliteDialect(client: Database, db: Db, path: string): Dialect {
       }),
     // Every write transaction is IMMEDIATE: it already runs alone.
     serialize: async () => {},
-    hotReads: hotReads(client, run),
+    hotReads: hotReads(client, run, commits),
     // In-process and synchronous: it answers at once or throws, so there is nothing to time out.
     async ping() {
       ping.get();
@@ -108,17 +111,26 @@ function sqliteDialect(client: Database, db: Db, path: string): Dialect {
     pool: () => ({ size: 1, busy: 0 }),
     feed: localFeed(),
     async close() {
+      commits?.close();
       client.close(false);
     },
   };
 }
 
+/** Token states kept between commits: one per token in use, up to this many. */
+const KEPT_TOKEN_STATES = 10_000;
+
 /**
  * The two reads of every authenticated request, as plain statements: through Drizzle's prepared
  * queries (placeholders filled, rows mapped) they cost about twice as much on an in-process database
  * (bun run bench:micro; bench/results.md). PostgreSQL, a round trip away, keeps the one store's.
+ *
+ * On a database file, their answers are also kept until the next commit by anyone (commits.ts): a
+ * token used again meanwhile is answered from memory, since nothing it depends on can have changed.
+ * A logout, a password change or a disabling is a commit, so the very next request reads again and
+ * is refused; a revoked token is never accepted, whichever process revoked it.
  */
-function hotReads(client: Database, run: Dialect["run"]): HotReads {
+function hotReads(client: Database, run: Dialect["run"], commits: Commits | null): HotReads {
   const VERSIONS = `(SELECT version FROM table_versions WHERE name = 'users') AS users, (SELECT version FROM table_versions WHERE name = 'categories') AS categories`;
   const versions = client.query<TableVersions, []>(`SELECT ${VERSIONS}`);
   type Row = { revoked: number } & TableVersions;
@@ -129,13 +141,42 @@ function hotReads(client: Database, run: Dialect["run"]): HotReads {
   const bySession = client.query<Row, [string, string]>(
     `SELECT NOT EXISTS (SELECT 1 FROM sessions WHERE id = ? AND user_id = users.id) AS revoked, ${VERSIONS} FROM users WHERE id = ?`,
   );
+  const states = new Map<string, TokenState | null>();
+  let tables: TableVersions | undefined;
+  /** Whether what is kept still holds; if not, it goes, and the mark for what is read next is taken. */
+  const keptHolds = (): boolean => {
+    if (!commits) return false;
+    if (commits.unchangedSinceMark()) return true;
+    states.clear();
+    tables = undefined;
+    // Before the reads whose answers are kept: a commit after it (even before they run) ends them.
+    commits.mark();
+    return false;
+  };
   return {
-    versions: () => run(async () => versions.get()!),
-    tokenState: (userId, jti, sessionId) =>
-      run(async () => {
+    versions() {
+      if (keptHolds() && tables) return Promise.resolve(tables);
+      return run(async () => {
+        const read = versions.get()!;
+        if (commits) tables = read;
+        return read;
+      });
+    },
+    tokenState(userId, jti, sessionId) {
+      const key = `${userId} ${jti} ${sessionId ?? ""}`;
+      if (keptHolds()) {
+        const kept = states.get(key);
+        if (kept !== undefined) return Promise.resolve(kept);
+      }
+      return run(async () => {
         const row = sessionId === undefined ? byJti.get(jti, userId) : bySession.get(sessionId, userId);
-        return row && { revoked: row.revoked === 1, versions: { users: row.users, categories: row.categories } };
-      }),
+        const state = row
+          ? { revoked: row.revoked === 1, versions: { users: row.users, categories: row.categories } }
+          : null;
+        if (commits) setBounded(states, key, state, KEPT_TOKEN_STATES);
+        return state;
+      });
+    },
   };
 }
 
