@@ -194,6 +194,8 @@ interface Case {
   revalidate?: boolean;
   /** What the floor does besides answering. */
   work?: "verify" | "hash" | "write";
+  /** A read: also measured at WIDE connections, for the tail latency against the floor's. */
+  read?: boolean;
 }
 
 interface WrkResult {
@@ -283,6 +285,7 @@ const CASES: Case[] = [
   { name: "GET /svc/health", method: "GET", path: "/svc/health", connections: 64 },
   {
     name: "GET /svc-api/v1/users/all?limit=100",
+    read: true,
     method: "GET",
     path: "/svc-api/v1/users/all?limit=100",
     token: true,
@@ -290,6 +293,7 @@ const CASES: Case[] = [
   },
   {
     name: "GraphQL categories (50)",
+    read: true,
     method: "POST",
     path: "/graphql",
     body: JSON.stringify({ query: "{ categories { id name description colorHex icon } }" }),
@@ -298,6 +302,7 @@ const CASES: Case[] = [
   },
   {
     name: "GET /svc-api/v1/users/all?limit=100, If-None-Match → 304",
+    read: true,
     method: "GET",
     path: "/svc-api/v1/users/all?limit=100",
     token: true,
@@ -306,6 +311,7 @@ const CASES: Case[] = [
   },
   {
     name: "GraphQL categories (50) by GET, If-None-Match → 304",
+    read: true,
     method: "GET",
     path: `/graphql?query=${encodeURIComponent("{ categories { id name description colorHex icon } }")}`,
     token: true,
@@ -359,12 +365,15 @@ interface Row {
   floor: WrkResult;
 }
 
+/** Connections for the tail-latency runs of the read cases. */
+const WIDE = 256;
+
 async function runCases(
   label: string,
   svc: Running,
   token: string,
   hash: string,
-): Promise<{ rows: Row[]; extra: string[]; peak: number }> {
+): Promise<{ rows: Row[]; wide: Row[]; extra: string[]; peak: number }> {
   const responses: Record<string, unknown> = {};
   const tags = new Map<Case, string>();
   for (const c of SELECTED) {
@@ -394,14 +403,33 @@ async function runCases(
       `${label} ${c.name}: svc ${best!.svc.rps.toFixed(0)} floor ${best!.floor.rps.toFixed(0)} ratio ${(best!.svc.rps / best!.floor.rps).toFixed(2)} (RSS peak so far ${(svc.peakRss() / 1e6).toFixed(0)} MB)`,
     );
   }
+  // The reads at many connections, svc and floor alternating, each one's best p99 of the rounds.
+  const wide: Row[] = [];
+  if (ONLY === undefined) {
+    for (const c of SELECTED.filter((c) => c.read)) {
+      let best: Row | undefined;
+      for (let round = 0; round < ROUNDS; round++) {
+        const s = await wrk(svc.base, c, token, WIDE, [], tags.get(c));
+        const f = await wrk(floor.base, c, token, WIDE, [], tags.get(c));
+        best = {
+          name: c.name,
+          svc: !best || s.p99 < best.svc.p99 ? s : best.svc,
+          floor: !best || f.p99 < best.floor.p99 ? f : best.floor,
+        };
+      }
+      wide.push(best!);
+      console.log(
+        `${label} ${c.name} at ${WIDE}: p99 svc ${best!.svc.p99.toFixed(2)} ms, floor ${best!.floor.p99.toFixed(2)} ms (${(best!.svc.p99 / best!.floor.p99).toFixed(2)}x)`,
+      );
+    }
+  }
   await stopProcess(floor);
 
   const extra: string[] = [];
-  if (ONLY !== undefined) return { rows, extra, peak: svc.peakRss() };
-  for (const c of CASES.slice(0, 3)) {
-    const wide = await wrk(svc.base, c, token, 256);
+  if (ONLY !== undefined) return { rows, wide, extra, peak: svc.peakRss() };
+  for (const row of wide) {
     extra.push(
-      `${c.name} at 256 connections: ${wide.rps.toFixed(0)} req/s, ${wide.non2xx} non-2xx, ${wide.socketErrors} socket errors`,
+      `${row.name} at ${WIDE} connections: ${row.svc.rps.toFixed(0)} req/s, p99 ${row.svc.p99.toFixed(2)} ms against the floor's ${row.floor.p99.toFixed(2)} ms (**${(row.svc.p99 / row.floor.p99).toFixed(2)}x**), ${row.svc.non2xx} non-2xx, ${row.svc.socketErrors} socket errors`,
     );
   }
   const peak = svc.peakRss();
@@ -411,7 +439,7 @@ async function runCases(
   extra.push(
     `createCategory at 64 connections: ${category.rps.toFixed(0)} req/s, ${category.non2xx} non-2xx, ${category.socketErrors} socket errors${busy}`,
   );
-  return { rows, extra, peak };
+  return { rows, wide, extra, peak };
 }
 
 /** The refresh tokens of `count` new sessions, over as many bench accounts. */
@@ -547,7 +575,7 @@ await Bun.sleep(IDLE_AFTER_MS);
 const bareAfterLoad = bareRunning.rss();
 await stopProcess(bareRunning);
 
-let postgres: { rows: Row[]; extra: string[]; peak: number } | undefined;
+let postgres: Awaited<ReturnType<typeof runCases>> | undefined;
 if (!flags.has("--no-postgres")) {
   const name = `svc_bench_${process.pid}`;
   await $`psql ${POSTGRES_ADMIN} -qc ${`CREATE DATABASE ${name}`}`.quiet();
