@@ -31,7 +31,13 @@ describe("two instances on one SQLite file", () => {
 
   async function signedIn(username: string): Promise<string> {
     const password = "correct horse battery staple";
-    expect((await a.call("POST", "/svc-api/v1/users/create", { body: { username, email: `${username}@example.com`, password } })).status).toBe(201);
+    expect(
+      (
+        await a.call("POST", "/svc-api/v1/users/create", {
+          body: { username, email: `${username}@example.com`, password },
+        })
+      ).status,
+    ).toBe(201);
     const login = await a.call("POST", "/svc-api/v1/auth/login", { body: { username, password } });
     return (login.body as { token: string }).token;
   }
@@ -76,7 +82,8 @@ describe("two instances on one SQLite file", () => {
 
   test("a change made in this process by another connection is seen too (the users table's version, a rename)", async () => {
     const token = await signedIn("dee");
-    const me = async () => (await a.call("GET", "/svc-api/v1/users/me", { token })).body as { id: string; username: string };
+    const me = async () =>
+      (await a.call("GET", "/svc-api/v1/users/me", { token })).body as { id: string; username: string };
     const { id } = await me();
     expect((await me()).username).toBe("dee");
     const raw = new Database(path);

@@ -1,24 +1,28 @@
 // `bun run build`: compiles src/main.ts into the one binary, dist/svc (or the path given). Also what
 // `bun run release` and the binary tests build with, so that all three make the same binary.
 import { $ } from "bun";
-import { mkdtempSync, renameSync, rmSync } from "node:fs";
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { ASSETS, gzipAsset } from "./assets.ts";
 import { COMPILE_FLAGS } from "./flags.ts";
 
 const root = new URL("../..", import.meta.url).pathname;
 
 /**
- * Builds the binary for `target` (this machine's when none) at `outfile`. With code splitting Bun also
- * writes a source map file per chunk beside its output; the binary carries its own, so the build runs
- * in a scratch folder and only the binary leaves it.
+ * Builds the binary for `target` (this machine's when none) at `outfile`, carrying the gzipped assets
+ * (assets.ts) as embedded files. With code splitting Bun also writes a source map file per chunk
+ * beside its output; the binary carries its own, so the build runs in a scratch folder and only the
+ * binary leaves it.
  */
 export async function compile(outfile: string, target?: string): Promise<void> {
   const scratch = mkdtempSync(join(tmpdir(), "svc-build-"));
   try {
     const built = join(scratch, "svc");
     const targeted = target ? [`--target=bun-${target}`] : [];
-    await $`${process.execPath} build ${COMPILE_FLAGS} ${targeted} ${join(root, "src", "main.ts")} --outfile ${built}`.quiet();
+    const assets = ASSETS.map((name) => join(scratch, `${name}.gz`));
+    ASSETS.forEach((name, i) => writeFileSync(assets[i]!, gzipAsset(name)));
+    await $`${process.execPath} build ${COMPILE_FLAGS} --define SVC_COMPILED=true ${targeted} ${join(root, "src", "main.ts")} ${assets} --outfile ${built}`.quiet();
     // Bun adds .exe for Windows targets.
     const output = target?.startsWith("windows") ? `${built}.exe` : built;
     await $`mkdir -p ${join(outfile, "..")}`;

@@ -7,8 +7,7 @@ import { Elysia, t, type TSchema } from "elysia";
 import type { OpenAPIV3 } from "openapi-types";
 import { statusOf, type ErrorCode } from "../errors.ts";
 import { version } from "../../package.json";
-import swaggerBundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
-import swaggerCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
+import { assetResponse } from "./embedded.ts";
 
 export const SPEC_PATH = "/svc-api/openapi.json";
 export const DOCS_PATH = "/svc-api/docs";
@@ -222,13 +221,16 @@ export function documented({
 
 /** The document at /svc-api/openapi.json and the reference at /svc-api/docs. */
 export function openapiRoutes() {
-  const asset = (path: string, type: string) => () =>
-    new Response(Bun.file(path), { headers: { "content-type": type } });
+  // Gzipped inside the binary, and read on the first request for one (src/build/assets.ts).
+  const asset =
+    (name: "swagger-ui-bundle.js" | "swagger-ui.css", type: string) =>
+    ({ request }: { request: Request }) =>
+      assetResponse(request, name, type);
   return new Elysia({ name: "svc/openapi" })
-    .get(`${ASSETS}/swagger-ui-bundle.js`, asset(swaggerBundle, "text/javascript; charset=utf-8"), {
+    .get(`${ASSETS}/swagger-ui-bundle.js`, asset("swagger-ui-bundle.js", "text/javascript; charset=utf-8"), {
       detail: { hide: true },
     })
-    .get(`${ASSETS}/swagger-ui.css`, asset(swaggerCss, "text/css; charset=utf-8"), { detail: { hide: true } })
+    .get(`${ASSETS}/swagger-ui.css`, asset("swagger-ui.css", "text/css; charset=utf-8"), { detail: { hide: true } })
     .use(
       openapi({
         path: DOCS_PATH,
