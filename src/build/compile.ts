@@ -22,7 +22,7 @@ export async function compile(outfile: string, target?: string): Promise<void> {
     const targeted = target ? [`--target=bun-${target}`] : [];
     const assets = ASSETS.map((name) => join(scratch, `${name}.gz`));
     ASSETS.forEach((name, i) => writeFileSync(assets[i]!, gzipAsset(name)));
-    await $`${process.execPath} build ${COMPILE_FLAGS} --define SVC_COMPILED=true ${targeted} ${join(root, "src", "main.ts")} ${assets} --outfile ${built}`.quiet();
+    await $`${process.execPath} build ${COMPILE_FLAGS} --define BUILT_AS_BINARY=true ${targeted} ${join(root, "src", "main.ts")} ${assets} --outfile ${built}`.quiet();
     // Bun adds .exe for Windows targets.
     const output = target?.startsWith("windows") ? `${built}.exe` : built;
     await $`mkdir -p ${join(outfile, "..")}`;

@@ -6,7 +6,7 @@ import { version } from "../../package.json";
 // Defined true by compile.ts. Run from source it is not defined, and the files are made on first
 // request; in the binary that branch is gone, and render-graphiql with it.
 // (Tested where it is used: the bundler drops the branch only then.)
-declare const SVC_COMPILED: boolean | undefined;
+declare const BUILT_AS_BINARY: boolean | undefined;
 
 export interface Gzipped {
   plain: Uint8Array<ArrayBuffer>;
@@ -31,7 +31,8 @@ export function embeddedAsset(name: AssetName): Promise<Gzipped> {
 }
 
 async function gzipOf(name: AssetName): Promise<Uint8Array<ArrayBuffer>> {
-  if (typeof SVC_COMPILED === "undefined" || !SVC_COMPILED) return (await import("../build/assets.ts")).gzipAsset(name);
+  if (typeof BUILT_AS_BINARY === "undefined" || !BUILT_AS_BINARY)
+    return (await import("../build/assets.ts")).gzipAsset(name);
   // Bun names an embedded file after its own, with a content hash: graphiql.html-1a2b3c4d.gz.
   const prefix = `${name}-`;
   const file = Bun.embeddedFiles.find((blob) => (blob as Blob & { name: string }).name.startsWith(prefix));
