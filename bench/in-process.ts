@@ -1,0 +1,87 @@
+// `bun run bench:in-process`: what one authenticated read costs svc itself, without HTTP: app.handle()
+// on a users page and on a kept GraphQL answer, on a SQLite file of 1,000 users and 50 categories,
+// best of 3 runs of 20,000. For A/B work on the request path (the figures in README's "Performance").
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createApp } from "../src/app.ts";
+import { parseConfig } from "../src/config.ts";
+import { openStore } from "../src/db/open.ts";
+import { createLoggers } from "../src/log.ts";
+
+const RUNS = 3;
+const REQUESTS = 20_000;
+const PASSWORD = "bench password 1";
+
+const dir = mkdtempSync(join(tmpdir(), "svc-in-process-"));
+const config = parseConfig({
+  SVC_DATABASE_URL: `sqlite:${join(dir, "svc.db")}`,
+  SVC_JWT_SECRET: "bench-secret: 0123456789 ABCDEFGHIJ klmnop",
+});
+const store = await openStore(config.database);
+const hash = await Bun.password.hash(PASSWORD, { algorithm: "argon2id", memoryCost: 19456, timeCost: 2 });
+const at = new Date().toISOString();
+const users = Array.from({ length: 1000 }, (_, i) => ({
+  id: Bun.randomUUIDv7(),
+  username: `user${i}`,
+  email: `user${i}@example.com`,
+  passwordHash: hash,
+  tokenVersion: 0,
+  createdAt: at,
+  updatedAt: at,
+  role: "user" as const,
+  status: "active" as const,
+  lastLoginAt: null,
+}));
+const categories = Array.from({ length: 50 }, (_, i) => ({
+  id: Bun.randomUUIDv7(),
+  name: `Category ${i}`,
+  description: `The description of category ${i}`,
+  colorHex: "#64748B",
+  icon: "tag",
+  createdBy: users[0]!.id,
+  createdAt: at,
+  updatedAt: at,
+  version: 1,
+}));
+async function* batches() {
+  yield users;
+}
+await store.load({ users: batches(), categories }, { replace: true, expect: { users: 1000, categories: 50 } });
+
+// The access log goes to /dev/null's equivalent: a sink that drops lines, as a file would take them.
+const app = createApp({ config, store, loggers: createLoggers("info", { write: () => {} }) });
+const login = await app.handle(
+  new Request("http://svc.local/svc-api/v1/auth/login", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "user1", password: PASSWORD }),
+  }),
+);
+const { token } = (await login.json()) as { token: string };
+const authorization = `Bearer ${token}`;
+const query = JSON.stringify({ query: "{ categories { id name description colorHex icon } }" });
+
+const cases: Record<string, () => Request> = {
+  "GET users/all?limit=100": () =>
+    new Request("http://svc.local/svc-api/v1/users/all?limit=100", { headers: { authorization } }),
+  "GraphQL categories (kept answer)": () =>
+    new Request("http://svc.local/graphql", {
+      method: "POST",
+      headers: { authorization, "content-type": "application/json" },
+      body: query,
+    }),
+  "GET /svc/health": () => new Request("http://svc.local/svc/health"),
+};
+for (const [name, request] of Object.entries(cases)) {
+  let best = Number.POSITIVE_INFINITY;
+  for (let run = 0; run < RUNS; run++) {
+    const started = performance.now();
+    for (let i = 0; i < REQUESTS; i++) await (await app.handle(request())).text();
+    best = Math.min(best, ((performance.now() - started) * 1000) / REQUESTS);
+  }
+  console.log(`- ${name}: ${best.toFixed(2)} µs a request`);
+}
+await store.close();
+rmSync(dir, { recursive: true, force: true });
+process.exit(0);
