@@ -366,6 +366,40 @@ describe("the compiled binary, alone in an empty folder", () => {
     ).toEqual([]);
   }, 30_000);
 
+  test("from the moment it listens, before its app has loaded: probes answer, other requests wait for the app, none refused", async () => {
+    // A fixed port, so that requests can be sent before svc says where it listens.
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const dir = emptyFolderWithBinary();
+    const proc = Bun.spawn([join(dir, "svc")], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "", SVC_PORT: String(port), SVC_HOST: "127.0.0.1", SVC_JWT_SECRET: SECRET },
+      stdout: "ignore",
+      stderr: "pipe",
+    });
+    // Until each has an answer: every attempt before the socket opens is refused by the kernel, none after.
+    const firstAnswer = async (path: string): Promise<number> => {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const status = await fetch(`http://127.0.0.1:${port}${path}`).then(
+          (r) => r.status,
+          (error: { code?: string }) => (error.code === "ECONNREFUSED" ? null : Promise.reject(error)),
+        );
+        if (status !== null) return status;
+        if (Date.now() > deadline || proc.exitCode !== null) throw new Error("svc did not answer");
+        await Bun.sleep(1);
+      }
+    };
+    const [health, me, graphql] = await Promise.all([
+      firstAnswer("/svc/health"),
+      firstAnswer("/svc-api/v1/users/me"),
+      firstAnswer("/graphql?query=%7B__typename%7D"),
+    ]);
+    // The app's own answers (a token is missing), not a 404 or a 503 from a half-started server.
+    expect({ health, me, graphql }).toEqual({ health: 200, me: 401, graphql: 401 });
+    proc.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+  });
+
   test("a SIGTERM the moment svc says it listens stops it cleanly (exit 0), every time", async () => {
     const dir = emptyFolderWithBinary();
     const codes: number[] = [];
