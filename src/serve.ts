@@ -10,9 +10,10 @@ import type { Logger } from "./log.ts";
 import { createLoggers } from "./log.ts";
 import { describeError } from "./safe-errors.ts";
 import { version } from "../package.json";
-import type { Serve, Server, WebSocketHandler } from "bun";
-import { baseHeaders, type DoorHandlers, serveOptions } from "./http/front-door.ts";
+import type { Serve, Server } from "bun";
+import { baseHeaders, type DoorHandlers, forwardSocketEvents, serveOptions } from "./http/front-door.ts";
 import { healthProbes, type Probes } from "./health/probes.ts";
+import { beginRequest } from "./http/request-context.ts";
 import type { App } from "./app.ts";
 
 export async function serve(config: Config): Promise<void> {
@@ -59,7 +60,8 @@ export async function serve(config: Config): Promise<void> {
       serveOptions(
         settings,
         waiting,
-        forwardingWebSocket(() => app),
+        // Bun takes the WebSocket handler when it starts, before the app whose handler it is has loaded.
+        forwardSocketEvents(() => app!.websocket!),
       ) as Serve.Options<unknown>,
     );
   } catch (error) {
@@ -115,24 +117,9 @@ function earlyProbes(probes: Probes): DoorHandlers["routes"] {
   return Object.fromEntries(
     Object.entries(probes).map(([path, probe]) => [
       path,
-      { GET: (request: Request) => probe(request, baseHeaders(Bun.randomUUIDv7())) },
+      { GET: (request: Request) => probe(request, baseHeaders(beginRequest(request, undefined, false).id)) },
     ]),
   );
-}
-
-/**
- * Bun takes a server's WebSocket handler when it starts, before the app (whose handler it is) has
- * loaded; this one hands every event to the app's. No socket opens before it has: upgrades are the
- * app's to make.
- */
-function forwardingWebSocket(app: () => App | undefined): WebSocketHandler<never> {
-  const handler = () => app()!.websocket!;
-  return {
-    open: (socket) => handler().open?.(socket),
-    message: (socket, message) => handler().message?.(socket, message),
-    close: (socket, code, reason) => handler().close?.(socket, code, reason),
-    drain: (socket) => handler().drain?.(socket),
-  };
 }
 
 /** Why a socket could not be opened, in one line an operator can act on. */

@@ -17,6 +17,7 @@ import { AppError } from "../errors.ts";
 import { clientAddress } from "../http/client-address.ts";
 import { assetResponse } from "../http/embedded.ts";
 import { conditionalText } from "../http/etag.ts";
+import { forwardSocketEvents } from "../http/front-door.ts";
 import { IDEMPOTENCY_HEADER, type Idempotency } from "../http/idempotency.ts";
 import { readCapped } from "../http/json-body.ts";
 import { requestInfo } from "../http/request-context.ts";
@@ -176,12 +177,7 @@ export function graphqlRoutes({
   }
   const websocket = {
     /** The engine's socket handler: sockets open only once an upgrade (by the engine) has. */
-    handler: {
-      open: (socket) => engine!.websocket.handler.open?.(socket),
-      message: (socket, message) => engine!.websocket.handler.message?.(socket, message),
-      close: (socket, code, reason) => engine!.websocket.handler.close?.(socket, code, reason),
-      drain: (socket) => engine!.websocket.handler.drain?.(socket),
-    } as Engine["websocket"]["handler"],
+    handler: forwardSocketEvents(() => engine!.websocket.handler),
     /**
      * Upgrades a GraphQL WebSocket handshake; null when the request is not one. The first handshake
      * waits for the engine to load.

@@ -268,6 +268,20 @@ export function serveOptions(settings: ServeSettings, handlers: DoorHandlers, we
   };
 }
 
+/**
+ * A WebSocket handler that hands every event to the one `current()` returns when it happens: for a
+ * server started before the code that handles its sockets has loaded. No socket opens before then,
+ * since upgrades are that code's to make.
+ */
+export function forwardSocketEvents<T>(current: () => WebSocketHandler<T>): WebSocketHandler<T> {
+  return {
+    open: (socket) => current().open?.(socket),
+    message: (socket, message) => current().message?.(socket, message),
+    close: (socket, code, reason) => current().close?.(socket, code, reason),
+    drain: (socket) => current().drain?.(socket),
+  };
+}
+
 export function baseHeaders(requestId: string): Record<string, string> {
   return {
     "x-content-type-options": "nosniff",
