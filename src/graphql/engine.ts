@@ -168,6 +168,7 @@ function requestErrorsAre400(): Plugin<{}, ServerContext> {
   };
 }
 
+/** Marks a query (never a mutation) that ran without errors: its answer may be kept. */
 function keepableOutcome(label: OperationLabel): Plugin<{}, ServerContext> {
   return {
     onExecute({ args }) {
