@@ -15,6 +15,7 @@ import { baseHeaders, type DoorHandlers, forwardSocketEvents, serveOptions } fro
 import { healthProbes, type Probes } from "./health/probes.ts";
 import { beginRequest } from "./http/request-context.ts";
 import type { App } from "./app.ts";
+import { returnMemoryWhenIdle } from "./idle-memory.ts";
 
 export async function serve(config: Config): Promise<void> {
   // Handlers first, long before "svc listening" tells anyone to expect them: a SIGTERM sent right after
@@ -78,6 +79,7 @@ export async function serve(config: Config): Promise<void> {
   server.reload(serveOptions(settings, app.handlers) as Serve.Options<unknown>);
   loaded(app);
   const stopPruning = startPruning({ jobs: storeJobs(store, config.auditRetentionSeconds), logger });
+  const stopReturningMemory = returnMemoryWhenIdle(app.requestsBegun);
   const address = `http://${server.hostname}:${server.port}`;
   logger.info({ version, environment: config.env, address, database }, "svc listening");
   if (config.jwt.ephemeral)
@@ -99,6 +101,7 @@ export async function serve(config: Config): Promise<void> {
     await server.stop();
     clearTimeout(forced);
     await stopPruning();
+    stopReturningMemory();
     await store.close();
     logger.info("svc stopped");
     loggers.flush();

@@ -49,6 +49,8 @@ export interface FrontDoor {
   handle(request: Request): Promise<Response>;
   /** What a server routes by, for serveOptions. */
   handlers: DoorHandlers;
+  /** Requests handed to the app so far, probes aside: what tells a busy svc from an idle one. */
+  requestsBegun(): number;
   websocket: WebSocketHandler<never> | undefined;
   /** Serves on a socket: the direct routes through Bun's own router, everything else through Elysia. */
   listen(options: ListenOptions): Server<unknown>;
@@ -80,6 +82,8 @@ export function frontDoor({
   const index = routeIndex(app.router);
   const inner = app.fetch;
 
+  /** Requests handed to the app (the probes, which allocate next to nothing, are not counted). */
+  let begun = 0;
   function begin(
     request: Request,
     server: Server<unknown> | undefined,
@@ -117,6 +121,7 @@ export function frontDoor({
   }
 
   function viaApp(received: Request, server: Server<unknown> | undefined): Answer {
+    begun++;
     const request = routable(received);
     const path = pathOf(request.url);
     const info = begin(request, server, path, true, received);
@@ -194,6 +199,7 @@ export function frontDoor({
       };
   return {
     index,
+    requestsBegun: () => begun,
     handlers: { routes, fetch },
     websocket: websocket?.handler,
     listen(options) {
