@@ -389,14 +389,17 @@ describe("the compiled binary, alone in an empty folder", () => {
         await Bun.sleep(1);
       }
     };
-    const [health, me, graphql] = await Promise.all([
-      firstAnswer("/svc/health"),
-      firstAnswer("/svc-api/v1/users/me"),
-      firstAnswer("/graphql?query=%7B__typename%7D"),
-    ]);
-    // The app's own answers (a token is missing), not a 404 or a 503 from a half-started server.
-    expect({ health, me, graphql }).toEqual({ health: 200, me: 401, graphql: 401 });
-    proc.kill("SIGTERM");
+    try {
+      const [health, me, graphql] = await Promise.all([
+        firstAnswer("/svc/health"),
+        firstAnswer("/svc-api/v1/users/me"),
+        firstAnswer("/graphql?query=%7B__typename%7D"),
+      ]);
+      // The app's own answers (a token is missing), not a 404 or a 503 from a half-started server.
+      expect({ health, me, graphql }).toEqual({ health: 200, me: 401, graphql: 401 });
+    } finally {
+      proc.kill("SIGTERM");
+    }
     expect(await proc.exited).toBe(0);
   });
 
