@@ -6,35 +6,27 @@ import { useGraphQlJit } from "@envelop/graphql-jit";
 import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspection";
 import { getOperationAST, GraphQLError, parse, type GraphQLSchema } from "graphql";
 import { createSchema, createYoga, useErrorHandler, type Plugin } from "graphql-yoga";
-import type { Authenticator } from "../auth/authenticator.ts";
-import type { CategoryService } from "../categories/service.ts";
-import type { Config } from "../config.ts";
 import type { AppError } from "../errors.ts";
-import type { Logger } from "../log.ts";
-import type { Metrics } from "../metrics.ts";
-import type { Hub } from "../realtime/hub.ts";
 import { armorPlugins } from "./armor.ts";
 import type { GraphqlCaches } from "./caches.ts";
 import type { GraphQLContext, ServerContext } from "./context.ts";
+import type { GraphqlDeps } from "./index.ts";
 import { fromAppError, isUnexpected, maskError } from "./errors.ts";
 import { asksForSchemaOnly } from "./introspection-only.ts";
 import { operationLabels, operationMetrics, type OperationLabel } from "./operation-metrics.ts";
 import { resolvers } from "./resolvers.ts";
 import { graphqlWebSocket } from "./websocket.ts";
 
-export interface EngineDeps {
-  config: Config["graphql"];
-  metrics: Metrics;
-  categories: CategoryService;
-  authenticator: Authenticator;
-  logger: Logger;
-  trustProxy: number;
-  hub: Hub;
+/** What the routes hand over (index.ts's own deps), with the caches they report and the schema's text. */
+export type EngineDeps = Pick<
+  GraphqlDeps,
+  "config" | "metrics" | "categories" | "authenticator" | "logger" | "trustProxy" | "hub"
+> & {
   caches: GraphqlCaches;
   typeDefs: string;
   endpoint: string;
   jsonType: string;
-}
+};
 
 export type Engine = ReturnType<typeof createEngine>;
 

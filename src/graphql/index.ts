@@ -47,18 +47,8 @@ export interface GraphqlDeps {
   hub: Hub;
 }
 
-export function graphqlRoutes({
-  config,
-  metrics,
-  categories,
-  authenticator,
-  logger,
-  answers,
-  maxBodyBytes,
-  trustProxy,
-  idempotency,
-  hub,
-}: GraphqlDeps) {
+export function graphqlRoutes(deps: GraphqlDeps) {
+  const { config, metrics, authenticator, logger, answers, maxBodyBytes, trustProxy, idempotency } = deps;
   const caches = graphqlCaches();
   metrics.reportCaches(() => ({ ...caches.sizes(), responses: answers.size }));
   let engine: Engine | undefined;
@@ -67,19 +57,7 @@ export function graphqlRoutes({
   const loadEngine = (): Engine | Promise<Engine> =>
     engine ??
     (loading ??= import("./engine.ts").then(({ createEngine }) => {
-      engine = createEngine({
-        config,
-        metrics,
-        categories,
-        authenticator,
-        logger,
-        trustProxy,
-        hub,
-        caches,
-        typeDefs,
-        endpoint: GRAPHQL_PATH,
-        jsonType: JSON_TYPE,
-      });
+      engine = createEngine({ ...deps, caches, typeDefs, endpoint: GRAPHQL_PATH, jsonType: JSON_TYPE });
       return engine;
     }));
 
