@@ -30,7 +30,7 @@ async function pair(title: string, n: number, a: [string, () => unknown], b: [st
 // The token check of every authenticated request, on the embedded database.
 const client = new Database(":memory:", { strict: true });
 const db = drizzle({ client });
-migrateSqlite(db);
+migrateSqlite(client);
 const id = Bun.randomUUIDv7();
 client.run(
   "INSERT INTO users (id, username, username_key, email, password_hash, created_at, updated_at) VALUES (?, 'ann', 'ann', 'ann@example.com', 'h', 'x', 'x')",

@@ -1,21 +1,22 @@
-// `svc serve`: store (migrated) → listen → app; SIGTERM, SIGINT and SIGHUP drain, close the database, exit 0.
+// `svc serve`: database (migrated) → listen → logger; the app on the first request that needs it.
+// SIGTERM, SIGINT and SIGHUP drain, close the database, exit 0.
 //
-// The socket opens as soon as the database is ready, answering the health probes, while the app (its
-// routes, Elysia, the caches) loads: a request for anything else waits for it, then is served as usual.
-// Start-up is then the database's own time plus a few milliseconds, not the app's (README, "Footprint").
+// The socket opens as soon as the database is open and migrated, answering the health probes. The app
+// (the store's code, Elysia, the routes, the caches: some 20 ms and 30 MB) loads when a request first
+// needs it; that request, and any arriving meanwhile, wait for it and are then served as usual. A box
+// where svc sits idle keeps it at about 1.5× a bare Bun.serve (README, "Footprint").
 import type { Config } from "./config.ts";
-import { describeDatabase, openStore } from "./db/open.ts";
-import type { VersionedStore } from "./db/store.ts";
-import type { Logger } from "./log.ts";
-import { createLoggers } from "./log.ts";
+import { describeDatabase, openDatabase, type OpenedDatabase } from "./db/open.ts";
+import type { Logger, Loggers } from "./log.ts";
 import { describeError } from "./safe-errors.ts";
 import { version } from "../package.json";
 import type { Serve, Server } from "bun";
 import { baseHeaders, type DoorHandlers, forwardSocketEvents, serveOptions } from "./http/front-door.ts";
 import { healthProbes, type Probes } from "./health/probes.ts";
-import { beginRequest } from "./http/request-context.ts";
+import { beginRequest, type RequestInfo } from "./http/request-context.ts";
 import type { App } from "./app.ts";
 import { returnMemoryWhenIdle } from "./idle-memory.ts";
+import { PRUNE_EVERY_MS, startPruning, storeJobs } from "./pruning.ts";
 
 export async function serve(config: Config): Promise<void> {
   // Handlers first, long before "svc listening" tells anyone to expect them: a SIGTERM sent right after
@@ -28,32 +29,35 @@ export async function serve(config: Config): Promise<void> {
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
     process.on(signal, () => (shutdown ? void shutdown(signal) : (early ??= signal)));
   }
-  const loggers = createLoggers(config.logLevel);
-  const { logger } = loggers;
   const database = describeDatabase(config.database);
-  let store: VersionedStore;
+  let opened: OpenedDatabase;
   try {
-    store = await openStore(config.database);
+    opened = await openDatabase(config.database);
   } catch (error) {
     // Without its database svc can neither migrate nor serve; a supervisor restarts it once the database is back.
     console.error(`svc: cannot open the database ${database}: ${describeError(error)}`);
     process.exit(1);
   }
 
-  const probes = healthProbes(store, config.env);
+  const probes = healthProbes(opened.probe, config.env);
+  let loggers: Loggers | undefined;
   let app: App | undefined;
-  const { promise: loading, resolve: loaded } = Promise.withResolvers<App>();
-  // Until the app is there: the probes (unless CORS is on, whose headers come from the app), and a wait.
-  const waiting: DoorHandlers = {
-    routes: config.corsOrigins.length === 0 ? earlyProbes(probes) : {},
-    fetch: (request, server) => loading.then((door) => door.handlers.fetch(request, server)),
-  };
+  let loading: Promise<App> | undefined;
   const settings = {
     hostname: config.host,
     port: config.port,
     reusePort: config.reusePort,
     maxBodyBytes: config.maxBodyBytes,
-    logger,
+    reportError: (error: Error) =>
+      loggers
+        ? loggers.logger.error({ err: error }, "request failed outside the app")
+        : console.error(`svc: request failed outside the app: ${describeError(error)}`),
+  };
+  // Until the app is there: the probes, and for anything else the app, loaded by the first request
+  // that needs it (README, "Footprint"). With CORS on, the probes' headers come from the app.
+  const waiting: DoorHandlers = {
+    routes: config.corsOrigins.length === 0 ? earlyProbes(probes, () => loggers, config.logProbes) : {},
+    fetch: (request, server) => (loading ??= loadApp()).then((door) => door.handlers.fetch(request, server)),
   };
   let server: Server<unknown>;
   try {
@@ -66,25 +70,47 @@ export async function serve(config: Config): Promise<void> {
       ) as Serve.Options<unknown>,
     );
   } catch (error) {
-    await store.close();
+    await opened.close();
     console.error(`svc: cannot listen on ${config.host}:${config.port}: ${listenProblem(error)}`);
     process.exit(1);
   }
-  // Loading the app is synchronous work in steps of a few milliseconds each; between them, probes
-  // (and requests, which then wait) that arrived meanwhile are taken in.
+  // Probes that arrived meanwhile are answered before the logger (some 3 ms) loads.
   await sockets();
-  const [{ createApp }, { startPruning, storeJobs }] = await Promise.all([import("./app.ts"), import("./pruning.ts")]);
-  await sockets();
-  app = createApp({ config, store, loggers, probes });
-  server.reload(serveOptions(settings, app.handlers) as Serve.Options<unknown>);
-  loaded(app);
-  const stopPruning = startPruning({ jobs: storeJobs(store, config.auditRetentionSeconds), logger });
-  const stopReturningMemory = returnMemoryWhenIdle(app.requestsBegun);
+  const { createLoggers } = await import("./log.ts");
+  loggers = createLoggers(config.logLevel);
+  const { logger } = loggers;
+
+  let stopPruning: (() => Promise<void>) | undefined;
+  const prune = async () => {
+    if (stopPruning) return;
+    const store = await opened.store();
+    stopPruning ??= startPruning({ jobs: storeJobs(store, config.auditRetentionSeconds), logger });
+  };
+  // Pruning starts with the app, or once its period has passed without any request.
+  const pruneAnyway = setTimeout(() => void prune(), PRUNE_EVERY_MS);
+  pruneAnyway.unref();
+  let stopReturningMemory = () => {};
+
+  /** The app, loaded in steps between which probes (and requests, which then wait) are taken in. */
+  async function loadApp(): Promise<App> {
+    const begun = performance.now();
+    const store = await opened.store();
+    await sockets();
+    const { createApp } = await import("./app.ts");
+    await sockets();
+    app = createApp({ config, store, loggers: loggers!, probes });
+    server.reload(serveOptions(settings, app.handlers) as Serve.Options<unknown>);
+    stopReturningMemory = returnMemoryWhenIdle(app.requestsBegun);
+    void prune();
+    logger.debug({ load_ms: Math.round(performance.now() - begun) }, "app loaded");
+    return app;
+  }
+
   const address = `http://${server.hostname}:${server.port}`;
   logger.info({ version, environment: config.env, address, database }, "svc listening");
   if (config.jwt.ephemeral)
     logger.warn("SVC_JWT_SECRET is not set: a random secret is in use, so tokens end with this process");
-  await adviseOnAdmins(store, logger);
+  await adviseOnAdmins(opened, logger);
 
   let stopping = false;
   shutdown = async (signal) => {
@@ -95,16 +121,19 @@ export async function serve(config: Config): Promise<void> {
       logger.warn({ grace_ms: config.shutdownGraceMs }, "grace period over: closing remaining connections");
       void server.stop(true);
     }, config.shutdownGraceMs);
+    // An app still loading finishes first: requests wait on it, and it holds the store.
+    await loading?.catch(() => {});
     // Subscriptions first: their streams complete (SSE's "complete", WebSocket's close 1001), which
     // would otherwise hold server.stop() until the grace period ran out.
-    await app!.closeStreams();
+    await app?.closeStreams();
     await server.stop();
     clearTimeout(forced);
-    await stopPruning();
+    clearTimeout(pruneAnyway);
+    await stopPruning?.();
     stopReturningMemory();
-    await store.close();
+    await opened.close();
     logger.info("svc stopped");
-    loggers.flush();
+    loggers!.flush();
     process.exit(0);
   };
   if (early) void shutdown(early);
@@ -115,13 +144,37 @@ function sockets(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-/** The probes before the app has loaded: with the headers every answer carries, uncounted by the metrics. */
-function earlyProbes(probes: Probes): DoorHandlers["routes"] {
+/**
+ * The probes before the app has loaded, with the headers every answer carries. They write the access
+ * line the app's front door would (once the logger is there), but are not in the metrics: those are
+ * the app's.
+ */
+function earlyProbes(probes: Probes, loggers: () => Loggers | undefined, logOk: boolean): DoorHandlers["routes"] {
   return Object.fromEntries(
-    Object.entries(probes).map(([path, probe]) => [
-      path,
-      { GET: (request: Request) => probe(request, baseHeaders(beginRequest(request, undefined, false).id)) },
-    ]),
+    Object.entries(probes).map(([path, probe]) => {
+      const logged = (request: Request, info: RequestInfo, response: Response) => {
+        const access = loggers()?.access;
+        if (access && (logOk || response.status !== 200))
+          access.completed({
+            requestId: info.id,
+            method: request.method,
+            route: path,
+            path,
+            status: response.status,
+            durationMs: Math.round((performance.now() - info.startedAt) * 100) / 100,
+            userId: null,
+          });
+        return response;
+      };
+      const answer = (request: Request) => {
+        const info = beginRequest(request, undefined, false);
+        const response = probe(request, baseHeaders(info.id));
+        return response instanceof Promise
+          ? response.then((r) => logged(request, info, r))
+          : logged(request, info, response);
+      };
+      return [path, { GET: answer }];
+    }),
   );
 }
 
@@ -147,9 +200,9 @@ function listenProblem(error: unknown): string {
 }
 
 /** One line when nobody can administer accounts, saying how to make an administrator on this box. */
-async function adviseOnAdmins(store: VersionedStore, logger: Logger): Promise<void> {
+async function adviseOnAdmins(database: OpenedDatabase, logger: Logger): Promise<void> {
   try {
-    if ((await store.users.activeAdmins()) === 0)
+    if ((await database.probe.activeAdmins()) === 0)
       logger.warn(
         "no active administrator: make one on this box with `svc admin create --username <name> --email <address>`",
       );

@@ -403,6 +403,62 @@ describe("the compiled binary, alone in an empty folder", () => {
     expect(await proc.exited).toBe(0);
   });
 
+  test("an idle svc answers its probes (access lines included) without loading the app; the first other request loads it, once", async () => {
+    const running = await start(emptyFolderWithBinary(), { SVC_LOG_LEVEL: "debug" });
+    const lines = () =>
+      running
+        .output()
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l) as { msg: string; route?: string; status?: number });
+    try {
+      for (const path of ["/svc/health", "/svc/health/live", "/svc/health/ready"])
+        expect((await fetch(`${running.base}${path}`)).status).toBe(200);
+      await Bun.sleep(300); // access lines are written in batches, every 100 ms at most
+      expect(
+        lines()
+          .filter((l) => l.msg === "request completed")
+          .map((l) => [l.route, l.status]),
+      ).toEqual([
+        ["/svc/health", 200],
+        ["/svc/health/live", 200],
+        ["/svc/health/ready", 200],
+      ]);
+      expect(lines().filter((l) => l.msg === "app loaded")).toHaveLength(0);
+
+      // The first other request waits for the app, then gets its answer; later ones find it there.
+      const first = await Promise.all([1, 2, 3].map(() => fetch(`${running.base}/svc-api/v1/users/me`)));
+      expect(first.map((r) => r.status)).toEqual([401, 401, 401]);
+      expect((await fetch(`${running.base}/svc-api/v1/users/all`)).status).toBe(401);
+      expect((await fetch(`${running.base}/svc/health`)).status).toBe(200);
+      await Bun.sleep(300);
+      expect(lines().filter((l) => l.msg === "app loaded")).toHaveLength(1);
+    } finally {
+      expect(await stop(running)).toBe(0);
+    }
+    expect(lines().at(-1)?.msg).toBe("svc stopped");
+  });
+
+  test("a WebSocket subscription can be the request that loads the app", async () => {
+    const running = await start(emptyFolderWithBinary());
+    try {
+      const ws = new WebSocket(`${running.base.replace("http", "ws")}/graphql`, "graphql-transport-ws");
+      const opened = await new Promise<string>((resolve, reject) => {
+        ws.onopen = () => resolve(ws.protocol);
+        ws.onerror = () => reject(new Error("the upgrade failed"));
+      });
+      expect(opened).toBe("graphql-transport-ws");
+      // Without a token the app's own refusal comes, on the socket the loaded app took over.
+      const closed = new Promise<number>((resolve) => {
+        ws.onclose = (event) => resolve(event.code);
+      });
+      ws.send(JSON.stringify({ type: "connection_init", payload: {} }));
+      expect(await closed).toBe(4403);
+    } finally {
+      expect(await stop(running)).toBe(0);
+    }
+  });
+
   test("a SIGTERM the moment svc says it listens stops it cleanly (exit 0), every time", async () => {
     const dir = emptyFolderWithBinary();
     const codes: number[] = [];

@@ -16,15 +16,18 @@ const ERASE = new Set(["\u007f", "\b"]);
 
 /** The process's own stdin. */
 export function processSecrets(): SecretInput {
-  const stdin = process.stdin;
+  // process.stdin only when asked for: making it costs start-up time that serving never needs.
   return {
-    isTTY: Boolean(stdin.isTTY),
+    get isTTY() {
+      return Boolean(process.stdin.isTTY);
+    },
     async readAll() {
       const text = await new Response(Bun.stdin.stream()).text();
       return text.replace(/\r?\n$/, "");
     },
     ask: (prompt) =>
       new Promise((resolve, reject) => {
+        const stdin = process.stdin;
         // Echo off before the prompt shows: whoever types (or pastes) the moment it appears is not echoed.
         stdin.setRawMode(true);
         process.stderr.write(prompt);

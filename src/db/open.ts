@@ -1,11 +1,52 @@
 // Opens the store SVC_DATABASE_URL names, migrated and ready. Each database's code is imported when it
 // is the one in use: svc on SQLite never loads the PostgreSQL driver's code, nor the other way round.
 import type { DatabaseConfig } from "../config.ts";
-import type { OpenOptions, VersionedStore } from "./store.ts";
+import type { OpenOptions, Store, VersionedStore } from "./store.ts";
 
 export { describeDatabase } from "./describe.ts";
 
 export async function openStore(database: DatabaseConfig, options: OpenOptions = {}): Promise<VersionedStore> {
   if (database.kind === "sqlite") return (await import("./sqlite/store.ts")).openSqliteStore(database.path, options);
   return (await import("./postgres/store.ts")).openPostgresStore(database, options);
+}
+
+/** A database opened and migrated, whose store (and on SQLite, the store's code) can come later. */
+export interface OpenedDatabase {
+  /** What the health probes (and the start-up's advice) ask of the database, answerable at once. */
+  readonly probe: Pick<Store, "kind" | "ping" | "storage"> & Pick<Store["users"], "activeAdmins">;
+  /** The store over the same connection; one store, however often it is asked for. */
+  store(): Promise<VersionedStore>;
+  /** Closes the store, or the connection if no store was asked for. */
+  close(): Promise<void>;
+}
+
+/**
+ * For `svc serve`, which listens between the two steps. On SQLite the file is opened, checked and
+ * migrated with bun:sqlite alone, and Drizzle and the store's code load on store(): some 5 ms that
+ * the health probes then need not wait for. PostgreSQL's store is whole from the start (its pool is
+ * the connection).
+ */
+export async function openDatabase(database: DatabaseConfig): Promise<OpenedDatabase> {
+  if (database.kind === "postgres") {
+    const store = await openStore(database);
+    const probe = {
+      kind: store.kind,
+      ping: store.ping,
+      storage: store.storage,
+      activeAdmins: store.users.activeAdmins,
+    };
+    return { probe, store: async () => store, close: () => store.close() };
+  }
+  const connection = (await import("./sqlite/connection.ts")).openSqliteConnection(database.path);
+  let store: Promise<VersionedStore> | undefined;
+  return {
+    probe: {
+      kind: "sqlite",
+      ping: connection.ping,
+      storage: connection.storageState,
+      activeAdmins: async () => connection.activeAdmins(),
+    },
+    store: () => (store ??= import("./sqlite/store.ts").then(({ sqliteStore }) => sqliteStore(connection))),
+    close: async () => (store ? (await store).close() : connection.client.close(false)),
+  };
 }

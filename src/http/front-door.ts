@@ -205,7 +205,11 @@ export function frontDoor({
     listen(options) {
       return Bun.serve(
         serveOptions(
-          { ...options, maxBodyBytes, logger },
+          {
+            ...options,
+            maxBodyBytes,
+            reportError: (error) => logger.error({ err: error }, "request failed outside the app"),
+          },
           { routes, fetch },
           websocket?.handler,
         ) as Serve.Options<unknown>,
@@ -231,7 +235,8 @@ export interface DoorHandlers {
 
 export interface ServeSettings extends ListenOptions {
   maxBodyBytes: number;
-  logger: Loggers["logger"];
+  /** An error that escaped every handler (Bun's own `error` hook). */
+  reportError(error: Error): void;
 }
 
 /**
@@ -248,7 +253,7 @@ export function bodyReadLimit(maxBodyBytes: number): number {
  * handlers of its own (the health probes, and a wait for the app) and reloads the door's once loaded.
  */
 export function serveOptions(settings: ServeSettings, handlers: DoorHandlers, websocket?: WebSocketHandler<never>) {
-  const { maxBodyBytes, logger, ...listen } = settings;
+  const { maxBodyBytes, reportError, ...listen } = settings;
   return {
     ...listen,
     ...handlers,
@@ -260,7 +265,7 @@ export function serveOptions(settings: ServeSettings, handlers: DoorHandlers, we
     // Bun's own answer to an error that escapes is an HTML page, with source in development mode.
     development: false,
     error(error: Error) {
-      logger.error({ err: error }, "request failed outside the app");
+      reportError(error);
       return problemResponse(new AppError("internal", "Something went wrong on our side.", { cause: error }));
     },
     ...(websocket && {

@@ -1,20 +1,33 @@
-// Applies the embedded SQLite migrations with Drizzle's own bookkeeping table.
-import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
-import type { MigrationConfig, MigrationMeta } from "drizzle-orm/migrator";
+// Applies the embedded SQLite migrations, keeping Drizzle's own bookkeeping (the same table, rows and
+// rule: a migration runs when it is newer than the newest one recorded), so databases migrated by
+// earlier versions, through Drizzle's migrator, go on as before. Written against bun:sqlite itself:
+// svc migrates before it listens, and Drizzle's code is then not yet needed (README, "Footprint").
+import type { Database } from "bun:sqlite";
 import { embeddedMigrations } from "../migrations.macro.ts" with { type: "macro" };
 
-const MIGRATIONS: MigrationMeta[] = embeddedMigrations("sqlite");
+const MIGRATIONS = embeddedMigrations("sqlite");
 /** How many migrations this binary carries: a database that applied fewer is behind it. */
 export const MIGRATION_COUNT = MIGRATIONS.length;
 
-// Drizzle's migrate() insists on reading files from disk; its dialect step takes them as data.
-// Both members exist at run time but are marked internal in Drizzle's types.
-interface DrizzleInternals {
-  dialect: { migrate(migrations: MigrationMeta[], session: unknown, config: MigrationConfig): void };
-  session: unknown;
-}
-
-export function migrateSqlite(db: BunSQLiteDatabase): void {
-  const { dialect, session } = db as unknown as DrizzleInternals;
-  dialect.migrate(MIGRATIONS, session, { migrationsFolder: "(embedded)" });
+export function migrateSqlite(client: Database): void {
+  client.run(
+    'CREATE TABLE IF NOT EXISTS "__drizzle_migrations" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)',
+  );
+  const last = client
+    .query<{ created_at: number | string }, []>(
+      'SELECT created_at FROM "__drizzle_migrations" ORDER BY created_at DESC LIMIT 1',
+    )
+    .get();
+  const pending = MIGRATIONS.filter((m) => !last || Number(last.created_at) < m.folderMillis);
+  if (pending.length === 0) return;
+  const record = client.prepare<unknown, [string, number]>(
+    'INSERT INTO "__drizzle_migrations" ("hash", "created_at") VALUES (?, ?)',
+  );
+  client.transaction(() => {
+    for (const migration of pending) {
+      for (const statement of migration.sql) client.run(statement);
+      record.run(migration.hash, migration.folderMillis);
+    }
+  })();
+  record.finalize();
 }

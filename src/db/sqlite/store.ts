@@ -1,71 +1,33 @@
 // SQLite's side of the one store (../drizzle-store.ts): one bun:sqlite connection to a file (WAL, full
-// sync, foreign keys), checked and migrated on open, and SQLite's errors read into the contract's.
-import { Database } from "bun:sqlite";
-import { mkdirSync, statSync } from "node:fs";
-import { dirname } from "node:path";
+// sync, foreign keys; opened, checked and migrated by connection.ts), and SQLite's errors read into
+// the contract's.
+import type { Database } from "bun:sqlite";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { AppError } from "../../errors.ts";
 import type { Clash, Db, Dialect, HotReads, Tables } from "../dialect.ts";
 import { drizzleStore } from "../drizzle-store.ts";
 import { localFeed } from "../feeds.ts";
-import { storageMonitor, type StorageMonitor } from "../storage.ts";
-import {
-  DamagedDatabase,
-  NoSuchDatabase,
-  ReferenceGone,
-  type OpenOptions,
-  type TableVersions,
-  type TokenState,
-  type VersionedStore,
-} from "../store.ts";
+import type { StorageMonitor } from "../storage.ts";
+import { ReferenceGone, type OpenOptions, type TableVersions, type TokenState, type VersionedStore } from "../store.ts";
 import { setBounded } from "../../bounded-map.ts";
 import { type Commits, watchCommits } from "./commits.ts";
-import { firstDamage, missingSqlite } from "./file.ts";
-import { migrateSqlite } from "./migrate.ts";
+import { openSqliteConnection, type SqliteConnection } from "./connection.ts";
 import * as tables from "./schema.ts";
 
-/** The largest file checked for damage at start: about 3,000,000 users, some 1.5 s of reading. */
-const START_CHECK_MAX_BYTES = 1024 ** 3;
-
 /** Opens (creating if needed, unless `existing`) and migrates the database at `path`, or an in-memory one for ":memory:". */
-export function openSqliteStore(path: string, { existing = false }: OpenOptions = {}): VersionedStore {
-  if (existing) {
-    const problem = missingSqlite(path);
-    if (problem) throw new NoSuchDatabase(problem);
-  } else if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-  const client = new Database(path, { create: !existing, strict: true });
-  if (
-    existing &&
-    !client.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get()
-  ) {
-    client.close();
-    throw new NoSuchDatabase(`${path} is not an svc database (it has no svc tables)`);
-  }
-  // Before anything is written: a damaged page would otherwise surface as a 500 on whatever reads it.
-  // It reads the whole file (about 0.5 s for 1,000,000 users), so past START_CHECK_MAX_BYTES start-up
-  // leaves it to `svc check`.
-  const checked = path !== ":memory:" && statSync(path).size <= START_CHECK_MAX_BYTES;
-  const damage = checked ? firstDamage(client) : null;
-  if (damage) {
-    client.close();
-    throw new DamagedDatabase(
-      `${path} is damaged (${damage}); restore it from a backup, and see \`svc check\` for the full report`,
-    );
-  }
-  // WAL lets readers run beside the writer; FULL sync makes an acknowledged write survive a crash.
-  const { journal_mode: journalMode } = client.query<{ journal_mode: string }, []>("PRAGMA journal_mode = WAL").get()!;
-  client.run("PRAGMA synchronous = FULL");
-  client.run("PRAGMA foreign_keys = ON");
-  client.run("PRAGMA busy_timeout = 5000");
-  const sqlite = drizzle({ client });
-  migrateSqlite(sqlite);
-  return drizzleStore(sqliteDialect(client, sqlite as unknown as Db, path, watchCommits(path, journalMode)));
+export function openSqliteStore(path: string, options: OpenOptions = {}): VersionedStore {
+  return sqliteStore(openSqliteConnection(path, options));
 }
 
-function sqliteDialect(client: Database, db: Db, path: string, commits: Commits | null): Dialect {
-  const storage = storageMonitor(path === ":memory:" ? undefined : dirname(path));
+/** The store over a connection opened by openSqliteConnection; closing the store closes it. */
+export function sqliteStore(connection: SqliteConnection): VersionedStore {
+  const { client, path, journalMode } = connection;
+  return drizzleStore(sqliteDialect(connection, drizzle({ client }) as unknown as Db, watchCommits(path, journalMode)));
+}
+
+function sqliteDialect(connection: SqliteConnection, db: Db, commits: Commits | null): Dialect {
+  const { client, storage } = connection;
   const gate = new ConnectionGate();
-  const ping = client.prepare("SELECT 1");
   const run: Dialect["run"] = async (work, clash) => {
     // Awaited only when it must wait: this runs for every statement.
     const waiting = gate.enter();
@@ -102,11 +64,8 @@ function sqliteDialect(client: Database, db: Db, path: string, commits: Commits 
     // Every write transaction is IMMEDIATE: it already runs alone.
     serialize: async () => {},
     hotReads: hotReads(client, run, commits),
-    // In-process and synchronous: it answers at once or throws, so there is nothing to time out.
-    async ping() {
-      ping.get();
-    },
-    storage: () => storage.state(),
+    ping: connection.ping,
+    storage: connection.storageState,
     // One connection, and every statement finishes before the next starts.
     pool: () => ({ size: 1, busy: 0 }),
     feed: localFeed(),

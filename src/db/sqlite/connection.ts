@@ -1,0 +1,78 @@
+// An SQLite file opened the way svc serves from it: checked for damage, WAL and full sync, migrated.
+// Plain bun:sqlite, no Drizzle: `svc serve` opens this, answers the health probes from it, and only
+// then loads the store's code (store.ts) around the same connection.
+import { Database } from "bun:sqlite";
+import { mkdirSync, statSync } from "node:fs";
+import { dirname } from "node:path";
+import { storageMonitor, type StorageMonitor } from "../storage.ts";
+import { DamagedDatabase, NoSuchDatabase, type OpenOptions } from "../store.ts";
+import { firstDamage, missingSqlite } from "./file.ts";
+import { migrateSqlite } from "./migrate.ts";
+
+/** The largest file checked for damage at start: about 3,000,000 users, some 1.5 s of reading. */
+const START_CHECK_MAX_BYTES = 1024 ** 3;
+
+export interface SqliteConnection {
+  readonly kind: "sqlite";
+  readonly client: Database;
+  readonly path: string;
+  /** What `PRAGMA journal_mode = WAL` left: "wal", except for an in-memory database ("memory"). */
+  readonly journalMode: string;
+  readonly storage: StorageMonitor;
+  /** Whether the database answers a statement: the health probes' check. */
+  ping(): Promise<void>;
+  storageState(): ReturnType<StorageMonitor["state"]>;
+  /** How many active administrators there are: the store's users.activeAdmins, before the store has loaded. */
+  activeAdmins(): number;
+}
+
+/** Opens (creating if needed, unless `existing`) and migrates the database at `path`, or an in-memory one for ":memory:". */
+export function openSqliteConnection(path: string, { existing = false }: OpenOptions = {}): SqliteConnection {
+  if (existing) {
+    const problem = missingSqlite(path);
+    if (problem) throw new NoSuchDatabase(problem);
+  } else if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  const client = new Database(path, { create: !existing, strict: true });
+  if (
+    existing &&
+    !client.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get()
+  ) {
+    client.close();
+    throw new NoSuchDatabase(`${path} is not an svc database (it has no svc tables)`);
+  }
+  // Before anything is written: a damaged page would otherwise surface as a 500 on whatever reads it.
+  // It reads the whole file (about 0.5 s for 1,000,000 users), so past START_CHECK_MAX_BYTES start-up
+  // leaves it to `svc check`.
+  const checked = path !== ":memory:" && statSync(path).size <= START_CHECK_MAX_BYTES;
+  const damage = checked ? firstDamage(client) : null;
+  if (damage) {
+    client.close();
+    throw new DamagedDatabase(
+      `${path} is damaged (${damage}); restore it from a backup, and see \`svc check\` for the full report`,
+    );
+  }
+  // WAL lets readers run beside the writer; FULL sync makes an acknowledged write survive a crash.
+  const { journal_mode: journalMode } = client.query<{ journal_mode: string }, []>("PRAGMA journal_mode = WAL").get()!;
+  client.run("PRAGMA synchronous = FULL");
+  client.run("PRAGMA foreign_keys = ON");
+  client.run("PRAGMA busy_timeout = 5000");
+  migrateSqlite(client);
+  const storage = storageMonitor(path === ":memory:" ? undefined : dirname(path));
+  const select1 = client.prepare("SELECT 1");
+  return {
+    kind: "sqlite",
+    client,
+    path,
+    journalMode,
+    storage,
+    // In-process and synchronous: it answers at once or throws, so there is nothing to time out.
+    async ping() {
+      select1.get();
+    },
+    storageState: () => storage.state(),
+    activeAdmins: () =>
+      client
+        .query<{ n: number }, []>("SELECT count(*) AS n FROM users WHERE role = 'admin' AND status = 'active'")
+        .get()!.n,
+  };
+}
