@@ -2,7 +2,7 @@
 // Idempotency-Key answers, and audit events past their retention. Small batches, each its own short statement, so no lock is held
 // for long and requests go on between them.
 import type { Store } from "./db/store.ts";
-import type { Logger } from "./log.ts";
+import type { LineLogger } from "./log-lines.ts";
 
 /** One kind of expired row: prune deletes up to `limit` of them as of `now` (ms) and says how many went. */
 export interface PruneJob {
@@ -12,7 +12,7 @@ export interface PruneJob {
 
 export interface PrunerOptions {
   jobs: PruneJob[];
-  logger: Logger;
+  logger: LineLogger;
   everyMs?: number;
   /** Rows per statement. */
   batch?: number;

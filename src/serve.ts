@@ -7,7 +7,7 @@
 // where svc sits idle keeps it at about 1.5× a bare Bun.serve (README, "Footprint").
 import type { Config } from "./config.ts";
 import { describeDatabase, openDatabase, type OpenedDatabase } from "./db/open.ts";
-import type { Logger, Loggers } from "./log.ts";
+import { type AccessLog, type LineLogger, startLog } from "./log-lines.ts";
 import { describeError } from "./safe-errors.ts";
 import { version } from "../package.json";
 import type { Serve, Server } from "bun";
@@ -40,7 +40,9 @@ export async function serve(config: Config): Promise<void> {
   }
 
   const probes = healthProbes(opened.probe, config.env);
-  let loggers: Loggers | undefined;
+  // svc's own lines and the probes' access lines; pino comes with the app (log-lines.ts).
+  const lines = startLog(config.logLevel);
+  const { logger } = lines;
   let app: App | undefined;
   let loading: Promise<App> | undefined;
   const settings = {
@@ -48,16 +50,14 @@ export async function serve(config: Config): Promise<void> {
     port: config.port,
     reusePort: config.reusePort,
     maxBodyBytes: config.maxBodyBytes,
-    reportError: (error: Error) =>
-      loggers
-        ? loggers.logger.error({ err: error }, "request failed outside the app")
-        : console.error(`svc: request failed outside the app: ${describeError(error)}`),
+    reportError: (error: Error) => logger.error({ err: error }, "request failed outside the app"),
   };
   // Until the app is there: the probes, and for anything else the app, loaded by the first request
   // that needs it (README, "Footprint"). With CORS on, the probes' headers come from the app.
   const waiting: DoorHandlers = {
-    routes: config.corsOrigins.length === 0 ? earlyProbes(probes, () => loggers, config.logProbes) : {},
-    fetch: (request, server) => (loading ??= loadApp()).then((door) => door.handlers.fetch(request, server)),
+    routes: config.corsOrigins.length === 0 ? earlyProbes(probes, lines.access, config.logProbes) : {},
+    fetch: (request, server) =>
+      (loading ??= loadApp().catch(cannotLoad)).then((door) => door.handlers.fetch(request, server)),
   };
   let server: Server<unknown>;
   try {
@@ -74,11 +74,6 @@ export async function serve(config: Config): Promise<void> {
     console.error(`svc: cannot listen on ${config.host}:${config.port}: ${listenProblem(error)}`);
     process.exit(1);
   }
-  // Probes that arrived meanwhile are answered before the logger (some 3 ms) loads.
-  await sockets();
-  const { createLoggers } = await import("./log.ts");
-  loggers = createLoggers(config.logLevel);
-  const { logger } = loggers;
 
   let stopPruning: (() => Promise<void>) | undefined;
   const prune = async () => {
@@ -96,14 +91,21 @@ export async function serve(config: Config): Promise<void> {
     const begun = performance.now();
     const store = await opened.store();
     await sockets();
-    const { createApp } = await import("./app.ts");
+    const [{ createApp }, { createLoggers }] = await Promise.all([import("./app.ts"), import("./log.ts")]);
     await sockets();
-    app = createApp({ config, store, loggers: loggers!, probes });
+    app = createApp({ config, store, loggers: createLoggers(config.logLevel), probes });
     server.reload(serveOptions(settings, app.handlers) as Serve.Options<unknown>);
     stopReturningMemory = returnMemoryWhenIdle(app.requestsBegun);
     void prune();
     logger.debug({ load_ms: Math.round(performance.now() - begun) }, "app loaded");
     return app;
+  }
+
+  /** The app is part of the binary: failing to load it is a bug, which no request would get past. */
+  function cannotLoad(error: unknown): never {
+    logger.error({ err: error }, "svc cannot load its app; stopping");
+    lines.flush();
+    process.exit(1);
   }
 
   const address = `http://${server.hostname}:${server.port}`;
@@ -133,7 +135,7 @@ export async function serve(config: Config): Promise<void> {
     stopReturningMemory();
     await opened.close();
     logger.info("svc stopped");
-    loggers!.flush();
+    lines.flush();
     process.exit(0);
   };
   if (early) void shutdown(early);
@@ -146,15 +148,13 @@ function sockets(): Promise<void> {
 
 /**
  * The probes before the app has loaded, with the headers every answer carries. They write the access
- * line the app's front door would (once the logger is there), but are not in the metrics: those are
- * the app's.
+ * line the app's front door would, but are not in the metrics: those are the app's.
  */
-function earlyProbes(probes: Probes, loggers: () => Loggers | undefined, logOk: boolean): DoorHandlers["routes"] {
+function earlyProbes(probes: Probes, access: AccessLog, logOk: boolean): DoorHandlers["routes"] {
   return Object.fromEntries(
     Object.entries(probes).map(([path, probe]) => {
       const logged = (request: Request, info: RequestInfo, response: Response) => {
-        const access = loggers()?.access;
-        if (access && (logOk || response.status !== 200))
+        if (logOk || response.status !== 200)
           access.completed({
             requestId: info.id,
             method: request.method,
@@ -200,7 +200,7 @@ function listenProblem(error: unknown): string {
 }
 
 /** One line when nobody can administer accounts, saying how to make an administrator on this box. */
-async function adviseOnAdmins(database: OpenedDatabase, logger: Logger): Promise<void> {
+async function adviseOnAdmins(database: OpenedDatabase, logger: LineLogger): Promise<void> {
   try {
     if ((await database.probe.activeAdmins()) === 0)
       logger.warn(

@@ -1,9 +1,11 @@
 // The access line is written by hand in pino's format: it must stay valid JSON whatever it carries.
 import { expect, test } from "bun:test";
 import { Writable } from "node:stream";
-import { createLoggers, lineBatch } from "../src/log.ts";
+import type { LogLevel } from "../src/config.ts";
+import { createLoggers } from "../src/log.ts";
+import { type LineLogger, lineBatch, startLog } from "../src/log-lines.ts";
 
-function capture(level: "info" | "warn") {
+function capture(level: LogLevel) {
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -73,4 +75,31 @@ test("held lines go out together, in order, when a line must go now or enough ha
   batch.flush();
   batch.flush();
   expect(writes.join("")).toBe(`a1\na2\nwarn\n${Array.from({ length: 10 }, (_, i) => `line ${i}\n`).join("")}`);
+});
+
+test("svc's own lines before pino loads (startLog) are pino's lines, byte for byte but the time, at every level", async () => {
+  const calls = (logger: LineLogger) => {
+    logger.info({ version: "1.2.3", address: "http://127.0.0.1:1", database: 'sqlite:"odd"\\path' }, "svc listening");
+    logger.warn("no active administrator: `svc admin create`");
+    logger.warn({ grace_ms: 5000 }, "grace period over");
+    logger.error({ err: new TypeError("boom \u0001") }, "request failed outside the app");
+    logger.debug({ load_ms: 20 }, "app loaded");
+    logger.info("svc stopped");
+  };
+  const withoutTime = (line: string) => line.replace(/"time":"[^"]+"/, '"time":"-"');
+  for (const level of ["debug", "info", "warn", "error", "silent"] as const) {
+    const { loggers, lines: byPino } = capture(level);
+    calls(loggers.logger);
+    const ours: string[] = [];
+    const start = startLog(
+      level,
+      lineBatch((chunk) => ours.push(...chunk.trim().split("\n"))),
+    );
+    calls(start.logger);
+    await Bun.sleep(5);
+    // The stack differs (the calls come from two places), so errors are compared without it.
+    const comparable = (line: string) => withoutTime(line).replace(/"stack":"(?:[^"\\]|\\.)*"/, '"stack":"-"');
+    expect(ours.map(comparable)).toEqual(byPino.map(comparable));
+    expect(ours.length).toBe({ debug: 6, info: 5, warn: 3, error: 1, silent: 0 }[level]);
+  }
 });
