@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { dictionary } from "@zxcvbn-ts/language-common";
+import { isCommonPassword, onSortedLines } from "../../src/auth/common-passwords.ts";
 import { expectProblem, testApp } from "../helpers.ts";
 
 const CREATE = "/svc-api/v1/users/create";
@@ -7,6 +8,39 @@ const CREATE = "/svc-api/v1/users/create";
 describe("password rules (NIST SP 800-63B)", () => {
   test("the bundled list of common passwords holds more than 10,000 entries", () => {
     expect(dictionary["passwords-common"].length).toBeGreaterThan(10_000);
+  });
+
+  // The list is searched as one sorted string (for its memory): it must answer as a Set of it would.
+  test("the list finds every entry of zxcvbn-ts's, in any case, and nothing that is not on it", async () => {
+    const listed = dictionary["passwords-common"];
+    const set = new Set(listed.map((p) => p.toLowerCase()));
+    for (const password of listed) {
+      if (!(await isCommonPassword(password)) || !(await isCommonPassword(password.toUpperCase())))
+        throw new Error(`not found: ${password}`);
+    }
+    const near = listed
+      .flatMap((p) => [`${p}\u0001`, `${p.slice(0, -1)}`, `0${p}`, `${p}~`])
+      .filter((p) => !set.has(p));
+    expect(near.length).toBeGreaterThan(150_000);
+    for (const password of [...near, "", "\n", "a\nb", "\uffff", "zzzzzzzzzzzzzzzzzzzz"]) {
+      if (await isCommonPassword(password)) throw new Error(`found, though not listed: ${JSON.stringify(password)}`);
+    }
+  });
+
+  test("the sorted-lines search at its edges", () => {
+    const text = "\nb\nd\nf\n";
+    expect(["a", "b", "c", "d", "e", "f", "g", ""].map((w) => onSortedLines(text, w))).toEqual([
+      false,
+      true,
+      false,
+      true,
+      false,
+      true,
+      false,
+      false,
+    ]);
+    expect(onSortedLines("\nonly\n", "only")).toBe(true);
+    expect(onSortedLines("\n\n", "x")).toBe(false);
   });
 
   test.each([["password123"], ["qwertyuiop"], ["iloveyou1"], ["Password1"], ["PASSWORD123"], ["11111111"]])(
