@@ -110,20 +110,31 @@ describe("caches filled by distinct documents stay within their bounds", () => {
       ]),
     );
 
-  test("3,000 distinct queries (and 600 distinct syntax errors): every cache at or under its bound; one-off documents are not compiled", async () => {
+  test("3,000 distinct queries (and 600 distinct syntax errors): every cache at or under its bound; one-off documents are neither kept nor compiled", async () => {
     const { ask, call, graphql, signUp } = await setup();
     const { token } = await signUp("again");
     for (let i = 0; i < 3000; i++) await ask(`query Q${i} { categories { id } }`);
     for (let i = 0; i < 600; i++) await ask(`query Broken${i} { categories { id `);
     const sizes = cacheSizes((await call("GET", "/svc/metrics")).text);
     expect(sizes).toEqual({
-      documents: CACHE_BOUNDS.documents.entries,
+      documents: 0,
+      seen: CACHE_BOUNDS.seen.entries,
       parseErrors: CACHE_BOUNDS.parseErrors.entries,
       compiled: 0,
       responses: ANSWER_BOUNDS.answers.entries,
     });
-    // A document that runs again is compiled, once (other variables each time, so the answer is not simply reused).
-    for (let i = 0; i < 3; i++)
+    // Documents that come again are kept, up to the bound (other variables each time, so that the
+    // answer is not simply reused).
+    const twice = async (query: string) => {
+      for (let k = 0; k < 2; k++) await graphql(query, { token, variables: { id: Bun.randomUUIDv7() } });
+    };
+    for (let i = 0; i < 300; i++) await twice(`query R${i}($id: ID!) { category(id: $id) { id } }`);
+    expect(cacheSizes((await call("GET", "/svc/metrics")).text)).toMatchObject({
+      documents: CACHE_BOUNDS.documents.entries,
+      compiled: 0,
+    });
+    // A document that runs again once kept is compiled, once.
+    for (let i = 0; i < 4; i++)
       await graphql("query Again($id: ID!) { category(id: $id) { id } }", {
         token,
         variables: { id: Bun.randomUUIDv7() },
@@ -132,10 +143,18 @@ describe("caches filled by distinct documents stay within their bounds", () => {
   }, 60_000);
 
   test("a document cache sized by characters: long documents are fewer", async () => {
-    const { ask, call } = await setup();
+    const { call, graphql, signUp } = await setup();
+    const { token } = await signUp("long");
     const padding = " ".repeat(8 * 1024);
-    for (let i = 0; i < 400; i++) await ask(`query Long${i} {${padding} categories { id } }`);
+    // Each twice, so that it is kept (and with other variables, so that the answer is not reused).
+    for (let i = 0; i < 400; i++)
+      for (let k = 0; k < 2; k++)
+        await graphql(`query Long${i}($id: ID!) {${padding} category(id: $id) { id } }`, {
+          token,
+          variables: { id: Bun.randomUUIDv7() },
+        });
     const { documents } = cacheSizes((await call("GET", "/svc/metrics")).text);
+    expect(documents).toBeGreaterThan(100);
     expect(documents).toBeLessThanOrEqual(Math.floor(CACHE_BOUNDS.documents.chars / (8 * 1024)));
   }, 60_000);
 });
