@@ -575,9 +575,7 @@ describe("the compiled binary, alone in an empty folder", () => {
     expect({ code: script.exitCode, stderr: script.stderr.toString() }).toEqual({ code: 0, stderr: "" });
     // One error only, and on purpose: the stale ifVersion of the retries block.
     expect(out.match(/"errors"/g)).toHaveLength(1);
-    expect(out).toContain(
-      '{"data":null,"errors":[{"message":"The category changed since you read it: it is at version 2.',
-    );
+    expect(out).toContain('{"errors":[{"message":"The category changed since you read it: it is at version 2.');
     expect(out).toContain('"extensions":{"currentVersion":2,"code":"CONFLICT"}');
     expect(out.match(/HTTP\/1\.1 \d+/g)).toEqual(["HTTP/1.1 201", "HTTP/1.1 200", "HTTP/1.1 204", "HTTP/1.1 204"]);
     // The retries block: a replayed sign-up, a 304, an If-Match that wins and one that is stale.

@@ -4,7 +4,16 @@
 // over REST. It is the biggest part of svc to load (graphql-js, Yoga, the plugins): README, "Footprint".
 import { useGraphQlJit } from "@envelop/graphql-jit";
 import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspection";
-import { getOperationAST, GraphQLError, parse, type GraphQLSchema } from "graphql";
+import {
+  type DocumentNode,
+  type FieldNode,
+  getOperationAST,
+  GraphQLError,
+  Kind,
+  parse,
+  type GraphQLSchema,
+  type SelectionSetNode,
+} from "graphql";
 import { createSchema, createYoga, useErrorHandler, type Plugin } from "graphql-yoga";
 import type { AppError } from "../errors.ts";
 import { armorPlugins } from "./armor.ts";
@@ -76,6 +85,7 @@ export function createEngine({
       // Compiles an operation into a function once it has run twice; one-off documents are not worth it.
       useGraphQlJit({}, { enableIf: caches.worthCompiling, cache: caches.compiled }),
       requestErrorsAre400(),
+      errorsAsGraphqlJs(),
       operationMetrics(metrics, label),
       keepableOutcome(label),
       ...armorPlugins(config.introspection),
@@ -174,6 +184,71 @@ function keepableOutcome(label: OperationLabel): Plugin<{}, ServerContext> {
       };
     },
   };
+}
+
+/**
+ * An answer with errors as graphql-js writes it (errors first, each with the locations of its fields)
+ * however it was executed: graphql-jit, which runs an operation from its second run once kept, wrote
+ * data first and its errors lost their locations on the way out, so one request got other bytes on its
+ * first runs than on later ones.
+ */
+function errorsAsGraphqlJs(): Plugin {
+  return {
+    onExecute({ args }) {
+      return {
+        onExecuteDone({ result, setResult }) {
+          if (Symbol.asyncIterator in result || result.errors === undefined) return;
+          const errors = result.errors.map((error) => {
+            // graphql-jit's errors carry their locations but not the nodes, which masking (errors.ts)
+            // rebuilds an error from.
+            if (error.nodes !== undefined || error.path === undefined) return error;
+            return new GraphQLError(error.message, {
+              nodes: fieldNodesAt(args.document, args.operationName, error.path),
+              path: error.path,
+              originalError: error.originalError,
+              extensions: error.extensions,
+            });
+          });
+          const { data, extensions } = result;
+          setResult(extensions === undefined ? { errors, data } : { errors, data, extensions });
+        },
+      };
+    },
+  };
+}
+
+/** The field nodes a response path names (those merged under one key, through fragments), as graphql-js locates a field's error. */
+function fieldNodesAt(
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  path: readonly (string | number)[],
+): FieldNode[] {
+  const operation = getOperationAST(document, operationName);
+  if (!operation) return [];
+  const fragments = new Map<string, SelectionSetNode>();
+  for (const definition of document.definitions)
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition.selectionSet);
+  let sets: SelectionSetNode[] = [operation.selectionSet];
+  let nodes: FieldNode[] = [];
+  for (const key of path) {
+    if (typeof key === "number") continue;
+    const found: FieldNode[] = [];
+    const visit = (set: SelectionSetNode) => {
+      for (const selection of set.selections) {
+        if (selection.kind === Kind.FIELD) {
+          if ((selection.alias?.value ?? selection.name.value) === key) found.push(selection);
+        } else if (selection.kind === Kind.INLINE_FRAGMENT) visit(selection.selectionSet);
+        else {
+          const fragment = fragments.get(selection.name.value);
+          if (fragment) visit(fragment);
+        }
+      }
+    };
+    for (const set of sets) visit(set);
+    nodes = found;
+    sets = found.flatMap((node) => (node.selectionSet ? [node.selectionSet] : []));
+  }
+  return nodes;
 }
 
 /** The request's JSON body when it names a mutation to run (the operation it selects); else null. */
