@@ -62,6 +62,21 @@ describe("ifVersion", () => {
     expect(new Set(texts).size).toBe(1);
   });
 
+  test("so does one under an alias, in a fragment: the error is located at the aliased field", async () => {
+    const { graphql, owner, id, update } = await setup();
+    await update({ icon: "book" });
+    const query = `mutation Stale($id: ID!) { ...Edit }
+fragment Edit on Mutation { again: updateCategory(id: $id, input: { name: "Lost" }, ifVersion: 1) { version } }`;
+    const texts: string[] = [];
+    for (let i = 0; i < 4; i++) texts.push((await graphql(query, { token: owner.token, variables: { id } })).text);
+    expect(new Set(texts).size).toBe(1);
+    expect(JSON.parse(texts[0]!).errors[0]).toMatchObject({
+      locations: [{ line: 2, column: 29 }],
+      path: ["again"],
+      extensions: { code: "CONFLICT" },
+    });
+  });
+
   test("updateCategory with a stale version: CONFLICT with extensions.currentVersion, and nothing changes", async () => {
     const { update, current } = await setup();
     await update({ icon: "book" });
