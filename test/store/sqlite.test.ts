@@ -7,7 +7,9 @@ import { join } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { readMigrationFiles, type MigrationMeta } from "drizzle-orm/migrator";
 import { migrateSqlite } from "../../src/db/sqlite/migrate.ts";
-import { openSqliteStore } from "../../src/db/sqlite/store.ts";
+import { auditEvent } from "../../src/audit/model.ts";
+import { openSqliteConnection } from "../../src/db/sqlite/connection.ts";
+import { openSqliteStore, sqliteStore } from "../../src/db/sqlite/store.ts";
 import { storeConformance } from "./conformance.ts";
 import journal from "../../drizzle/sqlite/meta/_journal.json";
 
@@ -80,6 +82,30 @@ describe("the SQLite file", () => {
     // Current: nothing runs again.
     migrateSqlite(ours);
     expect(state(ours).applied).toHaveLength(migrations.length);
+  });
+
+  // svc serve counts administrators before the store has loaded, with a statement of its own.
+  test("the connection counts active administrators as the store does", async () => {
+    const connection = openSqliteConnection(":memory:");
+    const store = sqliteStore(connection);
+    const at = new Date().toISOString();
+    const person = (name: string, role: "admin" | "user") =>
+      store.users.create({
+        id: Bun.randomUUIDv7(),
+        username: name,
+        email: `${name}@example.com`,
+        passwordHash: "h",
+        createdAt: at,
+        role,
+      });
+    const counts = async () => [connection.activeAdmins(), await store.users.activeAdmins()];
+    expect(await counts()).toEqual([0, 0]);
+    const [ann] = await Promise.all([person("ann", "admin"), person("bob", "admin"), person("cy", "user")]);
+    expect(await counts()).toEqual([2, 2]);
+    const disabling = auditEvent("admin.user.updated", { origin: { address: "192.0.2.9", requestId: "r" } }, at);
+    await store.users.administer(ann!.id, { status: "disabled" }, new Date().toISOString(), disabling);
+    expect(await counts()).toEqual([1, 1]);
+    await store.close();
   });
 
   test("refuses a category whose creator does not exist (foreign keys are on)", async () => {

@@ -13,7 +13,6 @@ import { migrateSqlite } from "./migrate.ts";
 const START_CHECK_MAX_BYTES = 1024 ** 3;
 
 export interface SqliteConnection {
-  readonly kind: "sqlite";
   readonly client: Database;
   readonly path: string;
   /** What `PRAGMA journal_mode = WAL` left: "wal", except for an in-memory database ("memory"). */
@@ -60,7 +59,6 @@ export function openSqliteConnection(path: string, { existing = false }: OpenOpt
   const storage = storageMonitor(path === ":memory:" ? undefined : dirname(path));
   const select1 = client.prepare("SELECT 1");
   return {
-    kind: "sqlite",
     client,
     path,
     journalMode,
