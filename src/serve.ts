@@ -50,7 +50,7 @@ export async function serve(config: Config): Promise<void> {
     port: config.port,
     reusePort: config.reusePort,
     maxBodyBytes: config.maxBodyBytes,
-    reportError: (error: Error) => logger.error({ err: error }, "request failed outside the app"),
+    logger,
   };
   // Until the app is there: the probes, and for anything else the app, loaded by the first request
   // that needs it (README, "Footprint"). With CORS on, the probes' headers come from the app.

@@ -8,6 +8,7 @@
 import type { Serve, Server, WebSocketHandler } from "bun";
 import { AppError, problemResponse } from "../errors.ts";
 import type { Loggers } from "../log.ts";
+import type { LineLogger } from "../log-lines.ts";
 import type { Metrics } from "../metrics.ts";
 import { tooLarge } from "./json-body.ts";
 import { beginRequest, type RequestInfo } from "./request-context.ts";
@@ -205,11 +206,7 @@ export function frontDoor({
     listen(options) {
       return Bun.serve(
         serveOptions(
-          {
-            ...options,
-            maxBodyBytes,
-            reportError: (error) => logger.error({ err: error }, "request failed outside the app"),
-          },
+          { ...options, maxBodyBytes, logger },
           { routes, fetch },
           websocket?.handler,
         ) as Serve.Options<unknown>,
@@ -235,8 +232,8 @@ export interface DoorHandlers {
 
 export interface ServeSettings extends ListenOptions {
   maxBodyBytes: number;
-  /** An error that escaped every handler (Bun's own `error` hook). */
-  reportError(error: Error): void;
+  /** Where an error that escaped every handler (Bun's own `error` hook) is logged: pino, or svc's own lines before it loads. */
+  logger: Pick<LineLogger, "error">;
 }
 
 /**
@@ -253,7 +250,7 @@ export function bodyReadLimit(maxBodyBytes: number): number {
  * handlers of its own (the health probes, and a wait for the app) and reloads the door's once loaded.
  */
 export function serveOptions(settings: ServeSettings, handlers: DoorHandlers, websocket?: WebSocketHandler<never>) {
-  const { maxBodyBytes, reportError, ...listen } = settings;
+  const { maxBodyBytes, logger, ...listen } = settings;
   return {
     ...listen,
     ...handlers,
@@ -265,7 +262,7 @@ export function serveOptions(settings: ServeSettings, handlers: DoorHandlers, we
     // Bun's own answer to an error that escapes is an HTML page, with source in development mode.
     development: false,
     error(error: Error) {
-      reportError(error);
+      logger.error({ err: error }, "request failed outside the app");
       return problemResponse(new AppError("internal", "Something went wrong on our side.", { cause: error }));
     },
     ...(websocket && {
