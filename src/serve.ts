@@ -11,7 +11,7 @@ import { type AccessLog, type LineLogger, startLog } from "./log-lines.ts";
 import { describeError } from "./safe-errors.ts";
 import { version } from "../package.json";
 import type { Serve, Server } from "bun";
-import { baseHeaders, type DoorHandlers, forwardSocketEvents, serveOptions } from "./http/front-door.ts";
+import { baseHeaders, type DoorHandlers, forwardSocketEvents, logCompleted, serveOptions } from "./http/front-door.ts";
 import { healthProbes, type Probes } from "./health/probes.ts";
 import { beginRequest, type RequestInfo } from "./http/request-context.ts";
 import type { App } from "./app.ts";
@@ -155,15 +155,7 @@ function earlyProbes(probes: Probes, access: AccessLog, logOk: boolean): DoorHan
     Object.entries(probes).map(([path, probe]) => {
       const logged = (request: Request, info: RequestInfo, response: Response) => {
         if (logOk || response.status !== 200)
-          access.completed({
-            requestId: info.id,
-            method: request.method,
-            route: path,
-            path,
-            status: response.status,
-            durationMs: Math.round((performance.now() - info.startedAt) * 100) / 100,
-            userId: null,
-          });
+          logCompleted(access, request, info, path, path, response.status, (performance.now() - info.startedAt) / 1000);
         return response;
       };
       const answer = (request: Request) => {

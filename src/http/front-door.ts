@@ -101,15 +101,7 @@ export function frontDoor({
     const seconds = (performance.now() - info.startedAt) / 1000;
     metrics.request(request.method, route, response.status, seconds);
     if (quiet.size > 0 && response.status === 200 && quiet.has(route)) return response;
-    access.completed({
-      requestId: info.id,
-      method: request.method,
-      route,
-      path,
-      status: response.status,
-      durationMs: Math.round(seconds * 100_000) / 100,
-      userId: info.userId,
-    });
+    logCompleted(access, request, info, route, path, response.status, seconds);
     return response;
   }
 
@@ -274,6 +266,27 @@ export function serveOptions(settings: ServeSettings, handlers: DoorHandlers, we
       },
     }),
   };
+}
+
+/** The access line of an answered request: by the front door, and by serve.ts's probes before the app has loaded. */
+export function logCompleted(
+  access: Loggers["access"],
+  request: Request,
+  info: RequestInfo,
+  route: string,
+  path: string,
+  status: number,
+  seconds: number,
+): void {
+  access.completed({
+    requestId: info.id,
+    method: request.method,
+    route,
+    path,
+    status,
+    durationMs: Math.round(seconds * 100_000) / 100,
+    userId: info.userId,
+  });
 }
 
 /**
