@@ -91,13 +91,21 @@ export async function serve(config: Config): Promise<void> {
     const begun = performance.now();
     const store = await opened.store();
     await sockets();
-    const [{ createApp }, { createLoggers }] = await Promise.all([import("./app.ts"), import("./log.ts")]);
+    const [{ createApp }, { createLoggers }, { bytecodeOrderStats }] = await Promise.all([
+      import("./app.ts"),
+      import("./log.ts"),
+      import("bun:jsc"),
+    ]);
     await sockets();
     app = createApp({ config, store, loggers: createLoggers(config.logLevel), probes });
     server.reload(serveOptions(settings, app.handlers) as Serve.Options<unknown>);
-    stopReturningMemory = returnMemoryWhenIdle(app.requestsBegun);
+    stopReturningMemory = returnMemoryWhenIdle(app.requestsBegun, opened.releaseMemory);
     void prune();
-    logger.debug({ load_ms: Math.round(performance.now() - begun) }, "app loaded");
+    // How well the build's bytecode profile (src/build/bytecode-order.ts) fits what was loaded: "cold"
+    // functions were read from outside the front of the file. Null outside the binary.
+    const layout = bytecodeOrderStats();
+    const bytecode = layout && { hot: layout.hot, cold: layout.cold, unknown: layout.unknown };
+    logger.debug({ load_ms: Math.round(performance.now() - begun), bytecode }, "app loaded");
     return app;
   }
 

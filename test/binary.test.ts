@@ -410,7 +410,15 @@ describe("the compiled binary, alone in an empty folder", () => {
         .output()
         .split("\n")
         .filter((l) => l.startsWith("{"))
-        .map((l) => JSON.parse(l) as { msg: string; route?: string; status?: number });
+        .map(
+          (l) =>
+            JSON.parse(l) as {
+              msg: string;
+              route?: string;
+              status?: number;
+              bytecode?: { hot: number; cold: number; unknown: number };
+            },
+        );
     try {
       for (const path of ["/svc/health", "/svc/health/live", "/svc/health/ready"])
         expect((await fetch(`${running.base}${path}`)).status).toBe(200);
@@ -432,7 +440,14 @@ describe("the compiled binary, alone in an empty folder", () => {
       expect((await fetch(`${running.base}/svc-api/v1/users/all`)).status).toBe(401);
       expect((await fetch(`${running.base}/svc/health`)).status).toBe(200);
       await Bun.sleep(300);
-      expect(lines().filter((l) => l.msg === "app loaded")).toHaveLength(1);
+      const loaded = lines().filter((l) => l.msg === "app loaded");
+      expect(loaded).toHaveLength(1);
+      // The build laid the bytecode out by a profile of its own (src/build/bytecode-order.ts), and
+      // that profile covers what the app loads.
+      const { hot, cold, unknown } = loaded[0]!.bytecode!;
+      expect(hot).toBeGreaterThan(500);
+      expect(unknown).toBe(0);
+      expect(cold / (hot + cold)).toBeLessThan(0.05);
     } finally {
       expect(await stop(running)).toBe(0);
     }

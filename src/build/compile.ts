@@ -5,30 +5,55 @@ import { mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ASSETS, gzipAsset } from "./assets.ts";
+import { recordBytecodeOrder } from "./bytecode-order.ts";
 import { COMPILE_FLAGS } from "./flags.ts";
 
 const root = new URL("../..", import.meta.url).pathname;
 
+export interface CompileOptions {
+  /** Bun's target without its "bun-" (linux-arm64, ...); this machine's when none. */
+  target?: string;
+  /** The profile to lay the bytecode out by (bytecode-order.ts): recorded from a first build for this machine when not given; none when false. */
+  order?: string | false;
+}
+
 /**
- * Builds the binary for `target` (this machine's when none) at `outfile`, carrying the gzipped assets
- * (assets.ts) as embedded files. With code splitting Bun also writes a source map file per chunk
- * beside its output; the binary carries its own, so the build runs in a scratch folder and only the
- * binary leaves it.
+ * Builds the binary at `outfile`, carrying the gzipped assets (assets.ts) as embedded files. With code
+ * splitting Bun also writes a source map file per chunk beside its output; the binary carries its
+ * own, so the build runs in a scratch folder and only the binary leaves it.
  */
-export async function compile(outfile: string, target?: string): Promise<void> {
+export async function compile(outfile: string, { target, order }: CompileOptions = {}): Promise<void> {
   const scratch = mkdtempSync(join(tmpdir(), "svc-build-"));
   try {
-    const built = join(scratch, "svc");
-    const targeted = target ? [`--target=bun-${target}`] : [];
     const assets = ASSETS.map((name) => join(scratch, `${name}.gz`));
     ASSETS.forEach((name, i) => writeFileSync(assets[i]!, gzipAsset(name)));
-    await $`${process.execPath} build ${COMPILE_FLAGS} --define BUILT_AS_BINARY=true ${targeted} ${join(root, "src", "main.ts")} ${assets} --outfile ${built}`.quiet();
-    // Bun adds .exe for Windows targets.
-    const output = target?.startsWith("windows") ? `${built}.exe` : built;
+    const build = async (out: string, flags: string[]) => {
+      await $`${process.execPath} build ${COMPILE_FLAGS} ${flags} --define BUILT_AS_BINARY=true ${join(root, "src", "main.ts")} ${assets} --outfile ${out}`.quiet();
+      // Bun adds .exe for Windows targets.
+      return flags.some((f) => f.startsWith("--target=bun-windows")) ? `${out}.exe` : out;
+    };
+    order ??= await recordBytecodeOrder(await build(join(scratch, "unordered"), []), scratch);
+    const targeted = target ? [`--target=bun-${target}`] : [];
+    const ordered = order ? [`--bytecode-order=${order}`] : [];
+    const built = await build(join(scratch, "svc"), [...targeted, ...ordered]);
     await $`mkdir -p ${join(outfile, "..")}`;
-    renameSync(output, outfile);
+    renameSync(built, outfile);
   } finally {
     rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/** The profile for `compile`, recorded once for several targets (release.ts); removed by `done`. */
+export async function recordOrder(): Promise<{ order: string; done(): void }> {
+  const scratch = mkdtempSync(join(tmpdir(), "svc-profile-"));
+  const done = () => rmSync(scratch, { recursive: true, force: true });
+  try {
+    const binary = join(scratch, "svc");
+    await compile(binary, { order: false });
+    return { order: await recordBytecodeOrder(binary, scratch), done };
+  } catch (error) {
+    done();
+    throw error;
   }
 }
 
