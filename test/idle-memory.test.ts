@@ -8,6 +8,7 @@ test("releases once after a burst goes quiet, not while busy, not again until th
   const check = quietSpellCheck(
     () => requests,
     () => releases++,
+    { atMostEvery: 0 },
   );
   // Idle from the start, with nothing served: nothing to give back.
   check();
@@ -28,4 +29,42 @@ test("releases once after a burst goes quiet, not while busy, not again until th
   check();
   check();
   expect(releases).toBe(2);
+});
+
+test("releases at most once per interval: a quiet spell that comes sooner waits for it", () => {
+  let requests = 0;
+  let releases = 0;
+  let clock = 0;
+  const check = quietSpellCheck(
+    () => requests,
+    () => releases++,
+    { atMostEvery: 5000, now: () => clock },
+  );
+  const spell = () => {
+    // A request, then a period without one.
+    requests++;
+    clock += 250;
+    check();
+    clock += 250;
+    check();
+  };
+  spell();
+  expect(releases).toBe(1);
+  // A client polling every 500 ms: no more releases until 5 s have passed since the last one.
+  for (let i = 0; i < 9; i++) spell();
+  expect(clock).toBe(5000);
+  expect(releases).toBe(1);
+  spell();
+  expect(releases).toBe(2);
+  // A spell owed but too soon is made at the first check once the interval is over, with no new request.
+  spell();
+  expect(releases).toBe(2);
+  clock += 4000;
+  check();
+  expect(releases).toBe(2);
+  clock += 500;
+  check();
+  expect(releases).toBe(3);
+  check();
+  expect(releases).toBe(3);
 });

@@ -18,6 +18,8 @@ export interface OpenedDatabase {
   store(): Promise<VersionedStore>;
   /** Closes the store, or the connection if no store was asked for. */
   close(): Promise<void>;
+  /** Hands back the memory the database's client keeps between requests (SQLite's page cache), for a quiet spell. */
+  releaseMemory(): void;
 }
 
 /**
@@ -35,7 +37,8 @@ export async function openDatabase(database: DatabaseConfig): Promise<OpenedData
       storage: store.storage,
       activeAdmins: store.users.activeAdmins,
     };
-    return { probe, store: async () => store, close: () => store.close() };
+    // The pool's buffers are the driver's; there is no cache of pages in this process to give back.
+    return { probe, store: async () => store, close: () => store.close(), releaseMemory: () => {} };
   }
   const connection = (await import("./sqlite/connection.ts")).openSqliteConnection(database.path);
   let store: Promise<VersionedStore> | undefined;
@@ -48,5 +51,6 @@ export async function openDatabase(database: DatabaseConfig): Promise<OpenedData
     },
     store: () => (store ??= import("./sqlite/store.ts").then(({ sqliteStore }) => sqliteStore(connection))),
     close: async () => (store ? (await store).close() : connection.client.close(false)),
+    releaseMemory: connection.releaseMemory,
   };
 }
