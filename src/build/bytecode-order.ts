@@ -8,6 +8,8 @@ import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 const PASSWORD = "profile password 1";
+/** Longer than any step takes (a login's hash is the slowest, some 50 ms): a stuck svc fails the build instead of hanging it. */
+const STEP_TIMEOUT_MS = 30_000;
 const CATEGORIES = "{ categories { id name description colorHex icon createdAt updatedAt version } }";
 
 /**
@@ -37,7 +39,12 @@ export async function recordBytecodeOrder(binary: string, scratch: string): Prom
     const base = await listeningAddress(proc, log);
     await session(base);
     proc.kill("SIGTERM");
-    if ((await proc.exited) !== 0) throw new Error(`exited with ${proc.exitCode}`);
+    let timer: Timer | undefined;
+    const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), STEP_TIMEOUT_MS)));
+    const exited = await Promise.race([proc.exited, late]);
+    clearTimeout(timer);
+    if (exited === "late") throw new Error("svc did not stop on SIGTERM");
+    if (exited !== 0) throw new Error(`exited with ${exited}`);
     if (!(await Bun.file(order).exists())) throw new Error("no profile was written");
     return order;
   } catch (error) {
@@ -51,11 +58,13 @@ export async function recordBytecodeOrder(binary: string, scratch: string): Prom
 
 /** The address in svc's "svc listening" line, once it is in `log`. */
 async function listeningAddress(proc: Subprocess, log: string): Promise<string> {
+  const until = performance.now() + STEP_TIMEOUT_MS;
   for (;;) {
     const text = existsSync(log) ? readFileSync(log, "utf8") : "";
     const line = text.split("\n").find((l) => l.includes('"svc listening"'));
     if (line) return (JSON.parse(line) as { address: string }).address;
     if (proc.exitCode !== null) throw new Error(`svc stopped before listening: ${text}`);
+    if (performance.now() > until) throw new Error("svc did not listen");
     await Bun.sleep(5);
   }
 }
@@ -70,6 +79,7 @@ async function session(base: string): Promise<void> {
       method,
       headers,
       body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(STEP_TIMEOUT_MS),
     });
     const text = await response.text();
     if (response.status !== expected)
@@ -110,6 +120,7 @@ async function session(base: string): Promise<void> {
     const page = await call("GET", "/svc-api/v1/users/all?limit=100", 200, undefined, token);
     await fetch(`${base}/svc-api/v1/users/all?limit=100`, {
       headers: { authorization: `Bearer ${token}`, "if-none-match": page.etag ?? "" },
+      signal: AbortSignal.timeout(STEP_TIMEOUT_MS),
     }).then((r) => r.text());
     await call("GET", "/svc-api/v1/users/me", 200, undefined, token);
     await call("GET", `/svc-api/v1/users/${created.id}`, 200, undefined, token);
