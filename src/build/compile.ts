@@ -23,21 +23,26 @@ export interface CompileOptions {
  * own, so the build runs in a scratch folder and only the binary leaves it.
  */
 export async function compile(outfile: string, { target, order }: CompileOptions = {}): Promise<void> {
+  if (order === undefined) {
+    const recorded = await recordOrder();
+    try {
+      return await compile(outfile, { target, order: recorded.order });
+    } finally {
+      recorded.done();
+    }
+  }
   const scratch = mkdtempSync(join(tmpdir(), "svc-build-"));
   try {
     const assets = ASSETS.map((name) => join(scratch, `${name}.gz`));
     ASSETS.forEach((name, i) => writeFileSync(assets[i]!, gzipAsset(name)));
-    const build = async (out: string, flags: string[]) => {
-      await $`${process.execPath} build ${COMPILE_FLAGS} ${flags} --define BUILT_AS_BINARY=true ${join(root, "src", "main.ts")} ${assets} --outfile ${out}`.quiet();
-      // Bun adds .exe for Windows targets.
-      return flags.some((f) => f.startsWith("--target=bun-windows")) ? `${out}.exe` : out;
-    };
-    order ??= await recordBytecodeOrder(await build(join(scratch, "unordered"), []), scratch);
+    const built = join(scratch, "svc");
     const targeted = target ? [`--target=bun-${target}`] : [];
     const ordered = order ? [`--bytecode-order=${order}`] : [];
-    const built = await build(join(scratch, "svc"), [...targeted, ...ordered]);
+    await $`${process.execPath} build ${COMPILE_FLAGS} ${targeted} ${ordered} --define BUILT_AS_BINARY=true ${join(root, "src", "main.ts")} ${assets} --outfile ${built}`.quiet();
+    // Bun adds .exe for Windows targets.
+    const output = target?.startsWith("windows") ? `${built}.exe` : built;
     await $`mkdir -p ${join(outfile, "..")}`;
-    renameSync(built, outfile);
+    renameSync(output, outfile);
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
