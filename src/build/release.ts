@@ -13,13 +13,16 @@ await mkdir(dist, { recursive: true });
 const lines: string[] = [];
 // One profile for every target: it names functions by a hash of their syntax, the same on each.
 const { order, done } = await recordOrder();
-for (const target of TARGETS) {
-  const name = `svc-${version}-${target}${target.startsWith("windows") ? ".exe" : ""}`;
-  await compile(`${dist}/${name}`, { target, order });
-  const hash = new Bun.CryptoHasher("sha256").update(await Bun.file(`${dist}/${name}`).arrayBuffer()).digest("hex");
-  lines.push(`${hash}  ${name}`);
-  console.log(`${name}  ${(Bun.file(`${dist}/${name}`).size / 1e6).toFixed(1)} MB`);
+try {
+  for (const target of TARGETS) {
+    const name = `svc-${version}-${target}${target.startsWith("windows") ? ".exe" : ""}`;
+    await compile(`${dist}/${name}`, { target, order });
+    const hash = new Bun.CryptoHasher("sha256").update(await Bun.file(`${dist}/${name}`).arrayBuffer()).digest("hex");
+    lines.push(`${hash}  ${name}`);
+    console.log(`${name}  ${(Bun.file(`${dist}/${name}`).size / 1e6).toFixed(1)} MB`);
+  }
+} finally {
+  done();
 }
-done();
 await Bun.write(`${dist}/SHA256SUMS`, `${lines.join("\n")}\n`);
 console.log(`wrote ${dist}/SHA256SUMS (check with: cd dist && sha256sum -c SHA256SUMS)`);
