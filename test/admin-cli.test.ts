@@ -9,6 +9,7 @@ import { runCli } from "../src/cli.ts";
 import { openStore } from "../src/db/open.ts";
 import { parseConfig } from "../src/config.ts";
 import { TEST_SECRET, testApp } from "./helpers.ts";
+import { freePort } from "./ports.ts";
 import { createTestDatabase, postgresAvailable } from "./postgres.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-admin-cli-"));
@@ -272,21 +273,20 @@ const postgres = await postgresAvailable();
 describe.skipIf(!postgres)("the commands against a serving svc on PostgreSQL", () => {
   test("create, disable and audit from the box reach the server in another process at once", async () => {
     const database = await createTestDatabase("admin_cli");
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = freePort();
     const env = { ...process.env, SVC_DATABASE_URL: database.url, SVC_ENV: "test", SVC_PORT: String(port) };
     const server = Bun.spawn(["bun", MAIN], { env, stdout: "pipe", stderr: "pipe" });
     try {
       const base = `http://127.0.0.1:${port}`;
-      for (let i = 0; i < 200; i++) {
-        if (
-          await fetch(`${base}/svc/health/ready`).then(
-            (r) => r.ok,
-            () => false,
-          )
-        )
-          break;
-        await Bun.sleep(50);
+      let ready = false;
+      for (let i = 0; i < 200 && !ready; i++) {
+        ready = await fetch(`${base}/svc/health/ready`).then(
+          (r) => r.ok,
+          () => false,
+        );
+        if (!ready) await Bun.sleep(50);
       }
+      expect(ready).toBe(true);
       const call = (method: string, path: string, body?: unknown, token?: string) =>
         fetch(`${base}${path}`, {
           method,

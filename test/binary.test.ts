@@ -5,6 +5,7 @@ import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL, type Subprocess } from "bun";
+import { freePort } from "./ports.ts";
 import { createTestDatabase, postgresAvailable } from "./postgres.ts";
 
 const SECRET = "binary-test-secret-of-at-least-32-bytes";
@@ -368,7 +369,7 @@ describe("the compiled binary, alone in an empty folder", () => {
 
   test("from the moment it listens, before its app has loaded: probes answer, other requests wait for the app, none refused", async () => {
     // A fixed port, so that requests can be sent before svc says where it listens.
-    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const port = freePort();
     const dir = emptyFolderWithBinary();
     const proc = Bun.spawn([join(dir, "svc")], {
       cwd: dir,
@@ -807,7 +808,7 @@ describe("the compiled binary, alone in an empty folder", () => {
 
   test("healthcheck says ready (0) only while svc serves, and backup snapshots the live database", async () => {
     const dir = emptyFolderWithBinary();
-    const port = String(20000 + Math.floor(Math.random() * 20000));
+    const port = String(freePort());
     const running = await start(dir, { SVC_PORT: port });
     const run = (...args: string[]) =>
       Bun.spawnSync([join(dir, "svc"), ...args], { cwd: dir, env: { PATH: process.env.PATH ?? "", SVC_PORT: port } });
