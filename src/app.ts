@@ -86,6 +86,7 @@ export function createApp({ config, store: database, loggers, probes }: AppDeps)
     hub,
   });
 
+  const usersApi = usersRoutes({ users, pageJson: createPageJson(), ...routeDeps });
   // The 405 check needs every route, so it is filled in once they are all mounted.
   let methodsFor: (path: string) => string[] = () => [];
   const app = new Elysia({ normalize: false })
@@ -96,14 +97,16 @@ export function createApp({ config, store: database, loggers, probes }: AppDeps)
     .use(health.routes)
     .use(config.metrics ? metricsRoutes(metrics) : new Elysia())
     .use(authRoutes({ users, sessions, ...routeDeps }))
-    .use(usersRoutes({ users, pageJson: createPageJson(), ...routeDeps }))
+    .use(usersApi.routes)
     .use(adminRoutes({ admin, ...routeDeps }))
     .use(graphql.routes);
   const handle = app.fetch;
   const door = frontDoor({
     app: { router: app.router, fetch: (request) => cache.request(() => handle(request)) },
-    // With CORS open, its headers come from an Elysia hook, so the probes go through Elysia too.
+    // With CORS open, its headers come from an Elysia hook, so the probes and hot reads go through Elysia too.
     direct: config.corsOrigins.length === 0 ? health.direct : {},
+    hot: config.corsOrigins.length === 0 ? { ...usersApi.hot, ...graphql.hot } : {},
+    within: cache.request,
     quietWhenOk: config.logProbes ? [] : Object.keys(health.direct),
     loggers,
     metrics,

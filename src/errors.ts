@@ -118,6 +118,19 @@ export function toProblem(error: AppError): Problem {
   return problem;
 }
 
+/** A failure that is svc's own fault: a 500 whose details stay in the log, found there by the request id. */
+export function internalError(cause: unknown): AppError {
+  return new AppError("internal", "Something went wrong on our side; the request id identifies it.", { cause });
+}
+
+/** Thrown to answer with a stored response at once (see problem-answers.ts, front-door.ts). */
+export class Replayed extends Error {
+  override name = "Replayed";
+  constructor(readonly response: Response) {
+    super("replayed");
+  }
+}
+
 export const PROBLEM_CONTENT_TYPE = "application/problem+json";
 
 export function problemResponse(error: AppError, headers: Record<string, string> = {}): Response {

@@ -51,6 +51,35 @@ describe("two instances on one SQLite file", () => {
     expect((await a.call("POST", "/graphql", { token, body: { query: "{ categories { id } }" } })).status).toBe(401);
   });
 
+  test("the reads A answers wholly from memory (users page, GraphQL by GET) see B's logout and B's writes at once", async () => {
+    const token = await signedIn("eve");
+    const page = () => a.call("GET", "/svc-api/v1/users/all?limit=1000", { token });
+    const byGet = () => a.call("GET", `/graphql?query=${encodeURIComponent("{ categories { name } }")}`, { token });
+    // Twice each, so that A answers the second from what it kept.
+    for (let i = 0; i < 2; i++) {
+      expect((await page()).status).toBe(200);
+      expect((await byGet()).status).toBe(200);
+    }
+    const before = (await page()).body as { username: string }[];
+    // A write on B: a user A's kept page does not have, a category its kept answer does not list.
+    const other = await b.call("POST", "/svc-api/v1/users/create", {
+      body: { username: "eve-two", email: "eve-two@example.com", password: "correct horse battery staple" },
+    });
+    expect(other.status).toBe(201);
+    const made = await b.call("POST", "/graphql", {
+      token,
+      body: { query: 'mutation { createCategory(input: { name: "Made on B" }) { id } }' },
+    });
+    expect(made.status).toBe(200);
+    const after = (await page()).body as { username: string }[];
+    expect(after.map((u) => u.username)).toEqual([...before.map((u) => u.username), "eve-two"]);
+    expect(JSON.stringify((await byGet()).body)).toContain("Made on B");
+
+    expect((await b.call("POST", "/svc-api/v1/auth/logout", { token })).status).toBe(204);
+    expectProblem(await page(), 401, "unauthorized");
+    expect((await byGet()).status).toBe(401);
+  });
+
   test("a password change on B ends the old token on A at once, in GraphQL as in REST", async () => {
     const token = await signedIn("bob");
     expect((await a.call("POST", "/graphql", { token, body: { query: "{ categories { id } }" } })).status).toBe(200);

@@ -1,5 +1,6 @@
 // The one bearer check REST and GraphQL share: header → token → live user at the token's version.
 import type { Store, UserRecord } from "../db/store.ts";
+import { type Awaitable, then } from "../awaitable.ts";
 import { AppError } from "../errors.ts";
 import type { TokenService, VerifiedToken } from "./tokens.ts";
 
@@ -9,8 +10,11 @@ export interface Caller {
 }
 
 export interface Authenticator {
-  /** The calling user and their token. Throws AppError `unauthorized` (with WWW-Authenticate) when there is none. */
-  authenticate(authorization: string | null): Promise<Caller>;
+  /**
+   * The calling user and their token: at once when the token and its holder are known from memory. Throws
+   * (or rejects with) AppError `unauthorized`, with WWW-Authenticate, when there is none.
+   */
+  authenticate(authorization: string | null): Awaitable<Caller>;
   /**
    * The user a token was issued to, its signature and expiry checked but not whether it was revoked
    * since: for a repeat under an Idempotency-Key of the request that revoked it. null: no such token.
@@ -27,25 +31,27 @@ export function unauthorized(tokenSent: boolean, detail: string): AppError {
 
 export function createAuthenticator(tokens: TokenService, store: Pick<Store, "tokenHolder">): Authenticator {
   return {
-    async authenticate(authorization) {
+    authenticate(authorization) {
       if (!authorization) throw unauthorized(false, "A Bearer token is required.");
       const token = bearerToken(authorization);
       if (token === null) throw unauthorized(true, "The Authorization header must read 'Bearer <token>'.");
-      const verified = await tokens.verify(token);
-      const holder = verified && (await store.tokenHolder(verified.userId, verified.jti, verified.sessionId));
-      // A deleted user, a token from before a password change, or one whose session ended (logout,
-      // refresh token reuse) is as invalid as a forged one.
-      // Disabling bumps the token version too; the status is checked as well so that no path forgets it.
-      if (
-        !verified ||
-        !holder ||
-        holder.revoked ||
-        holder.user.tokenVersion !== verified.version ||
-        holder.user.status !== "active"
-      ) {
-        throw unauthorized(true, "The token is invalid, expired or revoked.");
-      }
-      return { user: holder.user, token: verified };
+      return then(tokens.verify(token), (verified) => {
+        if (!verified) throw invalid();
+        return then(store.tokenHolder(verified.userId, verified.jti, verified.sessionId), (holder) => {
+          // A deleted user, a token from before a password change, or one whose session ended (logout,
+          // refresh token reuse) is as invalid as a forged one.
+          // Disabling bumps the token version too; the status is checked as well so that no path forgets it.
+          if (
+            !holder ||
+            holder.revoked ||
+            holder.user.tokenVersion !== verified.version ||
+            holder.user.status !== "active"
+          ) {
+            throw invalid();
+          }
+          return { user: holder.user, token: verified };
+        });
+      });
     },
     async subject(authorization) {
       const token = authorization && bearerToken(authorization);
@@ -53,6 +59,8 @@ export function createAuthenticator(tokens: TokenService, store: Pick<Store, "to
     },
   };
 }
+
+const invalid = () => unauthorized(true, "The token is invalid, expired or revoked.");
 
 function bearerToken(authorization: string): string | null {
   const match = /^Bearer[ ]+([A-Za-z0-9._~+/-]+=*)[ ]*$/i.exec(authorization);

@@ -1,9 +1,13 @@
-// The Elysia side of authentication: routes registered after `.use(bearer(...))` get `caller` and its `token`.
+// The bearer check of a route: `.use(bearer(...))` gives the routes registered after it `caller` and its
+// `token`; a hot route (front-door.ts) calls `identify` itself, the same check outside Elysia.
 import { Elysia } from "elysia";
-import { AppError } from "../errors.ts";
-import { Replayed, type Idempotency } from "../http/idempotency.ts";
+import { type Awaitable, attempt } from "../awaitable.ts";
+import type { UserRecord } from "../db/store.ts";
+import { AppError, Replayed } from "../errors.ts";
+import type { Idempotency } from "../http/idempotency.ts";
 import { requestInfo } from "../http/request-context.ts";
-import type { Authenticator } from "./authenticator.ts";
+import type { Authenticator, Caller } from "./authenticator.ts";
+import type { VerifiedToken } from "./tokens.ts";
 
 export interface BearerOptions {
   /** Only administrators' tokens; any other gets 403. */
@@ -12,25 +16,50 @@ export interface BearerOptions {
   idempotency?: Idempotency;
 }
 
-export function bearer(authenticator: Authenticator, { admin = false, idempotency }: BearerOptions = {}) {
-  // derive, not resolve: the token is checked before the body's fields are, so a stranger learns nothing.
-  return new Elysia({ name: admin ? "svc/bearer-admin" : "svc/bearer" }).derive(
-    { as: "scoped" },
-    async ({ request, body }) => {
-      const authorization = request.headers.get("authorization");
-      const { user: caller, token } = await authenticator.authenticate(authorization).catch(async (error: unknown) => {
-        // A password change, logout or deletion whose answer was lost: its retry carries the very
-        // token it revoked. Only a repeat of that request (same key, same body) gets its answer back.
-        const subject = idempotency && error instanceof AppError && (await authenticator.subject(authorization));
-        const replay = subject && (await idempotency.replayFor(subject, request, body ?? null));
-        if (replay) throw new Replayed(replay);
-        throw error;
-      });
+/**
+ * The caller of a request and their token, at once when the authenticator knows them from memory;
+ * throws (or rejects with) the request's refusal, or a Replayed answer.
+ */
+export type Identify = (request: Request, body: unknown) => Awaitable<{ caller: UserRecord; token: VerifiedToken }>;
+
+export function identifier(authenticator: Authenticator, { admin = false, idempotency }: BearerOptions = {}): Identify {
+  /** The refusal, unless the request repeats one whose answer was lost. */
+  async function refused(
+    request: Request,
+    authorization: string | null,
+    body: unknown,
+    error: unknown,
+  ): Promise<never> {
+    // A password change, logout or deletion whose answer was lost: its retry carries the very
+    // token it revoked. Only a repeat of that request (same key, same body) gets its answer back.
+    const subject = idempotency && error instanceof AppError && (await authenticator.subject(authorization));
+    const replay = subject && (await idempotency.replayFor(subject, request, body ?? null));
+    if (replay) throw new Replayed(replay);
+    throw error;
+  }
+
+  return (request, body) => {
+    const authorization = request.headers.get("authorization");
+    const accept = ({ user: caller, token }: Caller) => {
       const info = requestInfo(request);
       if (info) info.userId = caller.id;
       // The role is read from the account on every request: a demotion takes effect at once.
       if (admin && caller.role !== "admin") throw new AppError("forbidden", "This needs an administrator's token.");
       return { caller, token };
-    },
+    };
+    return attempt(
+      () => authenticator.authenticate(authorization),
+      accept,
+      (error) => refused(request, authorization, body, error),
+    );
+  };
+}
+
+export function bearer(authenticator: Authenticator, options: BearerOptions = {}) {
+  const identify = identifier(authenticator, options);
+  // derive, not resolve: the token is checked before the body's fields are, so a stranger learns nothing.
+  return new Elysia({ name: options.admin ? "svc/bearer-admin" : "svc/bearer" }).derive(
+    { as: "scoped" },
+    ({ request, body }) => identify(request, body),
   );
 }

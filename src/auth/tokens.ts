@@ -1,4 +1,5 @@
 // Issues and verifies svc's access tokens: HS256 JWTs through @elysiajs/jwt, algorithm pinned.
+import type { Awaitable } from "../awaitable.ts";
 import { jwt } from "@elysiajs/jwt";
 import { setBounded } from "../bounded-map.ts";
 
@@ -27,8 +28,8 @@ export interface VerifiedToken extends TokenSubject {
 
 export interface TokenService {
   issue(subject: TokenSubject): Promise<IssuedToken>;
-  /** null: not a token svc issued, or expired, or not yet valid. Never throws. */
-  verify(token: string): Promise<VerifiedToken | null>;
+  /** null: not a token svc issued, or expired, or not yet valid. Never throws. At once for a token verified before. */
+  verify(token: string): Awaitable<VerifiedToken | null>;
 }
 
 /** How many verified tokens are remembered; the oldest go first. */
@@ -48,7 +49,7 @@ export function createTokenService(secret: Uint8Array, ttlSeconds: number): Toke
       const token = await signer.sign({ ...claims, jti: crypto.randomUUID(), exp: `${ttlSeconds}s` });
       return { token, token_type: "Bearer", expires_in: ttlSeconds };
     },
-    async verify(token) {
+    verify(token) {
       // A token's signature and claims never change, so a verified token is remembered until it
       // expires; revocation (version, jti) is checked by the authenticator on every request anyway.
       const known = verified.get(token);
@@ -57,11 +58,10 @@ export function createTokenService(secret: Uint8Array, ttlSeconds: number): Toke
         verified.delete(token);
         return null;
       }
-      const result = await verifyOnce(token);
-      if (result) {
-        setBounded(verified, token, result, VERIFIED_CACHE_SIZE);
-      }
-      return result;
+      return verifyOnce(token).then((result) => {
+        if (result) setBounded(verified, token, result, VERIFIED_CACHE_SIZE);
+        return result;
+      });
     },
   };
 

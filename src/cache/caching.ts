@@ -7,6 +7,7 @@
 // transaction) is seen by the next request everywhere. Within one request the versions are read once,
 // with its token, and serve all of its cached reads: on PostgreSQL that is one round trip, not two.
 import { AsyncLocalStorage } from "node:async_hooks";
+import { type Awaitable, then } from "../awaitable.ts";
 import { setBounded } from "../bounded-map.ts";
 import type {
   CategoryPage,
@@ -38,7 +39,8 @@ export interface Caching {
   store: Store;
   /** Whole answers, kept while both tables are unchanged. */
   answers: {
-    lookup(key: string): Promise<AnswerLookup>;
+    /** At once while the request has read the versions (with its token) or nothing was committed since they were last read. */
+    lookup(key: string): Awaitable<AnswerLookup>;
     readonly size: number;
   };
   /** Runs one request's work: the versions read with its token serve all of its cached reads. */
@@ -59,12 +61,13 @@ export function caching(base: VersionedStore): Caching {
   const requests = new AsyncLocalStorage<RequestState>();
 
   /** The versions this request read, or a fresh read (kept for the rest of the request). */
-  async function versions(): Promise<TableVersions> {
+  function versions(): Awaitable<TableVersions> {
     const state = requests.getStore();
     if (state?.versions) return state.versions;
-    const read = await base.versions();
-    if (state) state.versions = read;
-    return read;
+    return then(base.versions(), (read) => {
+      if (state) state.versions = read;
+      return read;
+    });
   }
 
   /** After the request's own write, its later reads must see it: the versions are read again. */
@@ -80,9 +83,10 @@ export function caching(base: VersionedStore): Caching {
 
   const users: UserStore = {
     ...base.users,
-    async list(page) {
-      const { users: version } = await versions();
-      return pages.get(`${page.limit} ${page.after ?? ""}`, version, () => base.users.list(page));
+    list(page) {
+      return then(versions(), ({ users: version }) =>
+        pages.get(`${page.limit} ${page.after ?? ""}`, version, () => base.users.list(page)),
+      );
     },
     create: (...args) => wrote(base.users.create(...args)),
     update: (...args) => wrote(base.users.update(...args)),
@@ -109,22 +113,22 @@ export function caching(base: VersionedStore): Caching {
     users,
     categories,
     resets: { ...base.resets, redeem: (...args) => wrote(base.resets.redeem(...args)) },
-    async tokenHolder(userId, jti, sessionId) {
-      const state = await base.tokenState(userId, jti, sessionId);
-      if (!state) return null;
-      const request = requests.getStore();
-      if (request) request.versions = state.versions;
-      // The record is read again only when the users table has changed since it was last read. It is
-      // read after the version, so a write in between makes it newer than its tag, which costs one
-      // more read later, never a stale answer.
-      let known = holders.get(userId);
-      if (known?.usersVersion !== state.versions.users) {
-        const user = await base.users.findById(userId);
-        if (!user) return null;
-        known = { usersVersion: state.versions.users, user };
-        setBounded(holders, userId, known, CACHE_BOUNDS.holders);
-      }
-      return { user: known.user, revoked: state.revoked };
+    tokenHolder(userId, jti, sessionId) {
+      return then(base.tokenState(userId, jti, sessionId), (state) => {
+        if (!state) return null;
+        const request = requests.getStore();
+        if (request) request.versions = state.versions;
+        // The record is read again only when the users table has changed since it was last read. It is
+        // read after the version, so a write in between makes it newer than its tag, which costs one
+        // more read later, never a stale answer.
+        const known = holders.get(userId);
+        if (known?.usersVersion === state.versions.users) return { user: known.user, revoked: state.revoked };
+        return base.users.findById(userId).then((user) => {
+          if (!user) return null;
+          setBounded(holders, userId, { usersVersion: state.versions.users, user }, CACHE_BOUNDS.holders);
+          return { user, revoked: state.revoked };
+        });
+      });
     },
     load: (...args) => wrote(base.load(...args)),
   };
@@ -132,9 +136,11 @@ export function caching(base: VersionedStore): Caching {
   return {
     store,
     answers: {
-      async lookup(key) {
-        const at = await versions();
-        return { hit: answers.get(key, at), keep: (answer) => answers.set(key, { ...answer, versions: at }) };
+      lookup(key) {
+        return then(versions(), (at) => ({
+          hit: answers.get(key, at),
+          keep: (answer) => answers.set(key, { ...answer, versions: at }),
+        }));
       },
       get size() {
         return answers.size;

@@ -2,6 +2,7 @@
 // was read at, and is used only while the database still reports that version. The version is read
 // before the data, so an entry can be tagged older than its data (and be refreshed needlessly once)
 // but never newer (and be served stale).
+import { type Awaitable, then } from "../awaitable.ts";
 import { setBounded } from "../bounded-map.ts";
 
 export class VersionedCache<T> {
@@ -9,11 +10,13 @@ export class VersionedCache<T> {
 
   constructor(private readonly capacity: number) {}
 
-  async get(key: string, version: number, read: () => Promise<T>): Promise<T> {
+  /** The kept value at once while its version holds; otherwise read, kept and returned. */
+  get(key: string, version: number, read: () => Awaitable<T>): Awaitable<T> {
     const hit = this.entries.get(key);
     if (hit && hit.version === version) return hit.value;
-    const value = await read();
-    setBounded(this.entries, key, { version, value }, this.capacity);
-    return value;
+    return then(read(), (value) => {
+      setBounded(this.entries, key, { version, value }, this.capacity);
+      return value;
+    });
   }
 }

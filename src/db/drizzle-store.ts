@@ -54,7 +54,7 @@ export function drizzleStore(dialect: Dialect): VersionedStore {
   const reads = dialect.hotReads ?? hotReads(dialect);
   const tokenState = (userId: string, jti: string, sessionId?: string) => {
     const id = parseId(userId);
-    if (!id) return Promise.resolve(null);
+    if (!id) return null;
     if (sessionId === undefined) return reads.tokenState(id, jti);
     // A session id that cannot be one names no session of the user: the token is revoked.
     const session = parseId(sessionId);

@@ -1,5 +1,6 @@
 // The storage contract in domain words. Every database svc supports implements it, and one
 // conformance suite (test/store/) holds each implementation to it.
+import type { Awaitable } from "../awaitable.ts";
 import type { ChangeFeed } from "../realtime/events.ts";
 import type { AuditAction } from "../audit/model.ts";
 import type { StorageState } from "./storage.ts";
@@ -63,7 +64,8 @@ export interface UserStore {
   /** Finds by username without regard to case, or by e-mail when `login` holds an `@`. null: no match. */
   findByLogin(login: string): Promise<UserRecord | null>;
   /** Users in id order (oldest first), at most `limit` of them. */
-  list(page: UserPage): Promise<UserRecord[]>;
+  /** At once from memory (the cache layer, while the table is unchanged), or a promise. */
+  list(page: UserPage): Awaitable<UserRecord[]>;
   /** Users matching the filter, in id order, at most `limit` of them. */
   search(filter: UserFilter): Promise<UserRecord[]>;
   /** How many accounts are active admins. */
@@ -432,7 +434,7 @@ export interface Store {
    * The user with this id and whether the token is revoked: its `jti` was, or it names a session
    * (`sessionId`) the user no longer has. It runs on every authenticated request. null: no user has this id.
    */
-  tokenHolder(userId: string, jti: string, sessionId?: string): Promise<TokenHolder | null>;
+  tokenHolder(userId: string, jti: string, sessionId?: string): Awaitable<TokenHolder | null>;
   /** Resolves when the database answers a trivial query within timeoutMs; rejects otherwise. */
   ping(timeoutMs: number): Promise<void>;
   /**
@@ -470,13 +472,13 @@ export interface TokenState {
  */
 export interface VersionedStore extends Store {
   /** Equal counters mean unchanged tables. */
-  versions(): Promise<TableVersions>;
+  versions(): Awaitable<TableVersions>;
   /**
    * Whether the token is revoked (as tokenHolder), and the versions, provided the user exists; in one statement,
    * since it runs on every authenticated request. The versions are read before any data the request
    * goes on to read. null: no user has this id.
    */
-  tokenState(userId: string, jti: string, sessionId?: string): Promise<TokenState | null>;
+  tokenState(userId: string, jti: string, sessionId?: string): Awaitable<TokenState | null>;
 }
 
 /** A write referred to a row that no longer exists (a user deleted while the request ran). */

@@ -1,4 +1,4 @@
-// GET and POST /graphql, read top to bottom in serve(): the body is read once within the size limit,
+// GET and POST /graphql, read top to bottom from serve(): the body is read once within the size limit,
 // the token checked once, a repeated query answered from the kept answers, anything else handed to Yoga
 // with what was learnt in its server context, and a query that ran cleanly kept for next time. Also
 // the SDL for code generators and GraphiQL, when enabled.
@@ -8,18 +8,19 @@
 import type { Server } from "bun";
 import { Elysia } from "elysia";
 import type { Hub } from "../realtime/hub.ts";
-import type { Authenticator } from "../auth/authenticator.ts";
-import type { Caching } from "../cache/caching.ts";
+import type { Authenticator, Caller } from "../auth/authenticator.ts";
+import { type Awaitable, attempt, then } from "../awaitable.ts";
+import type { AnswerLookup, Caching } from "../cache/caching.ts";
 import type { CategoryService } from "../categories/service.ts";
 import type { Config } from "../config.ts";
 import type { UserRecord } from "../db/store.ts";
 import { AppError } from "../errors.ts";
 import { clientAddress } from "../http/client-address.ts";
 import { assetResponse } from "../http/embedded.ts";
-import { conditionalText } from "../http/etag.ts";
-import { forwardSocketEvents } from "../http/front-door.ts";
+import { type AnswerSet, conditionalText } from "../http/etag.ts";
+import { forwardSocketEvents, type HotRoutes } from "../http/front-door.ts";
 import { IDEMPOTENCY_HEADER, type Idempotency } from "../http/idempotency.ts";
-import { readCapped } from "../http/json-body.ts";
+import { readCappedText } from "../http/json-body.ts";
 import { requestInfo } from "../http/request-context.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
@@ -32,7 +33,7 @@ export const GRAPHQL_PATH = "/graphql";
 const JSON_TYPE = "application/json; charset=utf-8";
 /** Past this a request's text is not worth keeping an answer under: such queries are rare and would crowd out the rest. */
 const MAX_KEY_CHARS = 16 * 1024;
-const utf8 = new TextDecoder();
+const utf8 = new TextEncoder();
 
 export interface GraphqlDeps {
   config: Config["graphql"];
@@ -61,50 +62,77 @@ export function graphqlRoutes(deps: GraphqlDeps) {
       return engine;
     }));
 
-  async function serve(
-    request: Request,
-    set: { status?: number | string; headers: Record<string, string | number> },
-  ): Promise<Response | string> {
-    const info = requestInfo(request);
-    // A POST's body, once, within the limit (a GET's query is in its URL).
-    const body = request.method === "POST" ? await readCapped(request, maxBodyBytes) : undefined;
-    const text = body && utf8.decode(body);
+  /** A GraphQL request by GET or POST: at once when its caller is known from memory and its answer is kept. */
+  function serve(request: Request, set: AnswerSet): Awaitable<Response | string> {
+    if (request.method !== "POST") return asked(request, set, undefined);
+    // A POST's body, once, within the limit (a GET's query is in its URL). As text, which is what a kept
+    // answer is found by; the bytes Yoga reads are made again from it only when the operation runs.
+    return readCappedText(request, maxBodyBytes).then((text) => asked(request, set, text));
+  }
 
+  function asked(request: Request, set: AnswerSet, text: string | undefined): Awaitable<Response | string> {
     // Who asks: the token, where the settings want one (asking for the schema alone needs none while
     // introspection is allowed).
-    let viewer: UserRecord | null = null;
     const authorization = request.headers.get("authorization");
     const needsToken = config.auth === "required" || (config.auth === "mutations" && authorization);
-    if (needsToken && !(config.introspection && (await loadEngine()).asksForSchemaOnly(request, text))) {
-      try {
-        viewer = (await authenticator.authenticate(authorization)).user;
-      } catch (error) {
-        if (error instanceof AppError) return (await loadEngine()).errorResponse(error);
+    if (!needsToken) return answer(request, set, text, null);
+    const schemaOnly = config.introspection && then(loadEngine(), (loaded) => loaded.asksForSchemaOnly(request, text));
+    return then(schemaOnly, (only) => {
+      if (only) return answer(request, set, text, null);
+      const refused = (error: unknown) => {
+        if (error instanceof AppError) return then(loadEngine(), (loaded) => loaded.errorResponse(error));
         throw error;
-      }
-      if (info) info.userId = viewer.id;
-    }
+      };
+      const known = ({ user }: Caller) => {
+        const info = requestInfo(request);
+        if (info) info.userId = user.id;
+        return answer(request, set, text, user);
+      };
+      return attempt(() => authenticator.authenticate(authorization), known, refused);
+    });
+  }
 
+  function answer(
+    request: Request,
+    set: AnswerSet,
+    text: string | undefined,
+    viewer: UserRecord | null,
+  ): Awaitable<Response | string> {
     // A query asked before, with its tables unchanged since, is answered from memory. By GET, the
     // request is its query string.
     const byGet = request.method === "GET";
-    const asked = byGet ? queryString(request.url) : text;
-    const key = asked === undefined ? null : answerKey(viewer?.id ?? null, request.headers, asked);
-    const kept = key === null ? null : await answers.lookup(key);
-    if (kept?.hit) {
+    const question = byGet ? queryString(request.url) : text;
+    const key = question === undefined ? null : answerKey(viewer?.id ?? null, request.headers, question);
+    if (key === null) return run(request, set, text, viewer, null);
+    return then(answers.lookup(key), (kept) => {
+      if (!kept.hit) return run(request, set, text, viewer, kept);
       metrics.graphqlOperation(kept.hit.operation, "ok");
       // A query by GET (GraphQL over HTTP's cacheable form) carries a strong ETag; If-None-Match gets 304.
       if (byGet) return conditionalText(request, set, kept.hit.body, kept.hit.contentType);
       set.headers["content-type"] = kept.hit.contentType;
       // A string, not a Response: Elysia would copy a Response to add svc's headers, body as a stream.
       return kept.hit.body;
-    }
+    });
+  }
 
+  /** Runs the operation through Yoga; keeps a clean query's answer under `kept`'s key. */
+  async function run(
+    request: Request,
+    set: AnswerSet,
+    text: string | undefined,
+    viewer: UserRecord | null,
+    kept: AnswerLookup | null,
+  ): Promise<Response | string> {
+    const info = requestInfo(request);
+    // The body as Yoga's parser reads it (readBodyParser in engine.ts): the request's own was read as text.
+    const body = text === undefined ? undefined : utf8.encode(text);
+    const byGet = request.method === "GET";
+    const authorization = request.headers.get("authorization");
     const outcome: ServerContext["outcome"] = {};
     const address = clientAddress(request, trustProxy);
     const origin = { address, requestId: info?.id ?? null };
     const { yoga, mutationOf, errorResponse } = await loadEngine();
-    const run = () =>
+    const execute = () =>
       yoga.fetch(request, { viewer, authorization, transport: "sse", requestId: info?.id, origin, body, outcome });
 
     // A mutation under an Idempotency-Key runs once per caller and key; its answer is kept for repeats.
@@ -113,7 +141,7 @@ export function graphqlRoutes(deps: GraphqlDeps) {
       const caller = viewer ? `user:${viewer.id}` : `client:${address}`;
       try {
         return await idempotency.run({ request, set, caller, body: mutation }, async () => {
-          const answered = await run();
+          const answered = await execute();
           set.status = answered.status;
           set.headers["content-type"] = answered.headers.get("content-type") ?? JSON_TYPE;
           return answered.text();
@@ -124,7 +152,7 @@ export function graphqlRoutes(deps: GraphqlDeps) {
         throw error;
       }
     }
-    const response = await run();
+    const response = await execute();
     // Only a query that ran cleanly is kept, and tagged when asked by GET.
     if (outcome.operation === undefined || response.status !== 200 || !(kept || byGet)) return response;
     const answer = { body: await response.text(), contentType: response.headers.get("content-type") ?? JSON_TYPE };
@@ -168,7 +196,9 @@ export function graphqlRoutes(deps: GraphqlDeps) {
     /** Closes every socket once its operations complete (nothing to do when none ever opened). */
     closeAll: async () => engine?.websocket.closeAll(),
   };
-  return { routes: app, websocket };
+  /** Every GraphQL request by GET or POST is answered by the front door without Elysia (front-door.ts). */
+  const hot: Record<string, HotRoutes> = { [GRAPHQL_PATH]: { GET: serve, POST: serve } };
+  return { routes: app, websocket, hot };
 }
 
 /** A GET request's query string, "?" included ("" for none): what it asks. */

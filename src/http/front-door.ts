@@ -4,9 +4,12 @@
 // every compiled route handler asynchronous.
 //
 // A few GET routes (the health probes) are "direct": answered here without Elysia, and served by
-// Bun's own router. Their Elysia twins stay mounted for the API description and any other method.
+// Bun's own router. The hottest reads (the users page, GraphQL) are "hot": app routes answered the same
+// way, Elysia's routing, lifecycle and answer mapping being a large share of what such a read costs
+// (README, "Performance"). The Elysia twins of both stay mounted for the API description and any other method.
 import type { Serve, Server, WebSocketHandler } from "bun";
-import { AppError, problemResponse } from "../errors.ts";
+import { AppError, internalError, problemResponse, Replayed } from "../errors.ts";
+import type { AnswerSet } from "./etag.ts";
 import type { Loggers } from "../log.ts";
 import type { LineLogger } from "../log-lines.ts";
 import type { Metrics } from "../metrics.ts";
@@ -20,6 +23,17 @@ import { routeIndex, type ElysiaRouter, type RouteIndex } from "./route-index.ts
  */
 export type DirectRoute = (request: Request, headers: Record<string, string>) => Response | Promise<Response>;
 
+/**
+ * An app route answered without Elysia, written as an Elysia handler is: a string body with `set`'s
+ * status and headers (which start as the headers every answer carries), or a whole Response. What it
+ * throws is answered as Elysia's error hook (problem-answers.ts) would: an AppError as problem+json,
+ * a Replayed as its answer, anything else as a 500.
+ */
+export type HotRoute = (request: Request, set: AnswerSet) => string | Response | Promise<string | Response>;
+
+/** Hot routes of one path, by method. */
+export type HotRoutes = Partial<Record<"GET" | "POST", HotRoute>>;
+
 export interface Inner {
   router: ElysiaRouter;
   fetch(request: Request): Response | Promise<Response>;
@@ -29,6 +43,10 @@ export interface FrontDoorOptions {
   app: Inner;
   /** GET routes answered directly, by exact path. */
   direct: Record<string, DirectRoute>;
+  /** App routes answered without Elysia, by exact path and method (HEAD is answered by GET's). */
+  hot?: Record<string, HotRoutes>;
+  /** What each hot route's work runs within, as `app.fetch`'s does (the cache layer's request scope). */
+  within?: <T>(work: () => T) => T;
   /** Routes whose 200 answers write no access line (they are still counted in the metrics). */
   quietWhenOk: readonly string[];
   loggers: Loggers;
@@ -43,7 +61,11 @@ export interface FrontDoorOptions {
 }
 
 type Answer = Response | Promise<Response>;
-type Handler = (request: Request, server: Server<unknown> | undefined) => Answer;
+/** undefined: the request became a WebSocket. */
+type Handler = (
+  request: Request,
+  server: Server<unknown> | undefined,
+) => Response | undefined | Promise<Response | undefined>;
 
 export interface FrontDoor {
   /** Answers one request in process, as the server does (tests call this). */
@@ -71,6 +93,8 @@ const SWALLOW_MIN_BYTES = 64 * 1024 * 1024;
 export function frontDoor({
   app,
   direct,
+  hot = {},
+  within = (work) => work(),
   quietWhenOk,
   loggers,
   metrics,
@@ -107,10 +131,7 @@ export function frontDoor({
 
   /** Elysia turns every failure into problem+json; reaching this is a bug, still answered as one. */
   function failed(info: RequestInfo, error: unknown): Response {
-    logger.error({ request_id: info.id, err: error }, "request failed");
-    return problemResponse(
-      new AppError("internal", "Something went wrong on our side; the request id identifies it.", { cause: error }),
-    );
+    return answerFailure(error, internalError(error), info.id, logger);
   }
 
   function viaApp(received: Request, server: Server<unknown> | undefined): Answer {
@@ -123,8 +144,8 @@ export function frontDoor({
     const done = (response: Response) => finish(request, info, route, path, stamped(response, info.id));
     // Refuse an oversized body before anyone reads it; chunked bodies meet the limit in json-body.ts
     // and, on a real socket, Bun's maxRequestBodySize.
-    const length = request.headers.get("content-length");
-    if (length !== null && Number(length) > maxBodyBytes) return refuseBody(request, Number(length)).then(done);
+    const refused = refuseBody(request);
+    if (refused) return refused.then(done);
     let answer: Answer;
     try {
       answer = inner(request);
@@ -160,12 +181,17 @@ export function frontDoor({
   const swallowMax = bodyReadLimit(maxBodyBytes);
 
   /**
-   * 413 for a declared body past the limit. A body up to swallowMax is read and thrown away first (see
+   * 413 for a declared body past the limit (null for any other). A body up to swallowMax is read and thrown away first (see
    * bodyReadLimit); past it the answer comes at once and the connection closes. (Bun has already said
    * "100 Continue" to a client that asked: it does so before any handler runs, so such a client is
    * sending too.)
    */
-  async function refuseBody(request: Request, length: number): Promise<Response> {
+  function refuseBody(request: Request): Promise<Response> | null {
+    const length = Number(request.headers.get("content-length") ?? 0);
+    return length > maxBodyBytes ? swallowThenRefuse(request, length) : null;
+  }
+
+  async function swallowThenRefuse(request: Request, length: number): Promise<Response> {
     const response = problemResponse(tooLarge(maxBodyBytes));
     if (length > swallowMax || !request.body) {
       response.headers.set("connection", "close");
@@ -176,19 +202,73 @@ export function frontDoor({
     return response;
   }
 
-  const handlers = new Map(Object.entries(direct).map(([path, route]) => [path, directly(path, route)]));
-  const routes = Object.fromEntries([...handlers].map(([path, handler]) => [path, { GET: handler }]));
+  /**
+   * A hot route: counted, logged and limited as a request through Elysia is, with its answer made
+   * here from `set` as Elysia's would be and its failures answered as Elysia's error hook would.
+   */
+  function hotly(path: string, route: HotRoute): Handler {
+    return (request, server) => {
+      begun++;
+      const info = begin(request, server, path);
+      const done = (response: Response) => finish(request, info, path, path, response);
+      const failure = (error: unknown) => done(stamped(hotFailure(info, error), info.id));
+      const refused = refuseBody(request);
+      if (refused) return refused.then((response) => done(stamped(response, info.id)));
+      const set: AnswerSet = { headers: baseHeaders(info.id) };
+      const answered = (answer: string | Response) =>
+        done(
+          typeof answer === "string"
+            ? // Header values are strings in every route's `set`; Headers would turn a number into one anyway.
+              new Response(answer, {
+                status: Number(set.status ?? 200),
+                headers: set.headers as Record<string, string>,
+              })
+            : stamped(answer, info.id),
+        );
+      let answer: string | Response | Promise<string | Response>;
+      try {
+        answer = within(() => route(request, set));
+      } catch (error) {
+        return failure(error);
+      }
+      return answer instanceof Promise ? answer.then(answered, failure) : answered(answer);
+    };
+  }
+
+  /** What problem-answers.ts makes of a failure inside Elysia. */
+  const hotFailure = (info: RequestInfo, error: unknown) =>
+    answerFailure(error, error instanceof AppError ? error : internalError(error), info.id, logger);
+
+  /** A WebSocket handshake on the socket path: its refusal, undefined once upgraded, null when the request is none. */
+  const upgrading = (request: Request, server: Server<unknown> | undefined) =>
+    websocket && server && pathOf(request.url) === websocket.path ? websocket.upgrade(request, server) : null;
+
+  /** By path, then method: the direct routes and the hot ones, each a handler Bun's router can call. */
+  const table = new Map<string, Partial<Record<"GET" | "POST", Handler>>>();
+  for (const [path, route] of Object.entries(direct)) table.set(path, { GET: directly(path, route) });
+  for (const [path, methods] of Object.entries(hot)) {
+    const handlers = { ...table.get(path) };
+    if (methods.GET) handlers.GET = hotly(path, methods.GET);
+    if (methods.POST) handlers.POST = hotly(path, methods.POST);
+    // A GET on the socket's path may be its handshake, which Bun's router now hands here instead of to fetch.
+    if (handlers.GET && websocket?.path === path) handlers.GET = withUpgrade(handlers.GET);
+    table.set(path, handlers);
+  }
+  const routes = Object.fromEntries(table);
+
+  function withUpgrade(handler: Handler): Handler {
+    return (request, server) => {
+      const refused = upgrading(request, server);
+      // Later (the first handshake waits for the GraphQL engine): a refusal, or undefined once upgraded.
+      return refused === null ? handler(request, server) : refused;
+    };
+  }
+
   const fetch = !websocket
     ? viaApp
     : (request: Request, server: Server<unknown>) => {
-        if (pathOf(request.url) === websocket.path) {
-          const refused = websocket.upgrade(request, server);
-          if (refused === undefined) return undefined;
-          // Later (the first handshake waits for the GraphQL engine): a refusal, or undefined once upgraded.
-          if (refused instanceof Promise) return refused;
-          if (refused) return refused;
-        }
-        return viaApp(request, server);
+        const refused = upgrading(request, server);
+        return refused === null ? viaApp(request, server) : refused;
       };
   return {
     index,
@@ -206,9 +286,11 @@ export function frontDoor({
     },
     async handle(request) {
       // Bun's router answers HEAD with a GET route (without the body); so does this.
-      const handler =
-        request.method === "GET" || request.method === "HEAD" ? handlers.get(pathOf(request.url)) : undefined;
-      return handler ? handler(request, undefined) : viaApp(request, undefined);
+      const method = request.method === "HEAD" ? "GET" : request.method;
+      const handler = method === "GET" || method === "POST" ? table.get(pathOf(request.url))?.[method] : undefined;
+      if (!handler) return viaApp(request, undefined);
+      const response = (await handler(request, undefined))!;
+      return request.method === "HEAD" ? new Response(null, response) : response;
     },
   };
 }
@@ -216,9 +298,9 @@ export function frontDoor({
 /** Answers a request: a Response, or undefined once it became a WebSocket. */
 export type Fetch = (request: Request, server: Server<unknown>) => Response | undefined | Promise<Response | undefined>;
 
-/** What Bun.serve routes by: the direct routes (by exact path) and everything else. */
+/** What Bun.serve routes by: the direct and hot routes (by exact path, then method) and everything else. */
 export interface DoorHandlers {
-  routes: Record<string, { GET: Handler }>;
+  routes: Record<string, Partial<Record<"GET" | "POST", Handler>>>;
   fetch: Fetch;
 }
 
@@ -266,6 +348,21 @@ export function serveOptions(settings: ServeSettings, handlers: DoorHandlers, we
       },
     }),
   };
+}
+
+/**
+ * The answer to a failure a route threw, in Elysia (problem-answers.ts) or out of it: a Replayed's stored
+ * answer, or `appError` as problem+json; a 5xx is logged with the request id, the client learns no more.
+ */
+export function answerFailure(
+  error: unknown,
+  appError: AppError,
+  requestId: string | undefined,
+  logger: Pick<LineLogger, "error">,
+): Response {
+  if (error instanceof Replayed) return error.response;
+  if (appError.status >= 500) logger.error({ request_id: requestId, err: error }, "request failed");
+  return problemResponse(appError);
 }
 
 /** The access line of an answered request: by the front door, and by serve.ts's probes before the app has loaded. */

@@ -22,13 +22,7 @@ interface StoredAnswer {
   headers?: Record<string, string>;
 }
 
-/** Thrown to answer with a stored response at once (see problem-answers.ts). */
-export class Replayed extends Error {
-  override name = "Replayed";
-  constructor(readonly response: Response) {
-    super("replayed");
-  }
-}
+export { Replayed } from "../errors.ts";
 
 /** Elysia's `set`, as much of it as an answer is read from. */
 export interface AnswerHeaders {

@@ -54,6 +54,17 @@ function parseJson(bytes: Uint8Array): unknown {
  * The body's bytes, refusing past maxBytes. A declared Content-Length was already checked on arrival;
  * a chunked body is read piece by piece so an oversized one is never held whole.
  */
+/**
+ * As readCapped, decoded as UTF-8 (as TextDecoder decodes: a leading BOM dropped, bad bytes as U+FFFD).
+ * A declared length has been held to the limit by the front door, and Bun reads no more than it declares.
+ */
+export function readCappedText(request: Request, maxBytes: number): Promise<string> {
+  if (request.headers.has("content-length") || !request.body) return request.text();
+  return readCapped(request, maxBytes).then((bytes) => utf8.decode(bytes));
+}
+
+const utf8 = new TextDecoder();
+
 export async function readCapped(request: Request, maxBytes: number): Promise<Uint8Array<ArrayBuffer>> {
   if (request.headers.has("content-length") || !request.body) return new Uint8Array(await request.arrayBuffer());
   const reader = request.body.getReader();

@@ -1,9 +1,9 @@
 // The one onError that turns every failure inside Elysia into problem+json (the rest of what every
 // request goes through is in front-door.ts).
 import { Elysia, ValidationError } from "elysia";
-import { AppError, invalidFields, problemResponse, UNKNOWN_FIELD, type FieldError } from "../errors.ts";
+import { AppError, internalError, invalidFields, Replayed, UNKNOWN_FIELD, type FieldError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { Replayed } from "./idempotency.ts";
+import { answerFailure } from "./front-door.ts";
 import { RULE_MESSAGE } from "./openapi.ts";
 import { requestInfo } from "./request-context.ts";
 
@@ -23,9 +23,7 @@ export function problemAnswers({ logger, methodsFor }: ProblemAnswersOptions) {
         set.status = error.response.status;
         return error.response;
       }
-      const appError = toAppError(code, error, path, methodsFor);
-      if (appError.status >= 500) logger.error({ request_id: requestInfo(request)?.id, err: error }, "request failed");
-      return problemResponse(appError);
+      return answerFailure(error, toAppError(code, error, path, methodsFor), requestInfo(request)?.id, logger);
     },
   );
 }
@@ -47,9 +45,7 @@ function toAppError(code: unknown, error: unknown, path: string, methodsFor: (pa
       });
     }
     default:
-      return new AppError("internal", "Something went wrong on our side; the request id identifies it.", {
-        cause: error,
-      });
+      return internalError(error);
   }
 }
 

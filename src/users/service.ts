@@ -1,5 +1,6 @@
 // What can be done with accounts, in domain terms. Knows nothing of HTTP; throws AppError.
 import { auditEvent, type AuditAction, type Origin } from "../audit/model.ts";
+import type { Awaitable } from "../awaitable.ts";
 import { isCommonPassword } from "../auth/common-passwords.ts";
 import { canonicalResetCode, resetDigest } from "../auth/reset-codes.ts";
 import { setBounded } from "../bounded-map.ts";
@@ -176,7 +177,7 @@ export function createUserService({ users, resets, audit, passwords, sessions, t
       return { ...started, user: userView(user, user.id) };
     },
 
-    list(page: UserPage): Promise<UserRecord[]> {
+    list(page: UserPage): Awaitable<UserRecord[]> {
       return users.list(page);
     },
 

@@ -7,7 +7,7 @@ import { Elysia } from "elysia";
 import { routeIndex } from "../../src/http/route-index.ts";
 import { createLoggers } from "../../src/log.ts";
 import type { Metrics } from "../../src/metrics.ts";
-import { expectProblem, testApp } from "../helpers.ts";
+import { type CallOptions, expectProblem, type Reply, testApp } from "../helpers.ts";
 
 const PROBES = ["/svc/health", "/svc/health/live", "/svc/health/ready"];
 
@@ -55,6 +55,144 @@ describe("health probes answered directly", () => {
     expect(line).toMatchObject({ method: "GET", route: "/svc/health", path: "/svc/health", status: 200 });
     const metrics = await call("GET", "/svc/metrics");
     expect(metrics.text).toMatch(/svc_http_requests_total\{[^}]*route="\/svc\/health"[^}]*status="200"[^}]*\} 1/);
+  });
+});
+
+describe("hot reads answered without Elysia", () => {
+  const query = "{ categories { id name description colorHex icon } }";
+  // The same requests to an app answering them itself and to one sending them through their Elysia
+  // twins (CORS open), on one database: status, body and the headers a client reads must not differ.
+  async function twins() {
+    const hot = await testApp();
+    const twin = await testApp({ config: { corsOrigins: ["https://app.example"] }, on: hot.store });
+    const { token, user } = await hot.signUp("hotreader");
+    await hot.signUp("another");
+    await hot.graphql('mutation { createCategory(input: { name: "Books" }) { id } }', { token });
+    return { hot, twin, token, user };
+  }
+  const HEADERS = [
+    "content-type",
+    "etag",
+    "link",
+    "www-authenticate",
+    "cache-control",
+    "x-content-type-options",
+    "allow",
+  ];
+  const seen = (reply: Reply) => ({
+    status: reply.status,
+    text: reply.text,
+    headers: Object.fromEntries(HEADERS.map((name) => [name, reply.headers.get(name)])),
+  });
+
+  test("users page, GraphQL by POST and by GET: the same answers, refusals included", async () => {
+    const { hot, twin, token } = await twins();
+    const page = "/svc-api/v1/users/all?limit=1";
+    const tag = (await hot.call("GET", page, { token })).headers.get("etag")!;
+    const requests: [string, string, CallOptions][] = [
+      ["GET", page, { token }],
+      ["GET", page, { token, headers: { "if-none-match": tag } }],
+      ["HEAD", page, { token }],
+      ["GET", "/svc-api/v1/users/all?limit=1&limit=0", { token }],
+      ["GET", "/svc-api/v1/users/all?limit=%32", { token }],
+      ["GET", "/svc-api/v1/users/all?sort=name", { token }],
+      ["GET", page, {}],
+      ["GET", page, { headers: { authorization: "Basic abc" } }],
+      ["GET", page, { token: `${token}x` }],
+      ["POST", "/graphql", { token, body: { query } }],
+      ["POST", "/graphql", { token, body: { query } }],
+      ["POST", "/graphql", { body: { query } }],
+      ["POST", "/graphql", { token, raw: "{not json", headers: { "content-type": "application/json" } }],
+      ["GET", `/graphql?query=${encodeURIComponent(query)}`, { token }],
+      ["HEAD", `/graphql?query=${encodeURIComponent(query)}`, { token }],
+    ];
+    for (const [method, path, options] of requests) {
+      const a = seen(await hot.call(method, path, options));
+      const b = seen(await twin.call(method, path, options));
+      expect({ method, path, ...a }).toEqual({ method, path, ...b });
+    }
+    // The refusals, by their codes: the twins agreeing is not enough if both were wrong.
+    expectProblem(await hot.call("GET", "/svc-api/v1/users/all?limit=1&limit=0", { token }), 400, "validation_failed");
+    expectProblem(await hot.call("GET", "/svc-api/v1/users/all?sort=name", { token }), 400, "validation_failed");
+    expectProblem(await hot.call("GET", page, {}), 401, "unauthorized");
+    expect((await hot.call("GET", page, { token, headers: { "if-none-match": tag } })).status).toBe(304);
+  });
+
+  test("are logged with their caller, counted, and count as the app's requests (what tells svc is busy)", async () => {
+    const { hot, token, user } = await twins();
+    const before = hot.app.requestsBegun();
+    await hot.call("GET", "/svc-api/v1/users/all?limit=1", { token, headers: { "x-request-id": "hot-page" } });
+    await hot.call("POST", "/graphql", { token, body: { query }, headers: { "x-request-id": "hot-graphql" } });
+    expect(hot.app.requestsBegun()).toBe(before + 2);
+    const lines = (await hot.logs()).map((l) => JSON.parse(l)).filter((l) => l.msg === "request completed");
+    expect(lines.find((l) => l.request_id === "hot-page")).toMatchObject({
+      route: "/svc-api/v1/users/all",
+      status: 200,
+      user_id: user.id,
+    });
+    expect(lines.find((l) => l.request_id === "hot-graphql")).toMatchObject({
+      route: "/graphql",
+      status: 200,
+      user_id: user.id,
+    });
+    const metrics = (await hot.call("GET", "/svc/metrics")).text;
+    expect(metrics).toMatch(
+      /svc_http_requests_total\{[^}]*route="\/svc-api\/v1\/users\/all"[^}]*status="200"[^}]*\} 1/,
+    );
+  });
+
+  test("a failure inside one is a logged 500 problem with the request id, as through Elysia", async () => {
+    const { token } = await twins();
+    const broken = await testApp({
+      store: (store) => ({
+        ...store,
+        users: {
+          ...store.users,
+          list: async () => {
+            throw new Error("disk on fire");
+          },
+        },
+      }),
+    });
+    const { token: own } = await broken.signUp("victim");
+    expect(token).toBeTruthy();
+    const reply = await broken.call("GET", "/svc-api/v1/users/all", {
+      token: own,
+      headers: { "x-request-id": "hot-500" },
+    });
+    expectProblem(reply, 500, "internal");
+    expect(reply.headers.get("x-request-id")).toBe("hot-500");
+    expect(reply.text).not.toContain("disk on fire");
+    const failed = (await broken.logs()).map((l) => JSON.parse(l)).find((l) => l.msg === "request failed");
+    expect(failed).toMatchObject({ request_id: "hot-500" });
+  });
+
+  test("over a socket: a GraphQL WebSocket handshake on GET /graphql still upgrades; PUT is 405 with Allow", async () => {
+    const svc = await testApp();
+    const server = svc.app.listen({ hostname: "127.0.0.1", port: 0, reusePort: false });
+    try {
+      const { token } = await svc.signUp("socketeer");
+      const socket = new WebSocket(`ws://127.0.0.1:${server.port}/graphql`, "graphql-transport-ws");
+      const acked = new Promise<string>((resolve, reject) => {
+        socket.onopen = () =>
+          socket.send(JSON.stringify({ type: "connection_init", payload: { authorization: `Bearer ${token}` } }));
+        socket.onmessage = (event) => resolve(JSON.parse(String(event.data)).type);
+        socket.onerror = () => reject(new Error("socket failed"));
+      });
+      expect(await acked).toBe("connection_ack");
+      socket.close();
+      const put = await fetch(`http://127.0.0.1:${server.port}/graphql`, { method: "PUT" });
+      expect(put.status).toBe(405);
+      expect(put.headers.get("allow")).toBe("GET, POST");
+      const page = await fetch(`http://127.0.0.1:${server.port}/svc-api/v1/users/all`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(page.status).toBe(200);
+      expect(page.headers.get("x-request-id")).toBeTruthy();
+      expect((await page.json()).length).toBe(1);
+    } finally {
+      server.stop(true);
+    }
   });
 });
 

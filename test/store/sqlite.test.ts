@@ -49,6 +49,35 @@ describe("the SQLite file", () => {
     raw.close();
   });
 
+  test("close() leaves the whole database in the file: nothing waits in the WAL to be written later", async () => {
+    // Statements not yet collected keep SQLite's connection open past close(); whatever sat in the WAL
+    // was then written into the file whenever the collector got to them, after the caller had moved on
+    // (copied the file, damaged it in a test, opened it elsewhere).
+    const path = join(dir, "close", "svc.db");
+    const store = openSqliteStore(path);
+    for (let i = 0; i < 20; i++) {
+      await store.users.create({
+        id: Bun.randomUUIDv7(),
+        username: `user${i}`,
+        email: `user${i}@example.com`,
+        passwordHash: "h",
+        createdAt: new Date().toISOString(),
+      });
+    }
+    await store.users.list({ limit: 10 });
+    await store.close();
+    expect(Bun.file(`${path}-wal`).size).toBe(0);
+    const bytes = await Bun.file(path).bytes();
+    Bun.gc(true);
+    expect(await Bun.file(path).bytes()).toEqual(bytes);
+    // The file alone, as a copy of it would be: every user is there.
+    const copy = join(dir, "close", "copy.db");
+    await Bun.write(copy, bytes);
+    const raw = new Database(copy, { readonly: true });
+    expect(raw.query("SELECT count(*) AS n FROM users").get()).toEqual({ n: 20 });
+    raw.close();
+  });
+
   // svc migrates with bun:sqlite alone (it needs no Drizzle before it listens); databases that
   // Drizzle's migrator made, whole or part way, must be carried on as Drizzle would.
   test("migrates as Drizzle's own migrator does: the same schema and bookkeeping, and carries on a database Drizzle migrated part way", () => {

@@ -71,7 +71,14 @@ function sqliteDialect(connection: SqliteConnection, db: Db, commits: Commits | 
     feed: localFeed(),
     async close() {
       commits?.close();
-      client.close(false);
+      // Statements Drizzle prepared live until they are collected, and SQLite's connection with them, so
+      // close() alone left the WAL to be folded into the file at some later collection: after the caller
+      // had moved on (copied the file, opened it elsewhere). Folded now, the file is whole at close.
+      try {
+        if (commits) client.run("PRAGMA wal_checkpoint(TRUNCATE)");
+      } finally {
+        client.close(false);
+      }
     },
   };
 }
@@ -114,7 +121,7 @@ function hotReads(client: Database, run: Dialect["run"], commits: Commits | null
   };
   return {
     versions() {
-      if (keptHolds() && tables) return Promise.resolve(tables);
+      if (keptHolds() && tables) return tables;
       return run(async () => {
         const read = versions.get()!;
         if (commits) tables = read;
@@ -125,7 +132,7 @@ function hotReads(client: Database, run: Dialect["run"], commits: Commits | null
       const key = `${userId} ${jti} ${sessionId ?? ""}`;
       if (keptHolds()) {
         const kept = states.get(key);
-        if (kept !== undefined) return Promise.resolve(kept);
+        if (kept !== undefined) return kept;
       }
       return run(async () => {
         const row = sessionId === undefined ? byJti.get(jti, userId) : bySession.get(sessionId, userId);
