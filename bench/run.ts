@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { parseConfig } from "../src/config.ts";
 import { openStore } from "../src/db/open.ts";
 import type { CategoryRecord, UserRecord } from "../src/db/store.ts";
+import { freePort } from "../test/ports.ts";
 
 const root = join(import.meta.dir, "..");
 const flags = new Set(process.argv.slice(2));
@@ -26,6 +27,7 @@ const EXTRA_ENV = Object.fromEntries(
     }),
 );
 const ROUNDS = 2;
+const COLD_STARTS = 9;
 /** The heading of bench/results.md's part that this run leaves as it is. */
 const BY_HAND = "## Measured by hand";
 const IDLE_AFTER_MS = 5000;
@@ -204,6 +206,15 @@ interface WrkResult {
   p99: number;
   non2xx: number;
   socketErrors: number;
+  /** The server's CPU time per request (all its threads), in µs: what the share of the floor comes down to on two shared cores. */
+  cpuMicros?: number;
+}
+
+/** CPU seconds a process has used so far, all its threads: utime + stime of /proc/<pid>/stat, in clock ticks of 10 ms. */
+function cpuSeconds(pid: number): number {
+  // The fields after the command's closing parenthesis start at the third (state); utime is the 14th.
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 function milliseconds(text: string): number {
@@ -223,6 +234,8 @@ async function wrk(
   connections = c.connections,
   refreshTokens: string[] = [],
   tag = "",
+  /** The server's process, to measure its CPU time per request. */
+  pid?: number,
 ): Promise<WrkResult> {
   const env = {
     ...process.env,
@@ -234,11 +247,14 @@ async function wrk(
     BENCH_CYCLE: c.cycle ? String(c.cycle) : "",
     BENCH_REFRESH: refreshTokens.join(","),
   };
+  const cpuBefore = pid === undefined ? 0 : cpuSeconds(pid);
   const out =
     await $`wrk -t1 -c${connections} -d${SECONDS}s --latency -s ${join(import.meta.dir, "request.lua")} ${base}${c.path}`
       .env(env)
       .quiet()
       .text();
+  const requests = Number(/(\d+) requests in/.exec(out)![1]);
+  const cpuMicros = pid === undefined || requests === 0 ? undefined : ((cpuSeconds(pid) - cpuBefore) * 1e6) / requests;
   const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
   return {
     rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)![1]),
@@ -246,6 +262,7 @@ async function wrk(
     p99: milliseconds(/\s99%\s+(\S+)/.exec(out)![1]!),
     non2xx: Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0),
     socketErrors: socket ? socket.slice(1).reduce((n, v) => n + Number(v), 0) : 0,
+    cpuMicros,
   };
 }
 
@@ -388,8 +405,8 @@ async function runCases(
     for (let round = 0; round < ROUNDS; round++) {
       // Fresh sessions for each svc run; the floor answers any text.
       const pool = c.refresh ? await sessions(svc.base, REFRESH_POOL) : [];
-      const s = await wrk(svc.base, c, token, c.connections, pool, tags.get(c));
-      const f = await wrk(floor.base, c, token, c.connections, pool, tags.get(c));
+      const s = await wrk(svc.base, c, token, c.connections, pool, tags.get(c), svc.proc.pid);
+      const f = await wrk(floor.base, c, token, c.connections, pool, tags.get(c), floor.proc.pid);
       best = {
         name: c.name,
         svc: !best || s.rps > best.svc.rps ? s : best.svc,
@@ -467,9 +484,10 @@ async function login(base: string, username = "user1"): Promise<string> {
 
 async function coldStart(binary: string): Promise<number> {
   const times: number[] = [];
-  for (let i = 0; i < 5; i++) {
+  // Nine: a start takes 6–25 ms, and one slow start in five moved the median by a third.
+  for (let i = 0; i < COLD_STARTS; i++) {
     const dir = mkdtempSync(join(work, "cold-"));
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = freePort();
     const started = performance.now();
     const proc = Bun.spawn([binary], {
       cwd: dir,
@@ -492,7 +510,7 @@ async function coldStart(binary: string): Promise<number> {
     proc.kill();
     await proc.exited;
   }
-  return times.sort((a, b) => a - b)[2]!;
+  return times.sort((a, b) => a - b)[(COLD_STARTS - 1) / 2]!;
 }
 
 /** users/all deep in the list and login, at a small and at a large table. */
@@ -534,12 +552,14 @@ async function scale(binary: string): Promise<string[]> {
   return lines;
 }
 
+const micros = (result: WrkResult) => result.cpuMicros?.toFixed(1) ?? "–";
+
 function table(rows: Row[]): string {
   const head =
-    "| Case | svc req/s | floor req/s | svc / floor | svc p50 / p99 (ms) | floor p50 / p99 (ms) |\n|---|---:|---:|---:|---:|---:|";
+    "| Case | svc req/s | floor req/s | svc / floor | svc p50 / p99 (ms) | floor p50 / p99 (ms) | CPU µs per request, svc / floor |\n|---|---:|---:|---:|---:|---:|---:|";
   const body = rows.map(
     (r) =>
-      `| ${r.name} | ${r.svc.rps.toFixed(0)} | ${r.floor.rps.toFixed(0)} | **${(r.svc.rps / r.floor.rps).toFixed(2)}** | ${r.svc.p50.toFixed(2)} / ${r.svc.p99.toFixed(2)} | ${r.floor.p50.toFixed(2)} / ${r.floor.p99.toFixed(2)} |`,
+      `| ${r.name} | ${r.svc.rps.toFixed(0)} | ${r.floor.rps.toFixed(0)} | **${(r.svc.rps / r.floor.rps).toFixed(2)}** | ${r.svc.p50.toFixed(2)} / ${r.svc.p99.toFixed(2)} | ${r.floor.p50.toFixed(2)} / ${r.floor.p99.toFixed(2)} | ${micros(r.svc)} / ${micros(r.floor)} |`,
   );
   return [head, ...body].join("\n");
 }
@@ -613,7 +633,7 @@ const report = [
   "| | svc | bare | svc / bare |",
   "|---|---:|---:|---:|",
   footprint("binary size (MB)", size / 1e6, bareSize / 1e6, 1),
-  footprint("cold start: exec to the first 200 on /svc/health (ms, median of 5)", cold, bareCold, 0),
+  footprint(`cold start: exec to the first 200 on /svc/health (ms, median of ${COLD_STARTS})`, cold, bareCold, 0),
   footprint("RSS right after start (MB)", atStart / 1e6, bareAtStart / 1e6, 0),
   footprint(`RSS ${IDLE_AFTER_MS / 1000} s after the load (MB)`, afterLoad / 1e6, bareAfterLoad / 1e6, 0),
   "",
