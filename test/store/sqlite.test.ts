@@ -1,7 +1,7 @@
 // Runs the store conformance suite on bun:sqlite, in memory and on a file, plus SQLite-only checks.
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
@@ -47,6 +47,19 @@ describe("the SQLite file", () => {
     expect(raw.query("PRAGMA journal_mode").get()).toEqual({ journal_mode: "wal" });
     expect(raw.query("SELECT count(*) AS n FROM __drizzle_migrations").get()).toEqual({ n: journal.entries.length });
     raw.close();
+  });
+
+  test("is made with the folders it needs; a folder that cannot be made is refused with the reason", () => {
+    const path = join(dir, "made", "deep", "er", "svc.db");
+    const connection = openSqliteConnection(path);
+    expect(connection.journalMode).toBe("wal");
+    connection.client.close();
+    expect(new Database(path, { readonly: true }).query("SELECT count(*) AS n FROM users").get()).toEqual({ n: 0 });
+
+    // A file where a folder should be: SQLite cannot open the path, nor mkdir make it (it names the file).
+    const blocker = join(dir, "blocker");
+    writeFileSync(blocker, "not a folder");
+    expect(() => openSqliteConnection(join(blocker, "svc.db"))).toThrow(/EEXIST|ENOTDIR/);
   });
 
   test("close() leaves the whole database in the file: nothing waits in the WAL to be written later", async () => {

@@ -2,8 +2,8 @@
 // Plain bun:sqlite, no Drizzle: `svc serve` opens this, answers the health probes from it, and only
 // then loads the store's code (store.ts) around the same connection.
 import { Database } from "bun:sqlite";
-import { mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
+import { nodeFs } from "../../node-fs.ts";
 import { storageMonitor, type StorageMonitor } from "../storage.ts";
 import { DamagedDatabase, NoSuchDatabase, type OpenOptions } from "../store.ts";
 import { firstDamage, missingSqlite } from "./file.ts";
@@ -32,8 +32,8 @@ export function openSqliteConnection(path: string, { existing = false }: OpenOpt
   if (existing) {
     const problem = missingSqlite(path);
     if (problem) throw new NoSuchDatabase(problem);
-  } else if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-  const client = new Database(path, { create: !existing, strict: true });
+  }
+  const client = existing ? new Database(path, { create: false, strict: true }) : create(path);
   if (
     existing &&
     !client.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get()
@@ -44,7 +44,7 @@ export function openSqliteConnection(path: string, { existing = false }: OpenOpt
   // Before anything is written: a damaged page would otherwise surface as a 500 on whatever reads it.
   // It reads the whole file (about 0.5 s for 1,000,000 users), so past START_CHECK_MAX_BYTES start-up
   // leaves it to `svc check`.
-  const checked = path !== ":memory:" && statSync(path).size <= START_CHECK_MAX_BYTES;
+  const checked = path !== ":memory:" && Bun.file(path).size <= START_CHECK_MAX_BYTES;
   const damage = checked ? firstDamage(client) : null;
   if (damage) {
     client.close();
@@ -76,4 +76,16 @@ export function openSqliteConnection(path: string, { existing = false }: OpenOpt
         .get()!.n,
     releaseMemory: () => client.run("PRAGMA shrink_memory"),
   };
+}
+
+function create(path: string): Database {
+  try {
+    return new Database(path, { create: true, strict: true });
+  } catch (error) {
+    // SQLite makes files, not folders: the first start in an empty folder has no data/ yet. Any other
+    // reason to fail (permissions, a damaged header) fails again on the second try and is thrown.
+    if (path === ":memory:") throw error;
+    nodeFs().mkdirSync(dirname(path), { recursive: true });
+    return new Database(path, { create: true, strict: true });
+  }
 }

@@ -1,6 +1,6 @@
 // What svc asks of an SQLite file before and besides serving from it: is it there, and is it sound.
 import type { Database } from "bun:sqlite";
-import { existsSync } from "node:fs";
+import { nodeFs } from "../../node-fs.ts";
 
 /**
  * What SQLite's own check finds wrong, one line each, at most `limit`; none for a sound file.
@@ -27,5 +27,5 @@ export function firstDamage(client: Database): string | null {
 /** Why `path` names no SQLite database to read; null when a file is there. Nothing is created. */
 export function missingSqlite(path: string): string | null {
   if (path === ":memory:") return "an in-memory database is always empty: name a file";
-  return existsSync(path) ? null : `no database at ${path}`;
+  return nodeFs().existsSync(path) ? null : `no database at ${path}`;
 }
