@@ -455,6 +455,24 @@ describe("the compiled binary, alone in an empty folder", () => {
     expect(lines().at(-1)?.msg).toBe("svc stopped");
   });
 
+  test("restarted on its database, svc listens having compiled no JavaScript (nothing before it loads node:fs or JITs)", async () => {
+    // What an idle box holds: a start that reaches the JIT, or node:fs (whose loading names a hundred
+    // functions, which does), holds more; README, "Footprint". JavaScriptCore reports each compilation.
+    const dir = emptyFolderWithBinary();
+    expect(await stop(await start(dir))).toBe(0);
+    const running = await start(dir, { BUN_JSC_reportBaselineCompileTimes: "true" });
+    expect(await stop(running)).toBe(0);
+    const compiled = (await new Response(running.proc.stderr).text())
+      .split("\n")
+      .filter((l) => l.startsWith("Optimized"));
+    expect(compiled).toEqual([]);
+    // The switch is read: the first request that loads the app does compile.
+    const loaded = await start(dir, { BUN_JSC_reportBaselineCompileTimes: "true" });
+    expect((await fetch(`${loaded.base}/svc-api/v1/users/me`)).status).toBe(401);
+    expect(await stop(loaded)).toBe(0);
+    expect(await new Response(loaded.proc.stderr).text()).toContain("Optimized");
+  });
+
   test("a WebSocket subscription can be the request that loads the app", async () => {
     const running = await start(emptyFolderWithBinary());
     try {
