@@ -54,7 +54,9 @@ describe("the SQLite file", () => {
     const connection = openSqliteConnection(path);
     expect(connection.journalMode).toBe("wal");
     connection.client.close();
-    expect(new Database(path, { readonly: true }).query("SELECT count(*) AS n FROM users").get()).toEqual({ n: 0 });
+    const raw = new Database(path, { readonly: true });
+    expect(raw.query("SELECT count(*) AS n FROM users").get()).toEqual({ n: 0 });
+    raw.close();
 
     // A file where a folder should be: SQLite cannot open the path, nor mkdir make it (it names the file).
     const blocker = join(dir, "blocker");
