@@ -22,8 +22,6 @@ interface StoredAnswer {
   headers?: Record<string, string>;
 }
 
-export { Replayed } from "../errors.ts";
-
 /** Elysia's `set`, as much of it as an answer is read from. */
 export interface AnswerHeaders {
   status?: number | string;

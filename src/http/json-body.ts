@@ -51,10 +51,6 @@ function parseJson(bytes: Uint8Array): unknown {
 }
 
 /**
- * The body's bytes, refusing past maxBytes. A declared Content-Length was already checked on arrival;
- * a chunked body is read piece by piece so an oversized one is never held whole.
- */
-/**
  * As readCapped, decoded as UTF-8 (as TextDecoder decodes: a leading BOM dropped, bad bytes as U+FFFD).
  * A declared length has been held to the limit by the front door, and Bun reads no more than it declares.
  */
@@ -65,6 +61,10 @@ export function readCappedText(request: Request, maxBytes: number): Promise<stri
 
 const utf8 = new TextDecoder();
 
+/**
+ * The body's bytes, refusing past maxBytes. A declared Content-Length was already checked on arrival;
+ * a chunked body is read piece by piece so an oversized one is never held whole.
+ */
 export async function readCapped(request: Request, maxBytes: number): Promise<Uint8Array<ArrayBuffer>> {
   if (request.headers.has("content-length") || !request.body) return new Uint8Array(await request.arrayBuffer());
   const reader = request.body.getReader();
