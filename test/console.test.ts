@@ -42,6 +42,39 @@ describe("the console, served", () => {
     expect((await off.call("GET", assets[0]!)).status).toBe(404);
   });
 
+  test("script and styles go gzipped to a browser that takes it (under half their size), plain to one that does not", async () => {
+    const app = await testApp();
+    const page = await app.call("GET", "/svc/admin");
+    const assets = [...page.text.matchAll(/(?:src|href)="(\/svc\/admin\/[^"]+)"/g)].map((m) => m[1]!);
+    expect(assets).toHaveLength(2);
+    for (const asset of assets) {
+      const plain = await app.app.handle(new Request(`http://localhost${asset}`));
+      expect(plain.headers.get("content-encoding")).toBeNull();
+      expect(plain.headers.get("vary")).toBe("Accept-Encoding");
+      const plainBytes = new Uint8Array(await plain.arrayBuffer());
+
+      const zipped = await app.app.handle(
+        new Request(`http://localhost${asset}`, { headers: { "accept-encoding": "gzip, deflate, br, zstd" } }),
+      );
+      expect(zipped.status).toBe(200);
+      expect(zipped.headers.get("content-encoding")).toBe("gzip");
+      expect(zipped.headers.get("vary")).toBe("Accept-Encoding");
+      expect(zipped.headers.get("content-type")).toBe(plain.headers.get("content-type"));
+      expect(zipped.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+      expect(zipped.headers.get("content-security-policy")).toBe(CONSOLE_CSP);
+      const gzipped = new Uint8Array(await zipped.arrayBuffer());
+      expect(Bun.gunzipSync(gzipped)).toEqual(plainBytes);
+      expect(gzipped.byteLength).toBeLessThan(plainBytes.byteLength / 2);
+
+      // "gzip;q=0" is a refusal, as RFC 9110 has it.
+      const refused = await app.app.handle(
+        new Request(`http://localhost${asset}`, { headers: { "accept-encoding": "gzip;q=0, br" } }),
+      );
+      expect(refused.headers.get("content-encoding")).toBeNull();
+      expect(new Uint8Array(await refused.arrayBuffer())).toEqual(plainBytes);
+    }
+  });
+
   test("weighs under 200 KB, HTML, script and styles together, uncompressed", async () => {
     const { files, bytes } = await consoleWeight();
     expect(files).toBe(3);

@@ -4,6 +4,7 @@
 // request for one (files.ts), not at start.
 import { Elysia } from "elysia";
 import { AppError } from "../errors.ts";
+import { acceptsGzip } from "../http/accept-encoding.ts";
 import type { ConsoleFile } from "./assets.macro.ts";
 
 export const CONSOLE_PATH = "/svc/admin";
@@ -23,9 +24,14 @@ const SECURITY = {
   "cross-origin-opener-policy": "same-origin",
 };
 
+/** A script or stylesheet of the console, with its body gzipped (on its first request) for browsers that take it. */
+interface Asset extends ConsoleFile {
+  gzipped?: Uint8Array<ArrayBuffer>;
+}
+
 interface Files {
   index: ConsoleFile;
-  assets: Map<string, ConsoleFile>;
+  assets: Map<string, Asset>;
 }
 
 let files: Promise<Files> | undefined;
@@ -56,13 +62,20 @@ export function consoleRoutes() {
     .get(`${CONSOLE_PATH}/`, page, { detail: { hide: true } })
     .get(
       `${CONSOLE_PATH}/:file`,
-      async ({ params }) => {
+      async ({ params, request }) => {
         const file = (await loadFiles()).assets.get(params.file);
         if (!file) throw new AppError("not_found", "The console has no such file.");
-        // Named by their content's hash: a new build has new names, so these never go stale.
-        return new Response(file.body, {
-          headers: { ...SECURITY, "content-type": file.type, "cache-control": "public, max-age=31536000, immutable" },
-        });
+        const headers = {
+          ...SECURITY,
+          "content-type": file.type,
+          // Named by their content's hash: a new build has new names, so these never go stale.
+          "cache-control": "public, max-age=31536000, immutable",
+          vary: "Accept-Encoding",
+        };
+        if (!acceptsGzip(request.headers.get("accept-encoding"))) return new Response(file.body, { headers });
+        // Once per file and process: the script, 34 KB, takes 2-3 ms to pack and goes out at a third.
+        file.gzipped ??= Bun.gzipSync(file.body, { level: 9 }) as Uint8Array<ArrayBuffer>;
+        return new Response(file.gzipped, { headers: { ...headers, "content-encoding": "gzip" } });
       },
       { detail: { hide: true } },
     );

@@ -2,6 +2,7 @@
 // request; sent gzipped to clients that take it, 304 to those that have it.
 import type { AssetName } from "../build/assets.ts";
 import { version } from "../../package.json";
+import { acceptsGzip } from "./accept-encoding.ts";
 
 // Defined true by compile.ts. Run from source it is not defined, and the files are made on first
 // request; in the binary that branch is gone, and render-graphiql with it.
@@ -51,7 +52,7 @@ export async function assetResponse(request: Request, name: AssetName, contentTy
     vary: "Accept-Encoding",
   };
   if (request.headers.get("if-none-match") === file.etag) return new Response(null, { status: 304, headers });
-  if (/\bgzip\b/.test(request.headers.get("accept-encoding") ?? "")) {
+  if (acceptsGzip(request.headers.get("accept-encoding"))) {
     return new Response(file.gzip, { headers: { ...headers, "content-encoding": "gzip" } });
   }
   return new Response(file.plain, { headers });

@@ -319,6 +319,19 @@ describe("playground and introspection", () => {
     const bytes = new Uint8Array(await gzipped.arrayBuffer());
     expect(bytes.byteLength).toBeLessThan(plain.text.length / 3);
     expect(new TextDecoder().decode(Bun.gunzipSync(bytes))).toBe(plain.text);
+    // "gzip;q=0" refuses gzip (RFC 9110); "*" takes it.
+    for (const [accept, encoding] of [
+      ["br, gzip;q=0", null],
+      ["GZIP;Q=0.000", null],
+      ["*", "gzip"],
+      ["*;q=0", null],
+      ["gzip;q=0.5, *;q=0", "gzip"],
+    ] as const) {
+      const reply = await app.handle(
+        new Request("http://localhost/graphql/playground", { headers: { "accept-encoding": accept } }),
+      );
+      expect([accept, reply.headers.get("content-encoding")]).toEqual([accept, encoding]);
+    }
     const again = await call("GET", "/graphql/playground", { headers: { "if-none-match": etag } });
     expect(again.status).toBe(304);
     expect(again.text).toBe("");
