@@ -294,6 +294,54 @@ describe.skipIf(!chromiumAvailable)("the console in Chromium", () => {
     await done(page);
   }, 60_000);
 
+  test("names an account past the first thousand, in the audit log and as a category's creator; a deleted one by its id", async () => {
+    const big = await testApp();
+    const admin = await big.signUp("boss", ROOT_PASSWORD);
+    await promote(big.store, admin.user.id);
+    for (let i = 0; i < 1000; i++) {
+      await big.store.users.create({
+        id: Bun.randomUUIDv7(),
+        username: `filler${i}`,
+        email: `filler${i}@example.com`,
+        passwordHash: "x".repeat(90),
+        createdAt: new Date().toISOString(),
+      });
+    }
+    // The 1,002nd and 1,003rd accounts: past the page of a thousand the console reads first.
+    const zoe = await big.signUp("zoe");
+    const yan = await big.signUp("yan");
+    await big.graphql('mutation { createCategory(input: { name: "Zoe\'s" }) { id } }', { token: zoe.token });
+    await big.graphql('mutation { createCategory(input: { name: "Yan\'s" }) { id } }', { token: yan.token });
+    expect((await big.call("DELETE", "/svc-api/v1/users/", { token: yan.token })).status).toBe(204);
+    const server = big.app.listen({ port: 0, hostname: "127.0.0.1", reusePort: false });
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    try {
+      await page.goto(`http://127.0.0.1:${server.port}/svc/admin#/categories`);
+      await signIn(page, "boss", ROOT_PASSWORD);
+      const zoes = page.locator(`li[data-category="Zoe's"]`);
+      await zoes.getByText("by zoe").waitFor();
+      // Yan's account is gone: the category keeps no creator.
+      await expect(page.locator(`li[data-category="Yan's"]`).textContent()).resolves.toContain("no creator");
+
+      await page.getByRole("link", { name: "Audit log" }).click();
+      await page.getByLabel("User (username, e-mail or id)").fill(yan.user.id);
+      await page.getByRole("button", { name: "Show" }).click();
+      // yan's own deletion: by yan, on yan, who is known only by id now.
+      const gone = page.locator('tr[data-action="user.deleted"]');
+      await gone.waitFor();
+      await expect(gone.locator('td[data-label="By"]').textContent()).resolves.toBe(yan.user.id);
+      await page.getByLabel("User (username, e-mail or id)").fill("zoe");
+      await page.getByRole("button", { name: "Show" }).click();
+      const created = page.locator('tr[data-action="user.created"]');
+      await created.locator('td[data-label="By"]').getByText("zoe", { exact: true }).waitFor();
+    } finally {
+      await page.goto("about:blank");
+      await context.close();
+      void server.stop();
+    }
+  }, 60_000);
+
   test("pages through accounts twenty at a time, and deletes one once confirmed", async () => {
     for (let i = 0; i < 22; i++) {
       await svc.store.users.create({

@@ -1,6 +1,7 @@
 // The audit log, newest first: filtered by action, user (by name, e-mail or id) and time.
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, request } from "./api.ts";
+import type { Names } from "./names.ts";
 import { ErrorNote, Field, useAction, When } from "./parts.tsx";
 import { AUDIT_ACTIONS as ACTIONS } from "../../audit/actions.ts";
 
@@ -38,7 +39,7 @@ async function userId(name: string): Promise<string> {
   return user.id;
 }
 
-export function Audit({ names }: { names: Map<string, string> }) {
+export function Audit({ names }: { names: Names }) {
   const [action, setAction] = useState("");
   const [user, setUser] = useState("");
   const [since, setSince] = useState("24h");
@@ -64,7 +65,9 @@ export function Audit({ names }: { names: Map<string, string> }) {
     void show(url);
   }, [url]);
 
-  const who = (id: string | null) => (id ? (names.get(id) ?? id) : "—");
+  useEffect(() => names.want(rows.flatMap((row) => [row.actor_id, row.target_id])), [rows, names]);
+
+  const who = (id: string | null) => (id ? names.of(id) : "—");
   return (
     <section aria-labelledby="audit-title">
       <h2 id="audit-title">Audit log</h2>

@@ -2,6 +2,7 @@
 // and create, edit and delete (an administrator may change any category).
 import { useEffect, useState } from "preact/hooks";
 import { graphql } from "./api.ts";
+import type { Names } from "./names.ts";
 import { ConfirmButton, ErrorNote, Field, useAction } from "./parts.tsx";
 
 interface Category {
@@ -82,7 +83,7 @@ async function quietly(work: () => Promise<unknown>): Promise<void> {
   }
 }
 
-export function Categories({ names }: { names: Map<string, string> }) {
+export function Categories({ names }: { names: Names }) {
   const [rows, setRows] = useState<Category[]>([]);
   const [editing, setEditing] = useState<string | null>(null);
   const [done, setDone] = useState("");
@@ -95,6 +96,7 @@ export function Categories({ names }: { names: Map<string, string> }) {
   useEffect(() => {
     void load();
   }, []);
+  useEffect(() => names.want(rows.map((category) => category.createdBy)), [rows, names]);
 
   async function act(what: string, work: () => Promise<unknown>): Promise<boolean> {
     setDone("");
@@ -161,9 +163,7 @@ export function Categories({ names }: { names: Map<string, string> }) {
                   {category.icon && <span class="icon-name">{category.icon}</span>}
                   <span class="muted">{category.colorHex}</span>
                   {category.description && <span>{category.description}</span>}
-                  <span class="muted">
-                    {category.createdBy ? `by ${names.get(category.createdBy) ?? category.createdBy}` : "no creator"}
-                  </span>
+                  <span class="muted">{category.createdBy ? `by ${names.of(category.createdBy)}` : "no creator"}</span>
                 </span>
                 <span class="actions">
                   <button type="button" onClick={() => setEditing(category.id)} aria-label={`Edit ${category.name}`}>

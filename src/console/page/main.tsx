@@ -1,10 +1,11 @@
 // The svc admin console: sign in, then users, categories and the audit log, under a status strip.
 // Everything it does goes through svc's own API, which enforces every rule itself.
 import { render } from "preact";
-import { useEffect, useState } from "preact/hooks";
-import { request, resume, signOut, whenSignedOut, type Me } from "./api.ts";
+import { useEffect, useMemo, useState } from "preact/hooks";
+import { resume, signOut, whenSignedOut, type Me } from "./api.ts";
 import { Audit } from "./audit.tsx";
 import { Categories } from "./categories.tsx";
+import { names } from "./names.ts";
 import { SignIn } from "./sign-in.tsx";
 import { Status } from "./status.tsx";
 import { Users } from "./users.tsx";
@@ -20,7 +21,9 @@ const viewOf = (hash: string): View => {
 function Console() {
   const [me, setMe] = useState<Me | null | "resuming">("resuming");
   const [view, setView] = useState<View>(viewOf(location.hash));
-  const [names, setNames] = useState(new Map<string, string>());
+  // Names are asked for afresh on each visit to a view, so a renamed account shows its new name.
+  const [, setNamesArrived] = useState(0);
+  const book = useMemo(() => names(() => setNamesArrived((n) => n + 1)), [me, view]);
 
   useEffect(() => {
     whenSignedOut(() => setMe(null));
@@ -29,14 +32,6 @@ function Console() {
     addEventListener("hashchange", follow);
     return () => removeEventListener("hashchange", follow);
   }, []);
-  useEffect(() => {
-    if (!me || me === "resuming" || view === "users") return;
-    // Names for the ids in the log and of categories' creators; accounts past the first thousand show as ids.
-    void request<Array<{ id: string; username: string }>>("GET", "/admin/users?limit=1000").then(
-      (answer) => setNames(new Map(answer.body.map((u) => [u.id, u.username]))),
-      () => {},
-    );
-  }, [me, view]);
 
   if (me === "resuming") return <p class="muted">Loading…</p>;
   if (!me) return <SignIn onSignedIn={setMe} />;
@@ -67,8 +62,8 @@ function Console() {
       <Status />
       <main>
         {view === "users" && <Users me={me} />}
-        {view === "categories" && <Categories names={names} />}
-        {view === "audit" && <Audit names={names} />}
+        {view === "categories" && <Categories names={book} />}
+        {view === "audit" && <Audit names={book} />}
       </main>
     </>
   );
