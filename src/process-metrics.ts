@@ -2,7 +2,7 @@
 // Node: under Bun its "heap" was the 6.5 GB address-space reservation, its event-loop lag NaN, its
 // version Bun's Node-compatibility level, and some of its gauges ended in _total.
 import { readdirSync } from "node:fs";
-import type { Metric, Registry } from "prom-client";
+import type { Metric } from "prom-client";
 import { version } from "../package.json";
 
 const LAG_SAMPLE_MS = 500;
@@ -25,7 +25,8 @@ export function computed(
   } as unknown as Metric;
 }
 
-export function registerProcessMetrics(registry: Registry): void {
+/** The process's metrics; the event loop's lag is sampled from this call on. */
+export function processMetrics(): Metric[] {
   const startedAt = Date.now() / 1000 - process.uptime();
   // The longest the event loop was late for a timer since the last scrape.
   let worstLag = 0;
@@ -94,5 +95,5 @@ export function registerProcessMetrics(registry: Registry): void {
       ),
     );
   }
-  for (const metric of metrics) registry.registerMetric(metric);
+  return metrics;
 }
