@@ -42,8 +42,10 @@ async function loadedWith(): Promise<(entry: string) => string[]> {
 /** A package's files among the sources (scoped names include their scope). */
 const of = (sources: string[], pkg: string) => sources.filter((s) => s.includes(`node_modules/${pkg}/`));
 
+const loaded = loadedWith();
+
 test("the app loads without the code its first requests may never need", async () => {
-  const sources = (await loadedWith())("src/app.ts");
+  const sources = (await loaded)("src/app.ts");
   // The app itself is there, so the check can fail.
   expect(of(sources, "elysia").length).toBeGreaterThan(0);
   for (const pkg of [
@@ -64,4 +66,13 @@ test("the app loads without the code its first requests may never need", async (
   for (const file of ["src/auth/common-password-list.ts", "src/db/postgres/store.ts", "src/console/files.ts"]) {
     expect({ file, loaded: sources.includes(file) }).toEqual({ file, loaded: false });
   }
+});
+
+test("the GraphQL engine loads without graphql-jit, which waits for an operation's second run", async () => {
+  const sources = (await loaded)("src/graphql/engine.ts");
+  expect(of(sources, "graphql-yoga").length).toBeGreaterThan(0);
+  for (const pkg of ["graphql-jit", "@envelop/graphql-jit", "fast-json-stringify", "ajv"]) {
+    expect({ pkg, files: of(sources, pkg) }).toEqual({ pkg, files: [] });
+  }
+  expect((await loaded)("src/graphql/jit.ts").some((s) => s.includes("node_modules/graphql-jit/"))).toBe(true);
 });

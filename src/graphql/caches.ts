@@ -21,7 +21,7 @@ export const CACHE_BOUNDS = {
   /** Sources seen once: a document is kept (documents) when it comes again while still listed here. */
   seen: { entries: 1000, chars: 1024 * 1024 },
   parseErrors: { entries: 500, chars: 512 * 1024 },
-  /** Documents compiled by graphql-jit: only those run at least twice, since compiling costs a few ms and its code stays. */
+  /** Documents compiled by graphql-jit: only those run again after a run finished, since compiling costs a few ms and its code stays. */
   compiled: { entries: 500 },
 } as const;
 
@@ -46,18 +46,22 @@ export function graphqlCaches() {
   const parseErrors = bySource<Error>(CACHE_BOUNDS.parseErrors);
   // Compiled queries by source, which graphql-jit consults before compiling.
   const compiled = bySource<JitEntry>(CACHE_BOUNDS.compiled);
-  // Documents run once so far (a parsed document is one object for as long as the parser cache keeps it).
+  // Documents run so far (a parsed document is one object for as long as the parser cache keeps it).
   const ranOnce = new WeakSet<DocumentNode>();
 
   return {
     /** Yoga's `parserAndValidationCache` (validation results hang off the documents kept here). */
     parser: { documentCache: onRepeat(documents, seen), errorCache: parseErrors, validationCache: true },
     compiled: compiled satisfies JitCache,
-    /** graphql-jit's `enableIf`: a document is compiled the second time it runs; a one-off never is. */
-    worthCompiling({ document }: ExecutionArgs): boolean {
-      if (ranOnce.has(document)) return true;
+    /**
+     * Whether graphql-jit should compile this run: once a run of the document has finished, so that a
+     * one-off document never is, nor a query whose first runs came at once (what follows is answered
+     * from the kept answers).
+     */
+    worthCompiling: ({ document }: ExecutionArgs): boolean => ranOnce.has(document),
+    /** A run of the document finished (or, for a subscription, started). */
+    ran({ document }: ExecutionArgs): void {
       ranOnce.add(document);
-      return false;
     },
     sizes: (): CacheSizes => ({
       documents: documents.size,

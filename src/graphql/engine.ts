@@ -2,7 +2,6 @@
 // and the WebSocket server beside it. Loaded on the first request that needs it (index.ts), not at
 // start: a query answered from the kept answers needs none of it, and neither does a service used only
 // over REST. It is the biggest part of svc to load (graphql-js, Yoga, the plugins): README, "Footprint".
-import { useGraphQlJit } from "@envelop/graphql-jit";
 import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspection";
 import {
   type DocumentNode,
@@ -15,9 +14,11 @@ import {
   type SelectionSetNode,
 } from "graphql";
 import { createSchema, createYoga, useErrorHandler, type Plugin } from "graphql-yoga";
+import { then } from "../awaitable.ts";
 import type { AppError } from "../errors.ts";
 import { armorPlugins } from "./armor.ts";
 import type { GraphqlCaches } from "./caches.ts";
+import type { jitPlugin } from "./jit.ts";
 import type { GraphQLContext, ServerContext } from "./context.ts";
 import type { GraphqlDeps } from "./index.ts";
 import { fromAppError, isUnexpected, maskError } from "./errors.ts";
@@ -82,8 +83,7 @@ export function createEngine({
     }),
     plugins: [
       readBodyParser,
-      // Compiles an operation into a function once it has run twice; one-off documents are not worth it.
-      useGraphQlJit({}, { enableIf: caches.worthCompiling, cache: caches.compiled }),
+      ...(config.jit ? [compiledOnRepeat(caches)] : []),
       requestErrorsAre400(),
       errorsAsGraphqlJs(),
       operationMetrics(metrics, label),
@@ -121,6 +121,31 @@ export function createEngine({
         status: error.status,
         headers: { ...error.headers, "content-type": jsonType },
       }),
+  };
+}
+
+/**
+ * With SVC_GRAPHQL_JIT, graphql-jit for a document run again after a run of it finished (caches.ts):
+ * one-off documents are not worth compiling, and a query is answered from the kept answers after its
+ * first run. The compiler is loaded by the first run it compiles, which waits for it (some
+ * milliseconds, once). Off by default: it holds some 4 MB once loaded, for about a fifth off the time of
+ * an operation not answered from the kept answers (README, "Footprint").
+ */
+function compiledOnRepeat(caches: GraphqlCaches): Plugin {
+  type Jit = ReturnType<typeof jitPlugin>;
+  let jit: Jit | undefined;
+  let loading: Promise<Jit> | undefined;
+  const load = (): Jit | Promise<Jit> =>
+    jit ?? (loading ??= import("./jit.ts").then(({ jitPlugin }) => (jit = jitPlugin(caches))));
+  return {
+    onExecute(payload) {
+      if (!caches.worthCompiling(payload.args)) return { onExecuteDone: () => caches.ran(payload.args) };
+      return then(load(), (plugin) => plugin.onExecute?.(payload));
+    },
+    onSubscribe(payload) {
+      if (!caches.worthCompiling(payload.args)) return caches.ran(payload.args);
+      return then(load(), (plugin) => plugin.onSubscribe?.(payload));
+    },
   };
 }
 

@@ -452,8 +452,8 @@ describe("bad requests", () => {
     },
   );
 
-  test("a variable of the wrong type is 400 every time, also once the operation is compiled (graphql-jit)", async () => {
-    const { call } = await testApp({ config: { graphql: { auth: "off" } } });
+  test("a variable of the wrong type is 400 every time, also once the operation is compiled (SVC_GRAPHQL_JIT)", async () => {
+    const { call } = await testApp({ config: { graphql: { auth: "off", jit: true } } });
     for (const accept of ["application/json", "application/graphql-response+json"]) {
       const statuses: number[] = [];
       for (let round = 0; round < 4; round++) {
@@ -499,6 +499,18 @@ describe("repeated queries (answered from the response cache)", () => {
     const { token } = await other.signUp("other");
     await other.graphql('mutation { createCategory(input: { name: "Elsewhere" }) { id } }', { token });
     expect(names(await list())).toEqual(["Elsewhere"]);
+  });
+
+  test("with SVC_GRAPHQL_JIT, a query's first runs arriving at once are all answered and none is compiled: what follows is the kept answer", async () => {
+    const { call, owner, create, graphql } = await setup({ config: { graphql: { jit: true } } });
+    await create({ name: "Books" });
+    const burst = await Promise.all(
+      Array.from({ length: 16 }, () => graphql("{ categories { name } }", { token: owner.token })),
+    );
+    expect(burst.map((reply) => names(reply))).toEqual(Array.from({ length: 16 }, () => ["Books"]));
+    const metrics = (await call("GET", "/svc/metrics")).text;
+    expect(metrics).toMatch(/^svc_graphql_cache_entries\{cache="compiled".*\} 0$/m);
+    expect(metrics).toMatch(/^svc_graphql_cache_entries\{cache="responses".*\} 1$/m);
   });
 
   test("by GET too: repeats answered from memory, per caller, with the same tag; a write shows at once", async () => {
