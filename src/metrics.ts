@@ -5,7 +5,7 @@
 import { Elysia } from "elysia";
 import type { Metric, Registry } from "prom-client";
 import type { Store } from "./db/store.ts";
-import { computed, processMetrics } from "./process-metrics.ts";
+import { computed, processMetrics, unlabelled } from "./process-metrics.ts";
 
 export type GraphqlOutcome = "ok" | "error" | "invalid";
 
@@ -35,7 +35,6 @@ export function createMetrics(store: Store): Metrics {
   let eventsSent = 0;
   let cacheSizes: () => Record<string, number> = () => ({});
   let subscriptionCounts: () => Record<string, number> = () => ({});
-  const total = (read: () => number) => () => [{ labels: {}, value: read() }];
   const byLabel = (label: string, read: () => Record<string, number>) => () =>
     Object.entries(read()).map(([value, n]) => ({ labels: { [label]: value }, value: n }));
 
@@ -54,13 +53,13 @@ export function createMetrics(store: Store): Metrics {
       "svc_login_failures_total",
       "Logins refused for a wrong username or password.",
       "counter",
-      total(() => failedLogins),
+      unlabelled(() => failedLogins),
     ),
     computed(
       "svc_login_throttled_total",
       "Logins refused because the account or client was blocked.",
       "counter",
-      total(() => throttledLogins),
+      unlabelled(() => throttledLogins),
     ),
     computed(
       "svc_db_pool_connections",
@@ -87,7 +86,7 @@ export function createMetrics(store: Store): Metrics {
       "svc_subscription_events_sent_total",
       "Category events handed to subscribers.",
       "counter",
-      total(() => eventsSent),
+      unlabelled(() => eventsSent),
     ),
     computed(
       "svc_subscriptions_dropped_total",

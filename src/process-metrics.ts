@@ -25,6 +25,9 @@ export function computed(
   } as unknown as Metric;
 }
 
+/** The values of a metric without labels, read when scraped. */
+export const unlabelled = (read: () => number) => () => [{ labels: {}, value: read() }];
+
 /** The process's metrics; the event loop's lag is sampled from this call on. */
 export function processMetrics(): Metric[] {
   const startedAt = Date.now() / 1000 - process.uptime();
@@ -38,7 +41,6 @@ export function processMetrics(): Metric[] {
   }, LAG_SAMPLE_MS).unref();
 
   const one = (value: number) => () => [{ labels: {}, value }];
-  const now = (read: () => number) => () => [{ labels: {}, value: read() }];
   const metrics = [
     computed("svc_build_info", "svc's version and the Bun that runs it; always 1.", "gauge", () => [
       { labels: { version, bun: Bun.version }, value: 1 },
@@ -48,31 +50,31 @@ export function processMetrics(): Metric[] {
       "svc_process_cpu_user_seconds_total",
       "CPU time spent in user mode.",
       "counter",
-      now(() => process.cpuUsage().user / 1e6),
+      unlabelled(() => process.cpuUsage().user / 1e6),
     ),
     computed(
       "svc_process_cpu_system_seconds_total",
       "CPU time spent in the kernel.",
       "counter",
-      now(() => process.cpuUsage().system / 1e6),
+      unlabelled(() => process.cpuUsage().system / 1e6),
     ),
     computed(
       "svc_process_resident_memory_bytes",
       "Resident memory (RSS).",
       "gauge",
-      now(() => process.memoryUsage().rss),
+      unlabelled(() => process.memoryUsage().rss),
     ),
     computed(
       "svc_js_heap_used_bytes",
       "JavaScript heap in use (JavaScriptCore).",
       "gauge",
-      now(() => process.memoryUsage().heapUsed),
+      unlabelled(() => process.memoryUsage().heapUsed),
     ),
     computed(
       "svc_js_heap_size_bytes",
       "JavaScript heap size (JavaScriptCore).",
       "gauge",
-      now(() => process.memoryUsage().heapTotal),
+      unlabelled(() => process.memoryUsage().heapTotal),
     ),
     computed(
       "svc_event_loop_lag_seconds",
@@ -91,7 +93,7 @@ export function processMetrics(): Metric[] {
         "svc_process_open_fds",
         "Open file descriptors.",
         "gauge",
-        now(() => readdirSync("/proc/self/fd").length),
+        unlabelled(() => readdirSync("/proc/self/fd").length),
       ),
     );
   }
