@@ -1,7 +1,7 @@
 // Runs the store conformance suite on bun:sqlite, in memory and on a file, plus SQLite-only checks.
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
@@ -10,6 +10,8 @@ import { migrateSqlite } from "../../src/db/sqlite/migrate.ts";
 import { auditEvent } from "../../src/audit/model.ts";
 import { openSqliteConnection } from "../../src/db/sqlite/connection.ts";
 import { openSqliteStore, sqliteStore } from "../../src/db/sqlite/store.ts";
+import { applyMigrations } from "../../src/db/sqlite/apply-migrations.ts";
+import { emptyDatabase, placeEmptyDatabase } from "../../src/db/sqlite/new-database.ts";
 import { storeConformance } from "./conformance.ts";
 import journal from "../../drizzle/sqlite/meta/_journal.json";
 
@@ -61,7 +63,59 @@ describe("the SQLite file", () => {
     // A file where a folder should be: SQLite cannot open the path, nor mkdir make it (it names the file).
     const blocker = join(dir, "blocker");
     writeFileSync(blocker, "not a folder");
+    expect(placeEmptyDatabase(join(blocker, "svc.db"))).toBe(false);
     expect(() => openSqliteConnection(join(blocker, "svc.db"))).toThrow(/EEXIST|ENOTDIR/);
+    expect(readdirSync(dir)).not.toContain(expect.stringContaining(".new"));
+  });
+
+  // A first start writes the empty database made at build time instead of running the migrations;
+  // the migrations read here, now, are what it must match, so an image left behind a new migration fails.
+  test("a new database is written whole from the empty one the build made, which is what the migrations make", async () => {
+    const migrated = new Database(":memory:", { strict: true });
+    applyMigrations(migrated, readMigrationFiles({ migrationsFolder: join(import.meta.dir, "../../drizzle/sqlite") }));
+    // In a file: the image's header is in WAL mode, which a database held in memory cannot open.
+    writeFileSync(join(dir, "image.db"), emptyDatabase());
+    const image = new Database(join(dir, "image.db"), { readonly: true, strict: true });
+    const state = (client: Database) => ({
+      schema: client.query("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name").all(),
+      applied: client.query('SELECT id, hash, created_at FROM "__drizzle_migrations" ORDER BY id').all(),
+      pageSize: client.query("PRAGMA page_size").get(),
+      userVersion: client.query("PRAGMA user_version").get(),
+    });
+    expect(state(image)).toEqual(state(migrated));
+    expect(image.query("PRAGMA integrity_check").all()).toEqual([{ integrity_check: "ok" }]);
+    image.close();
+    migrated.close();
+
+    const path = join(dir, "whole", "svc.db");
+    const connection = openSqliteConnection(path);
+    expect(connection.journalMode).toBe("wal");
+    // Nothing was written after it: no migration ran, and the switch to WAL was already in its header.
+    expect(await Bun.file(path).bytes()).toEqual(emptyDatabase());
+    expect(Bun.file(`${path}-wal`).size).toBe(0);
+    expect(readdirSync(join(dir, "whole")).sort()).toEqual(["svc.db", "svc.db-shm", "svc.db-wal"]);
+    connection.client.close();
+  });
+
+  test("the empty database never replaces a file that is there first, and leaves no scratch file", async () => {
+    const path = join(dir, "there-first", "svc.db");
+    const store = openSqliteStore(path);
+    await store.users.create({
+      id: Bun.randomUUIDv7(),
+      username: "ann",
+      email: "ann@example.com",
+      passwordHash: "h",
+      createdAt: new Date().toISOString(),
+    });
+    await store.close();
+    const before = await Bun.file(path).bytes();
+
+    expect(placeEmptyDatabase(path)).toBe(true);
+    expect(await Bun.file(path).bytes()).toEqual(before);
+    expect(readdirSync(join(dir, "there-first")).filter((name) => !name.startsWith("svc.db-"))).toEqual(["svc.db"]);
+    const raw = new Database(path, { readonly: true });
+    expect(raw.query("SELECT username FROM users").all()).toEqual([{ username: "ann" }]);
+    raw.close();
   });
 
   test("close() leaves the whole database in the file: nothing waits in the WAL to be written later", async () => {

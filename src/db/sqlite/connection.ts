@@ -8,6 +8,7 @@ import { storageMonitor, type StorageMonitor } from "../storage.ts";
 import { DamagedDatabase, NoSuchDatabase, type OpenOptions } from "../store.ts";
 import { firstDamage, missingSqlite } from "./file.ts";
 import { migrateSqlite } from "./migrate.ts";
+import { placeEmptyDatabase } from "./new-database.ts";
 
 /** The largest file checked for damage at start: about 3,000,000 users, some 1.5 s of reading. */
 const START_CHECK_MAX_BYTES = 1024 ** 3;
@@ -33,7 +34,7 @@ export function openSqliteConnection(path: string, { existing = false }: OpenOpt
     const problem = missingSqlite(path);
     if (problem) throw new NoSuchDatabase(problem);
   }
-  const client = existing ? new Database(path, { create: false, strict: true }) : create(path);
+  const client = existing ? new Database(path, { create: false, strict: true }) : openOrCreate(path);
   if (
     existing &&
     !client.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get()
@@ -78,13 +79,28 @@ export function openSqliteConnection(path: string, { existing = false }: OpenOpt
   };
 }
 
+/**
+ * The database at `path`, made first if there is none. A new one is the empty database written whole
+ * (new-database.ts); where that cannot be placed, SQLite creates it and the migrations fill it.
+ */
+function openOrCreate(path: string): Database {
+  if (path === ":memory:") return new Database(path, { create: true, strict: true });
+  try {
+    return new Database(path, { create: false, strict: true });
+  } catch {
+    // Not there yet, most likely: placing the empty database tells, and the long way below fails,
+    // if it must, with SQLite's own words (permissions, a full disk, a damaged header).
+  }
+  placeEmptyDatabase(path);
+  return create(path);
+}
+
 function create(path: string): Database {
   try {
     return new Database(path, { create: true, strict: true });
-  } catch (error) {
+  } catch {
     // SQLite makes files, not folders: the first start in an empty folder has no data/ yet. Any other
     // reason to fail (permissions, a damaged header) fails again on the second try and is thrown.
-    if (path === ":memory:") throw error;
     nodeFs().mkdirSync(dirname(path), { recursive: true });
     return new Database(path, { create: true, strict: true });
   }

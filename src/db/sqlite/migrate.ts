@@ -1,33 +1,12 @@
-// Applies the embedded SQLite migrations, keeping Drizzle's own bookkeeping (the same table, rows and
-// rule: a migration runs when it is newer than the newest one recorded), so databases migrated by
-// earlier versions, through Drizzle's migrator, go on as before. Written against bun:sqlite itself:
-// svc migrates before it listens, and Drizzle's code is then not yet needed (README, "Footprint").
+// The SQLite migrations this binary carries, and the step that brings a database up to them.
 import type { Database } from "bun:sqlite";
 import { embeddedMigrations } from "../migrations.macro.ts" with { type: "macro" };
+import { applyMigrations } from "./apply-migrations.ts";
 
 const MIGRATIONS = embeddedMigrations("sqlite");
 /** How many migrations this binary carries: a database that applied fewer is behind it. */
 export const MIGRATION_COUNT = MIGRATIONS.length;
 
 export function migrateSqlite(client: Database): void {
-  client.run(
-    'CREATE TABLE IF NOT EXISTS "__drizzle_migrations" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)',
-  );
-  const last = client
-    .query<{ created_at: number | string }, []>(
-      'SELECT created_at FROM "__drizzle_migrations" ORDER BY created_at DESC LIMIT 1',
-    )
-    .get();
-  const pending = MIGRATIONS.filter((m) => !last || Number(last.created_at) < m.folderMillis);
-  if (pending.length === 0) return;
-  const record = client.prepare<unknown, [string, number]>(
-    'INSERT INTO "__drizzle_migrations" ("hash", "created_at") VALUES (?, ?)',
-  );
-  client.transaction(() => {
-    for (const migration of pending) {
-      for (const statement of migration.sql) client.run(statement);
-      record.run(migration.hash, migration.folderMillis);
-    }
-  })();
-  record.finalize();
+  applyMigrations(client, MIGRATIONS);
 }

@@ -1,0 +1,68 @@
+// A first start's database: the empty, migrated file made at bundle time (empty-database.macro.ts),
+// written whole. Building it statement by statement, as SQLite and the migrations would, runs every
+// migration's statements and waits on the disk twice (the switch to WAL, the migrations' commit);
+// writing it whole waits once (README, "Footprint").
+import { dirname } from "node:path";
+import { nodeFs } from "../../node-fs.ts";
+import { emptyDatabaseImage } from "./empty-database.macro.ts" with { type: "macro" };
+
+const IMAGE = emptyDatabaseImage();
+
+/** The empty database's file, as placeEmptyDatabase writes it. */
+export function emptyDatabase(): Uint8Array<ArrayBuffer> {
+  return Bun.gunzipSync(Buffer.from(IMAGE, "base64"));
+}
+
+/**
+ * Puts the empty database at `path` unless a file is there by then; true when `path` now holds a
+ * database (this one, or one another process put there first). False when the image could not be
+ * placed (no space, no permission, a file system without hard links): nothing is left behind, and
+ * the caller creates the database the long way, which fails, if it must, with SQLite's own words.
+ */
+export function placeEmptyDatabase(path: string): boolean {
+  const fs = nodeFs();
+  // The process id keeps two processes' scratch files apart; one of the same name can only be a
+  // leftover of a process that died while writing it.
+  const scratch = `${path}.${process.pid}.new`;
+  let written = false;
+  try {
+    fs.mkdirSync(dirname(path), { recursive: true });
+    const fd = fs.openSync(scratch, "w", 0o644);
+    written = true;
+    try {
+      fs.writeSync(fd, emptyDatabase());
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    // A link, not a rename: it never replaces a file, so a database another process made (and may
+    // be writing) in the meantime stays as it is.
+    try {
+      fs.linkSync(scratch, path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+    syncFolder(dirname(path));
+    return true;
+  } catch {
+    return false;
+  } finally {
+    // A scratch file that cannot be removed is only clutter beside the database.
+    if (written) fs.rmSync(scratch, { force: true });
+  }
+}
+
+/** Makes the new name survive a power cut; some file systems cannot sync a folder, and then it is as before. */
+function syncFolder(folder: string): void {
+  const fs = nodeFs();
+  try {
+    const fd = fs.openSync(folder, "r");
+    try {
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    // Nothing to do: the link is made and the file's contents are on the disk.
+  }
+}
