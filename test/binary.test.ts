@@ -1,7 +1,7 @@
 // Drives the compiled binary: built once, copied alone into an empty folder, started for real.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createClient as createWsClient } from "graphql-ws";
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL, type Subprocess } from "bun";
@@ -91,6 +91,8 @@ describe("the compiled binary, alone in an empty folder", () => {
     const dir = emptyFolderWithBinary();
     const first = await start(dir);
     expect(existsSync(join(dir, "data", "svc.db"))).toBe(true);
+    // Written whole from the image the build made: the scratch file it went through is gone.
+    expect(readdirSync(join(dir, "data")).filter((name) => !name.startsWith("svc.db-"))).toEqual(["svc.db"]);
 
     const health = await json(first.base, "GET", "/svc/health");
     expect(health.status).toBe(200);
