@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCli } from "../src/cli.ts";
 import { openSqliteStore } from "../src/db/sqlite/store.ts";
+import { newUser } from "./store/conformance.ts";
 import { version } from "../package.json";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-cli-"));
@@ -65,13 +66,7 @@ describe("svc <command>", () => {
   test("backup writes a consistent copy to a new file, and refuses to overwrite", async () => {
     const path = join(dir, "live", "svc.db");
     const store = openSqliteStore(path); // stays open, as a serving svc would
-    await store.users.create({
-      id: Bun.randomUUIDv7(),
-      username: "ann",
-      email: "ann@example.com",
-      passwordHash: "h",
-      createdAt: new Date().toISOString(),
-    });
+    await store.users.create(newUser("ann"));
     const target = join(dir, "snapshot.db");
     const result = await cli(["backup", target], { SVC_DATABASE_URL: `sqlite:${path}` });
     expect(result.code).toBe(0);

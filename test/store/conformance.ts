@@ -29,7 +29,8 @@ export interface StoreHarness {
 let clock = Date.parse("2026-01-01T00:00:00.000Z");
 const tick = () => new Date((clock += 1000)).toISOString();
 
-function newUser(username: string, overrides: Partial<NewUser> = {}): NewUser {
+/** A user to create, named `username`, with an e-mail made from the name. */
+export function newUser(username: string, overrides: Partial<NewUser> = {}): NewUser {
   return {
     id: Bun.randomUUIDv7(),
     username,

@@ -12,7 +12,7 @@ import { openSqliteConnection } from "../../src/db/sqlite/connection.ts";
 import { openSqliteStore, sqliteStore } from "../../src/db/sqlite/store.ts";
 import { applyMigrations } from "../../src/db/sqlite/apply-migrations.ts";
 import { emptyDatabase, placeEmptyDatabase } from "../../src/db/sqlite/new-database.ts";
-import { storeConformance } from "./conformance.ts";
+import { newUser, storeConformance } from "./conformance.ts";
 import journal from "../../drizzle/sqlite/meta/_journal.json";
 
 storeConformance("sqlite in memory", {
@@ -32,13 +32,7 @@ describe("the SQLite file", () => {
   test("is in WAL mode with foreign keys enforced, and reopens with its data (migrations run once)", async () => {
     const path = join(dir, "reopen", "svc.db");
     const first = openSqliteStore(path);
-    await first.users.create({
-      id: Bun.randomUUIDv7(),
-      username: "ann",
-      email: "ann@example.com",
-      passwordHash: "h",
-      createdAt: new Date().toISOString(),
-    });
+    await first.users.create(newUser("ann"));
     await first.close();
 
     const second = openSqliteStore(path);
@@ -100,13 +94,7 @@ describe("the SQLite file", () => {
   test("the empty database never replaces a file that is there first, and leaves no scratch file", async () => {
     const path = join(dir, "there-first", "svc.db");
     const store = openSqliteStore(path);
-    await store.users.create({
-      id: Bun.randomUUIDv7(),
-      username: "ann",
-      email: "ann@example.com",
-      passwordHash: "h",
-      createdAt: new Date().toISOString(),
-    });
+    await store.users.create(newUser("ann"));
     await store.close();
     const before = await Bun.file(path).bytes();
 
