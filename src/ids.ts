@@ -1,10 +1,13 @@
 // Identifiers are UUIDv7 strings: time-ordered, so id order is creation order.
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** An id as svc writes them: every token's own, checked on every request, so tested first (a third of the time). */
+const CANONICAL = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export const newId = (): string => Bun.randomUUIDv7();
 
 /** The id in canonical (lower-case) form, or null when the text cannot be an id. */
 export function parseId(text: string): string | null {
+  if (CANONICAL.test(text)) return text;
   return UUID.test(text) ? text.toLowerCase() : null;
 }

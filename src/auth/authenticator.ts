@@ -33,7 +33,7 @@ export function createAuthenticator(tokens: TokenService, store: Pick<Store, "to
   return {
     authenticate(authorization) {
       if (!authorization) throw unauthorized(false, "A Bearer token is required.");
-      const token = bearerToken(authorization);
+      const token = bearerToken(authorization, tokens);
       if (token === null) throw unauthorized(true, "The Authorization header must read 'Bearer <token>'.");
       return then(tokens.verify(token), (verified) => {
         if (!verified) throw invalid();
@@ -54,7 +54,7 @@ export function createAuthenticator(tokens: TokenService, store: Pick<Store, "to
       });
     },
     async subject(authorization) {
-      const token = authorization && bearerToken(authorization);
+      const token = authorization && bearerToken(authorization, tokens);
       return token ? ((await tokens.verify(token))?.userId ?? null) : null;
     },
   };
@@ -62,7 +62,13 @@ export function createAuthenticator(tokens: TokenService, store: Pick<Store, "to
 
 const invalid = () => unauthorized(true, "The token is invalid, expired or revoked.");
 
-function bearerToken(authorization: string): string | null {
+function bearerToken(authorization: string, tokens: Pick<TokenService, "remembers">): string | null {
+  // The header as clients write it, with a token verified before and so well-formed then: reading its
+  // 300 characters through the pattern again was a third of a microsecond of every authenticated read.
+  if (authorization.startsWith("Bearer ")) {
+    const token = authorization.slice(7);
+    if (tokens.remembers(token)) return token;
+  }
   const match = /^Bearer[ ]+([A-Za-z0-9._~+/-]+=*)[ ]*$/i.exec(authorization);
   return match ? match[1]! : null;
 }

@@ -30,6 +30,8 @@ export interface TokenService {
   issue(subject: TokenSubject): Promise<IssuedToken>;
   /** null: not a token svc issued, or expired, or not yet valid. Never throws. At once for a token verified before. */
   verify(token: string): Awaitable<VerifiedToken | null>;
+  /** Whether `token` is one verified before and still remembered (expired or not): a well-formed token. */
+  remembers(token: string): boolean;
 }
 
 /** How many verified tokens are remembered; the oldest go first. */
@@ -49,6 +51,7 @@ export function createTokenService(secret: Uint8Array, ttlSeconds: number): Toke
       const token = await signer.sign({ ...claims, jti: crypto.randomUUID(), exp: `${ttlSeconds}s` });
       return { token, token_type: "Bearer", expires_in: ttlSeconds };
     },
+    remembers: (token) => verified.has(token),
     verify(token) {
       // A token's signature and claims never change, so a verified token is remembered until it
       // expires; revocation (version, jti) is checked by the authenticator on every request anyway.

@@ -150,6 +150,19 @@ describe("bearer tokens", () => {
     );
   });
 
+  test("a token already verified is read from the header by the same rule: other spacing and case work, anything more is refused", async () => {
+    const { call, signUp } = await testApp();
+    const { token } = await signUp();
+    const read = (authorization: string) => call("GET", "/svc-api/v1/users/all", { headers: { authorization } });
+    expect((await read(`Bearer ${token}`)).status).toBe(200);
+    for (const authorization of [`BEARER ${token}`, `Bearer   ${token}`, `Bearer ${token}  `]) {
+      expect((await read(authorization)).status).toBe(200);
+    }
+    for (const authorization of [`Bearer ${token} x`, `Bearer ${token}!`, `Bearer ${token}.`, `Bearer  x${token}`]) {
+      expectProblem(await read(authorization), 401, "unauthorized");
+    }
+  });
+
   test("a token that has worked stops working when it expires (verified tokens are remembered only until then)", async () => {
     const { call, signUp } = await testApp({ config: { jwt: { secret: key, ephemeral: false, ttlSeconds: 1 } } });
     // exp is in whole seconds, so a 1-second token signed late in a second lives only what is left of it,
