@@ -298,8 +298,9 @@ const PAGE_PARAMETERS = new Set(["limit", "after"]);
 
 /** Reads `limit` and `after` from a query string: limit 1-1000 (default 100), after a user id; nothing else. */
 export function parsePage(query: Record<string, string | undefined>): UserPage {
-  const unknown = Object.keys(query).filter((name) => !PAGE_PARAMETERS.has(name));
-  if (unknown.length > 0) throw invalidFields(unknown.map((field) => ({ field, message: UNKNOWN_FIELD })));
+  let unknown: string[] | undefined;
+  for (const name in query) if (!PAGE_PARAMETERS.has(name)) (unknown ??= []).push(name);
+  if (unknown) throw invalidFields(unknown.map((field) => ({ field, message: UNKNOWN_FIELD })));
   const { limit, after } = query;
   const problems: FieldError[] = [];
   let size = PAGE_DEFAULT;

@@ -107,7 +107,10 @@ function hotReads(client: Database, run: Dialect["run"], commits: Commits | null
   const bySession = client.query<Row, [string, string]>(
     `SELECT NOT EXISTS (SELECT 1 FROM sessions WHERE id = ? AND user_id = users.id) AS revoked, ${VERSIONS} FROM users WHERE id = ?`,
   );
-  const states = new Map<string, TokenState | null>();
+  // By jti (the token's own id, one string object per verified token, so its hash is already known),
+  // checked against the user and session asked for: a key joined from all three was a fresh string
+  // to build and hash on every request.
+  const states = new Map<string, { userId: string; sessionId: string | undefined; state: TokenState | null }>();
   let tables: TableVersions | undefined;
   /** Whether what is kept still holds; if not, it goes, and the mark for what is read next is taken. */
   const keptHolds = (): boolean => {
@@ -129,17 +132,16 @@ function hotReads(client: Database, run: Dialect["run"], commits: Commits | null
       });
     },
     tokenState(userId, jti, sessionId) {
-      const key = `${userId} ${jti} ${sessionId ?? ""}`;
       if (keptHolds()) {
-        const kept = states.get(key);
-        if (kept !== undefined) return kept;
+        const kept = states.get(jti);
+        if (kept !== undefined && kept.userId === userId && kept.sessionId === sessionId) return kept.state;
       }
       return run(async () => {
         const row = sessionId === undefined ? byJti.get(jti, userId) : bySession.get(sessionId, userId);
         const state = row
           ? { revoked: row.revoked === 1, versions: { users: row.users, categories: row.categories } }
           : null;
-        if (commits) setBounded(states, key, state, KEPT_TOKEN_STATES);
+        if (commits) setBounded(states, jti, { userId, sessionId, state }, KEPT_TOKEN_STATES);
         return state;
       });
     },
