@@ -135,6 +135,29 @@ describe("the SQLite file", () => {
     raw.close();
   });
 
+  test("a write compiles its statements once; one that failed on a clash runs again; close() finalizes them", async () => {
+    const connection = openSqliteConnection(join(dir, "statements", "svc.db"));
+    const compiled: string[] = [];
+    const prepare = connection.client.prepare.bind(connection.client);
+    connection.client.prepare = ((sql: string) => {
+      compiled.push(sql);
+      return prepare(sql);
+    }) as typeof connection.client.prepare;
+    const store = sqliteStore(connection);
+    await store.users.create(newUser("ann"));
+    const afterFirst = compiled.length;
+    expect(afterFirst).toBeGreaterThan(0);
+    await expect(store.users.create(newUser("ANN", { email: "other@example.com" }))).rejects.toMatchObject({
+      code: "username_taken",
+    });
+    const bob = await store.users.create(newUser("bob"));
+    expect(compiled.length).toBe(afterFirst);
+    expect((await store.users.findById(bob.id))?.username).toBe("bob");
+    await store.close();
+    // Closed at once, kept statements and all: the file opens for writing elsewhere with nothing left in the WAL.
+    expect(Bun.file(join(dir, "statements", "svc.db-wal")).size).toBe(0);
+  });
+
   // svc migrates with bun:sqlite alone (it needs no Drizzle before it listens); databases that
   // Drizzle's migrator made, whole or part way, must be carried on as Drizzle would.
   test("migrates as Drizzle's own migrator does: the same schema and bookkeeping, and carries on a database Drizzle migrated part way", () => {

@@ -13,6 +13,7 @@ import { setBounded } from "../../bounded-map.ts";
 import { type Commits, watchCommits } from "./commits.ts";
 import { openSqliteConnection, type SqliteConnection } from "./connection.ts";
 import * as tables from "./schema.ts";
+import { keptStatements, type KeptStatements } from "./statements.ts";
 
 /** Opens (creating if needed, unless `existing`) and migrates the database at `path`, or an in-memory one for ":memory:". */
 export function openSqliteStore(path: string, options: OpenOptions = {}): VersionedStore {
@@ -22,10 +23,17 @@ export function openSqliteStore(path: string, options: OpenOptions = {}): Versio
 /** The store over a connection opened by openSqliteConnection; closing the store closes it. */
 export function sqliteStore(connection: SqliteConnection): VersionedStore {
   const { client, path, journalMode } = connection;
-  return drizzleStore(sqliteDialect(connection, drizzle({ client }) as unknown as Db, watchCommits(path, journalMode)));
+  const statements = keptStatements(client);
+  const db = drizzle({ client: statements.client as Database }) as unknown as Db;
+  return drizzleStore(sqliteDialect(connection, db, statements, watchCommits(path, journalMode)));
 }
 
-function sqliteDialect(connection: SqliteConnection, db: Db, commits: Commits | null): Dialect {
+function sqliteDialect(
+  connection: SqliteConnection,
+  db: Db,
+  statements: KeptStatements,
+  commits: Commits | null,
+): Dialect {
   const { client, storage } = connection;
   const gate = new ConnectionGate();
   const run: Dialect["run"] = async (work, clash) => {
@@ -77,6 +85,7 @@ function sqliteDialect(connection: SqliteConnection, db: Db, commits: Commits | 
       try {
         if (commits) client.run("PRAGMA wal_checkpoint(TRUNCATE)");
       } finally {
+        statements.finalize();
         client.close(false);
       }
     },
