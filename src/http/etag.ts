@@ -30,7 +30,7 @@ export function etagOf(body: string): string {
 
 /** Whether a list of tags (If-None-Match, If-Match) names this one; `*` names any. Weak tags compare weakly. */
 function names(header: string, tag: string): boolean {
-  // What a revalidating client sends back: the one tag, as given or weak. A tenth of the list's reading.
+  // What a revalidating client sends back, the one tag as given or weak, at a tenth of the cost of reading a list.
   if (header === tag || (header.length === tag.length + 2 && header === `W/${tag}`)) return true;
   if (header.trim() === "*") return true;
   return header.split(",").some((item) => item.trim().replace(/^W\//, "") === tag);
