@@ -1,7 +1,7 @@
 // Identifiers are UUIDv7 strings: time-ordered, so id order is creation order.
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** An id as svc writes them (a token's user and session, checked on every request): tested first, at 40% of the cost. */
+/** An id as svc writes them (a token's user and session, on every request): tested first, at 40% of the cost. */
 const CANONICAL = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export const newId = (): string => Bun.randomUUIDv7();
