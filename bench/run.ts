@@ -3,7 +3,7 @@
 // rounds. Prints the table and writes it to bench/results.md and into README.md.
 // Flags: --quick (shorter runs), --no-postgres, --no-scale, --only=<text> (just the cases whose name
 // holds the text, without the wide, createCategory and scale runs: for working on one case),
-// --env=NAME=value (a setting for svc; such a run is printed, not written).
+// --env=NAME=value (a setting for svc). Only a full run with the defaults is written; any other is printed.
 import { $, type Subprocess } from "bun";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -684,8 +684,10 @@ const report = [
 ].join("\n");
 
 console.log(`\n${report}\n`);
-// A partial run, or one with settings other than the defaults, is for the console, not for the record.
-if (ONLY !== undefined || Object.keys(EXTRA_ENV).length > 0) process.exit(0);
+// A partial run (one case, shorter runs, a part skipped) or one with settings other than the defaults is
+// for the console, not for the record: written, it would replace the full run's table with less.
+const partial = ONLY !== undefined || ["--quick", "--no-postgres", "--no-scale"].some((flag) => flags.has(flag));
+if (partial || Object.keys(EXTRA_ENV).length > 0) process.exit(0);
 // The measurements made by hand (bench:micro and the like) stay below the run's own report.
 const resultsPath = join(import.meta.dir, "results.md");
 const previous = existsSync(resultsPath) ? readFileSync(resultsPath, "utf8") : "";
