@@ -459,7 +459,7 @@ async function runCases(
   if (ONLY !== undefined) return { rows, wide, extra, peak: svc.peakRss() };
   for (const row of wide) {
     extra.push(
-      `${row.name} at ${WIDE} connections: ${row.svc.rps.toFixed(0)} req/s, p99 ${row.svc.p99.toFixed(2)} ms against the floor's ${row.floor.p99.toFixed(2)} ms (**${(row.svc.p99 / row.floor.p99).toFixed(2)}x**), ${row.svc.non2xx} non-2xx, ${row.svc.socketErrors} socket errors`,
+      `${row.name} at ${WIDE} connections: ${row.svc.rps.toFixed(0)} req/s (the floor ${row.floor.rps.toFixed(0)}), p99 ${row.svc.p99.toFixed(2)} ms against the floor's ${row.floor.p99.toFixed(2)} ms (**${(row.svc.p99 / row.floor.p99).toFixed(2)}x**), ${row.svc.non2xx} non-2xx, ${row.svc.socketErrors} socket errors`,
     );
   }
   const peak = svc.peakRss();
