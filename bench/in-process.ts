@@ -61,9 +61,10 @@ const login = await app.handle(
 );
 const { token } = (await login.json()) as { token: string };
 const authorization = `Bearer ${token}`;
-const query = JSON.stringify({ query: "{ categories { id name description colorHex icon } }" });
+const categoriesQuery = "{ categories { id name description colorHex icon } }";
+const query = JSON.stringify({ query: categoriesQuery });
 const usersPage = "http://svc.local/svc-api/v1/users/all?limit=100";
-const graphqlGet = `http://svc.local/graphql?query=${encodeURIComponent("{ categories { id name description colorHex icon } }")}`;
+const graphqlGet = `http://svc.local/graphql?query=${encodeURIComponent(categoriesQuery)}`;
 /** The tag a revalidating client sends back: the one svc gave for this read. */
 const tagOf = async (url: string) =>
   (await app.handle(new Request(url, { headers: { authorization } }))).headers.get("etag")!;
