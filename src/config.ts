@@ -66,6 +66,8 @@ export interface Config {
   logLevel: LogLevel;
   maxBodyBytes: number;
   shutdownGraceMs: number;
+  /** How long svc must go without a request before it throws away its compiled code (idle-memory.ts). */
+  releaseCodeAfterMs: number;
   passwordCost: PasswordCost;
   /** How many proxies in front of svc append to X-Forwarded-For; 0: the header is ignored. */
   trustProxy: number;
@@ -138,6 +140,7 @@ export function parseConfig(env: Env): Config {
     logLevel: oneOf(env, "SVC_LOG_LEVEL", ["debug", "info", "warn", "error", "silent"], "info"),
     maxBodyBytes: integer(env, "SVC_MAX_BODY_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
     shutdownGraceMs: duration(env, "SVC_SHUTDOWN_GRACE", "10s", 0, 300) * 1000,
+    releaseCodeAfterMs: duration(env, "SVC_RELEASE_CODE_AFTER", "0s", 0, 86400) * 1000,
     passwordCost: PRODUCTION_PASSWORD_COST,
     trustProxy: trustProxy(env),
     corsOrigins: origins(env),

@@ -1,49 +1,60 @@
 // Memory back to the system once a burst is over. JavaScriptCore keeps the heap it grew under load
 // for the next burst: after 5,400 createCategory in 3 s, svc sat at 111 MB for as long as it stayed
-// idle. Once a whole check period passes without a request after some, svc runs a full collection,
-// asks JavaScriptCore to shrink its heap (release the freed pages) and the database's client to drop
-// its cache: the same burst then settled at 100 MB within 2 s and 91 MB within 10 s.
+// idle. Once a whole check period passes without a request after some, svc runs a full collection
+// and asks the database's client to drop its cache; once the quiet has lasted SVC_RELEASE_CODE_AFTER
+// (by default that same first check) it also asks JavaScriptCore to shrink its footprint, which throws
+// away compiled code: most of what a load leaves behind (5 s after a mixed load, 65 MB with it and 82
+// without).
 //
 // The period is short, so memory comes back a quarter of a second after a burst rather than one or two
 // seconds: some of it JavaScriptCore returns only about 4 s after the shrink, which then lands 4.5 s
-// after the burst instead of 6. A release costs 3-6 ms of the event loop and costs the next request
-// about 2 ms (its code runs unoptimised again), so there is at most one per RELEASE_AT_MOST_EVERY_MS:
-// a client polling every 300 ms does not pay it on every poll. README, "Footprint".
+// after the burst instead of 6. The shrink costs the next request about 1 ms (its code runs
+// unoptimised again) and a burst at 256 connections a tail, so there is at most one per
+// RELEASE_AT_MOST_EVERY_MS, and SVC_RELEASE_CODE_AFTER lets a service whose clients come back within
+// seconds keep its code for them. README, "Footprint".
 
 /** How long without a request counts as quiet: one check period. */
 const QUIET_MS = 250;
-/** The least time between two releases. */
+/** The least time between two releases of one kind. */
 const RELEASE_AT_MOST_EVERY_MS = 5000;
 
+/** The cheap part, made at the first quiet check: the database's cache and the burst's garbage. */
 function collect(releaseDatabase: () => void): void {
   releaseDatabase();
   Bun.gc(true);
+}
+
+/** The dear part: the compiled code, which the next burst compiles again. */
+function dropCode(): void {
   // Deprecated in Bun's types, without a replacement: it asks JavaScriptCore to shrink its footprint
-  // when next idle, which is now.
+  // when next idle, which is now; that throws away compiled code and collects.
   Bun.shrink();
 }
 
 /**
- * The check, to be run once a period: calls `release` when no request began since the last check but
- * some had since the release before, and the release before was at least `atMostEvery` ms ago (by
- * `now`); a release owed until then is made at the first check after it.
+ * The check, to be run once a period: calls `release` once the requests counted by `requestsBegun` have
+ * stopped (no new one since the check before) for at least `after` ms, if some came since the release
+ * before and that release was at least `atMostEvery` ms ago (by `now`); a release owed until then is made
+ * at the first check after it. Quiet is counted from the last check that saw a new request.
  */
 export function quietSpellCheck(
   requestsBegun: () => number,
   release: () => void,
-  { atMostEvery = RELEASE_AT_MOST_EVERY_MS, now = () => performance.now() } = {},
+  { after = 0, atMostEvery = RELEASE_AT_MOST_EVERY_MS, now = () => performance.now() } = {},
 ): () => void {
   let seen = requestsBegun();
   let owed = false;
+  let busyAt = -Infinity;
   let releasedAt = -Infinity;
   return () => {
     const begun = requestsBegun();
     if (begun !== seen) {
       seen = begun;
       owed = true;
+      busyAt = now();
       return;
     }
-    if (!owed || now() - releasedAt < atMostEvery) return;
+    if (!owed || now() - busyAt < after || now() - releasedAt < atMostEvery) return;
     owed = false;
     releasedAt = now();
     release();
@@ -51,14 +62,22 @@ export function quietSpellCheck(
 }
 
 /**
- * Starts watching `requestsBegun` (a count that grows with each request), releasing the process's
- * memory and `releaseDatabase`'s in each quiet spell; returns the stop.
+ * Starts watching `requestsBegun` (a count that grows with each request): in each quiet spell releases
+ * `releaseDatabase`'s memory and the garbage at once, and the compiled code once the spell has lasted
+ * `dropCodeAfterMs`; returns the stop.
  */
-export function returnMemoryWhenIdle(requestsBegun: () => number, releaseDatabase: () => void): () => void {
-  const timer = setInterval(
-    quietSpellCheck(requestsBegun, () => collect(releaseDatabase)),
-    QUIET_MS,
-  );
+export function returnMemoryWhenIdle(
+  requestsBegun: () => number,
+  releaseDatabase: () => void,
+  dropCodeAfterMs: number,
+): () => void {
+  const collectWhenQuiet = quietSpellCheck(requestsBegun, () => collect(releaseDatabase));
+  const dropCodeWhenQuiet = quietSpellCheck(requestsBegun, dropCode, { after: dropCodeAfterMs });
+  const timer = setInterval(() => {
+    // In this order when both fall due at once: the collection's garbage is gone before the shrink.
+    collectWhenQuiet();
+    dropCodeWhenQuiet();
+  }, QUIET_MS);
   timer.unref();
   return () => clearInterval(timer);
 }

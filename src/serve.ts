@@ -99,7 +99,7 @@ export async function serve(config: Config): Promise<void> {
     await sockets();
     app = createApp({ config, store, loggers: createLoggers(config.logLevel), probes });
     server.reload(serveOptions(settings, app.handlers) as Serve.Options<unknown>);
-    stopReturningMemory = returnMemoryWhenIdle(app.requestsBegun, opened.releaseMemory);
+    stopReturningMemory = returnMemoryWhenIdle(app.requestsBegun, opened.releaseMemory, config.releaseCodeAfterMs);
     void prune();
     // How well the build's bytecode profile (src/build/bytecode-order.ts) fits what was loaded: "cold"
     // functions were read from outside the front of the file. Null outside the binary.

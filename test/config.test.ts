@@ -16,6 +16,7 @@ describe("parseConfig", () => {
       logLevel: "info",
       maxBodyBytes: 1048576,
       shutdownGraceMs: 10000,
+      releaseCodeAfterMs: 0,
       passwordCost: PRODUCTION_PASSWORD_COST,
     });
     expect(config.jwt.ttlSeconds).toBe(900);
@@ -44,6 +45,7 @@ describe("parseConfig", () => {
       SVC_LOG_LEVEL: "warn",
       SVC_MAX_BODY_BYTES: "4096",
       SVC_SHUTDOWN_GRACE: "30s",
+      SVC_RELEASE_CODE_AFTER: "2m",
     });
     expect(config).toMatchObject({
       env: "production",
@@ -55,6 +57,7 @@ describe("parseConfig", () => {
       logLevel: "warn",
       maxBodyBytes: 4096,
       shutdownGraceMs: 30000,
+      releaseCodeAfterMs: 120_000,
     });
     expect(new TextDecoder().decode(config.jwt.secret)).toBe(SECRET);
   });
@@ -161,6 +164,8 @@ describe("parseConfig", () => {
     ["SVC_LOG_PROBES", { SVC_LOG_PROBES: "no" }, "true or false"],
     ["SVC_MAX_BODY_BYTES", { SVC_MAX_BODY_BYTES: "10" }, "an integer from 1024"],
     ["SVC_SHUTDOWN_GRACE", { SVC_SHUTDOWN_GRACE: "forever" }, "a duration such as"],
+    ["SVC_RELEASE_CODE_AFTER", { SVC_RELEASE_CODE_AFTER: "500ms" }, "from 0s to 86400s"],
+    ["SVC_RELEASE_CODE_AFTER", { SVC_RELEASE_CODE_AFTER: "2d" }, "from 0s to 86400s"],
     ["SVC_TRUST_PROXY", { SVC_TRUST_PROXY: "yes" }, "false, true (one proxy) or the number of proxies"],
     [
       "SVC_CORS_ORIGINS",

@@ -68,3 +68,35 @@ test("releases at most once per interval: a quiet spell that comes sooner waits 
   check();
   expect(releases).toBe(3);
 });
+
+test("a release with a wait comes only once the quiet has lasted that long, counted from the last request", () => {
+  let requests = 0;
+  let releases = 0;
+  let clock = 0;
+  const check = quietSpellCheck(
+    () => requests,
+    () => releases++,
+    { after: 30_000, atMostEvery: 5000, now: () => clock },
+  );
+  const period = () => {
+    clock += 250;
+    check();
+  };
+  requests++;
+  period();
+  // A client polling every 20 s keeps the quiet from ever lasting 30 s.
+  for (let poll = 0; poll < 5; poll++) {
+    for (let i = 0; i < 80; i++) period();
+    expect(releases).toBe(0);
+    requests++;
+    period();
+  }
+  // It stops: the release comes 30 s after the check that saw its last request, not before.
+  for (let i = 0; i < 119; i++) period();
+  expect(releases).toBe(0);
+  period();
+  expect(releases).toBe(1);
+  // However long the quiet lasts after that, once.
+  for (let i = 0; i < 400; i++) period();
+  expect(releases).toBe(1);
+});
