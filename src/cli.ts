@@ -42,8 +42,10 @@ const COMMANDS: Record<string, Command> = {
     summary: "Apply the embedded migrations to SVC_DATABASE_URL, then exit. (serve also migrates at start.)",
     async run(_, env, io) {
       const { database } = parseConfig(env);
-      const { openStore } = await import("./db/open.ts");
-      const store = await openStore(database);
+      const { openStore, setAsideNotice } = await import("./db/open.ts");
+      const store = await openStore(database, {
+        onSetAside: (moved) => io.err.write(`svc migrate: ${setAsideNotice(moved)}\n`),
+      });
       await store.close();
       io.out.write(`migrated ${describeDatabase(database)}\n`);
       return 0;

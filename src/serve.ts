@@ -6,7 +6,7 @@
 // needs it; that request, and any arriving meanwhile, wait for it and are then served as usual. A box
 // where svc sits idle keeps it at about 1.5× a bare Bun.serve (README, "Footprint").
 import type { Config } from "./config.ts";
-import { describeDatabase, openDatabase, type OpenedDatabase } from "./db/open.ts";
+import { describeDatabase, openDatabase, setAsideNotice, type OpenedDatabase } from "./db/open.ts";
 import { type AccessLog, type LineLogger, startLog } from "./log-lines.ts";
 import { describeError } from "./safe-errors.ts";
 import { version } from "../package.json";
@@ -31,8 +31,9 @@ export async function serve(config: Config): Promise<void> {
   }
   const database = describeDatabase(config.database);
   let opened: OpenedDatabase;
+  let setAside: readonly string[] = [];
   try {
-    opened = await openDatabase(config.database);
+    opened = await openDatabase(config.database, { onSetAside: (moved) => (setAside = moved) });
   } catch (error) {
     // Without its database svc can neither migrate nor serve; a supervisor restarts it once the database is back.
     console.error(`svc: cannot open the database ${database}: ${describeError(error)}`);
@@ -118,6 +119,7 @@ export async function serve(config: Config): Promise<void> {
 
   const address = `http://${server.hostname}:${server.port}`;
   logger.info({ version, environment: config.env, address, database }, "svc listening");
+  if (setAside.length > 0) logger.warn({ set_aside: setAside }, setAsideNotice(setAside));
   if (config.jwt.ephemeral)
     logger.warn("SVC_JWT_SECRET is not set: a random secret is in use, so tokens end with this process");
   await adviseOnAdmins(opened, logger);

@@ -301,6 +301,29 @@ describe("the compiled binary, alone in an empty folder", () => {
     expect(await stop(again)).toBe(0);
   }, 60_000);
 
+  test("after kill -9, deleting svc.db starts afresh: the WAL left behind is set aside, with a warning, not replayed", async () => {
+    const dir = emptyFolderWithBinary();
+    const running = await start(dir);
+    const ann = { username: "ann", email: "ann@example.com", password: "correct horse" };
+    expect((await json(running.base, "POST", "/svc-api/v1/users/create", ann)).status).toBe(201);
+    running.proc.kill("SIGKILL");
+    await running.proc.exited;
+    expect(existsSync(join(dir, "data", "svc.db-wal"))).toBe(true);
+    rmSync(join(dir, "data", "svc.db"));
+
+    const again = await start(dir);
+    // Ann was in the deleted database only: her name is free again.
+    expect((await json(again.base, "POST", "/svc-api/v1/users/create", ann)).status).toBe(201);
+    const aside = readdirSync(join(dir, "data")).filter((name) => name.includes(".orphaned-"));
+    expect(aside).toEqual([expect.stringMatching(/^svc\.db-wal\.orphaned-\d{8}T\d{6}Z$/)]);
+    const warning = again
+      .output()
+      .split("\n")
+      .find((line) => line.includes("set aside"));
+    expect(JSON.parse(warning!)).toMatchObject({ level: 40, set_aside: [join("data", aside[0]!)] });
+    expect(await stop(again)).toBe(0);
+  }, 30_000);
+
   test("refuses to start on a bad setting, with one line naming the variable", async () => {
     const dir = emptyFolderWithBinary();
     const cases: Array<[Record<string, string>, string]> = [

@@ -63,6 +63,27 @@ describe("svc <command>", () => {
     db.close();
   });
 
+  test("migrate on a missing database whose WAL is still there says it set the WAL aside, and makes an empty one", async () => {
+    const path = join(dir, "orphaned", "svc.db");
+    const store = openSqliteStore(path);
+    await store.users.create(newUser("ann"));
+    const wal = await Bun.file(`${path}-wal`).bytes();
+    await store.close();
+    for (const file of [path, `${path}-wal`, `${path}-shm`]) rmSync(file, { force: true });
+    await Bun.write(`${path}-wal`, wal);
+
+    const result = await cli(["migrate"], { SVC_DATABASE_URL: `sqlite:${path}` });
+    expect(result.code).toBe(0);
+    expect(result.err).toMatch(
+      new RegExp(
+        `^svc migrate: the database file was missing but not its write-ahead log: .* set aside \\(${path}-wal\\.orphaned-\\d{8}T\\d{6}Z\\) and a new, empty database made\n$`,
+      ),
+    );
+    const db = new Database(path, { readonly: true });
+    expect(db.query("SELECT count(*) AS n FROM users").get()).toEqual({ n: 0 });
+    db.close();
+  });
+
   test("backup writes a consistent copy to a new file, and refuses to overwrite", async () => {
     const path = join(dir, "live", "svc.db");
     const store = openSqliteStore(path); // stays open, as a serving svc would

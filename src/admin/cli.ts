@@ -4,7 +4,7 @@
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { CLI_ORIGIN, isAuditAction, AUDIT_ACTIONS } from "../audit/model.ts";
 import type { Config } from "../config.ts";
-import { openStore } from "../db/open.ts";
+import { openStore, setAsideNotice } from "../db/open.ts";
 import type { AuditFilter, Store, UserRecord } from "../db/store.ts";
 import { AppError, UsageError } from "../errors.ts";
 import { parseId } from "../ids.ts";
@@ -29,7 +29,9 @@ async function withServices<T>(
   io: CommandIo,
   work: (store: Store, services: ReturnType<typeof accountServices>) => Promise<T>,
 ): Promise<T> {
-  const store = await openStore(config.database);
+  const store = await openStore(config.database, {
+    onSetAside: (moved) => io.err.write(`svc: ${setAsideNotice(moved)}\n`),
+  });
   try {
     const { logger } = createLoggers("warn", { write: (line: string) => void io.err.write(line) });
     return await work(store, accountServices(config, store, logger));

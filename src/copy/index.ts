@@ -3,7 +3,7 @@
 // The source is only read: it must be an svc database that exists; nothing is created there.
 import { parseArgs } from "node:util";
 import { ConfigError, parseDatabaseUrl, type Env } from "../config.ts";
-import { describeDatabase, openStore } from "../db/open.ts";
+import { describeDatabase, openStore, setAsideNotice } from "../db/open.ts";
 import {
   CATEGORY_FIELDS,
   LoadRefused,
@@ -69,7 +69,7 @@ export async function runCopy(args: string[], env: Env, out: Output): Promise<nu
   try {
     const source = await openStore(from, { existing: true });
     stores.push(source);
-    const target = await openStore(to);
+    const target = await openStore(to, { onSetAside: (moved) => out.write(`svc copy: ${setAsideNotice(moved)}\n`) });
     stores.push(target);
     const expected = await source.counts();
     const present = await target.counts();

@@ -4,6 +4,7 @@ import type { DatabaseConfig } from "../config.ts";
 import type { OpenOptions, Store, VersionedStore } from "./store.ts";
 
 export { describeDatabase } from "./describe.ts";
+export { setAsideNotice } from "./store.ts";
 
 export async function openStore(database: DatabaseConfig, options: OpenOptions = {}): Promise<VersionedStore> {
   if (database.kind === "sqlite") return (await import("./sqlite/store.ts")).openSqliteStore(database.path, options);
@@ -28,9 +29,9 @@ export interface OpenedDatabase {
  * the health probes then need not wait for. PostgreSQL's store is whole from the start (its pool is
  * the connection).
  */
-export async function openDatabase(database: DatabaseConfig): Promise<OpenedDatabase> {
+export async function openDatabase(database: DatabaseConfig, options: OpenOptions = {}): Promise<OpenedDatabase> {
   if (database.kind === "postgres") {
-    const store = await openStore(database);
+    const store = await openStore(database, options);
     const probe = {
       kind: store.kind,
       ping: store.ping,
@@ -40,7 +41,7 @@ export async function openDatabase(database: DatabaseConfig): Promise<OpenedData
     // The pool's buffers are the driver's; there is no cache of pages in this process to give back.
     return { probe, store: async () => store, close: () => store.close(), releaseMemory: () => {} };
   }
-  const connection = (await import("./sqlite/connection.ts")).openSqliteConnection(database.path);
+  const connection = (await import("./sqlite/connection.ts")).openSqliteConnection(database.path, options);
   let store: Promise<VersionedStore> | undefined;
   return {
     probe: {

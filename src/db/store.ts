@@ -515,6 +515,13 @@ export interface OpenOptions {
    * database is migrated forward, as serve would.
    */
   existing?: boolean;
+  /** Told where SQLite's log, left from a database that was gone, was moved before a new one was made (setAsideNotice). */
+  onSetAside?: (moved: readonly string[]) => void;
+}
+
+/** What svc says when it has set aside a log left from a database that was gone (sqlite/connection.ts). */
+export function setAsideNotice(moved: readonly string[]): string {
+  return `the database file was missing but not its write-ahead log: that log, left from a database that is gone, was set aside (${moved.join(", ")}) and a new, empty database made`;
 }
 
 /** The fields of each record, in the names both dialects' tables use for their columns. */

@@ -91,6 +91,35 @@ describe("the SQLite file", () => {
     connection.client.close();
   });
 
+  // A crash leaves the WAL beside the database; an operator who then deletes svc.db to start afresh leaves it
+  // too, and SQLite would replay it into the new file: the deleted rows would come back, or the file be damaged.
+  test("a WAL left from a database that is gone is set aside, not replayed into the new one", async () => {
+    const path = join(dir, "gone", "svc.db");
+    const crashed = openSqliteStore(path);
+    await crashed.users.create(newUser("ann"));
+    // The WAL as a crash would leave it: the close below writes it into the file and removes it.
+    const leftover = await Bun.file(`${path}-wal`).bytes();
+    expect(leftover.byteLength).toBeGreaterThan(0);
+    await crashed.close();
+    // New files, as after a crash: the closed connection may still map the old index, which must not shrink under it.
+    for (const file of [path, `${path}-wal`, `${path}-shm`]) rmSync(file, { force: true });
+    writeFileSync(`${path}-wal`, leftover);
+    writeFileSync(`${path}-shm`, "stale index");
+
+    const setAside: (readonly string[])[] = [];
+    const fresh = openSqliteConnection(path, { onSetAside: (moved) => setAside.push(moved) });
+    expect(fresh.client.query("SELECT count(*) AS n FROM users").get()).toEqual({ n: 0 });
+    expect(fresh.client.query("PRAGMA integrity_check").all()).toEqual([{ integrity_check: "ok" }]);
+    expect(setAside).toEqual([[expect.stringMatching(/\/gone\/svc\.db-wal\.orphaned-\d{8}T\d{6}Z$/)]]);
+    expect(await Bun.file(setAside[0]![0]!).bytes()).toEqual(leftover);
+    fresh.client.close();
+
+    // A database that is there keeps its WAL: nothing is set aside on an ordinary start.
+    const again = openSqliteConnection(path, { onSetAside: (moved) => setAside.push(moved) });
+    expect(setAside).toHaveLength(1);
+    again.client.close();
+  });
+
   test("the empty database never replaces a file that is there first, and leaves no scratch file", async () => {
     const path = join(dir, "there-first", "svc.db");
     const store = openSqliteStore(path);

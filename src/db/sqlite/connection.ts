@@ -29,12 +29,17 @@ export interface SqliteConnection {
 }
 
 /** Opens (creating if needed, unless `existing`) and migrates the database at `path`, or an in-memory one for ":memory:". */
-export function openSqliteConnection(path: string, { existing = false }: OpenOptions = {}): SqliteConnection {
+export function openSqliteConnection(
+  path: string,
+  { existing = false, onSetAside }: OpenOptions = {},
+): SqliteConnection {
   if (existing) {
     const problem = missingSqlite(path);
     if (problem) throw new NoSuchDatabase(problem);
   }
-  const client = existing ? new Database(path, { create: false, strict: true }) : openOrCreate(path);
+  const setAside: string[] = [];
+  const client = existing ? new Database(path, { create: false, strict: true }) : openOrCreate(path, setAside);
+  if (setAside.length > 0) onSetAside?.(setAside);
   if (
     existing &&
     !client.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get()
@@ -83,7 +88,7 @@ export function openSqliteConnection(path: string, { existing = false }: OpenOpt
  * The database at `path`, made first if there is none. A new one is the empty database written whole
  * (new-database.ts); where that cannot be placed, SQLite creates it and the migrations fill it.
  */
-function openOrCreate(path: string): Database {
+function openOrCreate(path: string, setAside: string[]): Database {
   if (path === ":memory:") return new Database(path, { create: true, strict: true });
   try {
     return new Database(path, { create: false, strict: true });
@@ -91,8 +96,34 @@ function openOrCreate(path: string): Database {
     // Not there yet, most likely: placing the empty database tells, and the long way below fails,
     // if it must, with SQLite's own words (permissions, a full disk, a damaged header).
   }
+  if (!nodeFs().existsSync(path)) setAside.push(...setAsideLeftovers(path));
   placeEmptyDatabase(path);
   return create(path);
+}
+
+/**
+ * With no database at `path`, a WAL or rollback journal beside it is what a database that is gone left
+ * (a crash, then the file deleted or moved without them), and SQLite would replay it into the new one:
+ * the gone database's rows would come back into it, or its pages would damage it. Each is renamed
+ * aside, kept for whoever wants it, and its names are returned; the WAL's index goes with it, being
+ * only an index. (Two svc making the database at the same instant could still both see the log;
+ * only one moves it, and neither replays it.)
+ */
+function setAsideLeftovers(path: string): string[] {
+  const fs = nodeFs();
+  const stamp = new Date().toISOString().replace(/[-:]|\.\d+/g, "");
+  const moved: string[] = [];
+  for (const leftover of [`${path}-wal`, `${path}-journal`]) {
+    const aside = `${leftover}.orphaned-${stamp}`;
+    try {
+      fs.renameSync(leftover, aside);
+      moved.push(aside);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    }
+  }
+  if (moved.length > 0) fs.rmSync(`${path}-shm`, { force: true });
+  return moved;
 }
 
 function create(path: string): Database {
