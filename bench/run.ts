@@ -232,6 +232,24 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/**
+ * Waits (up to 15 s) until the server at `pid` has used under 10 ms of CPU in 200 ms: what a run left it
+ * still doing (logins whose clients wrk had already closed, each an argon2id verify) would otherwise go
+ * into the next run, and with paired rounds two runs of one server can follow each other. Two of svc's
+ * login runs back to back had the second refused with 429 while the first's verifies still held their
+ * throttle reservations.
+ */
+async function settle(pid: number): Promise<void> {
+  const deadline = performance.now() + 15_000;
+  let before = cpuSeconds(pid);
+  while (performance.now() < deadline) {
+    await Bun.sleep(200);
+    const now = cpuSeconds(pid);
+    if (now - before < 0.01) return;
+    before = now;
+  }
+}
+
 function milliseconds(text: string): number {
   const match = /([\d.]+)(us|ms|s)/.exec(text)!;
   const value = Number(match[1]);
@@ -262,6 +280,7 @@ async function wrk(
     BENCH_CYCLE: c.cycle ? String(c.cycle) : "",
     BENCH_REFRESH: refreshTokens.join(","),
   };
+  if (pid !== undefined) await settle(pid);
   const cpuBefore = pid === undefined ? 0 : cpuSeconds(pid);
   const out =
     await $`wrk -t1 -c${connections} -d${SECONDS}s --latency -s ${join(import.meta.dir, "request.lua")} ${base}${c.path}`
