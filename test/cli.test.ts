@@ -76,7 +76,7 @@ describe("svc <command>", () => {
     expect(result.code).toBe(0);
     expect(result.err).toMatch(
       new RegExp(
-        `^svc migrate: the database file was missing but not its write-ahead log: .* set aside \\(${path}-wal\\.orphaned-\\d{8}T\\d{6}Z\\) and a new, empty database made\n$`,
+        `^svc migrate: the database file was missing but not its write-ahead log or journal: .* set aside \\(${path}-wal\\.orphaned-\\d{8}T\\d{6}Z\\) and a new, empty database made\n$`,
       ),
     );
     const db = new Database(path, { readonly: true });

@@ -521,7 +521,7 @@ export interface OpenOptions {
 
 /** What svc says when it has set aside a log left from a database that was gone (sqlite/connection.ts). */
 export function setAsideNotice(moved: readonly string[]): string {
-  return `the database file was missing but not its write-ahead log: that log, left from a database that is gone, was set aside (${moved.join(", ")}) and a new, empty database made`;
+  return `the database file was missing but not its write-ahead log or journal: left from a database that is gone, it was set aside (${moved.join(", ")}) and a new, empty database made`;
 }
 
 /** The fields of each record, in the names both dialects' tables use for their columns. */
