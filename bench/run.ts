@@ -332,6 +332,9 @@ async function capture(base: string, c: Case, token: string, hash: string, tag =
 
 // ---------------------------------------------------------------- the run
 
+/** The GraphQL list the bench reads, by POST and by GET. */
+const CATEGORIES_QUERY = "{ categories { id name description colorHex icon } }";
+
 const CASES: Case[] = [
   { name: "GET /svc/health", method: "GET", path: "/svc/health", connections: 64 },
   {
@@ -347,7 +350,7 @@ const CASES: Case[] = [
     read: true,
     method: "POST",
     path: "/graphql",
-    body: JSON.stringify({ query: "{ categories { id name description colorHex icon } }" }),
+    body: JSON.stringify({ query: CATEGORIES_QUERY }),
     token: true,
     connections: 64,
   },
@@ -364,7 +367,7 @@ const CASES: Case[] = [
     name: "GraphQL categories (50) by GET, If-None-Match → 304",
     read: true,
     method: "GET",
-    path: `/graphql?query=${encodeURIComponent("{ categories { id name description colorHex icon } }")}`,
+    path: `/graphql?query=${encodeURIComponent(CATEGORIES_QUERY)}`,
     token: true,
     revalidate: true,
     connections: 64,
