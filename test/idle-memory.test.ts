@@ -31,72 +31,69 @@ test("releases once after a burst goes quiet, not while busy, not again until th
   expect(releases).toBe(2);
 });
 
-test("releases at most once per interval: a quiet spell that comes sooner waits for it", () => {
-  let requests = 0;
-  let releases = 0;
-  let clock = 0;
+/** A check on a clock the test moves: `at` holds the requests it reads, the releases it made and the time. */
+function onTestClock(options: { after?: number; atMostEvery: number }) {
+  const at = { requests: 0, releases: 0, clock: 0 };
   const check = quietSpellCheck(
-    () => requests,
-    () => releases++,
-    { atMostEvery: 5000, now: () => clock },
+    () => at.requests,
+    () => at.releases++,
+    { ...options, now: () => at.clock },
   );
+  return { at, check };
+}
+
+test("releases at most once per interval: a quiet spell that comes sooner waits for it", () => {
+  const { at, check } = onTestClock({ atMostEvery: 5000 });
   const spell = () => {
     // A request, then a period without one.
-    requests++;
-    clock += 250;
+    at.requests++;
+    at.clock += 250;
     check();
-    clock += 250;
+    at.clock += 250;
     check();
   };
   spell();
-  expect(releases).toBe(1);
+  expect(at.releases).toBe(1);
   // A client polling every 500 ms: no more releases until 5 s have passed since the last one.
   for (let i = 0; i < 9; i++) spell();
-  expect(clock).toBe(5000);
-  expect(releases).toBe(1);
+  expect(at.clock).toBe(5000);
+  expect(at.releases).toBe(1);
   spell();
-  expect(releases).toBe(2);
+  expect(at.releases).toBe(2);
   // A spell owed but too soon is made at the first check once the interval is over, with no new request.
   spell();
-  expect(releases).toBe(2);
-  clock += 4000;
+  expect(at.releases).toBe(2);
+  at.clock += 4000;
   check();
-  expect(releases).toBe(2);
-  clock += 500;
+  expect(at.releases).toBe(2);
+  at.clock += 500;
   check();
-  expect(releases).toBe(3);
+  expect(at.releases).toBe(3);
   check();
-  expect(releases).toBe(3);
+  expect(at.releases).toBe(3);
 });
 
 test("a release with a wait comes only once the quiet has lasted that long, counted from the last request", () => {
-  let requests = 0;
-  let releases = 0;
-  let clock = 0;
-  const check = quietSpellCheck(
-    () => requests,
-    () => releases++,
-    { after: 30_000, atMostEvery: 5000, now: () => clock },
-  );
+  const { at, check } = onTestClock({ after: 30_000, atMostEvery: 5000 });
   const period = () => {
-    clock += 250;
+    at.clock += 250;
     check();
   };
-  requests++;
+  at.requests++;
   period();
   // A client polling every 20 s keeps the quiet from ever lasting 30 s.
   for (let poll = 0; poll < 5; poll++) {
     for (let i = 0; i < 80; i++) period();
-    expect(releases).toBe(0);
-    requests++;
+    expect(at.releases).toBe(0);
+    at.requests++;
     period();
   }
   // It stops: the release comes 30 s after the check that saw its last request, not before.
   for (let i = 0; i < 119; i++) period();
-  expect(releases).toBe(0);
+  expect(at.releases).toBe(0);
   period();
-  expect(releases).toBe(1);
+  expect(at.releases).toBe(1);
   // However long the quiet lasts after that, once.
   for (let i = 0; i < 400; i++) period();
-  expect(releases).toBe(1);
+  expect(at.releases).toBe(1);
 });
