@@ -429,6 +429,29 @@ interface WideRow extends Row {
   ratios: number[];
 }
 
+/**
+ * `rounds` pairs of runs, `svc`'s and the floor's back to back, who goes first alternating; `round` sets
+ * up each pair and gives its run of either server. Returns every pair and the one with the median `ratio`.
+ */
+async function pairedRounds(
+  { svc, floor }: { svc: Running; floor: Running },
+  name: string,
+  rounds: number,
+  ratio: (pair: Row) => number,
+  round: () => Promise<(server: Running) => Promise<WrkResult>>,
+): Promise<{ median: Row; pairs: Row[] }> {
+  const pairs: Row[] = [];
+  for (let i = 0; i < rounds; i++) {
+    const run = await round();
+    const svcFirst = i % 2 === 0;
+    const first = await run(svcFirst ? svc : floor);
+    const second = await run(svcFirst ? floor : svc);
+    pairs.push({ name, svc: svcFirst ? first : second, floor: svcFirst ? second : first });
+  }
+  const median = [...pairs].sort((a, b) => ratio(a) - ratio(b))[Math.floor(pairs.length / 2)]!;
+  return { median, pairs };
+}
+
 async function runCases(
   label: string,
   svc: Running,
@@ -449,21 +472,11 @@ async function runCases(
   // moments as much as servers: in two runs on one day, svc with its defaults, the users page read 0.53 and 0.75.
   const rateRatio = (pair: Row) => pair.svc.rps / pair.floor.rps;
   for (const c of SELECTED) {
-    const pairs: Row[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
+    const { median, pairs } = await pairedRounds({ svc, floor }, c.name, ROUNDS, rateRatio, async () => {
       // Fresh sessions for each svc run; the floor answers any text.
       const pool = c.refresh ? await sessions(svc.base, REFRESH_POOL) : [];
-      const runSvc = () => wrk(svc.base, c, token, c.connections, pool, tags.get(c), svc.proc.pid);
-      const runFloor = () => wrk(floor.base, c, token, c.connections, pool, tags.get(c), floor.proc.pid);
-      if (round % 2 === 0) {
-        const s = await runSvc();
-        pairs.push({ name: c.name, svc: s, floor: await runFloor() });
-      } else {
-        const f = await runFloor();
-        pairs.push({ name: c.name, svc: await runSvc(), floor: f });
-      }
-    }
-    const median = [...pairs].sort((a, b) => rateRatio(a) - rateRatio(b))[Math.floor(pairs.length / 2)]!;
+      return (server) => wrk(server.base, c, token, c.connections, pool, tags.get(c), server.proc.pid);
+    });
     rows.push(median);
     // Refusals and failures answer fast: a ratio over them would measure the wrong thing.
     for (const pair of pairs)
@@ -479,16 +492,15 @@ async function runCases(
   const wide: WideRow[] = [];
   if (ONLY === undefined) {
     for (const c of SELECTED.filter((c) => c.read)) {
-      const pairs: Row[] = [];
-      for (let round = 0; round < WIDE_ROUNDS; round++) {
-        const svcFirst = round % 2 === 0;
-        const first = await wrk(svcFirst ? svc.base : floor.base, c, token, WIDE, [], tags.get(c));
-        const second = await wrk(svcFirst ? floor.base : svc.base, c, token, WIDE, [], tags.get(c));
-        pairs.push({ name: c.name, svc: svcFirst ? first : second, floor: svcFirst ? second : first });
-      }
       const ratio = (pair: Row) => pair.svc.p99 / pair.floor.p99;
+      const { median, pairs } = await pairedRounds(
+        { svc, floor },
+        c.name,
+        WIDE_ROUNDS,
+        ratio,
+        async () => (server) => wrk(server.base, c, token, WIDE, [], tags.get(c)),
+      );
       const ratios = pairs.map(ratio);
-      const median = [...pairs].sort((a, b) => ratio(a) - ratio(b))[Math.floor(pairs.length / 2)]!;
       wide.push({ ...median, ratios });
       console.log(
         `${label} ${c.name} at ${WIDE}: p99 svc ${median.svc.p99.toFixed(2)} ms, floor ${median.floor.p99.toFixed(2)} ms (median ${ratio(median).toFixed(2)}x; rounds ${ratios.map((r) => r.toFixed(2)).join(", ")})`,
