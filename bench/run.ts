@@ -1,6 +1,7 @@
 // `bun run bench`: svc against the floor, in one run on one machine. Each case runs with wrk, the
 // same connections and duration for svc and its floor, in paired rounds (svc and the floor back to
-// back, who goes first alternating), the median pair reported; so do the reads at 256 connections,
+// back, who goes first alternating, each measured run of a read after an unmeasured second of it),
+// the median pair reported; so do the reads at 256 connections, and the first second after a quiet spell,
 // and the starts alternate too. Prints the table and writes it to bench/results.md and into README.md.
 // Flags: --quick (shorter runs), --no-postgres, --no-scale, --only=<text> (just the cases whose name
 // holds the text, without the wide, createCategory and scale runs: for working on one case),
@@ -260,15 +261,34 @@ let runNumber = 0;
 /** Refresh tokens per refresh run: more than its connections, so the pool never runs dry. */
 const REFRESH_POOL = 96;
 
+/** The unmeasured run of a load before its measured one (see `warm` below). */
+const WARM_UP_SECONDS = 1;
+
+/** A load that changes nothing, so that a run of it can go before the measured one without changing what that one does. */
+const repeatable = (c: Case) => !c.unique && !c.cycle && !c.refresh;
+
+interface RunOptions {
+  connections?: number;
+  refreshTokens?: string[];
+  /** Sent as If-None-Match. */
+  tag?: string;
+  /** The server's process, to measure its CPU time per request. */
+  pid?: number;
+  /**
+   * First a WARM_UP_SECONDS run of the same load, unmeasured: what is measured is the server at work. A
+   * server that has been idle meets the first second of a burst with code it must compile again (svc
+   * throws its compiled code away when idle, README "Footprint"), and with paired rounds three of five
+   * runs followed 5–10 s of idle; what that costs is measured on its own (the after-quiet rounds in runCases).
+   */
+  warm?: boolean;
+  seconds?: number;
+}
+
 async function wrk(
   base: string,
   c: Case,
   token: string,
-  connections = c.connections,
-  refreshTokens: string[] = [],
-  tag = "",
-  /** The server's process, to measure its CPU time per request. */
-  pid?: number,
+  { connections = c.connections, refreshTokens = [], tag = "", pid, warm = false, seconds = SECONDS }: RunOptions = {},
 ): Promise<WrkResult> {
   const env = {
     ...process.env,
@@ -281,9 +301,14 @@ async function wrk(
     BENCH_REFRESH: refreshTokens.join(","),
   };
   if (pid !== undefined) await settle(pid);
+  // Straight after settling: a pause of a quarter of a second would count as idle again.
+  if (warm && repeatable(c))
+    await $`wrk -t1 -c${connections} -d${WARM_UP_SECONDS}s -s ${join(import.meta.dir, "request.lua")} ${base}${c.path}`
+      .env(env)
+      .quiet();
   const cpuBefore = pid === undefined ? 0 : cpuSeconds(pid);
   const out =
-    await $`wrk -t1 -c${connections} -d${SECONDS}s --latency -s ${join(import.meta.dir, "request.lua")} ${base}${c.path}`
+    await $`wrk -t1 -c${connections} -d${seconds}s --latency -s ${join(import.meta.dir, "request.lua")} ${base}${c.path}`
       .env(env)
       .quiet()
       .text();
@@ -424,6 +449,11 @@ const WIDE = 256;
 /** Paired rounds of each tail-latency run: an odd number, for a median. */
 const WIDE_ROUNDS = 5;
 
+/** Idle before each after-quiet round: longer than svc's release of its compiled code takes to come (a quarter to half a second). */
+const QUIET_SECONDS = 8;
+/** Paired after-quiet rounds of each read: an odd number, for a median. */
+const QUIET_ROUNDS = 3;
+
 /** A tail-latency result: the round with the median p99 ratio, and every round's ratio. */
 interface WideRow extends Row {
   ratios: number[];
@@ -475,7 +505,8 @@ async function runCases(
     const { median, pairs } = await pairedRounds({ svc, floor }, c.name, ROUNDS, rateRatio, async () => {
       // Fresh sessions for each svc run; the floor answers any text.
       const pool = c.refresh ? await sessions(svc.base, REFRESH_POOL) : [];
-      return (server) => wrk(server.base, c, token, c.connections, pool, tags.get(c), server.proc.pid);
+      return (server) =>
+        wrk(server.base, c, token, { refreshTokens: pool, tag: tags.get(c), pid: server.proc.pid, warm: true });
     });
     rows.push(median);
     // Refusals and failures answer fast: a ratio over them would measure the wrong thing.
@@ -498,13 +529,26 @@ async function runCases(
         c.name,
         WIDE_ROUNDS,
         ratio,
-        async () => (server) => wrk(server.base, c, token, WIDE, [], tags.get(c)),
+        async () => (server) => wrk(server.base, c, token, { connections: WIDE, tag: tags.get(c), warm: true }),
       );
       const ratios = pairs.map(ratio);
       wide.push({ ...median, ratios });
       console.log(
         `${label} ${c.name} at ${WIDE}: p99 svc ${median.svc.p99.toFixed(2)} ms, floor ${median.floor.p99.toFixed(2)} ms (median ${ratio(median).toFixed(2)}x; rounds ${ratios.map((r) => r.toFixed(2)).join(", ")})`,
       );
+    }
+  }
+  // The first second of a burst after a quiet spell, unwarmed: what svc's idle release costs the next
+  // burst, which the warmed runs above leave out. Both servers idle QUIET_SECONDS first.
+  const quiet: WideRow[] = [];
+  if (ONLY === undefined) {
+    for (const c of SELECTED.filter((c) => c.read && !c.revalidate)) {
+      const ratio = (pair: Row) => pair.svc.p99 / pair.floor.p99;
+      const { median, pairs } = await pairedRounds({ svc, floor }, c.name, QUIET_ROUNDS, ratio, async () => {
+        await Bun.sleep(QUIET_SECONDS * 1000);
+        return (server) => wrk(server.base, c, token, { connections: WIDE, tag: tags.get(c), seconds: 1 });
+      });
+      quiet.push({ ...median, ratios: pairs.map(ratio) });
     }
   }
   await stopProcess(floor);
@@ -514,6 +558,11 @@ async function runCases(
   for (const row of wide) {
     extra.push(
       `${row.name} at ${WIDE} connections, the median of ${WIDE_ROUNDS} paired rounds: ${row.svc.rps.toFixed(0)} req/s (the floor ${row.floor.rps.toFixed(0)}), p99 ${row.svc.p99.toFixed(2)} ms against the floor's ${row.floor.p99.toFixed(2)} ms (**${(row.svc.p99 / row.floor.p99).toFixed(2)}x**; each round: ${row.ratios.map((r) => `${r.toFixed(2)}x`).join(", ")}), ${row.svc.non2xx} non-2xx, ${row.svc.socketErrors} socket errors`,
+    );
+  }
+  for (const row of quiet) {
+    extra.push(
+      `${row.name} at ${WIDE} connections, the first second after ${QUIET_SECONDS} s of quiet (no warm-up), the median of ${QUIET_ROUNDS} paired rounds: p99 ${row.svc.p99.toFixed(2)} ms against the floor's ${row.floor.p99.toFixed(2)} ms (${(row.svc.p99 / row.floor.p99).toFixed(2)}x; each round: ${row.ratios.map((r) => `${r.toFixed(2)}x`).join(", ")}), ${row.svc.rps.toFixed(0)} req/s against ${row.floor.rps.toFixed(0)}`,
     );
   }
   const peak = svc.peakRss();
@@ -706,7 +755,7 @@ function footprint(what: string, svcValue: number, bareValue: number, digits: nu
   return `| ${what} | ${svcValue.toFixed(digits)} | ${bareValue.toFixed(digits)} | **${(svcValue / bareValue).toFixed(2)}** |`;
 }
 const report = [
-  `Measured ${new Date().toISOString().slice(0, 10)} with \`bun run bench\` on ${cpu} (${navigator.hardwareConcurrency} cores), wrk on the same machine: 1 thread, 64 connections, ${SECONDS} s per run, ${ROUNDS} rounds each of svc and the floor back to back (who goes first alternating), the round with the median rate ratio reported; at ${WIDE} connections, ${WIDE_ROUNDS} such rounds, the round with the median p99 ratio reported; starts alternate between the two binaries. The floor is a bare \`Bun.serve\` answering with svc's very response bytes (for login: after one \`Bun.password.verify\`; for refresh: after one insert into a SQLite file with svc's settings, WAL and full sync, on either database; for sign-up: after one \`Bun.password.hash\`). svc runs with its defaults, request log included (written to a file).`,
+  `Measured ${new Date().toISOString().slice(0, 10)} with \`bun run bench\` on ${cpu} (${navigator.hardwareConcurrency} cores), wrk on the same machine: 1 thread, 64 connections, ${SECONDS} s per run, ${ROUNDS} rounds each of svc and the floor back to back (who goes first alternating), the round with the median rate ratio reported; at ${WIDE} connections, ${WIDE_ROUNDS} such rounds, the round with the median p99 ratio reported; every measured run of a read or of health follows an unmeasured ${WARM_UP_SECONDS} s run of the same load on the same server (the first second after a quiet spell is measured apart, below); starts alternate between the two binaries. The floor is a bare \`Bun.serve\` answering with svc's very response bytes (for login: after one \`Bun.password.verify\`; for refresh: after one insert into a SQLite file with svc's settings, WAL and full sync, on either database; for sign-up: after one \`Bun.password.hash\`). svc runs with its defaults, request log included (written to a file).`,
   "",
   "**Embedded SQLite**",
   "",
