@@ -521,34 +521,31 @@ async function runCases(
   // moved by half between runs minutes apart, so two best-of figures from different minutes compared the
   // machine's moods as much as the servers. The reported round is the one with the median ratio.
   const wide: WideRow[] = [];
+  // The first second of a burst after a quiet spell, unwarmed: what svc's idle release costs the next
+  // burst, which the warmed runs leave out. Both servers idle QUIET_SECONDS first.
+  const quiet: WideRow[] = [];
+  const p99Ratio = (pair: Row) => pair.svc.p99 / pair.floor.p99;
   if (ONLY === undefined) {
     for (const c of SELECTED.filter((c) => c.read)) {
-      const ratio = (pair: Row) => pair.svc.p99 / pair.floor.p99;
       const { median, pairs } = await pairedRounds(
         { svc, floor },
         c.name,
         WIDE_ROUNDS,
-        ratio,
+        p99Ratio,
         async () => (server) => wrk(server.base, c, token, { connections: WIDE, tag: tags.get(c), warm: true }),
       );
-      const ratios = pairs.map(ratio);
+      const ratios = pairs.map(p99Ratio);
       wide.push({ ...median, ratios });
       console.log(
-        `${label} ${c.name} at ${WIDE}: p99 svc ${median.svc.p99.toFixed(2)} ms, floor ${median.floor.p99.toFixed(2)} ms (median ${ratio(median).toFixed(2)}x; rounds ${ratios.map((r) => r.toFixed(2)).join(", ")})`,
+        `${label} ${c.name} at ${WIDE}: p99 svc ${median.svc.p99.toFixed(2)} ms, floor ${median.floor.p99.toFixed(2)} ms (median ${p99Ratio(median).toFixed(2)}x; rounds ${ratios.map((r) => r.toFixed(2)).join(", ")})`,
       );
     }
-  }
-  // The first second of a burst after a quiet spell, unwarmed: what svc's idle release costs the next
-  // burst, which the warmed runs above leave out. Both servers idle QUIET_SECONDS first.
-  const quiet: WideRow[] = [];
-  if (ONLY === undefined) {
     for (const c of SELECTED.filter((c) => c.read && !c.revalidate)) {
-      const ratio = (pair: Row) => pair.svc.p99 / pair.floor.p99;
-      const { median, pairs } = await pairedRounds({ svc, floor }, c.name, QUIET_ROUNDS, ratio, async () => {
+      const { median, pairs } = await pairedRounds({ svc, floor }, c.name, QUIET_ROUNDS, p99Ratio, async () => {
         await Bun.sleep(QUIET_SECONDS * 1000);
         return (server) => wrk(server.base, c, token, { connections: WIDE, tag: tags.get(c), seconds: 1 });
       });
-      quiet.push({ ...median, ratios: pairs.map(ratio) });
+      quiet.push({ ...median, ratios: pairs.map(p99Ratio) });
     }
   }
   await stopProcess(floor);
@@ -557,12 +554,12 @@ async function runCases(
   if (ONLY !== undefined) return { rows, wide, extra, peak: svc.peakRss() };
   for (const row of wide) {
     extra.push(
-      `${row.name} at ${WIDE} connections, the median of ${WIDE_ROUNDS} paired rounds: ${row.svc.rps.toFixed(0)} req/s (the floor ${row.floor.rps.toFixed(0)}), p99 ${row.svc.p99.toFixed(2)} ms against the floor's ${row.floor.p99.toFixed(2)} ms (**${(row.svc.p99 / row.floor.p99).toFixed(2)}x**; each round: ${row.ratios.map((r) => `${r.toFixed(2)}x`).join(", ")}), ${row.svc.non2xx} non-2xx, ${row.svc.socketErrors} socket errors`,
+      `${row.name} at ${WIDE} connections, the median of ${WIDE_ROUNDS} paired rounds: ${row.svc.rps.toFixed(0)} req/s (the floor ${row.floor.rps.toFixed(0)}), p99 ${row.svc.p99.toFixed(2)} ms against the floor's ${row.floor.p99.toFixed(2)} ms (**${p99Ratio(row).toFixed(2)}x**; each round: ${row.ratios.map((r) => `${r.toFixed(2)}x`).join(", ")}), ${row.svc.non2xx} non-2xx, ${row.svc.socketErrors} socket errors`,
     );
   }
   for (const row of quiet) {
     extra.push(
-      `${row.name} at ${WIDE} connections, the first second after ${QUIET_SECONDS} s of quiet (no warm-up), the median of ${QUIET_ROUNDS} paired rounds: p99 ${row.svc.p99.toFixed(2)} ms against the floor's ${row.floor.p99.toFixed(2)} ms (${(row.svc.p99 / row.floor.p99).toFixed(2)}x; each round: ${row.ratios.map((r) => `${r.toFixed(2)}x`).join(", ")}), ${row.svc.rps.toFixed(0)} req/s against ${row.floor.rps.toFixed(0)}`,
+      `${row.name} at ${WIDE} connections, the first second after ${QUIET_SECONDS} s of quiet (no warm-up), the median of ${QUIET_ROUNDS} paired rounds: p99 ${row.svc.p99.toFixed(2)} ms against the floor's ${row.floor.p99.toFixed(2)} ms (${p99Ratio(row).toFixed(2)}x; each round: ${row.ratios.map((r) => `${r.toFixed(2)}x`).join(", ")}), ${row.svc.rps.toFixed(0)} req/s against ${row.floor.rps.toFixed(0)}`,
     );
   }
   const peak = svc.peakRss();
@@ -599,14 +596,11 @@ async function login(base: string, username = "user1"): Promise<string> {
 }
 
 /**
- * Exec to the first 200 on /svc/health, median of COLD_STARTS. A first start (a fresh folder each time:
- * svc creates and migrates its database) unless `restart`, when every start but a first, unmeasured one
- * opens the database that one made, as a restart or a reboot does.
- */
-/**
- * The median start of each binary, their starts alternating (who goes first alternating too), so that
- * both meet the machine in the same moods: nine of one then nine of the other read svc at 2.0–3.5 times
- * the floor within one day.
+ * Exec to the first 200 on /svc/health, the median of COLD_STARTS for each binary, their starts
+ * alternating (who goes first alternating too), so that both meet the machine in the same moods: nine
+ * of one then nine of the other read svc at 2.0–3.5 times the floor within one day. A first start (a
+ * fresh folder each time: svc creates and migrates its database) unless `restart`, when every start but
+ * a first, unmeasured one opens the database that one made, as a restart or a reboot does.
  */
 async function coldStarts(binaries: string[], { restart = false } = {}): Promise<number[]> {
   const times: number[][] = binaries.map(() => []);
