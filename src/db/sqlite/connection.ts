@@ -37,9 +37,7 @@ export function openSqliteConnection(
     const problem = missingSqlite(path);
     if (problem) throw new NoSuchDatabase(problem);
   }
-  const setAside: string[] = [];
-  const client = existing ? new Database(path, { create: false, strict: true }) : openOrCreate(path, setAside);
-  if (setAside.length > 0) onSetAside?.(setAside);
+  const client = existing ? new Database(path, { create: false, strict: true }) : openOrCreate(path, onSetAside);
   if (
     existing &&
     !client.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get()
@@ -86,9 +84,10 @@ export function openSqliteConnection(
 
 /**
  * The database at `path`, made first if there is none. A new one is the empty database written whole
- * (new-database.ts); where that cannot be placed, SQLite creates it and the migrations fill it.
+ * (new-database.ts); where that cannot be placed, SQLite creates it and the migrations fill it. A log
+ * left from a database that is gone is set aside first, and `onSetAside` told where once the new one is open.
  */
-function openOrCreate(path: string, setAside: string[]): Database {
+function openOrCreate(path: string, onSetAside: OpenOptions["onSetAside"]): Database {
   if (path === ":memory:") return new Database(path, { create: true, strict: true });
   try {
     return new Database(path, { create: false, strict: true });
@@ -96,9 +95,11 @@ function openOrCreate(path: string, setAside: string[]): Database {
     // Not there yet, most likely: placing the empty database tells, and the long way below fails,
     // if it must, with SQLite's own words (permissions, a full disk, a damaged header).
   }
-  if (!nodeFs().existsSync(path)) setAside.push(...setAsideLeftovers(path));
+  const moved = nodeFs().existsSync(path) ? [] : setAsideLeftovers(path);
   placeEmptyDatabase(path);
-  return create(path);
+  const client = create(path);
+  if (moved.length > 0) onSetAside?.(moved);
+  return client;
 }
 
 /**
