@@ -510,12 +510,18 @@ async function runCases(
   // moments as much as servers: in two runs on one day, svc with its defaults, the users page read 0.53 and 0.75.
   const rateRatio = (pair: Row) => pair.svc.rps / pair.floor.rps;
   for (const c of SELECTED) {
-    const { median, pairs } = await pairedRounds({ svc, floor }, c.name, c.read ? READ_ROUNDS : ROUNDS, rateRatio, async () => {
-      // Fresh sessions for each svc run; the floor answers any text.
-      const pool = c.refresh ? await sessions(svc.base, REFRESH_POOL) : [];
-      return (server) =>
-        wrk(server.base, c, token, { refreshTokens: pool, tag: tags.get(c), pid: server.proc.pid, warm: true });
-    });
+    const { median, pairs } = await pairedRounds(
+      { svc, floor },
+      c.name,
+      c.read ? READ_ROUNDS : ROUNDS,
+      rateRatio,
+      async () => {
+        // Fresh sessions for each svc run; the floor answers any text.
+        const pool = c.refresh ? await sessions(svc.base, REFRESH_POOL) : [];
+        return (server) =>
+          wrk(server.base, c, token, { refreshTokens: pool, tag: tags.get(c), pid: server.proc.pid, warm: true });
+      },
+    );
     rows.push(median);
     if (c.read)
       readRounds.push(
