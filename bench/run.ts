@@ -31,9 +31,9 @@ const EXTRA_ENV = Object.fromEntries(
 /** Paired rounds of each case at its own connections: an odd number, for a median. */
 const ROUNDS = 3;
 /**
- * Paired rounds of each read (the cases #19 sets a rate for): their rounds within one run spread by up to
- * 0.12 of the floor (0.57, 0.64, 0.69), so a median of three moved with one round's luck. Reads change
- * nothing, so two more rounds cost only time (about 3 minutes in all).
+ * Paired rounds of each read at 64 connections (#19 sets a rate for two of them): their rounds within one run
+ * spread by up to 0.12 of the floor (0.57, 0.64, 0.69), so a median of three moved with one round's luck. Reads
+ * change nothing, so two more rounds cost only time (about 4 minutes in all).
  */
 const READ_ROUNDS = 5;
 const COLD_STARTS = 9;
