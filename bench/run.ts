@@ -523,15 +523,16 @@ async function runCases(
       },
     );
     rows.push(median);
+    const rounds = pairs.map((p) => rateRatio(p).toFixed(2)).join(", ");
     if (c.read)
       readRounds.push(
-        `${c.name} at ${c.connections} connections, the rate ratio of each of the ${pairs.length} paired rounds: ${pairs.map((p) => rateRatio(p).toFixed(2)).join(", ")} (median **${rateRatio(median).toFixed(2)}**)`,
+        `${c.name} at ${c.connections} connections, the rate ratio of each of the ${pairs.length} paired rounds: ${rounds} (median **${rateRatio(median).toFixed(2)}**)`,
       );
     // Refusals and failures answer fast: a ratio over them would measure the wrong thing.
     for (const pair of pairs)
       if (pair.svc.non2xx > 0) console.warn(`${label} ${c.name}: ${pair.svc.non2xx} answers were not 2xx`);
     console.log(
-      `${label} ${c.name}: svc ${median.svc.rps.toFixed(0)} floor ${median.floor.rps.toFixed(0)} ratio ${rateRatio(median).toFixed(2)} (rounds ${pairs.map((p) => rateRatio(p).toFixed(2)).join(", ")}; RSS peak so far ${(svc.peakRss() / 1e6).toFixed(0)} MB)`,
+      `${label} ${c.name}: svc ${median.svc.rps.toFixed(0)} floor ${median.floor.rps.toFixed(0)} ratio ${rateRatio(median).toFixed(2)} (rounds ${rounds}; RSS peak so far ${(svc.peakRss() / 1e6).toFixed(0)} MB)`,
     );
   }
   // The reads at many connections. Each round is a pair, svc and the floor back to back (who goes first
