@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resetDigest } from "../src/auth/reset-codes.ts";
 import { runCli } from "../src/cli.ts";
+import { PRODUCTION_PASSWORD_COST } from "../src/config.ts";
 import { openPostgresStore } from "../src/db/postgres/store.ts";
 import { openSqliteStore } from "../src/db/sqlite/store.ts";
 import type { VersionedStore } from "../src/db/store.ts";
@@ -29,11 +30,30 @@ function expectNoSecrets(text: string, secrets: string[]): void {
   for (const secret of secrets) expect(text).not.toContain(secret);
 }
 
+/** Whatever a database quoting a row could carry: hashes (their parameters too), e-mails, digests. */
+function expectNoRowValues(text: string, values: string[]): void {
+  expectNoSecrets(text, values);
+  expect(text).not.toMatch(/m=19456|t=2,p=1/);
+  expect(text).not.toMatch(/@example\.com/);
+  expect(text).not.toMatch(/[0-9a-f]{32}/i);
+}
+
+interface Opened {
+  store: VersionedStore;
+  url: string;
+  /** Every write to `users` fails from now on, with a message that quotes nothing. */
+  breakUsers(): Promise<void>;
+  /** Every write to `users`, `password_resets` and `categories` fails from now on, quoting the row it refused. */
+  quoteRows(): Promise<void>;
+  close(): Promise<void>;
+}
+
 interface Target {
   name: string;
   skip: boolean;
-  /** A fresh store, and a way to make every write to `users` fail from now on. */
-  open(): Promise<{ store: VersionedStore; url: string; breakUsers(): Promise<void>; close(): Promise<void> }>;
+  /** What a log line says of a trigger's refusal, its message withheld: the code, and where it can, the function. */
+  refusal: string;
+  open(): Promise<Opened>;
 }
 
 let n = 0;
@@ -41,6 +61,7 @@ const TARGETS: Target[] = [
   {
     name: "sqlite",
     skip: false,
+    refusal: "SQLITE_CONSTRAINT_TRIGGER (a trigger's RAISE)",
     async open() {
       const path = join(dir, `db-${++n}.db`);
       const store = openSqliteStore(path);
@@ -57,6 +78,22 @@ const TARGETS: Target[] = [
           );
           db.close();
         },
+        async quoteRows() {
+          const db = new Database(path);
+          const refuse = (table: string, event: string, row: string) =>
+            db.run(
+              `CREATE TRIGGER quote_${table}_${event} BEFORE ${event} ON ${table} BEGIN SELECT RAISE(ABORT, 'refused row ' || ${row}); END`,
+            );
+          const user = "NEW.id || ',' || NEW.email || ',' || NEW.password_hash";
+          const reset = "NEW.digest || ',' || NEW.user_id";
+          const category = "NEW.name || ',' || NEW.description";
+          for (const event of ["INSERT", "UPDATE"]) {
+            refuse("users", event, user);
+            refuse("password_resets", event, reset);
+            refuse("categories", event, category);
+          }
+          db.close();
+        },
         close: () => store.close(),
       };
     },
@@ -64,6 +101,7 @@ const TARGETS: Target[] = [
   {
     name: "postgres",
     skip: !pgAvailable,
+    refusal: "raise_exception (SQLSTATE P0001) in PL/pgSQL function",
     async open() {
       const database = await createTestDatabase("secrets");
       const store = await openPostgresStore(postgresConfig(database.url));
@@ -78,6 +116,17 @@ const TARGETS: Target[] = [
           await db.unsafe(
             "CREATE TRIGGER no_user_writes BEFORE INSERT OR UPDATE ON users FOR EACH ROW EXECUTE FUNCTION no_writes()",
           );
+          await db.close();
+        },
+        async quoteRows() {
+          const db = new SQL({ url: database.url, max: 1 });
+          await db.unsafe(
+            `CREATE FUNCTION quote_row() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused row %', NEW; END $$`,
+          );
+          for (const table of ["users", "password_resets", "categories"])
+            await db.unsafe(
+              `CREATE TRIGGER quote_${table} BEFORE INSERT OR UPDATE ON ${table} FOR EACH ROW EXECUTE FUNCTION quote_row()`,
+            );
           await db.close();
         },
         async close() {
@@ -109,9 +158,11 @@ describe.each(TARGETS)("on $name", (target) => {
 
       const failures = (await app.logs()).filter((line) => JSON.parse(line).level >= 50);
       expect(failures.length).toBeGreaterThanOrEqual(2);
-      // Useful still: the driver's reason and the statement are there, with the request id.
+      // Useful still: the driver's code and the statement are there, with the request id; the
+      // trigger's own words are not (they could quote the row).
       for (const line of failures) {
-        expect(line).toContain("users are read-only now");
+        expect(line).toContain(target.refusal);
+        expect(line).not.toContain("users are read-only now");
         expect(JSON.parse(line).request_id).toEqual(expect.any(String));
       }
       expectNoSecrets((await app.logs()).join("\n"), [PASSWORD, NEW_PASSWORD, token]);
@@ -137,7 +188,7 @@ describe.each(TARGETS)("on $name", (target) => {
       });
       expectProblem(redeemed, 500, "internal");
       const logs = (await app.logs()).join("\n");
-      expect(logs).toContain("users are read-only now");
+      expect(logs).toContain(target.refusal);
       expectNoSecrets(logs, [
         PASSWORD,
         NEW_PASSWORD,
@@ -179,6 +230,99 @@ describe.each(TARGETS)("on $name", (target) => {
     },
   );
 
+  test.skipIf(target.skip)("a trigger quoting the row on a password reset logs no hash, digest or e-mail", async () => {
+    const opened = await target.open();
+    try {
+      // At the production cost, so that the hash's parameters are the ones a real row holds.
+      const app = await testApp({ on: opened.store, config: { passwordCost: PRODUCTION_PASSWORD_COST } });
+      const ann = await app.signUp("ann", PASSWORD);
+      const root = await app.signUp("root", PASSWORD);
+      await promote(opened.store, root.user.id);
+      const issue = () =>
+        app.call("POST", `/svc-api/v1/admin/users/${ann.user.id}/password-reset`, { token: root.token });
+      const code = (await issue()).body.reset_code as string;
+      await opened.quoteRows();
+
+      const redeemed = await app.call("POST", "/svc-api/v1/auth/password-reset", {
+        body: { username: "ann", reset_code: code, new_password: NEW_PASSWORD },
+      });
+      expectProblem(redeemed, 500, "internal");
+      expectProblem(await issue(), 500, "internal");
+
+      const logs = await app.logs();
+      const failures = logs.filter((line) => JSON.parse(line).level >= 50);
+      expect(failures.length).toBeGreaterThanOrEqual(2);
+      // What is left says which database refused and why, by code and by name.
+      for (const line of failures)
+        expect(line).toContain(target.name === "postgres" ? "P0001" : "SQLITE_CONSTRAINT_TRIGGER");
+      const stored = await opened.store.users.findById(ann.user.id);
+      expectNoRowValues(logs.join("\n"), [
+        PASSWORD,
+        NEW_PASSWORD,
+        code,
+        resetDigest(code.replaceAll("-", "")),
+        stored!.passwordHash,
+        stored!.passwordHash.split("$").at(-1)!,
+        stored!.passwordHash.split("$").at(-2)!,
+      ]);
+    } finally {
+      await opened.close();
+    }
+  });
+
+  test.skipIf(target.skip)("a trigger quoting a category's row logs none of it (GraphQL)", async () => {
+    const opened = await target.open();
+    try {
+      const app = await testApp({ on: opened.store });
+      const { token } = await app.signUp("ann", PASSWORD);
+      await opened.quoteRows();
+      const note = "the private note 3f1c";
+      const created = await app.graphql(
+        `mutation { createCategory(input: { name: "Diary", description: "${note}" }) { id } }`,
+        { token },
+      );
+      expect(created.body.errors[0].extensions.code).toBe("INTERNAL_SERVER_ERROR");
+      const logs = await app.logs();
+      const failures = logs.filter((line) => JSON.parse(line).level >= 50);
+      expect(failures.length).toBeGreaterThanOrEqual(1);
+      for (const line of failures) expect(line).toContain(target.refusal);
+      expectNoRowValues(logs.join("\n"), [PASSWORD, token, note, "Diary"]);
+    } finally {
+      await opened.close();
+    }
+  });
+
+  test.skipIf(target.skip)("`svc copy --force` onto a trigger quoting the row prints no hash or e-mail", async () => {
+    const source = join(dir, `source-${++n}.db`);
+    const from = openSqliteStore(source);
+    const app = await testApp({ on: from, config: { passwordCost: PRODUCTION_PASSWORD_COST } });
+    for (const name of ["ann", "bob"]) await app.signUp(name, PASSWORD);
+    const hashes = (await from.users.list({ limit: 10 })).map((user) => user.passwordHash);
+    await from.close();
+
+    const opened = await target.open();
+    await opened.quoteRows();
+    await opened.store.close();
+    try {
+      let out = "";
+      const write = (t: string) => (out += t);
+      const code = await runCli(
+        ["copy", "--from", `sqlite:${source}`, "--to", opened.url, "--force"],
+        {},
+        {
+          out: { write },
+          err: { write },
+        },
+      );
+      expect(code).toBe(1);
+      expect(out).toContain("svc copy: nothing copied: ");
+      expect(out).toContain(target.refusal);
+      expectNoRowValues(out, [PASSWORD, ...hashes, ...hashes.map((hash) => hash.split("$").at(-1)!)]);
+    } finally {
+      await opened.close().catch(() => {});
+    }
+  });
+
   test.skipIf(target.skip)("a failed `svc copy` into it prints no hash or parameters", async () => {
     const source = join(dir, `source-${++n}.db`);
     const from = openSqliteStore(source);
@@ -198,7 +342,7 @@ describe.each(TARGETS)("on $name", (target) => {
       );
       expect(code).toBe(1);
       expect(err).toContain("svc copy: nothing copied: ");
-      expect(err).toContain("users are read-only now");
+      expect(err).toContain(target.refusal);
       expectNoSecrets(err, [PASSWORD]);
     } finally {
       await opened.close().catch(() => {});
