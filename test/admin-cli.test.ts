@@ -230,6 +230,8 @@ describe("svc audit", () => {
     expect((await cli(url, ["audit", "--since", new Date(Date.now() + 60_000).toISOString()])).out).toBe("");
     for (const argv of [
       ["audit", "--since", "yesterday"],
+      ["audit", "--since", "9999999999999s"],
+      ["audit", "--since", "9999999999999d"],
       ["audit", "--action", "user.hacked"],
       ["audit", "--limit", "0"],
       ["audit", "extra"],

@@ -196,6 +196,32 @@ describe("parseConfig", () => {
     expect(message).not.toContain("\n");
   });
 
+  const DURATIONS = [
+    "SVC_DB_CONNECT_TIMEOUT",
+    "SVC_DB_STATEMENT_TIMEOUT",
+    "SVC_JWT_TTL",
+    "SVC_REFRESH_TTL",
+    "SVC_SESSION_MAX_AGE",
+    "SVC_REFRESH_REUSE_WINDOW",
+    "SVC_SHUTDOWN_GRACE",
+    "SVC_RELEASE_CODE_AFTER",
+    "SVC_LOGIN_BACKOFF_BASE",
+    "SVC_LOGIN_BACKOFF_MAX",
+    "SVC_LOGIN_CLIENT_WINDOW",
+    "SVC_RESET_CODE_TTL",
+    "SVC_AUDIT_RETENTION",
+    "SVC_IDEMPOTENCY_TTL",
+  ];
+  test.each(
+    DURATIONS.flatMap((variable) =>
+      ["9999999999999s", "9999999999999d", "9".repeat(400)].map((huge) => [variable, huge]),
+    ),
+  )("refuses a huge %s (%s) at start-up, naming it and its range", (variable, huge) => {
+    expect(() => parseConfig({ [variable]: huge })).toThrow(
+      new RegExp(`^${variable}: a duration such as .* from \\d+s to \\d+s`),
+    );
+  });
+
   test("never repeats a refused secret in its message", () => {
     const weak = "ab".repeat(32);
     expect(() => parseConfig({ SVC_ENV: "production", SVC_JWT_SECRET: weak })).toThrow(/2 distinct bytes/);

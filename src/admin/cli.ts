@@ -181,7 +181,10 @@ export async function auditCommand(args: string[], config: Config, io: CommandIo
   }
   if (values.since !== undefined) {
     const since = parseSince(values.since);
-    if (!since) throw new UsageError("--since must be a duration (30m, 24h, 7d) or an ISO-8601 date-time");
+    if (!since)
+      throw new UsageError(
+        "--since must be a duration (30m, 24h, 7d) or an ISO-8601 date-time, reaching back no further than the year 0000",
+      );
     filter.since = since;
   }
   if (values.action !== undefined) {

@@ -189,20 +189,33 @@ export function parseAuditFilter(query: Record<string, string | undefined>, now 
   if (rest.since !== undefined) {
     const since = parseSince(rest.since, now);
     if (since === null)
-      problems.push({ field: "since", message: "must be an ISO-8601 date-time or a duration such as 30m, 24h or 7d" });
+      problems.push({
+        field: "since",
+        message:
+          "must be an ISO-8601 date-time or a duration such as 30m, 24h or 7d, reaching back no further than the year 0000",
+      });
     else filter.since = since;
   }
   if (problems.length > 0) throw invalidFields(problems);
   return filter;
 }
 
-/** An instant: an ISO-8601 date-time as given, or a duration (30m, 24h, 7d) back from `now`. null: neither. */
+/** 0000-01-01T00:00:00Z: the earliest instant an ISO-8601 date-time of four-digit years can write. */
+const EARLIEST = -62_167_219_200_000;
+
+/**
+ * An instant: an ISO-8601 date-time as given, or a duration (30m, 24h, 7d) back from `now`. null:
+ * neither, or further back than the year 0000 (a Date that far back is invalid, or not ISO-8601 text).
+ */
 export function parseSince(text: string, now = Date.now()): string | null {
   const seconds = parseDuration(text);
-  if (seconds !== null) return new Date(now - seconds * 1000).toISOString();
+  if (seconds !== null) {
+    const at = now - seconds * 1000;
+    return at >= EARLIEST ? new Date(at).toISOString() : null;
+  }
   if (!/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?)?$/.test(text)) return null;
   const at = Date.parse(text);
-  return Number.isNaN(at) ? null : new Date(at).toISOString();
+  return at >= EARLIEST ? new Date(at).toISOString() : null;
 }
 
 function pageOrProblems(paging: Record<string, string>, problems: FieldError[]): { limit: number; after?: string } {

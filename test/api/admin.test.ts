@@ -580,6 +580,10 @@ describe("the audit log", () => {
     await bad("?target=1", ["target"]);
     await bad("?since=yesterday", ["since"]);
     await bad("?since=2026-13-45T00:00:00Z", ["since"]);
+    // Further back than any date: a duration that once made an Invalid Date (a 500).
+    await bad("?since=9999999999999s", ["since"]);
+    await bad("?since=9999999999999d", ["since"]);
+    await bad("?since=99999999999999d", ["since"]);
     await bad("?limit=0&after=x", ["limit", "after"]);
     await bad("?user=x", ["user"]);
     await bad("?who=x", ["who"]);
