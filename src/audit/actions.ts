@@ -15,6 +15,8 @@ export const AUDIT_ACTIONS = [
   "admin.user.deleted",
   "password_reset.issued",
   "password_reset.redeemed",
+  "password_reset.failed",
+  "password_reset.throttled",
   "category.deleted",
 ] as const;
 

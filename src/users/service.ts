@@ -257,11 +257,26 @@ export function createUserService({ users, resets, audit, passwords, sessions, t
       const user = await users.findByLogin(input.username);
       const account = `reset:${user ? user.id : nameKey(input.username)}`;
       const clientKey = `client:${client.address}`;
-      await reserve("login.throttled", account, clientKey, user?.id ?? null, client);
-      const invalid = () =>
-        new AppError("invalid_reset_code", "The reset code is wrong, expired or already used; ask for a new one.");
+      await reserve("password_reset.throttled", account, clientKey, user?.id ?? null, client);
+      const refused = (reason: string) =>
+        note(
+          auditEvent("password_reset.failed", {
+            target: user?.id ?? null,
+            origin: client,
+            failed: true,
+            detail: { reason },
+          }),
+        );
+      const invalid = async (reason: "unknown_account" | "malformed_code" | "invalid_code") => {
+        await refused(reason);
+        return new AppError(
+          "invalid_reset_code",
+          "The reset code is wrong, expired or already used; ask for a new one.",
+        );
+      };
       const code = canonicalResetCode(input.reset_code);
-      if (!user || !code) throw invalid();
+      if (!user) throw await invalid("unknown_account");
+      if (!code) throw await invalid("malformed_code");
       const prepared = sessions.prepare(user, client);
       const at = prepared.session.createdAt;
       const result = await resets.redeem(
@@ -275,9 +290,13 @@ export function createUserService({ users, resets, audit, passwords, sessions, t
         },
         auditEvent("password_reset.redeemed", { actor: user.id, target: user.id, origin: client }, at),
       );
-      if (result === "invalid") throw invalid();
+      // Wrong, spent, replaced or expired: the store keeps only the live code's digest, so they look alike.
+      if (result === "invalid") throw await invalid("invalid_code");
       await throttle.succeeded(account, clientKey);
-      if (result === "disabled") throw disabled();
+      if (result === "disabled") {
+        await refused("account_disabled");
+        throw disabled();
+      }
       return { ...(await prepared.pair(result)), user: userView(result, result.id) };
     },
   };

@@ -8,6 +8,7 @@ import { expectProblem, promote as makeAdmin, testApp, type ConfigOverrides } fr
 const ADMIN = "/svc-api/v1/admin";
 const AUTH = "/svc-api/v1/auth";
 const CODE_FORMAT = /^[0-9A-HJKMNP-TV-Z]{4}(-[0-9A-HJKMNP-TV-Z]{4}){7}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** An app with an administrator, `root`, and a way to make more. */
 async function adminApp(config: ConfigOverrides = {}) {
@@ -533,6 +534,73 @@ describe("the audit log", () => {
       expect(text).not.toContain(secret);
     }
     expect(text).not.toContain("argon2");
+  });
+
+  test("refused reset codes are recorded as password_reset.failed with their reason, never the code", async () => {
+    const app = await adminApp();
+    const ann = await app.signUp("ann");
+    const replaced = (await app.issue(ann.user.id)).body.reset_code;
+    const code = (await app.issue(ann.user.id)).body.reset_code;
+    const tryCode = (username: string, reset_code: string) =>
+      app.redeem({ username, reset_code, new_password: "a brand new secret" });
+    expectProblem(await tryCode("ann", replaced), 400, "invalid_reset_code");
+    expectProblem(await tryCode("ann", "not a code"), 400, "invalid_reset_code");
+    expectProblem(await tryCode("nobody", code), 400, "invalid_reset_code");
+    expect((await tryCode("ann", code)).status).toBe(200);
+    expectProblem(await tryCode("ann", code), 400, "invalid_reset_code"); // spent
+    const late = (await app.issue(ann.user.id)).body.reset_code;
+    await app.patch(ann.user.id, { status: "disabled" });
+    expectProblem(await tryCode("ann", late), 403, "account_disabled");
+
+    const failed = (await app.audit("?action=password_reset.failed")).reverse();
+    expect(failed.map((e) => [e.target_id, e.detail])).toEqual([
+      [ann.user.id, { reason: "invalid_code" }],
+      [ann.user.id, { reason: "malformed_code" }],
+      [null, { reason: "unknown_account" }],
+      [ann.user.id, { reason: "invalid_code" }],
+      [ann.user.id, { reason: "account_disabled" }],
+    ]);
+    for (const event of failed) {
+      expect(event).toMatchObject({ actor_id: null, outcome: "failure", request_id: expect.stringMatching(UUID) });
+      expect(event.client_address).toEqual(expect.any(String));
+    }
+    const text = JSON.stringify(await app.audit("?limit=1000"));
+    for (const secret of [replaced, code, late, "a brand new secret"]) expect(text).not.toContain(secret);
+  });
+
+  test("a block of reset attempts is recorded once as password_reset.throttled, not as a login's", async () => {
+    const app = await adminApp({
+      loginThrottle: {
+        maxFailures: 2,
+        backoffBaseMs: 60_000,
+        backoffMaxMs: 60_000,
+        clientMaxFailures: 100,
+        clientWindowMs: 60_000,
+      },
+    });
+    const ann = await app.signUp("ann");
+    const wrong = {
+      username: "ann",
+      reset_code: "0000-0000-0000-0000-0000-0000-0000-0000",
+      new_password: "a brand new secret",
+    };
+    for (let i = 0; i < 2; i++) expectProblem(await app.redeem(wrong), 400, "invalid_reset_code");
+    for (let i = 0; i < 3; i++) expectProblem(await app.redeem(wrong), 429, "too_many_requests");
+
+    const actions = (await app.audit(`?target=${ann.user.id}`)).map((e) => e.action).reverse();
+    expect(actions).toEqual([
+      "user.created",
+      "login.succeeded",
+      "password_reset.failed",
+      "password_reset.failed",
+      "password_reset.throttled",
+    ]);
+    expect((await app.audit("?action=password_reset.throttled"))[0]).toMatchObject({
+      target_id: ann.user.id,
+      outcome: "failure",
+      detail: { retry_after_s: 60 },
+    });
+    expect(await app.audit("?action=login.throttled")).toEqual([]);
   });
 
   test("filters by action, actor, target and since (a time or a duration), pages with Link", async () => {
