@@ -67,6 +67,7 @@ const viaPino = pino({ level: "info", base: { service: "svc" }, timestamp: pino.
 const { access } = createLoggers("info", sink);
 const entry = {
   requestId: "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+  clientRequestId: null,
   method: "GET",
   route: "/svc/health",
   path: "/svc/health",

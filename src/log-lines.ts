@@ -14,8 +14,10 @@ const FLUSH_EVERY_MS = 100;
 const BATCH_CHARS = 16 * 1024;
 
 export interface AccessEntry {
-  /** Written as is: beginRequest keeps only ids of letters, digits and ._:- */
+  /** svc's own (a UUID): written as is. */
   requestId: string;
+  /** The client's X-Request-Id, or null. Written as is: beginRequest keeps only ids of letters, digits and ._:- */
+  clientRequestId: string | null;
   method: string;
   /** The route template (one of svc's own paths) or "unmatched": written as is. */
   route: string;
@@ -129,8 +131,9 @@ export function accessLog(level: LogLevel, write: (line: string) => void): Acces
     completed(e) {
       if (!enabled) return;
       const user = e.userId === null ? "" : `,"user_id":${quote(e.userId)}`;
+      const client = e.clientRequestId === null ? "" : `,"client_request_id":"${e.clientRequestId}"`;
       write(
-        `{"level":${INFO},"time":"${now()}","service":"svc","request_id":"${e.requestId}","method":${method(e.method)},"route":"${e.route}","path":${path(e.path)},"status":${e.status},"duration_ms":${e.durationMs}${user},"msg":"request completed"}\n`,
+        `{"level":${INFO},"time":"${now()}","service":"svc","request_id":"${e.requestId}"${client},"method":${method(e.method)},"route":"${e.route}","path":${path(e.path)},"status":${e.status},"duration_ms":${e.durationMs}${user},"msg":"request completed"}\n`,
       );
     },
   };

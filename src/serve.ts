@@ -13,7 +13,7 @@ import { version } from "../package.json";
 import type { Serve, Server } from "bun";
 import { baseHeaders, type DoorHandlers, forwardSocketEvents, logCompleted, serveOptions } from "./http/front-door.ts";
 import { healthProbes, type Probes } from "./health/probes.ts";
-import { beginRequest, type RequestInfo } from "./http/request-context.ts";
+import { answeredId, beginRequest, type RequestInfo } from "./http/request-context.ts";
 import type { App } from "./app.ts";
 import { returnMemoryWhenIdle } from "./idle-memory.ts";
 import { PRUNE_EVERY_MS, startPruning, storeJobs } from "./pruning.ts";
@@ -170,7 +170,7 @@ function earlyProbes(probes: Probes, access: AccessLog, logOk: boolean): DoorHan
       };
       const answer = (request: Request) => {
         const info = beginRequest(request, undefined, false);
-        const response = probe(request, baseHeaders(info.id));
+        const response = probe(request, baseHeaders(answeredId(info)));
         return response instanceof Promise
           ? response.then((r) => logged(request, info, r))
           : logged(request, info, response);

@@ -18,6 +18,7 @@ function capture(level: LogLevel) {
 
 const entry = {
   requestId: "r-1",
+  clientRequestId: null,
   method: "GET",
   route: "unmatched",
   path: "/plain",
@@ -36,7 +37,7 @@ test("access lines are JSON whatever the path holds: quotes, backslashes, contro
     "/lone\ud800surrogate",
     "/plain",
   ];
-  for (const path of paths) loggers.access.completed({ ...entry, path, userId: "u-1" });
+  for (const path of paths) loggers.access.completed({ ...entry, path, userId: "u-1", clientRequestId: "c-1" });
   await Bun.sleep(5);
   const parsed = lines.map((l) => JSON.parse(l));
   expect(parsed.map((l) => l.path)).toEqual(paths.map((p) => JSON.parse(JSON.stringify(p))));
@@ -44,6 +45,7 @@ test("access lines are JSON whatever the path holds: quotes, backslashes, contro
     level: 30,
     service: "svc",
     request_id: "r-1",
+    client_request_id: "c-1",
     method: "GET",
     route: "unmatched",
     status: 404,

@@ -7,7 +7,10 @@ import type { AuditAction } from "./actions.ts";
 /** Where an action came from: the client's address and the request's id (the CLI has no request). */
 export interface Origin {
   address: string | null;
+  /** svc's own id for the request, never the client's. */
   requestId: string | null;
+  /** The X-Request-Id the client sent, when sane: kept in the event's detail as client_request_id. */
+  clientRequestId?: string | null;
 }
 
 /** The origin of what the CLI does on the box. */
@@ -24,6 +27,8 @@ export interface EventFacts {
 
 /** An event happening now. */
 export function auditEvent(action: AuditAction, facts: EventFacts, at = new Date().toISOString()): AuditEvent {
+  const clientRequestId = facts.origin.clientRequestId;
+  const detail = clientRequestId ? { ...facts.detail, client_request_id: clientRequestId } : facts.detail;
   return {
     // Stamped with the event's own time, so id order is the log's order.
     id: Bun.randomUUIDv7("hex", Date.parse(at)),
@@ -34,6 +39,6 @@ export function auditEvent(action: AuditAction, facts: EventFacts, at = new Date
     clientAddress: facts.origin.address,
     requestId: facts.origin.requestId,
     outcome: facts.failed ? "failure" : "success",
-    detail: facts.detail ? JSON.stringify(facts.detail) : null,
+    detail: detail ? JSON.stringify(detail) : null,
   };
 }

@@ -96,7 +96,11 @@ export function createEngine({
           phase === "execution" ? (context as { contextValue: unknown }).contextValue : context
         ) as Partial<GraphQLContext>;
         for (const err of errors.filter(isUnexpected)) {
-          logger.error({ request_id: ctx.requestId, err }, "graphql resolver failed");
+          const clientRequestId = ctx.origin?.clientRequestId ?? undefined;
+          logger.error(
+            { request_id: ctx.requestId, client_request_id: clientRequestId, err },
+            "graphql resolver failed",
+          );
         }
       }),
     ],

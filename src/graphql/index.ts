@@ -21,7 +21,7 @@ import { type AnswerSet, conditionalText } from "../http/etag.ts";
 import { forwardSocketEvents, type HotRoutes } from "../http/front-door.ts";
 import { IDEMPOTENCY_HEADER, type Idempotency } from "../http/idempotency.ts";
 import { readCappedText } from "../http/json-body.ts";
-import { requestInfo } from "../http/request-context.ts";
+import { auditIds, requestInfo } from "../http/request-context.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
 import typeDefs from "../../schema/categories.graphql" with { type: "text" };
@@ -130,7 +130,7 @@ export function graphqlRoutes(deps: GraphqlDeps) {
     const authorization = request.headers.get("authorization");
     const outcome: ServerContext["outcome"] = {};
     const address = clientAddress(request, trustProxy);
-    const origin = { address, requestId: info?.id ?? null };
+    const origin = { address, ...auditIds(info) };
     const { yoga, mutationOf, errorResponse } = await loadEngine();
     const execute = () =>
       yoga.fetch(request, { viewer, authorization, transport: "sse", requestId: info?.id, origin, body, outcome });

@@ -2,7 +2,7 @@
 // with n trusted proxies the client is the n-th address from the right, the one the outermost
 // trusted proxy saw; anything to its left was written by the client and proves nothing.
 import type { ClientInfo } from "../auth/sessions.ts";
-import { requestInfo } from "./request-context.ts";
+import { auditIds, requestInfo } from "./request-context.ts";
 
 export function clientAddress(request: Request, trustProxy: number): string {
   if (trustProxy > 0) {
@@ -22,6 +22,6 @@ export function clientInfo(request: Request, trustProxy: number): ClientInfo {
   return {
     address: clientAddress(request, trustProxy),
     userAgent: request.headers.get("user-agent"),
-    requestId: requestInfo(request)?.id ?? null,
+    ...auditIds(requestInfo(request)),
   };
 }

@@ -14,7 +14,7 @@ import type { Loggers } from "../log.ts";
 import type { LineLogger } from "../log-lines.ts";
 import type { Metrics } from "../metrics.ts";
 import { tooLarge } from "./json-body.ts";
-import { beginRequest, type RequestInfo } from "./request-context.ts";
+import { answeredId, beginRequest, logIds, type RequestInfo } from "./request-context.ts";
 import { routeIndex, type ElysiaRouter, type RouteIndex } from "./route-index.ts";
 
 /**
@@ -117,7 +117,7 @@ export function frontDoor({
     received = request,
   ): RequestInfo {
     const info = beginRequest(request, server, keep, received);
-    if (debug) logger.debug({ request_id: info.id, method: request.method, path }, "request started");
+    if (debug) logger.debug({ ...logIds(info), method: request.method, path }, "request started");
     return info;
   }
 
@@ -131,7 +131,7 @@ export function frontDoor({
 
   /** Elysia turns every failure into problem+json; reaching this is a bug, still answered as one. */
   function failed(info: RequestInfo, error: unknown): Response {
-    return answerFailure(error, internalError(error), info.id, logger);
+    return answerFailure(error, internalError(error), info, logger);
   }
 
   function viaApp(received: Request, server: Server<unknown> | undefined): Answer {
@@ -141,7 +141,7 @@ export function frontDoor({
     const info = begin(request, server, path, true, received);
     // The route template, not the path: ids in paths would make a label per user.
     const route = index.template(request.method, path) ?? "unmatched";
-    const done = (response: Response) => finish(request, info, route, path, stamped(response, info.id));
+    const done = (response: Response) => finish(request, info, route, path, stamped(response, answeredId(info)));
     // Refuse an oversized body before anyone reads it; chunked bodies meet the limit in json-body.ts
     // and, on a real socket, Bun's maxRequestBodySize.
     const refused = refuseBody(request);
@@ -159,12 +159,12 @@ export function frontDoor({
   // they call looks the request up, so its facts stay local.
   function directly(path: string, route: DirectRoute): Handler {
     const fail = (info: RequestInfo, request: Request, error: unknown) =>
-      finish(request, info, path, path, stamped(failed(info, error), info.id));
+      finish(request, info, path, path, stamped(failed(info, error), answeredId(info)));
     return (request, server) => {
       const info = begin(request, server, path, false);
       let answer: Answer;
       try {
-        answer = route(request, baseHeaders(info.id));
+        answer = route(request, baseHeaders(answeredId(info)));
       } catch (error) {
         return fail(info, request, error);
       }
@@ -211,10 +211,11 @@ export function frontDoor({
       begun++;
       const info = begin(request, server, path);
       const done = (response: Response) => finish(request, info, path, path, response);
-      const failure = (error: unknown) => done(stamped(hotFailure(info, error), info.id));
+      const id = answeredId(info);
+      const failure = (error: unknown) => done(stamped(hotFailure(info, error), id));
       const refused = refuseBody(request);
-      if (refused) return refused.then((response) => done(stamped(response, info.id)));
-      const set: AnswerSet = { headers: baseHeaders(info.id) };
+      if (refused) return refused.then((response) => done(stamped(response, id)));
+      const set: AnswerSet = { headers: baseHeaders(id) };
       const answered = (answer: string | Response) =>
         done(
           typeof answer === "string"
@@ -223,7 +224,7 @@ export function frontDoor({
                 status: Number(set.status ?? 200),
                 headers: set.headers as Record<string, string>,
               })
-            : stamped(answer, info.id),
+            : stamped(answer, id),
         );
       let answer: string | Response | Promise<string | Response>;
       try {
@@ -237,7 +238,7 @@ export function frontDoor({
 
   /** What problem-answers.ts makes of a failure inside Elysia. */
   const hotFailure = (info: RequestInfo, error: unknown) =>
-    answerFailure(error, error instanceof AppError ? error : internalError(error), info.id, logger);
+    answerFailure(error, error instanceof AppError ? error : internalError(error), info, logger);
 
   /** A WebSocket handshake on the socket path: its refusal, undefined once upgraded, null when the request is none. */
   const upgrading = (request: Request, server: Server<unknown> | undefined) =>
@@ -352,16 +353,16 @@ export function serveOptions(settings: ServeSettings, handlers: DoorHandlers, we
 
 /**
  * The answer to a failure a route threw, in Elysia (problem-answers.ts) or out of it: a Replayed's stored
- * answer, or `appError` as problem+json; a 5xx is logged with the request id, the client learns no more.
+ * answer, or `appError` as problem+json; a 5xx is logged with the request's ids, the client learns no more.
  */
 export function answerFailure(
   error: unknown,
   appError: AppError,
-  requestId: string | undefined,
+  info: RequestInfo | undefined,
   logger: Pick<LineLogger, "error">,
 ): Response {
   if (error instanceof Replayed) return error.response;
-  if (appError.status >= 500) logger.error({ request_id: requestId, err: error }, "request failed");
+  if (appError.status >= 500) logger.error({ ...logIds(info), err: error }, "request failed");
   return problemResponse(appError);
 }
 
@@ -377,6 +378,7 @@ export function logCompleted(
 ): void {
   access.completed({
     requestId: info.id,
+    clientRequestId: info.clientId,
     method: request.method,
     route,
     path,

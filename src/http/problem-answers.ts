@@ -23,7 +23,7 @@ export function problemAnswers({ logger, methodsFor }: ProblemAnswersOptions) {
         set.status = error.response.status;
         return error.response;
       }
-      return answerFailure(error, toAppError(code, error, path, methodsFor), requestInfo(request)?.id, logger);
+      return answerFailure(error, toAppError(code, error, path, methodsFor), requestInfo(request), logger);
     },
   );
 }

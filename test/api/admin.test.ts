@@ -502,9 +502,10 @@ describe("the audit log", () => {
     expect(changedEvent).toMatchObject({
       actor_id: ann.user.id,
       target_id: ann.user.id,
-      request_id: "req-ann-1",
+      request_id: expect.stringMatching(UUID),
       outcome: "success",
       client_address: expect.any(String),
+      detail: { client_request_id: "req-ann-1" },
     });
     expect(events.find((e) => e.action === "login.failed")).toMatchObject({
       actor_id: null,
@@ -601,6 +602,62 @@ describe("the audit log", () => {
       detail: { retry_after_s: 60 },
     });
     expect(await app.audit("?action=login.throttled")).toEqual([]);
+  });
+
+  test("records svc's own request id; a client's X-Request-Id only beside it, and only when sane", async () => {
+    const app = await adminApp();
+    const signUp = (username: string, requestId: string) =>
+      app.call("POST", "/svc-api/v1/users/create", {
+        body: { username, email: `${username}@example.com`, password: "correct horse battery" },
+        headers: { "x-request-id": requestId },
+      });
+    /** The user.created event of the account a sign-up answered. */
+    const created = async (reply: { body: { id: string } }) =>
+      (await app.audit("?action=user.created")).find((e) => e.target_id === reply.body.id)!;
+    // The same id twice: two requests still have two ids.
+    const first = await signUp("ann", "client-1");
+    const second = await signUp("bob", "client-1");
+    expect(first.headers.get("x-request-id")).toBe("client-1");
+    const annEvent = await created(first);
+    const bobEvent = await created(second);
+    for (const event of [annEvent, bobEvent]) {
+      expect(event.request_id).toMatch(UUID);
+      expect(event.detail).toEqual({ role: "user", client_request_id: "client-1" });
+    }
+    expect(annEvent.request_id).not.toBe(bobEvent.request_id);
+    expect(second.status).toBe(201);
+    // Its log lines carry both ids.
+    const lines = (await app.logs()).map((line) => JSON.parse(line));
+    const completed = lines.filter((l) => l.msg === "request completed" && l.request_id === annEvent.request_id);
+    expect(completed).toEqual([expect.objectContaining({ client_request_id: "client-1", status: 201 })]);
+
+    // Too long, or not letters, digits and ._:- : dropped, and the answer carries svc's own id.
+    for (const [username, requestId] of [
+      ["cyd", "a".repeat(129)],
+      ["dee", "a b"],
+      ["eve", 'x"y'],
+      ["fay", "caf\u00e9"],
+    ] as const) {
+      const reply = await signUp(username, requestId);
+      expect(reply.status).toBe(201);
+      const event = await created(reply);
+      expect(event.detail).toEqual({ role: "user" });
+      expect(reply.headers.get("x-request-id")).toBe(event.request_id as string);
+    }
+
+    // GraphQL's events alike.
+    const book = await app.graphql(`mutation { createCategory(input: { name: "Books" }) { id } }`, {
+      token: app.root.token,
+    });
+    await app.call("POST", "/graphql", {
+      body: { query: `mutation { deleteCategory(id: "${book.body.data.createCategory.id}") }` },
+      token: app.root.token,
+      headers: { "x-request-id": "gql-1" },
+    });
+    expect((await app.audit("?action=category.deleted"))[0]).toMatchObject({
+      request_id: expect.stringMatching(UUID),
+      detail: { name: "Books", client_request_id: "gql-1" },
+    });
   });
 
   test("filters by action, actor, target and since (a time or a duration), pages with Link", async () => {

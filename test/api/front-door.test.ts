@@ -51,7 +51,7 @@ describe("health probes answered directly", () => {
     await call("GET", "/svc/health?from=probe", { headers: { "x-request-id": "probe-log" } });
     const line = (await logs())
       .map((l) => JSON.parse(l))
-      .find((l) => l.request_id === "probe-log" && l.msg === "request completed");
+      .find((l) => l.client_request_id === "probe-log" && l.msg === "request completed");
     expect(line).toMatchObject({ method: "GET", route: "/svc/health", path: "/svc/health", status: 200 });
     const metrics = await call("GET", "/svc/metrics");
     expect(metrics.text).toMatch(/svc_http_requests_total\{[^}]*route="\/svc\/health"[^}]*status="200"[^}]*\} 1/);
@@ -125,12 +125,12 @@ describe("hot reads answered without Elysia", () => {
     await hot.call("POST", "/graphql", { token, body: { query }, headers: { "x-request-id": "hot-graphql" } });
     expect(hot.app.requestsBegun()).toBe(before + 2);
     const lines = (await hot.logs()).map((l) => JSON.parse(l)).filter((l) => l.msg === "request completed");
-    expect(lines.find((l) => l.request_id === "hot-page")).toMatchObject({
+    expect(lines.find((l) => l.client_request_id === "hot-page")).toMatchObject({
       route: "/svc-api/v1/users/all",
       status: 200,
       user_id: user.id,
     });
-    expect(lines.find((l) => l.request_id === "hot-graphql")).toMatchObject({
+    expect(lines.find((l) => l.client_request_id === "hot-graphql")).toMatchObject({
       route: "/graphql",
       status: 200,
       user_id: user.id,
@@ -164,7 +164,7 @@ describe("hot reads answered without Elysia", () => {
     expect(reply.headers.get("x-request-id")).toBe("hot-500");
     expect(reply.text).not.toContain("disk on fire");
     const failed = (await broken.logs()).map((l) => JSON.parse(l)).find((l) => l.msg === "request failed");
-    expect(failed).toMatchObject({ request_id: "hot-500" });
+    expect(failed).toMatchObject({ client_request_id: "hot-500", request_id: expect.any(String) });
   });
 
   test("over a socket: a GraphQL WebSocket handshake on GET /graphql still upgrades; PUT is 405 with Allow", async () => {
@@ -222,7 +222,7 @@ describe("SVC_LOG_PROBES=false", () => {
       const completed = (await logs())
         .map((l) => JSON.parse(l))
         .filter((l) => l.msg === "request completed")
-        .map((l) => l.request_id);
+        .map((l) => l.client_request_id);
       expect(completed).toEqual(["loud-503", "loud-404"]);
       const metrics = (await call("GET", "/svc/metrics")).text;
       expect(metrics).toMatch(/svc_http_requests_total\{[^}]*route="\/svc\/health"[^}]*status="200"[^}]*\} 1/);
@@ -264,7 +264,7 @@ describe("over a socket", () => {
     expect(response.headers.get("x-request-id")).toBe("post-1");
     const line = (await logs())
       .map((l) => JSON.parse(l))
-      .find((l) => l.request_id === "post-1" && l.msg === "request completed");
+      .find((l) => l.client_request_id === "post-1" && l.msg === "request completed");
     // No route answers POST here, so the label is not the probe's.
     expect(line).toMatchObject({ route: "unmatched", status: 405 });
   });

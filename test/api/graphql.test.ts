@@ -616,7 +616,7 @@ describe("unexpected failures", () => {
       extensions: { code: "INTERNAL_SERVER_ERROR" },
     });
     const failure = (await logs()).map((l) => JSON.parse(l)).find((l) => l.msg === "graphql resolver failed");
-    expect(failure).toMatchObject({ request_id: "gql-7" });
+    expect(failure).toMatchObject({ client_request_id: "gql-7", request_id: expect.any(String) });
     expect(failure.err.message).toContain("exploded");
   });
 });

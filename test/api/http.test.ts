@@ -189,7 +189,8 @@ describe("unexpected failures", () => {
     const lines = (await logs()).map((l) => JSON.parse(l));
     const failure = lines.find((l) => l.msg === "request failed");
     expect(failure).toBeDefined();
-    expect(failure.request_id).toBe("req-42");
+    expect(failure.client_request_id).toBe("req-42");
+    expect(failure.request_id).toMatch(/^[0-9a-f-]{36}$/);
     expect(failure.err.message).toContain("disk on fire");
   });
 });
@@ -207,10 +208,10 @@ describe("logs", () => {
       .split("\n")
       .map((l) => JSON.parse(l))
       .filter((l) => l.msg === "request completed");
-    const list = completed.find((l) => l.request_id === "list-1");
+    const list = completed.find((l) => l.client_request_id === "list-1");
     expect(list).toMatchObject({ method: "GET", path: "/svc-api/v1/users/all", status: 200, user_id: user.id });
     expect(typeof list.duration_ms).toBe("number");
-    expect(completed.find((l) => l.request_id === "missing-1")).toMatchObject({ status: 404 });
+    expect(completed.find((l) => l.client_request_id === "missing-1")).toMatchObject({ status: 404 });
   });
 });
 

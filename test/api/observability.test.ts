@@ -184,7 +184,7 @@ describe("the request log line", () => {
     await call("GET", `/svc-api/v1/users/${user.id}`, { token, headers: { "x-request-id": "route-1" } });
     const line = (await logs())
       .map((l) => JSON.parse(l))
-      .find((l) => l.request_id === "route-1" && l.msg === "request completed");
+      .find((l) => l.client_request_id === "route-1" && l.msg === "request completed");
     expect(line).toMatchObject({
       route: "/svc-api/v1/users/:user_id",
       path: `/svc-api/v1/users/${user.id}`,
@@ -203,6 +203,7 @@ describe("the request log line", () => {
       "time",
       "service",
       "request_id",
+      "client_request_id",
       "method",
       "route",
       "path",
