@@ -54,9 +54,13 @@ export const auditEventSchema = t.Object({
   }),
   target_id: t.Union([t.String({ format: "uuid" }), t.Null()], { description: "The user (or category) acted on." }),
   client_address: t.Union([t.String(), t.Null()], { description: "The client's address, or cli." }),
-  request_id: t.Union([t.String(), t.Null()]),
+  request_id: t.Union([t.String(), t.Null()], {
+    description: "svc's own id of the request, as in its log lines (never the client's); null for the CLI.",
+  }),
   outcome: enumOf(["success", "failure"]),
-  detail: t.Union([t.Record(t.String(), t.Unknown()), t.Null()], { description: "Particulars; never a secret." }),
+  detail: t.Union([t.Record(t.String(), t.Unknown()), t.Null()], {
+    description: "Particulars; never a secret. client_request_id: the X-Request-Id the client sent, if any.",
+  }),
 });
 
 export type AdminUserView = Static<typeof adminUserSchema>;
