@@ -25,11 +25,6 @@ import { usersRoutes } from "./users/index.ts";
 import { AppError } from "./errors.ts";
 import { createHub } from "./realtime/hub.ts";
 
-/** Events one subscriber may have waiting (references to events all share); a reader further behind is dropped. */
-const SUBSCRIBER_BUFFER = 1024;
-/** How often open subscriptions' tokens are checked again: a revoked one ends within this (plus a check). */
-const TOKEN_RECHECK_MS = 2000;
-
 export interface AppDeps {
   config: Config;
   store: VersionedStore;
@@ -56,8 +51,6 @@ export function createApp({ config, store: database, loggers, probes }: AppDeps)
   const hub = createHub({
     feed: store.changes,
     ...config.subscriptions,
-    buffer: SUBSCRIBER_BUFFER,
-    recheckMs: TOKEN_RECHECK_MS,
     async stillValid(authorization) {
       try {
         await authenticator.authenticate(authorization);

@@ -94,6 +94,10 @@ export interface SubscriptionsConfig {
   perUser: number;
   /** Open subscriptions on this instance. */
   max: number;
+  /** Events one subscriber may have waiting; a reader further behind is dropped. Not a variable: tests shorten it. */
+  buffer: number;
+  /** How often open subscriptions' tokens are checked again. Not a variable: tests shorten it. */
+  recheckMs: number;
 }
 
 export type Env = Record<string, string | undefined>;
@@ -111,6 +115,8 @@ export class ConfigError extends Error {
 
 /** OWASP's first argon2id recommendation: 19 MiB, 2 iterations, 1 lane. */
 export const PRODUCTION_PASSWORD_COST: PasswordCost = Object.freeze({ memoryCost: 19456, timeCost: 2 });
+/** argon2id at its cheapest, for tests that start svc as a process: they exercise the path, not the cost. */
+export const MINIMAL_PASSWORD_COST: PasswordCost = Object.freeze({ memoryCost: 64, timeCost: 1 });
 
 const MIN_SECRET_BYTES = 32;
 /** 32 spaces or one repeated character pass a length check and are guessed at once. */
@@ -141,7 +147,7 @@ export function parseConfig(env: Env): Config {
     maxBodyBytes: integer(env, "SVC_MAX_BODY_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
     shutdownGraceMs: duration(env, "SVC_SHUTDOWN_GRACE", "10s", 0, 300) * 1000,
     releaseCodeAfterMs: duration(env, "SVC_RELEASE_CODE_AFTER", "0s", 0, 86400) * 1000,
-    passwordCost: PRODUCTION_PASSWORD_COST,
+    passwordCost: passwordCost(env, environment),
     trustProxy: trustProxy(env),
     corsOrigins: origins(env),
     metrics: boolean(env, "SVC_METRICS", true),
@@ -160,8 +166,19 @@ export function parseConfig(env: Env): Config {
     subscriptions: {
       perUser: integer(env, "SVC_SUBSCRIPTIONS_PER_USER", 10, 1, 10_000),
       max: integer(env, "SVC_SUBSCRIPTIONS_MAX", 10_000, 1, 1_000_000),
+      buffer: 1024,
+      recheckMs: 2000,
     },
   });
+}
+
+/** SVC_PASSWORD_COST=minimal is for test processes only: anywhere else it would weaken every stored hash. */
+function passwordCost(env: Env, environment: Environment): PasswordCost {
+  const accepts = ["production", "minimal"] as const;
+  const cost = oneOf(env, "SVC_PASSWORD_COST", accepts, "production");
+  if (cost === "minimal" && environment !== "test")
+    throw new ConfigError("SVC_PASSWORD_COST", "minimal only with SVC_ENV=test; otherwise production", cost);
+  return cost === "minimal" ? MINIMAL_PASSWORD_COST : PRODUCTION_PASSWORD_COST;
 }
 
 function trustProxy(env: Env): number {

@@ -34,7 +34,7 @@ async function cli(url: string, argv: string[], stdin: SecretInput = secrets(nul
   let err = "";
   const code = await runCli(
     argv,
-    { SVC_DATABASE_URL: url, SVC_ENV: "test" },
+    { SVC_DATABASE_URL: url, SVC_ENV: "test", SVC_PASSWORD_COST: "minimal" },
     {
       out: { write: (t: string) => (out += t) },
       err: { write: (t: string) => (err += t) },
@@ -248,7 +248,7 @@ describe("svc admin create at a real terminal", () => {
     const url = freshUrl();
     let screen = "";
     const proc = Bun.spawn(["bun", MAIN, "admin", "create", "--username", "tty", "--email", "tty@example.com"], {
-      env: { ...process.env, SVC_DATABASE_URL: url, SVC_ENV: "test" },
+      env: { ...process.env, SVC_DATABASE_URL: url, SVC_ENV: "test", SVC_PASSWORD_COST: "minimal" },
       terminal: {
         data: (_, bytes) => {
           screen += new TextDecoder().decode(bytes);
@@ -276,7 +276,13 @@ describe.skipIf(!postgres)("the commands against a serving svc on PostgreSQL", (
   test("create, disable and audit from the box reach the server in another process at once", async () => {
     const database = await createTestDatabase("admin_cli");
     const port = freePort();
-    const env = { ...process.env, SVC_DATABASE_URL: database.url, SVC_ENV: "test", SVC_PORT: String(port) };
+    const env = {
+      ...process.env,
+      SVC_DATABASE_URL: database.url,
+      SVC_ENV: "test",
+      SVC_PASSWORD_COST: "minimal",
+      SVC_PORT: String(port),
+    };
     const server = Bun.spawn(["bun", MAIN], { env, stdout: "pipe", stderr: "pipe" });
     try {
       const base = `http://127.0.0.1:${port}`;
@@ -325,7 +331,14 @@ describe("start-up without an administrator", () => {
   /** Starts svc on the database, returns its log lines up to and including the first after "svc listening", then stops it. */
   async function startupLines(url: string): Promise<string[]> {
     const proc = Bun.spawn(["bun", MAIN], {
-      env: { ...process.env, SVC_DATABASE_URL: url, SVC_ENV: "test", SVC_PORT: "0", SVC_JWT_SECRET: TEST_SECRET },
+      env: {
+        ...process.env,
+        SVC_DATABASE_URL: url,
+        SVC_ENV: "test",
+        SVC_PASSWORD_COST: "minimal",
+        SVC_PORT: "0",
+        SVC_JWT_SECRET: TEST_SECRET,
+      },
       stdout: "pipe",
     });
     let text = "";

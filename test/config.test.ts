@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { ConfigError, parseConfig, PRODUCTION_PASSWORD_COST } from "../src/config.ts";
+import { ConfigError, MINIMAL_PASSWORD_COST, parseConfig, PRODUCTION_PASSWORD_COST } from "../src/config.ts";
 
 // A secret as `openssl rand -base64 48` makes one: long, and varied.
 const SECRET = "3q2+7wAbCdEfGhIjKlMnOpQrStUvWxYz0123456789/+==";
@@ -133,6 +133,12 @@ describe("parseConfig", () => {
     });
   });
 
+  test("hashes at production cost unless a test process asks for the minimal one", () => {
+    expect(parseConfig({}).passwordCost).toEqual(PRODUCTION_PASSWORD_COST);
+    expect(parseConfig({ SVC_ENV: "test" }).passwordCost).toEqual(PRODUCTION_PASSWORD_COST);
+    expect(parseConfig({ SVC_ENV: "test", SVC_PASSWORD_COST: "minimal" }).passwordCost).toEqual(MINIMAL_PASSWORD_COST);
+  });
+
   test("honours PORT when SVC_PORT is unset, and prefers SVC_PORT", () => {
     expect(parseConfig({ PORT: "3000" }).port).toBe(3000);
     expect(parseConfig({ PORT: "3000", SVC_PORT: "4000" }).port).toBe(4000);
@@ -182,6 +188,13 @@ describe("parseConfig", () => {
     ["SVC_REFRESH_TTL", { SVC_JWT_TTL: "2h", SVC_REFRESH_TTL: "1h" }, "no shorter than SVC_JWT_TTL (7200s)"],
     ["SVC_SESSION_MAX_AGE", { SVC_SESSION_MAX_AGE: "forever" }, "a duration such as"],
     ["SVC_REFRESH_REUSE_WINDOW", { SVC_REFRESH_REUSE_WINDOW: "10m" }, "from 0s to 300s"],
+    ["SVC_PASSWORD_COST", { SVC_PASSWORD_COST: "low" }, "one of production, minimal"],
+    ["SVC_PASSWORD_COST", { SVC_PASSWORD_COST: "minimal" }, "minimal only with SVC_ENV=test"],
+    [
+      "SVC_PASSWORD_COST",
+      { SVC_ENV: "production", SVC_JWT_SECRET: "x7Kp2mQ9vR4tW8yB1nC5fH3jL6sD0gZa", SVC_PASSWORD_COST: "minimal" },
+      "minimal only with SVC_ENV=test",
+    ],
   ])("refuses a bad %s with one line naming it and what it accepts", (variable, env, accepts) => {
     let caught: unknown;
     try {

@@ -2,7 +2,7 @@
 import { expect } from "bun:test";
 import { Writable } from "node:stream";
 import { createApp } from "../src/app.ts";
-import { parseConfig, type Config } from "../src/config.ts";
+import { MINIMAL_PASSWORD_COST, parseConfig, type Config } from "../src/config.ts";
 import { openPostgresStore } from "../src/db/postgres/store.ts";
 import { openSqliteStore } from "../src/db/sqlite/store.ts";
 import type { Store, VersionedStore } from "../src/db/store.ts";
@@ -11,14 +11,24 @@ import { createLoggers } from "../src/log.ts";
 import { createTestDatabase, postgresConfig, type TestDatabase } from "./postgres.ts";
 
 export const TEST_SECRET = "test-secret-that-is-at-least-32-bytes-long";
-/** argon2id at its cheapest: tests exercise the code path, not the cost. */
-const CHEAP_HASHING = { memoryCost: 64, timeCost: 1 };
 
-export type ConfigOverrides = Partial<Omit<Config, "graphql">> & { graphql?: Partial<Config["graphql"]> };
+/** Subscriptions' token recheck and per-subscriber buffer, short: a revocation or a slow reader shows at once. */
+const QUICK_SUBSCRIPTIONS = { recheckMs: 50, buffer: 32 };
+
+export type ConfigOverrides = Partial<Omit<Config, "graphql" | "subscriptions">> & {
+  graphql?: Partial<Config["graphql"]>;
+  subscriptions?: Partial<Config["subscriptions"]>;
+};
 
 export function testConfig(overrides: ConfigOverrides = {}): Config {
   const base = parseConfig({ SVC_ENV: "test", SVC_JWT_SECRET: TEST_SECRET, SVC_DATABASE_URL: "sqlite::memory:" });
-  return { ...base, passwordCost: CHEAP_HASHING, ...overrides, graphql: { ...base.graphql, ...overrides.graphql } };
+  return {
+    ...base,
+    passwordCost: MINIMAL_PASSWORD_COST,
+    ...overrides,
+    graphql: { ...base.graphql, ...overrides.graphql },
+    subscriptions: { ...base.subscriptions, ...QUICK_SUBSCRIPTIONS, ...overrides.subscriptions },
+  };
 }
 
 export interface TestAppOptions {

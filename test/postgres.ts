@@ -38,21 +38,52 @@ export async function createTestDatabase(label: string): Promise<TestDatabase> {
   await admin.close();
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
+  // One connection for the emptying between tests, and DELETE rather than TRUNCATE: on tables this small
+  // TRUNCATE's file work cost ten times the rows'.
+  let cleaner: SQL | undefined;
+  let emptying: string | undefined;
   return {
     url: url.toString(),
     async truncate() {
-      const db = new SQL({ url: url.toString(), max: 1 });
-      await db.unsafe(
-        "TRUNCATE refresh_tokens, sessions, password_resets, audit_events, categories, users, login_throttle, revoked_tokens",
-      );
-      await db.close();
+      cleaner ??= new SQL({ url: url.toString(), max: 1 });
+      emptying ||= await emptyingStatements(cleaner);
+      if (emptying) await cleaner.unsafe(emptying);
     },
     async drop() {
+      await cleaner?.close();
+      cleaner = undefined;
       const cleanup = new SQL({ url: ADMIN_URL, max: 1 });
       await cleanup.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
       await cleanup.close();
     },
   };
+}
+
+/**
+ * DELETE statements for every table svc made, a referencing table before the one it references, so that a
+ * new table is emptied too. table_versions is kept: it only ever grows, as a cache built before expects.
+ */
+async function emptyingStatements(db: SQL): Promise<string> {
+  const tables = (
+    await db<{ name: string }[]>`
+      SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema() AND tablename <> 'table_versions'`
+  ).map((row) => row.name);
+  const references = await db<{ child: string; parent: string }[]>`
+    SELECT c.conrelid::regclass::text AS child, c.confrelid::regclass::text AS parent
+    FROM pg_constraint c WHERE c.contype = 'f' AND c.conrelid <> c.confrelid`;
+  const ordered: string[] = [];
+  const seen = new Set<string>();
+  const visit = (table: string) => {
+    if (seen.has(table)) return;
+    seen.add(table);
+    for (const { child, parent } of references) if (parent === table && child !== table) visit(child);
+    ordered.push(table);
+  };
+  for (const table of tables) visit(table);
+  return ordered
+    .filter((table) => tables.includes(table))
+    .map((table) => `DELETE FROM "${table}";`)
+    .join(" ");
 }
 
 /** The Config's database section for a test database, with short timeouts. */

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser } from "playwright-core";
 import { chromiumAvailable, launchChromium } from "./chromium.ts";
-import { testApp } from "./helpers.ts";
+import { testApp } from "../helpers.ts";
 
 describe.skipIf(!chromiumAvailable)("the playground in Chromium", () => {
   let browser: Browser;

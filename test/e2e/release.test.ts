@@ -3,7 +3,7 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { version } from "../package.json";
+import { version } from "../../package.json";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-release-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -26,7 +26,7 @@ function platformOf(bytes: Uint8Array): string {
 
 test("builds linux-x64, linux-arm64, darwin-arm64 and windows-x64 binaries with SHA-256 sums", async () => {
   const run = Bun.spawnSync([process.execPath, "run", "release"], {
-    cwd: join(import.meta.dir, ".."),
+    cwd: join(import.meta.dir, "..", ".."),
     env: { ...process.env, RELEASE_DIR: dir },
   });
   expect(run.exitCode).toBe(0);

@@ -5,8 +5,8 @@ import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL, type Subprocess } from "bun";
-import { freePort } from "./ports.ts";
-import { createTestDatabase, postgresAvailable } from "./postgres.ts";
+import { freePort } from "../ports.ts";
+import { createTestDatabase, postgresAvailable } from "../postgres.ts";
 
 const SECRET = "binary-test-secret-of-at-least-32-bytes";
 const pgAvailable = await postgresAvailable();
@@ -17,7 +17,7 @@ beforeAll(async () => {
   workdir = mkdtempSync(join(tmpdir(), "svc-binary-"));
   // `bun run build`'s own script and flags.
   const build = Bun.spawnSync([process.execPath, "src/build/compile.ts", join(workdir, "build", "svc")], {
-    cwd: join(import.meta.dir, ".."),
+    cwd: join(import.meta.dir, "..", ".."),
     stderr: "pipe",
   });
   if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`);
@@ -620,7 +620,7 @@ describe("the compiled binary, alone in an empty folder", () => {
   }, 30_000);
 
   test("the README's REST and GraphQL examples, pasted in order, all work", async () => {
-    const readme = await Bun.file(join(import.meta.dir, "..", "README.md")).text();
+    const readme = await Bun.file(join(import.meta.dir, "..", "..", "README.md")).text();
     const blocks = [...readme.matchAll(/<!-- walkthrough[^>]*-->\n```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
     expect(blocks.length).toBe(5);
     const dir = emptyFolderWithBinary();

@@ -1,0 +1,393 @@
+// The admin console in a real browser: Debian's Chromium driven by playwright-core, against a listening
+// svc. An operator's day: sign in, find and disable a user, issue a reset code, change categories,
+// read the audit log; with axe-core's accessibility check on every view, and not one request to any
+// other origin. Without Chromium the test is skipped, except with CI=true (.ci/run installs it).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { chromiumAvailable, launchChromium } from "./chromium.ts";
+import { expectProblem, testApp, promote } from "../helpers.ts";
+
+/** SCREENSHOTS=1 writes the README's screenshots to docs/. */
+const SCREENSHOTS = process.env.SCREENSHOTS === "1" ? join(import.meta.dir, "..", "..", "docs") : null;
+const AXE = await Bun.file(join(import.meta.dir, "..", "..", "node_modules", "axe-core", "axe.min.js")).text();
+const CODE = /^[0-9A-HJKMNP-TV-Z]{4}(-[0-9A-HJKMNP-TV-Z]{4}){7}$/;
+
+describe.skipIf(!chromiumAvailable)("the console in Chromium", () => {
+  let browser: Browser;
+  let base: string;
+  let stop: () => void;
+  let svc: Awaited<ReturnType<typeof testApp>>;
+  let ann: Awaited<ReturnType<typeof svc.signUp>>;
+  let bob: Awaited<ReturnType<typeof svc.signUp>>;
+  const ROOT_PASSWORD = "correct horse battery";
+
+  beforeAll(async () => {
+    svc = await testApp();
+    const root = await svc.signUp("root", ROOT_PASSWORD);
+    await promote(svc.store, root.user.id);
+    ann = await svc.signUp("ann");
+    bob = await svc.signUp("bob");
+    await svc.graphql(
+      'mutation { createCategory(input: { name: "Old maps", colorHex: "#0F766E", icon: "map" }) { id } }',
+      {
+        token: ann.token,
+      },
+    );
+    const server = svc.app.listen({ port: 0, hostname: "127.0.0.1", reusePort: false });
+    base = `http://127.0.0.1:${server.port}`;
+    stop = () => void server.stop();
+    browser = await launchChromium();
+  }, 30_000);
+  afterAll(async () => {
+    await browser?.close();
+    stop?.();
+  });
+
+  /**
+   * A page that records every CSP violation; `outside()` lists the requests it made to another origin.
+   * Those are read from the page's own resource timing, not from playwright's request events: listened
+   * to, playwright can announce a request's end before the response it names (a health poll's, 1.2 s
+   * apart in one run), and then throws inside its own connection ("Object with guid response@… was not
+   * bound in the connection") in whatever test is running.
+   */
+  async function open(width = 1280): Promise<{ page: Page; outside: () => Promise<string[]>; refused: string[] }> {
+    const context = await browser.newContext({ viewport: { width, height: 900 } });
+    // The default buffer keeps 250 entries; the status strip's polls would push early ones out.
+    await context.addInitScript(() => performance.setResourceTimingBufferSize(100_000));
+    const page = await context.newPage();
+    const refused: string[] = [];
+    page.on("console", (message) => {
+      if (/Content Security Policy/i.test(message.text())) refused.push(message.text());
+    });
+    await page.goto(`${base}/svc/admin`);
+    const outside = async () =>
+      (
+        await page.evaluate(() => [
+          location.href,
+          ...performance.getEntriesByType("resource").map((entry) => entry.name),
+        ])
+      ).filter((url) => !url.startsWith(base) && !url.startsWith("data:"));
+    return { page, outside, refused };
+  }
+
+  /**
+   * Leaves the console before closing: its health polling and fetches end first, so no answer arrives
+   * for a page playwright has already let go of ("Object with guid response@… was not bound").
+   */
+  async function done(page: Page) {
+    await page.goto("about:blank");
+    await page.context().close();
+  }
+
+  async function signIn(page: Page, username: string, password: string) {
+    await page.getByLabel("Username or e-mail").fill(username);
+    await page.getByLabel("Password").fill(password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+  }
+
+  /** axe-core's serious and critical findings on the page as it stands. */
+  async function accessibilityProblems(page: Page): Promise<string[]> {
+    // Through the DevTools protocol, which the page's CSP does not govern (an injected tag would be refused).
+    await page.evaluate(AXE);
+    return page.evaluate(async () => {
+      // any: axe is a global the evaluated source defines in the page, which these types do not know.
+      const axe = (globalThis as any).axe;
+      const result = await axe.run();
+      return (result.violations as Array<{ id: string; impact: string; help: string; nodes: unknown[] }>)
+        .filter((v) => v.impact === "serious" || v.impact === "critical")
+        .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.length})`);
+    });
+  }
+
+  async function shoot(page: Page, name: string) {
+    if (!SCREENSHOTS) return;
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: join(SCREENSHOTS, `console-${name}.png`), fullPage: true });
+  }
+
+  test("a user who is not an administrator is told so, and gets no further", async () => {
+    const { page } = await open();
+    await signIn(page, "ann", ann.password);
+    await expect(page.getByRole("alert").textContent()).resolves.toContain("Not an administrator");
+    expect(await page.getByRole("navigation", { name: "Console" }).count()).toBe(0);
+    // Its session was ended at once: ann has only the one from her sign-up.
+    const sessions = await svc.call("GET", "/svc-api/v1/auth/sessions", { token: ann.token });
+    expect(sessions.body).toHaveLength(1);
+    await expect(accessibilityProblems(page)).resolves.toEqual([]);
+    await shoot(page, "sign-in");
+    await done(page);
+  }, 30_000);
+
+  test("an operator's round: disable a user, issue a reset code, change categories, read it all in the audit log", async () => {
+    const { page, outside, refused } = await open();
+    // By keyboard alone: Tab to each field, Enter to submit.
+    await page.getByLabel("Username or e-mail").waitFor();
+    await page.keyboard.press("Tab");
+    // The focused field shows it.
+    const ring = await page.evaluate(() => {
+      // any: the page's DOM, which these (Bun's) types do not describe.
+      const g = globalThis as any;
+      return g.getComputedStyle(g.document.activeElement).outlineStyle as string;
+    });
+    expect(ring).toBe("solid");
+    await page.keyboard.type("root");
+    await page.keyboard.press("Tab");
+    await page.keyboard.type(ROOT_PASSWORD);
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "Users" }).waitFor();
+    const status = page.getByRole("region", { name: "Service status" });
+    await expect(status.textContent()).resolves.toMatch(/health ok.*version \S+.*environment test.*database sqlite/);
+    await expect(accessibilityProblems(page)).resolves.toEqual([]);
+    await shoot(page, "users");
+
+    // Find ann, disable her: her token stops working at once.
+    await page.getByLabel("Search (start of username or e-mail)").fill("AN");
+    await page.getByRole("button", { name: "Find" }).click();
+    const annRow = page.locator('tr[data-user="ann"]');
+    await annRow.waitFor();
+    expect(await page.locator("tbody tr").count()).toBe(1);
+    await annRow.getByRole("button", { name: "Disable" }).click();
+    await page.getByRole("status").filter({ hasText: "ann disabled" }).waitFor();
+    await expect(annRow.locator(".badge").textContent()).resolves.toBe("disabled");
+    expectProblem(await svc.call("GET", "/svc-api/v1/users/me", { token: ann.token }), 401, "unauthorized");
+
+    // A reset code for bob, shown once with a copy button; bob redeems it.
+    await page.getByLabel("Search (start of username or e-mail)").fill("");
+    await page.getByRole("button", { name: "Find" }).click();
+    await page.locator('tr[data-user="bob"]').getByRole("button", { name: "Reset code" }).click();
+    const shown = page.getByRole("region", { name: "Reset code" });
+    const code = (await shown.locator("code").textContent())!;
+    expect(code).toMatch(CODE);
+    expect(await shown.getByRole("button", { name: "Copy code" }).count()).toBe(1);
+    await shoot(page, "reset-code");
+    const redeemed = await svc.call("POST", "/svc-api/v1/auth/password-reset", {
+      body: { username: "bob", reset_code: code, new_password: "bob's new secret" },
+    });
+    expect(redeemed.status).toBe(200);
+
+    // Delete asks first; cancelling deletes nothing.
+    const bobRow = page.locator('tr[data-user="bob"]');
+    await bobRow.getByRole("button", { name: "Delete" }).click();
+    await bobRow.getByRole("button", { name: "Cancel" }).click();
+    expect((await svc.call("GET", "/svc-api/v1/users/me", { token: redeemed.body.token })).status).toBe(200);
+
+    // The API's refusal, as its title and detail: root is the last administrator.
+    await page.locator('tr[data-user="root"]').getByRole("button", { name: "Demote" }).click();
+    const refusal = (await page.getByRole("alert").textContent())!;
+    expect(refusal).toStartWith("Last administrator: This is the last active administrator");
+    expect(refusal).not.toContain("{");
+
+    // Categories: create, edit, delete.
+    await page.getByRole("link", { name: "Categories" }).click();
+    await page.getByRole("heading", { name: "Categories" }).waitFor();
+    await page.locator('li[data-category="Old maps"]').waitFor();
+    const create = page.getByRole("form", { name: "Create category" });
+    await create.getByLabel("Name", { exact: true }).fill("Console books");
+    await create.getByLabel("Icon", { exact: true }).fill("book");
+    await create.getByRole("button", { name: "Create category" }).click();
+    const books = page.locator('li[data-category="Console books"]');
+    await books.waitFor();
+    await expect(accessibilityProblems(page)).resolves.toEqual([]);
+    await shoot(page, "categories");
+    await books.getByRole("button", { name: "Edit Console books" }).click();
+    const edit = page.getByRole("form", { name: "Save Console books" });
+    await edit.getByLabel("Description").fill("Paper, mostly");
+    await edit.getByRole("button", { name: "Save Console books" }).click();
+    await books.getByText("Paper, mostly").waitFor();
+    // An administrator may delete anyone's category: ann's old maps go.
+    const maps = page.locator('li[data-category="Old maps"]');
+    await maps.getByRole("button", { name: "Delete" }).click();
+    await maps.getByRole("button", { name: "Yes, delete" }).click();
+    await maps.waitFor({ state: "detached" });
+    const left = await svc.graphql("{ categories { name description } }", { token: redeemed.body.token });
+    expect(left.body.data.categories).toEqual([{ name: "Console books", description: "Paper, mostly" }]);
+
+    // The audit log shows what was done, by whom.
+    await page.getByRole("link", { name: "Audit log" }).click();
+    await page.getByRole("heading", { name: "Audit log" }).waitFor();
+    for (const action of ["admin.user.updated", "password_reset.issued", "password_reset.redeemed", "category.deleted"])
+      await page.locator(`tr[data-action="${action}"]`).first().waitFor();
+    await expect(accessibilityProblems(page)).resolves.toEqual([]);
+    await shoot(page, "audit");
+    await page.getByLabel("Action").selectOption("category.deleted");
+    await page.getByRole("button", { name: "Show" }).click();
+    await page.waitForFunction(() => {
+      // any: the page's DOM, which these (Bun's) types do not describe.
+      const rows = [...(globalThis as any).document.querySelectorAll("tbody tr")];
+      return rows.length === 1 && rows[0].dataset.action === "category.deleted";
+    });
+    expect(await page.locator("tbody tr td").nth(2).textContent()).toBe("root");
+    await page.getByLabel("Action").selectOption("");
+    await page.getByLabel("User (username, e-mail or id)").fill("ann");
+    await page.getByRole("button", { name: "Show" }).click();
+    await page.locator('tr[data-action="admin.user.updated"]').waitFor();
+    for (const action of await page.locator("tbody tr").evaluateAll((rows) => rows.map((r: any) => r.dataset.action)))
+      expect([
+        "admin.user.updated",
+        "user.created",
+        "login.succeeded",
+        "session.revoked",
+        "category.deleted",
+      ]).toContain(action);
+
+    expect(await outside()).toEqual([]);
+    expect(refused).toEqual([]);
+    await done(page);
+  }, 60_000);
+
+  test("names an account past the first thousand, in the audit log and as a category's creator; a deleted one by its id", async () => {
+    const big = await testApp();
+    const admin = await big.signUp("boss", ROOT_PASSWORD);
+    await promote(big.store, admin.user.id);
+    for (let i = 0; i < 1000; i++) {
+      await big.store.users.create({
+        id: Bun.randomUUIDv7(),
+        username: `filler${i}`,
+        email: `filler${i}@example.com`,
+        passwordHash: "x".repeat(90),
+        createdAt: new Date().toISOString(),
+      });
+    }
+    // The 1,002nd and 1,003rd accounts: past the page of a thousand the console reads first.
+    const zoe = await big.signUp("zoe");
+    const yan = await big.signUp("yan");
+    await big.graphql('mutation { createCategory(input: { name: "Zoe\'s" }) { id } }', { token: zoe.token });
+    await big.graphql('mutation { createCategory(input: { name: "Yan\'s" }) { id } }', { token: yan.token });
+    expect((await big.call("DELETE", "/svc-api/v1/users/", { token: yan.token })).status).toBe(204);
+    const server = big.app.listen({ port: 0, hostname: "127.0.0.1", reusePort: false });
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    try {
+      await page.goto(`http://127.0.0.1:${server.port}/svc/admin#/categories`);
+      await signIn(page, "boss", ROOT_PASSWORD);
+      const zoes = page.locator(`li[data-category="Zoe's"]`);
+      await zoes.getByText("by zoe").waitFor();
+      // Yan's account is gone: the category keeps no creator.
+      await expect(page.locator(`li[data-category="Yan's"]`).textContent()).resolves.toContain("no creator");
+
+      await page.getByRole("link", { name: "Audit log" }).click();
+      await page.getByLabel("User (username, e-mail or id)").fill(yan.user.id);
+      await page.getByRole("button", { name: "Show" }).click();
+      // yan's own deletion: by yan, on yan, who is known only by id now.
+      const gone = page.locator('tr[data-action="user.deleted"]');
+      await gone.waitFor();
+      await expect(gone.locator('td[data-label="By"]').textContent()).resolves.toBe(yan.user.id);
+      await page.getByLabel("User (username, e-mail or id)").fill("zoe");
+      await page.getByRole("button", { name: "Show" }).click();
+      const created = page.locator('tr[data-action="user.created"]');
+      await created.locator('td[data-label="By"]').getByText("zoe", { exact: true }).waitFor();
+    } finally {
+      await page.goto("about:blank");
+      await context.close();
+      void server.stop();
+    }
+  }, 60_000);
+
+  test("pages through accounts twenty at a time, and deletes one once confirmed", async () => {
+    for (let i = 0; i < 22; i++) {
+      await svc.store.users.create({
+        id: Bun.randomUUIDv7(),
+        username: `page-${String(i).padStart(2, "0")}`,
+        email: `page-${i}@example.com`,
+        passwordHash: "unused",
+        createdAt: new Date().toISOString(),
+      });
+    }
+    const { page } = await open();
+    await signIn(page, "root", ROOT_PASSWORD);
+    await page.getByLabel("Search (start of username or e-mail)").fill("page-");
+    await page.getByRole("button", { name: "Find" }).click();
+    await page.locator('tr[data-user="page-00"]').waitFor();
+    expect(await page.locator("tbody tr").count()).toBe(20);
+    await page.getByRole("button", { name: "Next page" }).click();
+    await page.locator('tr[data-user="page-21"]').waitFor();
+    expect(await page.locator("tbody tr").count()).toBe(2);
+    expect(await page.getByRole("button", { name: "Next page" }).isDisabled()).toBe(true);
+    await page.getByRole("button", { name: "Previous page" }).click();
+    await page.locator('tr[data-user="page-00"]').waitFor();
+    const row = page.locator('tr[data-user="page-00"]');
+    await row.getByRole("button", { name: "Delete" }).click();
+    await row.getByRole("button", { name: "Yes, delete" }).click();
+    await row.waitFor({ state: "detached" });
+    expect(await svc.store.users.findByLogin("page-00")).toBeNull();
+    await done(page);
+  }, 30_000);
+
+  test("an edit from a list another administrator changed since is refused with Conflict, not written over", async () => {
+    // ann was disabled in the operator's round: another author.
+    const cleo = await svc.signUp("cleo");
+    const made = await svc.graphql('mutation { createCategory(input: { name: "Shared atlas" }) { id } }', {
+      token: cleo.token,
+    });
+    const id = made.body.data.createCategory.id;
+    const { page } = await open();
+    await signIn(page, "root", ROOT_PASSWORD);
+    await page.getByRole("link", { name: "Categories" }).click();
+    const atlas = page.locator('li[data-category="Shared atlas"]');
+    await atlas.waitFor();
+    await atlas.getByRole("button", { name: "Edit Shared atlas" }).click();
+    // Meanwhile its creator changes it.
+    await svc.graphql(`mutation { updateCategory(id: "${id}", input: { description: "ann's" }) { id } }`, {
+      token: cleo.token,
+    });
+    const edit = page.getByRole("form", { name: "Save Shared atlas" });
+    await edit.getByLabel("Description").fill("root's");
+    await edit.getByRole("button", { name: "Save Shared atlas" }).click();
+    await expect(page.getByRole("alert").textContent()).resolves.toStartWith(
+      "Conflict: The category changed since you read it: it is at version 2.",
+    );
+    const kept = await svc.graphql(`{ category(id: "${id}") { description version } }`, { token: cleo.token });
+    expect(kept.body.data.category).toEqual({ description: "ann's", version: 2 });
+    // The list was read again: saving now is a decision made knowing the other change, and it goes through.
+    await edit.getByRole("button", { name: "Save Shared atlas" }).click();
+    await atlas.getByText("root's").waitFor();
+    const saved = await svc.graphql(`{ category(id: "${id}") { description version } }`, { token: cleo.token });
+    expect(saved.body.data.category).toEqual({ description: "root's", version: 3 });
+    await done(page);
+  }, 30_000);
+
+  test("the session survives a reload through sessionStorage only; signing out ends it on the server", async () => {
+    const { page } = await open();
+    await signIn(page, "root", ROOT_PASSWORD);
+    await page.getByRole("heading", { name: "Users" }).waitFor();
+    await page.reload();
+    await page.getByRole("heading", { name: "Users" }).waitFor();
+    const stored = await page.evaluate(() => {
+      // any: the page's storage, which these (Bun's) types do not describe.
+      const g = globalThis as any;
+      return { local: g.localStorage.length, refresh: g.sessionStorage.getItem("svc-admin.refresh") as string };
+    });
+    expect(stored.local).toBe(0);
+    expect(stored.refresh).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("button", { name: "Sign in" }).waitFor();
+    expectProblem(
+      await svc.call("POST", "/svc-api/v1/auth/refresh", { body: { refresh_token: stored.refresh } }),
+      401,
+      "invalid_refresh_token",
+    );
+    await done(page);
+  }, 30_000);
+
+  test("reads on a phone: nothing wider than the screen, every view reachable", async () => {
+    const { page } = await open(375);
+    await signIn(page, "root", ROOT_PASSWORD);
+    await page.getByRole("heading", { name: "Users" }).waitFor();
+    const overflow = () =>
+      page.evaluate(() => {
+        // any: the page's DOM, which these (Bun's) types do not describe.
+        const root = (globalThis as any).document.documentElement;
+        return root.scrollWidth - root.clientWidth;
+      });
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    await shoot(page, "phone");
+    for (const view of ["Categories", "Audit log"]) {
+      await page.getByRole("link", { name: view }).click();
+      await page.getByRole("heading", { name: view }).waitFor();
+      expect(await overflow()).toBeLessThanOrEqual(0);
+    }
+    await done(page);
+  }, 30_000);
+});
