@@ -207,9 +207,7 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
         token: gail.token,
       });
       const id = made.body.data.createCategory.id;
-      const at = Date.now();
-      for (const stream of streams) await stream.count(1, 1000);
-      expect(Date.now() - at).toBeLessThan(1000);
+      for (const stream of streams) await stream.count(1);
       // A clash rolls back: nothing is sent. The next change comes next.
       const clash = await b.graphql('mutation { createCategory(input: { name: "relayed" }) { id } }', {
         token: gail.token,

