@@ -1,7 +1,6 @@
 // The database goes away and comes back: requests fail fast with 503, and svc heals by itself.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { openPostgresStore } from "../src/db/postgres/store.ts";
-import { CHECK_REUSE_MS } from "../src/health/probes.ts";
 import type { VersionedStore } from "../src/db/store.ts";
 import { expectProblem, testApp } from "./helpers.ts";
 import { createTestDatabase, postgresAvailable, type TestDatabase } from "./postgres.ts";
@@ -64,7 +63,7 @@ describe.skipIf(!available)("a PostgreSQL outage", () => {
       expectProblem(login, 503, "database_unavailable");
       const graphql = await app.graphql("{ categories { id } }", { token });
       expect(graphql.status).toBe(503);
-      // Health may repeat an ok for CHECK_REUSE_MS before it asks the database again.
+      // Health may repeat an ok for a moment (CHECK_REUSE_MS) before it asks the database again.
       const health = await (async () => {
         for (;;) {
           const reply = await app.call("GET", "/svc/health");
