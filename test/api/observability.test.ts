@@ -89,6 +89,13 @@ describe("GET /svc/metrics", () => {
     const { token } = await signUp();
     for (let i = 0; i < 110; i++) await graphql(`query Op${i} { categories { id } }`, { token });
     const text = (await scrape(call)).text;
+    const names = new Set(
+      [...text.matchAll(/^svc_graphql_operations_total\{[^}]*operation="([^"]+)"/gm)].map((m) => m[1]),
+    );
+    // The first 100 names, and "other" for the rest: 101 series, however many names arrive.
+    expect(names.size).toBe(101);
+    expect(names.has("Op0") && names.has("Op99") && !names.has("Op100")).toBe(true);
+    expect(sample(text, "svc_graphql_operations_total", { operation: "Op99", outcome: "ok" })).toBe(1);
     expect(sample(text, "svc_graphql_operations_total", { operation: "other", outcome: "ok" })).toBe(10);
   });
 
