@@ -140,12 +140,17 @@ export function graphqlRoutes(deps: GraphqlDeps) {
     if (mutation) {
       const caller = viewer ? `user:${viewer.id}` : `client:${address}`;
       try {
-        return await idempotency.run({ request, set, caller, body: mutation }, async () => {
-          const answered = await execute();
-          set.status = answered.status;
-          set.headers["content-type"] = answered.headers.get("content-type") ?? JSON_TYPE;
-          return answered.text();
-        });
+        const unchanged = (answer: string) => mutation.single && failedAsAWhole(answer);
+        return await idempotency.run(
+          { request, set, caller, body: mutation.body },
+          async () => {
+            const answered = await execute();
+            set.status = answered.status;
+            set.headers["content-type"] = answered.headers.get("content-type") ?? JSON_TYPE;
+            return answered.text();
+          },
+          unchanged,
+        );
       } catch (error) {
         // The key's own refusals (reused, in flight, malformed), in GraphQL's shape.
         if (error instanceof AppError) return errorResponse(error);
@@ -199,6 +204,19 @@ export function graphqlRoutes(deps: GraphqlDeps) {
   /** Every GraphQL request by GET or POST is answered by the front door without Elysia (front-door.ts). */
   const hot: Record<string, HotRoutes> = { [GRAPHQL_PATH]: { GET: serve, POST: serve } };
   return { routes: app, websocket, hot };
+}
+
+/**
+ * Whether a mutation's answer says its root field failed before it changed anything: no data, and no
+ * error below a root field (one there means the field's resolver had returned).
+ */
+function failedAsAWhole(answer: string): boolean {
+  try {
+    const { data, errors } = JSON.parse(answer) as { data?: unknown; errors?: { path?: unknown[] }[] };
+    return data == null && Array.isArray(errors) && errors.every((error) => (error.path?.length ?? 0) <= 1);
+  } catch {
+    return false;
+  }
 }
 
 /** A GET request's query string, "?" included ("" for none): what it asks. */

@@ -4,7 +4,7 @@
 // under a key only the server's secret and the client's Idempotency-Key together yield: the database
 // alone yields no token an answer held.
 import type { IdempotencyStore } from "../db/store.ts";
-import { AppError, invalidFields, PROBLEM_CONTENT_TYPE, toProblem } from "../errors.ts";
+import { AppError, invalidFields } from "../errors.ts";
 import { sealUnder, unsealUnder } from "../sealing.ts";
 
 export const IDEMPOTENCY_HEADER = "idempotency-key";
@@ -110,10 +110,15 @@ export function createIdempotency({ store, secret, ttlSeconds, now = Date.now }:
   return {
     /**
      * Runs `work` once per caller and key: a request without a key just runs; a repeat gets the
-     * first answer (Idempotent-Replayed: true). An answer below 500 is kept; after a 5xx the key is
-     * free again, so the retry runs.
+     * first answer (Idempotent-Replayed: true). Only a successful answer is kept: after a refusal or a
+     * fault (anything `work` throws, a status from 400, or a result `changedNothing` recognises, such as
+     * GraphQL's refusals in a 200) the key is free again, so the retry runs.
      */
-    async run<T>(req: IdempotentRequest, work: () => Promise<T>): Promise<T | Response> {
+    async run<T>(
+      req: IdempotentRequest,
+      work: () => Promise<T>,
+      changedNothing: (result: T) => boolean = () => false,
+    ): Promise<T | Response> {
       const raw = keyOf(req.request);
       if (raw === null) return work();
       const key = digest(raw);
@@ -139,17 +144,15 @@ export function createIdempotency({ store, secret, ttlSeconds, now = Date.now }:
       try {
         result = await work();
       } catch (error) {
-        if (error instanceof AppError && error.status < 500) {
-          await keep({
-            status: error.status,
-            body: JSON.stringify(toProblem(error)),
-            contentType: PROBLEM_CONTENT_TYPE,
-            ...(error.headers && { headers: error.headers }),
-          });
-        } else {
-          await store.release(req.caller, key).catch(() => {});
-        }
+        // A refusal changed nothing, so its retry may as well run again: keeping it would only let
+        // anyone fill the disk with refused requests under fresh keys.
+        await store.release(req.caller, key).catch(() => {});
         throw error;
+      }
+      const status = Number(req.set.status ?? 200);
+      if (status >= 400 || changedNothing(result)) {
+        await store.release(req.caller, key);
+        return result;
       }
       const contentType = String(req.set.headers["content-type"] ?? "application/json");
       const location = req.set.headers.location;
@@ -157,7 +160,7 @@ export function createIdempotency({ store, secret, ttlSeconds, now = Date.now }:
       const etag = req.set.headers.etag;
       await keep({
         ...(etag !== undefined && { headers: { etag: String(etag) } }),
-        status: Number(req.set.status ?? 200),
+        status,
         body:
           result === undefined || result === null ? "" : typeof result === "string" ? result : JSON.stringify(result),
         contentType,

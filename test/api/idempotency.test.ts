@@ -2,6 +2,7 @@
 // changes nothing; the same key with another body is refused; a repeat while the first still runs is
 // told to wait; a burst with one key runs once. On SQLite and (test:postgres) on PostgreSQL.
 import { describe, expect, test } from "bun:test";
+import type { VersionedStore } from "../../src/db/store.ts";
 import { expectProblem, testApp, promote } from "../helpers.ts";
 
 const USERS = "/svc-api/v1/users";
@@ -60,16 +61,66 @@ describe("POST users/create with an Idempotency-Key", () => {
     }
   });
 
-  test("a refusal is kept too: the retry of a 409 username_taken is the same 409, replayed", async () => {
-    const { call, signUp } = await testApp();
+  test("a refusal is not kept: its retry runs again, and refused sign-ups under fresh keys leave no record", async () => {
+    const { call, signUp, store } = await testApp({ config: { trustProxy: 1 } });
     await signUp("ann");
+    const headers = (k: string) => ({ [KEY]: k, "x-forwarded-for": "192.0.2.7" });
     const k = key();
     const body = { username: "ann", email: "other@example.com", password: "correct horse battery" };
-    const first = await call("POST", `${USERS}/create`, { body, headers: { [KEY]: k } });
+    const first = await call("POST", `${USERS}/create`, { body, headers: headers(k) });
     expectProblem(first, 409, "username_taken");
-    const again = await call("POST", `${USERS}/create`, { body, headers: { [KEY]: k } });
+    const again = await call("POST", `${USERS}/create`, { body, headers: headers(k) });
     expectProblem(again, 409, "username_taken");
-    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.headers.get("idempotent-replayed")).toBeNull();
+    const keys = [k, ...Array.from({ length: 10 }, key)];
+    for (const fresh of keys.slice(1)) {
+      expectProblem(
+        await call("POST", `${USERS}/create`, { body: { ...body, password: "short" }, headers: headers(fresh) }),
+        400,
+        "validation_failed",
+      );
+    }
+    const now = new Date().toISOString();
+    for (const held of keys) expect(await store.idempotency.find("client:192.0.2.7", digestOf(held), now)).toBeNull();
+  });
+
+  test("while a refused request still runs, its repeat is told to wait (409 in flight); once refused, the key is free", async () => {
+    let gated = false;
+    let entered!: () => void;
+    const reached = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const { call, signUp } = await testApp({
+      store: (store: VersionedStore): VersionedStore => ({
+        ...store,
+        users: {
+          ...store.users,
+          async create(...args) {
+            if (gated) {
+              entered();
+              await gate;
+            }
+            return store.users.create(...args);
+          },
+        },
+      }),
+    });
+    await signUp("ann");
+    gated = true;
+    const k = key();
+    const body = { username: "ann", email: "other@example.com", password: "correct horse battery" };
+    const first = call("POST", `${USERS}/create`, { body, headers: { [KEY]: k } });
+    await reached;
+    expectProblem(
+      await call("POST", `${USERS}/create`, { body, headers: { [KEY]: k } }),
+      409,
+      "idempotency_key_in_flight",
+    );
+    release();
+    expectProblem(await first, 409, "username_taken");
+    const retried = await call("POST", `${USERS}/create`, { body, headers: { [KEY]: k } });
+    expectProblem(retried, 409, "username_taken");
+    expect(retried.headers.get("idempotent-replayed")).toBeNull();
   });
 
   test("a malformed key: 400 validation_failed naming Idempotency-Key, nothing created", async () => {
@@ -269,6 +320,24 @@ describe("GraphQL mutations with an Idempotency-Key", () => {
         });
     }
     expect(await store.audit.list({ action: "category.deleted", limit: 10 })).toHaveLength(1);
+  });
+
+  test("a refused mutation is not kept: its retry runs again", async () => {
+    const { call, signUp, graphql, store } = await testApp();
+    const { token } = await signUp("ann");
+    await graphql(CREATE, { token, variables: { input: { name: "Books" } } });
+    const k = key();
+    const send = () =>
+      call("POST", "/graphql", {
+        token,
+        body: { query: CREATE, variables: { input: { name: "books" } } },
+        headers: { [KEY]: k },
+      });
+    for (const reply of [await send(), await send()]) {
+      expect(reply.body.errors[0].extensions.code).toBe("CONFLICT");
+      expect(reply.headers.get("idempotent-replayed")).toBeNull();
+    }
+    expect(await store.counts()).toEqual({ users: 1, categories: 1 });
   });
 
   test("queries ignore the key: they run as ever", async () => {
