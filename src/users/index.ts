@@ -7,7 +7,7 @@ import type { UserRecord } from "../db/store.ts";
 import type { HotRoutes } from "../http/front-door.ts";
 import { parseQueryFromURL } from "elysia/parse-query";
 import { clientInfo } from "../http/client-address.ts";
-import { type AnswerSet, conditionalJson, requireMatch, taggedJson } from "../http/etag.ts";
+import { type AnswerSet, conditionalJson, hasPreconditions, requirePreconditions, taggedJson } from "../http/etag.ts";
 import type { Idempotency } from "../http/idempotency.ts";
 import { jsonBody } from "../http/json-body.ts";
 import { documented } from "../http/openapi.ts";
@@ -78,6 +78,8 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
       ({ body, set, request }) => {
         const client = clientInfo(request, trustProxy);
         return idempotency.run({ request, set, body, caller: `client:${client.address}` }, async () => {
+          // A new account has no representation yet: If-Match cannot hold.
+          requirePreconditions(request, null);
           const user = await users.create(body, client);
           set.status = 201;
           set.headers.location = `${PREFIX}/${user.id}`;
@@ -89,6 +91,7 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
         body: createUserBody,
         detail: documented({
           operationId: "createUser",
+          conditional: "guarded",
           idempotent: true,
           summary: "Create a user",
           tag: "users",
@@ -161,14 +164,10 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
       "",
       ({ body, caller, request, set }) =>
         idempotency.run({ request, set, body, caller: `user:${caller.id}` }, async () => {
-          // If-Match: the record as GET users/me showed it; stale, 412 and nothing written.
-          requireMatch(request, userView(caller, caller.id));
-          const ifUnchanged = request.headers.has("if-match");
-          return conditionalJson(
-            request,
-            set,
-            userView(await users.updateSelf(caller, body, { ifUnchanged }), caller.id),
-          );
+          // Preconditions on the record as GET users/me showed it; failed, 412 and nothing written.
+          requirePreconditions(request, userView(caller, caller.id));
+          const ifUnchanged = hasPreconditions(request);
+          return taggedJson(set, userView(await users.updateSelf(caller, body, { ifUnchanged }), caller.id));
         }),
       {
         parse: json,
@@ -196,14 +195,16 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
     .put(
       "/password",
       ({ body, caller, token, request, set }) =>
-        idempotency.run({ request, set, body, caller: `user:${caller.id}` }, () =>
-          users.changePassword(caller, token, body, clientInfo(request, trustProxy)),
-        ),
+        idempotency.run({ request, set, body, caller: `user:${caller.id}` }, () => {
+          requirePreconditions(request, userView(caller, caller.id));
+          return users.changePassword(caller, token, body, clientInfo(request, trustProxy));
+        }),
       {
         parse: json,
         body: changePasswordBody,
         detail: documented({
           operationId: "changePassword",
+          conditional: "guarded",
           idempotent: true,
           summary: "Change your password; every earlier token and every other session stops working",
           tag: "users",
@@ -223,12 +224,14 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
       "",
       ({ caller, set, request }) =>
         idempotency.run({ request, set, body: null, caller: `user:${caller.id}` }, async () => {
+          requirePreconditions(request, userView(caller, caller.id));
           await users.deleteSelf(caller, clientInfo(request, trustProxy));
           set.status = 204;
         }),
       {
         detail: documented({
           operationId: "deleteMe",
+          conditional: "guarded",
           idempotent: true,
           summary: "Delete yourself; your categories stay, with no creator",
           tag: "users",
