@@ -43,7 +43,7 @@ export async function createTestDatabase(label: string): Promise<TestDatabase> {
     async truncate() {
       const db = new SQL({ url: url.toString(), max: 1 });
       await db.unsafe(
-        "TRUNCATE refresh_tokens, sessions, password_resets, audit_events, categories, users, login_throttle, revoked_tokens",
+        "TRUNCATE refresh_tokens, sessions, password_resets, audit_events, categories, users, login_throttle, revoked_tokens, idempotency_keys",
       );
       await db.close();
     },

@@ -157,7 +157,7 @@ export function graphqlRoutes(deps: GraphqlDeps) {
           unchanged,
         );
       } catch (error) {
-        // The refusals of the key (reused, in flight, malformed) and of the preconditions, in GraphQL's shape.
+        // The refusals of the key (reused, in flight, malformed, one too many) and of the preconditions, in GraphQL's shape.
         if (error instanceof AppError) return errorResponse(error);
         throw error;
       }

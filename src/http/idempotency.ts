@@ -42,14 +42,25 @@ export interface IdempotencyOptions {
   /** The server's own secret (the JWT key): with the client's key, it seals the stored answers. */
   secret: Uint8Array;
   ttlSeconds: number;
+  /** Live keys one caller may hold: past it, a new key is refused (429) until one expires. */
+  keysPerCaller: number;
   now?: () => number;
 }
 
 export type Idempotency = ReturnType<typeof createIdempotency>;
 
+/** The refusal of a new key to a caller who holds as many as they may, until one frees in `waitMs`. */
+function exhausted(waitMs: number): AppError {
+  return new AppError(
+    "idempotency_keys_exhausted",
+    "You hold as many Idempotency-Keys as svc keeps per caller; send this request again without one, or once one expires.",
+    { headers: { "retry-after": String(Math.max(1, Math.ceil(waitMs / 1000))) } },
+  );
+}
+
 const digest = (text: string) => new Bun.CryptoHasher("sha256").update(text).digest("base64url");
 
-export function createIdempotency({ store, secret, ttlSeconds, now = Date.now }: IdempotencyOptions) {
+export function createIdempotency({ store, secret, ttlSeconds, keysPerCaller, now = Date.now }: IdempotencyOptions) {
   const serverSecret = Buffer.from(secret).toString("base64url");
   const sealSecret = (caller: string, raw: string) => `${serverSecret}\0${caller}\0${raw}`;
   const iso = (ms: number) => new Date(ms).toISOString();
@@ -124,15 +135,21 @@ export function createIdempotency({ store, secret, ttlSeconds, now = Date.now }:
       const key = digest(raw);
       const print = fingerprint(req);
       const at = now();
-      const claim = await store.claim({
-        caller: req.caller,
-        key,
-        fingerprint: print,
-        createdAt: iso(at),
-        expiresAt: iso(at + ttlSeconds * 1000),
-        lockedUntil: iso(at + CLAIM_LEASE_MS),
-      });
-      if (!claim.claimed) return replay(req.caller, raw, claim.held, print);
+      const claim = await store.claim(
+        {
+          caller: req.caller,
+          key,
+          fingerprint: print,
+          createdAt: iso(at),
+          expiresAt: iso(at + ttlSeconds * 1000),
+          lockedUntil: iso(at + CLAIM_LEASE_MS),
+        },
+        keysPerCaller,
+      );
+      if (!claim.claimed) {
+        if (claim.held === null) throw exhausted(Date.parse(claim.freeAt) - at);
+        return replay(req.caller, raw, claim.held, print);
+      }
       const keep = async (answer: StoredAnswer) =>
         store.complete(
           req.caller,

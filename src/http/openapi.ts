@@ -129,7 +129,7 @@ const IDEMPOTENCY_KEY = {
   in: "header",
   required: false,
   description:
-    "Any 1-255 printable ASCII characters (a UUID, say). Sent again with the same request, it gets the first answer again (with Idempotent-Replayed: true) and changes nothing; kept for SVC_IDEMPOTENCY_TTL (24 h).",
+    "Any 1-255 printable ASCII characters (a UUID, say). Sent again with the same request, it gets the first answer again (with Idempotent-Replayed: true) and changes nothing; kept for SVC_IDEMPOTENCY_TTL (24 h), at most SVC_IDEMPOTENCY_KEYS_PER_CALLER (1000) per caller (past it, 429 idempotency_keys_exhausted).",
   schema: { type: "string", minLength: 1, maxLength: 255 },
 } as const;
 
@@ -192,7 +192,12 @@ export function documented({
   if (auth) all.add("unauthorized");
   if (conditional === "write" || conditional === "guarded") all.add("precondition_failed");
   if (idempotent) {
-    for (const code of ["validation_failed", "idempotency_key_in_flight", "idempotency_key_reused"] as const)
+    for (const code of [
+      "validation_failed",
+      "idempotency_key_in_flight",
+      "idempotency_key_reused",
+      "idempotency_keys_exhausted",
+    ] as const)
       all.add(code);
   }
   for (const code of [...all, "internal" as const]) {

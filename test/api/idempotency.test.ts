@@ -1,7 +1,7 @@
 // Idempotency-Key on every write it covers: a retry after a lost answer gets the first answer and
 // changes nothing; the same key with another body is refused; a repeat while the first still runs is
 // told to wait; a burst with one key runs once. On SQLite and (test:postgres) on PostgreSQL.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setSystemTime, test } from "bun:test";
 import type { VersionedStore } from "../../src/db/store.ts";
 import { expectProblem, testApp, promote } from "../helpers.ts";
 
@@ -350,5 +350,71 @@ describe("GraphQL mutations with an Idempotency-Key", () => {
     });
     expect(reply.body).toEqual({ data: { categories: [] } });
     expect(reply.headers.get("idempotent-replayed")).toBeNull();
+  });
+});
+
+describe("the keys a caller holds are bounded (SVC_IDEMPOTENCY_KEYS_PER_CALLER)", () => {
+  const body = (name: string) => ({ username: name, email: `${name}@example.com`, password: "correct horse battery" });
+
+  test("an anonymous client past the bound: 429 idempotency_keys_exhausted with Retry-After and nothing created; its held keys replay, other clients are unaffected, a key frees as the oldest expires", async () => {
+    const start = Date.parse("2026-11-21T10:00:00.000Z");
+    setSystemTime(new Date(start));
+    try {
+      const { call, store, config } = await testApp({ config: { trustProxy: 1, idempotencyKeysPerCaller: 3 } });
+      const from = (address: string, name: string, k = key()) =>
+        call("POST", `${USERS}/create`, { body: body(name), headers: { [KEY]: k, "x-forwarded-for": address } });
+      const first = key();
+      expect((await from("192.0.2.1", "ann", first)).status).toBe(201);
+      for (const name of ["bob", "cid"]) expect((await from("192.0.2.1", name)).status).toBe(201);
+      const refused = await from("192.0.2.1", "dan");
+      expectProblem(refused, 429, "idempotency_keys_exhausted");
+      expect(refused.headers.get("retry-after")).toBe(String(config.idempotencyTtlSeconds));
+      expect(await store.counts()).toEqual({ users: 3, categories: 0 });
+      const replayed = await from("192.0.2.1", "ann", first);
+      expect({ status: replayed.status, replayed: replayed.headers.get("idempotent-replayed") }).toEqual({
+        status: 201,
+        replayed: "true",
+      });
+      expect((await from("192.0.2.2", "eve")).status).toBe(201);
+      // Without a key, nothing is kept: the request runs as ever.
+      expect(
+        (
+          await call("POST", `${USERS}/create`, {
+            body: body("fay"),
+            headers: { "x-forwarded-for": "192.0.2.1" },
+          })
+        ).status,
+      ).toBe(201);
+      setSystemTime(new Date(start + config.idempotencyTtlSeconds * 1000 + 1000));
+      expect((await from("192.0.2.1", "dan")).status).toBe(201);
+    } finally {
+      setSystemTime();
+    }
+  });
+
+  test("a user's bound counts REST and GraphQL alike, on every instance of one database", async () => {
+    const config = { idempotencyKeysPerCaller: 2 };
+    const one = await testApp({ config });
+    const two = await testApp({ config, on: one.store });
+    const ann = await one.signUp("ann");
+    const rename = (app: typeof one, name: string) =>
+      app.call("PUT", USERS, { token: ann.token, body: { username: name }, headers: { [KEY]: key() } });
+    const create = (app: typeof one, name: string) =>
+      app.call("POST", "/graphql", {
+        token: ann.token,
+        body: { query: `mutation { createCategory(input: { name: "${name}" }) { id } }` },
+        headers: { [KEY]: key() },
+      });
+    expect((await rename(one, "ann2")).status).toBe(200);
+    expect((await create(two, "Books")).status).toBe(200);
+    expectProblem(await rename(two, "ann3"), 429, "idempotency_keys_exhausted");
+    const graphql = await create(one, "Maps");
+    expect({ status: graphql.status, code: graphql.body.errors[0].extensions.code }).toEqual({
+      status: 429,
+      code: "IDEMPOTENCY_KEYS_EXHAUSTED",
+    });
+    expect(Number(graphql.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await one.store.counts()).toEqual({ users: 1, categories: 1 });
+    expect((await one.store.users.findById(ann.user.id))!.username).toBe("ann2");
   });
 });
