@@ -2,7 +2,8 @@
 // gets the first answer again and changes nothing, on any instance. The first request claims the key
 // in the database before it runs, and stores its complete answer (status, body, Location) sealed
 // under a key only the server's secret and the client's Idempotency-Key together yield: the database
-// alone yields no token an answer held.
+// alone yields no token an answer held. An answer that carries tokens, or acts on the session itself,
+// is its session's alone: another session's request with the same key runs as its own.
 import type { IdempotencyStore } from "../db/store.ts";
 import { AppError, invalidFields } from "../errors.ts";
 import { sealUnder, unsealUnder } from "../sealing.ts";
@@ -20,6 +21,8 @@ interface StoredAnswer {
   contentType: string;
   location?: string;
   headers?: Record<string, string>;
+  /** The session whose request this answered: only it gets the answer once its token is revoked. */
+  session?: string;
 }
 
 /** Elysia's `set`, as much of it as an answer is read from. */
@@ -35,6 +38,41 @@ export interface IdempotentRequest {
   caller: string;
   /** The request's body as parsed (null for none): the same key with another body is refused. */
   body: unknown;
+  /** The caller's session (sessionOf its token), for requests made with one. */
+  session?: string;
+  /**
+   * The key is the session's own, not the caller's: for answers that carry tokens (a password change)
+   * or act on the session itself (logout).
+   */
+  perSession?: boolean;
+}
+
+/** Where a key's record lives, and what seals its answer. */
+interface Scope {
+  caller: string;
+  /** The key's digest, as stored. */
+  key: string;
+  sealSecret: string;
+}
+
+type TokenSession = { sessionId?: string; jti: string };
+
+/** A token's session: its `sid`, or the token itself for one from before sessions. */
+export function sessionOf(token: TokenSession): string {
+  return token.sessionId ?? `token:${token.jti}`;
+}
+
+/** Whose a bearer request's key is: its user's, noting the session that asked (see replayFor). */
+export function byUser(user: { id: string }, token: TokenSession): Pick<IdempotentRequest, "caller" | "session"> {
+  return { caller: `user:${user.id}`, session: sessionOf(token) };
+}
+
+/** As byUser, the key being the session's own: for answers that carry tokens, or that act on the session itself. */
+export function bySession(
+  user: { id: string },
+  token: TokenSession,
+): Pick<IdempotentRequest, "caller" | "session" | "perSession"> {
+  return { ...byUser(user, token), perSession: true };
 }
 
 export interface IdempotencyOptions {
@@ -62,7 +100,15 @@ const digest = (text: string) => new Bun.CryptoHasher("sha256").update(text).dig
 
 export function createIdempotency({ store, secret, ttlSeconds, keysPerCaller, now = Date.now }: IdempotencyOptions) {
   const serverSecret = Buffer.from(secret).toString("base64url");
-  const sealSecret = (caller: string, raw: string) => `${serverSecret}\0${caller}\0${raw}`;
+  /** The caller's scope for the raw key, or the session's (a key is printable ASCII, so "\0" separates). */
+  const scope = (caller: string, raw: string, session?: string): Scope =>
+    session === undefined
+      ? { caller, key: digest(raw), sealSecret: `${serverSecret}\0${caller}\0${raw}` }
+      : {
+          caller,
+          key: digest(`${session}\0${raw}`),
+          sealSecret: `${serverSecret}\0${caller}\0${raw}\0${session}`,
+        };
   const iso = (ms: number) => new Date(ms).toISOString();
 
   /** The key the request carries, checked; null when it carries none. */
@@ -92,11 +138,10 @@ export function createIdempotency({ store, secret, ttlSeconds, keysPerCaller, no
 
   /** The stored answer of a completed request; throws the draft's refusals otherwise. */
   async function replay(
-    caller: string,
-    raw: string,
+    where: Scope,
     held: { fingerprint: string; status: number | null; answer: string | null },
     print: string,
-  ) {
+  ): Promise<Response> {
     if (held.fingerprint !== print) {
       throw new AppError(
         "idempotency_key_reused",
@@ -108,7 +153,7 @@ export function createIdempotency({ store, secret, ttlSeconds, keysPerCaller, no
         headers: { "retry-after": "1" },
       });
     }
-    const answer = (await unsealUnder(SEAL_LABEL, sealSecret(caller, raw), held.answer)) as StoredAnswer | null;
+    const answer = await unseal(where, held.answer);
     if (!answer) {
       throw new AppError(
         "idempotency_key_reused",
@@ -117,6 +162,9 @@ export function createIdempotency({ store, secret, ttlSeconds, keysPerCaller, no
     }
     return response(answer);
   }
+
+  const unseal = async (where: Scope, sealed: string) =>
+    (await unsealUnder(SEAL_LABEL, where.sealSecret, sealed)) as StoredAnswer | null;
 
   return {
     /**
@@ -132,7 +180,8 @@ export function createIdempotency({ store, secret, ttlSeconds, keysPerCaller, no
     ): Promise<T | Response> {
       const raw = keyOf(req.request);
       if (raw === null) return work();
-      const key = digest(raw);
+      const where = scope(req.caller, raw, req.perSession ? req.session : undefined);
+      const { key } = where;
       const print = fingerprint(req);
       const at = now();
       const claim = await store.claim(
@@ -148,15 +197,10 @@ export function createIdempotency({ store, secret, ttlSeconds, keysPerCaller, no
       );
       if (!claim.claimed) {
         if (claim.held === null) throw exhausted(Date.parse(claim.freeAt) - at);
-        return replay(req.caller, raw, claim.held, print);
+        return replay(where, claim.held, print);
       }
       const keep = async (answer: StoredAnswer) =>
-        store.complete(
-          req.caller,
-          key,
-          answer.status,
-          await sealUnder(SEAL_LABEL, sealSecret(req.caller, raw), answer),
-        );
+        store.complete(req.caller, key, answer.status, await sealUnder(SEAL_LABEL, where.sealSecret, answer));
       let result: T;
       try {
         result = await work();
@@ -182,22 +226,35 @@ export function createIdempotency({ store, secret, ttlSeconds, keysPerCaller, no
           result === undefined || result === null ? "" : typeof result === "string" ? result : JSON.stringify(result),
         contentType,
         ...(location !== undefined && { location: String(location) }),
+        ...(req.session !== undefined && { session: req.session }),
       });
       return result;
     },
 
     /**
      * For a request whose token no longer authenticates (the first request revoked it: a password
-     * change, a logout, a deletion): the answer that first request stored, when this is its repeat.
-     * `userId` is the token's subject, its signature checked. null: nothing to replay.
+     * change, a logout, a deletion): the answer that first request stored, when this is its repeat
+     * from the same session. `token` is the request's, its signature checked. null: nothing to replay.
      */
-    async replayFor(userId: string, request: Request, body: unknown): Promise<Response | null> {
+    async replayFor(
+      token: { userId: string; sessionId?: string; jti: string },
+      request: Request,
+      body: unknown,
+    ): Promise<Response | null> {
       const raw = keyOf(request);
       if (raw === null) return null;
-      const caller = `user:${userId}`;
-      const held = await store.find(caller, digest(raw), iso(now()));
-      if (!held || held.status === null || held.fingerprint !== fingerprint({ request, body })) return null;
-      return replay(caller, raw, held, held.fingerprint);
+      const caller = `user:${token.userId}`;
+      const session = sessionOf(token);
+      const print = fingerprint({ request, body });
+      // The session's own key first (a password change, a logout), then the caller's.
+      for (const where of [scope(caller, raw, session), scope(caller, raw)]) {
+        const held = await store.find(caller, where.key, iso(now()));
+        if (!held || held.status === null || held.answer === null || held.fingerprint !== print) continue;
+        const answer = await unseal(where, held.answer);
+        // Another session's answer is never this one's, whatever it holds.
+        return answer?.session === session ? response(answer) : null;
+      }
+      return null;
     },
   };
 }

@@ -8,7 +8,7 @@ import type { HotRoutes } from "../http/front-door.ts";
 import { parseQueryFromURL } from "elysia/parse-query";
 import { clientInfo } from "../http/client-address.ts";
 import { type AnswerSet, conditionalJson, hasPreconditions, requirePreconditions, taggedJson } from "../http/etag.ts";
-import type { Idempotency } from "../http/idempotency.ts";
+import { bySession, byUser, type Idempotency } from "../http/idempotency.ts";
 import { jsonBody } from "../http/json-body.ts";
 import { documented } from "../http/openapi.ts";
 import {
@@ -162,8 +162,8 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
     // "" rather than "/": one path with and without the slash, and the document lists it without.
     .put(
       "",
-      ({ body, caller, request, set }) =>
-        idempotency.run({ request, set, body, caller: `user:${caller.id}` }, async () => {
+      ({ body, caller, token, request, set }) =>
+        idempotency.run({ request, set, body, ...byUser(caller, token) }, async () => {
           // Preconditions on the record as GET users/me showed it; failed, 412 and nothing written.
           requirePreconditions(request, userView(caller, caller.id));
           const ifUnchanged = hasPreconditions(request);
@@ -195,7 +195,8 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
     .put(
       "/password",
       ({ body, caller, token, request, set }) =>
-        idempotency.run({ request, set, body, caller: `user:${caller.id}` }, () => {
+        // The answer is a new token pair: this session's alone.
+        idempotency.run({ request, set, body, ...bySession(caller, token) }, () => {
           requirePreconditions(request, userView(caller, caller.id));
           return users.changePassword(caller, token, body, clientInfo(request, trustProxy));
         }),
@@ -222,8 +223,8 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
     )
     .delete(
       "",
-      ({ caller, set, request }) =>
-        idempotency.run({ request, set, body: null, caller: `user:${caller.id}` }, async () => {
+      ({ caller, token, set, request }) =>
+        idempotency.run({ request, set, body: null, ...byUser(caller, token) }, async () => {
           requirePreconditions(request, userView(caller, caller.id));
           await users.deleteSelf(caller, clientInfo(request, trustProxy));
           set.status = 204;

@@ -260,7 +260,13 @@ describe("authenticated writes with an Idempotency-Key", () => {
       body: { current_password: ann.password, new_password: "a brand new secret" },
       headers: { [KEY]: k },
     });
-    const held = await store.idempotency.find(`user:${ann.user.id}`, digestOf(k), new Date().toISOString());
+    // The answer carries tokens, so its key is the session's own.
+    const { sid } = JSON.parse(atob(ann.token.split(".")[1]!));
+    const held = await store.idempotency.find(
+      `user:${ann.user.id}`,
+      digestOf(`${sid}\0${k}`),
+      new Date().toISOString(),
+    );
     expect(held?.status).toBe(200);
     expect(held!.key).not.toBe(k);
     for (const secret of [changed.body.token, changed.body.refresh_token, "a brand new secret", k])
@@ -416,5 +422,49 @@ describe("the keys a caller holds are bounded (SVC_IDEMPOTENCY_KEYS_PER_CALLER)"
     expect(Number(graphql.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(await one.store.counts()).toEqual({ users: 1, categories: 1 });
     expect((await one.store.users.findById(ann.user.id))!.username).toBe("ann2");
+  });
+});
+
+describe("answers that carry tokens are kept per session", () => {
+  test("a password change's kept answer is never replayed to another session: its revoked token with the same key and body is 401", async () => {
+    const { call, signUp } = await testApp();
+    const ann = await signUp("ann");
+    const other = await call("POST", "/svc-api/v1/auth/login", { body: { username: "ann", password: ann.password } });
+    const k = key();
+    const body = { current_password: ann.password, new_password: "a brand new secret" };
+    const changed = await call("PUT", `${USERS}/password`, { token: ann.token, body, headers: { [KEY]: k } });
+    expect(changed.status).toBe(200);
+    const stolen = await call("PUT", `${USERS}/password`, { token: other.body.token, body, headers: { [KEY]: k } });
+    expectProblem(stolen, 401, "unauthorized");
+    expect(stolen.text).not.toContain(changed.body.token);
+    // The session that asked still gets its answer again.
+    const again = await call("PUT", `${USERS}/password`, { token: ann.token, body, headers: { [KEY]: k } });
+    expect(again.body).toEqual(changed.body);
+  });
+
+  test("DELETE users/: another session's revoked token with the first one's key is 401, not that session's answer", async () => {
+    const { call, signUp } = await testApp();
+    const ann = await signUp("ann");
+    const other = await call("POST", "/svc-api/v1/auth/login", { body: { username: "ann", password: ann.password } });
+    const k = key();
+    expect((await call("DELETE", USERS, { token: ann.token, headers: { [KEY]: k } })).status).toBe(204);
+    expectProblem(await call("DELETE", USERS, { token: other.body.token, headers: { [KEY]: k } }), 401, "unauthorized");
+    expect((await call("DELETE", USERS, { token: ann.token, headers: { [KEY]: k } })).status).toBe(204);
+  });
+
+  test("POST auth/logout with one key from two sessions: each ends its own", async () => {
+    const { call, signUp } = await testApp();
+    const ann = await signUp("ann");
+    const other = await call("POST", "/svc-api/v1/auth/login", { body: { username: "ann", password: ann.password } });
+    const k = key();
+    expect((await call("POST", "/svc-api/v1/auth/logout", { token: ann.token, headers: { [KEY]: k } })).status).toBe(
+      204,
+    );
+    const second = await call("POST", "/svc-api/v1/auth/logout", { token: other.body.token, headers: { [KEY]: k } });
+    expect({ status: second.status, replayed: second.headers.get("idempotent-replayed") }).toEqual({
+      status: 204,
+      replayed: null,
+    });
+    expectProblem(await call("GET", `${USERS}/me`, { token: other.body.token }), 401, "unauthorized");
   });
 });
