@@ -47,9 +47,8 @@ export interface IdempotentRequest {
   perSession?: boolean;
 }
 
-/** Where a key's record lives, and what seals its answer. */
+/** Which record a key names within its caller's, and what seals its answer. */
 interface Scope {
-  caller: string;
   /** The key's digest, as stored. */
   key: string;
   sealSecret: string;
@@ -58,7 +57,7 @@ interface Scope {
 type TokenSession = { sessionId?: string; jti: string };
 
 /** A token's session: its `sid`, or the token itself for one from before sessions. */
-export function sessionOf(token: TokenSession): string {
+function sessionOf(token: TokenSession): string {
   return token.sessionId ?? `token:${token.jti}`;
 }
 
@@ -103,12 +102,8 @@ export function createIdempotency({ store, secret, ttlSeconds, keysPerCaller, no
   /** The caller's scope for the raw key, or the session's (a key is printable ASCII, so "\0" separates). */
   const scope = (caller: string, raw: string, session?: string): Scope =>
     session === undefined
-      ? { caller, key: digest(raw), sealSecret: `${serverSecret}\0${caller}\0${raw}` }
-      : {
-          caller,
-          key: digest(`${session}\0${raw}`),
-          sealSecret: `${serverSecret}\0${caller}\0${raw}\0${session}`,
-        };
+      ? { key: digest(raw), sealSecret: `${serverSecret}\0${caller}\0${raw}` }
+      : { key: digest(`${session}\0${raw}`), sealSecret: `${serverSecret}\0${caller}\0${raw}\0${session}` };
   const iso = (ms: number) => new Date(ms).toISOString();
 
   /** The key the request carries, checked; null when it carries none. */
