@@ -16,10 +16,10 @@ export interface Authenticator {
    */
   authenticate(authorization: string | null): Awaitable<Caller>;
   /**
-   * The user a token was issued to, its signature and expiry checked but not whether it was revoked
+   * The token (its user and session), its signature and expiry checked but not whether it was revoked
    * since: for a repeat under an Idempotency-Key of the request that revoked it. null: no such token.
    */
-  subject(authorization: string | null): Promise<string | null>;
+  subject(authorization: string | null): Promise<VerifiedToken | null>;
 }
 
 const CHALLENGE = 'Bearer realm="svc"';
@@ -55,7 +55,7 @@ export function createAuthenticator(tokens: TokenService, store: Pick<Store, "to
     },
     async subject(authorization) {
       const token = authorization && bearerToken(authorization, tokens);
-      return token ? ((await tokens.verify(token))?.userId ?? null) : null;
+      return token ? await tokens.verify(token) : null;
     },
   };
 }

@@ -2,7 +2,7 @@
 // logout, and the caller's sessions.
 import { Elysia, t } from "elysia";
 import { clientInfo } from "../http/client-address.ts";
-import type { Idempotency } from "../http/idempotency.ts";
+import { bySession, type Idempotency } from "../http/idempotency.ts";
 import { jsonBody, optionalJsonBody } from "../http/json-body.ts";
 import { documented } from "../http/openapi.ts";
 import { loginBody, loginSchema, redeemResetBody, userView } from "../users/model.ts";
@@ -98,7 +98,7 @@ export function authRoutes({ users, sessions, authenticator, idempotency, maxBod
     .post(
       "/logout",
       ({ body, caller, token, set, request }) =>
-        idempotency.run({ request, set, body: body ?? null, caller: `user:${caller.id}` }, async () => {
+        idempotency.run({ request, set, body: body ?? null, ...bySession(caller, token) }, async () => {
           await sessions.logout(caller, token, logoutScope(body), clientInfo(request, trustProxy));
           set.status = 204;
         }),

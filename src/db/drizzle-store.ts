@@ -1,6 +1,23 @@
 // The storage contract, written once in Drizzle for every database svc supports. What differs between
 // them (opening, migrating, transactions, reading driver errors) comes in with the Dialect.
-import { and, count, desc, eq, gt, gte, inArray, isNull, lt, ne, or, sql, type Column, type SQL } from "drizzle-orm";
+import {
+  and,
+  count,
+  desc,
+  eq,
+  gt,
+  gte,
+  inArray,
+  isNotNull,
+  isNull,
+  lt,
+  min,
+  ne,
+  or,
+  sql,
+  type Column,
+  type SQL,
+} from "drizzle-orm";
 import { AppError, type ErrorCode } from "../errors.ts";
 import { parseId } from "../ids.ts";
 import { chunks } from "./chunks.ts";
@@ -750,13 +767,18 @@ function auditStore({ db, run, tables }: Dialect): AuditStore {
   };
 }
 
-function idempotencyStore({ db, run, tables, transaction }: Dialect): IdempotencyStore {
+function idempotencyStore({ db, run, tables, transaction, serialize }: Dialect): IdempotencyStore {
   const { idempotencyKeys: keys } = tables;
   const one = (caller: string, key: string) => and(eq(keys.caller, caller), eq(keys.key, key));
+  /** The caller's records that still hold their place at `at`: completed and unexpired, or claimed within their lease. */
+  const live = (caller: string, at: string) =>
+    and(eq(keys.caller, caller), gt(keys.expiresAt, at), or(isNotNull(keys.status), gt(keys.lockedUntil, at)));
   return {
-    claim: (claim) =>
+    claim: (claim, limit) =>
       transaction(async (tx) => {
         const at = claim.createdAt;
+        // One caller's claims one at a time, on every instance: the count below is then the count the insert meets.
+        await serialize(tx, `idempotency:${claim.caller}`);
         // A record past its expiry, or a claim whose request never finished, is no longer anyone's.
         await tx
           .delete(keys)
@@ -766,12 +788,18 @@ function idempotencyStore({ db, run, tables, transaction }: Dialect): Idempotenc
               or(lt(keys.expiresAt, at), and(isNull(keys.status), lt(keys.lockedUntil, at))),
             ),
           );
+        const [held] = await tx.select().from(keys).where(one(claim.caller, claim.key));
+        if (held) return { claimed: false as const, held };
+        const [kept] = await tx
+          .select({ count: count(), oldest: min(keys.expiresAt) })
+          .from(keys)
+          .where(live(claim.caller, at));
+        if (kept && kept.count >= limit) return { claimed: false as const, held: null, freeAt: kept.oldest! };
+        // Still guarded: an instance of an earlier version, mid-upgrade, claims without the lock.
         const won = await tx.insert(keys).values(claim).onConflictDoNothing().returning({ key: keys.key });
         if (won.length > 0) return { claimed: true as const };
-        const [held] = await tx.select().from(keys).where(one(claim.caller, claim.key));
-        // Gone between the two statements (released by its holder): the next attempt claims it.
-        if (!held) return { claimed: false as const, held: { ...claim, status: null, answer: null } };
-        return { claimed: false as const, held };
+        const [winner] = await tx.select().from(keys).where(one(claim.caller, claim.key));
+        return { claimed: false as const, held: winner ?? { ...claim, status: null, answer: null } };
       }, TIMED),
     find: (caller, key, now) =>
       run(async () =>

@@ -363,13 +363,22 @@ export interface IdempotencyRecord {
 
 export type IdempotencyClaim = Omit<IdempotencyRecord, "status" | "answer">;
 
+/** What a claim got: the key, the live record that holds it, or no key (the caller holds `limit` already). */
+export type IdempotencyClaimResult =
+  | { claimed: true }
+  | { claimed: false; held: IdempotencyRecord }
+  /** `freeAt`: when the caller's oldest live record expires. */
+  | { claimed: false; held: null; freeAt: string };
+
 export interface IdempotencyStore {
   /**
    * Claims the caller's key for a request about to run, unless a live record holds it: then that
    * record. A record past its expiry, or a claim past `lockedUntil` that never completed (its instance
-   * died), gives way to the new claim. Of concurrent claims, on any instance, exactly one wins.
+   * died), gives way to the new claim. Of concurrent claims, on any instance, exactly one wins. A
+   * caller already holding `limit` live records (completed, or claimed within their lease) gets no new
+   * one, however many claims race on however many instances.
    */
-  claim(claim: IdempotencyClaim): Promise<{ claimed: true } | { claimed: false; held: IdempotencyRecord }>;
+  claim(claim: IdempotencyClaim, limit: number): Promise<IdempotencyClaimResult>;
   /** The caller's record for the key, if one lives at `now`. */
   find(caller: string, key: string, now: string): Promise<IdempotencyRecord | null>;
   /** Stores the claimed request's answer. */

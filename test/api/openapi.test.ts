@@ -60,7 +60,17 @@ describe("GET /svc-api/openapi.json", () => {
     const create = doc.paths["/svc-api/v1/users/create"].post;
     expect(Object.keys(create.requestBody.content)).toEqual(["application/json"]);
     expect(create.requestBody.content["application/json"].schema.additionalProperties).toBe(false);
-    expect(Object.keys(create.responses).sort()).toEqual(["201", "400", "409", "413", "415", "422", "500"]);
+    expect(Object.keys(create.responses).sort()).toEqual([
+      "201",
+      "400",
+      "409",
+      "412",
+      "413",
+      "415",
+      "422",
+      "429",
+      "500",
+    ]);
     // Idempotent writes document the key and what a repeat is told.
     expect(create.parameters).toContainEqual(expect.objectContaining({ name: "Idempotency-Key", in: "header" }));
     expect(create.responses["201"].headers).toHaveProperty("Idempotent-Replayed");
