@@ -60,8 +60,6 @@ export interface Config {
     auth: GraphqlAuth;
     playground: boolean;
     introspection: boolean;
-    /** Compile operations that run again through the engine with graphql-jit (engine.ts). */
-    jit: boolean;
   };
   logLevel: LogLevel;
   maxBodyBytes: number;
@@ -143,7 +141,6 @@ export function parseConfig(env: Env): Config {
       auth: oneOf(env, "SVC_GRAPHQL_AUTH", ["required", "mutations", "off"], "required"),
       playground: boolean(env, "SVC_GRAPHQL_PLAYGROUND", !production),
       introspection: boolean(env, "SVC_GRAPHQL_INTROSPECTION", !production),
-      jit: boolean(env, "SVC_GRAPHQL_JIT", false),
     },
     logLevel: oneOf(env, "SVC_LOG_LEVEL", ["debug", "info", "warn", "error", "silent"], "info"),
     maxBodyBytes: integer(env, "SVC_MAX_BODY_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),

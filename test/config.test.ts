@@ -12,7 +12,7 @@ describe("parseConfig", () => {
       host: "0.0.0.0",
       port: 8080,
       database: { kind: "sqlite", path: "data/svc.db" },
-      graphql: { auth: "required", playground: true, introspection: true, jit: false },
+      graphql: { auth: "required", playground: true, introspection: true },
       logLevel: "info",
       maxBodyBytes: 1048576,
       shutdownGraceMs: 10000,
@@ -41,7 +41,6 @@ describe("parseConfig", () => {
       SVC_GRAPHQL_AUTH: "mutations",
       SVC_GRAPHQL_PLAYGROUND: "true",
       SVC_GRAPHQL_INTROSPECTION: "true",
-      SVC_GRAPHQL_JIT: "true",
       SVC_LOG_LEVEL: "warn",
       SVC_MAX_BODY_BYTES: "4096",
       SVC_SHUTDOWN_GRACE: "30s",
@@ -53,7 +52,7 @@ describe("parseConfig", () => {
       port: 9000,
       database: { kind: "sqlite", path: ":memory:" },
       jwt: { ephemeral: false, ttlSeconds: 900 },
-      graphql: { auth: "mutations", playground: true, introspection: true, jit: true },
+      graphql: { auth: "mutations", playground: true, introspection: true },
       logLevel: "warn",
       maxBodyBytes: 4096,
       shutdownGraceMs: 30000,
@@ -129,7 +128,6 @@ describe("parseConfig", () => {
       auth: "required",
       playground: false,
       introspection: false,
-      jit: false,
     });
   });
 
@@ -170,7 +168,6 @@ describe("parseConfig", () => {
     ["SVC_GRAPHQL_AUTH", { SVC_GRAPHQL_AUTH: "sometimes" }, "one of required, mutations, off"],
     ["SVC_GRAPHQL_PLAYGROUND", { SVC_GRAPHQL_PLAYGROUND: "yes" }, "true or false"],
     ["SVC_GRAPHQL_INTROSPECTION", { SVC_GRAPHQL_INTROSPECTION: "1" }, "true or false"],
-    ["SVC_GRAPHQL_JIT", { SVC_GRAPHQL_JIT: "on" }, "true or false"],
     ["SVC_LOG_LEVEL", { SVC_LOG_LEVEL: "loud" }, "one of debug, info, warn, error, silent"],
     ["SVC_LOG_PROBES", { SVC_LOG_PROBES: "no" }, "true or false"],
     ["SVC_MAX_BODY_BYTES", { SVC_MAX_BODY_BYTES: "10" }, "an integer from 1024"],

@@ -54,7 +54,6 @@ test("the app loads without the code its first requests may never need", async (
     // The GraphQL engine: loaded by the first operation not answered from the kept answers.
     "graphql",
     "graphql-yoga",
-    "graphql-jit",
     // Pages and their files: by their first request.
     "@graphql-yoga/render-graphiql",
     "swagger-ui-dist",
@@ -66,13 +65,4 @@ test("the app loads without the code its first requests may never need", async (
   for (const file of ["src/auth/common-password-list.ts", "src/db/postgres/store.ts", "src/console/files.ts"]) {
     expect({ file, loaded: sources.includes(file) }).toEqual({ file, loaded: false });
   }
-});
-
-test("the GraphQL engine loads without graphql-jit, which waits for an operation's second run", async () => {
-  const sources = (await loaded)("src/graphql/engine.ts");
-  expect(of(sources, "graphql-yoga").length).toBeGreaterThan(0);
-  for (const pkg of ["graphql-jit", "@envelop/graphql-jit", "fast-json-stringify", "ajv"]) {
-    expect({ pkg, files: of(sources, pkg) }).toEqual({ pkg, files: [] });
-  }
-  expect((await loaded)("src/graphql/jit.ts").some((s) => s.includes("node_modules/graphql-jit/"))).toBe(true);
 });

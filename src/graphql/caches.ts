@@ -1,8 +1,7 @@
 // Every cache that GraphQL requests fill, bounded by entries and by size. Which documents arrive is the
 // client's choice, so a cache without a bound grows with every distinct one (175,000 small queries took
 // 0.1.0 from 150 MB to 911 MB).
-import type { DocumentNode, ExecutionArgs } from "graphql";
-import type { useGraphQlJit } from "@envelop/graphql-jit";
+import type { DocumentNode } from "graphql";
 import { LRUCache } from "lru-cache";
 
 export const CACHE_BOUNDS = {
@@ -21,8 +20,6 @@ export const CACHE_BOUNDS = {
   /** Sources seen once: a document is kept (documents) when it comes again while still listed here. */
   seen: { entries: 1000, chars: 1024 * 1024 },
   parseErrors: { entries: 500, chars: 512 * 1024 },
-  /** Documents compiled by graphql-jit: only those run again after a run finished, since compiling costs a few ms and its code stays. */
-  compiled: { entries: 500 },
 } as const;
 
 export type CacheSizes = Record<keyof typeof CACHE_BOUNDS, number>;
@@ -44,30 +41,14 @@ export function graphqlCaches() {
   const documents = bySource<DocumentNode>(CACHE_BOUNDS.documents);
   const seen = bySource<true>(CACHE_BOUNDS.seen);
   const parseErrors = bySource<Error>(CACHE_BOUNDS.parseErrors);
-  // Compiled queries by source, which graphql-jit consults before compiling.
-  const compiled = bySource<JitEntry>(CACHE_BOUNDS.compiled);
-  // Documents run so far (a parsed document is one object for as long as the parser cache keeps it).
-  const ranOnce = new WeakSet<DocumentNode>();
 
   return {
     /** Yoga's `parserAndValidationCache` (validation results hang off the documents kept here). */
     parser: { documentCache: onRepeat(documents, seen), errorCache: parseErrors, validationCache: true },
-    compiled: compiled satisfies JitCache,
-    /**
-     * Whether graphql-jit should compile this run: once a run of the document has finished, so that a
-     * one-off document never is, nor a query whose first runs came at once (what follows is answered
-     * from the kept answers).
-     */
-    worthCompiling: ({ document }: ExecutionArgs): boolean => ranOnce.has(document),
-    /** A run of the document finished (or, for a subscription, started). */
-    ran({ document }: ExecutionArgs): void {
-      ranOnce.add(document);
-    },
     sizes: (): CacheSizes => ({
       documents: documents.size,
       seen: seen.size,
       parseErrors: parseErrors.size,
-      compiled: compiled.size,
     }),
   };
 }
@@ -86,7 +67,3 @@ function onRepeat<V extends {}>(cache: LRUCache<string, V>, seen: LRUCache<strin
     },
   };
 }
-
-/** graphql-jit's cache, as its plugin takes it. */
-type JitCache = NonNullable<NonNullable<Parameters<typeof useGraphQlJit>[1]>["cache"]>;
-type JitEntry = NonNullable<ReturnType<JitCache["get"]>>;

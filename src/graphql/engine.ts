@@ -1,24 +1,13 @@
-// The GraphQL engine: Yoga with svc's schema, resolvers and plugins (graphql-jit, the armor, metrics),
+// The GraphQL engine: Yoga with svc's schema, resolvers and plugins (the armor, metrics),
 // and the WebSocket server beside it. Loaded on the first request that needs it (index.ts), not at
 // start: a query answered from the kept answers needs none of it, and neither does a service used only
 // over REST. It is the biggest part of svc to load (graphql-js, Yoga, the plugins): README, "Footprint".
 import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspection";
-import {
-  type DocumentNode,
-  type FieldNode,
-  getOperationAST,
-  GraphQLError,
-  Kind,
-  parse,
-  type GraphQLSchema,
-  type SelectionSetNode,
-} from "graphql";
+import { getOperationAST, Kind, parse, type GraphQLSchema } from "graphql";
 import { createSchema, createYoga, useErrorHandler, type Plugin } from "graphql-yoga";
-import { then } from "../awaitable.ts";
 import type { AppError } from "../errors.ts";
 import { armorPlugins } from "./armor.ts";
 import type { GraphqlCaches } from "./caches.ts";
-import type { jitPlugin } from "./jit.ts";
 import type { GraphQLContext, ServerContext } from "./context.ts";
 import type { GraphqlDeps } from "./index.ts";
 import { fromAppError, isUnexpected, maskError } from "./errors.ts";
@@ -83,9 +72,6 @@ export function createEngine({
     }),
     plugins: [
       readBodyParser,
-      ...(config.jit ? [compiledOnRepeat(caches)] : []),
-      requestErrorsAre400(),
-      errorsAsGraphqlJs(),
       operationMetrics(metrics, label),
       keepableOutcome(label),
       ...armorPlugins(config.introspection),
@@ -129,31 +115,6 @@ export function createEngine({
 }
 
 /**
- * With SVC_GRAPHQL_JIT, graphql-jit for a document run again after a run of it finished (caches.ts):
- * one-off documents are not worth compiling, and a query is answered from the kept answers after its
- * first run. The compiler is loaded by the first run it compiles, which waits for it (some
- * milliseconds, once). Off by default: it holds some 4 MB once loaded, for about a fifth off the time of
- * an operation not answered from the kept answers (README, "Footprint").
- */
-function compiledOnRepeat(caches: GraphqlCaches): Plugin {
-  type Jit = ReturnType<typeof jitPlugin>;
-  let jit: Jit | undefined;
-  let loading: Promise<Jit> | undefined;
-  const load = (): Jit | Promise<Jit> =>
-    jit ?? (loading ??= import("./jit.ts").then(({ jitPlugin }) => (jit = jitPlugin(caches))));
-  return {
-    onExecute(payload) {
-      if (!caches.worthCompiling(payload.args)) return { onExecuteDone: () => caches.ran(payload.args) };
-      return then(load(), (plugin) => plugin.onExecute?.(payload));
-    },
-    onSubscribe(payload) {
-      if (!caches.worthCompiling(payload.args)) return caches.ran(payload.args);
-      return then(load(), (plugin) => plugin.onSubscribe?.(payload));
-    },
-  };
-}
-
-/**
  * Hands the parser Yoga chose for the request (by method and Content-Type) the body serve() read; a
  * clone of the request to read it twice would cost more than the rest of a cached answer (bun run
  * bench:micro). A parser reads only the body (json, text or formData), which a Response over those
@@ -170,35 +131,6 @@ const readBodyParser: Plugin<{}, ServerContext> = {
   },
 };
 
-/**
- * An execution that could not start (a variable of the wrong type, a missing one) is the client's
- * request error: 400. Yoga's own executor marks it so; graphql-jit, which runs an operation from its
- * second time on, does not, and the same bad request would turn from 400 into 200.
- */
-function requestErrorsAre400(): Plugin<{}, ServerContext> {
-  return {
-    onExecute: () => ({
-      onExecuteDone({ result, setResult }) {
-        if (Symbol.asyncIterator in result || "data" in result || !result.errors?.length) return;
-        setResult({
-          ...result,
-          errors: result.errors.map(
-            (error) =>
-              new GraphQLError(error.message, {
-                nodes: error.nodes,
-                source: error.source,
-                positions: error.positions,
-                path: error.path,
-                originalError: error.originalError,
-                extensions: { ...error.extensions, http: { ...(error.extensions?.http as object), status: 400 } },
-              }),
-          ),
-        });
-      },
-    }),
-  };
-}
-
 /** Marks a query (never a mutation) that ran without errors: its answer may be kept. */
 function keepableOutcome(label: OperationLabel): Plugin<{}, ServerContext> {
   return {
@@ -213,71 +145,6 @@ function keepableOutcome(label: OperationLabel): Plugin<{}, ServerContext> {
       };
     },
   };
-}
-
-/**
- * An answer with errors as graphql-js writes it (errors first, each with the locations of its fields)
- * however it was executed: graphql-jit, which runs an operation from its second run once kept, wrote
- * data first and its errors lost their locations on the way out, so one request got other bytes on its
- * first runs than on later ones.
- */
-function errorsAsGraphqlJs(): Plugin {
-  return {
-    onExecute({ args }) {
-      return {
-        onExecuteDone({ result, setResult }) {
-          if (Symbol.asyncIterator in result || result.errors === undefined) return;
-          const errors = result.errors.map((error) => {
-            // graphql-jit's errors carry their locations but not the nodes, which masking (errors.ts)
-            // rebuilds an error from.
-            if (error.nodes !== undefined || error.path === undefined) return error;
-            return new GraphQLError(error.message, {
-              nodes: fieldNodesAt(args.document, args.operationName, error.path),
-              path: error.path,
-              originalError: error.originalError,
-              extensions: error.extensions,
-            });
-          });
-          const { data, extensions } = result;
-          setResult(extensions === undefined ? { errors, data } : { errors, data, extensions });
-        },
-      };
-    },
-  };
-}
-
-/** The field nodes a response path names (those merged under one key, through fragments), as graphql-js locates a field's error. */
-function fieldNodesAt(
-  document: DocumentNode,
-  operationName: string | null | undefined,
-  path: readonly (string | number)[],
-): FieldNode[] {
-  const operation = getOperationAST(document, operationName);
-  if (!operation) return [];
-  const fragments = new Map<string, SelectionSetNode>();
-  for (const definition of document.definitions)
-    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition.selectionSet);
-  let sets: SelectionSetNode[] = [operation.selectionSet];
-  let nodes: FieldNode[] = [];
-  for (const key of path) {
-    if (typeof key === "number") continue;
-    const found: FieldNode[] = [];
-    const visit = (set: SelectionSetNode) => {
-      for (const selection of set.selections) {
-        if (selection.kind === Kind.FIELD) {
-          if ((selection.alias?.value ?? selection.name.value) === key) found.push(selection);
-        } else if (selection.kind === Kind.INLINE_FRAGMENT) visit(selection.selectionSet);
-        else {
-          const fragment = fragments.get(selection.name.value);
-          if (fragment) visit(fragment);
-        }
-      }
-    };
-    for (const set of sets) visit(set);
-    nodes = found;
-    sets = found.flatMap((node) => (node.selectionSet ? [node.selectionSet] : []));
-  }
-  return nodes;
 }
 
 /** A POST that names a mutation to run (the operation it selects). */

@@ -22,7 +22,6 @@ export function maskError(error: unknown): Error {
  * request parser's `originalError` into extensions, which is internal detail and goes.
  */
 function withCode(error: GraphQLError): GraphQLError {
-  // (graphql-jit builds some errors with no extensions at all.)
   const { originalError, ...extensions } = (error.extensions ?? {}) as Record<string, unknown>;
   // Yoga marks request errors (unparsable JSON, no query) `spec`, which makes them 200 for clients that
   // accept application/json; GraphQL over HTTP asks for 400 there too, so the mark goes.

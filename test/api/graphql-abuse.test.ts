@@ -5,7 +5,7 @@ import { CACHE_BOUNDS as ANSWER_BOUNDS } from "../../src/cache/caching.ts";
 import { CACHE_BOUNDS } from "../../src/graphql/caches.ts";
 import { testApp } from "../helpers.ts";
 
-async function setup(graphql: { introspection?: boolean; jit?: boolean } = {}) {
+async function setup(graphql: { introspection?: boolean } = {}) {
   const app = await testApp({ config: { graphql } });
   const { token } = await app.signUp();
   return { ...app, ask: (query: string) => app.graphql(query, { token }) };
@@ -110,8 +110,8 @@ describe("caches filled by distinct documents stay within their bounds", () => {
       ]),
     );
 
-  test("3,000 distinct queries (and 600 distinct syntax errors): every cache at or under its bound; one-off documents are neither kept nor compiled", async () => {
-    const { ask, call, graphql, signUp } = await setup({ jit: true });
+  test("3,000 distinct queries (and 600 distinct syntax errors): every cache at or under its bound; one-off documents are not kept", async () => {
+    const { ask, call, graphql, signUp } = await setup();
     const { token } = await signUp("again");
     for (let i = 0; i < 3000; i++) await ask(`query Q${i} { categories { id } }`);
     for (let i = 0; i < 600; i++) await ask(`query Broken${i} { categories { id `);
@@ -120,7 +120,6 @@ describe("caches filled by distinct documents stay within their bounds", () => {
       documents: 0,
       seen: CACHE_BOUNDS.seen.entries,
       parseErrors: CACHE_BOUNDS.parseErrors.entries,
-      compiled: 0,
       responses: ANSWER_BOUNDS.answers.entries,
     });
     // Documents that come again are kept, up to the bound (other variables each time, so that the
@@ -131,27 +130,8 @@ describe("caches filled by distinct documents stay within their bounds", () => {
     for (let i = 0; i < 300; i++) await twice(`query R${i}($id: ID!) { category(id: $id) { id } }`);
     expect(cacheSizes((await call("GET", "/svc/metrics")).text)).toMatchObject({
       documents: CACHE_BOUNDS.documents.entries,
-      compiled: 0,
     });
-    // A document that runs again once kept is compiled (SVC_GRAPHQL_JIT), once.
-    for (let i = 0; i < 4; i++)
-      await graphql("query Again($id: ID!) { category(id: $id) { id } }", {
-        token,
-        variables: { id: Bun.randomUUIDv7() },
-      });
-    expect(cacheSizes((await call("GET", "/svc/metrics")).text).compiled).toBe(1);
   }, 60_000);
-
-  test("without SVC_GRAPHQL_JIT (the default), a document run again and again is never compiled", async () => {
-    const { call, graphql, signUp } = await setup();
-    const { token } = await signUp("plain");
-    for (let i = 0; i < 4; i++)
-      await graphql("query Again($id: ID!) { category(id: $id) { id } }", {
-        token,
-        variables: { id: Bun.randomUUIDv7() },
-      });
-    expect(cacheSizes((await call("GET", "/svc/metrics")).text)).toMatchObject({ documents: 1, compiled: 0 });
-  });
 
   test("a document cache sized by characters: long documents are fewer", async () => {
     const { call, graphql, signUp } = await setup();
