@@ -1,5 +1,5 @@
-// createApp(deps): every feature mounted in one visible place, behind the front door. Tests call
-// app.handle(request); serve.ts calls app.listen().
+// createApp(deps): every feature mounted in one visible place, inside the outer handler (request id,
+// body limit, metrics, access line). Tests call app.handle(request); serve.ts serves app.handlers.
 import { Elysia } from "elysia";
 import { adminRoutes } from "./admin/index.ts";
 import { authRoutes } from "./auth/index.ts";
@@ -10,12 +10,13 @@ import type { VersionedStore } from "./db/store.ts";
 import { caching } from "./cache/caching.ts";
 import { createPageJson } from "./users/page-json.ts";
 import { GRAPHQL_PATH, graphqlRoutes } from "./graphql/index.ts";
-import { healthRoutes } from "./health/index.ts";
+import { healthRoutes, PROBE_PATHS } from "./health/index.ts";
 import { healthProbes, type Probes } from "./health/probes.ts";
 import { consoleRoutes } from "./console/index.ts";
 import { corsFor } from "./http/cors.ts";
 import { createIdempotency } from "./http/idempotency.ts";
-import { frontDoor, type FrontDoor } from "./http/front-door.ts";
+import { outerHandler, type OuterHandler } from "./http/outer-handler.ts";
+import { routeTemplates, type RouteTemplates } from "./http/route-templates.ts";
 import { openapiRoutes } from "./http/openapi.ts";
 import { problemAnswers } from "./http/problem-answers.ts";
 import type { Loggers } from "./log.ts";
@@ -65,8 +66,6 @@ export function createApp({ config, store: database, loggers, probes }: AppDeps)
   });
   metrics.reportSubscriptions(hub.counts);
 
-  const health = healthRoutes(probes ?? healthProbes(store, config.env));
-
   const graphql = graphqlRoutes({
     config: config.graphql,
     metrics,
@@ -80,42 +79,41 @@ export function createApp({ config, store: database, loggers, probes }: AppDeps)
     hub,
   });
 
-  const usersApi = usersRoutes({ users, pageJson: createPageJson(), ...routeDeps });
-  // The 405 check needs every route, so it is filled in once they are all mounted.
-  let methodsFor: (path: string) => string[] = () => [];
+  // The 405 check needs every route, so it reads them once they are all mounted.
+  let routes: RouteTemplates | undefined;
   const app = new Elysia({ normalize: false })
-    .use(problemAnswers({ logger, methodsFor: (path) => methodsFor(path) }))
+    .use(problemAnswers({ logger, methodsFor: (path) => routes!.methodsFor(path) }))
     .use(corsFor(config.corsOrigins))
     .use(openapiRoutes())
     .use(config.adminConsole ? consoleRoutes() : new Elysia())
-    .use(health.routes)
+    .use(healthRoutes(probes ?? healthProbes(store, config.env)))
     .use(config.metrics ? metricsRoutes(metrics) : new Elysia())
     .use(authRoutes({ users, sessions, ...routeDeps }))
-    .use(usersApi.routes)
+    .use(usersRoutes({ users, pageJson: createPageJson(), ...routeDeps }))
     .use(adminRoutes({ admin, ...routeDeps }))
     .use(graphql.routes);
+  routes = routeTemplates(app.routes);
   const handle = app.fetch;
-  const door = frontDoor({
-    app: { router: app.router, fetch: (request) => cache.request(() => handle(request)) },
-    // With CORS open, its headers come from an Elysia hook, so the probes and hot reads go through Elysia too.
-    direct: config.corsOrigins.length === 0 ? health.direct : {},
-    hot: config.corsOrigins.length === 0 ? { ...usersApi.hot, ...graphql.hot } : {},
-    within: cache.request,
-    quietWhenOk: config.logProbes ? [] : Object.keys(health.direct),
+  const outer = outerHandler({
+    app: (request) => cache.request(() => handle(request)),
+    routes,
+    probes: PROBE_PATHS,
+    logProbes: config.logProbes,
     loggers,
     metrics,
     maxBodyBytes: config.maxBodyBytes,
     websocket: { path: GRAPHQL_PATH, upgrade: graphql.websocket.upgrade, handler: graphql.websocket.handler as never },
   });
-  methodsFor = door.index.methodsFor;
   async function closeStreams() {
     await hub.close();
     await graphql.websocket.closeAll();
   }
-  return Object.assign(door, { closeStreams });
+  return Object.assign(outer, { closeStreams, routes });
 }
 
-export type App = FrontDoor & {
+export type App = OuterHandler & {
   /** Ends every subscription (their streams complete) and stops following changes: before shutdown. */
   closeStreams(): Promise<void>;
+  /** Every route's template and methods, from the app's public list of routes. */
+  routes: RouteTemplates;
 };

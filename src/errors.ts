@@ -128,7 +128,7 @@ export function internalError(cause: unknown): AppError {
   return new AppError("internal", "Something went wrong on our side; the request id identifies it.", { cause });
 }
 
-/** Thrown to answer with a stored response at once (see problem-answers.ts, front-door.ts). */
+/** Thrown to answer with a stored response at once (see problem-answers.ts, failure-response.ts). */
 export class Replayed extends Error {
   override name = "Replayed";
   constructor(readonly response: Response) {

@@ -2,16 +2,22 @@
 // SIGTERM, SIGINT and SIGHUP drain, close the database, exit 0.
 //
 // The socket opens as soon as the database is open and migrated, answering the health probes. The app
-// (the store's code, Elysia, the routes, the caches: some 20 ms and 30 MB) loads when a request first
-// needs it; that request, and any arriving meanwhile, wait for it and are then served as usual. A box
-// where svc sits idle keeps it at about 1.5× a bare Bun.serve (README, "Footprint").
+// (the store's code, Elysia, the routes, GraphQL's engine, the caches) loads when a request first needs
+// it; that request, and any arriving meanwhile, wait for it and are then served as usual (README,
+// "Footprint"; its cost in bench/results.md).
 import type { Config } from "./config.ts";
 import { describeDatabase, openDatabase, setAsideNotice, type OpenedDatabase } from "./db/open.ts";
 import { type AccessLog, type LineLogger, startLog } from "./log-lines.ts";
 import { describeError } from "./safe-errors.ts";
 import { version } from "../package.json";
 import type { Serve, Server } from "bun";
-import { baseHeaders, type DoorHandlers, forwardSocketEvents, logCompleted, serveOptions } from "./http/front-door.ts";
+import {
+  baseHeaders,
+  forwardSocketEvents,
+  logCompleted,
+  type ServerHandlers,
+  serveOptions,
+} from "./http/outer-handler.ts";
 import { healthProbes, type Probes } from "./health/probes.ts";
 import { answeredId, beginRequest, type RequestInfo } from "./http/request-context.ts";
 import type { App } from "./app.ts";
@@ -55,10 +61,10 @@ export async function serve(config: Config): Promise<void> {
   };
   // Until the app is there: the probes, and for anything else the app, loaded by the first request
   // that needs it (README, "Footprint"). With CORS on, the probes' headers come from the app.
-  const waiting: DoorHandlers = {
+  const waiting: ServerHandlers = {
     routes: config.corsOrigins.length === 0 ? earlyProbes(probes, lines.access, config.logProbes) : {},
     fetch: (request, server) =>
-      (loading ??= loadApp().catch(cannotLoad)).then((door) => door.handlers.fetch(request, server)),
+      (loading ??= loadApp().catch(cannotLoad)).then((loaded) => loaded.handlers.fetch(request, server)),
   };
   let server: Server<unknown>;
   try {
@@ -158,9 +164,9 @@ function sockets(): Promise<void> {
 
 /**
  * The probes before the app has loaded, with the headers every answer carries. They write the access
- * line the app's front door would, but are not in the metrics: those are the app's.
+ * line the app's outer handler would, but are not in the metrics: those are the app's.
  */
-function earlyProbes(probes: Probes, access: AccessLog, logOk: boolean): DoorHandlers["routes"] {
+function earlyProbes(probes: Probes, access: AccessLog, logOk: boolean): ServerHandlers["routes"] {
   return Object.fromEntries(
     Object.entries(probes).map(([path, probe]) => {
       const logged = (request: Request, info: RequestInfo, response: Response) => {

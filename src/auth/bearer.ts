@@ -1,5 +1,5 @@
 // The bearer check of a route: `.use(bearer(...))` gives the routes registered after it `caller` and its
-// `token`; a hot route (front-door.ts) calls `identify` itself, the same check outside Elysia.
+// `token`.
 import { Elysia } from "elysia";
 import { type Awaitable, attempt } from "../awaitable.ts";
 import type { UserRecord } from "../db/store.ts";

@@ -1,17 +1,20 @@
-// The health probes as Elysia routes: for the API description, and as the way in when CORS is on
-// (otherwise the front door answers them itself, by Bun's router; see probes.ts).
+// The health probes as Elysia routes, answered by probes.ts (which serve.ts also answers with before the
+// app has loaded).
 import { Elysia, t } from "elysia";
 import { documented, enumOf } from "../http/openapi.ts";
 import type { Probes } from "./probes.ts";
 
-/** `direct`: the probes, answered by the front door without Elysia. `routes`: the same answers as Elysia routes. */
-export function healthRoutes(direct: Probes) {
-  const twin =
+/** The probes' paths: their 200s may go unlogged (SVC_LOG_PROBES), and they do not make svc busy. */
+export const PROBE_PATHS = ["/svc/health", "/svc/health/live", "/svc/health/ready"] as const;
+
+export function healthRoutes(probes: Probes) {
+  // The outer handler adds the headers every answer carries.
+  const answer =
     (path: keyof Probes) =>
     ({ request }: { request: Request }) =>
-      direct[path](request, {});
-  const routes = new Elysia({ name: "svc/health" })
-    .get("/svc/health/live", twin("/svc/health/live"), {
+      probes[path](request, {});
+  return new Elysia({ name: "svc/health" })
+    .get("/svc/health/live", answer("/svc/health/live"), {
       detail: documented({
         operationId: "live",
         summary: "The process is up",
@@ -20,17 +23,16 @@ export function healthRoutes(direct: Probes) {
         errors: [],
       }),
     })
-    .get("/svc/health/ready", twin("/svc/health/ready"), {
+    .get("/svc/health/ready", answer("/svc/health/ready"), {
       detail: health("ready", "Ready to serve: the database answers (503 when it does not)", readySchema),
     })
-    .get("/svc/health", twin("/svc/health"), {
+    .get("/svc/health", answer("/svc/health"), {
       detail: health(
         "health",
         "Service, version, environment, uptime and the database check (503 when it does not answer)",
         healthSchema,
       ),
     });
-  return { direct, routes };
 }
 
 const checks = t.Object({

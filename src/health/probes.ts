@@ -1,9 +1,8 @@
-// The health probes' answers, without Elysia: the front door serves them by Bun's own router, and
-// serve.ts serves them before the rest of svc has loaded. GET /svc/health: who is answering, whether
+// The health probes' answers, without Elysia: the app's health routes (index.ts) answer with them, and
+// serve.ts with the same ones before the rest of svc has loaded. GET /svc/health: who is answering, whether
 // the database answers, and whether it has room to write; /svc/health/live (the process is up) and
 // /svc/health/ready (the database answers). Full storage is "degraded", still 200: reads and logins
 // go on, only writes are refused (503).
-import type { DirectRoute } from "../http/front-door.ts";
 import type { Store } from "../db/store.ts";
 import { version } from "../../package.json";
 
@@ -20,7 +19,13 @@ const CHECKS: Record<Check, string> = {
   unavailable: '{"database":"unavailable"}',
 };
 
-export type Probes = Record<"/svc/health" | "/svc/health/live" | "/svc/health/ready", DirectRoute>;
+/**
+ * A probe's answer to a GET. `headers` holds the headers every answer carries (where the caller adds
+ * them itself); the probe adds its content type and builds its Response with them.
+ */
+export type Probe = (request: Request, headers: Record<string, string>) => Response | Promise<Response>;
+
+export type Probes = Record<"/svc/health" | "/svc/health/live" | "/svc/health/ready", Probe>;
 
 /** The probes' answers, by path; one set per process, so that the uptime counts from its start. */
 export function healthProbes(store: Pick<Store, "kind" | "ping" | "storage">, environment: string): Probes {

@@ -52,7 +52,7 @@ function parseJson(bytes: Uint8Array): unknown {
 
 /**
  * As readCapped, decoded as UTF-8 (as TextDecoder decodes: a leading BOM dropped, bad bytes as U+FFFD).
- * A declared length has been held to the limit by the front door, and Bun reads no more than it declares.
+ * A declared length has been held to the limit by the outer handler, and Bun reads no more than it declares.
  */
 export function readCappedText(request: Request, maxBytes: number): Promise<string> {
   if (request.headers.has("content-length") || !request.body) return request.text();

@@ -1,9 +1,9 @@
 // The one onError that turns every failure inside Elysia into problem+json (the rest of what every
-// request goes through is in front-door.ts).
+// request goes through is in outer-handler.ts).
 import { Elysia, ValidationError } from "elysia";
 import { AppError, internalError, invalidFields, Replayed, UNKNOWN_FIELD, type FieldError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { answerFailure } from "./front-door.ts";
+import { answerFailure } from "./failure-response.ts";
 import { RULE_MESSAGE } from "./openapi.ts";
 import { requestInfo } from "./request-context.ts";
 

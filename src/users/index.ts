@@ -2,10 +2,8 @@
 import { Elysia, t } from "elysia";
 import { type Awaitable, then } from "../awaitable.ts";
 import type { Authenticator } from "../auth/authenticator.ts";
-import { bearer, identifier } from "../auth/bearer.ts";
+import { bearer } from "../auth/bearer.ts";
 import type { UserRecord } from "../db/store.ts";
-import type { HotRoutes } from "../http/front-door.ts";
-import { parseQueryFromURL } from "elysia/parse-query";
 import { clientInfo } from "../http/client-address.ts";
 import { type AnswerSet, conditionalJson, hasPreconditions, requirePreconditions, taggedJson } from "../http/etag.ts";
 import { bySession, byUser, type Idempotency } from "../http/idempotency.ts";
@@ -36,7 +34,6 @@ export interface UsersRouteDeps {
 
 export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBodyBytes, trustProxy }: UsersRouteDeps) {
   const json = jsonBody(maxBodyBytes);
-  const identify = identifier(authenticator, { idempotency });
 
   /** The page's JSON (or an empty 304): at once when the page is kept in memory. */
   function listPage(
@@ -58,189 +55,176 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
     });
   }
 
-  /** The page of users, the hottest read, answered by the front door without Elysia (front-door.ts). */
-  const hot: Record<string, HotRoutes> = {
-    [`${PREFIX}/all`]: {
-      GET(request, set) {
-        return then(identify(request, null), ({ caller }) => {
-          // Read as Elysia reads a query (the last of a repeated name wins), so both ways answer alike.
-          const at = request.url.indexOf("?");
-          const query = at === -1 ? {} : parseQueryFromURL(request.url, at + 1);
-          return listPage(request, query, caller, set);
-        });
-      },
-    },
-  };
-
-  const routes = new Elysia({ prefix: PREFIX })
-    .post(
-      "/create",
-      ({ body, set, request }) => {
-        const client = clientInfo(request, trustProxy);
-        return idempotency.run({ request, set, body, caller: `client:${client.address}` }, async () => {
-          // A new account has no representation yet: If-Match cannot hold.
-          requirePreconditions(request, null);
-          const user = await users.create(body, client);
-          set.status = 201;
-          set.headers.location = `${PREFIX}/${user.id}`;
-          return userView(user, user.id);
-        });
-      },
-      {
-        parse: json,
-        body: createUserBody,
-        detail: documented({
-          operationId: "createUser",
-          conditional: "guarded",
-          idempotent: true,
-          summary: "Create a user",
-          tag: "users",
-          ok: {
-            status: 201,
-            description: "Created: the new user, e-mail included",
-            schema: userSchema,
-            headers: { Location: "The user's URL" },
-          },
-          errors: [
-            "validation_failed",
-            "malformed_json",
-            "username_taken",
-            "email_taken",
-            "payload_too_large",
-            "unsupported_media_type",
-          ],
-        }),
-      },
-    )
-    .use(bearer(authenticator, { idempotency }))
-    .get("/all", ({ query, caller, set, request }) => listPage(request, query, caller, set), {
-      // The query is read by parsePage, so that the document can say what limit is: an integer.
-      detail: documented({
-        operationId: "listUsers",
-        conditional: "read",
-        summary: "List users, oldest first, a page at a time",
-        tag: "users",
-        query: listUsersQuery,
-        auth: true,
-        ok: {
-          status: 200,
-          description: "A page of users",
-          schema: t.Array(userSchema),
-          headers: { Link: 'The next page, as <url>; rel="next", while more remain' },
+  return (
+    new Elysia({ prefix: PREFIX })
+      .post(
+        "/create",
+        ({ body, set, request }) => {
+          const client = clientInfo(request, trustProxy);
+          return idempotency.run({ request, set, body, caller: `client:${client.address}` }, async () => {
+            // A new account has no representation yet: If-Match cannot hold.
+            requirePreconditions(request, null);
+            const user = await users.create(body, client);
+            set.status = 201;
+            set.headers.location = `${PREFIX}/${user.id}`;
+            return userView(user, user.id);
+          });
         },
-        errors: ["validation_failed"],
-      }),
-    })
-    .get("/me", ({ caller, request, set }) => conditionalJson(request, set, userView(caller, caller.id)), {
-      detail: documented({
-        operationId: "getMe",
-        conditional: "read",
-        summary: "Get yourself: the record the token belongs to, e-mail included",
-        tag: "users",
-        auth: true,
-        ok: { status: 200, description: "You", schema: userSchema },
-        errors: [],
-      }),
-    })
-    .get(
-      "/:user_id",
-      async ({ params, caller, request, set }) =>
-        conditionalJson(request, set, userView(await users.get(params.user_id), caller.id)),
-      {
-        params: t.Object({ user_id: t.String({ description: "A user id (UUID)." }) }),
+        {
+          parse: json,
+          body: createUserBody,
+          detail: documented({
+            operationId: "createUser",
+            conditional: "guarded",
+            idempotent: true,
+            summary: "Create a user",
+            tag: "users",
+            ok: {
+              status: 201,
+              description: "Created: the new user, e-mail included",
+              schema: userSchema,
+              headers: { Location: "The user's URL" },
+            },
+            errors: [
+              "validation_failed",
+              "malformed_json",
+              "username_taken",
+              "email_taken",
+              "payload_too_large",
+              "unsupported_media_type",
+            ],
+          }),
+        },
+      )
+      .use(bearer(authenticator, { idempotency }))
+      .get("/all", ({ query, caller, set, request }) => listPage(request, query, caller, set), {
+        // The query is read by parsePage, so that the document can say what limit is: an integer.
         detail: documented({
-          operationId: "getUser",
+          operationId: "listUsers",
           conditional: "read",
-          summary: "Get one user (the e-mail only in your own record)",
+          summary: "List users, oldest first, a page at a time",
           tag: "users",
+          query: listUsersQuery,
           auth: true,
-          ok: { status: 200, description: "The user", schema: userSchema },
-          errors: ["not_found"],
+          ok: {
+            status: 200,
+            description: "A page of users",
+            schema: t.Array(userSchema),
+            headers: { Link: 'The next page, as <url>; rel="next", while more remain' },
+          },
+          errors: ["validation_failed"],
         }),
-      },
-    )
-    // "" rather than "/": one path with and without the slash, and the document lists it without.
-    .put(
-      "",
-      ({ body, caller, token, request, set }) =>
-        idempotency.run({ request, set, body, ...byUser(caller, token) }, async () => {
-          // Preconditions on the record as GET users/me showed it; failed, 412 and nothing written.
-          requirePreconditions(request, userView(caller, caller.id));
-          const ifUnchanged = hasPreconditions(request);
-          return taggedJson(set, userView(await users.updateSelf(caller, body, { ifUnchanged }), caller.id));
-        }),
-      {
-        parse: json,
-        body: updateSelfBody,
+      })
+      .get("/me", ({ caller, request, set }) => conditionalJson(request, set, userView(caller, caller.id)), {
         detail: documented({
-          operationId: "updateMe",
-          conditional: "write",
-          idempotent: true,
-          summary: "Update yourself; changing the e-mail needs current_password",
+          operationId: "getMe",
+          conditional: "read",
+          summary: "Get yourself: the record the token belongs to, e-mail included",
           tag: "users",
           auth: true,
-          ok: { status: 200, description: "You, updated", schema: userSchema },
-          errors: [
-            "validation_failed",
-            "malformed_json",
-            "current_password_mismatch",
-            "username_taken",
-            "email_taken",
-            "payload_too_large",
-            "unsupported_media_type",
-          ],
+          ok: { status: 200, description: "You", schema: userSchema },
+          errors: [],
         }),
-      },
-    )
-    .put(
-      "/password",
-      ({ body, caller, token, request, set }) =>
-        // The answer is a new token pair: this session's alone.
-        idempotency.run({ request, set, body, ...bySession(caller, token) }, () => {
-          requirePreconditions(request, userView(caller, caller.id));
-          return users.changePassword(caller, token, body, clientInfo(request, trustProxy));
-        }),
-      {
-        parse: json,
-        body: changePasswordBody,
-        detail: documented({
-          operationId: "changePassword",
-          conditional: "guarded",
-          idempotent: true,
-          summary: "Change your password; every earlier token and every other session stops working",
-          tag: "users",
-          auth: true,
-          ok: { status: 200, description: "A fresh pair for this session", schema: pairSchema },
-          errors: [
-            "validation_failed",
-            "malformed_json",
-            "current_password_mismatch",
-            "payload_too_large",
-            "unsupported_media_type",
-          ],
-        }),
-      },
-    )
-    .delete(
-      "",
-      ({ caller, token, set, request }) =>
-        idempotency.run({ request, set, body: null, ...byUser(caller, token) }, async () => {
-          requirePreconditions(request, userView(caller, caller.id));
-          await users.deleteSelf(caller, clientInfo(request, trustProxy));
-          set.status = 204;
-        }),
-      {
-        detail: documented({
-          operationId: "deleteMe",
-          conditional: "guarded",
-          idempotent: true,
-          summary: "Delete yourself; your categories stay, with no creator",
-          tag: "users",
-          auth: true,
-          ok: { status: 204, description: "Deleted; your tokens stop working" },
-          errors: ["last_admin"],
-        }),
-      },
-    );
-  return { routes, hot };
+      })
+      .get(
+        "/:user_id",
+        async ({ params, caller, request, set }) =>
+          conditionalJson(request, set, userView(await users.get(params.user_id), caller.id)),
+        {
+          params: t.Object({ user_id: t.String({ description: "A user id (UUID)." }) }),
+          detail: documented({
+            operationId: "getUser",
+            conditional: "read",
+            summary: "Get one user (the e-mail only in your own record)",
+            tag: "users",
+            auth: true,
+            ok: { status: 200, description: "The user", schema: userSchema },
+            errors: ["not_found"],
+          }),
+        },
+      )
+      // "" rather than "/": one path with and without the slash, and the document lists it without.
+      .put(
+        "",
+        ({ body, caller, token, request, set }) =>
+          idempotency.run({ request, set, body, ...byUser(caller, token) }, async () => {
+            // Preconditions on the record as GET users/me showed it; failed, 412 and nothing written.
+            requirePreconditions(request, userView(caller, caller.id));
+            const ifUnchanged = hasPreconditions(request);
+            return taggedJson(set, userView(await users.updateSelf(caller, body, { ifUnchanged }), caller.id));
+          }),
+        {
+          parse: json,
+          body: updateSelfBody,
+          detail: documented({
+            operationId: "updateMe",
+            conditional: "write",
+            idempotent: true,
+            summary: "Update yourself; changing the e-mail needs current_password",
+            tag: "users",
+            auth: true,
+            ok: { status: 200, description: "You, updated", schema: userSchema },
+            errors: [
+              "validation_failed",
+              "malformed_json",
+              "current_password_mismatch",
+              "username_taken",
+              "email_taken",
+              "payload_too_large",
+              "unsupported_media_type",
+            ],
+          }),
+        },
+      )
+      .put(
+        "/password",
+        ({ body, caller, token, request, set }) =>
+          // The answer is a new token pair: this session's alone.
+          idempotency.run({ request, set, body, ...bySession(caller, token) }, () => {
+            requirePreconditions(request, userView(caller, caller.id));
+            return users.changePassword(caller, token, body, clientInfo(request, trustProxy));
+          }),
+        {
+          parse: json,
+          body: changePasswordBody,
+          detail: documented({
+            operationId: "changePassword",
+            conditional: "guarded",
+            idempotent: true,
+            summary: "Change your password; every earlier token and every other session stops working",
+            tag: "users",
+            auth: true,
+            ok: { status: 200, description: "A fresh pair for this session", schema: pairSchema },
+            errors: [
+              "validation_failed",
+              "malformed_json",
+              "current_password_mismatch",
+              "payload_too_large",
+              "unsupported_media_type",
+            ],
+          }),
+        },
+      )
+      .delete(
+        "",
+        ({ caller, token, set, request }) =>
+          idempotency.run({ request, set, body: null, ...byUser(caller, token) }, async () => {
+            requirePreconditions(request, userView(caller, caller.id));
+            await users.deleteSelf(caller, clientInfo(request, trustProxy));
+            set.status = 204;
+          }),
+        {
+          detail: documented({
+            operationId: "deleteMe",
+            conditional: "guarded",
+            idempotent: true,
+            summary: "Delete yourself; your categories stay, with no creator",
+            tag: "users",
+            auth: true,
+            ok: { status: 204, description: "Deleted; your tokens stop working" },
+            errors: ["last_admin"],
+          }),
+        },
+      )
+  );
 }

@@ -2,8 +2,8 @@
 // sharing the file (SVC_REUSE_PORT), without a statement. In WAL mode every commit rewrites the header
 // of the WAL index, the -shm file all connections share through mmap: the frame count grows and the
 // change counter moves on each commit, and a restarted WAL gets new salts. So while the header reads as
-// it did at a mark, the database holds exactly what it held then. Reading it costs nanoseconds; the
-// cheapest statement (PRAGMA data_version) costs about 2 µs through bun:sqlite.
+// it did at a mark, the database holds exactly what it held then. Reading it costs far less than the
+// cheapest statement, PRAGMA data_version (bench/results.md, "Measured by hand").
 //
 // https://www.sqlite.org/walformat.html: the header is two 48-byte copies at the start of the file,
 // written by the committer copy 2 first, copy 1 last.
