@@ -1,7 +1,7 @@
 // The kept GraphQL answers on their own: what they are keyed on, when they are given out, what is kept.
 import { describe, expect, test } from "bun:test";
 import { AnswerCache, type KeptAnswer } from "../src/cache/answers.ts";
-import { answerKey } from "../src/graphql/request-plugin.ts";
+import { answerKey } from "../src/graphql/requests.ts";
 
 const headers = (accept: string, contentType = "application/json") =>
   new Headers({ accept, "content-type": contentType });

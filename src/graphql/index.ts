@@ -1,6 +1,7 @@
 // GraphQL at /graphql, mounted through @elysiajs/graphql-yoga: GET and POST are Yoga's, with svc's own
-// handling in Yoga plugins (yoga-config.ts, request-plugin.ts), and graphql-ws on the same path
-// (websocket.ts), which the server upgrades to. Also the SDL for code generators and GraphiQL, when enabled.
+// part of a request (requests.ts) in one local hook before Yoga and a Yoga plugin (yoga-config.ts), and
+// graphql-ws on the same path (websocket.ts), which the server upgrades to. Also the SDL for code
+// generators and GraphiQL, when enabled.
 import { yoga } from "@elysiajs/graphql-yoga";
 import type { Server } from "bun";
 import { Elysia } from "elysia";
@@ -15,6 +16,7 @@ import type { Metrics } from "../metrics.ts";
 import type { Hub } from "../realtime/hub.ts";
 import typeDefs from "../../schema/categories.graphql" with { type: "text" };
 import { graphqlCaches } from "./caches.ts";
+import { graphqlRequests } from "./requests.ts";
 import { type GraphqlWebSocket, graphqlWebSocket } from "./websocket.ts";
 import { yogaConfig } from "./yoga-config.ts";
 
@@ -38,10 +40,12 @@ export function graphqlRoutes(deps: GraphqlDeps) {
   const caches = graphqlCaches();
   metrics.reportCaches(() => ({ ...caches.sizes(), responses: answers.size }));
   let sockets: GraphqlWebSocket | undefined;
+  const requests = graphqlRequests(deps);
   const options = yogaConfig({
     ...deps,
     caches,
     typeDefs,
+    requestPlugin: requests.plugin,
     onYoga(made) {
       sockets = graphqlWebSocket({
         yoga: made,
@@ -53,7 +57,7 @@ export function graphqlRoutes(deps: GraphqlDeps) {
       });
     },
   });
-  const routes = new Elysia({ name: "svc/graphql" }).use(yoga({ path: GRAPHQL_PATH, ...options }));
+  const routes = new Elysia({ name: "svc/graphql" });
 
   // For code generators: the SDL needs no token, since introspection would tell anyone the same.
   if (config.introspection) {
@@ -70,6 +74,8 @@ export function graphqlRoutes(deps: GraphqlDeps) {
       assetResponse(request, "graphiql.html", "text/html; charset=utf-8"),
     );
   }
+  // Last: the hook is local, so it reaches only the plugin's two routes, mounted after it.
+  routes.onBeforeHandle(requests.beforeYoga).use(yoga({ path: GRAPHQL_PATH, ...options }));
   const websocket = {
     handler: () => sockets!.handler,
     /** Upgrades a GraphQL WebSocket handshake on the GraphQL path; null when the request is not one. */

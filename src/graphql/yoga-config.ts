@@ -16,18 +16,19 @@ import type { GraphQLContext, ServerContext } from "./context.ts";
 import { isUnexpected, maskError } from "./errors.ts";
 import type { GraphqlDeps } from "./index.ts";
 import { operationLabels, operationMetrics, type OperationLabel } from "./operation-metrics.ts";
-import { requestPlugin } from "./request-plugin.ts";
 import { resolvers } from "./resolvers.ts";
 
 export type YogaConfigDeps = GraphqlDeps & {
   caches: GraphqlCaches;
   typeDefs: string;
+  /** svc's own part of a request (requests.ts). */
+  requestPlugin: Plugin<{}, ServerContext>;
   /** Called once with the Yoga that the plugin made (for the WebSocket server, which runs operations through it). */
   onYoga: (yoga: YogaServerInstance<ServerContext, GraphQLContext>) => void;
 };
 
 export function yogaConfig(deps: YogaConfigDeps) {
-  const { config, metrics, categories, logger, hub, caches, typeDefs, onYoga } = deps;
+  const { config, metrics, categories, logger, hub, caches, typeDefs, requestPlugin, onYoga } = deps;
   const label = operationLabels();
   // Widened to a plain GraphQLSchema: Yoga's context typing cannot name ours.
   const schema: GraphQLSchema = createSchema<GraphQLContext>({ typeDefs, resolvers });
@@ -35,7 +36,7 @@ export function yogaConfig(deps: YogaConfigDeps) {
   // fills it in (ServerContext) before anything below reads it.
   const plugins = [
     yogaMade(onYoga),
-    requestPlugin(deps) as Plugin,
+    requestPlugin as Plugin,
     readBodyParser as Plugin,
     operationMetrics(metrics, label),
     cacheableOutcome(label) as Plugin,

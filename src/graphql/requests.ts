@@ -1,7 +1,12 @@
-// svc's own part of a GraphQL request by GET or POST, as a Yoga plugin: the body read once within the
-// size limit, the token checked once, a query asked before answered from the cache, a mutation held to
-// its preconditions and Idempotency-Key, and a query that ran cleanly cached for next time. Yoga does
-// the rest (parsing, validation, execution, its answer's shape).
+// svc's own part of a GraphQL request by GET or POST: the body read once within the size limit, the
+// token checked once, a query asked before answered from the cache, a mutation held to its
+// preconditions and Idempotency-Key, and a query that ran cleanly cached for next time. Yoga does the
+// rest (parsing, validation, execution, its answer's shape).
+//
+// Two hooks share it. An Elysia onBeforeHandle, local to the GraphQL routes, answers a cached query (or
+// a refusal) before Yoga is reached at all: through yoga.fetch a cached answer cost about half as much
+// again (bench/results.md, #40). What it learnt of any other request is handed to the Yoga plugin's
+// onRequest, which runs the operation.
 import type { Plugin } from "graphql-yoga";
 import type { Authenticator } from "../auth/authenticator.ts";
 import { type Awaitable, attempt, then } from "../awaitable.ts";
@@ -48,8 +53,17 @@ interface Asked {
 
 type YogaHandler = (request: Request, context: ServerContext) => Awaitable<Response>;
 
-export function requestPlugin(deps: RequestPluginDeps): Plugin<{}, ServerContext> {
+export interface GraphqlRequests {
+  /** Elysia's onBeforeHandle for GET and POST /graphql: a cached answer or a refusal; nothing for Yoga to run. */
+  beforeYoga(context: { request: Request }): Awaitable<Response | undefined>;
+  /** The Yoga plugin that runs what beforeYoga let through. */
+  plugin: Plugin<{}, ServerContext>;
+}
+
+export function graphqlRequests(deps: RequestPluginDeps): GraphqlRequests {
   const { config, metrics, authenticator, logger, answers, maxBodyBytes, trustProxy, idempotency } = deps;
+  /** What beforeYoga learnt of a request it let through, for the Yoga plugin (the body is read by then). */
+  const learnt = new WeakMap<Request, Asked>();
 
   /** A refusal or a cached answer, or what Yoga needs to run the request. */
   function ask(request: Request): Awaitable<Response | Asked> {
@@ -153,17 +167,25 @@ export function requestPlugin(deps: RequestPluginDeps): Plugin<{}, ServerContext
     answerFailure(error, error instanceof AppError ? error : internalError(error), requestInfo(request), logger);
 
   return {
-    onRequest({ request, requestHandler, setRequestHandler, endResponse }) {
-      return attempt(
-        () => ask(request),
-        (asked) => {
-          if (asked instanceof Response) return endResponse(asked);
-          setRequestHandler((request, context) =>
-            run(request, context as ServerContext, requestHandler as YogaHandler, asked).catch(failed(request)),
-          );
-        },
-        (error) => endResponse(failed(request)(error)),
-      );
+    beforeYoga({ request }) {
+      return then(ask(request), (asked) => {
+        if (asked instanceof Response) return asked;
+        learnt.set(request, asked);
+      });
+    },
+    plugin: {
+      onRequest({ request, requestHandler, setRequestHandler, endResponse }) {
+        return attempt(
+          () => learnt.get(request) ?? ask(request),
+          (asked) => {
+            if (asked instanceof Response) return endResponse(asked);
+            setRequestHandler((request, context) =>
+              run(request, context as ServerContext, requestHandler as YogaHandler, asked).catch(failed(request)),
+            );
+          },
+          (error) => endResponse(failed(request)(error)),
+        );
+      },
     },
   };
 }
