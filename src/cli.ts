@@ -40,15 +40,23 @@ const COMMANDS: Record<string, Command> = {
   },
   migrate: {
     usage: "svc migrate",
-    summary: "Apply the embedded migrations to SVC_DATABASE_URL, then exit. (serve also migrates at start.)",
+    summary:
+      "Apply the embedded migrations to SVC_DATABASE_URL, then exit (serve also migrates at start). The one command that makes a new database, and says so.",
     async run(_, env, io) {
       const { database } = parseConfig(env);
-      const { openStore, setAsideNotice } = await import("./db/open.ts");
+      const [{ openStore, setAsideNotice }, { missingSqlite }] = await Promise.all([
+        import("./db/open.ts"),
+        import("./db/sqlite/file.ts"),
+      ]);
+      const created =
+        database.kind === "sqlite" && database.path !== ":memory:" && missingSqlite(database.path) !== null;
       const store = await openStore(database, {
         onSetAside: (moved) => io.err.write(`svc migrate: ${setAsideNotice(moved)}\n`),
       });
       await store.close();
-      io.out.write(`migrated ${describeDatabase(database)}\n`);
+      io.out.write(
+        `${created ? "created" : "migrated"} ${describeDatabase(database)}${created ? ": a new, empty database" : ""}\n`,
+      );
       return 0;
     },
   },

@@ -69,10 +69,15 @@ describe("svc <command>", () => {
     expect(result.err.trim().split("\n")).toHaveLength(1);
   });
 
-  test("migrate creates and migrates the database, then exits", async () => {
+  test("migrate creates and migrates the database, says it made a new one, then exits", async () => {
     const path = join(dir, "migrate", "svc.db");
     const result = await cli(["migrate"], { SVC_DATABASE_URL: `sqlite:${path}` });
-    expect(result).toEqual({ code: 0, out: `migrated sqlite:${path}\n`, err: "" });
+    expect(result).toEqual({ code: 0, out: `created sqlite:${path}: a new, empty database\n`, err: "" });
+    expect(await cli(["migrate"], { SVC_DATABASE_URL: `sqlite:${path}` })).toEqual({
+      code: 0,
+      out: `migrated sqlite:${path}\n`,
+      err: "",
+    });
     const db = new Database(path, { readonly: true });
     expect(db.query("SELECT name FROM sqlite_master WHERE name = 'users'").get()).toEqual({ name: "users" });
     db.close();

@@ -4,7 +4,8 @@
 import { SQL } from "bun";
 import { eq, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sql";
-import { redactUrl, type PostgresConfig } from "../../config.ts";
+import type { PostgresConfig } from "../../config.ts";
+import { describeDatabase } from "../describe.ts";
 import { AppError } from "../../errors.ts";
 import type { Clash, Db, Dialect } from "../dialect.ts";
 import { drizzleStore } from "../drizzle-store.ts";
@@ -40,7 +41,7 @@ export async function openPostgresStore(
         [],
       )) as Array<{ svc: boolean }>;
       if (!found?.svc)
-        throw new NoSuchDatabase(`${redactUrl(config.url)} is not an svc database (it has no svc tables)`);
+        throw new NoSuchDatabase(`${describeDatabase(config)} is not an svc database (it has no svc tables)`);
     }
     await migratePostgres(client);
   } catch (error) {

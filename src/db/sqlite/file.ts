@@ -1,5 +1,6 @@
 // What svc asks of an SQLite file before and besides serving from it: is it there, and is it sound.
 import type { Database } from "bun:sqlite";
+import { isAbsolute, resolve } from "node:path";
 import { nodeFs } from "../../node-fs.ts";
 
 /**
@@ -24,8 +25,13 @@ export function firstDamage(client: Database): string | null {
   }
 }
 
-/** Why `path` names no SQLite database to read; null when a file is there. Nothing is created. */
+/**
+ * Why `path` names no SQLite database to read, by its full path (a command run in the wrong folder
+ * shows where it looked); null when a file is there. Nothing is created.
+ */
 export function missingSqlite(path: string): string | null {
   if (path === ":memory:") return "an in-memory database is always empty: name a file";
-  return nodeFs().existsSync(path) ? null : `no database at ${path}`;
+  if (nodeFs().existsSync(path)) return null;
+  const relative = isAbsolute(path) ? "" : ` (the path ${path} is taken from the current folder)`;
+  return `no database at ${resolve(path)}${relative}`;
 }
