@@ -6,7 +6,7 @@ import { dirname } from "node:path";
 import { nodeFs } from "../../node-fs.ts";
 import { storageMonitor, type StorageMonitor } from "../storage.ts";
 import { DamagedDatabase, NoSuchDatabase, type OpenOptions } from "../store.ts";
-import { firstDamage, missingSqlite } from "./file.ts";
+import { createPrivateFile, firstDamage, missingSqlite } from "./file.ts";
 import { migrateSqlite } from "./migrate.ts";
 import { placeEmptyDatabase } from "./new-database.ts";
 
@@ -84,7 +84,7 @@ export function openSqliteConnection(
 
 /**
  * The database at `path`, made first if there is none. A new one is the empty database written whole
- * (new-database.ts); where that cannot be placed, SQLite creates it and the migrations fill it. A log
+ * (new-database.ts); where that cannot be placed, an empty file, which the migrations fill. A log
  * left from a database that is gone is set aside first, and `onSetAside` told where once the new one is open.
  */
 function openOrCreate(path: string, onSetAside: OpenOptions["onSetAside"]): Database {
@@ -93,7 +93,7 @@ function openOrCreate(path: string, onSetAside: OpenOptions["onSetAside"]): Data
     return new Database(path, { create: false, strict: true });
   } catch {
     // Not there yet, most likely: placing the empty database tells, and the long way below fails,
-    // if it must, with SQLite's own words (permissions, a full disk, a damaged header).
+    // if it must, in the system's or SQLite's own words (permissions, a full disk, a damaged header).
   }
   const moved = nodeFs().existsSync(path) ? [] : setAsideLeftovers(path);
   placeEmptyDatabase(path);
@@ -128,12 +128,9 @@ function setAsideLeftovers(path: string): string[] {
 }
 
 function create(path: string): Database {
-  try {
-    return new Database(path, { create: true, strict: true });
-  } catch {
-    // SQLite makes files, not folders: the first start in an empty folder has no data/ yet. Any other
-    // reason to fail (permissions, a damaged header) fails again on the second try and is thrown.
-    nodeFs().mkdirSync(dirname(path), { recursive: true });
-    return new Database(path, { create: true, strict: true });
-  }
+  // SQLite makes files, not folders: the first start in an empty folder has no data/ yet.
+  nodeFs().mkdirSync(dirname(path), { recursive: true });
+  // Empty, it is an empty database; made here, it is the owner's alone, where SQLite makes it 0644.
+  createPrivateFile(path, false);
+  return new Database(path, { create: true, strict: true });
 }

@@ -3,6 +3,18 @@ import type { Database } from "bun:sqlite";
 import { isAbsolute, resolve } from "node:path";
 import { nodeFs } from "../../node-fs.ts";
 
+/** The mode of every file svc makes: its owner's alone. SQLite gives a database's -wal and -shm its mode. */
+export const PRIVATE_FILE = 0o600;
+
+/**
+ * Makes an empty file of mode PRIVATE_FILE at `path` for SQLite to fill (an empty file is an empty
+ * database), where SQLite would make it 0644. With `exclusive`, a file already there is an error.
+ */
+export function createPrivateFile(path: string, exclusive: boolean): void {
+  const fs = nodeFs();
+  fs.closeSync(fs.openSync(path, exclusive ? "wx" : "a", PRIVATE_FILE));
+}
+
 /**
  * What SQLite's own check finds wrong, one line each, at most `limit`; none for a sound file.
  * quick_check reads every page but skips index contents: the start-up check; integrity_check is whole.
