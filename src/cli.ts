@@ -44,14 +44,16 @@ const COMMANDS: Record<string, Command> = {
       "Apply the embedded migrations to SVC_DATABASE_URL, then exit (serve also migrates at start). The one command that makes a new database, and says so.",
     async run(_, env, io) {
       const { database } = parseConfig(env);
-      const [{ openStore, setAsideNotice }, { missingSqlite }] = await Promise.all([
+      const [{ openStore, setAsideNotice }, { missingSqlite }, { upgradeNotice }] = await Promise.all([
         import("./db/open.ts"),
         import("./db/sqlite/file.ts"),
+        import("./db/upgrades.ts"),
       ]);
       const created =
         database.kind === "sqlite" && database.path !== ":memory:" && missingSqlite(database.path) !== null;
       const store = await openStore(database, {
         onSetAside: (moved) => io.err.write(`svc migrate: ${setAsideNotice(moved)}\n`),
+        onUpgrade: (step) => io.out.write(`${upgradeNotice(step)}\n`),
       });
       await store.close();
       io.out.write(

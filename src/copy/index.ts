@@ -17,6 +17,7 @@ import {
   type Store,
   type UserRecord,
 } from "../db/store.ts";
+import { upgradeNotice, type UpgradeStep } from "../db/upgrades.ts";
 import { describeError } from "../safe-errors.ts";
 import { unstorable } from "../text.ts";
 
@@ -69,9 +70,10 @@ export async function runCopy(args: string[], env: Env, out: Output): Promise<nu
 
   const stores: Store[] = [];
   try {
-    const source = await openStore(from, { existing: true });
+    const onUpgrade = (step: UpgradeStep) => out.write(`svc copy: ${upgradeNotice(step)}\n`);
+    const source = await openStore(from, { existing: true, onUpgrade });
     stores.push(source);
-    const target = await openStore(to, { existing: true }).catch(makeItFirst);
+    const target = await openStore(to, { existing: true, onUpgrade }).catch(makeItFirst);
     stores.push(target);
     const expected = await source.counts();
     const present = await target.counts();

@@ -22,10 +22,13 @@ import {
 import { migratePostgres } from "./migrate.ts";
 import * as tables from "./schema.ts";
 
-/** Connects, migrates under an advisory lock (with `existing`, only a database svc made), and returns the store. */
+/**
+ * Connects, migrates under an advisory lock (with `existing`, only a database svc made; never one a
+ * later svc migrated), and returns the store.
+ */
 export async function openPostgresStore(
   config: PostgresConfig,
-  { existing = false }: OpenOptions = {},
+  { existing = false, onUpgrade }: OpenOptions = {},
 ): Promise<VersionedStore> {
   const client = new SQL({
     url: config.url,
@@ -43,7 +46,7 @@ export async function openPostgresStore(
       if (!found?.svc)
         throw new NoSuchDatabase(`${describeDatabase(config)} is not an svc database (it has no svc tables)`);
     }
-    await migratePostgres(client);
+    await migratePostgres(client, describeDatabase(config), onUpgrade);
   } catch (error) {
     await client.close();
     throw error;
