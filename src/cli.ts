@@ -41,7 +41,7 @@ const COMMANDS: Record<string, Command> = {
   migrate: {
     usage: "svc migrate",
     summary:
-      "Apply the embedded migrations to SVC_DATABASE_URL, then exit (serve also migrates at start). The one command that makes a new database, and says so.",
+      "Apply the embedded migrations to SVC_DATABASE_URL, then exit (serve also migrates at start). Besides serve, the one command that makes a new database; it says when it does.",
     async run(_, env, io) {
       const { database } = parseConfig(env);
       const [{ openStore, setAsideNotice }, { missingSqlite }, { upgradeNotice }] = await Promise.all([

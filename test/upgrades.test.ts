@@ -206,7 +206,7 @@ describe("a database a later svc migrated", () => {
     const commands = [
       ["migrate"],
       ["check"],
-      ["backup", fresh("backup.db")],
+      ["backup", join(path, "..", "backup.db")],
       ["copy", "--from", url, "--to", `sqlite:${fresh("target.db")}`],
       ["admin", "create", "--username", "root", "--email", "root@example.com", "--password-stdin"],
       ["user", "list"],

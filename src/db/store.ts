@@ -511,9 +511,10 @@ export class NoSuchDatabase extends Error {
 
 export interface OpenOptions {
   /**
-   * Only an svc database that already exists (a copy's source): a missing file, an in-memory
-   * database or one without svc's tables is NoSuchDatabase, and nothing is created. An older svc
-   * database is migrated forward, as serve would. Either way, one a later svc migrated is NewerDatabase.
+   * Only an svc database that already exists (every command but serve and migrate): a missing file,
+   * an in-memory database or one without svc's tables is NoSuchDatabase, and nothing is created. An
+   * older svc database is migrated forward, as serve would. Either way, one a later svc migrated is
+   * NewerDatabase.
    */
   existing?: boolean;
   /** Told where SQLite's log, left from a database that was gone, was moved before a new one was made (setAsideNotice). */
