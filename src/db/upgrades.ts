@@ -13,7 +13,7 @@ export const RECORDED_MIGRATIONS = "__svc_migrations";
 export interface LatestMigration {
   /** Drizzle's created_at: the migration's folderMillis. */
   createdAt: number;
-  /** Null when svc did not record it: applied by svc 0.1.1 or before, or by something else. */
+  /** Null when nothing recorded them: an svc that kept no record applied it (0.1.1 and before), or something else. */
   name: string | null;
   svcVersion: string | null;
 }

@@ -6,7 +6,7 @@ import { dirname } from "node:path";
 import { nodeFs } from "../../node-fs.ts";
 import { storageMonitor, type StorageMonitor } from "../storage.ts";
 import { DamagedDatabase, NoSuchDatabase, type OpenOptions } from "../store.ts";
-import { createPrivateFile, firstDamage, missingSqlite } from "./file.ts";
+import { createPrivateFile, firstDamage, missingSqlite, utcStamp } from "./file.ts";
 import { migrateSqlite, refuseNewerSqlite } from "./migrate.ts";
 import { placeEmptyDatabase } from "./new-database.ts";
 
@@ -125,7 +125,7 @@ function openOrCreate(path: string, onSetAside: OpenOptions["onSetAside"]): Data
  */
 function setAsideLeftovers(path: string): string[] {
   const fs = nodeFs();
-  const stamp = new Date().toISOString().replace(/[-:]|\.\d+/g, "");
+  const stamp = utcStamp();
   const moved: string[] = [];
   for (const leftover of [`${path}-wal`, `${path}-journal`]) {
     const aside = `${leftover}.orphaned-${stamp}`;

@@ -15,6 +15,11 @@ export function createPrivateFile(path: string, exclusive: boolean): void {
   fs.closeSync(fs.openSync(path, exclusive ? "wx" : "a", PRIVATE_FILE));
 }
 
+/** Now, as a file name's suffix tells it: 20261121T100000Z. */
+export function utcStamp(): string {
+  return new Date().toISOString().replace(/[-:]|\.\d+/g, "");
+}
+
 /**
  * What SQLite's own check finds wrong, one line each, at most `limit`; none for a sound file.
  * quick_check reads every page but skips index contents: the start-up check; integrity_check is whole.

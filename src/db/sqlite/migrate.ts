@@ -7,8 +7,16 @@ import { version } from "../../../package.json";
 import { nodeFs } from "../../node-fs.ts";
 import { describeDatabase } from "../describe.ts";
 import { embeddedMigrations } from "../migrations.macro.ts" with { type: "macro" };
-import { isNewer, newerDatabase, pendingMigrations, RECORDED_MIGRATIONS, type UpgradeStep } from "../upgrades.ts";
+import {
+  isNewer,
+  newerDatabase,
+  pendingMigrations,
+  RECORDED_MIGRATIONS,
+  type LatestMigration,
+  type UpgradeStep,
+} from "../upgrades.ts";
 import { applyMigrations, latestCreatedAt } from "./apply-migrations.ts";
+import { utcStamp } from "./file.ts";
 import { snapshotInto } from "./snapshot.ts";
 
 const MIGRATIONS = embeddedMigrations("sqlite");
@@ -35,20 +43,20 @@ export function migrateSqlite(client: Database, path = ":memory:", onStep?: (ste
 export function refuseNewerSqlite(client: Database, path: string): number | null {
   const latest = latestCreatedAt(client);
   if (latest === null || !isNewer(latest, MIGRATIONS)) return latest;
-  const recorded = client
-    .query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")
-    .get(RECORDED_MIGRATIONS)
+  throw newerDatabase(describeDatabase({ kind: "sqlite", path }), recorded(client, latest), MIGRATIONS);
+}
+
+/** What svc recorded of the migration of `createdAt`: nothing, for one an svc that kept no record applied. */
+function recorded(client: Database, createdAt: number): LatestMigration {
+  const table = client.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(RECORDED_MIGRATIONS);
+  const row = table
     ? client
         .query<{ name: string; svc_version: string }, [number]>(
           `SELECT name, svc_version FROM "${RECORDED_MIGRATIONS}" WHERE created_at = ?`,
         )
-        .get(latest)
+        .get(createdAt)
     : null;
-  throw newerDatabase(
-    describeDatabase({ kind: "sqlite", path }),
-    { createdAt: latest, name: recorded?.name ?? null, svcVersion: recorded?.svc_version ?? null },
-    MIGRATIONS,
-  );
+  return { createdAt, name: row?.name ?? null, svcVersion: row?.svc_version ?? null };
 }
 
 /** Whether the database holds anything to keep: a new, empty one needs no snapshot. */
@@ -63,5 +71,5 @@ function holdsTables(client: Database): boolean {
 function snapshotPath(path: string): string {
   const name = `${resolve(path)}.before-${version}`;
   if (!nodeFs().existsSync(name)) return name;
-  return `${name}-${new Date().toISOString().replace(/[-:]|\.\d+/g, "")}`;
+  return `${name}-${utcStamp()}`;
 }
