@@ -4,6 +4,7 @@ import type { Awaitable } from "../awaitable.ts";
 import type { ChangeFeed } from "../realtime/events.ts";
 import type { AuditAction } from "../audit/model.ts";
 import type { StorageState } from "./storage.ts";
+import type { UpgradeStep } from "./upgrades.ts";
 
 export type Role = "user" | "admin";
 export type AccountStatus = "active" | "disabled";
@@ -519,13 +520,16 @@ export class NoSuchDatabase extends Error {
 
 export interface OpenOptions {
   /**
-   * Only an svc database that already exists (a copy's source): a missing file, an in-memory
-   * database or one without svc's tables is NoSuchDatabase, and nothing is created. An older svc
-   * database is migrated forward, as serve would.
+   * Only an svc database that already exists (every command but serve and migrate): a missing file,
+   * an in-memory database or one without svc's tables is NoSuchDatabase, and nothing is created. An
+   * older svc database is migrated forward, as serve would. Either way, one a later svc migrated is
+   * NewerDatabase.
    */
   existing?: boolean;
   /** Told where SQLite's log, left from a database that was gone, was moved before a new one was made (setAsideNotice). */
   onSetAside?: (moved: readonly string[]) => void;
+  /** Told of each step of bringing the database up to this binary: the snapshot before, each migration applied. */
+  onUpgrade?: (step: UpgradeStep) => void;
 }
 
 /** What svc says when it has set aside a log left from a database that was gone (sqlite/connection.ts). */

@@ -4,7 +4,8 @@
 import { SQL } from "bun";
 import { eq, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sql";
-import { redactUrl, type PostgresConfig } from "../../config.ts";
+import type { PostgresConfig } from "../../config.ts";
+import { describeDatabase } from "../describe.ts";
 import { AppError } from "../../errors.ts";
 import type { Clash, Db, Dialect } from "../dialect.ts";
 import { drizzleStore } from "../drizzle-store.ts";
@@ -21,10 +22,13 @@ import {
 import { migratePostgres } from "./migrate.ts";
 import * as tables from "./schema.ts";
 
-/** Connects, migrates under an advisory lock (with `existing`, only a database svc made), and returns the store. */
+/**
+ * Connects, migrates under an advisory lock (with `existing`, only a database svc made; never one a
+ * later svc migrated), and returns the store.
+ */
 export async function openPostgresStore(
   config: PostgresConfig,
-  { existing = false }: OpenOptions = {},
+  { existing = false, onUpgrade }: OpenOptions = {},
 ): Promise<VersionedStore> {
   const client = new SQL({
     url: config.url,
@@ -40,9 +44,9 @@ export async function openPostgresStore(
         [],
       )) as Array<{ svc: boolean }>;
       if (!found?.svc)
-        throw new NoSuchDatabase(`${redactUrl(config.url)} is not an svc database (it has no svc tables)`);
+        throw new NoSuchDatabase(`${describeDatabase(config)} is not an svc database (it has no svc tables)`);
     }
-    await migratePostgres(client);
+    await migratePostgres(client, describeDatabase(config), onUpgrade);
   } catch (error) {
     await client.close();
     throw error;
