@@ -2,6 +2,11 @@
 // included), listing and ending sessions, logout scopes, and what a password change or a deletion
 // does to them. Runs on SQLite, and on PostgreSQL with `bun run test:postgres`.
 import { describe, expect, setSystemTime, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openSqliteStore } from "../../src/db/sqlite/store.ts";
+import type { VersionedStore } from "../../src/db/store.ts";
 import { expectProblem, testApp, type ConfigOverrides } from "../helpers.ts";
 
 const AUTH = "/svc-api/v1/auth";
@@ -9,8 +14,8 @@ const TOKEN_FORMAT = /^[A-Za-z0-9_-]{43}$/;
 
 const claims = (token: string) => JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString());
 
-async function sessionsApp(config: ConfigOverrides = {}) {
-  const app = await testApp({ config });
+async function sessionsApp(config: ConfigOverrides = {}, on?: VersionedStore) {
+  const app = await testApp({ config, ...(on && { on }) });
   const refresh = (refresh_token: unknown, headers: Record<string, string> = {}) =>
     app.call("POST", `${AUTH}/refresh`, { body: { refresh_token }, headers });
   const login = (username: string, password: string, headers: Record<string, string> = {}) =>
@@ -227,6 +232,76 @@ describe("POST /auth/refresh", () => {
     const { token, refresh } = await app.signUp("ann");
     expect((await app.call("DELETE", "/svc-api/v1/users/", { token })).status).toBe(204);
     expectProblem(await app.refresh(refresh), 401, "invalid_refresh_token");
+  });
+});
+
+describe("a session past its expires_at", () => {
+  /** Runs `work` with the clock moved on by `ms`, then puts it back. */
+  async function later<T>(ms: number, work: () => Promise<T>): Promise<T> {
+    setSystemTime(new Date(Date.now() + ms));
+    try {
+      return await work();
+    } finally {
+      setSystemTime();
+    }
+  }
+
+  /** The session's access token is refused on REST and GraphQL, and its refresh token too. */
+  async function expectEnded(app: Awaited<ReturnType<typeof sessionsApp>>, token: string, refresh: string) {
+    const me = await app.me(token);
+    expectProblem(me, 401, "unauthorized");
+    expect(me.headers.get("www-authenticate")).toContain('error="invalid_token"');
+    const graphql = await app.graphql("{ categories { id } }", { token });
+    expect(graphql.status).toBe(401);
+    expect(graphql.body.errors[0].extensions.code).toBe("UNAUTHENTICATED");
+    expectProblem(await app.refresh(refresh), 401, "invalid_refresh_token");
+  }
+
+  test("SVC_SESSION_MAX_AGE reached: its access token is refused at once, though the token itself has not expired", async () => {
+    const app = await sessionsApp({ sessions: { refreshTtlSeconds: 3600, maxAgeSeconds: 60, reuseWindowMs: 10_000 } });
+    const { token, refresh, password } = await app.signUp("ann");
+    const other = (await app.login("ann", password)).body;
+    expect((await app.me(token)).status).toBe(200);
+    // Still a second before the limit: nothing ends early.
+    expect(await later(59_000, async () => (await app.me(token)).status)).toBe(200);
+    await later(60_500, () => expectEnded(app, token, refresh));
+    // Moved back, nothing was deleted meanwhile: the check reads the expiry, it did not end the session.
+    expect((await app.me(other.token)).status).toBe(200);
+  });
+
+  test("the refresh token's lifetime lapsed: the session's access tokens are refused with it", async () => {
+    // parseConfig keeps SVC_REFRESH_TTL at least SVC_JWT_TTL; set apart here, the access token would
+    // outlive the session, which shows that the check reads the session's expiry whatever set it.
+    const app = await sessionsApp({ sessions: { refreshTtlSeconds: 60, maxAgeSeconds: 3600, reuseWindowMs: 10_000 } });
+    const { token, refresh } = await app.signUp("ann");
+    await later(60_500, () => expectEnded(app, token, refresh));
+  });
+
+  test("a refresh moves the expiry on: the new access token works past the old expiry", async () => {
+    const app = await sessionsApp({ sessions: { refreshTtlSeconds: 60, maxAgeSeconds: 3600, reuseWindowMs: 10_000 } });
+    const { refresh } = await app.signUp("ann");
+    const renewed = await later(30_000, async () => (await app.refresh(refresh)).body);
+    expect(await later(70_000, async () => (await app.me(renewed.token)).status)).toBe(200);
+    await later(91_000, () => expectEnded(app, renewed.token, renewed.refresh_token));
+  });
+
+  test("on a database file, where token states are kept in memory between commits: refused all the same", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "svc-expiry-"));
+    const store = openSqliteStore(join(dir, "svc.db"));
+    try {
+      const app = await sessionsApp(
+        { sessions: { refreshTtlSeconds: 3600, maxAgeSeconds: 60, reuseWindowMs: 10_000 } },
+        store,
+      );
+      const { token, refresh } = await app.signUp("ann");
+      // Twice: the second answer comes from the state kept since the first.
+      expect((await app.me(token)).status).toBe(200);
+      expect((await app.me(token)).status).toBe(200);
+      await later(60_500, () => expectEnded(app, token, refresh));
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
