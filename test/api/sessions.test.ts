@@ -425,6 +425,140 @@ describe("POST /auth/logout scopes", () => {
   });
 });
 
+describe("POST /auth/logout with the refresh token: signing out works after the access token expired", () => {
+  const ACCESS_EXPIRED = 901_000;
+
+  async function twoSessions(config: ConfigOverrides = {}) {
+    const app = await sessionsApp(config);
+    const { password } = await app.signUp("ann");
+    const [laptop, phone] = [(await app.login("ann", password)).body, (await app.login("ann", password)).body];
+    const logout = (body: unknown, opts: { token?: string; headers?: Record<string, string> } = {}) =>
+      app.call("POST", `${AUTH}/logout`, { body, ...opts });
+    return { app, laptop, phone, logout };
+  }
+
+  /** With the clock past the access tokens' 15 minutes (well within the refresh tokens' 30 days). */
+  async function idled<T>(work: () => Promise<T>): Promise<T> {
+    setSystemTime(new Date(Date.now() + ACCESS_EXPIRED));
+    try {
+      return await work();
+    } finally {
+      setSystemTime();
+    }
+  }
+
+  test("the refresh token in the body ends its session, no Bearer needed; the other sessions go on", async () => {
+    const { app, laptop, phone, logout } = await twoSessions();
+    await idled(async () => {
+      // The hole: the expired access token cannot sign out.
+      expectProblem(await logout(undefined, { token: laptop.token }), 401, "unauthorized");
+      const reply = await logout({ refresh_token: laptop.refresh_token });
+      expect(reply.status).toBe(204);
+      expect(reply.text).toBe("");
+      expectProblem(await app.refresh(laptop.refresh_token), 401, "invalid_refresh_token");
+      expect((await app.refresh(phone.refresh_token)).status).toBe(200);
+    });
+    expectProblem(await app.me(laptop.token), 401, "unauthorized");
+  });
+
+  test("scopes work as with a Bearer token: others, then global", async () => {
+    const { app, laptop, phone, logout } = await twoSessions();
+    expect((await logout({ refresh_token: laptop.refresh_token, scope: "others" })).status).toBe(204);
+    expectProblem(await app.me(phone.token), 401, "unauthorized");
+    expect((await app.me(laptop.token)).status).toBe(200);
+    expect((await logout({ refresh_token: laptop.refresh_token, scope: "global" })).status).toBe(204);
+    expectProblem(await app.me(laptop.token), 401, "unauthorized");
+  });
+
+  test("the refresh token decides whose session ends, whatever Authorization header comes with it", async () => {
+    const { app, laptop, phone, logout } = await twoSessions();
+    expect((await logout({ refresh_token: phone.refresh_token }, { token: laptop.token })).status).toBe(204);
+    expectProblem(await app.me(phone.token), 401, "unauthorized");
+    expect((await app.me(laptop.token)).status).toBe(200);
+    await idled(async () => {
+      expect((await logout({ refresh_token: laptop.refresh_token }, { token: laptop.token })).status).toBe(204);
+    });
+    expectProblem(await app.refresh(laptop.refresh_token), 401, "invalid_refresh_token");
+  });
+
+  test("a wrong, malformed, spent or expired refresh token: 401 invalid_refresh_token, and nothing ends", async () => {
+    const { app, laptop, phone, logout } = await twoSessions();
+    const spent = laptop.refresh_token;
+    const successor = (await app.refresh(spent)).body;
+    for (const bad of ["A".repeat(43), "short", "", spent]) {
+      expectProblem(await logout({ refresh_token: bad }), 401, "invalid_refresh_token");
+      // A Bearer token alongside changes nothing: the refresh token named in the body is refused.
+      expectProblem(await logout({ refresh_token: bad }, { token: successor.token }), 401, "invalid_refresh_token");
+    }
+    // Past its 30 days, the session is over, and so is its refresh token.
+    setSystemTime(new Date(Date.now() + 31 * 86_400_000));
+    try {
+      expectProblem(await logout({ refresh_token: phone.refresh_token }), 401, "invalid_refresh_token");
+    } finally {
+      setSystemTime();
+    }
+    expect((await app.me(successor.token)).status).toBe(200);
+    expect((await app.me(phone.token)).status).toBe(200);
+  });
+
+  test("neither a Bearer token nor a refresh token: 401 unauthorized with its challenge", async () => {
+    const { app, laptop, logout } = await twoSessions();
+    for (const body of [undefined, {}, { scope: "global" }]) {
+      const reply = await logout(body);
+      expectProblem(reply, 401, "unauthorized");
+      expect(reply.headers.get("www-authenticate")).toBe('Bearer realm="svc"');
+    }
+    expect((await app.me(laptop.token)).status).toBe(200);
+  });
+
+  test("unknown fields or a refresh_token that is not a string: 400 validation_failed naming them, and nothing ends", async () => {
+    const { app, laptop, logout } = await twoSessions();
+    const unknown = await logout({ refresh_token: laptop.refresh_token, session: "all" });
+    expectProblem(unknown, 400, "validation_failed");
+    expect(unknown.body.errors).toEqual([{ field: "session", message: "is not a known field" }]);
+    const typed = await logout({ refresh_token: 42 });
+    expectProblem(typed, 400, "validation_failed");
+    expect(typed.body.errors).toEqual([{ field: "refresh_token", message: "must be a string" }]);
+    expect((await app.me(laptop.token)).status).toBe(200);
+    expect((await app.refresh(laptop.refresh_token)).status).toBe(200);
+  });
+
+  test("audited as a Bearer logout is: session.revoked by the user, with its scope", async () => {
+    const { app, laptop, logout } = await twoSessions();
+    const ann = claims(laptop.token).sub;
+    expect((await logout({ refresh_token: laptop.refresh_token })).status).toBe(204);
+    const [event] = await app.store.audit.list({ action: "session.revoked", limit: 10 });
+    expect(event).toMatchObject({ actorId: ann, targetId: ann, outcome: "success", clientAddress: "unknown" });
+    expect(JSON.parse(event!.detail!)).toEqual({ scope: "local" });
+  });
+
+  test("a repeat under the same Idempotency-Key gets the same 204, though the token is spent", async () => {
+    const { logout, laptop } = await twoSessions();
+    const headers = { "idempotency-key": "sign-out-1" };
+    expect((await logout({ refresh_token: laptop.refresh_token }, { headers })).status).toBe(204);
+    const again = await logout({ refresh_token: laptop.refresh_token }, { headers });
+    expect(again.status).toBe(204);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expectProblem(await logout({ refresh_token: laptop.refresh_token }), 401, "invalid_refresh_token");
+  });
+
+  test("failed attempts count against the client as failed refreshes do: then 429", async () => {
+    const loginThrottle = {
+      maxFailures: 5,
+      backoffBaseMs: 1000,
+      backoffMaxMs: 60_000,
+      clientMaxFailures: 3,
+      clientWindowMs: 60_000,
+    };
+    const { app, laptop, logout } = await twoSessions({ trustProxy: 1, loginThrottle });
+    const headers = { "x-forwarded-for": "198.51.100.1" };
+    for (let i = 0; i < 3; i++)
+      expectProblem(await logout({ refresh_token: "B".repeat(43) }, { headers }), 401, "invalid_refresh_token");
+    expectProblem(await logout({ refresh_token: laptop.refresh_token }, { headers }), 429, "too_many_requests");
+    expect((await app.me(laptop.token)).status).toBe(200);
+  });
+});
+
 describe("a password change and a deletion", () => {
   test("a password change keeps the caller's session with a new pair and ends every other", async () => {
     const app = await sessionsApp();
