@@ -68,11 +68,11 @@ export function createMetrics(store: Store): Metrics {
     ),
     computed(
       "svc_db_pool_connections",
-      "Database connections: the pool's size, and how many are busy.",
+      "Database connections: max (the pool's bound), open, and of those busy and idle.",
       "gauge",
       byLabel("state", () => {
-        const { size, busy } = store.pool();
-        return { max: size, busy };
+        const { max, open, busy } = store.pool();
+        return { max, open, busy, idle: open - busy };
       }),
     ),
     computed(

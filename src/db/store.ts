@@ -453,8 +453,8 @@ export interface Store {
    * volume has under 1 MiB free). Such writes throw AppError `storage_full`; reads go on.
    */
   storage(): StorageState;
-  /** The connection pool right now: its size, and how many connections are busy. */
-  pool(): { size: number; busy: number };
+  /** The database's connections right now. */
+  pool(): PoolState;
   counts(): Promise<Counts>;
   /**
    * Writes the records exactly as given (ids, hashes, token versions, timestamps) in one transaction.
@@ -463,6 +463,15 @@ export interface Store {
    */
   load(data: LoadData, options: LoadOptions): Promise<Counts>;
   close(): Promise<void>;
+}
+
+/** The database's connections: how many may be pooled, how many are open, and how many of those are busy. */
+export interface PoolState {
+  max: number;
+  /** Open now (on PostgreSQL, with the LISTEN connection beside the pool once someone subscribes). */
+  open: number;
+  /** Serving an operation now; never more than `open`. */
+  busy: number;
 }
 
 /** Counters that change whenever their table does, whichever instance wrote (database triggers). */

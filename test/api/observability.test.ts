@@ -129,6 +129,21 @@ describe("GET /svc/metrics", () => {
     expect(sample(text, "svc_graphql_operations_total", { operation: "ListThem", outcome: "invalid" })).toBe(0);
   });
 
+  test("the database pool: its bound, and its open connections, busy and idle", async () => {
+    const { call, signUp } = await testApp();
+    await Promise.all([signUp("ann"), signUp("bob"), signUp("cyd")]);
+    const text = (await scrape(call)).text;
+    const [max, open, busy, idle] = ["max", "open", "busy", "idle"].map(
+      (state) => sample(text, "svc_db_pool_connections", { state }) ?? NaN,
+    );
+    expect(max).toBeGreaterThanOrEqual(1);
+    // PostgreSQL's LISTEN connection (for subscriptions) is open beside the pool's.
+    expect(open).toBeGreaterThanOrEqual(1);
+    expect(open).toBeLessThanOrEqual(max! + 1);
+    expect(busy).toBe(0);
+    expect(idle).toBe(open! - busy!);
+  });
+
   test("the exposition follows Prometheus' naming rules, and every figure is a true number", async () => {
     const { call, signUp } = await testApp();
     await signUp();

@@ -74,8 +74,8 @@ function sqliteDialect(
     hotReads: hotReads(client, run, commits),
     ping: connection.ping,
     storage: connection.storageState,
-    // One connection, and every statement finishes before the next starts.
-    pool: () => ({ size: 1, busy: 0 }),
+    // One connection, open while the store is, and every statement finishes before the next starts.
+    pool: () => ({ max: 1, open: 1, busy: 0 }),
     feed: localFeed(),
     async close() {
       commits?.close();
