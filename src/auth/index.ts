@@ -2,14 +2,15 @@
 // logout, and the caller's sessions.
 import { Elysia, t } from "elysia";
 import { clientInfo } from "../http/client-address.ts";
-import { bySession, type Idempotency } from "../http/idempotency.ts";
+import { bySession, type Idempotency, type IdempotentRequest } from "../http/idempotency.ts";
 import { jsonBody, optionalJsonBody } from "../http/json-body.ts";
 import { documented } from "../http/openapi.ts";
 import { loginBody, loginSchema, redeemResetBody, userView } from "../users/model.ts";
 import type { UserService } from "../users/service.ts";
 import type { Authenticator } from "./authenticator.ts";
-import { bearer } from "./bearer.ts";
-import { logoutBody, logoutScope, refreshBody, sessionSchema } from "./model.ts";
+import { bearer, identifier } from "./bearer.ts";
+import { logoutBody, logoutRequest, refreshBody, sessionSchema } from "./model.ts";
+import { refreshDigest } from "./refresh-tokens.ts";
 import type { SessionService } from "./sessions.ts";
 
 export interface AuthRouteDeps {
@@ -23,6 +24,7 @@ export interface AuthRouteDeps {
 
 export function authRoutes({ users, sessions, authenticator, idempotency, maxBodyBytes, trustProxy }: AuthRouteDeps) {
   const json = jsonBody(maxBodyBytes);
+  const identify = identifier(authenticator, { idempotency });
   return new Elysia({ prefix: "/svc-api/v1/auth" })
     .post("/login", ({ body, request }) => users.login(body, clientInfo(request, trustProxy)), {
       parse: json,
@@ -94,28 +96,50 @@ export function authRoutes({ users, sessions, authenticator, idempotency, maxBod
         ],
       }),
     })
-    .use(bearer(authenticator, { idempotency }))
     .post(
       "/logout",
-      ({ body, caller, token, set, request }) =>
-        idempotency.run({ request, set, body: body ?? null, ...bySession(caller, token) }, async () => {
-          await sessions.logout(caller, token, logoutScope(body), clientInfo(request, trustProxy));
-          set.status = 204;
-        }),
+      async ({ body, set, request }) => {
+        const { scope, refreshToken } = logoutRequest(body);
+        const client = clientInfo(request, trustProxy);
+        const run = (key: Pick<IdempotentRequest, "caller" | "session" | "perSession">, work: () => Promise<void>) =>
+          idempotency.run({ request, set, body: body ?? null, ...key }, async () => {
+            await work();
+            set.status = 204;
+          });
+        // By refresh token, the session is named without an access token: one that expired can still sign out.
+        // A repeat finds the token spent, so the key is held under its digest, not under a user.
+        if (refreshToken !== undefined) {
+          return run({ caller: `refresh:${refreshDigest(refreshToken)}` }, () =>
+            sessions.logoutByRefresh(refreshToken, scope, client),
+          );
+        }
+        // By Bearer token, the key is the session's own: another session's repeat ends its own session.
+        const { caller, token } = await identify(request, body);
+        return run(bySession(caller, token), () => sessions.logout(caller, token, scope, client));
+      },
       {
         parse: optionalJsonBody(maxBodyBytes),
         detail: documented({
           body: { schema: logoutBody, required: false },
           operationId: "logout",
           idempotent: true,
-          summary: "Log out: end this session (or the others, or all) at once",
+          summary:
+            "Log out: end this session (or the others, or all) at once; named by the Bearer token, or by the session's refresh token in the body",
           tag: "auth",
-          auth: true,
+          auth: "or-body",
           ok: { status: 204, description: "Ended: their access and refresh tokens stop working" },
-          errors: ["validation_failed", "malformed_json", "payload_too_large", "unsupported_media_type"],
+          errors: [
+            "validation_failed",
+            "malformed_json",
+            "invalid_refresh_token",
+            "too_many_requests",
+            "payload_too_large",
+            "unsupported_media_type",
+          ],
         }),
       },
     )
+    .use(bearer(authenticator, { idempotency }))
     .get("/sessions", ({ caller, token }) => sessions.list(caller, token), {
       detail: documented({
         operationId: "listSessions",

@@ -2,7 +2,7 @@
 // client, distinct connections mode) and over WebSocket (graphql-ws's reference client, the
 // graphql-transport-ws protocol), against a listening svc. On SQLite and (test:postgres) on
 // PostgreSQL, where the events travel through LISTEN/NOTIFY.
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, setSystemTime, test } from "bun:test";
 import { connect } from "node:net";
 import { testApp, testConfig, type ConfigOverrides, promote } from "../helpers.ts";
 import { EVENTS, listen, opened, sse, stopAll, ws } from "../subscriptions.ts";
@@ -238,6 +238,27 @@ describe("stream lifetimes", () => {
     }
     expect(Date.now() - expires).toBeLessThan(5000);
   });
+
+  test("a session that reaches its expires_at ends its streams with UNAUTHENTICATED, as a revoked one does", async () => {
+    const svc = await listening({ sessions: { refreshTtlSeconds: 3600, maxAgeSeconds: 60, reuseWindowMs: 10_000 } });
+    const ann = await svc.signUp("ann");
+    const streams = [sse(svc.url, ann.token), ws(svc.url, ann.token)];
+    await opened(svc, 2);
+    // Past the session's limit, well before its access token's 15 minutes: only expires_at can end them.
+    setSystemTime(new Date(Date.now() + 61_000));
+    try {
+      for (const stream of streams) {
+        await stream.count(1, 5000);
+        expect(stream.results[0]!.errors?.[0]?.extensions?.code).toBe("UNAUTHENTICATED");
+        expect(await stream.ended).toBe("complete");
+      }
+    } finally {
+      setSystemTime();
+    }
+    expect((await svc.call("GET", "/svc/metrics")).text).toMatch(
+      /^svc_subscriptions_dropped_total\{reason="revoked",service="svc"\} 2$/m,
+    );
+  }, 15_000);
 
   test("SVC_GRAPHQL_AUTH=off: anyone may subscribe, capped per client address", async () => {
     const svc = await listening({ graphql: { auth: "off" }, subscriptions: { perUser: 1, max: 100 } });

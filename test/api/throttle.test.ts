@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { PRODUCTION_PASSWORD_COST } from "../../src/config.ts";
 import { expectProblem, testApp } from "../helpers.ts";
 
 const LOGIN = "/svc-api/v1/auth/login";
@@ -137,6 +138,18 @@ describe("failed-login throttling under concurrency: the attempt is reserved bef
     ]);
     expect(count(replies, 401) + count(replies, 200)).toBeLessThanOrEqual(5);
     expect(statuses(replies).filter((s) => ![200, 401, 429].includes(s))).toEqual([]);
+  });
+
+  test("8 simultaneous correct logins to one account: all 200, none refused for the others in flight", async () => {
+    const { login, password } = await setup(slow);
+    const replies = await Promise.all(Array.from({ length: 8 }, () => login(password)));
+    expect(statuses(replies)).toEqual(Array(8).fill(200));
+  });
+
+  test("20 simultaneous correct logins at the production hashing cost: all 200", async () => {
+    const { login, password } = await setup(slow, 0, PRODUCTION_PASSWORD_COST);
+    const replies = await Promise.all(Array.from({ length: 20 }, () => login(password)));
+    expect(statuses(replies)).toEqual(Array(20).fill(200));
   });
 
   test("a burst of 200: at most 5 checked", async () => {

@@ -19,6 +19,7 @@ import {
   type OpenOptions,
   type VersionedStore,
 } from "../store.ts";
+import { type ConnectionCount, connectionCount } from "./connections.ts";
 import { migratePostgres } from "./migrate.ts";
 import * as tables from "./schema.ts";
 
@@ -30,12 +31,15 @@ export async function openPostgresStore(
   config: PostgresConfig,
   { existing = false, onUpgrade }: OpenOptions = {},
 ): Promise<VersionedStore> {
+  const connections = connectionCount();
   const client = new SQL({
     url: config.url,
     max: config.poolMax,
     connectionTimeout: config.connectTimeoutS,
     idleTimeout: 60,
     connection: { statement_timeout: config.statementTimeoutMs, application_name: "svc" },
+    onconnect: connections.onconnect,
+    onclose: connections.onclose,
   });
   try {
     if (existing) {
@@ -51,10 +55,10 @@ export async function openPostgresStore(
     await client.close();
     throw error;
   }
-  return drizzleStore(postgresDialect(client, config));
+  return drizzleStore(postgresDialect(client, config, connections));
 }
 
-function postgresDialect(client: SQL, config: PostgresConfig): Dialect {
+function postgresDialect(client: SQL, config: PostgresConfig, connections: ConnectionCount): Dialect {
   const db: Db = drizzle({ client });
   const categoryColumns = columns(tables.categories, CATEGORY_FIELDS);
   const first = <T>(rows: T[]): T | null => rows[0] ?? null;
@@ -83,8 +87,11 @@ function postgresDialect(client: SQL, config: PostgresConfig): Dialect {
     ping: (timeoutMs) =>
       guard(async () => void (await db.execute(sql`select 1`)), undefined, Math.min(timeoutMs, deadlineMs)),
     storage: () => storage.state(),
-    // Operations in flight, each holding (or waiting for) a connection.
-    pool: () => ({ size: config.poolMax, busy: Math.min(busy, config.poolMax) }),
+    // Busy: operations in flight, each holding (or waiting for) a connection.
+    pool: () => {
+      const open = connections.open();
+      return { max: config.poolMax, open, busy: Math.min(busy, open) };
+    },
     feed: notifyFeed(client, async (id) =>
       first(await db.select(categoryColumns).from(tables.categories).where(eq(tables.categories.id, id))),
     ),
