@@ -66,7 +66,7 @@ describe("GET /svc-api/openapi.json", () => {
       "refresh_token",
     ]);
     expect(logout.responses["401"].description).toBe("invalid_refresh_token, unauthorized");
-    expect(logout.responses["429"].description).toBe("too_many_requests");
+    expect(logout.responses["429"].description).toBe("too_many_requests, idempotency_keys_exhausted");
     const create = doc.paths["/svc-api/v1/users/create"].post;
     expect(Object.keys(create.requestBody.content)).toEqual(["application/json"]);
     expect(create.requestBody.content["application/json"].schema.additionalProperties).toBe(false);
