@@ -25,6 +25,16 @@ async function sessionsApp(config: ConfigOverrides = {}, on?: VersionedStore) {
   return { ...app, refresh, login, me, sessions };
 }
 
+/** Runs `work` with the clock moved on by `ms`, then puts it back. */
+async function later<T>(ms: number, work: () => Promise<T>): Promise<T> {
+  setSystemTime(new Date(Date.now() + ms));
+  try {
+    return await work();
+  } finally {
+    setSystemTime();
+  }
+}
+
 describe("login starts a session", () => {
   test("the answer adds an opaque refresh token and its lifetime; the access token names the session", async () => {
     const app = await sessionsApp();
@@ -93,8 +103,7 @@ describe("POST /auth/refresh", () => {
     const app = await sessionsApp();
     const { token, refresh } = await app.signUp("ann");
     const before = (await app.sessions(token)).body[0];
-    await Bun.sleep(5);
-    const after = (await app.sessions((await app.refresh(refresh)).body.token)).body[0];
+    const after = await later(5, async () => (await app.sessions((await app.refresh(refresh)).body.token)).body[0]);
     expect(after.id).toBe(before.id);
     expect(after.created_at).toBe(before.created_at);
     expect(Date.parse(after.last_used_at)).toBeGreaterThan(Date.parse(before.last_used_at));
@@ -135,8 +144,7 @@ describe("POST /auth/refresh", () => {
       sessions: { refreshTtlSeconds: 1, maxAgeSeconds: 3600, reuseWindowMs: 10_000 },
     });
     const { refresh } = await app.signUp("ann");
-    await Bun.sleep(1100);
-    expectProblem(await app.refresh(refresh), 401, "invalid_refresh_token");
+    expectProblem(await later(1100, () => app.refresh(refresh)), 401, "invalid_refresh_token");
   });
 
   test("no refresh outlives the session's absolute limit", async () => {
@@ -144,8 +152,7 @@ describe("POST /auth/refresh", () => {
     const { refresh } = await app.signUp("ann");
     const renewed = await app.refresh(refresh);
     expect(renewed.body.refresh_expires_in).toBeLessThanOrEqual(2);
-    await Bun.sleep(2100);
-    expectProblem(await app.refresh(renewed.body.refresh_token), 401, "invalid_refresh_token");
+    expectProblem(await later(2100, () => app.refresh(renewed.body.refresh_token)), 401, "invalid_refresh_token");
   });
 
   test("the same token again within the reuse window gets the same pair, and ends nothing", async () => {
@@ -179,8 +186,7 @@ describe("POST /auth/refresh", () => {
     const { password, refresh } = await app.signUp("ann");
     const other = (await app.login("ann", password)).body;
     const successor = (await app.refresh(refresh)).body;
-    await Bun.sleep(150);
-    expectProblem(await app.refresh(refresh), 401, "refresh_token_reused");
+    expectProblem(await later(150, () => app.refresh(refresh)), 401, "refresh_token_reused");
     // The thief's copy and the honest successor alike are gone, access tokens too; other sessions stay.
     expectProblem(await app.refresh(successor.refresh_token), 401, "invalid_refresh_token");
     expectProblem(await app.me(successor.token), 401, "unauthorized");
@@ -236,16 +242,6 @@ describe("POST /auth/refresh", () => {
 });
 
 describe("a session past its expires_at", () => {
-  /** Runs `work` with the clock moved on by `ms`, then puts it back. */
-  async function later<T>(ms: number, work: () => Promise<T>): Promise<T> {
-    setSystemTime(new Date(Date.now() + ms));
-    try {
-      return await work();
-    } finally {
-      setSystemTime();
-    }
-  }
-
   /** The session's access token is refused on REST and GraphQL, and its refresh token too. */
   async function expectEnded(app: Awaited<ReturnType<typeof sessionsApp>>, token: string, refresh: string) {
     const me = await app.me(token);
