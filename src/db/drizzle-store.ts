@@ -92,7 +92,7 @@ export function drizzleStore(dialect: Dialect): VersionedStore {
     async tokenHolder(userId, jti, sessionId) {
       const state = await tokenState(userId, jti, sessionId);
       const user = state && (await users.findById(userId));
-      return user ? { user, revoked: state.revoked } : null;
+      return user ? { user, revoked: state.revoked, expiresAt: state.expiresAt } : null;
     },
     tokenState,
     versions: reads.versions,
@@ -113,22 +113,22 @@ function hotReads({ db, run, tables }: Dialect): HotReads {
     sql<number>`(select ${tableVersions.version} from ${tableVersions} where ${tableVersions.name} = ${table})`.mapWith(
       Number,
     );
-  const state = (revoked: ReturnType<typeof sql<boolean>>, name: string) =>
+  const state = <T>(standing: SQL<T>, name: string) =>
     db
-      .select({ revoked: revoked.mapWith(Boolean), users: version("users"), categories: version("categories") })
+      .select({ standing, users: version("users"), categories: version("categories") })
       .from(users)
       .where(eq(users.id, p("id")))
       .prepare(name);
-  // A token with a session is revoked by the session's end; one from before sessions, by its jti.
+  // A token with a session is revoked by the session's end, and serves until its expires_at; one from
+  // before sessions is revoked by its jti.
   const byJti = state(
-    sql<boolean>`exists (select 1 from ${revokedTokens} where ${revokedTokens.jti} = ${p("jti")})`,
+    sql<boolean>`exists (select 1 from ${revokedTokens} where ${revokedTokens.jti} = ${p("jti")})`.mapWith(Boolean),
     "token_state",
   );
-  const bySession = state(
-    // The user id as a parameter again: Drizzle writes columns in a selected expression unqualified.
-    sql<boolean>`not exists (select 1 from ${sessions} where ${sessions.id} = ${p("sid")} and ${sessions.userId} = ${p("id")})`,
-    "session_token_state",
-  );
+  // The user id as a parameter again: Drizzle writes columns in a selected expression unqualified.
+  const sessionExpiry = sql<string | null>`(select ${sessions.expiresAt} from ${sessions}
+    where ${sessions.id} = ${p("sid")} and ${sessions.userId} = ${p("id")})`;
+  const bySession = state(sessionExpiry.mapWith(sessions.expiresAt), "session_token_state");
   const versions = db
     .select({ name: tableVersions.name, version: tableVersions.version })
     .from(tableVersions)
@@ -136,8 +136,12 @@ function hotReads({ db, run, tables }: Dialect): HotReads {
   return {
     tokenState: (id, jti, sid) =>
       run(async () => {
-        const row = first(await (sid === undefined ? byJti.execute({ id, jti }) : bySession.execute({ id, sid })));
-        return row && { revoked: row.revoked, versions: { users: row.users, categories: row.categories } };
+        if (sid === undefined) {
+          const row = first(await byJti.execute({ id, jti }));
+          return row && { revoked: row.standing, expiresAt: null, versions: versionsOf(row) };
+        }
+        const row = first(await bySession.execute({ id, sid }));
+        return row && { revoked: row.standing === null, expiresAt: row.standing, versions: versionsOf(row) };
       }),
     versions: () =>
       run(async () => {
@@ -147,6 +151,9 @@ function hotReads({ db, run, tables }: Dialect): HotReads {
       }),
   };
 }
+
+/** The table versions a token state's row carries beside the standing. */
+const versionsOf = (row: TableVersions): TableVersions => ({ users: row.users, categories: row.categories });
 
 /** A transaction of a few statements, held to run's deadline (a bulk load is not). */
 const TIMED = { timed: true } as const;

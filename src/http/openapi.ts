@@ -77,8 +77,8 @@ interface Doc {
   query?: QueryParameter[];
   /** A body the route reads itself (Elysia documents only the bodies it validates, always as required). */
   body?: { schema: TSchema; required: boolean };
-  /** The route needs a bearer token. */
-  auth?: boolean;
+  /** The route needs a bearer token; "or-body": a bearer token, or the credential its body may carry instead. */
+  auth?: boolean | "or-body";
   /** The route honours Idempotency-Key. */
   idempotent?: boolean;
   /**
@@ -91,6 +91,9 @@ interface Doc {
   also?: Success[];
   errors: ErrorCode[];
 }
+
+const BEARER: Record<string, string[]> = { bearer: [] };
+const NONE: Record<string, string[]> = {};
 
 /** Headers every answer carries, and those particular statuses carry. */
 const REQUEST_ID = { "X-Request-Id": { $ref: "#/components/headers/RequestId" } };
@@ -214,8 +217,9 @@ export function documented({
     operationId,
     summary,
     tags: [tag],
-    // Public operations say so: an empty requirement, not an absent one.
-    security: auth ? [{ bearer: [] }] : [],
+    // Public operations say so: an empty requirement, not an absent one. An alternative empty one makes the
+    // bearer token optional (the body then carries the credential).
+    security: auth === "or-body" ? [BEARER, NONE] : auth ? [BEARER] : [],
     ...(body && {
       requestBody: { required: body.required, content: { "application/json": { schema: body.schema } } },
     }),

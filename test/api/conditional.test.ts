@@ -270,6 +270,46 @@ describe("preconditions on writes (RFC 9110): 412 and nothing changes, never a 3
     expect((await call("POST", `${USERS}/create`, { body, headers: { "if-none-match": "*" } })).status).toBe(201);
   });
 
+  test("the auth routes' writes have no representation: If-Match is 412 and changes nothing; If-None-Match holds", async () => {
+    const { call, signUp, store } = await testApp();
+    const ann = await signUp("ann");
+    const sessionsOf = async () => (await call("GET", "/svc-api/v1/auth/sessions", { token: ann.token })).body.length;
+    const [mine] = (await call("GET", "/svc-api/v1/auth/sessions", { token: ann.token })).body;
+    const writes: Array<[string, string, { body?: unknown; token?: string }]> = [
+      ["POST", "/svc-api/v1/auth/login", { body: { username: "ann", password: ann.password } }],
+      ["POST", "/svc-api/v1/auth/refresh", { body: { refresh_token: ann.refresh } }],
+      ["POST", "/svc-api/v1/auth/logout", { token: ann.token }],
+      ["POST", "/svc-api/v1/auth/logout", { body: { refresh_token: ann.refresh } }],
+      ["DELETE", `/svc-api/v1/auth/sessions/${mine.id}`, { token: ann.token }],
+      [
+        "POST",
+        "/svc-api/v1/auth/password-reset",
+        { body: { username: "ann", reset_code: "0000-0000", new_password: "another horse battery" } },
+      ],
+    ];
+    for (const [method, path, options] of writes) {
+      for (const value of ["*", '"any"']) {
+        const reply = await call(method, path, { ...options, headers: { "if-match": value } });
+        expect({ method, path, value, status: reply.status, code: reply.body?.code }).toEqual({
+          method,
+          path,
+          value,
+          status: 412,
+          code: "precondition_failed",
+        });
+      }
+    }
+    // Nothing changed: one session still, its refresh token unspent, one user.
+    expect(await sessionsOf()).toBe(1);
+    expect(await store.counts()).toEqual({ users: 1, categories: 0 });
+    const login = await call("POST", "/svc-api/v1/auth/login", {
+      body: { username: "ann", password: ann.password },
+      headers: { "if-none-match": "*" },
+    });
+    expect(login.status).toBe(200);
+    expect((await call("POST", "/svc-api/v1/auth/refresh", { body: { refresh_token: ann.refresh } })).status).toBe(200);
+  });
+
   test("a GraphQL mutation with If-Match: 412 PRECONDITION_FAILED and nothing created (a category's version goes in ifVersion)", async () => {
     const { call, signUp, store } = await testApp();
     const { token } = await signUp("ann");

@@ -1105,6 +1105,20 @@ function contract<S extends Store>(harness: { open(): Promise<S>; dispose(store:
       expect((await store.tokenHolder(ann.id, "jti"))?.revoked).toBe(true);
     });
 
+    test("tokenHolder carries the session's expires_at, as the last rotation set it; none without a live session", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      const { session, refresh } = await started(ann);
+      const holder = await store.tokenHolder(ann.id, "jti", session.id);
+      expect(holder).toEqual({ user: ann, revoked: false, expiresAt: session.expiresAt });
+      const turn = rotation(tick());
+      expect(await store.sessions.rotate(refresh.digest, turn)).toBe(true);
+      expect((await store.tokenHolder(ann.id, "jti", session.id))?.expiresAt).toBe(turn.successor.expiresAt);
+      // A token from before sessions has no session to end it; an ended session has no expiry left.
+      expect((await store.tokenHolder(ann.id, "jti"))?.expiresAt).toBeNull();
+      await store.sessions.end(ann.id, { only: session.id });
+      expect(await store.tokenHolder(ann.id, "jti", session.id)).toEqual({ user: ann, revoked: true, expiresAt: null });
+    });
+
     test("setPassword with keep ends every other session and renews the kept one's refresh tokens, in one change", async () => {
       const ann = await store.users.create(newUser("ann"));
       const kept = await started(ann);
@@ -1284,7 +1298,7 @@ function versionedContract(harness: StoreHarness): void {
     test("tokenState is the token's revocation and the table versions, or null for an unknown user", async () => {
       const ann = await store.users.create(newUser("ann"));
       const before = await store.versions();
-      expect(await store.tokenState(ann.id, "any-jti")).toEqual({ revoked: false, versions: before });
+      expect(await store.tokenState(ann.id, "any-jti")).toEqual({ revoked: false, expiresAt: null, versions: before });
       await store.categories.create(newCategory("Books", { createdBy: ann.id }));
       const after = (await store.tokenState(ann.id, "any-jti"))!.versions;
       expect(after).toEqual(await store.versions());
@@ -1296,7 +1310,7 @@ function versionedContract(harness: StoreHarness): void {
 
     test("tokenHolder is the stored user with the token's revocation, or null for an unknown user", async () => {
       const ann = await store.users.create(newUser("ann"));
-      expect(await store.tokenHolder(ann.id, "any-jti")).toEqual({ user: ann, revoked: false });
+      expect(await store.tokenHolder(ann.id, "any-jti")).toEqual({ user: ann, revoked: false, expiresAt: null });
       expect(await store.tokenHolder(Bun.randomUUIDv7(), "any-jti")).toBeNull();
       expect(await store.tokenHolder("not-an-id", "any-jti")).toBeNull();
     });
