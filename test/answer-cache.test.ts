@@ -1,11 +1,11 @@
 // The kept GraphQL answers on their own: what they are keyed on, when they are given out, what is kept.
 import { describe, expect, test } from "bun:test";
-import { AnswerCache, type KeptAnswer } from "../src/cache/answers.ts";
+import { AnswerCache, type VersionedAnswer } from "../src/cache/answers.ts";
 import { answerKey } from "../src/graphql/requests.ts";
 
 const headers = (accept: string, contentType = "application/json") =>
   new Headers({ accept, "content-type": contentType });
-const answer = (body: string, users = 1, categories = 1): KeptAnswer => ({
+const answer = (body: string, users = 1, categories = 1): VersionedAnswer => ({
   body,
   contentType: "application/json",
   operation: "anonymous",

@@ -10,12 +10,12 @@ export interface Answer {
   operation: string;
 }
 
-export interface KeptAnswer extends Answer {
+export interface VersionedAnswer extends Answer {
   versions: TableVersions;
 }
 
 export class AnswerCache {
-  private readonly entries = new Map<string, KeptAnswer>();
+  private readonly entries = new Map<string, VersionedAnswer>();
   private chars = 0;
 
   /**
@@ -31,7 +31,7 @@ export class AnswerCache {
     return this.entries.size;
   }
 
-  get(key: string, versions: TableVersions): KeptAnswer | undefined {
+  get(key: string, versions: TableVersions): VersionedAnswer | undefined {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
     if (entry.versions.users === versions.users && entry.versions.categories === versions.categories) return entry;
@@ -39,7 +39,7 @@ export class AnswerCache {
     return undefined;
   }
 
-  set(key: string, answer: KeptAnswer): void {
+  set(key: string, answer: VersionedAnswer): void {
     const size = key.length + answer.body.length;
     // Past a quarter of the budget an answer would crowd out the rest.
     if (size > this.maxChars / 4) return;
@@ -54,7 +54,7 @@ export class AnswerCache {
     this.chars += size;
   }
 
-  private remove(key: string, entry: KeptAnswer): void {
+  private remove(key: string, entry: VersionedAnswer): void {
     this.entries.delete(key);
     this.chars -= key.length + entry.body.length;
   }

@@ -32,8 +32,8 @@ export function createPageJson(): PageJson {
       page = render(rows, count);
       rendered.set(rows, page);
     }
-    const kept = ownVariants.get(viewerId);
-    if (kept?.page === page) return kept.json;
+    const cached = ownVariants.get(viewerId);
+    if (cached?.page === page) return cached.json;
     for (let i = 0; i < count; i++) {
       if (rows[i]!.id !== viewerId) continue;
       const own = JSON.stringify(userView(rows[i]!, viewerId));
