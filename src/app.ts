@@ -102,7 +102,7 @@ export function createApp({ config, store: database, loggers, probes }: AppDeps)
     loggers,
     metrics,
     maxBodyBytes: config.maxBodyBytes,
-    websocket: { path: GRAPHQL_PATH, upgrade: graphql.websocket.upgrade, handler: graphql.websocket.handler as never },
+    websocket: { path: GRAPHQL_PATH, upgrade: graphql.websocket.upgrade, handler: graphql.websocket.handler },
   });
   async function closeStreams() {
     await hub.close();

@@ -3,7 +3,7 @@
 // graphql-ws on the same path (websocket.ts), which the server upgrades to. Also the SDL for code
 // generators and GraphiQL, when enabled.
 import { yoga } from "@elysiajs/graphql-yoga";
-import type { Server } from "bun";
+import type { Server, WebSocketHandler } from "bun";
 import { Elysia } from "elysia";
 import type { Authenticator } from "../auth/authenticator.ts";
 import type { Caching } from "../cache/caching.ts";
@@ -77,7 +77,8 @@ export function graphqlRoutes(deps: GraphqlDeps) {
   // Last: the hook is local, so it reaches only the plugin's two routes, mounted after it.
   routes.onBeforeHandle(requests.beforeYoga).use(yoga({ path: GRAPHQL_PATH, ...options }));
   const websocket = {
-    handler: () => sockets!.handler,
+    // Typed for the server, which hands each event the socket graphqlWebSocket upgraded (its data is that module's).
+    handler: () => sockets!.handler as unknown as WebSocketHandler<never>,
     /** Upgrades a GraphQL WebSocket handshake on the GraphQL path; null when the request is not one. */
     upgrade: (request: Request, server: Server<unknown>) => sockets!.upgrade(request, server),
     /** Closes every socket once its operations complete. */
