@@ -1,7 +1,7 @@
 // Applies SQLite migrations, keeping Drizzle's own bookkeeping (the same table, rows and rule: a
 // migration runs when it is newer than the newest one recorded), so databases migrated by earlier
 // versions, through Drizzle's migrator, go on as before. Written against bun:sqlite itself: svc
-// migrates before it listens, and Drizzle's code is then not yet needed (README, "Footprint").
+// migrates before it listens, and Drizzle's code is then not yet needed (docs/performance.md, "Footprint").
 // Apart from migrate.ts, which carries the migrations, so that the bundle-time macro making the
 // empty database (empty-database.macro.ts) can run the same code.
 import type { Database } from "bun:sqlite";
