@@ -44,6 +44,7 @@ export function createApp({ config, store: database, loggers, probes }: AppDeps)
     store: store.idempotency,
     secret: config.jwt.secret,
     ttlSeconds: config.idempotencyTtlSeconds,
+    keysPerCaller: config.idempotencyKeysPerCaller,
   });
   const routeDeps = { authenticator, idempotency, maxBodyBytes: config.maxBodyBytes, trustProxy: config.trustProxy };
   const categories = createCategoryService(store.categories);

@@ -19,6 +19,7 @@ export interface Io {
 }
 
 interface Command {
+  /** The command's forms, one a line. */
   usage: string;
   summary: string;
   run(args: string[], env: Env, io: Io): Promise<number>;
@@ -39,15 +40,25 @@ const COMMANDS: Record<string, Command> = {
   },
   migrate: {
     usage: "svc migrate",
-    summary: "Apply the embedded migrations to SVC_DATABASE_URL, then exit. (serve also migrates at start.)",
+    summary:
+      "Apply the embedded migrations to SVC_DATABASE_URL, then exit (serve also migrates at start). Besides serve, the one command that makes a new database; it says when it does.",
     async run(_, env, io) {
       const { database } = parseConfig(env);
-      const { openStore, setAsideNotice } = await import("./db/open.ts");
+      const [{ openStore, setAsideNotice }, { missingSqlite }, { upgradeNotice }] = await Promise.all([
+        import("./db/open.ts"),
+        import("./db/sqlite/file.ts"),
+        import("./db/upgrades.ts"),
+      ]);
+      const created =
+        database.kind === "sqlite" && database.path !== ":memory:" && missingSqlite(database.path) !== null;
       const store = await openStore(database, {
         onSetAside: (moved) => io.err.write(`svc migrate: ${setAsideNotice(moved)}\n`),
+        onUpgrade: (step) => io.out.write(`${upgradeNotice(step)}\n`),
       });
       await store.close();
-      io.out.write(`migrated ${describeDatabase(database)}\n`);
+      io.out.write(
+        `${created ? "created" : "migrated"} ${describeDatabase(database)}${created ? ": a new, empty database" : ""}\n`,
+      );
       return 0;
     },
   },
@@ -100,7 +111,7 @@ const COMMANDS: Record<string, Command> = {
     run: async (args, env, io) => (await import("./admin/cli.ts")).adminCommand(args, parseConfig(env), io),
   },
   user: {
-    usage: "svc user list [--search <prefix>] | svc user promote|demote|disable|enable|reset-password <user>",
+    usage: "svc user list [--search <prefix>]\nsvc user promote|demote|disable|enable|reset-password <user>",
     summary:
       "Administer accounts on the box (a user by username, e-mail or id): list them; make or unmake an administrator; disable (ending every session at once) or enable; issue a one-time password reset code. Works while svc serves.",
     run: async (args, env, io) => (await import("./admin/cli.ts")).userCommand(args, parseConfig(env), io),
@@ -140,15 +151,46 @@ const COMMANDS: Record<string, Command> = {
   },
 };
 
+/** The width of a terminal that has not been asked: every line of help fits it. */
+const COLUMNS = 80;
+
 function usageError(io: Io, name: string, problem: string): number {
-  io.err.write(`svc ${name}: ${problem}\nusage: ${COMMANDS[name]!.usage}\n`);
+  io.err.write(`svc ${name}: ${problem}\n${usage(COMMANDS[name]!)}\n`);
   return 2;
 }
 
+function usage(command: Command): string {
+  return wrap(command.usage, "usage: ", "       ", "           ");
+}
+
 function help(): string {
-  const width = Math.max(...Object.values(COMMANDS).map((c) => c.usage.length));
-  const lines = Object.values(COMMANDS).map((c) => `  ${c.usage.padEnd(width)}  ${c.summary}`);
+  const lines = Object.values(COMMANDS).map(
+    (c) => `${wrap(c.usage, "  ", "  ", "        ")}\n${wrap(c.summary, "      ", "      ", "      ")}`,
+  );
   return `svc ${version}: the Categories and Users service\n\nusage:\n${lines.join("\n")}\n\nsvc <command> --help describes one command.\n`;
+}
+
+/**
+ * `text` in lines of at most COLUMNS, broken between words: its first line after `first`, each further
+ * line of its own (a command's other form) after `line`, and the rest of a broken line after `rest`.
+ */
+function wrap(text: string, first: string, line: string, rest: string): string {
+  const out: string[] = [];
+  for (const [i, paragraph] of text.split("\n").entries()) {
+    let current = i === 0 ? first : line;
+    let empty = true;
+    for (const word of paragraph.split(" ")) {
+      if (!empty && current.length + 1 + word.length > COLUMNS) {
+        out.push(current);
+        current = rest;
+        empty = true;
+      }
+      current += empty ? word : ` ${word}`;
+      empty = false;
+    }
+    out.push(current);
+  }
+  return out.join("\n");
 }
 
 export async function runCli(argv: string[], env: Env, io: Io): Promise<number> {
@@ -166,7 +208,7 @@ export async function runCli(argv: string[], env: Env, io: Io): Promise<number> 
   }
   const args = first === undefined || first.startsWith("-") ? argv : rest;
   if (args.includes("--help") || args.includes("-h")) {
-    io.out.write(`usage: ${command.usage}\n\n${command.summary}\n`);
+    io.out.write(`${usage(command)}\n\n${wrap(command.summary, "", "", "")}\n`);
     return 0;
   }
   try {

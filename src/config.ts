@@ -86,6 +86,8 @@ export interface Config {
   adminConsole: boolean;
   /** How long the answer to a request under an Idempotency-Key is kept for its repeats. */
   idempotencyTtlSeconds: number;
+  /** Live Idempotency-Keys one caller (a user, or a client address) may hold at once. */
+  idempotencyKeysPerCaller: number;
   subscriptions: SubscriptionsConfig;
 }
 
@@ -163,6 +165,7 @@ export function parseConfig(env: Env): Config {
     auditRetentionSeconds: duration(env, "SVC_AUDIT_RETENTION", "90d", 3600, 3650 * 86400),
     adminConsole: boolean(env, "SVC_ADMIN_CONSOLE", true),
     idempotencyTtlSeconds: duration(env, "SVC_IDEMPOTENCY_TTL", "24h", 60, 7 * 86400),
+    idempotencyKeysPerCaller: integer(env, "SVC_IDEMPOTENCY_KEYS_PER_CALLER", 1000, 1, 100_000),
     subscriptions: {
       perUser: integer(env, "SVC_SUBSCRIPTIONS_PER_USER", 10, 1, 10_000),
       max: integer(env, "SVC_SUBSCRIPTIONS_MAX", 10_000, 1, 1_000_000),

@@ -29,6 +29,11 @@ const CATALOG = {
   unsupported_media_type: { status: 415, title: "Unsupported media type", graphql: "BAD_REQUEST" },
   idempotency_key_reused: { status: 422, title: "Idempotency key reused", graphql: "IDEMPOTENCY_KEY_REUSED" },
   too_many_requests: { status: 429, title: "Too many requests", graphql: "TOO_MANY_REQUESTS" },
+  idempotency_keys_exhausted: {
+    status: 429,
+    title: "Too many idempotency keys",
+    graphql: "IDEMPOTENCY_KEYS_EXHAUSTED",
+  },
   too_many_subscriptions: { status: 429, title: "Too many subscriptions", graphql: "TOO_MANY_SUBSCRIPTIONS" },
   internal: { status: 500, title: "Internal error", graphql: "INTERNAL_SERVER_ERROR" },
   database_unavailable: { status: 503, title: "Database unavailable", graphql: "SERVICE_UNAVAILABLE" },

@@ -21,15 +21,20 @@ export interface Metrics {
   /** Category events handed to subscribers' transports. */
   subscriptionEventsSent(count: number): void;
   /** A subscription ended by svc: too slow a reader, or a token no longer valid. */
-  subscriptionDropped(reason: "slow" | "revoked"): void;
+  subscriptionDropped(reason: (typeof DROP_REASONS)[number]): void;
 }
 
 const LOGIN_ROUTE = "/svc-api/v1/auth/login";
+const DROP_REASONS = ["slow", "revoked"] as const;
+const OUTCOMES: GraphqlOutcome[] = ["ok", "error", "invalid"];
 
 export function createMetrics(store: Store): Metrics {
   const requests = new RequestMetrics();
   const operations = new LabelledCounter<"operation" | "outcome">();
   const dropped = new LabelledCounter<"reason">();
+  // Every known label value is exposed from the start, at 0: a series that appears only with its first
+  // event hides that first increase from rate() and leaves alerts on it with nothing to read.
+  for (const reason of DROP_REASONS) dropped.declare({ reason }, reason);
   let failedLogins = 0;
   let throttledLogins = 0;
   let eventsSent = 0;
@@ -63,11 +68,11 @@ export function createMetrics(store: Store): Metrics {
     ),
     computed(
       "svc_db_pool_connections",
-      "Database connections: the pool's size, and how many are busy.",
+      "Database connections: max (the pool's bound), open, and of those busy and idle.",
       "gauge",
       byLabel("state", () => {
-        const { size, busy } = store.pool();
-        return { max: size, busy };
+        const { max, open, busy } = store.pool();
+        return { max, open, busy, idle: open - busy };
       }),
     ),
     computed(
@@ -128,7 +133,11 @@ export function createMetrics(store: Store): Metrics {
       if (route === LOGIN_ROUTE && status === 429) throttledLogins++;
     },
     graphqlOperation(operation, outcome) {
-      // Operation names are few (operation-metrics.ts caps them), outcomes three.
+      // Operation names are few (operation-metrics.ts caps them), outcomes three. A name is known once
+      // it comes, and then all its outcomes are.
+      if (!operations.has(`${outcome} ${operation}`)) {
+        for (const each of OUTCOMES) operations.declare({ operation, outcome: each }, `${each} ${operation}`);
+      }
       operations.inc({ operation, outcome }, `${outcome} ${operation}`);
     },
   };
@@ -142,11 +151,20 @@ export function metricsRoutes(metrics: Metrics) {
   });
 }
 
-/** A counter with labels: one series per label set, exposed in the order each was first counted. */
+/** A counter with labels: one series per label set, exposed in the order each was declared or first counted. */
 class LabelledCounter<L extends string> {
   private readonly series = new Map<string, { labels: Record<L, string>; value: number }>();
 
-  /** Counts one for `labels`, whose series is found by `key` (the labels' values, written as one string). */
+  /** Exposes the series for `labels` at 0 until it is counted; `key` finds it (the labels' values, as one string). */
+  declare(labels: Record<L, string>, key: string): void {
+    if (!this.series.has(key)) this.series.set(key, { labels, value: 0 });
+  }
+
+  has(key: string): boolean {
+    return this.series.has(key);
+  }
+
+  /** Counts one for `labels`, whose series is found by `key`. */
   inc(labels: Record<L, string>, key: string): void {
     const series = this.series.get(key);
     if (series) series.value++;

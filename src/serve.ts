@@ -30,10 +30,20 @@ export async function serve(config: Config): Promise<void> {
     process.on(signal, () => (shutdown ? void shutdown(signal) : (early ??= signal)));
   }
   const database = describeDatabase(config.database);
+  // svc's own lines and the probes' access lines; pino comes with the app (log-lines.ts). Before the
+  // database opens: an upgrade says what it does as it does it.
+  const lines = startLog(config.logLevel);
+  const { logger } = lines;
   let opened: OpenedDatabase;
   let setAside: readonly string[] = [];
   try {
-    opened = await openDatabase(config.database, { onSetAside: (moved) => (setAside = moved) });
+    opened = await openDatabase(config.database, {
+      onSetAside: (moved) => (setAside = moved),
+      onUpgrade: (step) =>
+        "snapshot" in step
+          ? logger.info({ snapshot: step.snapshot }, "kept the database as it was")
+          : logger.info({ migration: step.applied, version }, "applied migration"),
+    });
   } catch (error) {
     // Without its database svc can neither migrate nor serve; a supervisor restarts it once the database is back.
     console.error(`svc: cannot open the database ${database}: ${describeError(error)}`);
@@ -41,9 +51,6 @@ export async function serve(config: Config): Promise<void> {
   }
 
   const probes = healthProbes(opened.probe, config.env);
-  // svc's own lines and the probes' access lines; pino comes with the app (log-lines.ts).
-  const lines = startLog(config.logLevel);
-  const { logger } = lines;
   let app: App | undefined;
   let loading: Promise<App> | undefined;
   const settings = {

@@ -1,9 +1,10 @@
 // `svc admin`, `svc user` and `svc audit`: in process through runCli, at a real terminal (a PTY), and
 // against a serving svc in another process, on SQLite and on PostgreSQL.
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { SQL } from "bun";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import type { SecretInput } from "../src/admin/secret-input.ts";
 import { runCli } from "../src/cli.ts";
 import { openStore } from "../src/db/open.ts";
@@ -12,6 +13,7 @@ import { TEST_SECRET, testApp } from "./helpers.ts";
 import { freePort } from "./ports.ts";
 import { createTestDatabase, postgresAvailable } from "./postgres.ts";
 
+const postgres = await postgresAvailable();
 const dir = mkdtempSync(join(tmpdir(), "svc-admin-cli-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const MAIN = join(import.meta.dir, "..", "src", "main.ts");
@@ -19,6 +21,14 @@ const PASSWORD = "correct horse battery";
 
 let files = 0;
 const freshUrl = () => `sqlite:${join(dir, `svc-${++files}.db`)}`;
+/** A new, empty svc database, made as an operator would: with `svc migrate`. */
+async function freshDatabase(): Promise<string> {
+  const url = freshUrl();
+  expect((await cli(url, ["migrate"])).code).toBe(0);
+  return url;
+}
+/** What every command on a database says first on stderr: which database it is. */
+const using = (command: string, url: string) => `svc ${command}: using ${url}\n`;
 
 /** Stdin as a pipe holding `text`, or as a terminal answering each prompt in turn. */
 function secrets(text: string | null, answers: string[] = []): SecretInput {
@@ -59,9 +69,9 @@ async function inspect<T>(url: string, look: (store: Awaited<ReturnType<typeof o
 
 describe("svc admin create", () => {
   test("makes an administrator from a password on stdin, recorded in the audit log as the CLI's doing", async () => {
-    const url = freshUrl();
+    const url = await freshDatabase();
     const made = await create(url, "root");
-    expect(made).toMatchObject({ code: 0, err: "" });
+    expect(made).toMatchObject({ code: 0, err: using("admin", url) });
     expect(made.out).toMatch(/^created administrator root \([0-9a-f-]{36}\)\n$/);
     const user = await inspect(url, (store) => store.users.findByLogin("root"));
     expect(user).toMatchObject({ role: "admin", status: "active", email: "root@example.com" });
@@ -73,7 +83,7 @@ describe("svc admin create", () => {
   });
 
   test("asks twice at a terminal; differing answers create nothing (exit 1)", async () => {
-    const url = freshUrl();
+    const url = await freshDatabase();
     const asked = await create(url, "root", secrets(null, [PASSWORD, PASSWORD]), []);
     expect(asked.code).toBe(0);
     const differ = await create(url, "other", secrets(null, [PASSWORD, "something else"]), []);
@@ -102,23 +112,80 @@ describe("svc admin create", () => {
   });
 
   test("the API's rules hold: a common password or a taken name is refused (exit 1) naming the problem", async () => {
-    const url = freshUrl();
+    const url = await freshDatabase();
     await create(url, "root");
     const weak = await create(url, "weak", secrets("password\n"));
     expect(weak).toMatchObject({
       code: 1,
-      err: "svc admin: password is too common: it appears in lists of breached passwords\n",
+      err: `${using("admin", url)}svc admin: password is too common: it appears in lists of breached passwords\n`,
     });
     const taken = await create(url, "ROOT");
     expect(taken.code).toBe(1);
-    expect(taken.err).toStartWith("svc admin: ");
+    expect(taken.err).toStartWith(`${using("admin", url)}svc admin: `);
     expect(await inspect(url, (store) => store.users.activeAdmins())).toBe(1);
   });
 });
 
+describe("on a database that is not there", () => {
+  const COMMANDS = [
+    ["admin", "create", "--username", "root", "--email", "root@example.com", "--password-stdin"],
+    ["user", "list"],
+    ["user", "promote", "root"],
+    ["user", "reset-password", "root"],
+    ["audit", "--limit", "5"],
+  ];
+
+  test("every command is one line naming the file by its full path, exit 1, and nothing is created", async () => {
+    // As if run in the wrong folder: the default sqlite:data/svc.db is relative to it.
+    const folder = join(dir, "wrong-folder");
+    const path = join(folder, "data", "svc.db");
+    const relativePath = relative(process.cwd(), path);
+    const cases = [
+      { url: `sqlite:${path}`, err: `no database at ${path}` },
+      {
+        url: `sqlite:${relativePath}`,
+        err: `no database at ${path} (the path ${relativePath} is taken from the current folder)`,
+      },
+    ];
+    for (const { url, err } of cases) {
+      for (const argv of COMMANDS) {
+        const result = await cli(url, argv, secrets(`${PASSWORD}\n`));
+        expect({ argv, ...result }).toEqual({ argv, code: 1, out: "", err: `svc ${argv[0]}: ${err}\n` });
+      }
+    }
+    expect(existsSync(folder)).toBe(false);
+  });
+
+  test.skipIf(!postgres)(
+    "on PostgreSQL, a database without svc's tables: one line saying so, exit 1, and it stays without them",
+    async () => {
+      const database = await createTestDatabase("admin_cli_bare");
+      try {
+        const url = new URL(database.url);
+        for (const argv of COMMANDS) {
+          const result = await cli(database.url, argv, secrets(`${PASSWORD}\n`));
+          expect({ argv, ...result }).toEqual({
+            argv,
+            code: 1,
+            out: "",
+            err: `svc ${argv[0]}: postgres://${url.username}@${url.host}${url.pathname} is not an svc database (it has no svc tables)\n`,
+          });
+        }
+        const db = new SQL({ url: database.url, max: 1 });
+        const [row] =
+          await db`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema IN ('public', 'drizzle')`;
+        await db.close();
+        expect(row.n).toBe(0);
+      } finally {
+        await database.drop();
+      }
+    },
+  );
+});
+
 describe("svc user", () => {
   async function withUsers() {
-    const url = freshUrl();
+    const url = await freshDatabase();
     await create(url, "root");
     const store = await openStore(parseConfig({ SVC_DATABASE_URL: url }).database);
     const app = await testApp({ on: store });
@@ -161,11 +228,11 @@ describe("svc user", () => {
 
     const last = await cli(url, ["user", "demote", "root"]);
     expect(last.code).toBe(1);
-    expect(last.err).toStartWith("svc user: This is the last active administrator");
+    expect(last.err).toStartWith(`${using("user", url)}svc user: This is the last active administrator`);
     const unknown = await cli(url, ["user", "disable", "nobody"]);
     expect(unknown).toMatchObject({
       code: 1,
-      err: 'svc user: no user is named "nobody" (by username, e-mail or id)\n',
+      err: `${using("user", url)}svc user: no user is named "nobody" (by username, e-mail or id)\n`,
     });
     for (const argv of [
       ["user"],
@@ -197,7 +264,7 @@ describe("svc user", () => {
 
 describe("svc audit", () => {
   test("prints events newest first, filtered by --since, --user and --action; --json as the API shows them", async () => {
-    const url = freshUrl();
+    const url = await freshDatabase();
     await create(url, "root");
     const store = await openStore(parseConfig({ SVC_DATABASE_URL: url }).database);
     const app = await testApp({ on: store });
@@ -206,7 +273,7 @@ describe("svc audit", () => {
     await cli(url, ["user", "disable", "ann"]);
 
     const all = await cli(url, ["audit"]);
-    expect(all.code).toBe(0);
+    expect(all).toMatchObject({ code: 0, err: using("audit", url) });
     const actions = all.out
       .trim()
       .split("\n")
@@ -245,7 +312,7 @@ describe("svc audit", () => {
 
 describe("svc admin create at a real terminal", () => {
   test("prompts without echo, and the password never shows on the screen", async () => {
-    const url = freshUrl();
+    const url = await freshDatabase();
     let screen = "";
     const proc = Bun.spawn(["bun", MAIN, "admin", "create", "--username", "tty", "--email", "tty@example.com"], {
       env: { ...process.env, SVC_DATABASE_URL: url, SVC_ENV: "test", SVC_PASSWORD_COST: "minimal" },
@@ -269,8 +336,6 @@ describe("svc admin create at a real terminal", () => {
     expect((await inspect(url, (store) => store.users.findByLogin("tty")))?.role).toBe("admin");
   });
 });
-
-const postgres = await postgresAvailable();
 
 describe.skipIf(!postgres)("the commands against a serving svc on PostgreSQL", () => {
   test("create, disable and audit from the box reach the server in another process at once", async () => {

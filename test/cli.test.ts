@@ -35,6 +35,21 @@ describe("svc <command>", () => {
     }
   });
 
+  test("--help, each command's --help and a usage error fit 80 columns", async () => {
+    const names = ["serve", "migrate", "backup", "check", "copy", "admin", "user", "audit", "version", "healthcheck"];
+    const texts = [(await cli(["--help"])).out, (await cli(["frobnicate"])).err];
+    for (const name of names) texts.push((await cli([name, "--help"])).out);
+    texts.push((await cli(["user", "frobnicate"])).err);
+    const long = texts.flatMap((text) => text.split("\n")).filter((line) => line.length > 80);
+    expect(long).toEqual([]);
+    // Wrapping keeps every word: each summary still reads whole once its lines are joined.
+    const help = (await cli(["--help"])).out.replace(/\n\s+/g, " ");
+    expect(help).toContain(
+      "Serve the API, configured by the SVC_* environment variables (see docs/configuration.md). The default.",
+    );
+    expect(help).toContain("svc user promote|demote|disable|enable|reset-password <user>");
+  });
+
   test("version prints the package version", async () => {
     expect(await cli(["version"])).toEqual({ code: 0, out: `svc ${version}\n`, err: "" });
     expect((await cli(["--version"])).out).toBe(`svc ${version}\n`);
@@ -54,10 +69,15 @@ describe("svc <command>", () => {
     expect(result.err.trim().split("\n")).toHaveLength(1);
   });
 
-  test("migrate creates and migrates the database, then exits", async () => {
+  test("migrate creates and migrates the database, says it made a new one, then exits", async () => {
     const path = join(dir, "migrate", "svc.db");
     const result = await cli(["migrate"], { SVC_DATABASE_URL: `sqlite:${path}` });
-    expect(result).toEqual({ code: 0, out: `migrated sqlite:${path}\n`, err: "" });
+    expect(result).toEqual({ code: 0, out: `created sqlite:${path}: a new, empty database\n`, err: "" });
+    expect(await cli(["migrate"], { SVC_DATABASE_URL: `sqlite:${path}` })).toEqual({
+      code: 0,
+      out: `migrated sqlite:${path}\n`,
+      err: "",
+    });
     const db = new Database(path, { readonly: true });
     expect(db.query("SELECT name FROM sqlite_master WHERE name = 'users'").get()).toEqual({ name: "users" });
     db.close();

@@ -139,6 +139,11 @@ describe("parseConfig", () => {
     expect(parseConfig({ SVC_ENV: "test", SVC_PASSWORD_COST: "minimal" }).passwordCost).toEqual(MINIMAL_PASSWORD_COST);
   });
 
+  test("bounds the Idempotency-Keys a caller holds: 1000 unless SVC_IDEMPOTENCY_KEYS_PER_CALLER says otherwise", () => {
+    expect(parseConfig({}).idempotencyKeysPerCaller).toBe(1000);
+    expect(parseConfig({ SVC_IDEMPOTENCY_KEYS_PER_CALLER: "50" }).idempotencyKeysPerCaller).toBe(50);
+  });
+
   test("honours PORT when SVC_PORT is unset, and prefers SVC_PORT", () => {
     expect(parseConfig({ PORT: "3000" }).port).toBe(3000);
     expect(parseConfig({ PORT: "3000", SVC_PORT: "4000" }).port).toBe(4000);
@@ -172,6 +177,7 @@ describe("parseConfig", () => {
     ["SVC_SHUTDOWN_GRACE", { SVC_SHUTDOWN_GRACE: "forever" }, "a duration such as"],
     ["SVC_RELEASE_CODE_AFTER", { SVC_RELEASE_CODE_AFTER: "500ms" }, "from 0s to 86400s"],
     ["SVC_RELEASE_CODE_AFTER", { SVC_RELEASE_CODE_AFTER: "2d" }, "from 0s to 86400s"],
+    ["SVC_IDEMPOTENCY_KEYS_PER_CALLER", { SVC_IDEMPOTENCY_KEYS_PER_CALLER: "0" }, "an integer from 1 to 100000"],
     ["SVC_TRUST_PROXY", { SVC_TRUST_PROXY: "yes" }, "false, true (one proxy) or the number of proxies"],
     [
       "SVC_CORS_ORIGINS",

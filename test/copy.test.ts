@@ -191,3 +191,48 @@ describe("the source is never created or changed into an svc database", () => {
     expect(existsSync(missing)).toBe(false);
   });
 });
+
+describe("the target must be an svc database too: only serve and migrate make one", () => {
+  test("a target that is not there is refused too, naming it and how to make it; nothing is created", async () => {
+    const source = `sqlite:${fresh("source.db")}`;
+    await populated(source, ["ann"]);
+    const missing = join(dir, "no-such-folder", "svc.db");
+    const reply = await cli("copy", "--from", source, "--to", `sqlite:${missing}`);
+    expect(reply).toEqual({
+      code: 1,
+      err: `svc copy: nothing copied: no database at ${missing}: make it first with \`svc migrate\` (SVC_DATABASE_URL=the target)\n`,
+    });
+    expect(existsSync(join(dir, "no-such-folder"))).toBe(false);
+  });
+
+  test.skipIf(!pgAvailable)(
+    "a PostgreSQL target without svc's tables is refused, and stays without them; svc migrate makes them",
+    async () => {
+      const source = `sqlite:${fresh("source.db")}`;
+      await populated(source, ["ann"]);
+      const target = await createTestDatabase("copy_bare_target");
+      try {
+        const reply = await cli("copy", "--from", source, "--to", target.url);
+        expect(reply.code).toBe(1);
+        expect(reply.err).toEndWith(
+          "is not an svc database (it has no svc tables): make it first with `svc migrate` (SVC_DATABASE_URL=the target)\n",
+        );
+        const db = new SQL({ url: target.url, max: 1 });
+        const [row] =
+          await db`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema IN ('public', 'drizzle')`;
+        await db.close();
+        expect(row.n).toBe(0);
+        const migrate = await runCli(
+          ["migrate"],
+          { SVC_DATABASE_URL: target.url },
+          { out: { write: () => true }, err: { write: () => true } },
+        );
+        expect(migrate).toBe(0);
+        expect((await cli("copy", "--from", source, "--to", target.url)).code).toBe(0);
+        expect(await counts(target.url)).toEqual({ users: 1, categories: 1 });
+      } finally {
+        await target.drop();
+      }
+    },
+  );
+});

@@ -155,6 +155,23 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
     for (const r of replies.filter((r) => r.status !== 201)) expectProblem(r, 409, "idempotency_key_in_flight");
   });
 
+  test("the Idempotency-Key bound per caller holds across instances: a burst of fresh keys over both keeps exactly the bound", async () => {
+    const config = { idempotencyKeysPerCaller: 3 };
+    const [c, d] = [await testApp({ on: stores[0], config }), await testApp({ on: stores[1], config })];
+    const { token } = await c.signUp("kent");
+    const replies = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        (i % 2 ? d : c).call("PUT", "/svc-api/v1/users", {
+          token,
+          body: { username: `kent${i}` },
+          headers: { "Idempotency-Key": `k-${Bun.randomUUIDv7()}` },
+        }),
+      ),
+    );
+    expect(replies.filter((r) => r.status === 200)).toHaveLength(3);
+    for (const r of replies.filter((r) => r.status !== 200)) expectProblem(r, 429, "idempotency_keys_exhausted");
+  });
+
   test("ETags and versions across instances: a tag read on A is 304 on B, and 200 on either after a change on B; If-Match and ifVersion hold across both", async () => {
     const fern = await a.signUp("fern");
     const tag = (await a.call("GET", "/svc-api/v1/users/all", { token: fern.token })).headers.get("etag")!;

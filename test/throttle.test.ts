@@ -1,8 +1,10 @@
 // The login throttle's own rule, with a clock the test moves: attempts are counted when reserved,
-// before any password is checked, so no more than the limit are ever reserved between two successes.
+// before any password is checked, so no more than the limit are ever reserved between two successes;
+// one refused while the account's attempts are in flight waits for them, within bounds.
 import { describe, expect, test } from "bun:test";
 import { memoryThrottleStore } from "../src/auth/throttle-memory.ts";
-import { createLoginThrottle } from "../src/auth/throttle.ts";
+import type { WaitLimits } from "../src/auth/attempts-in-flight.ts";
+import { createLoginThrottle, type Reservation } from "../src/auth/throttle.ts";
 import { AppError } from "../src/errors.ts";
 
 const settings = {
@@ -13,11 +15,11 @@ const settings = {
   clientWindowMs: 60_000,
 };
 
-function throttle() {
+function throttle(waitLimits?: WaitLimits) {
   let now = Date.parse("2026-01-01T00:00:00.000Z");
   const store = memoryThrottleStore();
   return {
-    throttle: createLoginThrottle(store, settings, () => now),
+    throttle: createLoginThrottle(store, settings, () => now, waitLimits),
     store,
     advance: (ms: number) => {
       now += ms;
@@ -25,10 +27,10 @@ function throttle() {
   };
 }
 
-/** The wait a refusal names (s), or 0 when the attempt was reserved. */
-async function attempt(reserve: () => Promise<void>): Promise<number> {
+/** The wait a refusal names (s), or 0 when the attempt was reserved (and then finished, as a failure). */
+async function attempt(reserve: () => Promise<Reservation>): Promise<number> {
   try {
-    await reserve();
+    using _ = await reserve();
     return 0;
   } catch (error) {
     if (!(error instanceof AppError) || error.code !== "too_many_requests") throw error;
@@ -36,21 +38,71 @@ async function attempt(reserve: () => Promise<void>): Promise<number> {
   }
 }
 
+/** Whether a promise has settled once every job queued now has run (the memory store never waits on a timer). */
+async function settled(promise: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  void promise.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  await new Promise((resolve) => setImmediate(resolve));
+  return done;
+}
+
 describe("the login throttle", () => {
-  test("reserves at most the limit at once; the rest are refused until the block ends", async () => {
-    const { throttle: t } = throttle();
-    const outcomes = await Promise.all(
-      Array.from({ length: 12 }, () => attempt(() => t.reserve("user:a", "client:x"))),
-    );
-    expect(outcomes.filter((wait) => wait === 0)).toHaveLength(5);
-    expect(outcomes.filter((wait) => wait === 1)).toHaveLength(7);
+  test("reserves at most the limit at once; the rest wait for them, and are refused once they all fail", async () => {
+    const { throttle: t, store } = throttle();
+    const first = await Promise.all(Array.from({ length: 5 }, () => t.reserve("user:a", "client:x")));
+    const rest = Array.from({ length: 7 }, () => attempt(() => t.reserve("user:a", "client:x")));
+    expect(await settled(Promise.race(rest))).toBe(false);
+    for (const reservation of first) reservation[Symbol.dispose]();
+    expect(await Promise.all(rest)).toEqual(Array(7).fill(1));
+    expect((await store.get("user:a"))?.failures).toBe(5);
+  });
+
+  test("a success among the attempts in flight lets the waiting ones in", async () => {
+    const { throttle: t, store } = throttle();
+    const first = await Promise.all(Array.from({ length: 5 }, () => t.reserve("user:a", "client:x")));
+    const waiting = Array.from({ length: 3 }, () => t.reserve("user:a", "client:x"));
+    expect(await settled(Promise.race(waiting))).toBe(false);
+    await first[0]!.succeeded();
+    const admitted = await Promise.all(waiting);
+    expect((await store.get("user:a"))?.failures).toBe(3);
+    for (const reservation of [...first, ...admitted]) reservation[Symbol.dispose]();
+  });
+
+  test("the wait is bounded: an attempt still blocked when it ends is refused", async () => {
+    const { throttle: t } = throttle({ ms: 20, perAccount: 32, total: 1024 });
+    const first = await Promise.all(Array.from({ length: 5 }, () => t.reserve("user:a", "client:x")));
+    expect(await attempt(() => t.reserve("user:a", "client:x"))).toBe(1);
+    for (const reservation of first) reservation[Symbol.dispose]();
+  });
+
+  test("the queue is bounded: past it, an attempt is refused at once", async () => {
+    const { throttle: t } = throttle({ ms: 60_000, perAccount: 2, total: 1024 });
+    const first = await Promise.all(Array.from({ length: 5 }, () => t.reserve("user:a", "client:x")));
+    const queued = [attempt(() => t.reserve("user:a", "client:x")), attempt(() => t.reserve("user:a", "client:x"))];
+    const third = attempt(() => t.reserve("user:a", "client:x"));
+    expect(await settled(third)).toBe(true);
+    expect(await third).toBe(1);
+    expect(await settled(Promise.race(queued))).toBe(false);
+    for (const reservation of first) reservation[Symbol.dispose]();
+    expect(await Promise.all(queued)).toEqual([1, 1]);
+  });
+
+  test("nothing waits when no attempt of the account is in flight here: a block of finished failures stands", async () => {
+    const { throttle: t } = throttle({ ms: 60_000, perAccount: 32, total: 1024 });
+    for (let i = 0; i < 5; i++) expect(await attempt(() => t.reserve("user:a", "client:x"))).toBe(0);
+    const refused = attempt(() => t.reserve("user:a", "client:x"));
+    expect(await settled(refused)).toBe(true);
+    expect(await refused).toBe(1);
   });
 
   test("a success ends the run: the next attempts are counted from nothing", async () => {
     const { throttle: t, store } = throttle();
-    for (let i = 0; i < 4; i++) await t.reserve("user:a", "client:x");
-    await t.reserve("user:a", "client:x");
-    await t.succeeded("user:a", "client:x");
+    for (let i = 0; i < 4; i++) await attempt(() => t.reserve("user:a", "client:x"));
+    using last = await t.reserve("user:a", "client:x");
+    await last.succeeded();
     expect(await store.get("user:a")).toBeNull();
     for (let i = 0; i < 5; i++) expect(await attempt(() => t.reserve("user:a", "client:x"))).toBe(0);
     expect(await attempt(() => t.reserve("user:a", "client:x"))).toBe(1);
@@ -59,20 +111,20 @@ describe("the login throttle", () => {
   test("blocks double with each failure past the limit, up to the maximum", async () => {
     const { throttle: t, advance } = throttle();
     const waits: number[] = [];
-    for (let i = 0; i < 5; i++) await t.reserve("user:a", "client:x");
+    for (let i = 0; i < 5; i++) await attempt(() => t.reserve("user:a", "client:x"));
     for (let round = 0; round < 5; round++) {
       waits.push(await attempt(() => t.reserve("user:a", "client:x")));
       advance(waits.at(-1)! * 1000);
-      await t.reserve("user:a", "client:x");
+      await attempt(() => t.reserve("user:a", "client:x"));
     }
     expect(waits).toEqual([1, 2, 4, 8, 8]);
   });
 
   test("a client's success gives its own attempt back and leaves its failures counted", async () => {
     const { throttle: t, store } = throttle();
-    for (let i = 0; i < 3; i++) await t.reserve(`user:${i}`, "client:x");
-    await t.reserve("user:ok", "client:x");
-    await t.succeeded("user:ok", "client:x");
+    for (let i = 0; i < 3; i++) await attempt(() => t.reserve(`user:${i}`, "client:x"));
+    using ok = await t.reserve("user:ok", "client:x");
+    await ok.succeeded();
     expect((await store.get("client:x"))?.failures).toBe(3);
   });
 });

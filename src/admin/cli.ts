@@ -4,8 +4,9 @@
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { CLI_ORIGIN, isAuditAction, AUDIT_ACTIONS } from "../audit/model.ts";
 import type { Config } from "../config.ts";
-import { openStore, setAsideNotice } from "../db/open.ts";
+import { describeDatabase, openStore } from "../db/open.ts";
 import type { AuditFilter, Store, UserRecord } from "../db/store.ts";
+import { upgradeNotice } from "../db/upgrades.ts";
 import { AppError, UsageError } from "../errors.ts";
 import { parseId } from "../ids.ts";
 import { createLoggers } from "../log.ts";
@@ -23,15 +24,22 @@ export interface CommandIo {
 /** Rows read per statement when a command walks a whole table. */
 const PAGE = 1000;
 
-/** Opens the store and the services, runs `work`, and closes the store whatever happens. */
+/**
+ * Opens the store and the services, runs `work`, and closes the store whatever happens. Only an svc
+ * database that is there: run in the wrong folder, a command must not make an empty one and report
+ * success on it. Which database it is goes to stderr, out of the way of what the command prints.
+ */
 async function withServices<T>(
+  command: string,
   config: Config,
   io: CommandIo,
   work: (store: Store, services: ReturnType<typeof accountServices>) => Promise<T>,
 ): Promise<T> {
   const store = await openStore(config.database, {
-    onSetAside: (moved) => io.err.write(`svc: ${setAsideNotice(moved)}\n`),
+    existing: true,
+    onUpgrade: (step) => io.err.write(`svc ${command}: ${upgradeNotice(step)}\n`),
   });
+  io.err.write(`svc ${command}: using ${describeDatabase(config.database)}\n`);
   try {
     const { logger } = createLoggers("warn", { write: (line: string) => void io.err.write(line) });
     return await work(store, accountServices(config, store, logger));
@@ -83,7 +91,7 @@ export async function adminCommand(args: string[], config: Config, io: CommandIo
   if (!values.username || !values.email) throw new UsageError("--username and --email are required");
   const password = await readPassword(io, Boolean(values["password-stdin"]));
   if (password === null) return 1;
-  return withServices(config, io, async (_, { users }) => {
+  return withServices("admin", config, io, async (_, { users }) => {
     const user = await users.create({ username: values.username!, email: values.email!, password }, CLI_ORIGIN, {
       role: "admin",
       actor: null,
@@ -118,7 +126,7 @@ export async function userCommand(args: string[], config: Config, io: CommandIo)
   switch (verb) {
     case "list": {
       const { values } = options(rest, { search: { type: "string" } });
-      return withServices(config, io, async (store) => {
+      return withServices("user", config, io, async (store) => {
         io.out.write(`${["id", "username", "email", "role", "status", "last login"].join("\t")}\n`);
         for (let after: string | undefined; ; ) {
           const page = await store.users.search({ search: values.search, limit: PAGE, ...(after && { after }) });
@@ -140,7 +148,7 @@ export async function userCommand(args: string[], config: Config, io: CommandIo)
         disable: { status: "disabled" },
         enable: { status: "active" },
       }[verb] as { role?: "admin" | "user"; status?: "active" | "disabled" };
-      return withServices(config, io, async (store, { admin }) => {
+      return withServices("user", config, io, async (store, { admin }) => {
         const target = await findUser(store, positionals[0]!);
         const changed = await admin.update(null, target.id, change, CLI_ORIGIN);
         const ended = verb === "disable" && target.status === "active" ? " (its sessions and tokens ended)" : "";
@@ -150,7 +158,7 @@ export async function userCommand(args: string[], config: Config, io: CommandIo)
     }
     case "reset-password": {
       const { positionals } = options(rest, {}, 1);
-      return withServices(config, io, async (store, { admin }) => {
+      return withServices("user", config, io, async (store, { admin }) => {
         const target = await findUser(store, positionals[0]!);
         const issued = await admin.issueReset(null, target.id, CLI_ORIGIN);
         io.out.write(
@@ -191,7 +199,7 @@ export async function auditCommand(args: string[], config: Config, io: CommandIo
     if (!isAuditAction(values.action)) throw new UsageError(`--action must be one of ${AUDIT_ACTIONS.join(", ")}`);
     filter.action = values.action;
   }
-  return withServices(config, io, async (store) => {
+  return withServices("audit", config, io, async (store) => {
     if (values.user !== undefined) {
       // A deleted user is still in the log: their id is taken as it is.
       filter.userId = parseId(values.user) ?? (await findUser(store, values.user)).id;

@@ -4,7 +4,7 @@ import { Elysia, t } from "elysia";
 import type { Authenticator } from "../auth/authenticator.ts";
 import { bearer } from "../auth/bearer.ts";
 import { clientInfo } from "../http/client-address.ts";
-import { conditionalJson, requireMatch, taggedJson } from "../http/etag.ts";
+import { conditionalJson, hasPreconditions, requirePreconditions, taggedJson } from "../http/etag.ts";
 import type { Idempotency } from "../http/idempotency.ts";
 import type { UserRecord } from "../db/store.ts";
 import { jsonBody } from "../http/json-body.ts";
@@ -36,6 +36,15 @@ export interface AdminRouteDeps {
 
 export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, trustProxy }: AdminRouteDeps) {
   const userId = t.Object({ id: t.String({ description: "A user id (UUID)." }) });
+
+  /** The account as GET admin/users/{id} shows it, when the write carries preconditions, which it met (else 412). */
+  async function preconditioned(request: Request, id: string): Promise<UserRecord | undefined> {
+    if (!hasPreconditions(request)) return undefined;
+    const account = await admin.get(id);
+    requirePreconditions(request, adminUserView(account));
+    return account;
+  }
+
   return new Elysia({ prefix: PREFIX })
     .use(bearer(authenticator, { admin: true }))
     .get(
@@ -87,18 +96,10 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
       "/users/:id",
       ({ params, body, caller, request, set }) =>
         idempotency.run({ request, set, body, caller: `user:${caller.id}` }, async () => {
-          // If-Match: the account as GET admin/users/{id} showed it; stale, 412 and nothing written.
-          let unchanged: UserRecord | undefined;
-          if (request.headers.has("if-match")) {
-            unchanged = await admin.get(params.id);
-            requireMatch(request, adminUserView(unchanged));
-          }
+          // Checked again within the write: of two writers holding one tag, one gets 412.
+          const unchanged = await preconditioned(request, params.id);
           const client = clientInfo(request, trustProxy);
-          return conditionalJson(
-            request,
-            set,
-            adminUserView(await admin.update(caller.id, params.id, body, client, unchanged)),
-          );
+          return taggedJson(set, adminUserView(await admin.update(caller.id, params.id, body, client, unchanged)));
         }),
       {
         params: userId,
@@ -129,6 +130,7 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
       "/users/:id",
       ({ params, caller, request, set }) =>
         idempotency.run({ request, set, body: null, caller: `user:${caller.id}` }, async () => {
+          await preconditioned(request, params.id);
           await admin.delete(caller.id, params.id, clientInfo(request, trustProxy));
           set.status = 204;
         }),
@@ -136,6 +138,7 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
         params: userId,
         detail: documented({
           operationId: "adminDeleteUser",
+          conditional: "guarded",
           idempotent: true,
           summary: "Delete an account: its sessions end, its categories stay with no creator",
           tag: "admin",
@@ -149,6 +152,7 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
       "/users/:id/password-reset",
       ({ params, caller, request, set }) =>
         idempotency.run({ request, set, body: null, caller: `user:${caller.id}` }, async () => {
+          await preconditioned(request, params.id);
           const issued = await admin.issueReset(caller.id, params.id, clientInfo(request, trustProxy));
           set.status = 201;
           set.headers["cache-control"] = "no-store";
@@ -158,6 +162,7 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
         params: userId,
         detail: documented({
           operationId: "adminIssuePasswordReset",
+          conditional: "guarded",
           idempotent: true,
           summary: "Issue a one-time password reset code for the account (it replaces any earlier one)",
           tag: "admin",

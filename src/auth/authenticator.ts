@@ -16,10 +16,10 @@ export interface Authenticator {
    */
   authenticate(authorization: string | null): Awaitable<Caller>;
   /**
-   * The user a token was issued to, its signature and expiry checked but not whether it was revoked
+   * The token (its user and session), its signature and expiry checked but not whether it was revoked
    * since: for a repeat under an Idempotency-Key of the request that revoked it. null: no such token.
    */
-  subject(authorization: string | null): Promise<string | null>;
+  subject(authorization: string | null): Promise<VerifiedToken | null>;
 }
 
 const CHALLENGE = 'Bearer realm="svc"';
@@ -29,7 +29,11 @@ export function unauthorized(tokenSent: boolean, detail: string): AppError {
   return new AppError("unauthorized", detail, { headers: { "www-authenticate": challenge } });
 }
 
-export function createAuthenticator(tokens: TokenService, store: Pick<Store, "tokenHolder">): Authenticator {
+export function createAuthenticator(
+  tokens: TokenService,
+  store: Pick<Store, "tokenHolder">,
+  now: () => number = Date.now,
+): Authenticator {
   return {
     authenticate(authorization) {
       if (!authorization) throw unauthorized(false, "A Bearer token is required.");
@@ -39,11 +43,13 @@ export function createAuthenticator(tokens: TokenService, store: Pick<Store, "to
         if (!verified) throw invalid();
         return then(store.tokenHolder(verified.userId, verified.jti, verified.sessionId), (holder) => {
           // A deleted user, a token from before a password change, or one whose session ended (logout,
-          // refresh token reuse) is as invalid as a forged one.
+          // refresh token reuse, or its expires_at passed though the background pruning has not yet
+          // deleted it) is as invalid as a forged one.
           // Disabling bumps the token version too; the status is checked as well so that no path forgets it.
           if (
             !holder ||
             holder.revoked ||
+            (holder.expiresAt !== null && Date.parse(holder.expiresAt) <= now()) ||
             holder.user.tokenVersion !== verified.version ||
             holder.user.status !== "active"
           ) {
@@ -55,7 +61,7 @@ export function createAuthenticator(tokens: TokenService, store: Pick<Store, "to
     },
     async subject(authorization) {
       const token = authorization && bearerToken(authorization, tokens);
-      return token ? ((await tokens.verify(token))?.userId ?? null) : null;
+      return token ? await tokens.verify(token) : null;
     },
   };
 }

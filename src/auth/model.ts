@@ -4,15 +4,23 @@ import { invalidFields, UNKNOWN_FIELD, type FieldError } from "../errors.ts";
 
 const closed = { additionalProperties: false } as const;
 
+/** A refresh token as the routes take it; longer is no token svc issued. */
+const REFRESH_TOKEN_MAX = 1024;
+
 export const refreshBody = t.Object(
-  { refresh_token: t.String({ maxLength: 1024, description: "The refresh token of your last login or refresh." }) },
+  {
+    refresh_token: t.String({
+      maxLength: REFRESH_TOKEN_MAX,
+      description: "The refresh token of your last login or refresh.",
+    }),
+  },
   closed,
 );
 
 export const LOGOUT_SCOPES = ["local", "others", "global"] as const;
 export type LogoutScope = (typeof LOGOUT_SCOPES)[number];
 
-/** For the document only: the body may be left out, which Elysia's body schemas cannot say (see logoutScope). */
+/** For the document only: the body may be left out, which Elysia's body schemas cannot say (see logoutRequest). */
 export const logoutBody = t.Object(
   {
     scope: t.Optional(
@@ -21,24 +29,46 @@ export const logoutBody = t.Object(
         { description: "local (default): this session; others: every other one; global: all of them." },
       ),
     ),
+    refresh_token: t.Optional(
+      t.String({
+        maxLength: REFRESH_TOKEN_MAX,
+        description:
+          "The session's refresh token, in place of a Bearer token: it names the session, so signing out works after the access token expired. Sent, it decides whichever Authorization header comes with it.",
+      }),
+    ),
   },
   closed,
 );
 
-/** The scope a logout body asks for; no body at all is `{}`. Throws validation_failed naming what is wrong. */
-export function logoutScope(body: unknown): LogoutScope {
+/** What a logout asks: which sessions, and (when it names its session by one) the refresh token. */
+export interface LogoutRequest {
+  scope: LogoutScope;
+  refreshToken?: string;
+}
+
+const LOGOUT_FIELDS = new Set(Object.keys(logoutBody.properties));
+
+/** The logout a body asks for; no body at all is `{}`. Throws validation_failed naming what is wrong. */
+export function logoutRequest(body: unknown): LogoutRequest {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw invalidFields([{ field: "body", message: "must be a JSON object" }]);
   }
   const problems: FieldError[] = Object.keys(body)
-    .filter((key) => key !== "scope")
+    .filter((key) => !LOGOUT_FIELDS.has(key))
     .map((field) => ({ field, message: UNKNOWN_FIELD }));
-  const { scope = "local" } = body as { scope?: unknown };
+  const { scope = "local", refresh_token: refreshToken } = body as { scope?: unknown; refresh_token?: unknown };
   if (!LOGOUT_SCOPES.includes(scope as LogoutScope)) {
     problems.push({ field: "scope", message: `must be one of ${LOGOUT_SCOPES.join(", ")}` });
   }
+  if (refreshToken !== undefined && typeof refreshToken !== "string") {
+    problems.push({ field: "refresh_token", message: "must be a string" });
+  } else if (typeof refreshToken === "string" && refreshToken.length > REFRESH_TOKEN_MAX) {
+    problems.push({ field: "refresh_token", message: `must be at most ${REFRESH_TOKEN_MAX} characters` });
+  }
   if (problems.length > 0) throw invalidFields(problems);
-  return scope as LogoutScope;
+  return refreshToken === undefined
+    ? { scope: scope as LogoutScope }
+    : { scope: scope as LogoutScope, refreshToken: refreshToken as string };
 }
 
 export const sessionSchema = t.Object({

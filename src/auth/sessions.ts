@@ -7,6 +7,7 @@
 import { auditEvent, type Origin } from "../audit/model.ts";
 import type { SessionConfig } from "../config.ts";
 import {
+  type PresentedRefresh,
   ReferenceGone,
   type RevocationStore,
   type SessionRecord,
@@ -95,6 +96,26 @@ export function createSessionService({
   }
 
   const invalid = () => new AppError("invalid_refresh_token", "The refresh token is unknown, expired or revoked.");
+  /** Failed refresh tokens count against the client, whichever route they came to. */
+  const clientKey = (client: ClientInfo) => `refresh:${client.address}`;
+  /** The refusal, once counted against the client. */
+  const refused = async (client: ClientInfo, error: AppError) => {
+    await throttle.clientFailed(clientKey(client));
+    return error;
+  };
+  /** A refresh token found, within its lifetime and its session's, of an active user. */
+  const usable = (found: PresentedRefresh | null, at: number): found is PresentedRefresh => {
+    const over = (when: string) => Date.parse(when) <= at;
+    return !!found && !over(found.token.expiresAt) && !over(found.session.expiresAt) && found.user.status === "active";
+  };
+
+  /** Ends the user's sessions that `scope` names, counted from `current` (the session asking). */
+  async function endFrom(user: UserRecord, current: string, scope: LogoutScope, client: Origin): Promise<void> {
+    const which: SessionScope = { local: { only: current }, others: { except: current }, global: "all" as const }[
+      scope
+    ];
+    await sessions.end(user.id, which, revoked(user, client, { scope }));
+  }
 
   /**
    * A new session for the user, ready to be stored (`session`, `refresh`), and the pair to answer
@@ -150,19 +171,12 @@ export function createSessionService({
 
     /** A new pair for the refresh token, and its user; the same pair for a repeat within the reuse window. */
     async refresh(presented: string, client: ClientInfo): Promise<TokenPair & { user: UserRecord }> {
-      const clientKey = `refresh:${client.address}`;
-      await throttle.checkClient(clientKey);
-      const refused = async (error: AppError) => {
-        await throttle.clientFailed(clientKey);
-        return error;
-      };
-      if (!wellFormed(presented)) throw await refused(invalid());
+      await throttle.checkClient(clientKey(client));
+      if (!wellFormed(presented)) throw await refused(client, invalid());
       const digest = refreshDigest(presented);
       const at = now();
       let found = await sessions.findRefresh(digest);
-      const over = (when: string) => Date.parse(when) <= at;
-      if (!found || over(found.token.expiresAt) || over(found.session.expiresAt) || found.user.status !== "active")
-        throw await refused(invalid());
+      if (!usable(found, at)) throw await refused(client, invalid());
       const { session, user } = found;
 
       if (found.token.rotatedAt === null) {
@@ -183,7 +197,7 @@ export function createSessionService({
         if (await sessions.rotate(digest, rotation)) return { ...answer, user };
         // Another rotation of this token landed first: its answer is the one to give.
         found = await sessions.findRefresh(digest);
-        if (!found?.token.rotatedAt) throw await refused(invalid());
+        if (!found?.token.rotatedAt) throw await refused(client, invalid());
       }
 
       const rotatedAt = Date.parse(found.token.rotatedAt!);
@@ -220,6 +234,7 @@ export function createSessionService({
         "refresh token presented again after its rotation: session ended",
       );
       throw await refused(
+        client,
         new AppError(
           "refresh_token_reused",
           "This refresh token was already used; the session is ended. Log in again.",
@@ -254,16 +269,26 @@ export function createSessionService({
      */
     async logout(user: UserRecord, token: VerifiedToken, scope: LogoutScope, client: Origin): Promise<void> {
       const current = token.sessionId;
-      const event = revoked(user, client, { scope });
       if (current === undefined) {
-        if (scope !== "local") await sessions.end(user.id, "all", event);
+        if (scope !== "local") await sessions.end(user.id, "all", revoked(user, client, { scope }));
         if (scope !== "others") await revocations.revoke(token.jti, iso(token.exp * 1000));
         return;
       }
-      const which: SessionScope = { local: { only: current }, others: { except: current }, global: "all" as const }[
-        scope
-      ];
-      await sessions.end(user.id, which, event);
+      await endFrom(user, current, scope, client);
+    },
+
+    /**
+     * Logs out with a session's refresh token in place of its access token (which may have expired):
+     * as logout, counted from the session the token belongs to. Throws invalid_refresh_token, counted
+     * against the client as a failed refresh is, unless it is the current token of a live session; 429
+     * while the client is blocked.
+     */
+    async logoutByRefresh(presented: string, scope: LogoutScope, client: ClientInfo): Promise<void> {
+      await throttle.checkClient(clientKey(client));
+      const found = wellFormed(presented) ? await sessions.findRefresh(refreshDigest(presented)) : null;
+      // A spent (rotated) token no longer speaks for its session: only refresh may answer it, in its window.
+      if (!usable(found, now()) || found.token.rotatedAt !== null) throw await refused(client, invalid());
+      await endFrom(found.user, found.session.id, scope, client);
     },
 
     /**

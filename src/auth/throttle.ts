@@ -5,18 +5,26 @@
 // An attempt is reserved (counted as a failure) before its password is checked, in one atomic step per
 // key, and a success gives the reservation back. So however many attempts arrive at once, on one
 // instance or several, at most maxFailures guesses at an account are ever checked before its block.
+// An attempt refused while the account's reservations are still in flight on this instance waits for
+// them (bounded): a success among them frees the account, so right passwords sent together all get in.
 import type { LoginThrottleConfig } from "../config.ts";
 import type { ThrottleRecord, ThrottleStore, ThrottleTransition } from "../db/store.ts";
 import { AppError } from "../errors.ts";
+import { AttemptsInFlight, type WaitLimits } from "./attempts-in-flight.ts";
+
+/** A reserved attempt. Disposed (`using`) once its check is done, whatever the outcome. */
+export interface Reservation extends Disposable {
+  /** The password was right: the account's count is cleared, the client's attempt given back. */
+  succeeded(): Promise<void>;
+}
 
 export interface LoginThrottle {
   /**
-   * Counts one attempt against the account and the client before the password is checked. Throws 429
-   * `too_many_requests` with Retry-After while either is blocked; nothing is counted then.
+   * Counts one attempt against the account and the client before the password is checked. While the
+   * account is blocked by attempts still in flight on this instance, waits for them (within bounds).
+   * Throws 429 `too_many_requests` with Retry-After while either is blocked; nothing is counted then.
    */
-  reserve(accountKey: string, clientKey: string): Promise<void>;
-  /** The reserved attempt succeeded: the account's count is cleared, the client's attempt given back. */
-  succeeded(accountKey: string, clientKey: string): Promise<void>;
+  reserve(accountKey: string, clientKey: string): Promise<Reservation>;
   /** Throws 429 `too_many_requests` with Retry-After while the client is blocked (the per-client rule). */
   checkClient(clientKey: string): Promise<void>;
   /**
@@ -33,7 +41,9 @@ export function createLoginThrottle(
   store: ThrottleStore,
   settings: LoginThrottleConfig,
   now = () => Date.now(),
+  waitLimits?: WaitLimits,
 ): LoginThrottle {
+  const inFlight = new AttemptsInFlight(waitLimits);
   const accountDelay = (failures: number) =>
     Math.min(settings.backoffBaseMs * 2 ** Math.min(failures - settings.maxFailures, 30), settings.backoffMaxMs);
 
@@ -69,27 +79,48 @@ export function createLoginThrottle(
   const releaseAccount = (key: string) => store.transition(key, releaseStep(settings.maxFailures));
   const releaseClient = (key: string) => store.transition(key, releaseStep(settings.clientMaxFailures));
 
+  /** One try at reserving: null when counted, else which key is blocked and for how long. */
+  async function reserveOnce(accountKey: string, clientKey: string) {
+    const at = now();
+    const account = await store.transition(accountKey, reserveStep(accountKey, at, settings.maxFailures, accountDelay));
+    if (account > 0) return { blocked: "account" as const, waitMs: account };
+    const client = await store.transition(
+      clientKey,
+      reserveStep(clientKey, at, settings.clientMaxFailures, () => settings.clientWindowMs, settings.clientWindowMs),
+    );
+    if (client === 0) return null;
+    await releaseAccount(accountKey);
+    return { blocked: "client" as const, waitMs: client };
+  }
+
+  function reservation(accountKey: string, clientKey: string): Reservation {
+    inFlight.enter(accountKey);
+    let done = false;
+    const finish = (succeeded: boolean) => {
+      if (done) return;
+      done = true;
+      inFlight.leave(accountKey, succeeded);
+    };
+    return {
+      async succeeded() {
+        await store.clear(accountKey);
+        await releaseClient(clientKey);
+        // At once, not when the caller is done: the attempts waiting may go in now.
+        finish(true);
+      },
+      [Symbol.dispose]: () => finish(false),
+    };
+  }
+
   return {
     async reserve(accountKey, clientKey) {
-      const at = now();
-      const account = await store.transition(
-        accountKey,
-        reserveStep(accountKey, at, settings.maxFailures, accountDelay),
-      );
-      if (account > 0) throw blocked(account);
-      const client = await store.transition(
-        clientKey,
-        reserveStep(clientKey, at, settings.clientMaxFailures, () => settings.clientWindowMs, settings.clientWindowMs),
-      );
-      if (client > 0) {
-        await releaseAccount(accountKey);
-        throw blocked(client);
+      const deadline = inFlight.deadline();
+      for (;;) {
+        const refused = await reserveOnce(accountKey, clientKey);
+        if (!refused) return reservation(accountKey, clientKey);
+        // A blocked client waits for nothing; a blocked account, for its attempts in flight here.
+        if (refused.blocked === "client" || !(await inFlight.wait(accountKey, deadline))) throw blocked(refused.waitMs);
       }
-    },
-
-    async succeeded(accountKey, clientKey) {
-      await store.clear(accountKey);
-      await releaseClient(clientKey);
     },
 
     async checkClient(clientKey) {

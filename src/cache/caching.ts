@@ -122,11 +122,12 @@ export function caching(base: VersionedStore): Caching {
         // read after the version, so a write in between makes it newer than its tag, which costs one
         // more read later, never a stale answer.
         const known = holders.get(userId);
-        if (known?.usersVersion === state.versions.users) return { user: known.user, revoked: state.revoked };
+        const { revoked, expiresAt } = state;
+        if (known?.usersVersion === state.versions.users) return { user: known.user, revoked, expiresAt };
         return base.users.findById(userId).then((user) => {
           if (!user) return null;
           setBounded(holders, userId, { usersVersion: state.versions.users, user }, CACHE_BOUNDS.holders);
-          return { user, revoked: state.revoked };
+          return { user, revoked, expiresAt };
         });
       });
     },

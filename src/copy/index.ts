@@ -1,12 +1,14 @@
 // `svc copy --from <url> --to <url> [--force] [--allow-empty]`: every user (hashes and token versions
 // included, so logins and tokens keep working) and every category, in one transaction on the target.
-// The source is only read: it must be an svc database that exists; nothing is created there.
+// The source is only read, and the target written: each must be an svc database that exists (svc
+// migrate makes a new one); nothing is created by a copy.
 import { parseArgs } from "node:util";
 import { ConfigError, parseDatabaseUrl, type Env } from "../config.ts";
-import { describeDatabase, openStore, setAsideNotice } from "../db/open.ts";
+import { describeDatabase, openStore } from "../db/open.ts";
 import {
   CATEGORY_FIELDS,
   LoadRefused,
+  NoSuchDatabase,
   USER_FIELDS,
   type CategoryRecord,
   type Counts,
@@ -15,6 +17,7 @@ import {
   type Store,
   type UserRecord,
 } from "../db/store.ts";
+import { upgradeNotice, type UpgradeStep } from "../db/upgrades.ts";
 import { describeError } from "../safe-errors.ts";
 import { unstorable } from "../text.ts";
 
@@ -67,9 +70,10 @@ export async function runCopy(args: string[], env: Env, out: Output): Promise<nu
 
   const stores: Store[] = [];
   try {
-    const source = await openStore(from, { existing: true });
+    const onUpgrade = (step: UpgradeStep) => out.write(`svc copy: ${upgradeNotice(step)}\n`);
+    const source = await openStore(from, { existing: true, onUpgrade });
     stores.push(source);
-    const target = await openStore(to, { onSetAside: (moved) => out.write(`svc copy: ${setAsideNotice(moved)}\n`) });
+    const target = await openStore(to, { existing: true, onUpgrade }).catch(makeItFirst);
     stores.push(target);
     const expected = await source.counts();
     const present = await target.counts();
@@ -107,6 +111,12 @@ export async function runCopy(args: string[], env: Env, out: Output): Promise<nu
   } finally {
     for (const store of stores) await store.close();
   }
+}
+
+/** A target that is not there: the copy makes none (a misspelt one would take the data), and says how to. */
+function makeItFirst(error: unknown): never {
+  if (!(error instanceof NoSuchDatabase)) throw error;
+  throw new NoSuchDatabase(`${error.message}: make it first with \`svc migrate\` (SVC_DATABASE_URL=the target)`);
 }
 
 /** What the source holds cannot, or should not, be copied as it is. */

@@ -6,9 +6,10 @@ import { SQL } from "bun";
 import { getTableConfig } from "drizzle-orm/pg-core";
 import type { DatabaseConfig } from "../config.ts";
 import { describeError } from "../safe-errors.ts";
-import { MIGRATION_COUNT as POSTGRES_MIGRATIONS } from "./postgres/migrate.ts";
+import { describeDatabase } from "./describe.ts";
+import { MIGRATION_COUNT as POSTGRES_MIGRATIONS, refuseNewerPostgres } from "./postgres/migrate.ts";
 import * as pgTables from "./postgres/schema.ts";
-import { MIGRATION_COUNT as SQLITE_MIGRATIONS } from "./sqlite/migrate.ts";
+import { MIGRATION_COUNT as SQLITE_MIGRATIONS, refuseNewerSqlite } from "./sqlite/migrate.ts";
 import { integrityProblems, missingSqlite } from "./sqlite/file.ts";
 
 /** Problems reported, at most: past it, restoring from a backup is the answer anyway. */
@@ -17,7 +18,9 @@ const MAX_PROBLEMS = 20;
 const TABLES = Object.values(pgTables).map((table) => getTableConfig(table).name);
 
 export async function checkDatabase(database: DatabaseConfig): Promise<string[]> {
-  return database.kind === "sqlite" ? checkSqlite(database.path) : checkPostgres(database.url);
+  return database.kind === "sqlite"
+    ? checkSqlite(database.path)
+    : checkPostgres(database.url, describeDatabase(database));
 }
 
 function checkSqlite(path: string): string[] {
@@ -30,6 +33,8 @@ function checkSqlite(path: string): string[] {
     return [`cannot open ${path}: ${describeError(error)}`];
   }
   try {
+    // As every command: a database a later svc migrated is that svc's to judge (the one line says so).
+    refuseNewerSqlite(client, path);
     const problems = wholeCheck(client);
     if (problems.length > 0) return problems;
     const applied = client.query<{ n: number }, []>("SELECT count(*) AS n FROM __drizzle_migrations").get()?.n ?? 0;
@@ -61,11 +66,12 @@ function wholeCheck(client: Database): string[] {
   }
 }
 
-async function checkPostgres(url: string): Promise<string[]> {
+async function checkPostgres(url: string, name: string): Promise<string[]> {
   const client = new SQL({ url, max: 1, connectionTimeout: 5 });
   try {
     const [{ svc }] = await client`SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AS svc`;
     if (!svc) return ["not an svc database (it has no svc tables)"];
+    await refuseNewerPostgres(client, name);
     const [{ applied }] = await client`SELECT count(*)::int AS applied FROM drizzle.__drizzle_migrations`;
     const problems = applied < POSTGRES_MIGRATIONS ? [behind(applied, POSTGRES_MIGRATIONS)] : [];
     // A full read of each table: a damaged page fails it (with data checksums on, so does a flipped bit).

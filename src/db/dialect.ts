@@ -5,7 +5,7 @@ import type { ErrorCode } from "../errors.ts";
 import type * as pgTables from "./postgres/schema.ts";
 import type { DialectFeed } from "./feeds.ts";
 import type { StorageState } from "./storage.ts";
-import type { VersionedStore } from "./store.ts";
+import type { PoolState, VersionedStore } from "./store.ts";
 
 /**
  * The Drizzle database, in PostgreSQL's types. Drizzle types each dialect apart, though the builders
@@ -47,7 +47,7 @@ export interface Dialect {
   /** Resolves when the database answers a trivial query within timeoutMs; rejects otherwise. */
   ping(timeoutMs: number): Promise<void>;
   storage(): StorageState;
-  pool(): { size: number; busy: number };
+  pool(): PoolState;
   /** Committed category changes: announced by the writing transaction, heard by listeners. */
   feed: DialectFeed;
   close(): Promise<void>;

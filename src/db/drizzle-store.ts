@@ -1,6 +1,23 @@
 // The storage contract, written once in Drizzle for every database svc supports. What differs between
 // them (opening, migrating, transactions, reading driver errors) comes in with the Dialect.
-import { and, count, desc, eq, gt, gte, inArray, isNull, lt, ne, or, sql, type Column, type SQL } from "drizzle-orm";
+import {
+  and,
+  count,
+  desc,
+  eq,
+  gt,
+  gte,
+  inArray,
+  isNotNull,
+  isNull,
+  lt,
+  min,
+  ne,
+  or,
+  sql,
+  type Column,
+  type SQL,
+} from "drizzle-orm";
 import { AppError, type ErrorCode } from "../errors.ts";
 import { parseId } from "../ids.ts";
 import { chunks } from "./chunks.ts";
@@ -75,7 +92,7 @@ export function drizzleStore(dialect: Dialect): VersionedStore {
     async tokenHolder(userId, jti, sessionId) {
       const state = await tokenState(userId, jti, sessionId);
       const user = state && (await users.findById(userId));
-      return user ? { user, revoked: state.revoked } : null;
+      return user ? { user, revoked: state.revoked, expiresAt: state.expiresAt } : null;
     },
     tokenState,
     versions: reads.versions,
@@ -96,22 +113,22 @@ function hotReads({ db, run, tables }: Dialect): HotReads {
     sql<number>`(select ${tableVersions.version} from ${tableVersions} where ${tableVersions.name} = ${table})`.mapWith(
       Number,
     );
-  const state = (revoked: ReturnType<typeof sql<boolean>>, name: string) =>
+  const state = <T>(standing: SQL<T>, name: string) =>
     db
-      .select({ revoked: revoked.mapWith(Boolean), users: version("users"), categories: version("categories") })
+      .select({ standing, users: version("users"), categories: version("categories") })
       .from(users)
       .where(eq(users.id, p("id")))
       .prepare(name);
-  // A token with a session is revoked by the session's end; one from before sessions, by its jti.
+  // A token with a session is revoked by the session's end, and serves until its expires_at; one from
+  // before sessions is revoked by its jti.
   const byJti = state(
-    sql<boolean>`exists (select 1 from ${revokedTokens} where ${revokedTokens.jti} = ${p("jti")})`,
+    sql<boolean>`exists (select 1 from ${revokedTokens} where ${revokedTokens.jti} = ${p("jti")})`.mapWith(Boolean),
     "token_state",
   );
-  const bySession = state(
-    // The user id as a parameter again: Drizzle writes columns in a selected expression unqualified.
-    sql<boolean>`not exists (select 1 from ${sessions} where ${sessions.id} = ${p("sid")} and ${sessions.userId} = ${p("id")})`,
-    "session_token_state",
-  );
+  // The user id as a parameter again: Drizzle writes columns in a selected expression unqualified.
+  const sessionExpiry = sql<string | null>`(select ${sessions.expiresAt} from ${sessions}
+    where ${sessions.id} = ${p("sid")} and ${sessions.userId} = ${p("id")})`;
+  const bySession = state(sessionExpiry.mapWith(sessions.expiresAt), "session_token_state");
   const versions = db
     .select({ name: tableVersions.name, version: tableVersions.version })
     .from(tableVersions)
@@ -119,8 +136,12 @@ function hotReads({ db, run, tables }: Dialect): HotReads {
   return {
     tokenState: (id, jti, sid) =>
       run(async () => {
-        const row = first(await (sid === undefined ? byJti.execute({ id, jti }) : bySession.execute({ id, sid })));
-        return row && { revoked: row.revoked, versions: { users: row.users, categories: row.categories } };
+        if (sid === undefined) {
+          const row = first(await byJti.execute({ id, jti }));
+          return row && { revoked: row.standing, expiresAt: null, versions: versionsOf(row) };
+        }
+        const row = first(await bySession.execute({ id, sid }));
+        return row && { revoked: row.standing === null, expiresAt: row.standing, versions: versionsOf(row) };
       }),
     versions: () =>
       run(async () => {
@@ -130,6 +151,9 @@ function hotReads({ db, run, tables }: Dialect): HotReads {
       }),
   };
 }
+
+/** The table versions a token state's row carries beside the standing. */
+const versionsOf = (row: TableVersions): TableVersions => ({ users: row.users, categories: row.categories });
 
 /** A transaction of a few statements, held to run's deadline (a bulk load is not). */
 const TIMED = { timed: true } as const;
@@ -750,13 +774,18 @@ function auditStore({ db, run, tables }: Dialect): AuditStore {
   };
 }
 
-function idempotencyStore({ db, run, tables, transaction }: Dialect): IdempotencyStore {
+function idempotencyStore({ db, run, tables, transaction, serialize }: Dialect): IdempotencyStore {
   const { idempotencyKeys: keys } = tables;
   const one = (caller: string, key: string) => and(eq(keys.caller, caller), eq(keys.key, key));
+  /** The caller's records that still hold their place at `at`: completed and unexpired, or claimed within their lease. */
+  const live = (caller: string, at: string) =>
+    and(eq(keys.caller, caller), gt(keys.expiresAt, at), or(isNotNull(keys.status), gt(keys.lockedUntil, at)));
   return {
-    claim: (claim) =>
+    claim: (claim, limit) =>
       transaction(async (tx) => {
         const at = claim.createdAt;
+        // One caller's claims one at a time, on every instance: the count below is then the count the insert meets.
+        await serialize(tx, `idempotency:${claim.caller}`);
         // A record past its expiry, or a claim whose request never finished, is no longer anyone's.
         await tx
           .delete(keys)
@@ -766,12 +795,18 @@ function idempotencyStore({ db, run, tables, transaction }: Dialect): Idempotenc
               or(lt(keys.expiresAt, at), and(isNull(keys.status), lt(keys.lockedUntil, at))),
             ),
           );
+        const [held] = await tx.select().from(keys).where(one(claim.caller, claim.key));
+        if (held) return { claimed: false as const, held };
+        const [kept] = await tx
+          .select({ count: count(), oldest: min(keys.expiresAt) })
+          .from(keys)
+          .where(live(claim.caller, at));
+        if (kept && kept.count >= limit) return { claimed: false as const, held: null, freeAt: kept.oldest! };
+        // Still guarded: an instance of an earlier version, mid-upgrade, claims without the lock.
         const won = await tx.insert(keys).values(claim).onConflictDoNothing().returning({ key: keys.key });
         if (won.length > 0) return { claimed: true as const };
-        const [held] = await tx.select().from(keys).where(one(claim.caller, claim.key));
-        // Gone between the two statements (released by its holder): the next attempt claims it.
-        if (!held) return { claimed: false as const, held: { ...claim, status: null, answer: null } };
-        return { claimed: false as const, held };
+        const [winner] = await tx.select().from(keys).where(one(claim.caller, claim.key));
+        return { claimed: false as const, held: winner ?? { ...claim, status: null, answer: null } };
       }, TIMED),
     find: (caller, key, now) =>
       run(async () =>

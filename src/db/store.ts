@@ -4,6 +4,7 @@ import type { Awaitable } from "../awaitable.ts";
 import type { ChangeFeed } from "../realtime/events.ts";
 import type { AuditAction } from "../audit/model.ts";
 import type { StorageState } from "./storage.ts";
+import type { UpgradeStep } from "./upgrades.ts";
 
 export type Role = "user" | "admin";
 export type AccountStatus = "active" | "disabled";
@@ -363,13 +364,22 @@ export interface IdempotencyRecord {
 
 export type IdempotencyClaim = Omit<IdempotencyRecord, "status" | "answer">;
 
+/** What a claim got: the key, the live record that holds it, or no key (the caller holds `limit` already). */
+export type IdempotencyClaimResult =
+  | { claimed: true }
+  | { claimed: false; held: IdempotencyRecord }
+  /** `freeAt`: when the caller's oldest live record expires. */
+  | { claimed: false; held: null; freeAt: string };
+
 export interface IdempotencyStore {
   /**
    * Claims the caller's key for a request about to run, unless a live record holds it: then that
    * record. A record past its expiry, or a claim past `lockedUntil` that never completed (its instance
-   * died), gives way to the new claim. Of concurrent claims, on any instance, exactly one wins.
+   * died), gives way to the new claim. Of concurrent claims, on any instance, exactly one wins. A
+   * caller already holding `limit` live records (completed, or claimed within their lease) gets no new
+   * one, however many claims race on however many instances.
    */
-  claim(claim: IdempotencyClaim): Promise<{ claimed: true } | { claimed: false; held: IdempotencyRecord }>;
+  claim(claim: IdempotencyClaim, limit: number): Promise<IdempotencyClaimResult>;
   /** The caller's record for the key, if one lives at `now`. */
   find(caller: string, key: string, now: string): Promise<IdempotencyRecord | null>;
   /** Stores the claimed request's answer. */
@@ -386,10 +396,20 @@ export interface SessionBatch {
   refreshTokens: RefreshTokenRecord[];
 }
 
-/** The user a token names, and whether that token was revoked. */
-export interface TokenHolder {
+/** The user a token names, whether that token was revoked, and when its session ends. */
+export interface TokenHolder extends TokenStanding {
   user: UserRecord;
+}
+
+/** Whether a token was revoked, and until when it may serve. */
+export interface TokenStanding {
   revoked: boolean;
+  /**
+   * The expires_at of the token's session while it has one; null for a token without a session, or one
+   * revoked. Given, not judged: whoever checks the token compares it with their clock, so an answer kept
+   * in memory stays right as time passes.
+   */
+  expiresAt: string | null;
 }
 
 export interface Counts {
@@ -432,7 +452,8 @@ export interface Store {
   readonly changes: ChangeFeed;
   /**
    * The user with this id and whether the token is revoked: its `jti` was, or it names a session
-   * (`sessionId`) the user no longer has. It runs on every authenticated request. null: no user has this id.
+   * (`sessionId`) the user no longer has; and that session's expiry. It runs on every authenticated
+   * request. null: no user has this id.
    */
   tokenHolder(userId: string, jti: string, sessionId?: string): Awaitable<TokenHolder | null>;
   /** Resolves when the database answers a trivial query within timeoutMs; rejects otherwise. */
@@ -442,8 +463,8 @@ export interface Store {
    * volume has under 1 MiB free). Such writes throw AppError `storage_full`; reads go on.
    */
   storage(): StorageState;
-  /** The connection pool right now: its size, and how many connections are busy. */
-  pool(): { size: number; busy: number };
+  /** The database's connections right now. */
+  pool(): PoolState;
   counts(): Promise<Counts>;
   /**
    * Writes the records exactly as given (ids, hashes, token versions, timestamps) in one transaction.
@@ -454,6 +475,15 @@ export interface Store {
   close(): Promise<void>;
 }
 
+/** The database's connections: how many may be pooled, how many are open, and how many of those are busy. */
+export interface PoolState {
+  max: number;
+  /** Open now (on PostgreSQL, with the LISTEN connection beside the pool once someone subscribes). */
+  open: number;
+  /** Serving an operation now; never more than `open`. */
+  busy: number;
+}
+
 /** Counters that change whenever their table does, whichever instance wrote (database triggers). */
 export interface TableVersions {
   users: number;
@@ -461,8 +491,7 @@ export interface TableVersions {
 }
 
 /** A token's standing and the table versions, read in one statement. */
-export interface TokenState {
-  revoked: boolean;
+export interface TokenState extends TokenStanding {
   versions: TableVersions;
 }
 
@@ -474,7 +503,7 @@ export interface VersionedStore extends Store {
   /** Equal counters mean unchanged tables. */
   versions(): Awaitable<TableVersions>;
   /**
-   * Whether the token is revoked (as tokenHolder), and the versions, provided the user exists; in one statement,
+   * The token's standing (as tokenHolder's), and the versions, provided the user exists; in one statement,
    * since it runs on every authenticated request. The versions are read before any data the request
    * goes on to read. null: no user has this id.
    */
@@ -510,13 +539,16 @@ export class NoSuchDatabase extends Error {
 
 export interface OpenOptions {
   /**
-   * Only an svc database that already exists (a copy's source): a missing file, an in-memory
-   * database or one without svc's tables is NoSuchDatabase, and nothing is created. An older svc
-   * database is migrated forward, as serve would.
+   * Only an svc database that already exists (every command but serve and migrate): a missing file,
+   * an in-memory database or one without svc's tables is NoSuchDatabase, and nothing is created. An
+   * older svc database is migrated forward, as serve would. Either way, one a later svc migrated is
+   * NewerDatabase.
    */
   existing?: boolean;
   /** Told where SQLite's log, left from a database that was gone, was moved before a new one was made (setAsideNotice). */
   onSetAside?: (moved: readonly string[]) => void;
+  /** Told of each step of bringing the database up to this binary: the snapshot before, each migration applied. */
+  onUpgrade?: (step: UpgradeStep) => void;
 }
 
 /** What svc says when it has set aside a log left from a database that was gone (sqlite/connection.ts). */

@@ -280,8 +280,16 @@ function fieldNodesAt(
   return nodes;
 }
 
-/** The request's JSON body when it names a mutation to run (the operation it selects); else null. */
-function mutationOf(text: string): unknown {
+/** A POST that names a mutation to run (the operation it selects). */
+export interface MutationRequest {
+  /** The request's JSON body: what a repeat under the same Idempotency-Key must match. */
+  body: unknown;
+  /** It asks for one root field alone: when that field fails, the whole mutation changed nothing. */
+  single: boolean;
+}
+
+/** The mutation a request's JSON body names; null when it names none (or cannot be read). */
+function mutationOf(text: string): MutationRequest | null {
   let request: { query?: unknown; operationName?: unknown };
   try {
     request = JSON.parse(text);
@@ -291,7 +299,10 @@ function mutationOf(text: string): unknown {
   if (typeof request?.query !== "string") return null;
   try {
     const name = typeof request.operationName === "string" ? request.operationName : undefined;
-    return getOperationAST(parse(request.query), name)?.operation === "mutation" ? request : null;
+    const operation = getOperationAST(parse(request.query), name);
+    if (operation?.operation !== "mutation") return null;
+    const { selections } = operation.selectionSet;
+    return { body: request, single: selections.length === 1 && selections[0]!.kind === Kind.FIELD };
   } catch {
     // Unparsable: Yoga answers it, and there is nothing to keep.
     return null;

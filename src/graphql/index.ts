@@ -17,7 +17,7 @@ import type { UserRecord } from "../db/store.ts";
 import { AppError } from "../errors.ts";
 import { clientAddress } from "../http/client-address.ts";
 import { assetResponse } from "../http/embedded.ts";
-import { type AnswerSet, conditionalText } from "../http/etag.ts";
+import { type AnswerSet, conditionalText, hasPreconditions, requirePreconditions } from "../http/etag.ts";
 import { forwardSocketEvents, type HotRoutes } from "../http/front-door.ts";
 import { IDEMPOTENCY_HEADER, type Idempotency } from "../http/idempotency.ts";
 import { readCappedText } from "../http/json-body.ts";
@@ -135,19 +135,29 @@ export function graphqlRoutes(deps: GraphqlDeps) {
     const execute = () =>
       yoga.fetch(request, { viewer, authorization, transport: "sse", requestId: info?.id, origin, body, outcome });
 
-    // A mutation under an Idempotency-Key runs once per caller and key; its answer is kept for repeats.
-    const mutation = text !== undefined && request.headers.has(IDEMPOTENCY_HEADER) ? mutationOf(text) : null;
+    // A mutation is held to its preconditions and, under an Idempotency-Key, runs once per caller and
+    // key, its answer kept for repeats.
+    const keyed = request.headers.has(IDEMPOTENCY_HEADER);
+    const mutation = text !== undefined && (keyed || hasPreconditions(request)) ? mutationOf(text) : null;
     if (mutation) {
       const caller = viewer ? `user:${viewer.id}` : `client:${address}`;
       try {
-        return await idempotency.run({ request, set, caller, body: mutation }, async () => {
-          const answered = await execute();
-          set.status = answered.status;
-          set.headers["content-type"] = answered.headers.get("content-type") ?? JSON_TYPE;
-          return answered.text();
-        });
+        // /graphql has no representation to match, so If-Match cannot hold: a category's version goes in ifVersion.
+        requirePreconditions(request, null);
+        if (!keyed) return await execute();
+        const unchanged = (answer: string) => mutation.single && failedAsAWhole(answer);
+        return await idempotency.run(
+          { request, set, caller, body: mutation.body },
+          async () => {
+            const answered = await execute();
+            set.status = answered.status;
+            set.headers["content-type"] = answered.headers.get("content-type") ?? JSON_TYPE;
+            return answered.text();
+          },
+          unchanged,
+        );
       } catch (error) {
-        // The key's own refusals (reused, in flight, malformed), in GraphQL's shape.
+        // The refusals of the key (reused, in flight, malformed, one too many) and of the preconditions, in GraphQL's shape.
         if (error instanceof AppError) return errorResponse(error);
         throw error;
       }
@@ -199,6 +209,19 @@ export function graphqlRoutes(deps: GraphqlDeps) {
   /** Every GraphQL request by GET or POST is answered by the front door without Elysia (front-door.ts). */
   const hot: Record<string, HotRoutes> = { [GRAPHQL_PATH]: { GET: serve, POST: serve } };
   return { routes: app, websocket, hot };
+}
+
+/**
+ * Whether a mutation's answer says its root field failed before it changed anything: no data, and no
+ * error below a root field (one there means the field's resolver had returned).
+ */
+function failedAsAWhole(answer: string): boolean {
+  try {
+    const { data, errors } = JSON.parse(answer) as { data?: unknown; errors?: { path?: unknown[] }[] };
+    return data == null && Array.isArray(errors) && errors.every((error) => (error.path?.length ?? 0) <= 1);
+  } catch {
+    return false;
+  }
 }
 
 /** A GET request's query string, "?" included ("" for none): what it asks. */

@@ -1,6 +1,7 @@
 // Strong ETags for JSON reads, from the very bytes the caller is sent: whatever changes what they
-// would see (another user's write, their own e-mail on their page) changes the tag. If-None-Match
-// with a current tag gets 304 and no body; If-Match with a stale one gets 412 (see users, admin).
+// would see (another user's write, their own e-mail on their page) changes the tag. A read whose
+// If-None-Match names the current tag gets 304 and no body; a write is held to RFC 9110's
+// preconditions before it runs (412, never 304: see users, admin and GraphQL).
 import { LRUCache } from "lru-cache";
 import { AppError } from "../errors.ts";
 
@@ -28,12 +29,18 @@ export function etagOf(body: string): string {
   return tag;
 }
 
-/** Whether a list of tags (If-None-Match, If-Match) names this one; `*` names any. Weak tags compare weakly. */
-function names(header: string, tag: string): boolean {
+/** If-None-Match's weak comparison: the header lists this tag, strong or weak, or is `*`. */
+function namesWeakly(header: string, tag: string): boolean {
   // What a revalidating client sends back, the one tag as given or weak, at a tenth of the cost of reading a list.
   if (header === tag || (header.length === tag.length + 2 && header === `W/${tag}`)) return true;
   if (header.trim() === "*") return true;
   return header.split(",").some((item) => item.trim().replace(/^W\//, "") === tag);
+}
+
+/** If-Match's strong comparison: the header lists this very tag, or is `*`; a weak tag never matches. */
+function namesStrongly(header: string, tag: string): boolean {
+  if (header === tag || header.trim() === "*") return true;
+  return header.split(",").some((item) => item.trim() === tag);
 }
 
 /** Elysia's `set`, as much of it as an answer's headers and status are written to. */
@@ -56,7 +63,7 @@ export function conditionalText(request: Request, set: AnswerSet, text: string, 
   set.headers.etag = tag;
   set.headers["content-type"] = contentType;
   const wanted = request.headers.get("if-none-match");
-  if (wanted !== null && names(wanted, tag)) {
+  if (wanted !== null && namesWeakly(wanted, tag)) {
     set.status = 304;
     return "";
   }
@@ -71,14 +78,34 @@ export function taggedJson(set: AnswerSet, body: unknown): string {
   return json;
 }
 
-/** Throws 412 precondition_failed unless the request's If-Match (when it has one) names the current representation's tag. */
-export function requireMatch(request: Request, current: unknown): void {
-  const wanted = request.headers.get("if-match");
-  if (wanted === null) return;
-  if (!names(wanted, etagOf(JSON.stringify(current)))) {
+/** Whether the request carries a precondition a write must meet (If-Match, If-None-Match). */
+export function hasPreconditions(request: Request): boolean {
+  return request.headers.has("if-match") || request.headers.has("if-none-match");
+}
+
+/**
+ * RFC 9110 §13.2.2 for a write, before it runs: throws 412 precondition_failed unless If-Match names
+ * the target's current representation (strongly: a weak tag never matches), or when If-None-Match
+ * names it (weakly; `*` names any). `current` is the representation as GET shows it, or null when the
+ * target has none (a create, /graphql): then If-Match cannot hold and If-None-Match always does.
+ */
+export function requirePreconditions(request: Request, current: object | null): void {
+  const match = request.headers.get("if-match");
+  const noneMatch = request.headers.get("if-none-match");
+  if (match === null && noneMatch === null) return;
+  const tag = current === null ? null : etagOf(JSON.stringify(current));
+  if (match !== null && (tag === null || !namesStrongly(match, tag))) {
     throw new AppError(
       "precondition_failed",
-      "The record changed since you read it (If-Match names another version); read it again and retry.",
+      tag === null
+        ? "If-Match names a version, and this target has none to match; nothing changed."
+        : "The record changed since you read it (If-Match names another version, or a weak tag); read it again and retry.",
+    );
+  }
+  if (noneMatch !== null && tag !== null && namesWeakly(noneMatch, tag)) {
+    throw new AppError(
+      "precondition_failed",
+      "If-None-Match names the record's current version (or *, and the record exists); nothing changed.",
     );
   }
 }

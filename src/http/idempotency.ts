@@ -2,9 +2,10 @@
 // gets the first answer again and changes nothing, on any instance. The first request claims the key
 // in the database before it runs, and stores its complete answer (status, body, Location) sealed
 // under a key only the server's secret and the client's Idempotency-Key together yield: the database
-// alone yields no token an answer held.
+// alone yields no token an answer held. An answer that carries tokens, or acts on the session itself,
+// is its session's alone: another session's request with the same key runs as its own.
 import type { IdempotencyStore } from "../db/store.ts";
-import { AppError, invalidFields, PROBLEM_CONTENT_TYPE, toProblem } from "../errors.ts";
+import { AppError, invalidFields } from "../errors.ts";
 import { sealUnder, unsealUnder } from "../sealing.ts";
 
 export const IDEMPOTENCY_HEADER = "idempotency-key";
@@ -20,6 +21,8 @@ interface StoredAnswer {
   contentType: string;
   location?: string;
   headers?: Record<string, string>;
+  /** The session whose request this answered: only it gets the answer once its token is revoked. */
+  session?: string;
 }
 
 /** Elysia's `set`, as much of it as an answer is read from. */
@@ -35,6 +38,40 @@ export interface IdempotentRequest {
   caller: string;
   /** The request's body as parsed (null for none): the same key with another body is refused. */
   body: unknown;
+  /** The caller's session (sessionOf its token), for requests made with one. */
+  session?: string;
+  /**
+   * The key is the session's own, not the caller's: for answers that carry tokens (a password change)
+   * or act on the session itself (logout).
+   */
+  perSession?: boolean;
+}
+
+/** Which record a key names within its caller's, and what seals its answer. */
+interface Scope {
+  /** The key's digest, as stored. */
+  key: string;
+  sealSecret: string;
+}
+
+type TokenSession = { sessionId?: string; jti: string };
+
+/** A token's session: its `sid`, or the token itself for one from before sessions. */
+function sessionOf(token: TokenSession): string {
+  return token.sessionId ?? `token:${token.jti}`;
+}
+
+/** Whose a bearer request's key is: its user's, noting the session that asked (see replayFor). */
+export function byUser(user: { id: string }, token: TokenSession): Pick<IdempotentRequest, "caller" | "session"> {
+  return { caller: `user:${user.id}`, session: sessionOf(token) };
+}
+
+/** As byUser, the key being the session's own: for answers that carry tokens, or that act on the session itself. */
+export function bySession(
+  user: { id: string },
+  token: TokenSession,
+): Pick<IdempotentRequest, "caller" | "session" | "perSession"> {
+  return { ...byUser(user, token), perSession: true };
 }
 
 export interface IdempotencyOptions {
@@ -42,16 +79,31 @@ export interface IdempotencyOptions {
   /** The server's own secret (the JWT key): with the client's key, it seals the stored answers. */
   secret: Uint8Array;
   ttlSeconds: number;
+  /** Live keys one caller may hold: past it, a new key is refused (429) until one expires. */
+  keysPerCaller: number;
   now?: () => number;
 }
 
 export type Idempotency = ReturnType<typeof createIdempotency>;
 
+/** The refusal of a new key to a caller who holds as many as they may, until one frees in `waitMs`. */
+function exhausted(waitMs: number): AppError {
+  return new AppError(
+    "idempotency_keys_exhausted",
+    "You hold as many Idempotency-Keys as svc keeps per caller; send this request again without one, or once one expires.",
+    { headers: { "retry-after": String(Math.max(1, Math.ceil(waitMs / 1000))) } },
+  );
+}
+
 const digest = (text: string) => new Bun.CryptoHasher("sha256").update(text).digest("base64url");
 
-export function createIdempotency({ store, secret, ttlSeconds, now = Date.now }: IdempotencyOptions) {
+export function createIdempotency({ store, secret, ttlSeconds, keysPerCaller, now = Date.now }: IdempotencyOptions) {
   const serverSecret = Buffer.from(secret).toString("base64url");
-  const sealSecret = (caller: string, raw: string) => `${serverSecret}\0${caller}\0${raw}`;
+  /** The caller's scope for the raw key, or the session's (a key is printable ASCII, so "\0" separates). */
+  const scope = (caller: string, raw: string, session?: string): Scope =>
+    session === undefined
+      ? { key: digest(raw), sealSecret: `${serverSecret}\0${caller}\0${raw}` }
+      : { key: digest(`${session}\0${raw}`), sealSecret: `${serverSecret}\0${caller}\0${raw}\0${session}` };
   const iso = (ms: number) => new Date(ms).toISOString();
 
   /** The key the request carries, checked; null when it carries none. */
@@ -81,11 +133,10 @@ export function createIdempotency({ store, secret, ttlSeconds, now = Date.now }:
 
   /** The stored answer of a completed request; throws the draft's refusals otherwise. */
   async function replay(
-    caller: string,
-    raw: string,
+    where: Scope,
     held: { fingerprint: string; status: number | null; answer: string | null },
     print: string,
-  ) {
+  ): Promise<Response> {
     if (held.fingerprint !== print) {
       throw new AppError(
         "idempotency_key_reused",
@@ -97,7 +148,7 @@ export function createIdempotency({ store, secret, ttlSeconds, now = Date.now }:
         headers: { "retry-after": "1" },
       });
     }
-    const answer = (await unsealUnder(SEAL_LABEL, sealSecret(caller, raw), held.answer)) as StoredAnswer | null;
+    const answer = await unseal(where, held.answer);
     if (!answer) {
       throw new AppError(
         "idempotency_key_reused",
@@ -107,49 +158,57 @@ export function createIdempotency({ store, secret, ttlSeconds, now = Date.now }:
     return response(answer);
   }
 
+  const unseal = async (where: Scope, sealed: string) =>
+    (await unsealUnder(SEAL_LABEL, where.sealSecret, sealed)) as StoredAnswer | null;
+
   return {
     /**
      * Runs `work` once per caller and key: a request without a key just runs; a repeat gets the
-     * first answer (Idempotent-Replayed: true). An answer below 500 is kept; after a 5xx the key is
-     * free again, so the retry runs.
+     * first answer (Idempotent-Replayed: true). Only a successful answer is kept: after a refusal or a
+     * fault (anything `work` throws, a status from 400, or a result `changedNothing` recognises, such as
+     * GraphQL's refusals in a 200) the key is free again, so the retry runs.
      */
-    async run<T>(req: IdempotentRequest, work: () => Promise<T>): Promise<T | Response> {
+    async run<T>(
+      req: IdempotentRequest,
+      work: () => Promise<T>,
+      changedNothing: (result: T) => boolean = () => false,
+    ): Promise<T | Response> {
       const raw = keyOf(req.request);
       if (raw === null) return work();
-      const key = digest(raw);
+      const where = scope(req.caller, raw, req.perSession ? req.session : undefined);
+      const { key } = where;
       const print = fingerprint(req);
       const at = now();
-      const claim = await store.claim({
-        caller: req.caller,
-        key,
-        fingerprint: print,
-        createdAt: iso(at),
-        expiresAt: iso(at + ttlSeconds * 1000),
-        lockedUntil: iso(at + CLAIM_LEASE_MS),
-      });
-      if (!claim.claimed) return replay(req.caller, raw, claim.held, print);
-      const keep = async (answer: StoredAnswer) =>
-        store.complete(
-          req.caller,
+      const claim = await store.claim(
+        {
+          caller: req.caller,
           key,
-          answer.status,
-          await sealUnder(SEAL_LABEL, sealSecret(req.caller, raw), answer),
-        );
+          fingerprint: print,
+          createdAt: iso(at),
+          expiresAt: iso(at + ttlSeconds * 1000),
+          lockedUntil: iso(at + CLAIM_LEASE_MS),
+        },
+        keysPerCaller,
+      );
+      if (!claim.claimed) {
+        if (claim.held === null) throw exhausted(Date.parse(claim.freeAt) - at);
+        return replay(where, claim.held, print);
+      }
+      const keep = async (answer: StoredAnswer) =>
+        store.complete(req.caller, key, answer.status, await sealUnder(SEAL_LABEL, where.sealSecret, answer));
       let result: T;
       try {
         result = await work();
       } catch (error) {
-        if (error instanceof AppError && error.status < 500) {
-          await keep({
-            status: error.status,
-            body: JSON.stringify(toProblem(error)),
-            contentType: PROBLEM_CONTENT_TYPE,
-            ...(error.headers && { headers: error.headers }),
-          });
-        } else {
-          await store.release(req.caller, key).catch(() => {});
-        }
+        // A refusal changed nothing, so its retry may as well run again: keeping it would only let
+        // anyone fill the disk with refused requests under fresh keys.
+        await store.release(req.caller, key).catch(() => {});
         throw error;
+      }
+      const status = Number(req.set.status ?? 200);
+      if (status >= 400 || changedNothing(result)) {
+        await store.release(req.caller, key);
+        return result;
       }
       const contentType = String(req.set.headers["content-type"] ?? "application/json");
       const location = req.set.headers.location;
@@ -157,27 +216,40 @@ export function createIdempotency({ store, secret, ttlSeconds, now = Date.now }:
       const etag = req.set.headers.etag;
       await keep({
         ...(etag !== undefined && { headers: { etag: String(etag) } }),
-        status: Number(req.set.status ?? 200),
+        status,
         body:
           result === undefined || result === null ? "" : typeof result === "string" ? result : JSON.stringify(result),
         contentType,
         ...(location !== undefined && { location: String(location) }),
+        ...(req.session !== undefined && { session: req.session }),
       });
       return result;
     },
 
     /**
      * For a request whose token no longer authenticates (the first request revoked it: a password
-     * change, a logout, a deletion): the answer that first request stored, when this is its repeat.
-     * `userId` is the token's subject, its signature checked. null: nothing to replay.
+     * change, a logout, a deletion): the answer that first request stored, when this is its repeat
+     * from the same session. `token` is the request's, its signature checked. null: nothing to replay.
      */
-    async replayFor(userId: string, request: Request, body: unknown): Promise<Response | null> {
+    async replayFor(
+      token: { userId: string; sessionId?: string; jti: string },
+      request: Request,
+      body: unknown,
+    ): Promise<Response | null> {
       const raw = keyOf(request);
       if (raw === null) return null;
-      const caller = `user:${userId}`;
-      const held = await store.find(caller, digest(raw), iso(now()));
-      if (!held || held.status === null || held.fingerprint !== fingerprint({ request, body })) return null;
-      return replay(caller, raw, held, held.fingerprint);
+      const caller = `user:${token.userId}`;
+      const session = sessionOf(token);
+      const print = fingerprint({ request, body });
+      // The session's own key first (a password change, a logout), then the caller's.
+      for (const where of [scope(caller, raw, session), scope(caller, raw)]) {
+        const held = await store.find(caller, where.key, iso(now()));
+        if (!held || held.status === null || held.answer === null || held.fingerprint !== print) continue;
+        const answer = await unseal(where, held.answer);
+        // Another session's answer is never this one's, whatever it holds.
+        return answer?.session === session ? response(answer) : null;
+      }
+      return null;
     },
   };
 }

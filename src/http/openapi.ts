@@ -77,17 +77,23 @@ interface Doc {
   query?: QueryParameter[];
   /** A body the route reads itself (Elysia documents only the bodies it validates, always as required). */
   body?: { schema: TSchema; required: boolean };
-  /** The route needs a bearer token. */
-  auth?: boolean;
+  /** The route needs a bearer token; "or-body": a bearer token, or the credential its body may carry instead. */
+  auth?: boolean | "or-body";
   /** The route honours Idempotency-Key. */
   idempotent?: boolean;
-  /** A read with an ETag and If-None-Match (304), or an update that honours If-Match (412). */
-  conditional?: "read" | "write";
+  /**
+   * "read": an ETag, and If-None-Match (304). "write": held to If-Match and If-None-Match (412), its
+   * answer tagged. "guarded": held to them too, its answer untagged (no representation of its own).
+   */
+  conditional?: "read" | "write" | "guarded";
   ok: Success;
   /** Other non-problem answers, such as health's 503 with the health body. */
   also?: Success[];
   errors: ErrorCode[];
 }
+
+const BEARER: Record<string, string[]> = { bearer: [] };
+const NONE: Record<string, string[]> = {};
 
 /** Headers every answer carries, and those particular statuses carry. */
 const REQUEST_ID = { "X-Request-Id": { $ref: "#/components/headers/RequestId" } };
@@ -126,7 +132,7 @@ const IDEMPOTENCY_KEY = {
   in: "header",
   required: false,
   description:
-    "Any 1-255 printable ASCII characters (a UUID, say). Sent again with the same request, it gets the first answer again (with Idempotent-Replayed: true) and changes nothing; kept for SVC_IDEMPOTENCY_TTL (24 h).",
+    "Any 1-255 printable ASCII characters (a UUID, say). Sent again with the same request, it gets the first answer again (with Idempotent-Replayed: true) and changes nothing; kept for SVC_IDEMPOTENCY_TTL (24 h), at most SVC_IDEMPOTENCY_KEYS_PER_CALLER (1000) per caller (past it, 429 idempotency_keys_exhausted).",
   schema: { type: "string", minLength: 1, maxLength: 255 },
 } as const;
 
@@ -142,7 +148,15 @@ const IF_MATCH = {
   in: "header",
   required: false,
   description:
-    "The ETag of the version you read: if the record changed since, 412 precondition_failed and nothing is written.",
+    "The ETag of the version you read (compared strongly: a weak W/ tag never matches): if the record changed since, or has no version to match, 412 precondition_failed and nothing is written.",
+  schema: { type: "string" },
+} as const;
+const IF_NONE_MATCH_WRITE = {
+  name: "If-None-Match",
+  in: "header",
+  required: false,
+  description:
+    "* or a list of ETags: when the record exists (*) or is at one of them, 412 precondition_failed and nothing is written. A write never answers 304.",
   schema: { type: "string" },
 } as const;
 
@@ -162,9 +176,10 @@ export function documented({
   const replayed = {
     "Idempotent-Replayed": "true when this is the kept answer to an earlier request with the same Idempotency-Key",
   };
-  const tagged: Record<string, string> = conditional
-    ? { ETag: "A strong tag of this representation: send it as If-None-Match, or If-Match to update" }
-    : {};
+  const tagged: Record<string, string> =
+    conditional === "read" || conditional === "write"
+      ? { ETag: "A strong tag of this representation: send it as If-None-Match, or If-Match to update" }
+      : {};
   const first: Success = { ...ok, headers: { ...ok.headers, ...(idempotent ? replayed : {}), ...tagged } };
   const responses: Record<string, unknown> = Object.fromEntries(
     [first, ...also].map((answer) => [answer.status, response(answer)]),
@@ -178,9 +193,14 @@ export function documented({
   }
   const all = new Set<ErrorCode>(errors);
   if (auth) all.add("unauthorized");
-  if (conditional === "write") all.add("precondition_failed");
+  if (conditional === "write" || conditional === "guarded") all.add("precondition_failed");
   if (idempotent) {
-    for (const code of ["validation_failed", "idempotency_key_in_flight", "idempotency_key_reused"] as const)
+    for (const code of [
+      "validation_failed",
+      "idempotency_key_in_flight",
+      "idempotency_key_reused",
+      "idempotency_keys_exhausted",
+    ] as const)
       all.add(code);
   }
   for (const code of [...all, "internal" as const]) {
@@ -197,8 +217,9 @@ export function documented({
     operationId,
     summary,
     tags: [tag],
-    // Public operations say so: an empty requirement, not an absent one.
-    security: auth ? [{ bearer: [] }] : [],
+    // Public operations say so: an empty requirement, not an absent one. An alternative empty one makes the
+    // bearer token optional (the body then carries the credential).
+    security: auth === "or-body" ? [BEARER, NONE] : auth ? [BEARER] : [],
     ...(body && {
       requestBody: { required: body.required, content: { "application/json": { schema: body.schema } } },
     }),
@@ -212,7 +233,7 @@ export function documented({
           schema,
         })),
         ...(idempotent ? [IDEMPOTENCY_KEY] : []),
-        ...(conditional ? [conditional === "read" ? IF_NONE_MATCH : IF_MATCH] : []),
+        ...(conditional === "read" ? [IF_NONE_MATCH] : conditional ? [IF_MATCH, IF_NONE_MATCH_WRITE] : []),
       ],
     }),
     responses: responses as OpenAPIV3.ResponsesObject,

@@ -7,8 +7,8 @@ import type { UserRecord } from "../db/store.ts";
 import type { HotRoutes } from "../http/front-door.ts";
 import { parseQueryFromURL } from "elysia/parse-query";
 import { clientInfo } from "../http/client-address.ts";
-import { type AnswerSet, conditionalJson, requireMatch, taggedJson } from "../http/etag.ts";
-import type { Idempotency } from "../http/idempotency.ts";
+import { type AnswerSet, conditionalJson, hasPreconditions, requirePreconditions, taggedJson } from "../http/etag.ts";
+import { bySession, byUser, type Idempotency } from "../http/idempotency.ts";
 import { jsonBody } from "../http/json-body.ts";
 import { documented } from "../http/openapi.ts";
 import {
@@ -78,6 +78,8 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
       ({ body, set, request }) => {
         const client = clientInfo(request, trustProxy);
         return idempotency.run({ request, set, body, caller: `client:${client.address}` }, async () => {
+          // A new account has no representation yet: If-Match cannot hold.
+          requirePreconditions(request, null);
           const user = await users.create(body, client);
           set.status = 201;
           set.headers.location = `${PREFIX}/${user.id}`;
@@ -89,6 +91,7 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
         body: createUserBody,
         detail: documented({
           operationId: "createUser",
+          conditional: "guarded",
           idempotent: true,
           summary: "Create a user",
           tag: "users",
@@ -159,16 +162,12 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
     // "" rather than "/": one path with and without the slash, and the document lists it without.
     .put(
       "",
-      ({ body, caller, request, set }) =>
-        idempotency.run({ request, set, body, caller: `user:${caller.id}` }, async () => {
-          // If-Match: the record as GET users/me showed it; stale, 412 and nothing written.
-          requireMatch(request, userView(caller, caller.id));
-          const ifUnchanged = request.headers.has("if-match");
-          return conditionalJson(
-            request,
-            set,
-            userView(await users.updateSelf(caller, body, { ifUnchanged }), caller.id),
-          );
+      ({ body, caller, token, request, set }) =>
+        idempotency.run({ request, set, body, ...byUser(caller, token) }, async () => {
+          // Preconditions on the record as GET users/me showed it; failed, 412 and nothing written.
+          requirePreconditions(request, userView(caller, caller.id));
+          const ifUnchanged = hasPreconditions(request);
+          return taggedJson(set, userView(await users.updateSelf(caller, body, { ifUnchanged }), caller.id));
         }),
       {
         parse: json,
@@ -196,14 +195,17 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
     .put(
       "/password",
       ({ body, caller, token, request, set }) =>
-        idempotency.run({ request, set, body, caller: `user:${caller.id}` }, () =>
-          users.changePassword(caller, token, body, clientInfo(request, trustProxy)),
-        ),
+        // The answer is a new token pair: this session's alone.
+        idempotency.run({ request, set, body, ...bySession(caller, token) }, () => {
+          requirePreconditions(request, userView(caller, caller.id));
+          return users.changePassword(caller, token, body, clientInfo(request, trustProxy));
+        }),
       {
         parse: json,
         body: changePasswordBody,
         detail: documented({
           operationId: "changePassword",
+          conditional: "guarded",
           idempotent: true,
           summary: "Change your password; every earlier token and every other session stops working",
           tag: "users",
@@ -221,14 +223,16 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
     )
     .delete(
       "",
-      ({ caller, set, request }) =>
-        idempotency.run({ request, set, body: null, caller: `user:${caller.id}` }, async () => {
+      ({ caller, token, set, request }) =>
+        idempotency.run({ request, set, body: null, ...byUser(caller, token) }, async () => {
+          requirePreconditions(request, userView(caller, caller.id));
           await users.deleteSelf(caller, clientInfo(request, trustProxy));
           set.status = 204;
         }),
       {
         detail: documented({
           operationId: "deleteMe",
+          conditional: "guarded",
           idempotent: true,
           summary: "Delete yourself; your categories stay, with no creator",
           tag: "users",

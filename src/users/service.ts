@@ -75,7 +75,7 @@ export function createUserService({ users, resets, audit, passwords, sessions, t
     origin: Origin,
   ) {
     try {
-      await throttle.reserve(account, clientKey);
+      return await throttle.reserve(account, clientKey);
     } catch (error) {
       const retryAfter =
         error instanceof AppError && error.code === "too_many_requests" && error.headers?.["retry-after"];
@@ -151,7 +151,7 @@ export function createUserService({ users, resets, audit, passwords, sessions, t
       const account = user ? `user:${user.id}` : `login:${nameKey(username)}`;
       const clientKey = `client:${client.address}`;
       // Counted as a failure from here on unless it succeeds: a burst cannot get more guesses checked.
-      await reserve("login.throttled", account, clientKey, user?.id ?? null, client);
+      using attempt = await reserve("login.throttled", account, clientKey, user?.id ?? null, client);
       // An unknown user still costs one argon2id verify, so timing does not reveal who exists.
       const ok = user ? await passwords.verify(password, user.passwordHash) : await passwords.verifyNothing(password);
       const refused = (reason: string) =>
@@ -162,7 +162,7 @@ export function createUserService({ users, resets, audit, passwords, sessions, t
         await refused(user ? "wrong_password" : "unknown_account");
         throw new AppError("invalid_credentials", "Username or password is incorrect.");
       }
-      await throttle.succeeded(account, clientKey);
+      await attempt.succeeded();
       // Only the right password learns that the account is disabled: a guess gets the ordinary 401.
       if (user.status !== "active") {
         await refused("account_disabled");
@@ -257,7 +257,7 @@ export function createUserService({ users, resets, audit, passwords, sessions, t
       const user = await users.findByLogin(input.username);
       const account = `reset:${user ? user.id : nameKey(input.username)}`;
       const clientKey = `client:${client.address}`;
-      await reserve("password_reset.throttled", account, clientKey, user?.id ?? null, client);
+      using attempt = await reserve("password_reset.throttled", account, clientKey, user?.id ?? null, client);
       const refused = (reason: string) =>
         note(
           auditEvent("password_reset.failed", {
@@ -292,7 +292,7 @@ export function createUserService({ users, resets, audit, passwords, sessions, t
       );
       // Wrong, spent, replaced or expired: the store keeps only the live code's digest, so they look alike.
       if (result === "invalid") throw await invalid("invalid_code");
-      await throttle.succeeded(account, clientKey);
+      await attempt.succeeded();
       if (result === "disabled") {
         await refused("account_disabled");
         throw disabled();

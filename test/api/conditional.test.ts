@@ -164,3 +164,184 @@ describe("If-Match", () => {
     expect(ok.body.status).toBe("disabled");
   });
 });
+
+type App = Awaited<ReturnType<typeof testApp>>;
+
+/** A write route that acts on one account: ann's own (by ann), or ann's as an administrator sees it (by root). */
+interface AccountWrite {
+  method: string;
+  path: (annId: string) => string;
+  body?: (password: string) => unknown;
+  by: "self" | "admin";
+  ok: number;
+}
+
+const ACCOUNT_WRITES: AccountWrite[] = [
+  { method: "PUT", path: () => USERS, body: () => ({ username: "ann2" }), by: "self", ok: 200 },
+  {
+    method: "PUT",
+    path: () => `${USERS}/password`,
+    body: (password) => ({ current_password: password, new_password: "a brand new secret" }),
+    by: "self",
+    ok: 200,
+  },
+  { method: "DELETE", path: () => USERS, by: "self", ok: 204 },
+  {
+    method: "PATCH",
+    path: (id) => `/svc-api/v1/admin/users/${id}`,
+    body: () => ({ status: "disabled" }),
+    by: "admin",
+    ok: 200,
+  },
+  { method: "DELETE", path: (id) => `/svc-api/v1/admin/users/${id}`, by: "admin", ok: 204 },
+  { method: "POST", path: (id) => `/svc-api/v1/admin/users/${id}/password-reset`, by: "admin", ok: 201 },
+];
+
+/** Everything a write on ann's account could change: her row, and the reset codes issued for her. */
+async function accountState(store: App["store"], annId: string) {
+  return {
+    user: await store.users.findById(annId),
+    resets: (await store.audit.list({ action: "password_reset.issued", limit: 10 })).length,
+  };
+}
+
+describe("preconditions on writes (RFC 9110): 412 and nothing changes, never a 304", () => {
+  for (const route of ACCOUNT_WRITES) {
+    test(`${route.method} ${route.path(":id")}: If-None-Match * or the current tag, or a weak If-Match, is 412; the strong tag is ${route.ok}`, async () => {
+      const { call, signUp, store } = await testApp();
+      const root = await signUp("root");
+      await promote(store, root.user.id);
+      const ann = await signUp("ann");
+      const caller = route.by === "self" ? ann : root;
+      const read = route.by === "self" ? `${USERS}/me` : `/svc-api/v1/admin/users/${ann.user.id}`;
+      const tag = (await call("GET", read, { token: caller.token })).headers.get("etag")!;
+      const send = (headers: Record<string, string>) =>
+        call(route.method, route.path(ann.user.id), { token: caller.token, body: route.body?.(ann.password), headers });
+      const before = await accountState(store, ann.user.id);
+      const refused: Record<string, string>[] = [
+        { "if-none-match": "*" },
+        { "if-none-match": tag },
+        { "if-none-match": `"other", W/${tag}` },
+        { "if-match": `W/${tag}` },
+        { "if-match": '"stale-0"' },
+        { "if-match": tag, "if-none-match": "*" },
+      ];
+      for (const headers of refused) {
+        const reply = await send(headers);
+        expect({ headers, status: reply.status }).toEqual({ headers, status: 412 });
+        expectProblem(reply, 412, "precondition_failed");
+        expect(await accountState(store, ann.user.id)).toEqual(before);
+      }
+      // A tag that is not the current one in If-None-Match, and the current one in If-Match: the write runs.
+      const ok = await send({ "if-match": `"other", ${tag}`, "if-none-match": '"other"' });
+      expect(ok.status).toBe(route.ok);
+      expect(await accountState(store, ann.user.id)).not.toEqual(before);
+    });
+  }
+
+  test("with an Idempotency-Key: the refused write is not kept as a 304; its retry is 412 again and changes nothing", async () => {
+    const { call, signUp, store } = await testApp();
+    const ann = await signUp("ann");
+    const before = await store.users.findById(ann.user.id);
+    const send = () =>
+      call("PUT", USERS, {
+        token: ann.token,
+        body: { username: "ann2" },
+        headers: { "if-none-match": "*", "idempotency-key": "rename-once" },
+      });
+    for (const reply of [await send(), await send()]) {
+      expectProblem(reply, 412, "precondition_failed");
+      expect(reply.headers.get("idempotent-replayed")).toBeNull();
+    }
+    expect(await store.users.findById(ann.user.id)).toEqual(before);
+  });
+
+  test("POST users/create has no representation: If-Match is 412 and creates nothing; If-None-Match: * creates", async () => {
+    const { call, store } = await testApp();
+    const body = { username: "ann", email: "ann@example.com", password: "correct horse battery" };
+    for (const value of ["*", '"any"']) {
+      expectProblem(
+        await call("POST", `${USERS}/create`, { body, headers: { "if-match": value } }),
+        412,
+        "precondition_failed",
+      );
+    }
+    expect(await store.counts()).toEqual({ users: 0, categories: 0 });
+    expect((await call("POST", `${USERS}/create`, { body, headers: { "if-none-match": "*" } })).status).toBe(201);
+  });
+
+  test("the auth routes' writes have no representation: If-Match is 412 and changes nothing; If-None-Match holds", async () => {
+    const { call, signUp, store } = await testApp();
+    const ann = await signUp("ann");
+    const sessionsOf = async () => (await call("GET", "/svc-api/v1/auth/sessions", { token: ann.token })).body.length;
+    const [mine] = (await call("GET", "/svc-api/v1/auth/sessions", { token: ann.token })).body;
+    const writes: Array<[string, string, { body?: unknown; token?: string }]> = [
+      ["POST", "/svc-api/v1/auth/login", { body: { username: "ann", password: ann.password } }],
+      ["POST", "/svc-api/v1/auth/refresh", { body: { refresh_token: ann.refresh } }],
+      ["POST", "/svc-api/v1/auth/logout", { token: ann.token }],
+      ["POST", "/svc-api/v1/auth/logout", { body: { refresh_token: ann.refresh } }],
+      ["DELETE", `/svc-api/v1/auth/sessions/${mine.id}`, { token: ann.token }],
+      [
+        "POST",
+        "/svc-api/v1/auth/password-reset",
+        { body: { username: "ann", reset_code: "0000-0000", new_password: "another horse battery" } },
+      ],
+    ];
+    for (const [method, path, options] of writes) {
+      for (const value of ["*", '"any"']) {
+        const reply = await call(method, path, { ...options, headers: { "if-match": value } });
+        expect({ method, path, value, status: reply.status, code: reply.body?.code }).toEqual({
+          method,
+          path,
+          value,
+          status: 412,
+          code: "precondition_failed",
+        });
+      }
+    }
+    // Nothing changed: one session still, its refresh token unspent, one user.
+    expect(await sessionsOf()).toBe(1);
+    expect(await store.counts()).toEqual({ users: 1, categories: 0 });
+    const login = await call("POST", "/svc-api/v1/auth/login", {
+      body: { username: "ann", password: ann.password },
+      headers: { "if-none-match": "*" },
+    });
+    expect(login.status).toBe(200);
+    expect((await call("POST", "/svc-api/v1/auth/refresh", { body: { refresh_token: ann.refresh } })).status).toBe(200);
+  });
+
+  test("a GraphQL mutation with If-Match: 412 PRECONDITION_FAILED and nothing created (a category's version goes in ifVersion)", async () => {
+    const { call, signUp, store } = await testApp();
+    const { token } = await signUp("ann");
+    const body = { query: 'mutation { createCategory(input: { name: "Books" }) { id } }' };
+    for (const value of ["*", '"any"']) {
+      const reply = await call("POST", "/graphql", { token, body, headers: { "if-match": value } });
+      expect({ status: reply.status, code: reply.body.errors[0].extensions.code }).toEqual({
+        status: 412,
+        code: "PRECONDITION_FAILED",
+      });
+    }
+    expect(await store.counts()).toEqual({ users: 1, categories: 0 });
+    // /graphql has no representation a mutation could match: If-None-Match holds, and the mutation runs.
+    const created = await call("POST", "/graphql", { token, body, headers: { "if-none-match": "*" } });
+    expect(created.status).toBe(200);
+    expect(await store.counts()).toEqual({ users: 1, categories: 1 });
+  });
+
+  test("reads keep their 304: GET and HEAD with the current tag", async () => {
+    const { call, signUp } = await testApp();
+    const ann = await signUp("ann");
+    const tag = (await call("GET", `${USERS}/me`, { token: ann.token })).headers.get("etag")!;
+    for (const method of ["GET", "HEAD"]) {
+      for (const value of [tag, `W/${tag}`, "*"]) {
+        const reply = await call(method, `${USERS}/me`, { token: ann.token, headers: { "if-none-match": value } });
+        expect({ method, value, status: reply.status, text: reply.text }).toEqual({
+          method,
+          value,
+          status: 304,
+          text: "",
+        });
+      }
+    }
+  });
+});

@@ -1,7 +1,8 @@
 // Idempotency-Key on every write it covers: a retry after a lost answer gets the first answer and
 // changes nothing; the same key with another body is refused; a repeat while the first still runs is
 // told to wait; a burst with one key runs once. On SQLite and (test:postgres) on PostgreSQL.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setSystemTime, test } from "bun:test";
+import type { VersionedStore } from "../../src/db/store.ts";
 import { expectProblem, testApp, promote } from "../helpers.ts";
 
 const USERS = "/svc-api/v1/users";
@@ -60,16 +61,66 @@ describe("POST users/create with an Idempotency-Key", () => {
     }
   });
 
-  test("a refusal is kept too: the retry of a 409 username_taken is the same 409, replayed", async () => {
-    const { call, signUp } = await testApp();
+  test("a refusal is not kept: its retry runs again, and refused sign-ups under fresh keys leave no record", async () => {
+    const { call, signUp, store } = await testApp({ config: { trustProxy: 1 } });
     await signUp("ann");
+    const headers = (k: string) => ({ [KEY]: k, "x-forwarded-for": "192.0.2.7" });
     const k = key();
     const body = { username: "ann", email: "other@example.com", password: "correct horse battery" };
-    const first = await call("POST", `${USERS}/create`, { body, headers: { [KEY]: k } });
+    const first = await call("POST", `${USERS}/create`, { body, headers: headers(k) });
     expectProblem(first, 409, "username_taken");
-    const again = await call("POST", `${USERS}/create`, { body, headers: { [KEY]: k } });
+    const again = await call("POST", `${USERS}/create`, { body, headers: headers(k) });
     expectProblem(again, 409, "username_taken");
-    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.headers.get("idempotent-replayed")).toBeNull();
+    const keys = [k, ...Array.from({ length: 10 }, key)];
+    for (const fresh of keys.slice(1)) {
+      expectProblem(
+        await call("POST", `${USERS}/create`, { body: { ...body, password: "short" }, headers: headers(fresh) }),
+        400,
+        "validation_failed",
+      );
+    }
+    const now = new Date().toISOString();
+    for (const held of keys) expect(await store.idempotency.find("client:192.0.2.7", digestOf(held), now)).toBeNull();
+  });
+
+  test("while a refused request still runs, its repeat is told to wait (409 in flight); once refused, the key is free", async () => {
+    let gated = false;
+    let entered!: () => void;
+    const reached = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const { call, signUp } = await testApp({
+      store: (store: VersionedStore): VersionedStore => ({
+        ...store,
+        users: {
+          ...store.users,
+          async create(...args) {
+            if (gated) {
+              entered();
+              await gate;
+            }
+            return store.users.create(...args);
+          },
+        },
+      }),
+    });
+    await signUp("ann");
+    gated = true;
+    const k = key();
+    const body = { username: "ann", email: "other@example.com", password: "correct horse battery" };
+    const first = call("POST", `${USERS}/create`, { body, headers: { [KEY]: k } });
+    await reached;
+    expectProblem(
+      await call("POST", `${USERS}/create`, { body, headers: { [KEY]: k } }),
+      409,
+      "idempotency_key_in_flight",
+    );
+    release();
+    expectProblem(await first, 409, "username_taken");
+    const retried = await call("POST", `${USERS}/create`, { body, headers: { [KEY]: k } });
+    expectProblem(retried, 409, "username_taken");
+    expect(retried.headers.get("idempotent-replayed")).toBeNull();
   });
 
   test("a malformed key: 400 validation_failed naming Idempotency-Key, nothing created", async () => {
@@ -209,7 +260,13 @@ describe("authenticated writes with an Idempotency-Key", () => {
       body: { current_password: ann.password, new_password: "a brand new secret" },
       headers: { [KEY]: k },
     });
-    const held = await store.idempotency.find(`user:${ann.user.id}`, digestOf(k), new Date().toISOString());
+    // The answer carries tokens, so its key is the session's own.
+    const { sid } = JSON.parse(atob(ann.token.split(".")[1]!));
+    const held = await store.idempotency.find(
+      `user:${ann.user.id}`,
+      digestOf(`${sid}\0${k}`),
+      new Date().toISOString(),
+    );
     expect(held?.status).toBe(200);
     expect(held!.key).not.toBe(k);
     for (const secret of [changed.body.token, changed.body.refresh_token, "a brand new secret", k])
@@ -271,6 +328,24 @@ describe("GraphQL mutations with an Idempotency-Key", () => {
     expect(await store.audit.list({ action: "category.deleted", limit: 10 })).toHaveLength(1);
   });
 
+  test("a refused mutation is not kept: its retry runs again", async () => {
+    const { call, signUp, graphql, store } = await testApp();
+    const { token } = await signUp("ann");
+    await graphql(CREATE, { token, variables: { input: { name: "Books" } } });
+    const k = key();
+    const send = () =>
+      call("POST", "/graphql", {
+        token,
+        body: { query: CREATE, variables: { input: { name: "books" } } },
+        headers: { [KEY]: k },
+      });
+    for (const reply of [await send(), await send()]) {
+      expect(reply.body.errors[0].extensions.code).toBe("CONFLICT");
+      expect(reply.headers.get("idempotent-replayed")).toBeNull();
+    }
+    expect(await store.counts()).toEqual({ users: 1, categories: 1 });
+  });
+
   test("queries ignore the key: they run as ever", async () => {
     const { call, signUp } = await testApp();
     const { token } = await signUp("ann");
@@ -281,5 +356,115 @@ describe("GraphQL mutations with an Idempotency-Key", () => {
     });
     expect(reply.body).toEqual({ data: { categories: [] } });
     expect(reply.headers.get("idempotent-replayed")).toBeNull();
+  });
+});
+
+describe("the keys a caller holds are bounded (SVC_IDEMPOTENCY_KEYS_PER_CALLER)", () => {
+  const body = (name: string) => ({ username: name, email: `${name}@example.com`, password: "correct horse battery" });
+
+  test("an anonymous client past the bound: 429 idempotency_keys_exhausted with Retry-After and nothing created; its held keys replay, other clients are unaffected, a key frees as the oldest expires", async () => {
+    const start = Date.parse("2026-11-21T10:00:00.000Z");
+    setSystemTime(new Date(start));
+    try {
+      const { call, store, config } = await testApp({ config: { trustProxy: 1, idempotencyKeysPerCaller: 3 } });
+      const from = (address: string, name: string, k = key()) =>
+        call("POST", `${USERS}/create`, { body: body(name), headers: { [KEY]: k, "x-forwarded-for": address } });
+      const first = key();
+      expect((await from("192.0.2.1", "ann", first)).status).toBe(201);
+      for (const name of ["bob", "cid"]) expect((await from("192.0.2.1", name)).status).toBe(201);
+      const refused = await from("192.0.2.1", "dan");
+      expectProblem(refused, 429, "idempotency_keys_exhausted");
+      expect(refused.headers.get("retry-after")).toBe(String(config.idempotencyTtlSeconds));
+      expect(await store.counts()).toEqual({ users: 3, categories: 0 });
+      const replayed = await from("192.0.2.1", "ann", first);
+      expect({ status: replayed.status, replayed: replayed.headers.get("idempotent-replayed") }).toEqual({
+        status: 201,
+        replayed: "true",
+      });
+      expect((await from("192.0.2.2", "eve")).status).toBe(201);
+      // Without a key, nothing is kept: the request runs as ever.
+      expect(
+        (
+          await call("POST", `${USERS}/create`, {
+            body: body("fay"),
+            headers: { "x-forwarded-for": "192.0.2.1" },
+          })
+        ).status,
+      ).toBe(201);
+      setSystemTime(new Date(start + config.idempotencyTtlSeconds * 1000 + 1000));
+      expect((await from("192.0.2.1", "dan")).status).toBe(201);
+    } finally {
+      setSystemTime();
+    }
+  });
+
+  test("a user's bound counts REST and GraphQL alike, on every instance of one database", async () => {
+    const config = { idempotencyKeysPerCaller: 2 };
+    const one = await testApp({ config });
+    const two = await testApp({ config, on: one.store });
+    const ann = await one.signUp("ann");
+    const rename = (app: typeof one, name: string) =>
+      app.call("PUT", USERS, { token: ann.token, body: { username: name }, headers: { [KEY]: key() } });
+    const create = (app: typeof one, name: string) =>
+      app.call("POST", "/graphql", {
+        token: ann.token,
+        body: { query: `mutation { createCategory(input: { name: "${name}" }) { id } }` },
+        headers: { [KEY]: key() },
+      });
+    expect((await rename(one, "ann2")).status).toBe(200);
+    expect((await create(two, "Books")).status).toBe(200);
+    expectProblem(await rename(two, "ann3"), 429, "idempotency_keys_exhausted");
+    const graphql = await create(one, "Maps");
+    expect({ status: graphql.status, code: graphql.body.errors[0].extensions.code }).toEqual({
+      status: 429,
+      code: "IDEMPOTENCY_KEYS_EXHAUSTED",
+    });
+    expect(Number(graphql.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await one.store.counts()).toEqual({ users: 1, categories: 1 });
+    expect((await one.store.users.findById(ann.user.id))!.username).toBe("ann2");
+  });
+});
+
+describe("answers that carry tokens are kept per session", () => {
+  test("a password change's kept answer is never replayed to another session: its revoked token with the same key and body is 401", async () => {
+    const { call, signUp } = await testApp();
+    const ann = await signUp("ann");
+    const other = await call("POST", "/svc-api/v1/auth/login", { body: { username: "ann", password: ann.password } });
+    const k = key();
+    const body = { current_password: ann.password, new_password: "a brand new secret" };
+    const changed = await call("PUT", `${USERS}/password`, { token: ann.token, body, headers: { [KEY]: k } });
+    expect(changed.status).toBe(200);
+    const stolen = await call("PUT", `${USERS}/password`, { token: other.body.token, body, headers: { [KEY]: k } });
+    expectProblem(stolen, 401, "unauthorized");
+    expect(stolen.text).not.toContain(changed.body.token);
+    // The session that asked still gets its answer again.
+    const again = await call("PUT", `${USERS}/password`, { token: ann.token, body, headers: { [KEY]: k } });
+    expect(again.body).toEqual(changed.body);
+  });
+
+  test("DELETE users/: another session's revoked token with the first one's key is 401, not that session's answer", async () => {
+    const { call, signUp } = await testApp();
+    const ann = await signUp("ann");
+    const other = await call("POST", "/svc-api/v1/auth/login", { body: { username: "ann", password: ann.password } });
+    const k = key();
+    expect((await call("DELETE", USERS, { token: ann.token, headers: { [KEY]: k } })).status).toBe(204);
+    expectProblem(await call("DELETE", USERS, { token: other.body.token, headers: { [KEY]: k } }), 401, "unauthorized");
+    expect((await call("DELETE", USERS, { token: ann.token, headers: { [KEY]: k } })).status).toBe(204);
+  });
+
+  test("POST auth/logout with one key from two sessions: each ends its own", async () => {
+    const { call, signUp } = await testApp();
+    const ann = await signUp("ann");
+    const other = await call("POST", "/svc-api/v1/auth/login", { body: { username: "ann", password: ann.password } });
+    const k = key();
+    expect((await call("POST", "/svc-api/v1/auth/logout", { token: ann.token, headers: { [KEY]: k } })).status).toBe(
+      204,
+    );
+    const second = await call("POST", "/svc-api/v1/auth/logout", { token: other.body.token, headers: { [KEY]: k } });
+    expect({ status: second.status, replayed: second.headers.get("idempotent-replayed") }).toEqual({
+      status: 204,
+      replayed: null,
+    });
+    expectProblem(await call("GET", `${USERS}/me`, { token: other.body.token }), 401, "unauthorized");
   });
 });

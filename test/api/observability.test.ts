@@ -122,6 +122,35 @@ describe("GET /svc/metrics", () => {
     expect(text).toContain("svc_process_resident_memory_bytes");
   });
 
+  test("every labelled counter shows its known label values at 0 before their first event, so rate() and alerts see them", async () => {
+    const { call, graphql, signUp } = await testApp();
+    let text = (await scrape(call)).text;
+    expect(sample(text, "svc_subscriptions_dropped_total", { reason: "slow" })).toBe(0);
+    expect(sample(text, "svc_subscriptions_dropped_total", { reason: "revoked" })).toBe(0);
+    // An operation's outcomes, once its name is known.
+    const { token } = await signUp();
+    await graphql("query ListThem { categories { id } }", { token });
+    text = (await scrape(call)).text;
+    expect(sample(text, "svc_graphql_operations_total", { operation: "ListThem", outcome: "ok" })).toBe(1);
+    expect(sample(text, "svc_graphql_operations_total", { operation: "ListThem", outcome: "error" })).toBe(0);
+    expect(sample(text, "svc_graphql_operations_total", { operation: "ListThem", outcome: "invalid" })).toBe(0);
+  });
+
+  test("the database pool: its bound, and its open connections, busy and idle", async () => {
+    const { call, signUp } = await testApp();
+    await Promise.all([signUp("ann"), signUp("bob"), signUp("cyd")]);
+    const text = (await scrape(call)).text;
+    const [max, open, busy, idle] = ["max", "open", "busy", "idle"].map(
+      (state) => sample(text, "svc_db_pool_connections", { state }) ?? NaN,
+    );
+    expect(max).toBeGreaterThanOrEqual(1);
+    // PostgreSQL's LISTEN connection (for subscriptions) is open beside the pool's.
+    expect(open).toBeGreaterThanOrEqual(1);
+    expect(open).toBeLessThanOrEqual(max! + 1);
+    expect(busy).toBe(0);
+    expect(idle).toBe(open! - busy!);
+  });
+
   test("the exposition follows Prometheus' naming rules, and every figure is a true number", async () => {
     const { call, signUp } = await testApp();
     await signUp();

@@ -2,10 +2,11 @@ import { describe, expect, test } from "bun:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { testApp } from "../helpers.ts";
 
+/** Each route and its auth: a Bearer token, none, or either (the body may carry the credential instead). */
 const REST = [
   ["post", "/svc-api/v1/users/create", false],
   ["post", "/svc-api/v1/auth/login", false],
-  ["post", "/svc-api/v1/auth/logout", true],
+  ["post", "/svc-api/v1/auth/logout", "either"],
   ["get", "/svc-api/v1/users/all", true],
   ["get", "/svc-api/v1/users/{user_id}", true],
   ["get", "/svc-api/v1/users/me", true],
@@ -38,7 +39,7 @@ describe("GET /svc-api/openapi.json", () => {
       expect({ path, method, documented: operation !== undefined }).toEqual({ path, method, documented: true });
       expect(operation.responses["500"].content["application/problem+json"]).toBeDefined();
       if (auth) {
-        expect(operation.security).toEqual([{ bearer: [] }]);
+        expect(operation.security).toEqual(auth === "either" ? [{ bearer: [] }, {}] : [{ bearer: [] }]);
         expect(operation.responses["401"].content["application/problem+json"].schema.$ref).toBe(
           "#/components/schemas/Problem",
         );
@@ -57,10 +58,29 @@ describe("GET /svc-api/openapi.json", () => {
         });
       }
     }
+    // Logout takes the session's refresh token in place of the Bearer token, and says what a bad one gets.
+    const logout = doc.paths["/svc-api/v1/auth/logout"].post;
+    expect(logout.requestBody.required).toBe(false);
+    expect(Object.keys(logout.requestBody.content["application/json"].schema.properties)).toEqual([
+      "scope",
+      "refresh_token",
+    ]);
+    expect(logout.responses["401"].description).toBe("invalid_refresh_token, unauthorized");
+    expect(logout.responses["429"].description).toBe("too_many_requests, idempotency_keys_exhausted");
     const create = doc.paths["/svc-api/v1/users/create"].post;
     expect(Object.keys(create.requestBody.content)).toEqual(["application/json"]);
     expect(create.requestBody.content["application/json"].schema.additionalProperties).toBe(false);
-    expect(Object.keys(create.responses).sort()).toEqual(["201", "400", "409", "413", "415", "422", "500"]);
+    expect(Object.keys(create.responses).sort()).toEqual([
+      "201",
+      "400",
+      "409",
+      "412",
+      "413",
+      "415",
+      "422",
+      "429",
+      "500",
+    ]);
     // Idempotent writes document the key and what a repeat is told.
     expect(create.parameters).toContainEqual(expect.objectContaining({ name: "Idempotency-Key", in: "header" }));
     expect(create.responses["201"].headers).toHaveProperty("Idempotent-Replayed");

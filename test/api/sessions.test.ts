@@ -2,6 +2,11 @@
 // included), listing and ending sessions, logout scopes, and what a password change or a deletion
 // does to them. Runs on SQLite, and on PostgreSQL with `bun run test:postgres`.
 import { describe, expect, setSystemTime, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openSqliteStore } from "../../src/db/sqlite/store.ts";
+import type { VersionedStore } from "../../src/db/store.ts";
 import { expectProblem, testApp, type ConfigOverrides } from "../helpers.ts";
 
 const AUTH = "/svc-api/v1/auth";
@@ -9,8 +14,8 @@ const TOKEN_FORMAT = /^[A-Za-z0-9_-]{43}$/;
 
 const claims = (token: string) => JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString());
 
-async function sessionsApp(config: ConfigOverrides = {}) {
-  const app = await testApp({ config });
+async function sessionsApp(config: ConfigOverrides = {}, on?: VersionedStore) {
+  const app = await testApp({ config, ...(on && { on }) });
   const refresh = (refresh_token: unknown, headers: Record<string, string> = {}) =>
     app.call("POST", `${AUTH}/refresh`, { body: { refresh_token }, headers });
   const login = (username: string, password: string, headers: Record<string, string> = {}) =>
@@ -18,6 +23,16 @@ async function sessionsApp(config: ConfigOverrides = {}) {
   const me = (token: string) => app.call("GET", "/svc-api/v1/users/me", { token });
   const sessions = (token: string) => app.call("GET", `${AUTH}/sessions`, { token });
   return { ...app, refresh, login, me, sessions };
+}
+
+/** Runs `work` with the clock moved on by `ms`, then puts it back. */
+async function later<T>(ms: number, work: () => Promise<T>): Promise<T> {
+  setSystemTime(new Date(Date.now() + ms));
+  try {
+    return await work();
+  } finally {
+    setSystemTime();
+  }
 }
 
 describe("login starts a session", () => {
@@ -88,8 +103,7 @@ describe("POST /auth/refresh", () => {
     const app = await sessionsApp();
     const { token, refresh } = await app.signUp("ann");
     const before = (await app.sessions(token)).body[0];
-    await Bun.sleep(5);
-    const after = (await app.sessions((await app.refresh(refresh)).body.token)).body[0];
+    const after = await later(5, async () => (await app.sessions((await app.refresh(refresh)).body.token)).body[0]);
     expect(after.id).toBe(before.id);
     expect(after.created_at).toBe(before.created_at);
     expect(Date.parse(after.last_used_at)).toBeGreaterThan(Date.parse(before.last_used_at));
@@ -130,8 +144,7 @@ describe("POST /auth/refresh", () => {
       sessions: { refreshTtlSeconds: 1, maxAgeSeconds: 3600, reuseWindowMs: 10_000 },
     });
     const { refresh } = await app.signUp("ann");
-    await Bun.sleep(1100);
-    expectProblem(await app.refresh(refresh), 401, "invalid_refresh_token");
+    expectProblem(await later(1100, () => app.refresh(refresh)), 401, "invalid_refresh_token");
   });
 
   test("no refresh outlives the session's absolute limit", async () => {
@@ -139,8 +152,7 @@ describe("POST /auth/refresh", () => {
     const { refresh } = await app.signUp("ann");
     const renewed = await app.refresh(refresh);
     expect(renewed.body.refresh_expires_in).toBeLessThanOrEqual(2);
-    await Bun.sleep(2100);
-    expectProblem(await app.refresh(renewed.body.refresh_token), 401, "invalid_refresh_token");
+    expectProblem(await later(2100, () => app.refresh(renewed.body.refresh_token)), 401, "invalid_refresh_token");
   });
 
   test("the same token again within the reuse window gets the same pair, and ends nothing", async () => {
@@ -174,8 +186,7 @@ describe("POST /auth/refresh", () => {
     const { password, refresh } = await app.signUp("ann");
     const other = (await app.login("ann", password)).body;
     const successor = (await app.refresh(refresh)).body;
-    await Bun.sleep(150);
-    expectProblem(await app.refresh(refresh), 401, "refresh_token_reused");
+    expectProblem(await later(150, () => app.refresh(refresh)), 401, "refresh_token_reused");
     // The thief's copy and the honest successor alike are gone, access tokens too; other sessions stay.
     expectProblem(await app.refresh(successor.refresh_token), 401, "invalid_refresh_token");
     expectProblem(await app.me(successor.token), 401, "unauthorized");
@@ -227,6 +238,66 @@ describe("POST /auth/refresh", () => {
     const { token, refresh } = await app.signUp("ann");
     expect((await app.call("DELETE", "/svc-api/v1/users/", { token })).status).toBe(204);
     expectProblem(await app.refresh(refresh), 401, "invalid_refresh_token");
+  });
+});
+
+describe("a session past its expires_at", () => {
+  /** The session's access token is refused on REST and GraphQL, and its refresh token too. */
+  async function expectEnded(app: Awaited<ReturnType<typeof sessionsApp>>, token: string, refresh: string) {
+    const me = await app.me(token);
+    expectProblem(me, 401, "unauthorized");
+    expect(me.headers.get("www-authenticate")).toContain('error="invalid_token"');
+    const graphql = await app.graphql("{ categories { id } }", { token });
+    expect(graphql.status).toBe(401);
+    expect(graphql.body.errors[0].extensions.code).toBe("UNAUTHENTICATED");
+    expectProblem(await app.refresh(refresh), 401, "invalid_refresh_token");
+  }
+
+  test("SVC_SESSION_MAX_AGE reached: its access token is refused at once, though the token itself has not expired", async () => {
+    const app = await sessionsApp({ sessions: { refreshTtlSeconds: 3600, maxAgeSeconds: 60, reuseWindowMs: 10_000 } });
+    const { token, refresh, password } = await app.signUp("ann");
+    const other = (await app.login("ann", password)).body;
+    expect((await app.me(token)).status).toBe(200);
+    // Still a second before the limit: nothing ends early.
+    expect(await later(59_000, async () => (await app.me(token)).status)).toBe(200);
+    await later(60_500, () => expectEnded(app, token, refresh));
+    // Moved back, nothing was deleted meanwhile: the check reads the expiry, it did not end the session.
+    expect((await app.me(other.token)).status).toBe(200);
+  });
+
+  test("the refresh token's lifetime lapsed: the session's access tokens are refused with it", async () => {
+    // parseConfig keeps SVC_REFRESH_TTL at least SVC_JWT_TTL; set apart here, the access token would
+    // outlive the session, which shows that the check reads the session's expiry whatever set it.
+    const app = await sessionsApp({ sessions: { refreshTtlSeconds: 60, maxAgeSeconds: 3600, reuseWindowMs: 10_000 } });
+    const { token, refresh } = await app.signUp("ann");
+    await later(60_500, () => expectEnded(app, token, refresh));
+  });
+
+  test("a refresh moves the expiry on: the new access token works past the old expiry", async () => {
+    const app = await sessionsApp({ sessions: { refreshTtlSeconds: 60, maxAgeSeconds: 3600, reuseWindowMs: 10_000 } });
+    const { refresh } = await app.signUp("ann");
+    const renewed = await later(30_000, async () => (await app.refresh(refresh)).body);
+    expect(await later(70_000, async () => (await app.me(renewed.token)).status)).toBe(200);
+    await later(91_000, () => expectEnded(app, renewed.token, renewed.refresh_token));
+  });
+
+  test("on a database file, where token states are kept in memory between commits: refused all the same", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "svc-expiry-"));
+    const store = openSqliteStore(join(dir, "svc.db"));
+    try {
+      const app = await sessionsApp(
+        { sessions: { refreshTtlSeconds: 3600, maxAgeSeconds: 60, reuseWindowMs: 10_000 } },
+        store,
+      );
+      const { token, refresh } = await app.signUp("ann");
+      // Twice: the second answer comes from the state kept since the first.
+      expect((await app.me(token)).status).toBe(200);
+      expect((await app.me(token)).status).toBe(200);
+      await later(60_500, () => expectEnded(app, token, refresh));
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
@@ -347,6 +418,140 @@ describe("POST /auth/logout scopes", () => {
       "unsupported_media_type",
     );
     expect(await alive()).toEqual([true, true, true]);
+  });
+});
+
+describe("POST /auth/logout with the refresh token: signing out works after the access token expired", () => {
+  const ACCESS_EXPIRED = 901_000;
+
+  async function twoSessions(config: ConfigOverrides = {}) {
+    const app = await sessionsApp(config);
+    const { password } = await app.signUp("ann");
+    const [laptop, phone] = [(await app.login("ann", password)).body, (await app.login("ann", password)).body];
+    const logout = (body: unknown, opts: { token?: string; headers?: Record<string, string> } = {}) =>
+      app.call("POST", `${AUTH}/logout`, { body, ...opts });
+    return { app, laptop, phone, logout };
+  }
+
+  /** With the clock past the access tokens' 15 minutes (well within the refresh tokens' 30 days). */
+  async function idled<T>(work: () => Promise<T>): Promise<T> {
+    setSystemTime(new Date(Date.now() + ACCESS_EXPIRED));
+    try {
+      return await work();
+    } finally {
+      setSystemTime();
+    }
+  }
+
+  test("the refresh token in the body ends its session, no Bearer needed; the other sessions go on", async () => {
+    const { app, laptop, phone, logout } = await twoSessions();
+    await idled(async () => {
+      // The hole: the expired access token cannot sign out.
+      expectProblem(await logout(undefined, { token: laptop.token }), 401, "unauthorized");
+      const reply = await logout({ refresh_token: laptop.refresh_token });
+      expect(reply.status).toBe(204);
+      expect(reply.text).toBe("");
+      expectProblem(await app.refresh(laptop.refresh_token), 401, "invalid_refresh_token");
+      expect((await app.refresh(phone.refresh_token)).status).toBe(200);
+    });
+    expectProblem(await app.me(laptop.token), 401, "unauthorized");
+  });
+
+  test("scopes work as with a Bearer token: others, then global", async () => {
+    const { app, laptop, phone, logout } = await twoSessions();
+    expect((await logout({ refresh_token: laptop.refresh_token, scope: "others" })).status).toBe(204);
+    expectProblem(await app.me(phone.token), 401, "unauthorized");
+    expect((await app.me(laptop.token)).status).toBe(200);
+    expect((await logout({ refresh_token: laptop.refresh_token, scope: "global" })).status).toBe(204);
+    expectProblem(await app.me(laptop.token), 401, "unauthorized");
+  });
+
+  test("the refresh token decides whose session ends, whatever Authorization header comes with it", async () => {
+    const { app, laptop, phone, logout } = await twoSessions();
+    expect((await logout({ refresh_token: phone.refresh_token }, { token: laptop.token })).status).toBe(204);
+    expectProblem(await app.me(phone.token), 401, "unauthorized");
+    expect((await app.me(laptop.token)).status).toBe(200);
+    await idled(async () => {
+      expect((await logout({ refresh_token: laptop.refresh_token }, { token: laptop.token })).status).toBe(204);
+    });
+    expectProblem(await app.refresh(laptop.refresh_token), 401, "invalid_refresh_token");
+  });
+
+  test("a wrong, malformed, spent or expired refresh token: 401 invalid_refresh_token, and nothing ends", async () => {
+    const { app, laptop, phone, logout } = await twoSessions();
+    const spent = laptop.refresh_token;
+    const successor = (await app.refresh(spent)).body;
+    for (const bad of ["A".repeat(43), "short", "", spent]) {
+      expectProblem(await logout({ refresh_token: bad }), 401, "invalid_refresh_token");
+      // A Bearer token alongside changes nothing: the refresh token named in the body is refused.
+      expectProblem(await logout({ refresh_token: bad }, { token: successor.token }), 401, "invalid_refresh_token");
+    }
+    // Past its 30 days, the session is over, and so is its refresh token.
+    setSystemTime(new Date(Date.now() + 31 * 86_400_000));
+    try {
+      expectProblem(await logout({ refresh_token: phone.refresh_token }), 401, "invalid_refresh_token");
+    } finally {
+      setSystemTime();
+    }
+    expect((await app.me(successor.token)).status).toBe(200);
+    expect((await app.me(phone.token)).status).toBe(200);
+  });
+
+  test("neither a Bearer token nor a refresh token: 401 unauthorized with its challenge", async () => {
+    const { app, laptop, logout } = await twoSessions();
+    for (const body of [undefined, {}, { scope: "global" }]) {
+      const reply = await logout(body);
+      expectProblem(reply, 401, "unauthorized");
+      expect(reply.headers.get("www-authenticate")).toBe('Bearer realm="svc"');
+    }
+    expect((await app.me(laptop.token)).status).toBe(200);
+  });
+
+  test("unknown fields or a refresh_token that is not a string: 400 validation_failed naming them, and nothing ends", async () => {
+    const { app, laptop, logout } = await twoSessions();
+    const unknown = await logout({ refresh_token: laptop.refresh_token, session: "all" });
+    expectProblem(unknown, 400, "validation_failed");
+    expect(unknown.body.errors).toEqual([{ field: "session", message: "is not a known field" }]);
+    const typed = await logout({ refresh_token: 42 });
+    expectProblem(typed, 400, "validation_failed");
+    expect(typed.body.errors).toEqual([{ field: "refresh_token", message: "must be a string" }]);
+    expect((await app.me(laptop.token)).status).toBe(200);
+    expect((await app.refresh(laptop.refresh_token)).status).toBe(200);
+  });
+
+  test("audited as a Bearer logout is: session.revoked by the user, with its scope", async () => {
+    const { app, laptop, logout } = await twoSessions();
+    const ann = claims(laptop.token).sub;
+    expect((await logout({ refresh_token: laptop.refresh_token })).status).toBe(204);
+    const [event] = await app.store.audit.list({ action: "session.revoked", limit: 10 });
+    expect(event).toMatchObject({ actorId: ann, targetId: ann, outcome: "success", clientAddress: "unknown" });
+    expect(JSON.parse(event!.detail!)).toEqual({ scope: "local" });
+  });
+
+  test("a repeat under the same Idempotency-Key gets the same 204, though the token is spent", async () => {
+    const { logout, laptop } = await twoSessions();
+    const headers = { "idempotency-key": "sign-out-1" };
+    expect((await logout({ refresh_token: laptop.refresh_token }, { headers })).status).toBe(204);
+    const again = await logout({ refresh_token: laptop.refresh_token }, { headers });
+    expect(again.status).toBe(204);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expectProblem(await logout({ refresh_token: laptop.refresh_token }), 401, "invalid_refresh_token");
+  });
+
+  test("failed attempts count against the client as failed refreshes do: then 429", async () => {
+    const loginThrottle = {
+      maxFailures: 5,
+      backoffBaseMs: 1000,
+      backoffMaxMs: 60_000,
+      clientMaxFailures: 3,
+      clientWindowMs: 60_000,
+    };
+    const { app, laptop, logout } = await twoSessions({ trustProxy: 1, loginThrottle });
+    const headers = { "x-forwarded-for": "198.51.100.1" };
+    for (let i = 0; i < 3; i++)
+      expectProblem(await logout({ refresh_token: "B".repeat(43) }, { headers }), 401, "invalid_refresh_token");
+    expectProblem(await logout({ refresh_token: laptop.refresh_token }, { headers }), 429, "too_many_requests");
+    expect((await app.me(laptop.token)).status).toBe(200);
   });
 });
 

@@ -1,4 +1,4 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setSystemTime, test } from "bun:test";
 import { SignJWT } from "jose";
 import { expectProblem, testApp, TEST_SECRET } from "../helpers.ts";
 
@@ -165,14 +165,18 @@ describe("bearer tokens", () => {
 
   test("a token that has worked stops working when it expires (verified tokens are remembered only until then)", async () => {
     const { call, signUp } = await testApp({ config: { jwt: { secret: key, ephemeral: false, ttlSeconds: 1 } } });
-    // exp is in whole seconds, so a 1-second token signed late in a second lives only what is left of it,
-    // and the first call could already find it expired. Signed just after a second starts, it lives ~1 s
-    // (as in subscriptions.test.ts).
-    await Bun.sleep(1000 - (Date.now() % 1000) + 10);
-    const { token } = await signUp("ann");
-    expect((await call("GET", "/svc-api/v1/users/all", { token })).status).toBe(200);
-    await Bun.sleep(1100);
-    expectProblem(await call("GET", "/svc-api/v1/users/all", { token }), 401, "unauthorized");
+    // exp is in whole seconds: the clock is set just after a second starts, so the token lives ~1 s,
+    // then moved past its expiry.
+    const start = Math.ceil(Date.now() / 1000) * 1000 + 10;
+    setSystemTime(new Date(start));
+    try {
+      const { token } = await signUp("ann");
+      expect((await call("GET", "/svc-api/v1/users/all", { token })).status).toBe(200);
+      setSystemTime(new Date(start + 1100));
+      expectProblem(await call("GET", "/svc-api/v1/users/all", { token }), 401, "unauthorized");
+    } finally {
+      setSystemTime();
+    }
   });
 
   test("honours SVC_JWT_TTL in exp and expires_in", async () => {

@@ -1,7 +1,7 @@
 // Drives the compiled binary: built once, copied alone into an empty folder, started for real.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createClient as createWsClient } from "graphql-ws";
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Glob, SQL, type Subprocess } from "bun";
@@ -650,7 +650,12 @@ describe("the compiled binary, alone in an empty folder", () => {
       env: { PATH: `${dir}:${process.env.PATH ?? ""}`, SVC: running.base },
     });
     const out = script.stdout.toString();
-    expect({ code: script.exitCode, stderr: script.stderr.toString() }).toEqual({ code: 0, stderr: "" });
+    // Nothing on stderr but the commands on the box naming the database they used.
+    const database = `sqlite:${join(realpathSync(dir), "data", "svc.db")}`;
+    expect({ code: script.exitCode, stderr: script.stderr.toString().split("\n").filter(Boolean) }).toEqual({
+      code: 0,
+      stderr: [`svc admin: using ${database}`, `svc audit: using ${database}`],
+    });
     // One error only, and on purpose: the stale ifVersion of the retries block.
     expect(out.match(/"errors"/g)).toHaveLength(1);
     expect(out).toContain('{"errors":[{"message":"The category changed since you read it: it is at version 2.');
@@ -791,6 +796,13 @@ describe("the compiled binary, alone in an empty folder", () => {
             cwd: dir,
             env: { PATH: process.env.PATH ?? "" },
           });
+        // Only serve and migrate make a database: the target first, then the copy.
+        const migrate = (url: string) =>
+          Bun.spawnSync([join(dir, "svc"), "migrate"], {
+            cwd: dir,
+            env: { PATH: process.env.PATH ?? "", SVC_DATABASE_URL: url },
+          }).exitCode;
+        expect(migrate(database.url)).toBe(0);
         const first = copy("sqlite:data/svc.db", database.url);
         expect(first.exitCode).toBe(0);
         expect(first.stderr.toString()).toContain("copied 2 users and 1 categories; counts match the source");
@@ -835,6 +847,7 @@ describe("the compiled binary, alone in an empty folder", () => {
         });
         expect(await stop(onPostgres)).toBe(0);
 
+        expect(migrate("sqlite:back/svc.db")).toBe(0);
         const back = copy(database.url, "sqlite:back/svc.db");
         expect(back.exitCode).toBe(0);
         expect(back.stderr.toString()).toContain("copied 3 users and 1 categories");

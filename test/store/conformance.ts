@@ -839,32 +839,36 @@ function contract<S extends Store>(harness: { open(): Promise<S>; dispose(store:
       expiresAt: new Date(at + 86_400_000).toISOString(),
       lockedUntil: new Date(at + 60_000).toISOString(),
     });
+    /** A bound no test here reaches, but for those about it. */
+    const LIMIT = 1000;
 
     test("of concurrent claims of one key exactly one wins; the others see the claim, then the answer", async () => {
-      const results = await Promise.all(Array.from({ length: 8 }, () => store.idempotency.claim(claim("user:a", "k"))));
+      const results = await Promise.all(
+        Array.from({ length: 8 }, () => store.idempotency.claim(claim("user:a", "k"), LIMIT)),
+      );
       expect(results.filter((r) => r.claimed)).toHaveLength(1);
       for (const r of results.filter((r) => !r.claimed))
         expect(r).toMatchObject({ claimed: false, held: { fingerprint: "print", status: null, answer: null } });
       await store.idempotency.complete("user:a", "k", 201, "sealed");
-      expect(await store.idempotency.claim(claim("user:a", "k"))).toMatchObject({
+      expect(await store.idempotency.claim(claim("user:a", "k"), LIMIT)).toMatchObject({
         claimed: false,
         held: { status: 201, answer: "sealed" },
       });
       // Another caller's same key is another record.
-      expect(await store.idempotency.claim(claim("user:b", "k"))).toEqual({ claimed: true });
+      expect(await store.idempotency.claim(claim("user:b", "k"), LIMIT)).toEqual({ claimed: true });
     });
 
     test("a claim whose request never finished lapses after its lease; an expired record gives way; release frees the key", async () => {
       const at = Date.now();
-      await store.idempotency.claim(claim("user:a", "stale", at));
-      expect((await store.idempotency.claim(claim("user:a", "stale", at + 1000))).claimed).toBe(false);
-      expect((await store.idempotency.claim(claim("user:a", "stale", at + 61_000))).claimed).toBe(true);
-      await store.idempotency.claim(claim("user:a", "old", at));
+      await store.idempotency.claim(claim("user:a", "stale", at), LIMIT);
+      expect((await store.idempotency.claim(claim("user:a", "stale", at + 1000), LIMIT)).claimed).toBe(false);
+      expect((await store.idempotency.claim(claim("user:a", "stale", at + 61_000), LIMIT)).claimed).toBe(true);
+      await store.idempotency.claim(claim("user:a", "old", at), LIMIT);
       await store.idempotency.complete("user:a", "old", 200, "x");
-      expect((await store.idempotency.claim(claim("user:a", "old", at + 86_401_000))).claimed).toBe(true);
-      await store.idempotency.claim(claim("user:a", "freed", at));
+      expect((await store.idempotency.claim(claim("user:a", "old", at + 86_401_000), LIMIT)).claimed).toBe(true);
+      await store.idempotency.claim(claim("user:a", "freed", at), LIMIT);
       await store.idempotency.release("user:a", "freed");
-      expect((await store.idempotency.claim(claim("user:a", "freed", at))).claimed).toBe(true);
+      expect((await store.idempotency.claim(claim("user:a", "freed", at), LIMIT)).claimed).toBe(true);
       // A completed record is not released by mistake.
       await store.idempotency.complete("user:a", "freed", 200, "y");
       await store.idempotency.release("user:a", "freed");
@@ -875,11 +879,46 @@ function contract<S extends Store>(harness: { open(): Promise<S>; dispose(store:
 
     test("prune forgets expired records only, even where a live one shares the key", async () => {
       const at = Date.now();
-      await store.idempotency.claim({ ...claim("user:a", "same", at), expiresAt: new Date(at - 1000).toISOString() });
-      await store.idempotency.claim(claim("user:b", "same", at));
+      await store.idempotency.claim(
+        { ...claim("user:a", "same", at), expiresAt: new Date(at - 1000).toISOString() },
+        LIMIT,
+      );
+      await store.idempotency.claim(claim("user:b", "same", at), LIMIT);
       expect(await store.idempotency.prune(new Date(at).toISOString(), 10)).toBe(1);
       expect(await store.idempotency.find("user:b", "same", new Date(at).toISOString())).not.toBeNull();
       expect(await store.idempotency.find("user:a", "same", new Date(at).toISOString())).toBeNull();
+    });
+    test("a caller holds at most `limit` live keys: past it no claim, and when one frees; its held keys and other callers aside", async () => {
+      const at = Date.now();
+      const first = claim("client:a", "k1", at);
+      const full = { claimed: false as const, held: null, freeAt: first.expiresAt };
+      expect(await store.idempotency.claim(first, 2)).toEqual({ claimed: true });
+      await store.idempotency.complete("client:a", "k1", 201, "x");
+      // A claim still running counts too.
+      expect(await store.idempotency.claim(claim("client:a", "k2", at + 1000), 2)).toEqual({ claimed: true });
+      expect(await store.idempotency.claim(claim("client:a", "k3", at + 2000), 2)).toEqual(full);
+      expect(await store.idempotency.claim(claim("client:a", "k1", at + 2000), 2)).toMatchObject({
+        claimed: false,
+        held: { status: 201, answer: "x" },
+      });
+      expect(await store.idempotency.claim(claim("client:b", "k3", at + 2000), 2)).toEqual({ claimed: true });
+      // A released claim frees its place at once, a lapsed one after its lease, an expired record after its expiry.
+      await store.idempotency.release("client:a", "k2");
+      expect(await store.idempotency.claim(claim("client:a", "k3", at + 3000), 2)).toEqual({ claimed: true });
+      expect(await store.idempotency.claim(claim("client:a", "k4", at + 3000), 2)).toEqual(full);
+      expect(await store.idempotency.claim(claim("client:a", "k4", at + 63_001), 2)).toEqual({ claimed: true });
+      await store.idempotency.complete("client:a", "k4", 200, "y");
+      expect(await store.idempotency.claim(claim("client:a", "k5", at + 63_001), 2)).toEqual(full);
+      expect(await store.idempotency.claim(claim("client:a", "k5", at + 86_400_001), 2)).toEqual({ claimed: true });
+    });
+
+    test("of concurrent claims by one caller past its limit, exactly `limit` win", async () => {
+      const at = Date.now();
+      const results = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => store.idempotency.claim(claim("client:c", `k${i}`, at), 5)),
+      );
+      expect(results.filter((r) => r.claimed)).toHaveLength(5);
+      for (const r of results.filter((r) => !r.claimed)) expect(r).toMatchObject({ claimed: false, held: null });
     });
   });
 
@@ -1066,6 +1105,20 @@ function contract<S extends Store>(harness: { open(): Promise<S>; dispose(store:
       expect((await store.tokenHolder(ann.id, "jti"))?.revoked).toBe(true);
     });
 
+    test("tokenHolder carries the session's expires_at, as the last rotation set it; none without a live session", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      const { session, refresh } = await started(ann);
+      const holder = await store.tokenHolder(ann.id, "jti", session.id);
+      expect(holder).toEqual({ user: ann, revoked: false, expiresAt: session.expiresAt });
+      const turn = rotation(tick());
+      expect(await store.sessions.rotate(refresh.digest, turn)).toBe(true);
+      expect((await store.tokenHolder(ann.id, "jti", session.id))?.expiresAt).toBe(turn.successor.expiresAt);
+      // A token from before sessions has no session to end it; an ended session has no expiry left.
+      expect((await store.tokenHolder(ann.id, "jti"))?.expiresAt).toBeNull();
+      await store.sessions.end(ann.id, { only: session.id });
+      expect(await store.tokenHolder(ann.id, "jti", session.id)).toEqual({ user: ann, revoked: true, expiresAt: null });
+    });
+
     test("setPassword with keep ends every other session and renews the kept one's refresh tokens, in one change", async () => {
       const ann = await store.users.create(newUser("ann"));
       const kept = await started(ann);
@@ -1245,7 +1298,7 @@ function versionedContract(harness: StoreHarness): void {
     test("tokenState is the token's revocation and the table versions, or null for an unknown user", async () => {
       const ann = await store.users.create(newUser("ann"));
       const before = await store.versions();
-      expect(await store.tokenState(ann.id, "any-jti")).toEqual({ revoked: false, versions: before });
+      expect(await store.tokenState(ann.id, "any-jti")).toEqual({ revoked: false, expiresAt: null, versions: before });
       await store.categories.create(newCategory("Books", { createdBy: ann.id }));
       const after = (await store.tokenState(ann.id, "any-jti"))!.versions;
       expect(after).toEqual(await store.versions());
@@ -1257,7 +1310,7 @@ function versionedContract(harness: StoreHarness): void {
 
     test("tokenHolder is the stored user with the token's revocation, or null for an unknown user", async () => {
       const ann = await store.users.create(newUser("ann"));
-      expect(await store.tokenHolder(ann.id, "any-jti")).toEqual({ user: ann, revoked: false });
+      expect(await store.tokenHolder(ann.id, "any-jti")).toEqual({ user: ann, revoked: false, expiresAt: null });
       expect(await store.tokenHolder(Bun.randomUUIDv7(), "any-jti")).toBeNull();
       expect(await store.tokenHolder("not-an-id", "any-jti")).toBeNull();
     });

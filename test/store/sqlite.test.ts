@@ -14,6 +14,8 @@ import { applyMigrations } from "../../src/db/sqlite/apply-migrations.ts";
 import { emptyDatabase, placeEmptyDatabase } from "../../src/db/sqlite/new-database.ts";
 import { newUser, storeConformance } from "./conformance.ts";
 import journal from "../../drizzle/sqlite/meta/_journal.json";
+import { embeddedMigrations } from "../../src/db/migrations.macro.ts";
+import { version } from "../../package.json";
 
 storeConformance("sqlite in memory", {
   open: async () => openSqliteStore(":memory:"),
@@ -66,7 +68,7 @@ describe("the SQLite file", () => {
   // the migrations read here, now, are what it must match, so an image left behind a new migration fails.
   test("a new database is written whole from the empty one the build made, which is what the migrations make", async () => {
     const migrated = new Database(":memory:", { strict: true });
-    applyMigrations(migrated, readMigrationFiles({ migrationsFolder: join(import.meta.dir, "../../drizzle/sqlite") }));
+    applyMigrations(migrated, embeddedMigrations("sqlite"), version);
     // In a file: the image's header is in WAL mode, which a database held in memory cannot open.
     writeFileSync(join(dir, "image.db"), emptyDatabase());
     const image = new Database(join(dir, "image.db"), { readonly: true, strict: true });
@@ -205,7 +207,8 @@ describe("the SQLite file", () => {
     const state = (client: Database) => ({
       schema: client
         .query<{ type: string; name: string; sql: string | null }, []>(
-          "SELECT type, name, sql FROM sqlite_master WHERE name != '__drizzle_migrations' ORDER BY name",
+          // Drizzle's bookkeeping is compared below; svc's own record beside it is svc's alone.
+          "SELECT type, name, sql FROM sqlite_master WHERE tbl_name NOT IN ('__drizzle_migrations', '__svc_migrations') ORDER BY name",
         )
         .all(),
       applied: client.query('SELECT id, hash, created_at FROM "__drizzle_migrations" ORDER BY id').all(),

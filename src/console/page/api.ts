@@ -90,7 +90,7 @@ export async function signIn(username: string, password: string): Promise<Me> {
   const pair = (await response.json()) as Pair;
   if (pair.user.role !== "admin") {
     // Not kept: the session just started is ended at once.
-    await post("/auth/logout", {}, pair.token);
+    await post("/auth/logout", { refresh_token: pair.refresh_token });
     throw new ApiError(
       "Not an administrator",
       `${pair.user.username} is not an administrator of this svc.`,
@@ -109,10 +109,16 @@ export async function resume(): Promise<Me | null> {
   return me.role === "admin" ? me : null;
 }
 
-/** Ends this session on the server (its tokens stop working), then here. */
+/**
+ * Ends this session on the server (its tokens stop working), then here. By the refresh token, which
+ * outlives the access token: after a long idle the access token has expired, and a logout by it would be
+ * refused while the session went on.
+ */
 export async function signOut(): Promise<void> {
   try {
-    if (access) await post("/auth/logout", {}, access);
+    const kept = sessionStorage.getItem(REFRESH_KEY);
+    if (kept) await post("/auth/logout", { refresh_token: kept });
+    else if (access) await post("/auth/logout", {}, access);
   } finally {
     forget();
   }

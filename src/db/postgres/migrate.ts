@@ -1,31 +1,45 @@
 // Applies the embedded PostgreSQL migrations under an advisory lock, so that instances starting
 // together migrate once: the first takes the lock and migrates, the others wait and find nothing to do.
+// Drizzle's bookkeeping and rule as its own migrator keeps them (drizzle.__drizzle_migrations; a
+// migration runs when it is newer than the newest recorded), with svc's record of each beside it, in
+// the same transaction; a database a later svc migrated is refused, untouched (../upgrades.ts).
 import type { SQL } from "bun";
-import { drizzle } from "drizzle-orm/bun-sql";
-import type { MigrationConfig, MigrationMeta } from "drizzle-orm/migrator";
+import { version } from "../../../package.json";
 import { embeddedMigrations } from "../migrations.macro.ts" with { type: "macro" };
+import {
+  isNewer,
+  newerDatabase,
+  pendingMigrations,
+  RECORDED_MIGRATIONS,
+  type LatestMigration,
+  type UpgradeStep,
+} from "../upgrades.ts";
 
-const MIGRATIONS: MigrationMeta[] = embeddedMigrations("postgres");
+const MIGRATIONS = embeddedMigrations("postgres");
 /** How many migrations this binary carries: a database that applied fewer is behind it. */
 export const MIGRATION_COUNT = MIGRATIONS.length;
 /** An arbitrary constant naming svc's migration lock ("svc" in ASCII). */
 const MIGRATION_LOCK = 0x737663;
 
-interface DrizzleInternals {
-  dialect: { migrate(migrations: MigrationMeta[], session: unknown, config: MigrationConfig): Promise<void> };
-  session: unknown;
-}
-
-export async function migratePostgres(client: SQL): Promise<void> {
+/**
+ * Brings the database up to this binary's migrations, telling `onStep` of each one applied. Throws
+ * NewerDatabase, having changed nothing, for a database a later svc migrated; `database` names it.
+ */
+export async function migratePostgres(
+  client: SQL,
+  database: string,
+  onStep?: (step: UpgradeStep) => void,
+): Promise<void> {
   const connection = await client.reserve();
   try {
     // Migrations may take longer than a request may: no statement timeout on this connection.
     await connection`SET statement_timeout = 0`;
     await connection`SELECT pg_advisory_lock(${MIGRATION_LOCK})`;
     try {
-      const db = drizzle({ client: connection as unknown as SQL });
-      const { dialect, session } = db as unknown as DrizzleInternals;
-      await dialect.migrate(MIGRATIONS, session, { migrationsFolder: "(embedded)" });
+      const latest = await refuseNewerPostgres(connection, database);
+      const pending = pendingMigrations(MIGRATIONS, latest);
+      if (pending.length > 0) await apply(connection, pending);
+      for (const migration of pending) onStep?.({ applied: migration.name });
     } finally {
       await connection`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`;
       await connection`RESET statement_timeout`;
@@ -33,4 +47,44 @@ export async function migratePostgres(client: SQL): Promise<void> {
   } finally {
     connection.release();
   }
+}
+
+/** The newest migration's created_at (null: none); throws NewerDatabase when a later svc migrated the database. */
+export async function refuseNewerPostgres(client: SQL, database: string): Promise<number | null> {
+  const [tables] = await client`SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AS drizzle,
+    to_regclass(${`drizzle.${RECORDED_MIGRATIONS}`}) IS NOT NULL AS svc`;
+  if (!tables.drizzle) return null;
+  const [last] = await client`SELECT created_at FROM drizzle.__drizzle_migrations ORDER BY created_at DESC LIMIT 1`;
+  if (!last) return null;
+  const createdAt = Number(last.created_at);
+  if (!isNewer(createdAt, MIGRATIONS)) return createdAt;
+  const latest: LatestMigration = { createdAt, name: null, svcVersion: null };
+  if (tables.svc) {
+    const [recorded] = await client.unsafe(
+      `SELECT name, svc_version FROM drizzle.${RECORDED_MIGRATIONS} WHERE created_at = $1`,
+      [createdAt],
+    );
+    latest.name = recorded?.name ?? null;
+    latest.svcVersion = recorded?.svc_version ?? null;
+  }
+  throw newerDatabase(database, latest, MIGRATIONS);
+}
+
+async function apply(connection: SQL, pending: typeof MIGRATIONS): Promise<void> {
+  await connection.begin(async (tx) => {
+    await tx`CREATE SCHEMA IF NOT EXISTS drizzle`;
+    await tx`CREATE TABLE IF NOT EXISTS drizzle.__drizzle_migrations (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)`;
+    await tx.unsafe(
+      `CREATE TABLE IF NOT EXISTS drizzle.${RECORDED_MIGRATIONS} (created_at bigint PRIMARY KEY, name text NOT NULL, svc_version text NOT NULL)`,
+    );
+    for (const migration of pending) {
+      for (const statement of migration.sql) await tx.unsafe(statement);
+      await tx`INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES (${migration.hash}, ${migration.folderMillis})`;
+      await tx.unsafe(
+        `INSERT INTO drizzle.${RECORDED_MIGRATIONS} (created_at, name, svc_version) VALUES ($1, $2, $3)
+         ON CONFLICT (created_at) DO UPDATE SET name = excluded.name, svc_version = excluded.svc_version`,
+        [migration.folderMillis, migration.name, version],
+      );
+    }
+  });
 }

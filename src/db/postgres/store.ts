@@ -4,7 +4,8 @@
 import { SQL } from "bun";
 import { eq, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sql";
-import { redactUrl, type PostgresConfig } from "../../config.ts";
+import type { PostgresConfig } from "../../config.ts";
+import { describeDatabase } from "../describe.ts";
 import { AppError } from "../../errors.ts";
 import type { Clash, Db, Dialect } from "../dialect.ts";
 import { drizzleStore } from "../drizzle-store.ts";
@@ -18,20 +19,27 @@ import {
   type OpenOptions,
   type VersionedStore,
 } from "../store.ts";
+import { type ConnectionCount, connectionCount } from "./connections.ts";
 import { migratePostgres } from "./migrate.ts";
 import * as tables from "./schema.ts";
 
-/** Connects, migrates under an advisory lock (with `existing`, only a database svc made), and returns the store. */
+/**
+ * Connects, migrates under an advisory lock (with `existing`, only a database svc made; never one a
+ * later svc migrated), and returns the store.
+ */
 export async function openPostgresStore(
   config: PostgresConfig,
-  { existing = false }: OpenOptions = {},
+  { existing = false, onUpgrade }: OpenOptions = {},
 ): Promise<VersionedStore> {
+  const connections = connectionCount();
   const client = new SQL({
     url: config.url,
     max: config.poolMax,
     connectionTimeout: config.connectTimeoutS,
     idleTimeout: 60,
     connection: { statement_timeout: config.statementTimeoutMs, application_name: "svc" },
+    onconnect: connections.onconnect,
+    onclose: connections.onclose,
   });
   try {
     if (existing) {
@@ -40,17 +48,17 @@ export async function openPostgresStore(
         [],
       )) as Array<{ svc: boolean }>;
       if (!found?.svc)
-        throw new NoSuchDatabase(`${redactUrl(config.url)} is not an svc database (it has no svc tables)`);
+        throw new NoSuchDatabase(`${describeDatabase(config)} is not an svc database (it has no svc tables)`);
     }
-    await migratePostgres(client);
+    await migratePostgres(client, describeDatabase(config), onUpgrade);
   } catch (error) {
     await client.close();
     throw error;
   }
-  return drizzleStore(postgresDialect(client, config));
+  return drizzleStore(postgresDialect(client, config, connections));
 }
 
-function postgresDialect(client: SQL, config: PostgresConfig): Dialect {
+function postgresDialect(client: SQL, config: PostgresConfig, connections: ConnectionCount): Dialect {
   const db: Db = drizzle({ client });
   const categoryColumns = columns(tables.categories, CATEGORY_FIELDS);
   const first = <T>(rows: T[]): T | null => rows[0] ?? null;
@@ -79,8 +87,11 @@ function postgresDialect(client: SQL, config: PostgresConfig): Dialect {
     ping: (timeoutMs) =>
       guard(async () => void (await db.execute(sql`select 1`)), undefined, Math.min(timeoutMs, deadlineMs)),
     storage: () => storage.state(),
-    // Operations in flight, each holding (or waiting for) a connection.
-    pool: () => ({ size: config.poolMax, busy: Math.min(busy, config.poolMax) }),
+    // Busy: operations in flight, each holding (or waiting for) a connection.
+    pool: () => {
+      const open = connections.open();
+      return { max: config.poolMax, open, busy: Math.min(busy, open) };
+    },
     feed: notifyFeed(client, async (id) =>
       first(await db.select(categoryColumns).from(tables.categories).where(eq(tables.categories.id, id))),
     ),

@@ -1,16 +1,17 @@
-// A consistent snapshot of a live SQLite database: VACUUM INTO reads inside one transaction, so it
-// sees one moment even while svc keeps writing, and writes a compact copy.
+// `svc backup`: a consistent snapshot of the live database (snapshot.ts), while svc keeps serving.
 import { Database } from "bun:sqlite";
-import { existsSync } from "node:fs";
 import { missingSqlite } from "./file.ts";
+import { refuseNewerSqlite } from "./migrate.ts";
+import { snapshotInto } from "./snapshot.ts";
 
+/** The database at `path`, as it is now, into the new file `target`; refused for one a later svc migrated. */
 export function backupSqlite(path: string, target: string): void {
   const missing = missingSqlite(path);
   if (missing) throw new Error(missing);
-  if (existsSync(target)) throw new Error(`${target} already exists; choose a new file`);
   const db = new Database(path, { readonly: true });
   try {
-    db.run("VACUUM INTO ?", [target]);
+    refuseNewerSqlite(db, path);
+    snapshotInto(db, target);
   } finally {
     db.close();
   }

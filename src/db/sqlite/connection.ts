@@ -6,8 +6,8 @@ import { dirname } from "node:path";
 import { nodeFs } from "../../node-fs.ts";
 import { storageMonitor, type StorageMonitor } from "../storage.ts";
 import { DamagedDatabase, NoSuchDatabase, type OpenOptions } from "../store.ts";
-import { firstDamage, missingSqlite } from "./file.ts";
-import { migrateSqlite } from "./migrate.ts";
+import { createPrivateFile, firstDamage, missingSqlite, utcStamp } from "./file.ts";
+import { migrateSqlite, refuseNewerSqlite } from "./migrate.ts";
 import { placeEmptyDatabase } from "./new-database.ts";
 
 /** The largest file checked for damage at start: about 3,000,000 users, some 1.5 s of reading. */
@@ -31,37 +31,20 @@ export interface SqliteConnection {
 /** Opens (creating if needed, unless `existing`) and migrates the database at `path`, or an in-memory one for ":memory:". */
 export function openSqliteConnection(
   path: string,
-  { existing = false, onSetAside }: OpenOptions = {},
+  { existing = false, onSetAside, onUpgrade }: OpenOptions = {},
 ): SqliteConnection {
   if (existing) {
     const problem = missingSqlite(path);
     if (problem) throw new NoSuchDatabase(problem);
   }
   const client = existing ? new Database(path, { create: false, strict: true }) : openOrCreate(path, onSetAside);
-  if (
-    existing &&
-    !client.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get()
-  ) {
+  let journalMode: string;
+  try {
+    journalMode = prepare(client, path, existing, onUpgrade);
+  } catch (error) {
     client.close();
-    throw new NoSuchDatabase(`${path} is not an svc database (it has no svc tables)`);
+    throw error;
   }
-  // Before anything is written: a damaged page would otherwise surface as a 500 on whatever reads it.
-  // It reads the whole file (about 0.5 s for 1,000,000 users), so past START_CHECK_MAX_BYTES start-up
-  // leaves it to `svc check`.
-  const checked = path !== ":memory:" && Bun.file(path).size <= START_CHECK_MAX_BYTES;
-  const damage = checked ? firstDamage(client) : null;
-  if (damage) {
-    client.close();
-    throw new DamagedDatabase(
-      `${path} is damaged (${damage}); restore it from a backup, and see \`svc check\` for the full report`,
-    );
-  }
-  // WAL lets readers run beside the writer; FULL sync makes an acknowledged write survive a crash.
-  const { journal_mode: journalMode } = client.query<{ journal_mode: string }, []>("PRAGMA journal_mode = WAL").get()!;
-  client.run("PRAGMA synchronous = FULL");
-  client.run("PRAGMA foreign_keys = ON");
-  client.run("PRAGMA busy_timeout = 5000");
-  migrateSqlite(client);
   const storage = storageMonitor(path === ":memory:" ? undefined : dirname(path));
   const select1 = client.prepare("SELECT 1");
   return {
@@ -83,8 +66,38 @@ export function openSqliteConnection(
 }
 
 /**
+ * Checks the database and readies it to serve; returns its journal mode. Refusals come before anything
+ * is written: a file without svc's tables (with `existing`), a damaged one, one a later svc migrated.
+ */
+function prepare(client: Database, path: string, existing: boolean, onUpgrade: OpenOptions["onUpgrade"]): string {
+  if (
+    existing &&
+    !client.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get()
+  ) {
+    throw new NoSuchDatabase(`${path} is not an svc database (it has no svc tables)`);
+  }
+  // A damaged page would otherwise surface as a 500 on whatever reads it. It reads the whole file
+  // (about 0.5 s for 1,000,000 users), so past START_CHECK_MAX_BYTES start-up leaves it to `svc check`.
+  const checked = path !== ":memory:" && Bun.file(path).size <= START_CHECK_MAX_BYTES;
+  const damage = checked ? firstDamage(client) : null;
+  if (damage) {
+    throw new DamagedDatabase(
+      `${path} is damaged (${damage}); restore it from a backup, and see \`svc check\` for the full report`,
+    );
+  }
+  refuseNewerSqlite(client, path);
+  // WAL lets readers run beside the writer; FULL sync makes an acknowledged write survive a crash.
+  const { journal_mode: journalMode } = client.query<{ journal_mode: string }, []>("PRAGMA journal_mode = WAL").get()!;
+  client.run("PRAGMA synchronous = FULL");
+  client.run("PRAGMA foreign_keys = ON");
+  client.run("PRAGMA busy_timeout = 5000");
+  migrateSqlite(client, path, onUpgrade);
+  return journalMode;
+}
+
+/**
  * The database at `path`, made first if there is none. A new one is the empty database written whole
- * (new-database.ts); where that cannot be placed, SQLite creates it and the migrations fill it. A log
+ * (new-database.ts); where that cannot be placed, an empty file, which the migrations fill. A log
  * left from a database that is gone is set aside first, and `onSetAside` told where once the new one is open.
  */
 function openOrCreate(path: string, onSetAside: OpenOptions["onSetAside"]): Database {
@@ -93,7 +106,7 @@ function openOrCreate(path: string, onSetAside: OpenOptions["onSetAside"]): Data
     return new Database(path, { create: false, strict: true });
   } catch {
     // Not there yet, most likely: placing the empty database tells, and the long way below fails,
-    // if it must, with SQLite's own words (permissions, a full disk, a damaged header).
+    // if it must, in the system's or SQLite's own words (permissions, a full disk, a damaged header).
   }
   const moved = nodeFs().existsSync(path) ? [] : setAsideLeftovers(path);
   placeEmptyDatabase(path);
@@ -112,7 +125,7 @@ function openOrCreate(path: string, onSetAside: OpenOptions["onSetAside"]): Data
  */
 function setAsideLeftovers(path: string): string[] {
   const fs = nodeFs();
-  const stamp = new Date().toISOString().replace(/[-:]|\.\d+/g, "");
+  const stamp = utcStamp();
   const moved: string[] = [];
   for (const leftover of [`${path}-wal`, `${path}-journal`]) {
     const aside = `${leftover}.orphaned-${stamp}`;
@@ -128,12 +141,9 @@ function setAsideLeftovers(path: string): string[] {
 }
 
 function create(path: string): Database {
-  try {
-    return new Database(path, { create: true, strict: true });
-  } catch {
-    // SQLite makes files, not folders: the first start in an empty folder has no data/ yet. Any other
-    // reason to fail (permissions, a damaged header) fails again on the second try and is thrown.
-    nodeFs().mkdirSync(dirname(path), { recursive: true });
-    return new Database(path, { create: true, strict: true });
-  }
+  // SQLite makes files, not folders: the first start in an empty folder has no data/ yet.
+  nodeFs().mkdirSync(dirname(path), { recursive: true });
+  // Empty, it is an empty database; made here, it is the owner's alone, where SQLite makes it 0644.
+  createPrivateFile(path, false);
+  return new Database(path, { create: true, strict: true });
 }

@@ -5,6 +5,7 @@ import { Database } from "bun:sqlite";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { version } from "../../../package.json";
 import { embeddedMigrations } from "../migrations.macro.ts";
 import { applyMigrations } from "./apply-migrations.ts";
 
@@ -14,7 +15,7 @@ export function emptyDatabaseImage(): string {
     const path = join(scratch, "svc.db");
     const client = new Database(path, { create: true, strict: true });
     client.run("PRAGMA journal_mode = WAL");
-    applyMigrations(client, embeddedMigrations("sqlite"));
+    applyMigrations(client, embeddedMigrations("sqlite"), version);
     // Closing checkpoints the WAL into the file and removes it: the file alone is the database.
     client.close();
     return Buffer.from(Bun.gzipSync(readFileSync(path), { level: 9 })).toString("base64");

@@ -1,6 +1,24 @@
 // What svc asks of an SQLite file before and besides serving from it: is it there, and is it sound.
 import type { Database } from "bun:sqlite";
+import { isAbsolute, resolve } from "node:path";
 import { nodeFs } from "../../node-fs.ts";
+
+/** The mode of every file svc makes: its owner's alone. SQLite gives a database's -wal and -shm its mode. */
+export const PRIVATE_FILE = 0o600;
+
+/**
+ * Makes an empty file of mode PRIVATE_FILE at `path` for SQLite to fill (an empty file is an empty
+ * database), where SQLite would make it 0644. With `exclusive`, a file already there is an error.
+ */
+export function createPrivateFile(path: string, exclusive: boolean): void {
+  const fs = nodeFs();
+  fs.closeSync(fs.openSync(path, exclusive ? "wx" : "a", PRIVATE_FILE));
+}
+
+/** Now, as a file name's suffix tells it: 20261121T100000Z. */
+export function utcStamp(): string {
+  return new Date().toISOString().replace(/[-:]|\.\d+/g, "");
+}
 
 /**
  * What SQLite's own check finds wrong, one line each, at most `limit`; none for a sound file.
@@ -24,8 +42,13 @@ export function firstDamage(client: Database): string | null {
   }
 }
 
-/** Why `path` names no SQLite database to read; null when a file is there. Nothing is created. */
+/**
+ * Why `path` names no SQLite database to read, by its full path (a command run in the wrong folder
+ * shows where it looked); null when a file is there. Nothing is created.
+ */
 export function missingSqlite(path: string): string | null {
   if (path === ":memory:") return "an in-memory database is always empty: name a file";
-  return nodeFs().existsSync(path) ? null : `no database at ${path}`;
+  if (nodeFs().existsSync(path)) return null;
+  const relative = isAbsolute(path) ? "" : ` (the path ${path} is taken from the current folder)`;
+  return `no database at ${resolve(path)}${relative}`;
 }

@@ -1,12 +1,75 @@
-// The SQLite migrations this binary carries, and the step that brings a database up to them.
+// The SQLite migrations this binary carries, and the step that brings a database up to them: refused
+// for a database a later svc migrated, and preceded by a snapshot of one that holds anything, kept
+// beside it for going back (docs/operations.md, "Upgrading and going back").
 import type { Database } from "bun:sqlite";
+import { resolve } from "node:path";
+import { version } from "../../../package.json";
+import { nodeFs } from "../../node-fs.ts";
+import { describeDatabase } from "../describe.ts";
 import { embeddedMigrations } from "../migrations.macro.ts" with { type: "macro" };
-import { applyMigrations } from "./apply-migrations.ts";
+import {
+  isNewer,
+  newerDatabase,
+  pendingMigrations,
+  RECORDED_MIGRATIONS,
+  type LatestMigration,
+  type UpgradeStep,
+} from "../upgrades.ts";
+import { applyMigrations, latestCreatedAt } from "./apply-migrations.ts";
+import { utcStamp } from "./file.ts";
+import { snapshotInto } from "./snapshot.ts";
 
 const MIGRATIONS = embeddedMigrations("sqlite");
 /** How many migrations this binary carries: a database that applied fewer is behind it. */
 export const MIGRATION_COUNT = MIGRATIONS.length;
 
-export function migrateSqlite(client: Database): void {
-  applyMigrations(client, MIGRATIONS);
+/**
+ * Brings the database at `path` (":memory:" for one in memory) up to this binary's migrations,
+ * telling `onStep` of the snapshot and of each migration applied. Throws NewerDatabase, having
+ * written nothing, for a database a later svc migrated.
+ */
+export function migrateSqlite(client: Database, path = ":memory:", onStep?: (step: UpgradeStep) => void): void {
+  const latest = refuseNewerSqlite(client, path);
+  if (pendingMigrations(MIGRATIONS, latest).length === 0) return;
+  if (path !== ":memory:" && holdsTables(client)) {
+    const snapshot = snapshotPath(path);
+    snapshotInto(client, snapshot);
+    onStep?.({ snapshot });
+  }
+  for (const migration of applyMigrations(client, MIGRATIONS, version)) onStep?.({ applied: migration.name });
+}
+
+/** The newest migration's created_at (null: none); throws NewerDatabase when a later svc migrated the database. */
+export function refuseNewerSqlite(client: Database, path: string): number | null {
+  const latest = latestCreatedAt(client);
+  if (latest === null || !isNewer(latest, MIGRATIONS)) return latest;
+  throw newerDatabase(describeDatabase({ kind: "sqlite", path }), recorded(client, latest), MIGRATIONS);
+}
+
+/** What svc recorded of the migration of `createdAt`: nothing, for one an svc that kept no record applied. */
+function recorded(client: Database, createdAt: number): LatestMigration {
+  const table = client.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(RECORDED_MIGRATIONS);
+  const row = table
+    ? client
+        .query<{ name: string; svc_version: string }, [number]>(
+          `SELECT name, svc_version FROM "${RECORDED_MIGRATIONS}" WHERE created_at = ?`,
+        )
+        .get(createdAt)
+    : null;
+  return { createdAt, name: row?.name ?? null, svcVersion: row?.svc_version ?? null };
+}
+
+/** Whether the database holds anything to keep: a new, empty one needs no snapshot. */
+function holdsTables(client: Database): boolean {
+  return client.query("SELECT 1 FROM sqlite_master WHERE type = 'table' LIMIT 1").get() !== null;
+}
+
+/**
+ * `svc.db.before-<this version>` beside the database; if a file has that name (an upgrade to this
+ * version tried before, or undone), it stays, and the new one's name gets the time as well.
+ */
+function snapshotPath(path: string): string {
+  const name = `${resolve(path)}.before-${version}`;
+  if (!nodeFs().existsSync(name)) return name;
+  return `${name}-${utcStamp()}`;
 }

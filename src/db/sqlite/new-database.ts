@@ -4,6 +4,7 @@
 // writing it whole waits once (docs/performance.md, "Footprint").
 import { dirname } from "node:path";
 import { nodeFs } from "../../node-fs.ts";
+import { PRIVATE_FILE } from "./file.ts";
 import { emptyDatabaseImage } from "./empty-database.macro.ts" with { type: "macro" };
 
 const IMAGE = emptyDatabaseImage();
@@ -17,7 +18,7 @@ export function emptyDatabase(): Uint8Array<ArrayBuffer> {
  * Puts the empty database at `path` unless a file is there by then; true when `path` now holds a
  * database (this one, or one another process put there first). False when the image could not be
  * placed (no space, no permission, a file system without hard links): nothing is left behind, and
- * the caller creates the database the long way, which fails, if it must, with SQLite's own words.
+ * the caller creates the database the long way, which fails, if it must, in the system's or SQLite's words.
  */
 export function placeEmptyDatabase(path: string): boolean {
   const fs = nodeFs();
@@ -27,7 +28,9 @@ export function placeEmptyDatabase(path: string): boolean {
   let written = false;
   try {
     fs.mkdirSync(dirname(path), { recursive: true });
-    const fd = fs.openSync(scratch, "w", 0o644);
+    // The owner's alone (as every file svc makes: accounts and sessions are in it); SQLite gives its
+    // -wal and -shm files the database's mode. The umask may take more away, never add.
+    const fd = fs.openSync(scratch, "w", PRIVATE_FILE);
     written = true;
     try {
       fs.writeSync(fd, emptyDatabase());

@@ -74,8 +74,8 @@ function sqliteDialect(
     hotReads: hotReads(client, run, commits),
     ping: connection.ping,
     storage: connection.storageState,
-    // One connection, and every statement finishes before the next starts.
-    pool: () => ({ size: 1, busy: 0 }),
+    // One connection, open while the store is, and every statement finishes before the next starts.
+    pool: () => ({ max: 1, open: 1, busy: 0 }),
     feed: localFeed(),
     async close() {
       commits?.close();
@@ -103,19 +103,30 @@ const KEPT_TOKEN_STATES = 10_000;
  * On a database file, their answers are also kept until the next commit by anyone (commits.ts): a
  * token used again meanwhile is answered from memory, since nothing it depends on can have changed.
  * A logout, a password change or a disabling is a commit, so the very next request reads again and
- * is refused; a revoked token is never accepted, whichever process revoked it.
+ * is refused; a revoked token is never accepted, whichever process revoked it. A session's expiry is
+ * kept as a time, not as a verdict: the authenticator compares it with the clock on every request.
  */
 function hotReads(client: Database, run: Dialect["run"], commits: Commits | null): HotReads {
   const VERSIONS = `(SELECT version FROM table_versions WHERE name = 'users') AS users, (SELECT version FROM table_versions WHERE name = 'categories') AS categories`;
   const versions = client.query<TableVersions, []>(`SELECT ${VERSIONS}`);
-  type Row = { revoked: number } & TableVersions;
-  // A token with a session is revoked by the session's end; one from before sessions, by its jti.
-  const byJti = client.query<Row, [string, string]>(
+  // A token with a session is revoked by the session's end, and serves until its expires_at; one from
+  // before sessions is revoked by its jti.
+  const byJti = client.query<{ revoked: number } & TableVersions, [string, string]>(
     `SELECT EXISTS (SELECT 1 FROM revoked_tokens WHERE jti = ?) AS revoked, ${VERSIONS} FROM users WHERE id = ?`,
   );
-  const bySession = client.query<Row, [string, string]>(
-    `SELECT NOT EXISTS (SELECT 1 FROM sessions WHERE id = ? AND user_id = users.id) AS revoked, ${VERSIONS} FROM users WHERE id = ?`,
+  const bySession = client.query<{ expiresAt: string | null } & TableVersions, [string, string]>(
+    `SELECT (SELECT expires_at FROM sessions WHERE id = ? AND user_id = users.id) AS expiresAt, ${VERSIONS} FROM users WHERE id = ?`,
   );
+  const versionsOf = (row: TableVersions): TableVersions => ({ users: row.users, categories: row.categories });
+  /** The token's state as the database has it now. */
+  const read = (userId: string, jti: string, sessionId: string | undefined): TokenState | null => {
+    if (sessionId === undefined) {
+      const row = byJti.get(jti, userId);
+      return row && { revoked: row.revoked === 1, expiresAt: null, versions: versionsOf(row) };
+    }
+    const row = bySession.get(sessionId, userId);
+    return row && { revoked: row.expiresAt === null, expiresAt: row.expiresAt, versions: versionsOf(row) };
+  };
   // By jti (the token's own id, one string object per verified token, so its hash is already known),
   // checked against the user and session asked for: a key joined from all three was a fresh string
   // to build and hash on every request.
@@ -146,10 +157,7 @@ function hotReads(client: Database, run: Dialect["run"], commits: Commits | null
         if (kept !== undefined && kept.userId === userId && kept.sessionId === sessionId) return kept.state;
       }
       return run(async () => {
-        const row = sessionId === undefined ? byJti.get(jti, userId) : bySession.get(sessionId, userId);
-        const state = row
-          ? { revoked: row.revoked === 1, versions: { users: row.users, categories: row.categories } }
-          : null;
+        const state = read(userId, jti, sessionId);
         if (commits) setBounded(states, jti, { userId, sessionId, state }, KEPT_TOKEN_STATES);
         return state;
       });

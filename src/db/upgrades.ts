@@ -1,0 +1,58 @@
+// What a database's migrations say about the svc that made it, alike on both databases: which of this
+// binary's migrations it lacks (Drizzle's rule: those newer than the newest it recorded), and whether
+// a later svc has migrated it, in which case this one must not touch it (its code would write rows
+// the later schema no longer means). svc records beside each migration it applies its name and its
+// own version (a table of its own next to Drizzle's), so that an earlier binary can name them.
+import { version } from "../../package.json";
+import type { EmbeddedMigration } from "./migrations.macro.ts";
+
+/** svc's record of the migrations it applied, beside Drizzle's: created_at is Drizzle's, name and svc_version svc's. */
+export const RECORDED_MIGRATIONS = "__svc_migrations";
+
+/** The newest migration a database records. */
+export interface LatestMigration {
+  /** Drizzle's created_at: the migration's folderMillis. */
+  createdAt: number;
+  /** Null when nothing recorded them: an svc that kept no record applied it (0.1.1 and before), or something else. */
+  name: string | null;
+  svcVersion: string | null;
+}
+
+/** A later svc migrated the database: this binary refuses to serve from it or change it. */
+export class NewerDatabase extends Error {
+  override name = "NewerDatabase";
+}
+
+/** A step of bringing a database up to this binary, told as it is done. */
+export type UpgradeStep = { snapshot: string } | { applied: string };
+
+/** The migrations a database whose newest is `latestCreatedAt` (null: none) has yet to apply, oldest first. */
+export function pendingMigrations<M extends { folderMillis: number }>(
+  migrations: readonly M[],
+  latestCreatedAt: number | null,
+): M[] {
+  return migrations.filter((m) => latestCreatedAt === null || latestCreatedAt < m.folderMillis);
+}
+
+/** Whether a database whose newest migration is `latestCreatedAt` holds one this binary does not know. */
+export function isNewer(latestCreatedAt: number, migrations: readonly EmbeddedMigration[]): boolean {
+  return latestCreatedAt > migrations.at(-1)!.folderMillis;
+}
+
+/** The refusal: one line naming the database, the svc that migrated it and its migration, and this svc. */
+export function newerDatabase(
+  database: string,
+  latest: LatestMigration,
+  migrations: readonly EmbeddedMigration[],
+): NewerDatabase {
+  const theirs = latest.svcVersion ? `svc ${latest.svcVersion}` : "a later svc";
+  const migration = latest.name ?? `a migration of ${new Date(latest.createdAt).toISOString()}`;
+  return new NewerDatabase(
+    `${database} was migrated by ${theirs} (to ${migration}), which svc ${version} (up to ${migrations.at(-1)!.name}) does not know: run ${latest.svcVersion ? theirs : "that svc"} or later, or go back to the copy kept before that upgrade (docs/operations.md, "Upgrading and going back")`,
+  );
+}
+
+/** A step as a command prints it. */
+export function upgradeNotice(step: UpgradeStep): string {
+  return "snapshot" in step ? `kept the database as it was in ${step.snapshot}` : `applied migration ${step.applied}`;
+}

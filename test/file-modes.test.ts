@@ -1,0 +1,61 @@
+// svc's own files are its owner's alone (0600): the database with its WAL and shared-memory files, a
+// backup, the snapshot taken before migrating. Accounts, password hashes and sessions are in them.
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runCli } from "../src/cli.ts";
+import { openDatabase } from "../src/db/open.ts";
+import { newUser } from "./store/conformance.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "svc-modes-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
+
+async function cli(argv: string[], url: string) {
+  let err = "";
+  const code = await runCli(
+    argv,
+    { SVC_DATABASE_URL: url },
+    { out: { write: () => true }, err: { write: (t) => (err += t) } },
+  );
+  return { code, err };
+}
+
+/** Opens the database as `svc serve` does, writes a row (so the WAL and its index exist), and leaves it open. */
+async function served(path: string) {
+  const opened = await openDatabase({ kind: "sqlite", path });
+  const store = await opened.store();
+  await store.users.create(newUser("ann"));
+  return opened;
+}
+
+describe("files svc makes are 0600", () => {
+  test("a new database, its -wal and its -shm", async () => {
+    const path = join(dir, "new", "svc.db");
+    const opened = await served(path);
+    expect([mode(path), mode(`${path}-wal`), mode(`${path}-shm`)]).toEqual(["600", "600", "600"]);
+    await opened.close();
+  });
+
+  test("a new database made the long way, where the empty database's image cannot be placed", async () => {
+    const path = join(dir, "long-way", "svc.db");
+    // A folder where the image's scratch file would go: writing it fails, and SQLite makes the file.
+    mkdirSync(`${path}.${process.pid}.new`, { recursive: true });
+    const opened = await served(path);
+    expect([mode(path), mode(`${path}-wal`), mode(`${path}-shm`)]).toEqual(["600", "600", "600"]);
+    await opened.close();
+  });
+
+  test("svc migrate's new database and svc backup's snapshot", async () => {
+    const path = join(dir, "cli", "svc.db");
+    expect(await cli(["migrate"], `sqlite:${path}`)).toEqual({ code: 0, err: "" });
+    expect(mode(path)).toBe("600");
+    const opened = await served(path);
+    const backup = join(dir, "cli", "backup.db");
+    expect(await cli(["backup", backup], `sqlite:${path}`)).toEqual({ code: 0, err: "" });
+    expect(mode(backup)).toBe("600");
+    await opened.close();
+  });
+});
