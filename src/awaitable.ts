@@ -1,6 +1,6 @@
 // A value now, or a promise of it later: what the steps of a busy read return, so that when every one of
 // them is answered from memory the read completes in one synchronous call. Each `await` on the way costs a
-// turn of the microtask queue (README, "Performance").
+// turn of the microtask queue (docs/performance.md, "What keeps svc near the floor").
 
 export type Awaitable<T> = T | Promise<T>;
 

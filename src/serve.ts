@@ -3,8 +3,8 @@
 //
 // The socket opens as soon as the database is open and migrated, answering the health probes. The app
 // (the store's code, Elysia, the routes, GraphQL's engine, the caches) loads when a request first needs
-// it; that request, and any arriving meanwhile, wait for it and are then served as usual (README,
-// "Footprint"; its cost in bench/results.md).
+// it; that request, and any arriving meanwhile, wait for it and are then served as usual
+// (docs/performance.md, "Footprint"; its cost in bench/results.md).
 import type { Config } from "./config.ts";
 import { describeDatabase, openDatabase, setAsideNotice, type OpenedDatabase } from "./db/open.ts";
 import { type AccessLog, type LineLogger, startLog } from "./log-lines.ts";
@@ -67,7 +67,7 @@ export async function serve(config: Config): Promise<void> {
     logger,
   };
   // Until the app is there: the probes, and for anything else the app, loaded by the first request
-  // that needs it (README, "Footprint"). With CORS on, the probes' headers come from the app.
+  // that needs it (docs/performance.md, "Footprint"). With CORS on, the probes' headers come from the app.
   const waiting: ServerHandlers = {
     routes: config.corsOrigins.length === 0 ? earlyProbes(probes, lines.access, config.logProbes) : {},
     fetch: (request, server) =>

@@ -1,8 +1,8 @@
 // Where every request enters, before Elysia: a request id, the body limit, the headers every answer
 // carries, the request metrics and one access line. Done in one function around Elysia rather than in
-// global lifecycle hooks, which would make every compiled route handler asynchronous (README,
-// "Performance"). Every route is Elysia's to answer; serve.ts answers the health probes itself only until
-// the app has loaded. A GraphQL WebSocket handshake is upgraded here, the socket being the server's.
+// global lifecycle hooks, which would make every compiled route handler asynchronous
+// (docs/performance.md, "What keeps svc near the floor"). Every route is Elysia's to answer; serve.ts
+// answers the health probes itself only until the app has loaded. A GraphQL WebSocket handshake is upgraded here, the socket being the server's.
 import type { Serve, Server, WebSocketHandler } from "bun";
 import { AppError, internalError, problemResponse } from "../errors.ts";
 import type { Loggers } from "../log.ts";
