@@ -22,6 +22,8 @@ import { AppError, type ErrorCode } from "../errors.ts";
 import { parseId } from "../ids.ts";
 import { chunks } from "./chunks.ts";
 import type { PgColumn } from "drizzle-orm/pg-core";
+import { first, columns, pruneBefore } from "./rows.ts";
+import { ROLL_BACK, TIMED, undoable } from "./transactions.ts";
 import type { CategoryChange } from "../realtime/events.ts";
 import type { Clash, Db, Dialect, HotReads, Tables } from "./dialect.ts";
 import {
@@ -31,7 +33,6 @@ import {
   type AuditEvent,
   type AuditStore,
   CATEGORY_FIELDS,
-  columns,
   type IdempotencyStore,
   type PasswordResetStore,
   type RecordState,
@@ -59,7 +60,6 @@ import {
 /** Rows per insert statement of a bulk load: within every database's limit on bound parameters. */
 const LOAD_BATCH = 500;
 
-const first = <T>(rows: T[]): T | null => rows[0] ?? null;
 /** A well-formed id no session has (the nil UUID), for a session id that is not an id at all. */
 const NO_SESSION = "00000000-0000-0000-0000-000000000000";
 const userClash = (detail: string): ErrorCode => (detail.includes("email") ? "email_taken" : "username_taken");
@@ -155,22 +155,6 @@ function hotReads({ db, run, tables }: Dialect): HotReads {
 /** The table versions a token state's row carries beside the standing. */
 const versionsOf = (row: TableVersions): TableVersions => ({ users: row.users, categories: row.categories });
 
-/** A transaction of a few statements, held to run's deadline (a bulk load is not). */
-const TIMED = { timed: true } as const;
-
-/** Thrown inside `undoable`'s work to undo the transaction. */
-const ROLL_BACK = Symbol("roll back");
-
-/** A timed transaction whose work may throw ROLL_BACK: then nothing it wrote stays, and the answer is `undone`. */
-async function undoable<T, U>(transaction: Dialect["transaction"], work: (tx: Db) => Promise<T>, undone: U) {
-  try {
-    return await transaction(work, TIMED);
-  } catch (error) {
-    if (error === ROLL_BACK) return undone;
-    throw error;
-  }
-}
-
 /** Records the event in the transaction of the change it describes. */
 async function recordIn(tx: Db, { auditEvents }: Tables, event: AuditEvent | undefined): Promise<void> {
   if (event) await tx.insert(auditEvents).values(event);
@@ -215,20 +199,6 @@ async function keepAnAdmin(
     );
   }
 }
-
-/** Deletes up to `limit` rows of the table whose `column` is before `now`, in one short statement. */
-async function pruneBefore(db: Db, table: PrunableTable, key: PgColumn, column: PgColumn, now: string, limit: number) {
-  const expired = db.select({ key }).from(table).where(lt(column, now)).limit(limit);
-  // The expiry again: where `key` is only part of the row's identity, a live row may share it.
-  return (
-    await db
-      .delete(table)
-      .where(and(inArray(key, expired), lt(column, now)))
-      .returning({ key })
-  ).length;
-}
-
-type PrunableTable = Tables["sessions" | "refreshTokens" | "passwordResets" | "auditEvents" | "idempotencyKeys"];
 
 /** A LIKE pattern matching text that starts with `prefix` (with `\` as the escape character). */
 function prefixPattern(prefix: string): string {

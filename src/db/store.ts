@@ -4,12 +4,21 @@ import type { Awaitable } from "../awaitable.ts";
 import type { ChangeFeed } from "../realtime/events.ts";
 import type { AuditAction } from "../audit/model.ts";
 import type { StorageState } from "./storage.ts";
+import type { AccountStatus, Role } from "./records.ts";
 import type { UpgradeStep } from "./upgrades.ts";
 
-export type Role = "user" | "admin";
-export type AccountStatus = "active" | "disabled";
-export const ROLES: readonly Role[] = ["user", "admin"];
-export const ACCOUNT_STATUSES: readonly AccountStatus[] = ["active", "disabled"];
+export {
+  ACCOUNT_STATUSES,
+  AUDIT_FIELDS,
+  CATEGORY_FIELDS,
+  nameKey,
+  REFRESH_FIELDS,
+  ROLES,
+  SESSION_FIELDS,
+  USER_FIELDS,
+  type AccountStatus,
+  type Role,
+} from "./records.ts";
 
 export interface UserRecord {
   id: string;
@@ -554,66 +563,4 @@ export interface OpenOptions {
 /** What svc says when it has set aside a log left from a database that was gone (sqlite/connection.ts). */
 export function setAsideNotice(moved: readonly string[]): string {
   return `the database file was missing but not its write-ahead log or journal: left from a database that is gone, it was set aside (${moved.join(", ")}) and a new, empty database made`;
-}
-
-/** The fields of each record, in the names both dialects' tables use for their columns. */
-export const USER_FIELDS = [
-  "id",
-  "username",
-  "email",
-  "passwordHash",
-  "tokenVersion",
-  "createdAt",
-  "updatedAt",
-  "role",
-  "status",
-  "lastLoginAt",
-] as const satisfies readonly (keyof UserRecord)[];
-export const AUDIT_FIELDS = [
-  "id",
-  "at",
-  "action",
-  "actorId",
-  "targetId",
-  "clientAddress",
-  "requestId",
-  "outcome",
-  "detail",
-] as const satisfies readonly (keyof AuditEvent)[];
-export const SESSION_FIELDS = [
-  "id",
-  "userId",
-  "createdAt",
-  "lastUsedAt",
-  "expiresAt",
-  "userAgent",
-  "clientAddress",
-] as const satisfies readonly (keyof SessionRecord)[];
-export const REFRESH_FIELDS = [
-  "digest",
-  "sessionId",
-  "expiresAt",
-  "rotatedAt",
-  "successor",
-] as const satisfies readonly (keyof RefreshTokenRecord)[];
-export const CATEGORY_FIELDS = [
-  "id",
-  "name",
-  "description",
-  "colorHex",
-  "icon",
-  "createdBy",
-  "createdAt",
-  "updatedAt",
-  "version",
-] as const satisfies readonly (keyof CategoryRecord)[];
-
-/** The named columns of a table: what a select returns is then exactly the record, with no storage detail. */
-export function columns<T extends object, K extends keyof T>(table: T, fields: readonly K[]): Pick<T, K> {
-  return Object.fromEntries(fields.map((field) => [field, table[field]])) as Pick<T, K>;
-}
-
-/** The key uniqueness is decided on: case and surrounding space do not make a name new. */
-export function nameKey(name: string): string {
-  return name.trim().normalize("NFC").toLowerCase();
 }

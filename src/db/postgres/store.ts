@@ -11,14 +11,9 @@ import type { Clash, Db, Dialect } from "../dialect.ts";
 import { drizzleStore } from "../drizzle-store.ts";
 import { notifyFeed } from "../feeds.ts";
 import { storageMonitor, type StorageMonitor } from "../storage.ts";
-import {
-  CATEGORY_FIELDS,
-  columns,
-  NoSuchDatabase,
-  ReferenceGone,
-  type OpenOptions,
-  type VersionedStore,
-} from "../store.ts";
+import { CATEGORY_FIELDS } from "../records.ts";
+import { columns } from "../rows.ts";
+import { NoSuchDatabase, ReferenceGone, type OpenOptions, type VersionedStore } from "../store.ts";
 import { type ConnectionCount, connectionCount } from "./connections.ts";
 import { migratePostgres } from "./migrate.ts";
 import * as tables from "./schema.ts";
