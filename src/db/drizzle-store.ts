@@ -6,7 +6,6 @@ import {
   desc,
   eq,
   gt,
-  gte,
   inArray,
   isNotNull,
   isNull,
@@ -24,14 +23,12 @@ import { chunks } from "./chunks.ts";
 import type { PgColumn } from "drizzle-orm/pg-core";
 import { first, columns, pruneBefore } from "./rows.ts";
 import { ROLL_BACK, TIMED, undoable } from "./transactions.ts";
+import { auditStore, recordIn } from "./audit.ts";
 import type { CategoryChange } from "../realtime/events.ts";
 import type { Clash, Db, Dialect, HotReads, Tables } from "./dialect.ts";
 import {
   ReferenceGone,
   StaleVersion,
-  AUDIT_FIELDS,
-  type AuditEvent,
-  type AuditStore,
   CATEGORY_FIELDS,
   type IdempotencyStore,
   type PasswordResetStore,
@@ -154,11 +151,6 @@ function hotReads({ db, run, tables }: Dialect): HotReads {
 
 /** The table versions a token state's row carries beside the standing. */
 const versionsOf = (row: TableVersions): TableVersions => ({ users: row.users, categories: row.categories });
-
-/** Records the event in the transaction of the change it describes. */
-async function recordIn(tx: Db, { auditEvents }: Tables, event: AuditEvent | undefined): Promise<void> {
-  if (event) await tx.insert(auditEvents).values(event);
-}
 
 /** Whether the record still holds what a client saw (If-Match). */
 function sameState(user: UserRecord, seen: RecordState & Pick<UserRecord, "lastLoginAt">): boolean {
@@ -699,48 +691,6 @@ function resetStore({ db, run, tables, transaction }: Dialect): PasswordResetSto
     },
     prune: (now, limit) =>
       run(() => pruneBefore(db, passwordResets, passwordResets.digest, passwordResets.expiresAt, now, limit)),
-  };
-}
-
-function auditStore({ db, run, tables }: Dialect): AuditStore {
-  const { auditEvents } = tables;
-  const auditColumns = columns(auditEvents, AUDIT_FIELDS);
-  return {
-    record: (event) =>
-      run(async () => {
-        await db.insert(auditEvents).values(event);
-      }),
-    list: ({ action, actorId, targetId, userId, since, before, limit }) =>
-      run(async () => {
-        const conditions: SQL[] = [];
-        // An id that cannot be one names nobody: no event matches it.
-        const ids = [actorId, targetId, userId, before].map((id) => (id === undefined ? undefined : parseId(id)));
-        if (ids.some((id) => id === null)) return [];
-        const [actor, target, user, beforeId] = ids;
-        if (action) conditions.push(eq(auditEvents.action, action));
-        if (actor) conditions.push(eq(auditEvents.actorId, actor));
-        if (target) conditions.push(eq(auditEvents.targetId, target));
-        if (user) conditions.push(or(eq(auditEvents.actorId, user), eq(auditEvents.targetId, user))!);
-        if (since) conditions.push(gte(auditEvents.at, since));
-        if (beforeId) conditions.push(lt(auditEvents.id, beforeId));
-        return db
-          .select(auditColumns)
-          .from(auditEvents)
-          .where(and(...conditions))
-          .orderBy(desc(auditEvents.id))
-          .limit(limit);
-      }),
-    prune: (before, limit) => run(() => pruneBefore(db, auditEvents, auditEvents.id, auditEvents.at, before, limit)),
-    page: (limit, after) =>
-      run(async () => {
-        const from = after === undefined ? null : parseId(after);
-        return db
-          .select(auditColumns)
-          .from(auditEvents)
-          .where(from ? gt(auditEvents.id, from) : undefined)
-          .orderBy(auditEvents.id)
-          .limit(limit);
-      }),
   };
 }
 

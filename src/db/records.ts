@@ -2,7 +2,8 @@
 // the CLI, `svc serve` before its store has loaded): the values of each enumeration, the fields of
 // each record in the names both dialects' tables give their columns, and the key a name's uniqueness
 // is decided on.
-import type { AuditEvent, CategoryRecord, RefreshTokenRecord, SessionRecord, UserRecord } from "./store.ts";
+import type { AuditEvent } from "./audit.ts";
+import type { CategoryRecord, RefreshTokenRecord, SessionRecord, UserRecord } from "./store.ts";
 
 export type Role = "user" | "admin";
 export type AccountStatus = "active" | "disabled";

@@ -2,7 +2,7 @@
 // conformance suite (test/store/) holds each implementation to it.
 import type { Awaitable } from "../awaitable.ts";
 import type { ChangeFeed } from "../realtime/events.ts";
-import type { AuditAction } from "../audit/model.ts";
+import type { AuditEvent, AuditStore } from "./audit.ts";
 import type { StorageState } from "./storage.ts";
 import type { AccountStatus, Role } from "./records.ts";
 import type { UpgradeStep } from "./upgrades.ts";
@@ -19,6 +19,7 @@ export {
   type AccountStatus,
   type Role,
 } from "./records.ts";
+export type { AuditEvent, AuditFilter, AuditStore } from "./audit.ts";
 
 export interface UserRecord {
   id: string;
@@ -318,43 +319,6 @@ export interface PasswordResetStore {
   ): Promise<UserRecord | "invalid" | "disabled">;
   /** Forgets up to `limit` codes expired at `now`; how many went. */
   prune(now: string, limit: number): Promise<number>;
-}
-
-export interface AuditEvent {
-  /** UUIDv7 from `at`: id order is time order. */
-  id: string;
-  at: string;
-  action: AuditAction;
-  actorId: string | null;
-  targetId: string | null;
-  clientAddress: string | null;
-  requestId: string | null;
-  outcome: "success" | "failure";
-  /** A JSON object of non-secret particulars, or null. */
-  detail: string | null;
-}
-
-/** Which events to read: newest first, at most `limit`, older than `before` (an event id) when given. */
-export interface AuditFilter {
-  action?: AuditAction;
-  actorId?: string;
-  targetId?: string;
-  /** Events naming this user as actor or target. */
-  userId?: string;
-  /** Events at or after this instant. */
-  since?: string;
-  before?: string;
-  limit: number;
-}
-
-export interface AuditStore {
-  /** Records an event that goes with no change (a failed login). Changes record theirs themselves. */
-  record(event: AuditEvent): Promise<void>;
-  list(filter: AuditFilter): Promise<AuditEvent[]>;
-  /** Forgets up to `limit` events older than `before`; how many went. */
-  prune(before: string, limit: number): Promise<number>;
-  /** Up to `limit` events in id order after `after` (for `svc copy`). */
-  page(limit: number, after?: string): Promise<AuditEvent[]>;
 }
 
 /** A request under an Idempotency-Key, as stored: claimed while it runs, then its answer (sealed). */
