@@ -1,22 +1,6 @@
 // The storage contract, written once in Drizzle for every database svc supports. What differs between
 // them (opening, migrating, transactions, reading driver errors) comes in with the Dialect.
-import {
-  and,
-  count,
-  desc,
-  eq,
-  gt,
-  inArray,
-  isNotNull,
-  isNull,
-  lt,
-  min,
-  ne,
-  or,
-  sql,
-  type Column,
-  type SQL,
-} from "drizzle-orm";
+import { and, count, desc, eq, gt, inArray, isNull, lt, ne, or, sql, type Column, type SQL } from "drizzle-orm";
 import { AppError, type ErrorCode } from "../errors.ts";
 import { parseId } from "../ids.ts";
 import { chunks } from "./chunks.ts";
@@ -24,13 +8,13 @@ import type { PgColumn } from "drizzle-orm/pg-core";
 import { first, columns, pruneBefore } from "./rows.ts";
 import { ROLL_BACK, TIMED, undoable } from "./transactions.ts";
 import { auditStore, recordIn } from "./audit.ts";
+import { idempotencyStore } from "./idempotency.ts";
 import type { CategoryChange } from "../realtime/events.ts";
 import type { Clash, Db, Dialect, HotReads, Tables } from "./dialect.ts";
 import {
   ReferenceGone,
   StaleVersion,
   CATEGORY_FIELDS,
-  type IdempotencyStore,
   type PasswordResetStore,
   type RecordState,
   type UserRecord,
@@ -691,61 +675,6 @@ function resetStore({ db, run, tables, transaction }: Dialect): PasswordResetSto
     },
     prune: (now, limit) =>
       run(() => pruneBefore(db, passwordResets, passwordResets.digest, passwordResets.expiresAt, now, limit)),
-  };
-}
-
-function idempotencyStore({ db, run, tables, transaction, serialize }: Dialect): IdempotencyStore {
-  const { idempotencyKeys: keys } = tables;
-  const one = (caller: string, key: string) => and(eq(keys.caller, caller), eq(keys.key, key));
-  /** The caller's records that still hold their place at `at`: completed and unexpired, or claimed within their lease. */
-  const live = (caller: string, at: string) =>
-    and(eq(keys.caller, caller), gt(keys.expiresAt, at), or(isNotNull(keys.status), gt(keys.lockedUntil, at)));
-  return {
-    claim: (claim, limit) =>
-      transaction(async (tx) => {
-        const at = claim.createdAt;
-        // One caller's claims one at a time, on every instance: the count below is then the count the insert meets.
-        await serialize(tx, `idempotency:${claim.caller}`);
-        // A record past its expiry, or a claim whose request never finished, is no longer anyone's.
-        await tx
-          .delete(keys)
-          .where(
-            and(
-              one(claim.caller, claim.key),
-              or(lt(keys.expiresAt, at), and(isNull(keys.status), lt(keys.lockedUntil, at))),
-            ),
-          );
-        const [held] = await tx.select().from(keys).where(one(claim.caller, claim.key));
-        if (held) return { claimed: false as const, held };
-        const [kept] = await tx
-          .select({ count: count(), oldest: min(keys.expiresAt) })
-          .from(keys)
-          .where(live(claim.caller, at));
-        if (kept && kept.count >= limit) return { claimed: false as const, held: null, freeAt: kept.oldest! };
-        // Still guarded: an instance of an earlier version, mid-upgrade, claims without the lock.
-        const won = await tx.insert(keys).values(claim).onConflictDoNothing().returning({ key: keys.key });
-        if (won.length > 0) return { claimed: true as const };
-        const [winner] = await tx.select().from(keys).where(one(claim.caller, claim.key));
-        return { claimed: false as const, held: winner ?? { ...claim, status: null, answer: null } };
-      }, TIMED),
-    find: (caller, key, now) =>
-      run(async () =>
-        first(
-          await db
-            .select()
-            .from(keys)
-            .where(and(one(caller, key), gt(keys.expiresAt, now))),
-        ),
-      ),
-    complete: (caller, key, status, answer) =>
-      run(async () => {
-        await db.update(keys).set({ status, answer }).where(one(caller, key));
-      }),
-    release: (caller, key) =>
-      run(async () => {
-        await db.delete(keys).where(and(one(caller, key), isNull(keys.status)));
-      }),
-    prune: (now, limit) => run(() => pruneBefore(db, keys, keys.key, keys.expiresAt, now, limit)),
   };
 }
 

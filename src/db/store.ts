@@ -3,6 +3,7 @@
 import type { Awaitable } from "../awaitable.ts";
 import type { ChangeFeed } from "../realtime/events.ts";
 import type { AuditEvent, AuditStore } from "./audit.ts";
+import type { IdempotencyStore } from "./idempotency.ts";
 import type { StorageState } from "./storage.ts";
 import type { AccountStatus, Role } from "./records.ts";
 import type { UpgradeStep } from "./upgrades.ts";
@@ -20,6 +21,12 @@ export {
   type Role,
 } from "./records.ts";
 export type { AuditEvent, AuditFilter, AuditStore } from "./audit.ts";
+export type {
+  IdempotencyClaim,
+  IdempotencyClaimResult,
+  IdempotencyRecord,
+  IdempotencyStore,
+} from "./idempotency.ts";
 
 export interface UserRecord {
   id: string;
@@ -318,48 +325,6 @@ export interface PasswordResetStore {
     audit: AuditEvent,
   ): Promise<UserRecord | "invalid" | "disabled">;
   /** Forgets up to `limit` codes expired at `now`; how many went. */
-  prune(now: string, limit: number): Promise<number>;
-}
-
-/** A request under an Idempotency-Key, as stored: claimed while it runs, then its answer (sealed). */
-export interface IdempotencyRecord {
-  caller: string;
-  /** The key's digest. */
-  key: string;
-  fingerprint: string;
-  /** null: the first request is still running. */
-  status: number | null;
-  answer: string | null;
-  createdAt: string;
-  expiresAt: string;
-  lockedUntil: string;
-}
-
-export type IdempotencyClaim = Omit<IdempotencyRecord, "status" | "answer">;
-
-/** What a claim got: the key, the live record that holds it, or no key (the caller holds `limit` already). */
-export type IdempotencyClaimResult =
-  | { claimed: true }
-  | { claimed: false; held: IdempotencyRecord }
-  /** `freeAt`: when the caller's oldest live record expires. */
-  | { claimed: false; held: null; freeAt: string };
-
-export interface IdempotencyStore {
-  /**
-   * Claims the caller's key for a request about to run, unless a live record holds it: then that
-   * record. A record past its expiry, or a claim past `lockedUntil` that never completed (its instance
-   * died), gives way to the new claim. Of concurrent claims, on any instance, exactly one wins. A
-   * caller already holding `limit` live records (completed, or claimed within their lease) gets no new
-   * one, however many claims race on however many instances.
-   */
-  claim(claim: IdempotencyClaim, limit: number): Promise<IdempotencyClaimResult>;
-  /** The caller's record for the key, if one lives at `now`. */
-  find(caller: string, key: string, now: string): Promise<IdempotencyRecord | null>;
-  /** Stores the claimed request's answer. */
-  complete(caller: string, key: string, status: number, answer: string): Promise<void>;
-  /** Gives the claim up (the request failed in a way worth retrying): the key is free again. */
-  release(caller: string, key: string): Promise<void>;
-  /** Forgets up to `limit` records expired at `now`; how many went. */
   prune(now: string, limit: number): Promise<number>;
 }
 
