@@ -9,6 +9,7 @@ import { first, columns, pruneBefore } from "./rows.ts";
 import { ROLL_BACK, TIMED, undoable } from "./transactions.ts";
 import { auditStore, recordIn } from "./audit.ts";
 import { idempotencyStore } from "./idempotency.ts";
+import { throttleStore } from "./throttle.ts";
 import type { CategoryChange } from "../realtime/events.ts";
 import type { Clash, Db, Dialect, HotReads, Tables } from "./dialect.ts";
 import {
@@ -32,8 +33,6 @@ import {
   type SessionScope,
   type SessionStore,
   type TableVersions,
-  type ThrottleRecord,
-  type ThrottleStore,
   type UserStore,
   type VersionedStore,
 } from "./store.ts";
@@ -675,84 +674,6 @@ function resetStore({ db, run, tables, transaction }: Dialect): PasswordResetSto
     },
     prune: (now, limit) =>
       run(() => pruneBefore(db, passwordResets, passwordResets.digest, passwordResets.expiresAt, now, limit)),
-  };
-}
-
-/**
- * Transitions are compare-and-set: the state read is written over only where it still stands, and a
- * step that lost a race runs again on the state that won, on every database alike and across
- * instances, with no lock held between the statements. Within one process a key's transitions also
- * queue behind each other, so a burst at one key costs no retries.
- */
-function throttleStore({ db, run, tables }: Dialect): ThrottleStore {
-  const { loginThrottle } = tables;
-  const byKey = db
-    .select()
-    .from(loginThrottle)
-    .where(eq(loginThrottle.key, sql.placeholder("key")))
-    .prepare("throttle_by_key");
-  const read = async (key: string): Promise<ThrottleRecord | null> => first(await byKey.execute({ key }));
-  const unchanged = (state: ThrottleRecord) =>
-    and(
-      eq(loginThrottle.key, state.key),
-      eq(loginThrottle.failures, state.failures),
-      eq(loginThrottle.lastFailureAt, state.lastFailureAt),
-      state.blockedUntil === null
-        ? isNull(loginThrottle.blockedUntil)
-        : eq(loginThrottle.blockedUntil, state.blockedUntil),
-    );
-
-  /** Writes `next` where `current` still stands; false when another write came first. */
-  async function compareAndSet(current: ThrottleRecord | null, next: ThrottleRecord | null): Promise<boolean> {
-    if (next === current) return true;
-    const written = { key: loginThrottle.key };
-    if (current === null) {
-      return (
-        next === null ||
-        (await db.insert(loginThrottle).values(next).onConflictDoNothing().returning(written)).length > 0
-      );
-    }
-    if (next === null) return (await db.delete(loginThrottle).where(unchanged(current)).returning(written)).length > 0;
-    const { key: _, ...state } = next;
-    return (await db.update(loginThrottle).set(state).where(unchanged(current)).returning(written)).length > 0;
-  }
-
-  const queued = keyedQueue();
-  return {
-    get: (key) => run(() => read(key)),
-    transition: (key, step) =>
-      queued(key, () =>
-        run(async () => {
-          for (;;) {
-            const current = await read(key);
-            const { next, result } = step(current);
-            if (await compareAndSet(current, next)) return result;
-          }
-        }),
-      ),
-    clear: (key) =>
-      queued(key, () =>
-        run(async () => {
-          await db.delete(loginThrottle).where(eq(loginThrottle.key, key));
-        }),
-      ),
-  };
-}
-
-/** Runs the work for one key after the work queued before it for that key; keys are forgotten once idle. */
-function keyedQueue() {
-  const tails = new Map<string, Promise<unknown>>();
-  return <T>(key: string, work: () => Promise<T>): Promise<T> => {
-    const result = (tails.get(key) ?? Promise.resolve()).then(work);
-    const tail = result.then(
-      () => undefined,
-      () => undefined,
-    );
-    tails.set(key, tail);
-    void tail.then(() => {
-      if (tails.get(key) === tail) tails.delete(key);
-    });
-    return result;
   };
 }
 

@@ -4,6 +4,7 @@ import type { Awaitable } from "../awaitable.ts";
 import type { ChangeFeed } from "../realtime/events.ts";
 import type { AuditEvent, AuditStore } from "./audit.ts";
 import type { IdempotencyStore } from "./idempotency.ts";
+import type { ThrottleStore } from "./throttle.ts";
 import type { StorageState } from "./storage.ts";
 import type { AccountStatus, Role } from "./records.ts";
 import type { UpgradeStep } from "./upgrades.ts";
@@ -21,6 +22,7 @@ export {
   type Role,
 } from "./records.ts";
 export type { AuditEvent, AuditFilter, AuditStore } from "./audit.ts";
+export type { ThrottleRecord, ThrottleStore, ThrottleTransition } from "./throttle.ts";
 export type {
   IdempotencyClaim,
   IdempotencyClaimResult,
@@ -181,36 +183,6 @@ export interface CategoryStore {
    * still that one, else throws StaleVersion. false: no category has this id.
    */
   delete(id: string, audit?: AuditEvent, ifVersion?: number): Promise<boolean>;
-}
-
-export interface ThrottleRecord {
-  key: string;
-  /** Attempts counted against the key (failures, and attempts still being checked) since the last clear. */
-  failures: number;
-  lastFailureAt: string;
-  /** null: not blocked. */
-  blockedUntil: string | null;
-}
-
-/** What a throttle transition makes of a key's state, and what it tells its caller. */
-export interface ThrottleTransition<T> {
-  /** The new state; null forgets the key. The very `current` object: nothing is written. */
-  next: ThrottleRecord | null;
-  result: T;
-}
-
-/** Failed-login state, kept in the database so that every instance sees the same counts. */
-export interface ThrottleStore {
-  /** null: nothing recorded for this key. */
-  get(key: string): Promise<ThrottleRecord | null>;
-  /**
-   * Reads the key's state and writes what `step` makes of it as one atomic change: no other change to
-   * the key, from this instance or another, comes between the read and the write. `step` must be pure
-   * and quick (it runs while the key is locked) and may run again if the store retries.
-   */
-  transition<T>(key: string, step: (current: ThrottleRecord | null) => ThrottleTransition<T>): Promise<T>;
-  /** Forgets the key, e.g. after a successful login. */
-  clear(key: string): Promise<void>;
 }
 
 /** Single tokens revoked before their expiry (logout). Every instance sees the same list. */
