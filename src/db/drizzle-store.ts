@@ -1,6 +1,6 @@
 // The storage contract, written once in Drizzle for every database svc supports. What differs between
 // them (opening, migrating, transactions, reading driver errors) comes in with the Dialect.
-import { and, count, desc, eq, gt, inArray, isNull, lt, ne, or, sql, type Column, type SQL } from "drizzle-orm";
+import { and, count, desc, eq, gt, inArray, isNull, ne, or, sql, type Column, type SQL } from "drizzle-orm";
 import { AppError, type ErrorCode } from "../errors.ts";
 import { parseId } from "../ids.ts";
 import { chunks } from "./chunks.ts";
@@ -10,8 +10,9 @@ import { ROLL_BACK, TIMED, undoable } from "./transactions.ts";
 import { auditStore, recordIn } from "./audit.ts";
 import { idempotencyStore } from "./idempotency.ts";
 import { throttleStore } from "./throttle.ts";
+import { revocationStore, tokenReads } from "./tokens.ts";
 import type { CategoryChange } from "../realtime/events.ts";
-import type { Clash, Db, Dialect, HotReads, Tables } from "./dialect.ts";
+import type { Clash, Db, Dialect, Tables } from "./dialect.ts";
 import {
   ReferenceGone,
   StaleVersion,
@@ -28,11 +29,9 @@ import {
   type LoadOptions,
   type NewRefreshToken,
   REFRESH_FIELDS,
-  type RevocationStore,
   SESSION_FIELDS,
   type SessionScope,
   type SessionStore,
-  type TableVersions,
   type UserStore,
   type VersionedStore,
 } from "./store.ts";
@@ -40,23 +39,13 @@ import {
 /** Rows per insert statement of a bulk load: within every database's limit on bound parameters. */
 const LOAD_BATCH = 500;
 
-/** A well-formed id no session has (the nil UUID), for a session id that is not an id at all. */
-const NO_SESSION = "00000000-0000-0000-0000-000000000000";
 const userClash = (detail: string): ErrorCode => (detail.includes("email") ? "email_taken" : "username_taken");
 const categoryClash = (): ErrorCode => "category_name_taken";
 
 export function drizzleStore(dialect: Dialect): VersionedStore {
   const { db, run } = dialect;
   const users = userStore(dialect);
-  const reads = dialect.hotReads ?? hotReads(dialect);
-  const tokenState = (userId: string, jti: string, sessionId?: string) => {
-    const id = parseId(userId);
-    if (!id) return null;
-    if (sessionId === undefined) return reads.tokenState(id, jti);
-    // A session id that cannot be one names no session of the user: the token is revoked.
-    const session = parseId(sessionId);
-    return reads.tokenState(id, jti, session ?? NO_SESSION);
-  };
+  const { tokenState, versions } = tokenReads(dialect);
 
   return {
     kind: dialect.kind,
@@ -75,7 +64,7 @@ export function drizzleStore(dialect: Dialect): VersionedStore {
       return user ? { user, revoked: state.revoked, expiresAt: state.expiresAt } : null;
     },
     tokenState,
-    versions: reads.versions,
+    versions,
     ping: dialect.ping,
     storage: dialect.storage,
     pool: dialect.pool,
@@ -84,56 +73,6 @@ export function drizzleStore(dialect: Dialect): VersionedStore {
     close: dialect.close,
   };
 }
-
-/** The reads of every authenticated request, as prepared Drizzle queries, for dialects without their own. */
-function hotReads({ db, run, tables }: Dialect): HotReads {
-  const { users, revokedTokens, sessions, tableVersions } = tables;
-  const p = sql.placeholder;
-  const version = (table: keyof TableVersions) =>
-    sql<number>`(select ${tableVersions.version} from ${tableVersions} where ${tableVersions.name} = ${table})`.mapWith(
-      Number,
-    );
-  const state = <T>(standing: SQL<T>, name: string) =>
-    db
-      .select({ standing, users: version("users"), categories: version("categories") })
-      .from(users)
-      .where(eq(users.id, p("id")))
-      .prepare(name);
-  // A token with a session is revoked by the session's end, and serves until its expires_at; one from
-  // before sessions is revoked by its jti.
-  const byJti = state(
-    sql<boolean>`exists (select 1 from ${revokedTokens} where ${revokedTokens.jti} = ${p("jti")})`.mapWith(Boolean),
-    "token_state",
-  );
-  // The user id as a parameter again: Drizzle writes columns in a selected expression unqualified.
-  const sessionExpiry = sql<string | null>`(select ${sessions.expiresAt} from ${sessions}
-    where ${sessions.id} = ${p("sid")} and ${sessions.userId} = ${p("id")})`;
-  const bySession = state(sessionExpiry.mapWith(sessions.expiresAt), "session_token_state");
-  const versions = db
-    .select({ name: tableVersions.name, version: tableVersions.version })
-    .from(tableVersions)
-    .prepare("table_versions");
-  return {
-    tokenState: (id, jti, sid) =>
-      run(async () => {
-        if (sid === undefined) {
-          const row = first(await byJti.execute({ id, jti }));
-          return row && { revoked: row.standing, expiresAt: null, versions: versionsOf(row) };
-        }
-        const row = first(await bySession.execute({ id, sid }));
-        return row && { revoked: row.standing === null, expiresAt: row.standing, versions: versionsOf(row) };
-      }),
-    versions: () =>
-      run(async () => {
-        const rows = await versions.execute();
-        const of = (name: keyof TableVersions) => rows.find((row) => row.name === name)?.version ?? 0;
-        return { users: of("users"), categories: of("categories") };
-      }),
-  };
-}
-
-/** The table versions a token state's row carries beside the standing. */
-const versionsOf = (row: TableVersions): TableVersions => ({ users: row.users, categories: row.categories });
 
 /** Whether the record still holds what a client saw (If-Match). */
 function sameState(user: UserRecord, seen: RecordState & Pick<UserRecord, "lastLoginAt">): boolean {
@@ -496,17 +435,6 @@ function categoryStore({ db, run, tables, transaction, feed }: Dialect): Categor
     if (row) throw new StaleVersion(row.version);
     return null;
   }
-}
-
-function revocationStore({ db, run, tables }: Dialect): RevocationStore {
-  const { revokedTokens } = tables;
-  return {
-    revoke: (jti, expiresAt) =>
-      run(async () => {
-        await db.delete(revokedTokens).where(lt(revokedTokens.expiresAt, new Date().toISOString()));
-        await db.insert(revokedTokens).values({ jti, expiresAt }).onConflictDoNothing();
-      }),
-  };
 }
 
 function sessionStore({ db, run, tables, transaction }: Dialect): SessionStore {

@@ -5,6 +5,7 @@ import type { ChangeFeed } from "../realtime/events.ts";
 import type { AuditEvent, AuditStore } from "./audit.ts";
 import type { IdempotencyStore } from "./idempotency.ts";
 import type { ThrottleStore } from "./throttle.ts";
+import type { RevocationStore, TableVersions, TokenHolder, TokenState } from "./tokens.ts";
 import type { StorageState } from "./storage.ts";
 import type { AccountStatus, Role } from "./records.ts";
 import type { UpgradeStep } from "./upgrades.ts";
@@ -23,6 +24,13 @@ export {
 } from "./records.ts";
 export type { AuditEvent, AuditFilter, AuditStore } from "./audit.ts";
 export type { ThrottleRecord, ThrottleStore, ThrottleTransition } from "./throttle.ts";
+export type {
+  RevocationStore,
+  TableVersions,
+  TokenHolder,
+  TokenStanding,
+  TokenState,
+} from "./tokens.ts";
 export type {
   IdempotencyClaim,
   IdempotencyClaimResult,
@@ -185,12 +193,6 @@ export interface CategoryStore {
   delete(id: string, audit?: AuditEvent, ifVersion?: number): Promise<boolean>;
 }
 
-/** Single tokens revoked before their expiry (logout). Every instance sees the same list. */
-export interface RevocationStore {
-  /** Revokes the token id until expiresAt, and forgets revocations whose tokens have expired. (Store.tokenHolder reads them.) */
-  revoke(jti: string, expiresAt: string): Promise<void>;
-}
-
 export interface SessionRecord {
   id: string;
   userId: string;
@@ -306,22 +308,6 @@ export interface SessionBatch {
   refreshTokens: RefreshTokenRecord[];
 }
 
-/** The user a token names, whether that token was revoked, and when its session ends. */
-export interface TokenHolder extends TokenStanding {
-  user: UserRecord;
-}
-
-/** Whether a token was revoked, and until when it may serve. */
-export interface TokenStanding {
-  revoked: boolean;
-  /**
-   * The expires_at of the token's session while it has one; null for a token without a session, or one
-   * revoked. Given, not judged: whoever checks the token compares it with their clock, so an answer kept
-   * in memory stays right as time passes.
-   */
-  expiresAt: string | null;
-}
-
 export interface Counts {
   users: number;
   categories: number;
@@ -392,17 +378,6 @@ export interface PoolState {
   open: number;
   /** Serving an operation now; never more than `open`. */
   busy: number;
-}
-
-/** Counters that change whenever their table does, whichever instance wrote (database triggers). */
-export interface TableVersions {
-  users: number;
-  categories: number;
-}
-
-/** A token's standing and the table versions, read in one statement. */
-export interface TokenState extends TokenStanding {
-  versions: TableVersions;
 }
 
 /**
