@@ -8,22 +8,19 @@ import type { PgColumn } from "drizzle-orm/pg-core";
 import { first, columns, pruneBefore } from "./rows.ts";
 import { ROLL_BACK, TIMED, undoable } from "./transactions.ts";
 import { auditStore, recordIn } from "./audit.ts";
+import { categoryStore } from "./categories.ts";
 import { idempotencyStore } from "./idempotency.ts";
 import { throttleStore } from "./throttle.ts";
 import { revocationStore, tokenReads } from "./tokens.ts";
-import type { CategoryChange } from "../realtime/events.ts";
-import type { Clash, Db, Dialect, Tables } from "./dialect.ts";
+import type { Db, Dialect, Tables } from "./dialect.ts";
 import {
   ReferenceGone,
-  StaleVersion,
-  CATEGORY_FIELDS,
   type PasswordResetStore,
   type RecordState,
   type UserRecord,
   LoadRefused,
   nameKey,
   USER_FIELDS,
-  type CategoryStore,
   type Counts,
   type LoadData,
   type LoadOptions,
@@ -40,8 +37,6 @@ import {
 const LOAD_BATCH = 500;
 
 const userClash = (detail: string): ErrorCode => (detail.includes("email") ? "email_taken" : "username_taken");
-const categoryClash = (): ErrorCode => "category_name_taken";
-
 export function drizzleStore(dialect: Dialect): VersionedStore {
   const { db, run } = dialect;
   const users = userStore(dialect);
@@ -337,104 +332,6 @@ function userStore({ db, run, tables, transaction, serialize }: Dialect): UserSt
       }, TIMED);
     },
   };
-}
-
-function categoryStore({ db, run, tables, transaction, feed }: Dialect): CategoryStore {
-  const { categories } = tables;
-  const categoryColumns = columns(categories, CATEGORY_FIELDS);
-  const byId = db
-    .select(categoryColumns)
-    .from(categories)
-    .where(eq(categories.id, sql.placeholder("id")))
-    .prepare("category_by_id");
-
-  /**
-   * A write and the change it makes, handed on once committed (SQLite); on PostgreSQL the table's
-   * trigger announces it from the writing statement. `atomic` work (more than one statement) runs in
-   * a transaction.
-   */
-  async function announcing<T>(
-    work: (tx: Db) => Promise<T>,
-    changeOf: (result: T) => CategoryChange | null,
-    { clash, atomic = false }: { clash?: Clash; atomic?: boolean } = {},
-  ): Promise<T> {
-    const result = atomic ? await transaction(work, { ...TIMED, clash }) : await run(() => work(db), clash);
-    const change = changeOf(result);
-    if (change) feed.committed(change);
-    return result;
-  }
-
-  return {
-    list: ({ first: limit, after } = {}) =>
-      run(async () => {
-        const query = db.select(categoryColumns).from(categories).$dynamic();
-        if (after) query.where(sql`(${categories.nameKey}, ${categories.id}) > (${nameKey(after.name)}, ${after.id})`);
-        query.orderBy(categories.nameKey, categories.id);
-        if (limit !== undefined && limit !== null) query.limit(limit);
-        return query;
-      }),
-    findById(id) {
-      const key = parseId(id);
-      return key ? run(async () => first(await byId.execute({ id: key }))) : Promise.resolve(null);
-    },
-    create: (category) =>
-      announcing(
-        async (tx) => {
-          const row = { ...category, nameKey: nameKey(category.name), updatedAt: category.createdAt };
-          return (await tx.insert(categories).values(row).returning(categoryColumns))[0]!;
-        },
-        (created) => ({ kind: "CREATED", id: created.id, category: created }),
-        { clash: categoryClash },
-      ),
-    update(id, patch, updatedAt, ifVersion) {
-      const key = parseId(id);
-      if (!key) return Promise.resolve(null);
-      const changes = {
-        ...patch,
-        ...(patch.name !== undefined && { nameKey: nameKey(patch.name) }),
-        updatedAt,
-        version: sql`${categories.version} + 1`,
-      };
-      return announcing(
-        async (tx) => {
-          const updated = first(
-            await tx.update(categories).set(changes).where(atVersion(key, ifVersion)).returning(categoryColumns),
-          );
-          return updated ?? (await missingOrStale(tx, key, ifVersion));
-        },
-        (updated) => updated && { kind: "UPDATED", id: updated.id, category: updated },
-        { clash: categoryClash },
-      );
-    },
-    delete(id, audit, ifVersion) {
-      const key = parseId(id);
-      if (!key) return Promise.resolve(false);
-      return announcing(
-        async (tx) => {
-          const removed = await tx.delete(categories).where(atVersion(key, ifVersion)).returning({ id: categories.id });
-          if (removed.length === 0) return (await missingOrStale(tx, key, ifVersion)) ?? false;
-          if (audit) await recordIn(tx, tables, audit);
-          return true;
-        },
-        (removed) => (removed ? { kind: "DELETED", id: key, category: null } : null),
-        { atomic: audit !== undefined },
-      );
-    },
-  };
-
-  function atVersion(key: string, ifVersion: number | undefined) {
-    return ifVersion === undefined
-      ? eq(categories.id, key)
-      : and(eq(categories.id, key), eq(categories.version, ifVersion));
-  }
-
-  /** Why a change found no row: none has the id (null), or it is at another version (throws). */
-  async function missingOrStale(tx: Db, key: string, ifVersion: number | undefined): Promise<null> {
-    if (ifVersion === undefined) return null;
-    const [row] = await tx.select({ version: categories.version }).from(categories).where(eq(categories.id, key));
-    if (row) throw new StaleVersion(row.version);
-    return null;
-  }
 }
 
 function sessionStore({ db, run, tables, transaction }: Dialect): SessionStore {

@@ -3,7 +3,8 @@
 // each record in the names both dialects' tables give their columns, and the key a name's uniqueness
 // is decided on.
 import type { AuditEvent } from "./audit.ts";
-import type { CategoryRecord, RefreshTokenRecord, SessionRecord, UserRecord } from "./store.ts";
+import type { CategoryRecord } from "./categories.ts";
+import type { RefreshTokenRecord, SessionRecord, UserRecord } from "./store.ts";
 
 export type Role = "user" | "admin";
 export type AccountStatus = "active" | "disabled";

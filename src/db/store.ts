@@ -3,6 +3,7 @@
 import type { Awaitable } from "../awaitable.ts";
 import type { ChangeFeed } from "../realtime/events.ts";
 import type { AuditEvent, AuditStore } from "./audit.ts";
+import type { CategoryRecord, CategoryStore } from "./categories.ts";
 import type { IdempotencyStore } from "./idempotency.ts";
 import type { ThrottleStore } from "./throttle.ts";
 import type { RevocationStore, TableVersions, TokenHolder, TokenState } from "./tokens.ts";
@@ -23,6 +24,7 @@ export {
   type Role,
 } from "./records.ts";
 export type { AuditEvent, AuditFilter, AuditStore } from "./audit.ts";
+export type { CategoryPage, CategoryPatch, CategoryRecord, CategoryStore, NewCategory } from "./categories.ts";
 export type { ThrottleRecord, ThrottleStore, ThrottleTransition } from "./throttle.ts";
 export type {
   RevocationStore,
@@ -145,52 +147,6 @@ export interface UserStore {
    * the version has moved on. Throws AppError `last_admin` for the last active admin.
    */
   delete(id: string, tokenVersion?: number, audit?: AuditEvent): Promise<boolean>;
-}
-
-export interface CategoryRecord {
-  id: string;
-  name: string;
-  description: string | null;
-  /** "#RRGGBB", upper case. */
-  colorHex: string;
-  icon: string | null;
-  /** null once the creator is deleted, or when created without authentication. */
-  createdBy: string | null;
-  createdAt: string;
-  updatedAt: string;
-  /** 1 when created, one more with every update. */
-  version: number;
-}
-
-/** A category to insert: the store sets updatedAt to createdAt and version to 1. */
-export type NewCategory = Omit<CategoryRecord, "updatedAt" | "version">;
-
-export type CategoryPatch = Partial<Pick<CategoryRecord, "name" | "description" | "colorHex" | "icon">>;
-
-/** A page of categories in list order: at most `first` of them, and with `after`, only those after it. */
-export interface CategoryPage {
-  first?: number | null;
-  /** The category the page starts after (its name and id give its place in the order). */
-  after?: Pick<CategoryRecord, "id" | "name">;
-}
-
-export interface CategoryStore {
-  /** Categories by name without regard to case (then id): every one, or the page asked for. */
-  list(page?: CategoryPage): Promise<CategoryRecord[]>;
-  /** null: no category has this id. */
-  findById(id: string): Promise<CategoryRecord | null>;
-  /** Throws AppError `category_name_taken` when the name clashes without regard to case. */
-  create(category: NewCategory): Promise<CategoryRecord>;
-  /**
-   * Applies the patch and adds 1 to the version; with `ifVersion`, only while the version is still
-   * that one, else throws StaleVersion. null: no category has this id. Throws `category_name_taken`.
-   */
-  update(id: string, patch: CategoryPatch, updatedAt: string, ifVersion?: number): Promise<CategoryRecord | null>;
-  /**
-   * Deletes it, recording `audit` in the same change; with `ifVersion`, only while the version is
-   * still that one, else throws StaleVersion. false: no category has this id.
-   */
-  delete(id: string, audit?: AuditEvent, ifVersion?: number): Promise<boolean>;
 }
 
 export interface SessionRecord {
