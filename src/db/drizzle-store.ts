@@ -1,14 +1,14 @@
 // The storage contract, written once in Drizzle for every database svc supports. What differs between
 // them (opening, migrating, transactions, reading driver errors) comes in with the Dialect.
-import { and, count, desc, eq, gt, inArray, isNull, ne, or, sql, type Column, type SQL } from "drizzle-orm";
+import { and, count, eq, gt, isNull, ne, or, sql, type Column, type SQL } from "drizzle-orm";
 import { AppError, type ErrorCode } from "../errors.ts";
 import { parseId } from "../ids.ts";
 import { chunks } from "./chunks.ts";
-import type { PgColumn } from "drizzle-orm/pg-core";
 import { first, columns, pruneBefore } from "./rows.ts";
 import { ROLL_BACK, TIMED, undoable } from "./transactions.ts";
 import { auditStore, recordIn } from "./audit.ts";
 import { categoryStore } from "./categories.ts";
+import { currentToken, inScope, renewSession, sessionStore } from "./sessions.ts";
 import { idempotencyStore } from "./idempotency.ts";
 import { throttleStore } from "./throttle.ts";
 import { revocationStore, tokenReads } from "./tokens.ts";
@@ -24,11 +24,6 @@ import {
   type Counts,
   type LoadData,
   type LoadOptions,
-  type NewRefreshToken,
-  REFRESH_FIELDS,
-  SESSION_FIELDS,
-  type SessionScope,
-  type SessionStore,
   type UserStore,
   type VersionedStore,
 } from "./store.ts";
@@ -112,54 +107,6 @@ async function keepAnAdmin(
 /** A LIKE pattern matching text that starts with `prefix` (with `\` as the escape character). */
 function prefixPattern(prefix: string): string {
   return `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
-
-/** A refresh token row, not yet rotated, of the session. */
-const currentToken = (refresh: NewRefreshToken, sessionId: string) => ({
-  ...refresh,
-  sessionId,
-  rotatedAt: null,
-  successor: null,
-});
-
-/**
- * Which of the user's sessions a scope names. A session id that is no id names no session: none is
- * the one (null: nothing to match), and all are the others.
- */
-function inScope({ sessions }: Tables, userId: string, scope: SessionScope): SQL | null {
-  const mine = eq(sessions.userId, userId);
-  if (scope === "all") return mine;
-  if ("only" in scope) {
-    const id = parseId(scope.only);
-    return id === null ? null : and(mine, eq(sessions.id, id))!;
-  }
-  const id = parseId(scope.except);
-  return id === null ? mine : and(mine, ne(sessions.id, id))!;
-}
-
-/**
- * Replaces the session's refresh tokens with `refresh`, and marks it used at `at`, provided the user
- * still has it. false: the session is gone.
- */
-async function renewSession(
-  tx: Db,
-  { sessions, refreshTokens }: Tables,
-  userId: string,
-  sessionId: string,
-  refresh: NewRefreshToken,
-  at: string,
-): Promise<boolean> {
-  const session = parseId(sessionId);
-  if (!session) return false;
-  const renewed = await tx
-    .update(sessions)
-    .set({ lastUsedAt: at, expiresAt: refresh.expiresAt })
-    .where(and(eq(sessions.id, session), eq(sessions.userId, userId)))
-    .returning({ id: sessions.id });
-  if (renewed.length === 0) return false;
-  await tx.delete(refreshTokens).where(eq(refreshTokens.sessionId, session));
-  await tx.insert(refreshTokens).values(currentToken(refresh, session));
-  return true;
 }
 
 function userStore({ db, run, tables, transaction, serialize }: Dialect): UserStore {
@@ -331,116 +278,6 @@ function userStore({ db, run, tables, transaction, serialize }: Dialect): UserSt
         return true;
       }, TIMED);
     },
-  };
-}
-
-function sessionStore({ db, run, tables, transaction }: Dialect): SessionStore {
-  const { sessions, refreshTokens, users } = tables;
-  const sessionColumns = columns(sessions, SESSION_FIELDS);
-  const p = sql.placeholder;
-  const byDigest = db
-    .select({
-      token: columns(refreshTokens, REFRESH_FIELDS),
-      session: sessionColumns,
-      user: columns(users, USER_FIELDS),
-    })
-    .from(refreshTokens)
-    .innerJoin(sessions, eq(sessions.id, refreshTokens.sessionId))
-    .innerJoin(users, eq(users.id, sessions.userId))
-    .where(eq(refreshTokens.digest, p("digest")))
-    .prepare("refresh_by_digest");
-  const live = db
-    .select(sessionColumns)
-    .from(sessions)
-    .where(and(eq(sessions.userId, p("user")), gt(sessions.expiresAt, p("now"))))
-    .orderBy(desc(sessions.createdAt), desc(sessions.id))
-    .prepare("live_sessions");
-
-  const pruneOne = (table: typeof sessions | typeof refreshTokens, key: PgColumn, now: string, limit: number) =>
-    pruneBefore(db, table, key, table.expiresAt, now, limit);
-
-  return {
-    start: (session, refresh, { tokenVersion }, login) =>
-      transaction(async (tx) => {
-        const user = parseId(session.userId);
-        if (!user) return null;
-        const live = and(eq(users.id, user), eq(users.status, "active"), eq(users.tokenVersion, tokenVersion));
-        // A login stamps the user (its row locked first, as every write takes it); another start only looks.
-        const holder = login
-          ? await tx.update(users).set({ lastLoginAt: session.createdAt }).where(live).returning({ id: users.id })
-          : await tx.select({ id: users.id }).from(users).where(live);
-        if (holder.length === 0) return null;
-        const [started] = await tx.insert(sessions).values(session).returning(sessionColumns);
-        await tx.insert(refreshTokens).values(currentToken(refresh, session.id));
-        await recordIn(tx, tables, login);
-        return started!;
-      }, TIMED),
-    findRefresh: (digest) => run(async () => first(await byDigest.execute({ digest }))),
-    async rotate(digest, { at, successor, sealed }) {
-      // Rows are locked in the order every other write takes them (user, session, refresh tokens), so
-      // a rotation racing a logout, a deletion or a password change waits for it instead of deadlocking.
-      const current = and(eq(refreshTokens.digest, digest), isNull(refreshTokens.rotatedAt));
-      const ofToken = db.select({ id: refreshTokens.sessionId }).from(refreshTokens).where(current);
-      return undoable(
-        transaction,
-        async (tx) => {
-          const [session] = await tx
-            .update(sessions)
-            .set({ lastUsedAt: at, expiresAt: successor.expiresAt })
-            .where(eq(sessions.id, sql`(${ofToken})`))
-            .returning({ id: sessions.id });
-          if (!session) return false;
-          // The compare-and-set: only a current token turns rotated, so one rotation of it lands.
-          const rotated = await tx
-            .update(refreshTokens)
-            .set({ rotatedAt: at, successor: sealed })
-            .where(current)
-            .returning({ digest: refreshTokens.digest });
-          if (rotated.length === 0) throw ROLL_BACK;
-          await tx.insert(refreshTokens).values(currentToken(successor, session.id));
-          return true;
-        },
-        false,
-      );
-    },
-    list(userId, now) {
-      const user = parseId(userId);
-      return user ? run(() => live.execute({ user, now })) : Promise.resolve([]);
-    },
-    end(userId, scope, audit) {
-      const user = parseId(userId);
-      const which = user && inScope(tables, user, scope);
-      if (!which) return Promise.resolve(0);
-      const endIn = async (tx: Db) => (await tx.delete(sessions).where(which).returning({ id: sessions.id })).length;
-      if (!audit) return run(() => endIn(db));
-      return transaction(async (tx) => {
-        const ended = await endIn(tx);
-        if (ended > 0) await recordIn(tx, tables, audit);
-        return ended;
-      }, TIMED);
-    },
-    page: (limit, after) =>
-      run(async () => {
-        const query = db.select(sessionColumns).from(sessions).$dynamic();
-        const from = after === undefined ? null : parseId(after);
-        if (from) query.where(gt(sessions.id, from));
-        const page = await query.orderBy(sessions.id).limit(limit);
-        const ids = page.map((session) => session.id);
-        const tokens =
-          ids.length === 0
-            ? []
-            : await db
-                .select(columns(refreshTokens, REFRESH_FIELDS))
-                .from(refreshTokens)
-                .where(inArray(refreshTokens.sessionId, ids));
-        return { sessions: page, refreshTokens: tokens };
-      }),
-    prune: (now, limit) =>
-      run(async () => {
-        // Sessions first: their tokens go with them, and what is left of the limit goes to tokens.
-        const gone = await pruneOne(sessions, sessions.id, now, limit);
-        return gone < limit ? gone + (await pruneOne(refreshTokens, refreshTokens.digest, now, limit - gone)) : gone;
-      }),
   };
 }
 

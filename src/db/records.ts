@@ -4,7 +4,8 @@
 // is decided on.
 import type { AuditEvent } from "./audit.ts";
 import type { CategoryRecord } from "./categories.ts";
-import type { RefreshTokenRecord, SessionRecord, UserRecord } from "./store.ts";
+import type { RefreshTokenRecord, SessionRecord } from "./sessions.ts";
+import type { UserRecord } from "./store.ts";
 
 export type Role = "user" | "admin";
 export type AccountStatus = "active" | "disabled";

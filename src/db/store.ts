@@ -5,6 +5,7 @@ import type { ChangeFeed } from "../realtime/events.ts";
 import type { AuditEvent, AuditStore } from "./audit.ts";
 import type { CategoryRecord, CategoryStore } from "./categories.ts";
 import type { IdempotencyStore } from "./idempotency.ts";
+import type { NewRefreshToken, SessionBatch, SessionRecord, SessionStore } from "./sessions.ts";
 import type { ThrottleStore } from "./throttle.ts";
 import type { RevocationStore, TableVersions, TokenHolder, TokenState } from "./tokens.ts";
 import type { StorageState } from "./storage.ts";
@@ -25,6 +26,16 @@ export {
 } from "./records.ts";
 export type { AuditEvent, AuditFilter, AuditStore } from "./audit.ts";
 export type { CategoryPage, CategoryPatch, CategoryRecord, CategoryStore, NewCategory } from "./categories.ts";
+export type {
+  NewRefreshToken,
+  PresentedRefresh,
+  RefreshTokenRecord,
+  Rotation,
+  SessionBatch,
+  SessionRecord,
+  SessionScope,
+  SessionStore,
+} from "./sessions.ts";
 export type { ThrottleRecord, ThrottleStore, ThrottleTransition } from "./throttle.ts";
 export type {
   RevocationStore,
@@ -149,79 +160,6 @@ export interface UserStore {
   delete(id: string, tokenVersion?: number, audit?: AuditEvent): Promise<boolean>;
 }
 
-export interface SessionRecord {
-  id: string;
-  userId: string;
-  createdAt: string;
-  /** The last login or refresh. */
-  lastUsedAt: string;
-  /** When its newest refresh token expires, never past its absolute limit: the session ends then. */
-  expiresAt: string;
-  userAgent: string | null;
-  clientAddress: string | null;
-}
-
-/** A refresh token as stored: its SHA-256 digest, never the token. */
-export interface RefreshTokenRecord {
-  digest: string;
-  sessionId: string;
-  expiresAt: string;
-  /** null: the session's current token. */
-  rotatedAt: string | null;
-  /** The answer its rotation gave, sealed with a key derived from the token itself (null until rotated). */
-  successor: string | null;
-}
-
-export type NewRefreshToken = Pick<RefreshTokenRecord, "digest" | "expiresAt">;
-
-/** A refresh token presented: the token, its session and the session's user. */
-export interface PresentedRefresh {
-  token: RefreshTokenRecord;
-  session: SessionRecord;
-  user: UserRecord;
-}
-
-/** Rotating a refresh token: when, the successor token, and the answer sealed for replays. */
-export interface Rotation {
-  at: string;
-  successor: NewRefreshToken;
-  sealed: string;
-}
-
-/** Which of a user's sessions to end. */
-export type SessionScope = { only: string } | { except: string } | "all";
-
-/** Sessions and their refresh tokens; every instance sees the same. */
-export interface SessionStore {
-  /**
-   * Starts the session with its first refresh token, provided its user is still active at
-   * `holder.tokenVersion`. With `login`, also stamps the user's lastLoginAt and records the event, in
-   * the same change. null: the user is gone, disabled, or their token version moved on.
-   */
-  start(
-    session: SessionRecord,
-    refresh: NewRefreshToken,
-    holder: { tokenVersion: number },
-    login?: AuditEvent,
-  ): Promise<SessionRecord | null>;
-  /** The refresh token with this digest, its session and user, whatever their state. null: unknown. */
-  findRefresh(digest: string): Promise<PresentedRefresh | null>;
-  /**
-   * Marks the token rotated (with the sealed answer), adds its successor and moves the session's
-   * lastUsedAt and expiresAt, as one change, only while the token is still current: of concurrent
-   * rotations, on any instance, exactly one lands. false: another came first, or the session is gone.
-   */
-  rotate(digest: string, rotation: Rotation): Promise<boolean>;
-  /** The user's sessions not yet expired at `now`, newest first. */
-  list(userId: string, now: string): Promise<SessionRecord[]>;
-  /** Ends the user's sessions in scope (with their refresh tokens), recording `audit` if any ended; how many ended. */
-  end(userId: string, scope: SessionScope, audit?: AuditEvent): Promise<number>;
-  /** Forgets up to `limit` expired sessions and expired refresh tokens; how many rows went. */
-  prune(now: string, limit: number): Promise<number>;
-  /** Up to `limit` sessions in id order after `after`, with all their refresh tokens (for `svc copy`). */
-  page(limit: number, after?: string): Promise<SessionBatch>;
-}
-
 /** A one-time password reset code an administrator issued, as stored: its digest, never the code. */
 export interface PasswordResetRecord {
   digest: string;
@@ -256,12 +194,6 @@ export interface PasswordResetStore {
   ): Promise<UserRecord | "invalid" | "disabled">;
   /** Forgets up to `limit` codes expired at `now`; how many went. */
   prune(now: string, limit: number): Promise<number>;
-}
-
-/** Sessions and their refresh tokens, as `svc copy` moves them. */
-export interface SessionBatch {
-  sessions: SessionRecord[];
-  refreshTokens: RefreshTokenRecord[];
 }
 
 export interface Counts {
