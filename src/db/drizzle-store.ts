@@ -4,18 +4,17 @@ import { and, count, eq, gt, isNull, ne, or, sql, type Column, type SQL } from "
 import { AppError, type ErrorCode } from "../errors.ts";
 import { parseId } from "../ids.ts";
 import { chunks } from "./chunks.ts";
-import { first, columns, pruneBefore } from "./rows.ts";
+import { first, columns } from "./rows.ts";
 import { ROLL_BACK, TIMED, undoable } from "./transactions.ts";
 import { auditStore, recordIn } from "./audit.ts";
 import { categoryStore } from "./categories.ts";
-import { currentToken, inScope, renewSession, sessionStore } from "./sessions.ts";
+import { inScope, renewSession, sessionStore } from "./sessions.ts";
 import { idempotencyStore } from "./idempotency.ts";
+import { resetStore } from "./resets.ts";
 import { throttleStore } from "./throttle.ts";
 import { revocationStore, tokenReads } from "./tokens.ts";
 import type { Db, Dialect, Tables } from "./dialect.ts";
 import {
-  ReferenceGone,
-  type PasswordResetStore,
   type RecordState,
   type UserRecord,
   LoadRefused,
@@ -278,64 +277,6 @@ function userStore({ db, run, tables, transaction, serialize }: Dialect): UserSt
         return true;
       }, TIMED);
     },
-  };
-}
-
-function resetStore({ db, run, tables, transaction }: Dialect): PasswordResetStore {
-  const { passwordResets, users, sessions, refreshTokens } = tables;
-  const userColumns = columns(users, USER_FIELDS);
-  return {
-    async issue(reset, audit) {
-      try {
-        return await transaction(async (tx) => {
-          // One outstanding code per user: a new one replaces the last in the same statement.
-          const { digest, createdAt, expiresAt, issuedBy } = reset;
-          await tx
-            .insert(passwordResets)
-            .values(reset)
-            .onConflictDoUpdate({ target: passwordResets.userId, set: { digest, createdAt, expiresAt, issuedBy } });
-          await recordIn(tx, tables, audit);
-          return true;
-        }, TIMED);
-      } catch (error) {
-        if (error instanceof ReferenceGone) return false;
-        throw error;
-      }
-    },
-    redeem(digest, userId, { passwordHash, at, session, refresh }, audit) {
-      const user = parseId(userId);
-      if (!user) return Promise.resolve("invalid" as const);
-      return undoable(
-        transaction,
-        async (tx) => {
-          const live = and(
-            eq(passwordResets.digest, digest),
-            eq(passwordResets.userId, user),
-            gt(passwordResets.expiresAt, at),
-          );
-          if ((await tx.select({ digest: passwordResets.digest }).from(passwordResets).where(live)).length === 0)
-            return "invalid" as const;
-          // The user's row first (the order every write takes), and only while the account is active.
-          const [changed] = await tx
-            .update(users)
-            .set({ passwordHash, updatedAt: at, lastLoginAt: at, tokenVersion: sql`${users.tokenVersion} + 1` })
-            .where(and(eq(users.id, user), eq(users.status, "active")))
-            .returning(userColumns);
-          if (!changed) return "disabled" as const;
-          // The compare-and-set: of concurrent redemptions, the one that deletes the code lands.
-          if ((await tx.delete(passwordResets).where(live).returning({ digest: passwordResets.digest })).length === 0)
-            throw ROLL_BACK;
-          await tx.delete(sessions).where(eq(sessions.userId, user));
-          await tx.insert(sessions).values(session);
-          await tx.insert(refreshTokens).values(currentToken(refresh, session.id));
-          await recordIn(tx, tables, audit);
-          return changed;
-        },
-        "invalid" as const,
-      );
-    },
-    prune: (now, limit) =>
-      run(() => pruneBefore(db, passwordResets, passwordResets.digest, passwordResets.expiresAt, now, limit)),
   };
 }
 

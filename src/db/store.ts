@@ -5,7 +5,8 @@ import type { ChangeFeed } from "../realtime/events.ts";
 import type { AuditEvent, AuditStore } from "./audit.ts";
 import type { CategoryRecord, CategoryStore } from "./categories.ts";
 import type { IdempotencyStore } from "./idempotency.ts";
-import type { NewRefreshToken, SessionBatch, SessionRecord, SessionStore } from "./sessions.ts";
+import type { PasswordResetStore } from "./resets.ts";
+import type { NewRefreshToken, SessionBatch, SessionStore } from "./sessions.ts";
 import type { ThrottleStore } from "./throttle.ts";
 import type { RevocationStore, TableVersions, TokenHolder, TokenState } from "./tokens.ts";
 import type { StorageState } from "./storage.ts";
@@ -36,6 +37,7 @@ export type {
   SessionScope,
   SessionStore,
 } from "./sessions.ts";
+export type { PasswordResetRecord, PasswordResetStore, Redemption } from "./resets.ts";
 export type { ThrottleRecord, ThrottleStore, ThrottleTransition } from "./throttle.ts";
 export type {
   RevocationStore,
@@ -158,42 +160,6 @@ export interface UserStore {
    * the version has moved on. Throws AppError `last_admin` for the last active admin.
    */
   delete(id: string, tokenVersion?: number, audit?: AuditEvent): Promise<boolean>;
-}
-
-/** A one-time password reset code an administrator issued, as stored: its digest, never the code. */
-export interface PasswordResetRecord {
-  digest: string;
-  userId: string;
-  createdAt: string;
-  expiresAt: string;
-  issuedBy: string | null;
-}
-
-/** What redeeming a reset code does, besides spending it: the new password, and a new session. */
-export interface Redemption {
-  passwordHash: string;
-  at: string;
-  session: SessionRecord;
-  refresh: NewRefreshToken;
-}
-
-export interface PasswordResetStore {
-  /** Records the code (replacing the user's outstanding one) and the audit event. false: no such user. */
-  issue(reset: PasswordResetRecord, audit: AuditEvent): Promise<boolean>;
-  /**
-   * Spends the code if it is the user's and unexpired at `redemption.at`, in one change with the rest:
-   * sets the password, bumps the token version, ends every session, starts `redemption.session`,
-   * stamps lastLoginAt, records `audit`. Of concurrent redemptions of one code exactly one lands.
-   * "invalid": no such live code for this user; "disabled": the account is disabled (the code stays).
-   */
-  redeem(
-    digest: string,
-    userId: string,
-    redemption: Redemption,
-    audit: AuditEvent,
-  ): Promise<UserRecord | "invalid" | "disabled">;
-  /** Forgets up to `limit` codes expired at `now`; how many went. */
-  prune(now: string, limit: number): Promise<number>;
 }
 
 export interface Counts {
