@@ -5,7 +5,7 @@
 import type { AuditEvent } from "./audit.ts";
 import type { CategoryRecord } from "./categories.ts";
 import type { RefreshTokenRecord, SessionRecord } from "./sessions.ts";
-import type { UserRecord } from "./store.ts";
+import type { UserRecord } from "./users.ts";
 
 export type Role = "user" | "admin";
 export type AccountStatus = "active" | "disabled";

@@ -7,7 +7,7 @@ import { recordIn, type AuditEvent } from "./audit.ts";
 import type { Db, Dialect, Tables } from "./dialect.ts";
 import { REFRESH_FIELDS, SESSION_FIELDS, USER_FIELDS } from "./records.ts";
 import { columns, first, pruneBefore } from "./rows.ts";
-import type { UserRecord } from "./store.ts";
+import type { UserRecord } from "./users.ts";
 import { ROLL_BACK, TIMED, undoable } from "./transactions.ts";
 
 export interface SessionRecord {

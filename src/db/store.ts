@@ -3,14 +3,14 @@
 import type { Awaitable } from "../awaitable.ts";
 import type { ChangeFeed } from "../realtime/events.ts";
 import type { AuditEvent, AuditStore } from "./audit.ts";
+import type { UserRecord, UserStore } from "./users.ts";
 import type { CategoryRecord, CategoryStore } from "./categories.ts";
 import type { IdempotencyStore } from "./idempotency.ts";
 import type { PasswordResetStore } from "./resets.ts";
-import type { NewRefreshToken, SessionBatch, SessionStore } from "./sessions.ts";
+import type { SessionBatch, SessionStore } from "./sessions.ts";
 import type { ThrottleStore } from "./throttle.ts";
 import type { RevocationStore, TableVersions, TokenHolder, TokenState } from "./tokens.ts";
 import type { StorageState } from "./storage.ts";
-import type { AccountStatus, Role } from "./records.ts";
 import type { UpgradeStep } from "./upgrades.ts";
 
 export {
@@ -25,6 +25,7 @@ export {
   type AccountStatus,
   type Role,
 } from "./records.ts";
+export type { AccountChange, UserAdministration, UserFilter } from "./administration.ts";
 export type { AuditEvent, AuditFilter, AuditStore } from "./audit.ts";
 export type { CategoryPage, CategoryPatch, CategoryRecord, CategoryStore, NewCategory } from "./categories.ts";
 export type {
@@ -37,6 +38,7 @@ export type {
   SessionScope,
   SessionStore,
 } from "./sessions.ts";
+export type { NewUser, RecordState, UserPage, UserPatch, UserRecord, UserStore } from "./users.ts";
 export type { PasswordResetRecord, PasswordResetStore, Redemption } from "./resets.ts";
 export type { ThrottleRecord, ThrottleStore, ThrottleTransition } from "./throttle.ts";
 export type {
@@ -52,115 +54,6 @@ export type {
   IdempotencyRecord,
   IdempotencyStore,
 } from "./idempotency.ts";
-
-export interface UserRecord {
-  id: string;
-  username: string;
-  /** Lower case. */
-  email: string;
-  passwordHash: string;
-  /** Tokens carry the version they were issued under; bumping it revokes every earlier token. */
-  tokenVersion: number;
-  createdAt: string;
-  updatedAt: string;
-  role: Role;
-  status: AccountStatus;
-  /** The last successful login (or redeemed reset code); null: never. */
-  lastLoginAt: string | null;
-}
-
-/**
- * A user to insert: the store sets the token version to 0, updatedAt to createdAt, the status to
- * active, and the role to `user` unless given.
- */
-export type NewUser = Pick<UserRecord, "id" | "username" | "email" | "passwordHash" | "createdAt"> & {
-  role?: Role;
-};
-
-/** The values a client saw, for writes conditional on them (If-Match). */
-export type RecordState = Pick<UserRecord, "username" | "email" | "role" | "status" | "updatedAt">;
-
-/** What an administrator may change of an account. */
-export type AccountChange = Partial<Pick<UserRecord, "role" | "status">>;
-
-/** The admin list of users: filters, and a page in id order. */
-export interface UserFilter extends UserPage {
-  /** A prefix of the username or the e-mail, without regard to case. */
-  search?: string;
-  role?: Role;
-  status?: AccountStatus;
-}
-
-export type UserPatch = Partial<Pick<UserRecord, "username" | "email">>;
-
-export interface UserPage {
-  limit: number;
-  /** Only users whose id sorts after this one (keyset paging). */
-  after?: string;
-}
-
-export interface UserStore {
-  /** Inserts the user (and the audit event, in the same change). Throws AppError `username_taken` or `email_taken` on a clash. */
-  create(user: NewUser, audit?: AuditEvent): Promise<UserRecord>;
-  /** null: no user has this id. */
-  findById(id: string): Promise<UserRecord | null>;
-  /** Finds by username without regard to case, or by e-mail when `login` holds an `@`. null: no match. */
-  findByLogin(login: string): Promise<UserRecord | null>;
-  /** Users in id order (oldest first), at most `limit` of them. */
-  /** At once from memory (the cache layer, while the table is unchanged), or a promise. */
-  list(page: UserPage): Awaitable<UserRecord[]>;
-  /** Users matching the filter, in id order, at most `limit` of them. */
-  search(filter: UserFilter): Promise<UserRecord[]>;
-  /** How many accounts are active admins. */
-  activeAdmins(): Promise<number>;
-  /**
-   * Applies an administrator's change and records `audit` with it. Disabling also bumps the token
-   * version and ends every session, in the same change. A change equal to the record writes nothing
-   * (and records nothing). null: no user has this id. Throws AppError `last_admin` when it would leave
-   * no active admin (of concurrent changes, on any instance, never all land).
-   */
-  administer(
-    id: string,
-    change: AccountChange,
-    updatedAt: string,
-    audit: AuditEvent,
-    unchanged?: RecordState & Pick<UserRecord, "lastLoginAt">,
-  ): Promise<UserRecord | null | "changed">;
-  /**
-   * Applies the patch; with `tokenVersion`, only while the user's token version is still that one (a
-   * write on behalf of a token revoked meanwhile does not land); with `unchanged`, only while the
-   * record still holds exactly those values (If-Match: of concurrent writers who read one version,
-   * one lands). null: no user has this id, the version has moved on, or the record changed. Throws
-   * `username_taken` / `email_taken`.
-   */
-  update(
-    id: string,
-    patch: UserPatch,
-    updatedAt: string,
-    tokenVersion?: number,
-    unchanged?: RecordState,
-  ): Promise<UserRecord | null>;
-  /**
-   * Replaces the hash and bumps the token version, only while the version is still `tokenVersion` (the
-   * one the caller's token carries), so of concurrent changes made with one token exactly one lands.
-   * In the same change every session of the user ends but `keep`'s, whose refresh tokens are replaced
-   * by `keep.refresh`. null: no user has this id, or its token version has moved on.
-   */
-  setPassword(
-    id: string,
-    passwordHash: string,
-    updatedAt: string,
-    tokenVersion: number,
-    keep?: { sessionId: string; refresh: NewRefreshToken },
-    audit?: AuditEvent,
-  ): Promise<UserRecord | null>;
-  /**
-   * Deletes the user (recording `audit` with it); their categories stay with no creator. With
-   * `tokenVersion`, only while the token version is still that one. false: no user has this id, or
-   * the version has moved on. Throws AppError `last_admin` for the last active admin.
-   */
-  delete(id: string, tokenVersion?: number, audit?: AuditEvent): Promise<boolean>;
-}
 
 export interface Counts {
   users: number;

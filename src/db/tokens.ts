@@ -4,7 +4,8 @@ import { eq, lt, sql, type SQL } from "drizzle-orm";
 import { parseId } from "../ids.ts";
 import type { Dialect, HotReads } from "./dialect.ts";
 import { first } from "./rows.ts";
-import type { UserRecord, VersionedStore } from "./store.ts";
+import type { VersionedStore } from "./store.ts";
+import type { UserRecord } from "./users.ts";
 
 /** Single tokens revoked before their expiry (logout). Every instance sees the same list. */
 export interface RevocationStore {
