@@ -1,17 +1,21 @@
-// The storage contract in domain words. Every database svc supports implements it, and one
-// conformance suite (test/store/) holds each implementation to it.
+// The storage contract in domain words: the Store, assembled from the aggregates' contracts (each in
+// its own file beside its Drizzle code: users.ts, categories.ts, sessions.ts, ...), re-exported here
+// under the names the rest of svc imports. Every database svc supports implements it, and one
+// conformance suite (test/store/) holds each implementation to it. Only types come from the
+// aggregates, so this file loads no Drizzle: services and `svc serve` import it before any store.
 import type { Awaitable } from "../awaitable.ts";
+import type { Counts, LoadData, LoadOptions } from "../copy/load.ts";
 import type { ChangeFeed } from "../realtime/events.ts";
-import type { AuditEvent, AuditStore } from "./audit.ts";
-import type { UserRecord, UserStore } from "./users.ts";
-import type { CategoryRecord, CategoryStore } from "./categories.ts";
+import type { AuditStore } from "./audit.ts";
+import type { CategoryStore } from "./categories.ts";
 import type { IdempotencyStore } from "./idempotency.ts";
 import type { PasswordResetStore } from "./resets.ts";
-import type { SessionBatch, SessionStore } from "./sessions.ts";
+import type { SessionStore } from "./sessions.ts";
+import type { StorageState } from "./storage.ts";
 import type { ThrottleStore } from "./throttle.ts";
 import type { RevocationStore, TableVersions, TokenHolder, TokenState } from "./tokens.ts";
-import type { StorageState } from "./storage.ts";
 import type { UpgradeStep } from "./upgrades.ts";
+import type { UserStore } from "./users.ts";
 
 export {
   ACCOUNT_STATUSES,
@@ -25,8 +29,8 @@ export {
   type AccountStatus,
   type Role,
 } from "./records.ts";
+export type { NewUser, RecordState, UserPage, UserPatch, UserRecord, UserStore } from "./users.ts";
 export type { AccountChange, UserAdministration, UserFilter } from "./administration.ts";
-export type { AuditEvent, AuditFilter, AuditStore } from "./audit.ts";
 export type { CategoryPage, CategoryPatch, CategoryRecord, CategoryStore, NewCategory } from "./categories.ts";
 export type {
   NewRefreshToken,
@@ -38,46 +42,17 @@ export type {
   SessionScope,
   SessionStore,
 } from "./sessions.ts";
-export type { NewUser, RecordState, UserPage, UserPatch, UserRecord, UserStore } from "./users.ts";
 export type { PasswordResetRecord, PasswordResetStore, Redemption } from "./resets.ts";
+export type { RevocationStore, TableVersions, TokenHolder, TokenStanding, TokenState } from "./tokens.ts";
 export type { ThrottleRecord, ThrottleStore, ThrottleTransition } from "./throttle.ts";
-export type {
-  RevocationStore,
-  TableVersions,
-  TokenHolder,
-  TokenStanding,
-  TokenState,
-} from "./tokens.ts";
+export type { AuditEvent, AuditFilter, AuditStore } from "./audit.ts";
 export type {
   IdempotencyClaim,
   IdempotencyClaimResult,
   IdempotencyRecord,
   IdempotencyStore,
 } from "./idempotency.ts";
-
-export interface Counts {
-  users: number;
-  categories: number;
-}
-
-/** What `svc copy` moves: users with their hashes and token versions, categories with their creators, sessions. */
-export interface LoadData {
-  /** Users in batches, so a large database is never held whole. */
-  users: AsyncIterable<UserRecord[]>;
-  categories: CategoryRecord[];
-  /** Sessions in batches, loaded after the users they belong to. */
-  sessions?: AsyncIterable<SessionBatch>;
-  /** The audit log in batches, oldest first. */
-  audit?: AsyncIterable<AuditEvent[]>;
-}
-
-export interface LoadOptions {
-  /** Empty the tables first; without it, loading into a non-empty store is refused. */
-  replace: boolean;
-  /** The counts the store must hold once loaded; anything else rolls the load back. */
-  expect: Counts;
-  onProgress?: (loaded: Counts) => void;
-}
+export type { Counts, LoadData, LoadOptions } from "../copy/load.ts";
 
 /** The storage contract: what services, the authenticator and the commands use. */
 export interface Store {
@@ -155,6 +130,7 @@ export class StaleVersion extends Error {
   }
 }
 
+/** A bulk load (`svc copy`) was refused or rolled back: the target is as it was. */
 export class LoadRefused extends Error {
   override name = "LoadRefused";
 }
