@@ -1,6 +1,6 @@
 // The target's side of `svc copy`: every record loaded exactly as given (ids, hashes, token versions,
 // timestamps) in one transaction, refused or rolled back unless the counts come out as the source's.
-import { count, sql } from "drizzle-orm";
+import { count } from "drizzle-orm";
 import type { AuditEvent } from "../db/audit.ts";
 import type { CategoryRecord } from "../db/categories.ts";
 import type { Db, Dialect } from "../db/dialect.ts";
@@ -49,8 +49,7 @@ export async function countsIn(db: Db, { tables }: Dialect): Promise<Counts> {
 export async function load(tx: Db, dialect: Dialect, data: LoadData, options: LoadOptions): Promise<Counts> {
   const { users, categories, loginThrottle, revokedTokens, sessions, refreshTokens, passwordResets, auditEvents } =
     dialect.tables;
-  // A bulk load is not a stream of changes: PostgreSQL's trigger announces nothing for this transaction.
-  if (dialect.kind === "postgres") await tx.execute(sql`select set_config('svc.bulk', 'on', true)`);
+  await dialect.silenceFeed(tx);
   const before = await countsIn(tx, dialect);
   if (!options.replace && (before.users > 0 || before.categories > 0)) {
     throw new LoadRefused(`the target already holds ${before.users} users and ${before.categories} categories`);

@@ -1,8 +1,7 @@
 // What every aggregate's Drizzle code does with rows: takes a select's first, names the columns that
 // make a row exactly its record, and prunes expired ones a few at a time.
 import { and, inArray, lt } from "drizzle-orm";
-import type { PgColumn } from "drizzle-orm/pg-core";
-import type { Db, Tables } from "./dialect.ts";
+import type { Db, DbColumn, Tables } from "./dialect.ts";
 
 export const first = <T>(rows: T[]): T | null => rows[0] ?? null;
 
@@ -17,8 +16,8 @@ type PrunableTable = Tables["sessions" | "refreshTokens" | "passwordResets" | "a
 export async function pruneBefore(
   db: Db,
   table: PrunableTable,
-  key: PgColumn,
-  column: PgColumn,
+  key: DbColumn,
+  column: DbColumn,
   now: string,
   limit: number,
 ) {

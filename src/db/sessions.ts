@@ -1,10 +1,9 @@
 // Sessions and their refresh tokens: started at login, rotated with every refresh (of concurrent
 // rotations exactly one lands), listed and ended by their user, pruned once expired.
 import { and, desc, eq, gt, inArray, isNull, ne, sql, type SQL } from "drizzle-orm";
-import type { PgColumn } from "drizzle-orm/pg-core";
 import { parseId } from "../ids.ts";
 import { recordIn, type AuditEvent } from "./audit.ts";
-import type { Db, Dialect, Tables } from "./dialect.ts";
+import type { Db, DbColumn, Dialect, Tables } from "./dialect.ts";
 import { REFRESH_FIELDS, SESSION_FIELDS, USER_FIELDS } from "./records.ts";
 import { columns, first, pruneBefore } from "./rows.ts";
 import type { UserRecord } from "./users.ts";
@@ -159,7 +158,7 @@ export function sessionStore({ db, run, tables, transaction }: Dialect): Session
     .orderBy(desc(sessions.createdAt), desc(sessions.id))
     .prepare("live_sessions");
 
-  const pruneOne = (table: typeof sessions | typeof refreshTokens, key: PgColumn, now: string, limit: number) =>
+  const pruneOne = (table: typeof sessions | typeof refreshTokens, key: DbColumn, now: string, limit: number) =>
     pruneBefore(db, table, key, table.expiresAt, now, limit);
 
   return {

@@ -79,6 +79,8 @@ function postgresDialect(client: SQL, config: PostgresConfig, connections: Conne
       guard(() => db.transaction((tx) => work(tx)), options?.clash, options?.timed ? deadlineMs : Infinity),
     // A transaction-scoped advisory lock: released by the commit or rollback, never left behind.
     serialize: async (tx, name) => void (await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${name}))`)),
+    // Read by the category_events trigger: it announces nothing for this transaction.
+    silenceFeed: async (tx) => void (await tx.execute(sql`select set_config('svc.bulk', 'on', true)`)),
     ping: (timeoutMs) =>
       guard(async () => void (await db.execute(sql`select 1`)), undefined, Math.min(timeoutMs, deadlineMs)),
     storage: () => storage.state(),
