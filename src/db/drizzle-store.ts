@@ -1,5 +1,6 @@
-// The storage contract, written once in Drizzle for every database svc supports. What differs between
-// them (opening, migrating, transactions, reading driver errors) comes in with the Dialect.
+// The one store: each aggregate's Drizzle code (users.ts, categories.ts, sessions.ts, ...), written once
+// for every database svc supports, joined into the Store. What differs between the databases
+// (opening, migrating, transactions, reading driver errors) comes in with the Dialect.
 import { countsIn, load } from "../copy/load.ts";
 import { userAdministration } from "./administration.ts";
 import { auditStore } from "./audit.ts";
