@@ -1,7 +1,7 @@
 // `bun run bench:in-process`: what one authenticated read costs svc itself, without HTTP: app.handle()
 // on a users page and on a kept GraphQL answer, each also revalidated (a 304), on a SQLite file of 1,000
 // users and 50 categories, best of 3 runs of 20,000. For A/B work on the request path (the figures in
-// README's "Performance"); on a noisy machine, alternate the two builds and compare the best of several.
+// docs/performance.md); on a noisy machine, alternate the two builds and compare the best of several.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

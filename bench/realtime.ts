@@ -3,7 +3,7 @@
 // database; for each of 100 createCategory mutations, the time from the mutation's answer to the
 // event's arrival at the last subscriber; and svc's RSS per open subscriber. The subscribers are
 // fetch() streams in this process, on the same two cores as svc: their own parsing is in the figures.
-// Writes the table into README.md between the realtime markers. Flags: --no-postgres. (Bun's fetch
+// Writes the table into docs/performance.md between the realtime markers. Flags: --no-postgres. (Bun's fetch
 // holds 256 requests at a time by default; the script raises BUN_CONFIG_MAX_HTTP_REQUESTS for 1,000 streams.)
 import { SQL, type Subprocess } from "bun";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -233,14 +233,14 @@ const table = [
 ].join("\n");
 console.log(table);
 
-const readmePath = join(root, "README.md");
-const readme = readFileSync(readmePath, "utf8");
+const performancePath = join(root, "docs", "performance.md");
+const doc = readFileSync(performancePath, "utf8");
 const start = "<!-- realtime:start -->";
 const end = "<!-- realtime:end -->";
-if (readme.includes(start) && readme.includes(end)) {
-  const before = readme.slice(0, readme.indexOf(start) + start.length);
-  const after = readme.slice(readme.indexOf(end));
-  await Bun.write(readmePath, `${before}\n${table}\n${after}`);
-  console.log("README.md updated");
+if (doc.includes(start) && doc.includes(end)) {
+  const before = doc.slice(0, doc.indexOf(start) + start.length);
+  const after = doc.slice(doc.indexOf(end));
+  await Bun.write(performancePath, `${before}\n${table}\n${after}`);
+  console.log("docs/performance.md updated");
 }
 process.exit(0);

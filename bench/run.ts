@@ -2,7 +2,8 @@
 // same connections and duration for svc and its floor, in paired rounds (svc and the floor back to
 // back, who goes first alternating, each measured run of a read after an unmeasured second of it),
 // the median pair reported; so do the reads at 256 connections, and the first second after a quiet spell,
-// and the starts alternate too. Prints the table and writes it to bench/results.md and into README.md.
+// and the starts alternate too. Prints the table and writes it to bench/results.md and into docs/performance.md
+// (between its bench markers); never into the README, whose one table is kept by hand.
 // Flags: --quick (shorter runs), --no-postgres, --no-scale, --only=<text> (just the cases whose name
 // holds the text, without the wide, createCategory and scale runs: for working on one case),
 // --env=NAME=value (a setting for svc). Only a full run with the defaults is written; any other is printed.
@@ -17,6 +18,23 @@ import { freePort } from "../test/ports.ts";
 
 const root = join(import.meta.dir, "..");
 const flags = new Set(process.argv.slice(2));
+const USAGE = `usage: bun bench/run.ts [--quick] [--no-postgres] [--no-scale] [--only=<text>] [--env=NAME=value]...
+
+svc against the floor, and the footprint against a bare compiled Bun.serve (about 30 minutes). A full run
+with the defaults writes bench/results.md and the table in docs/performance.md; any other run only prints.
+`;
+// The bench takes half an hour and records what it measures: a flag it does not know stops it before it starts.
+const unknown = [...flags].filter(
+  (f) => !["--quick", "--no-postgres", "--no-scale", "--help", "-h"].includes(f) && !/^--(only|env)=./.test(f),
+);
+if (flags.has("--help") || flags.has("-h")) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
+if (unknown.length > 0) {
+  process.stderr.write(`bench: unknown ${unknown.join(" ")}\n${USAGE}`);
+  process.exit(2);
+}
 const SECONDS = flags.has("--quick") ? 2 : 5;
 const ONLY = [...flags].find((f) => f.startsWith("--only="))?.slice("--only=".length);
 /** --env=NAME=value (repeatable): extra settings for every svc the bench starts, such as SVC_LOG_PROBES=false. */
@@ -69,7 +87,7 @@ async function buildBare(): Promise<string> {
  * Drops the binary's pages from the page cache, as after a reboot or a deploy that copied the file. Both
  * binaries read 5–6 MB more RSS at start while freshly written than once their pages had been dropped and
  * read back in (most likely the kernel mapping more of a wholly cached file on each fault), and the state
- * each happened to be in moved the ratio by 0.2 (README, "Footprint").
+ * each happened to be in moved the ratio by 0.2 (docs/performance.md, "Footprint").
  */
 async function coldPageCache(binary: string): Promise<void> {
   // GNU dd's nocache flag is posix_fadvise(POSIX_FADV_DONTNEED) on the whole file, which leaves pages not
@@ -283,7 +301,7 @@ interface RunOptions {
   /**
    * First a WARM_UP_SECONDS run of the same load, unmeasured: what is measured is the server at work. A
    * server that has been idle meets the first second of a burst with code it must compile again (svc
-   * throws its compiled code away when idle, README "Footprint"), and with paired rounds three of five
+   * throws its compiled code away when idle, docs/performance.md "Footprint"), and with paired rounds three of five
    * runs followed 5–10 s of idle; what that costs is measured on its own (the after-quiet rounds in runCases).
    */
   warm?: boolean;
@@ -815,8 +833,9 @@ const resultsPath = join(import.meta.dir, "results.md");
 const previous = existsSync(resultsPath) ? readFileSync(resultsPath, "utf8") : "";
 const byHand = previous.indexOf(BY_HAND);
 await Bun.write(resultsPath, `${report}\n${byHand === -1 ? "" : `\n${previous.slice(byHand)}`}`);
-const readmePath = join(root, "README.md");
-const readme = await Bun.file(readmePath).text();
+const performancePath = join(root, "docs", "performance.md");
+const doc = await Bun.file(performancePath).text();
 const marked = /(<!-- bench:start -->\n)[\s\S]*?(\n<!-- bench:end -->)/;
-if (marked.test(readme)) await Bun.write(readmePath, readme.replace(marked, `$1${report}$2`));
+if (marked.test(doc)) await Bun.write(performancePath, doc.replace(marked, `$1${report}$2`));
+else console.log(`${performancePath} has no bench markers: only bench/results.md was written`);
 process.exit(0);

@@ -1,7 +1,7 @@
 // A value now, or a promise of it later: what the steps of a hot read return, so that when every one of
 // them is answered from memory the read completes in one synchronous call. Each `await` on the way costs a
-// turn of the microtask queue, and a users page from the cache went through ten of them (README,
-// "Performance").
+// turn of the microtask queue, and a users page from the cache went through ten of them
+// (docs/performance.md, "What keeps svc near the floor").
 
 export type Awaitable<T> = T | Promise<T>;
 

@@ -28,7 +28,7 @@ interface Command {
 const COMMANDS: Record<string, Command> = {
   serve: {
     usage: "svc [serve]",
-    summary: "Serve the API, configured by the SVC_* environment variables (see the README). The default.",
+    summary: "Serve the API, configured by the SVC_* environment variables (see docs/configuration.md). The default.",
     async run(args, env, io) {
       if (args.length > 0)
         return usageError(io, "serve", `serve takes no arguments (got ${args.join(" ")}); it reads SVC_* variables`);

@@ -11,7 +11,7 @@
 // after the burst instead of 6. The shrink costs the next request about 1 ms (its code runs
 // unoptimised again) and a burst at 256 connections a tail, so there is at most one per
 // RELEASE_AT_MOST_EVERY_MS, and SVC_RELEASE_CODE_AFTER lets a service whose clients come back within
-// seconds keep its code for them. README, "Footprint".
+// seconds keep its code for them. docs/performance.md, "Footprint".
 
 /** How long without a request counts as quiet: one check period. */
 const QUIET_MS = 250;

@@ -4,7 +4,7 @@
 // The socket opens as soon as the database is open and migrated, answering the health probes. The app
 // (the store's code, Elysia, the routes, the caches: some 20 ms and 30 MB) loads when a request first
 // needs it; that request, and any arriving meanwhile, wait for it and are then served as usual. A box
-// where svc sits idle keeps it at about 1.5× a bare Bun.serve (README, "Footprint").
+// where svc sits idle keeps it at about 1.5× a bare Bun.serve (docs/performance.md, "Footprint").
 import type { Config } from "./config.ts";
 import { describeDatabase, openDatabase, setAsideNotice, type OpenedDatabase } from "./db/open.ts";
 import { type AccessLog, type LineLogger, startLog } from "./log-lines.ts";
@@ -61,7 +61,7 @@ export async function serve(config: Config): Promise<void> {
     logger,
   };
   // Until the app is there: the probes, and for anything else the app, loaded by the first request
-  // that needs it (README, "Footprint"). With CORS on, the probes' headers come from the app.
+  // that needs it (docs/performance.md, "Footprint"). With CORS on, the probes' headers come from the app.
   const waiting: DoorHandlers = {
     routes: config.corsOrigins.length === 0 ? earlyProbes(probes, lines.access, config.logProbes) : {},
     fetch: (request, server) =>

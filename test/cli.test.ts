@@ -45,7 +45,7 @@ describe("svc <command>", () => {
     // Wrapping keeps every word: each summary still reads whole once its lines are joined.
     const help = (await cli(["--help"])).out.replace(/\n\s+/g, " ");
     expect(help).toContain(
-      "Serve the API, configured by the SVC_* environment variables (see the README). The default.",
+      "Serve the API, configured by the SVC_* environment variables (see docs/configuration.md). The default.",
     );
     expect(help).toContain("svc user promote|demote|disable|enable|reset-password <user>");
   });

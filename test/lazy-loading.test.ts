@@ -1,5 +1,5 @@
 // What the binary evaluates when: the code a request may never need sits in chunks reached only by
-// import(), so it costs neither start-up nor memory until that request comes (README, "Footprint").
+// import(), so it costs neither start-up nor memory until that request comes (docs/performance.md, "Footprint").
 // Read from the bundle's own metafile, built with the binary's flags.
 import { expect, test } from "bun:test";
 import { join } from "node:path";

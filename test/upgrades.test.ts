@@ -180,7 +180,7 @@ describe("upgrading an SQLite database", () => {
 
 describe("a database a later svc migrated", () => {
   const refusal = (database: string) =>
-    `${database} was migrated by svc 9.9.9 (to 0099_future), which svc ${version} (up to ${SQLITE.at(-1)!.name}) does not know: run svc 9.9.9 or later, or go back to the copy kept before that upgrade (README, "Upgrading and going back")`;
+    `${database} was migrated by svc 9.9.9 (to 0099_future), which svc ${version} (up to ${SQLITE.at(-1)!.name}) does not know: run svc 9.9.9 or later, or go back to the copy kept before that upgrade (docs/operations.md, "Upgrading and going back")`;
 
   test("svc serve refuses it: one line naming both versions, exit 1, nothing written", async () => {
     const path = fresh("svc.db");
@@ -268,7 +268,7 @@ describe.skipIf(!pgAvailable)("on PostgreSQL", () => {
       await admin`INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES (${"f".repeat(64)}, ${future})`;
       const url = new URL(database.url);
       const described = `postgres://${url.username}@${url.host}${url.pathname}`;
-      const refusal = `${described} was migrated by a later svc (to a migration of ${new Date(future).toISOString()}), which svc ${version} (up to ${POSTGRES.at(-1)!.name}) does not know: run that svc or later, or go back to the copy kept before that upgrade (README, "Upgrading and going back")`;
+      const refusal = `${described} was migrated by a later svc (to a migration of ${new Date(future).toISOString()}), which svc ${version} (up to ${POSTGRES.at(-1)!.name}) does not know: run that svc or later, or go back to the copy kept before that upgrade (docs/operations.md, "Upgrading and going back")`;
 
       const serve = Bun.spawnSync(["bun", MAIN], {
         env: { PATH: process.env.PATH ?? "", SVC_PORT: "0", SVC_DATABASE_URL: database.url, SVC_JWT_SECRET: SECRET },

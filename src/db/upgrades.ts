@@ -48,7 +48,7 @@ export function newerDatabase(
   const theirs = latest.svcVersion ? `svc ${latest.svcVersion}` : "a later svc";
   const migration = latest.name ?? `a migration of ${new Date(latest.createdAt).toISOString()}`;
   return new NewerDatabase(
-    `${database} was migrated by ${theirs} (to ${migration}), which svc ${version} (up to ${migrations.at(-1)!.name}) does not know: run ${latest.svcVersion ? theirs : "that svc"} or later, or go back to the copy kept before that upgrade (README, "Upgrading and going back")`,
+    `${database} was migrated by ${theirs} (to ${migration}), which svc ${version} (up to ${migrations.at(-1)!.name}) does not know: run ${latest.svcVersion ? theirs : "that svc"} or later, or go back to the copy kept before that upgrade (docs/operations.md, "Upgrading and going back")`,
   );
 }
 

@@ -1,7 +1,7 @@
 // The GraphQL engine: Yoga with svc's schema, resolvers and plugins (graphql-jit, the armor, metrics),
 // and the WebSocket server beside it. Loaded on the first request that needs it (index.ts), not at
 // start: a query answered from the kept answers needs none of it, and neither does a service used only
-// over REST. It is the biggest part of svc to load (graphql-js, Yoga, the plugins): README, "Footprint".
+// over REST. It is the biggest part of svc to load (graphql-js, Yoga, the plugins): docs/performance.md, "Footprint".
 import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspection";
 import {
   type DocumentNode,
@@ -133,7 +133,7 @@ export function createEngine({
  * one-off documents are not worth compiling, and a query is answered from the kept answers after its
  * first run. The compiler is loaded by the first run it compiles, which waits for it (some
  * milliseconds, once). Off by default: it holds some 4 MB once loaded, for about a fifth off the time of
- * an operation not answered from the kept answers (README, "Footprint").
+ * an operation not answered from the kept answers (docs/performance.md, "Footprint").
  */
 function compiledOnRepeat(caches: GraphqlCaches): Plugin {
   type Jit = ReturnType<typeof jitPlugin>;

@@ -6,7 +6,8 @@
 // A few GET routes (the health probes) are "direct": answered here without Elysia, and served by
 // Bun's own router. The hottest reads (the users page, GraphQL) are "hot": app routes answered the same
 // way, Elysia's routing, lifecycle and answer mapping being a large share of what such a read costs
-// (README, "Performance"). The Elysia twins of both stay mounted for the API description and any other method.
+// (docs/performance.md, "What keeps svc near the floor"). The Elysia twins of both stay mounted for the API
+// description and any other method.
 import type { Serve, Server, WebSocketHandler } from "bun";
 import { AppError, internalError, problemResponse, Replayed } from "../errors.ts";
 import type { AnswerSet } from "./etag.ts";

@@ -1,10 +1,10 @@
 // Drives the compiled binary: built once, copied alone into an empty folder, started for real.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createClient as createWsClient } from "graphql-ws";
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, realpathSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SQL, type Subprocess } from "bun";
+import { Glob, SQL, type Subprocess } from "bun";
 import { freePort } from "../ports.ts";
 import { createTestDatabase, postgresAvailable } from "../postgres.ts";
 
@@ -482,7 +482,7 @@ describe("the compiled binary, alone in an empty folder", () => {
 
   test("restarted on its database, svc listens having compiled no JavaScript (nothing before it loads node:fs or JITs)", async () => {
     // What an idle box holds: a start that reaches the JIT, or node:fs (whose loading names a hundred
-    // functions, which does), holds more; README, "Footprint". JavaScriptCore reports each compilation.
+    // functions, which does), holds more; docs/performance.md, "Footprint". JavaScriptCore reports each compilation.
     const dir = emptyFolderWithBinary();
     expect(await stop(await start(dir))).toBe(0);
     const running = await start(dir, { BUN_JSC_reportBaselineCompileTimes: "true" });
@@ -619,10 +619,29 @@ describe("the compiled binary, alone in an empty folder", () => {
     await socket.dispose();
   }, 30_000);
 
-  test("the README's REST and GraphQL examples, pasted in order, all work", async () => {
-    const readme = await Bun.file(join(import.meta.dir, "..", "..", "README.md")).text();
-    const blocks = [...readme.matchAll(/<!-- walkthrough[^>]*-->\n```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
-    expect(blocks.length).toBe(5);
+  test("the walkthrough: the README's Quick start and the docs pages' examples, pasted in order, all work", async () => {
+    // The blocks marked <!-- walkthrough … --> go on from one another, page by page in this order, as a reader
+    // pasting them into one shell would: the REST page sets the variables the others use.
+    const root = join(import.meta.dir, "..", "..");
+    const WALKTHROUGH: [page: string, blocks: number][] = [
+      ["README.md", 1],
+      ["docs/rest.md", 1],
+      ["docs/sessions.md", 1],
+      ["docs/graphql.md", 1],
+      ["docs/retries.md", 1],
+      ["docs/administration.md", 1],
+    ];
+    const marked = (text: string) =>
+      [...text.matchAll(/<!-- walkthrough[^>]*-->\n```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    // A page with a walkthrough block that is not in the list would be skipped silently: it must be listed.
+    const pages = ["README.md", ...[...new Glob("docs/*.md").scanSync(root)]];
+    const withBlocks = pages.filter((page) => readFileSync(join(root, page), "utf8").includes("<!-- walkthrough"));
+    expect(withBlocks.sort()).toEqual(WALKTHROUGH.map(([page]) => page).sort());
+    const blocks = WALKTHROUGH.flatMap(([page, count]) => {
+      const found = marked(readFileSync(join(root, page), "utf8"));
+      expect({ page, blocks: found.length }).toEqual({ page, blocks: count });
+      return found;
+    });
     const dir = emptyFolderWithBinary();
     const running = await start(dir);
     // In the binary's folder, with it on the PATH: the administration block runs `svc` on the same database.
@@ -642,6 +661,9 @@ describe("the compiled binary, alone in an empty folder", () => {
     expect(out).toContain('{"errors":[{"message":"The category changed since you read it: it is at version 2.');
     expect(out).toContain('"extensions":{"currentVersion":2,"code":"CONFLICT"}');
     expect(out.match(/HTTP\/1\.1 \d+/g)).toEqual(["HTTP/1.1 201", "HTTP/1.1 200", "HTTP/1.1 204", "HTTP/1.1 204"]);
+    // The README's Quick start: a first category, then the list with it.
+    expect(out).toContain('{"data":{"categories":[{"id":"');
+    expect(out).toContain('"name":"Books","colorHex":"#64748B","icon":"book","createdBy":"');
     // The retries block: a replayed sign-up, a 304, an If-Match that wins and one that is stale.
     expect(out).toContain("201 replayed=\n201 replayed=true\n");
     expect(out).toContain("\n304\n");

@@ -9,7 +9,7 @@ import type { Browser, Page } from "playwright-core";
 import { chromiumAvailable, launchChromium } from "./chromium.ts";
 import { expectProblem, testApp, promote } from "../helpers.ts";
 
-/** SCREENSHOTS=1 writes the README's screenshots to docs/. */
+/** SCREENSHOTS=1 writes the screenshots docs/administration.md shows, into docs/. */
 const SCREENSHOTS = process.env.SCREENSHOTS === "1" ? join(import.meta.dir, "..", "..", "docs") : null;
 const AXE = await Bun.file(join(import.meta.dir, "..", "..", "node_modules", "axe-core", "axe.min.js")).text();
 const CODE = /^[0-9A-HJKMNP-TV-Z]{4}(-[0-9A-HJKMNP-TV-Z]{4}){7}$/;

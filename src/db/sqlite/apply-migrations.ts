@@ -2,8 +2,8 @@
 // migration runs when it is newer than the newest one recorded), so databases migrated by earlier
 // versions, through Drizzle's migrator, go on as before; svc records beside each its name and version
 // (../upgrades.ts). Written against bun:sqlite itself: svc migrates before it listens, and Drizzle's
-// code is then not yet needed (README, "Footprint"). Apart from migrate.ts, which carries the
-// migrations, so that the bundle-time macro making the empty database (empty-database.macro.ts) can
+// code is then not yet needed (docs/performance.md, "Footprint"). Apart from migrate.ts, which carries
+// the migrations, so that the bundle-time macro making the empty database (empty-database.macro.ts) can
 // run the same code.
 import type { Database } from "bun:sqlite";
 import type { EmbeddedMigration } from "../migrations.macro.ts";

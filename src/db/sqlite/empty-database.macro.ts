@@ -1,6 +1,6 @@
 // Runs at bundle time (imported `with { type: "macro" }`): makes an empty svc database the way a
 // first start would (WAL, every migration applied) and returns its file, gzipped and in base64, so
-// a first start writes it in one go instead of building it statement by statement (README, "Footprint").
+// a first start writes it in one go instead of building it statement by statement (docs/performance.md, "Footprint").
 import { Database } from "bun:sqlite";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,6 +1,6 @@
 // The SQLite migrations this binary carries, and the step that brings a database up to them: refused
 // for a database a later svc migrated, and preceded by a snapshot of one that holds anything, kept
-// beside it for going back (README, "Upgrading and going back").
+// beside it for going back (docs/operations.md, "Upgrading and going back").
 import type { Database } from "bun:sqlite";
 import { resolve } from "node:path";
 import { version } from "../../../package.json";

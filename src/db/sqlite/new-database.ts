@@ -1,7 +1,7 @@
 // A first start's database: the empty, migrated file made at bundle time (empty-database.macro.ts),
 // written whole. Building it statement by statement, as SQLite and the migrations would, runs every
 // migration's statements and waits on the disk twice (the switch to WAL, the migrations' commit);
-// writing it whole waits once (README, "Footprint").
+// writing it whole waits once (docs/performance.md, "Footprint").
 import { dirname } from "node:path";
 import { nodeFs } from "../../node-fs.ts";
 import { PRIVATE_FILE } from "./file.ts";

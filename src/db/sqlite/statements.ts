@@ -1,7 +1,8 @@
 // The connection as Drizzle sees it, with its statements kept. Drizzle's bun:sqlite driver compiles a
 // new statement for every query that was not prepared by name: every write (a login compiles eight:
 // the throttle, the session, the refresh token, the audit event...), each program then waiting for the
-// collector to finalize its wrapper. Kept by their text, each is compiled once (README, "Performance").
+// collector to finalize its wrapper. Kept by their text, each is compiled once (docs/performance.md, "What
+// keeps svc near the floor").
 import type { Database, Statement } from "bun:sqlite";
 import { setBounded } from "../../bounded-map.ts";
 
