@@ -1,6 +1,7 @@
-// What differs between the databases svc supports, and nothing more. The one store (drizzle-store.ts)
-// is written against this; sqlite/store.ts and postgres/store.ts each make one.
-import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+// What differs between the databases svc supports, and nothing more. The aggregates' Drizzle code
+// (users.ts, categories.ts, ...), joined in drizzle-store.ts, is written against this; sqlite/store.ts
+// and postgres/store.ts each make one.
+import type { PgColumn, PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import type { ErrorCode } from "../errors.ts";
 import type * as pgTables from "./postgres/schema.ts";
 import type { DialectFeed } from "./feeds.ts";
@@ -8,15 +9,21 @@ import type { StorageState } from "./storage.ts";
 import type { PoolState, VersionedStore } from "./store.ts";
 
 /**
- * The Drizzle database, in PostgreSQL's types. Drizzle types each dialect apart, though the builders
- * the store uses (select, insert, update and delete with returning, onConflictDoNothing, sql) are
- * alike in both; the SQLite dialect hands its own database in under these types, and the storage
- * conformance suite runs the one store on every database to hold that promise.
+ * The Drizzle database, in PostgreSQL's types. Drizzle types each dialect apart and offers no type for
+ * what they share, though the builders the store uses (select, insert, update and delete with
+ * returning, onConflictDoNothing, sql) are alike in both. So the store is written once in these types,
+ * and the SQLite dialect hands its own database in under them (one cast, in sqlite/store.ts, beside
+ * a compile-time check that both schemas read and write the same rows); the storage conformance
+ * suite runs the one store on every database to hold that promise. Nothing dialect-specific may be
+ * called on it outside the dialect that owns it (PostgreSQL's `execute`: see silenceFeed).
  */
 export type Db = PgDatabase<PgQueryResultHKT>;
 
 /** The tables, in PostgreSQL's types (see Db). Both schemas name the same columns with the same values. */
 export type Tables = typeof pgTables;
+
+/** A column of Tables, in PostgreSQL's types (see Db). */
+export type DbColumn = PgColumn;
 
 /** Turns the detail of a unique violation (a constraint name or a message) into the contract's code. */
 export type Clash = (detail: string) => ErrorCode;
@@ -42,6 +49,12 @@ export interface Dialect {
    * and holds it until this one ends: for checks a row lock cannot cover, such as "some admin remains".
    */
   serialize(tx: Db, name: string): Promise<void>;
+  /**
+   * Within a bulk load's transaction, before it writes: none of its changes reach the change feed, for
+   * a load is not a stream of changes. (PostgreSQL's trigger is told so; SQLite's feed hears only what
+   * the store hands it, and a load hands it nothing.)
+   */
+  silenceFeed(tx: Db): Promise<void>;
   /** Hand-written statements for reads every request makes, where Drizzle's own cost more (measured). */
   hotReads?: HotReads;
   /** Resolves when the database answers a trivial query within timeoutMs; rejects otherwise. */

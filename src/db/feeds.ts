@@ -5,7 +5,7 @@
 // hears every commit, its own included.
 import type { SQL } from "bun";
 import type { CategoryChange, ChangeFeed } from "../realtime/events.ts";
-import type { CategoryRecord } from "./store.ts";
+import type { CategoryRecord } from "./categories.ts";
 
 /** What a dialect adds to the feed: the writer's side. */
 export interface DialectFeed extends ChangeFeed {

@@ -1,440 +1,58 @@
-// The storage contract in domain words. Every database svc supports implements it, and one
-// conformance suite (test/store/) holds each implementation to it.
+// The storage contract in domain words: the Store, assembled from the aggregates' contracts (each in
+// its own file beside its Drizzle code: users.ts, categories.ts, sessions.ts, ...), re-exported here
+// under the names the rest of svc imports. Every database svc supports implements it, and one
+// conformance suite (test/store/) holds each implementation to it. Only types come from the
+// aggregates, so this file loads no Drizzle: services and `svc serve` import it before any store.
 import type { Awaitable } from "../awaitable.ts";
+import type { Counts, LoadData, LoadOptions } from "../copy/load.ts";
 import type { ChangeFeed } from "../realtime/events.ts";
-import type { AuditAction } from "../audit/model.ts";
+import type { AuditStore } from "./audit.ts";
+import type { CategoryStore } from "./categories.ts";
+import type { IdempotencyStore } from "./idempotency.ts";
+import type { PasswordResetStore } from "./resets.ts";
+import type { SessionStore } from "./sessions.ts";
 import type { StorageState } from "./storage.ts";
+import type { ThrottleStore } from "./throttle.ts";
+import type { RevocationStore, TableVersions, TokenHolder, TokenState } from "./tokens.ts";
 import type { UpgradeStep } from "./upgrades.ts";
+import type { UserStore } from "./users.ts";
 
-export type Role = "user" | "admin";
-export type AccountStatus = "active" | "disabled";
-export const ROLES: readonly Role[] = ["user", "admin"];
-export const ACCOUNT_STATUSES: readonly AccountStatus[] = ["active", "disabled"];
-
-export interface UserRecord {
-  id: string;
-  username: string;
-  /** Lower case. */
-  email: string;
-  passwordHash: string;
-  /** Tokens carry the version they were issued under; bumping it revokes every earlier token. */
-  tokenVersion: number;
-  createdAt: string;
-  updatedAt: string;
-  role: Role;
-  status: AccountStatus;
-  /** The last successful login (or redeemed reset code); null: never. */
-  lastLoginAt: string | null;
-}
-
-/**
- * A user to insert: the store sets the token version to 0, updatedAt to createdAt, the status to
- * active, and the role to `user` unless given.
- */
-export type NewUser = Pick<UserRecord, "id" | "username" | "email" | "passwordHash" | "createdAt"> & {
-  role?: Role;
-};
-
-/** The values a client saw, for writes conditional on them (If-Match). */
-export type RecordState = Pick<UserRecord, "username" | "email" | "role" | "status" | "updatedAt">;
-
-/** What an administrator may change of an account. */
-export type AccountChange = Partial<Pick<UserRecord, "role" | "status">>;
-
-/** The admin list of users: filters, and a page in id order. */
-export interface UserFilter extends UserPage {
-  /** A prefix of the username or the e-mail, without regard to case. */
-  search?: string;
-  role?: Role;
-  status?: AccountStatus;
-}
-
-export type UserPatch = Partial<Pick<UserRecord, "username" | "email">>;
-
-export interface UserPage {
-  limit: number;
-  /** Only users whose id sorts after this one (keyset paging). */
-  after?: string;
-}
-
-export interface UserStore {
-  /** Inserts the user (and the audit event, in the same change). Throws AppError `username_taken` or `email_taken` on a clash. */
-  create(user: NewUser, audit?: AuditEvent): Promise<UserRecord>;
-  /** null: no user has this id. */
-  findById(id: string): Promise<UserRecord | null>;
-  /** Finds by username without regard to case, or by e-mail when `login` holds an `@`. null: no match. */
-  findByLogin(login: string): Promise<UserRecord | null>;
-  /** Users in id order (oldest first), at most `limit` of them. */
-  /** At once from memory (the cache layer, while the table is unchanged), or a promise. */
-  list(page: UserPage): Awaitable<UserRecord[]>;
-  /** Users matching the filter, in id order, at most `limit` of them. */
-  search(filter: UserFilter): Promise<UserRecord[]>;
-  /** How many accounts are active admins. */
-  activeAdmins(): Promise<number>;
-  /**
-   * Applies an administrator's change and records `audit` with it. Disabling also bumps the token
-   * version and ends every session, in the same change. A change equal to the record writes nothing
-   * (and records nothing). null: no user has this id. Throws AppError `last_admin` when it would leave
-   * no active admin (of concurrent changes, on any instance, never all land).
-   */
-  administer(
-    id: string,
-    change: AccountChange,
-    updatedAt: string,
-    audit: AuditEvent,
-    unchanged?: RecordState & Pick<UserRecord, "lastLoginAt">,
-  ): Promise<UserRecord | null | "changed">;
-  /**
-   * Applies the patch; with `tokenVersion`, only while the user's token version is still that one (a
-   * write on behalf of a token revoked meanwhile does not land); with `unchanged`, only while the
-   * record still holds exactly those values (If-Match: of concurrent writers who read one version,
-   * one lands). null: no user has this id, the version has moved on, or the record changed. Throws
-   * `username_taken` / `email_taken`.
-   */
-  update(
-    id: string,
-    patch: UserPatch,
-    updatedAt: string,
-    tokenVersion?: number,
-    unchanged?: RecordState,
-  ): Promise<UserRecord | null>;
-  /**
-   * Replaces the hash and bumps the token version, only while the version is still `tokenVersion` (the
-   * one the caller's token carries), so of concurrent changes made with one token exactly one lands.
-   * In the same change every session of the user ends but `keep`'s, whose refresh tokens are replaced
-   * by `keep.refresh`. null: no user has this id, or its token version has moved on.
-   */
-  setPassword(
-    id: string,
-    passwordHash: string,
-    updatedAt: string,
-    tokenVersion: number,
-    keep?: { sessionId: string; refresh: NewRefreshToken },
-    audit?: AuditEvent,
-  ): Promise<UserRecord | null>;
-  /**
-   * Deletes the user (recording `audit` with it); their categories stay with no creator. With
-   * `tokenVersion`, only while the token version is still that one. false: no user has this id, or
-   * the version has moved on. Throws AppError `last_admin` for the last active admin.
-   */
-  delete(id: string, tokenVersion?: number, audit?: AuditEvent): Promise<boolean>;
-}
-
-export interface CategoryRecord {
-  id: string;
-  name: string;
-  description: string | null;
-  /** "#RRGGBB", upper case. */
-  colorHex: string;
-  icon: string | null;
-  /** null once the creator is deleted, or when created without authentication. */
-  createdBy: string | null;
-  createdAt: string;
-  updatedAt: string;
-  /** 1 when created, one more with every update. */
-  version: number;
-}
-
-/** A category to insert: the store sets updatedAt to createdAt and version to 1. */
-export type NewCategory = Omit<CategoryRecord, "updatedAt" | "version">;
-
-export type CategoryPatch = Partial<Pick<CategoryRecord, "name" | "description" | "colorHex" | "icon">>;
-
-/** A page of categories in list order: at most `first` of them, and with `after`, only those after it. */
-export interface CategoryPage {
-  first?: number | null;
-  /** The category the page starts after (its name and id give its place in the order). */
-  after?: Pick<CategoryRecord, "id" | "name">;
-}
-
-export interface CategoryStore {
-  /** Categories by name without regard to case (then id): every one, or the page asked for. */
-  list(page?: CategoryPage): Promise<CategoryRecord[]>;
-  /** null: no category has this id. */
-  findById(id: string): Promise<CategoryRecord | null>;
-  /** Throws AppError `category_name_taken` when the name clashes without regard to case. */
-  create(category: NewCategory): Promise<CategoryRecord>;
-  /**
-   * Applies the patch and adds 1 to the version; with `ifVersion`, only while the version is still
-   * that one, else throws StaleVersion. null: no category has this id. Throws `category_name_taken`.
-   */
-  update(id: string, patch: CategoryPatch, updatedAt: string, ifVersion?: number): Promise<CategoryRecord | null>;
-  /**
-   * Deletes it, recording `audit` in the same change; with `ifVersion`, only while the version is
-   * still that one, else throws StaleVersion. false: no category has this id.
-   */
-  delete(id: string, audit?: AuditEvent, ifVersion?: number): Promise<boolean>;
-}
-
-export interface ThrottleRecord {
-  key: string;
-  /** Attempts counted against the key (failures, and attempts still being checked) since the last clear. */
-  failures: number;
-  lastFailureAt: string;
-  /** null: not blocked. */
-  blockedUntil: string | null;
-}
-
-/** What a throttle transition makes of a key's state, and what it tells its caller. */
-export interface ThrottleTransition<T> {
-  /** The new state; null forgets the key. The very `current` object: nothing is written. */
-  next: ThrottleRecord | null;
-  result: T;
-}
-
-/** Failed-login state, kept in the database so that every instance sees the same counts. */
-export interface ThrottleStore {
-  /** null: nothing recorded for this key. */
-  get(key: string): Promise<ThrottleRecord | null>;
-  /**
-   * Reads the key's state and writes what `step` makes of it as one atomic change: no other change to
-   * the key, from this instance or another, comes between the read and the write. `step` must be pure
-   * and quick (it runs while the key is locked) and may run again if the store retries.
-   */
-  transition<T>(key: string, step: (current: ThrottleRecord | null) => ThrottleTransition<T>): Promise<T>;
-  /** Forgets the key, e.g. after a successful login. */
-  clear(key: string): Promise<void>;
-}
-
-/** Single tokens revoked before their expiry (logout). Every instance sees the same list. */
-export interface RevocationStore {
-  /** Revokes the token id until expiresAt, and forgets revocations whose tokens have expired. (Store.tokenHolder reads them.) */
-  revoke(jti: string, expiresAt: string): Promise<void>;
-}
-
-export interface SessionRecord {
-  id: string;
-  userId: string;
-  createdAt: string;
-  /** The last login or refresh. */
-  lastUsedAt: string;
-  /** When its newest refresh token expires, never past its absolute limit: the session ends then. */
-  expiresAt: string;
-  userAgent: string | null;
-  clientAddress: string | null;
-}
-
-/** A refresh token as stored: its SHA-256 digest, never the token. */
-export interface RefreshTokenRecord {
-  digest: string;
-  sessionId: string;
-  expiresAt: string;
-  /** null: the session's current token. */
-  rotatedAt: string | null;
-  /** The answer its rotation gave, sealed with a key derived from the token itself (null until rotated). */
-  successor: string | null;
-}
-
-export type NewRefreshToken = Pick<RefreshTokenRecord, "digest" | "expiresAt">;
-
-/** A refresh token presented: the token, its session and the session's user. */
-export interface PresentedRefresh {
-  token: RefreshTokenRecord;
-  session: SessionRecord;
-  user: UserRecord;
-}
-
-/** Rotating a refresh token: when, the successor token, and the answer sealed for replays. */
-export interface Rotation {
-  at: string;
-  successor: NewRefreshToken;
-  sealed: string;
-}
-
-/** Which of a user's sessions to end. */
-export type SessionScope = { only: string } | { except: string } | "all";
-
-/** Sessions and their refresh tokens; every instance sees the same. */
-export interface SessionStore {
-  /**
-   * Starts the session with its first refresh token, provided its user is still active at
-   * `holder.tokenVersion`. With `login`, also stamps the user's lastLoginAt and records the event, in
-   * the same change. null: the user is gone, disabled, or their token version moved on.
-   */
-  start(
-    session: SessionRecord,
-    refresh: NewRefreshToken,
-    holder: { tokenVersion: number },
-    login?: AuditEvent,
-  ): Promise<SessionRecord | null>;
-  /** The refresh token with this digest, its session and user, whatever their state. null: unknown. */
-  findRefresh(digest: string): Promise<PresentedRefresh | null>;
-  /**
-   * Marks the token rotated (with the sealed answer), adds its successor and moves the session's
-   * lastUsedAt and expiresAt, as one change, only while the token is still current: of concurrent
-   * rotations, on any instance, exactly one lands. false: another came first, or the session is gone.
-   */
-  rotate(digest: string, rotation: Rotation): Promise<boolean>;
-  /** The user's sessions not yet expired at `now`, newest first. */
-  list(userId: string, now: string): Promise<SessionRecord[]>;
-  /** Ends the user's sessions in scope (with their refresh tokens), recording `audit` if any ended; how many ended. */
-  end(userId: string, scope: SessionScope, audit?: AuditEvent): Promise<number>;
-  /** Forgets up to `limit` expired sessions and expired refresh tokens; how many rows went. */
-  prune(now: string, limit: number): Promise<number>;
-  /** Up to `limit` sessions in id order after `after`, with all their refresh tokens (for `svc copy`). */
-  page(limit: number, after?: string): Promise<SessionBatch>;
-}
-
-/** A one-time password reset code an administrator issued, as stored: its digest, never the code. */
-export interface PasswordResetRecord {
-  digest: string;
-  userId: string;
-  createdAt: string;
-  expiresAt: string;
-  issuedBy: string | null;
-}
-
-/** What redeeming a reset code does, besides spending it: the new password, and a new session. */
-export interface Redemption {
-  passwordHash: string;
-  at: string;
-  session: SessionRecord;
-  refresh: NewRefreshToken;
-}
-
-export interface PasswordResetStore {
-  /** Records the code (replacing the user's outstanding one) and the audit event. false: no such user. */
-  issue(reset: PasswordResetRecord, audit: AuditEvent): Promise<boolean>;
-  /**
-   * Spends the code if it is the user's and unexpired at `redemption.at`, in one change with the rest:
-   * sets the password, bumps the token version, ends every session, starts `redemption.session`,
-   * stamps lastLoginAt, records `audit`. Of concurrent redemptions of one code exactly one lands.
-   * "invalid": no such live code for this user; "disabled": the account is disabled (the code stays).
-   */
-  redeem(
-    digest: string,
-    userId: string,
-    redemption: Redemption,
-    audit: AuditEvent,
-  ): Promise<UserRecord | "invalid" | "disabled">;
-  /** Forgets up to `limit` codes expired at `now`; how many went. */
-  prune(now: string, limit: number): Promise<number>;
-}
-
-export interface AuditEvent {
-  /** UUIDv7 from `at`: id order is time order. */
-  id: string;
-  at: string;
-  action: AuditAction;
-  actorId: string | null;
-  targetId: string | null;
-  clientAddress: string | null;
-  requestId: string | null;
-  outcome: "success" | "failure";
-  /** A JSON object of non-secret particulars, or null. */
-  detail: string | null;
-}
-
-/** Which events to read: newest first, at most `limit`, older than `before` (an event id) when given. */
-export interface AuditFilter {
-  action?: AuditAction;
-  actorId?: string;
-  targetId?: string;
-  /** Events naming this user as actor or target. */
-  userId?: string;
-  /** Events at or after this instant. */
-  since?: string;
-  before?: string;
-  limit: number;
-}
-
-export interface AuditStore {
-  /** Records an event that goes with no change (a failed login). Changes record theirs themselves. */
-  record(event: AuditEvent): Promise<void>;
-  list(filter: AuditFilter): Promise<AuditEvent[]>;
-  /** Forgets up to `limit` events older than `before`; how many went. */
-  prune(before: string, limit: number): Promise<number>;
-  /** Up to `limit` events in id order after `after` (for `svc copy`). */
-  page(limit: number, after?: string): Promise<AuditEvent[]>;
-}
-
-/** A request under an Idempotency-Key, as stored: claimed while it runs, then its answer (sealed). */
-export interface IdempotencyRecord {
-  caller: string;
-  /** The key's digest. */
-  key: string;
-  fingerprint: string;
-  /** null: the first request is still running. */
-  status: number | null;
-  answer: string | null;
-  createdAt: string;
-  expiresAt: string;
-  lockedUntil: string;
-}
-
-export type IdempotencyClaim = Omit<IdempotencyRecord, "status" | "answer">;
-
-/** What a claim got: the key, the live record that holds it, or no key (the caller holds `limit` already). */
-export type IdempotencyClaimResult =
-  | { claimed: true }
-  | { claimed: false; held: IdempotencyRecord }
-  /** `freeAt`: when the caller's oldest live record expires. */
-  | { claimed: false; held: null; freeAt: string };
-
-export interface IdempotencyStore {
-  /**
-   * Claims the caller's key for a request about to run, unless a live record holds it: then that
-   * record. A record past its expiry, or a claim past `lockedUntil` that never completed (its instance
-   * died), gives way to the new claim. Of concurrent claims, on any instance, exactly one wins. A
-   * caller already holding `limit` live records (completed, or claimed within their lease) gets no new
-   * one, however many claims race on however many instances.
-   */
-  claim(claim: IdempotencyClaim, limit: number): Promise<IdempotencyClaimResult>;
-  /** The caller's record for the key, if one lives at `now`. */
-  find(caller: string, key: string, now: string): Promise<IdempotencyRecord | null>;
-  /** Stores the claimed request's answer. */
-  complete(caller: string, key: string, status: number, answer: string): Promise<void>;
-  /** Gives the claim up (the request failed in a way worth retrying): the key is free again. */
-  release(caller: string, key: string): Promise<void>;
-  /** Forgets up to `limit` records expired at `now`; how many went. */
-  prune(now: string, limit: number): Promise<number>;
-}
-
-/** Sessions and their refresh tokens, as `svc copy` moves them. */
-export interface SessionBatch {
-  sessions: SessionRecord[];
-  refreshTokens: RefreshTokenRecord[];
-}
-
-/** The user a token names, whether that token was revoked, and when its session ends. */
-export interface TokenHolder extends TokenStanding {
-  user: UserRecord;
-}
-
-/** Whether a token was revoked, and until when it may serve. */
-export interface TokenStanding {
-  revoked: boolean;
-  /**
-   * The expires_at of the token's session while it has one; null for a token without a session, or one
-   * revoked. Given, not judged: whoever checks the token compares it with their clock, so an answer kept
-   * in memory stays right as time passes.
-   */
-  expiresAt: string | null;
-}
-
-export interface Counts {
-  users: number;
-  categories: number;
-}
-
-/** What `svc copy` moves: users with their hashes and token versions, categories with their creators, sessions. */
-export interface LoadData {
-  /** Users in batches, so a large database is never held whole. */
-  users: AsyncIterable<UserRecord[]>;
-  categories: CategoryRecord[];
-  /** Sessions in batches, loaded after the users they belong to. */
-  sessions?: AsyncIterable<SessionBatch>;
-  /** The audit log in batches, oldest first. */
-  audit?: AsyncIterable<AuditEvent[]>;
-}
-
-export interface LoadOptions {
-  /** Empty the tables first; without it, loading into a non-empty store is refused. */
-  replace: boolean;
-  /** The counts the store must hold once loaded; anything else rolls the load back. */
-  expect: Counts;
-  onProgress?: (loaded: Counts) => void;
-}
+export {
+  ACCOUNT_STATUSES,
+  AUDIT_FIELDS,
+  CATEGORY_FIELDS,
+  nameKey,
+  REFRESH_FIELDS,
+  ROLES,
+  SESSION_FIELDS,
+  USER_FIELDS,
+  type AccountStatus,
+  type Role,
+} from "./records.ts";
+export type { NewUser, RecordState, UserPage, UserPatch, UserRecord, UserStore } from "./users.ts";
+export type { AccountChange, UserAdministration, UserFilter } from "./administration.ts";
+export type { CategoryPage, CategoryPatch, CategoryRecord, CategoryStore, NewCategory } from "./categories.ts";
+export type {
+  NewRefreshToken,
+  PresentedRefresh,
+  RefreshTokenRecord,
+  Rotation,
+  SessionBatch,
+  SessionRecord,
+  SessionScope,
+  SessionStore,
+} from "./sessions.ts";
+export type { PasswordResetRecord, PasswordResetStore, Redemption } from "./resets.ts";
+export type { RevocationStore, TableVersions, TokenHolder, TokenStanding, TokenState } from "./tokens.ts";
+export type { ThrottleRecord, ThrottleStore, ThrottleTransition } from "./throttle.ts";
+export type { AuditEvent, AuditFilter, AuditStore } from "./audit.ts";
+export type {
+  IdempotencyClaim,
+  IdempotencyClaimResult,
+  IdempotencyRecord,
+  IdempotencyStore,
+} from "./idempotency.ts";
+export type { Counts, LoadData, LoadOptions } from "../copy/load.ts";
 
 /** The storage contract: what services, the authenticator and the commands use. */
 export interface Store {
@@ -484,17 +102,6 @@ export interface PoolState {
   busy: number;
 }
 
-/** Counters that change whenever their table does, whichever instance wrote (database triggers). */
-export interface TableVersions {
-  users: number;
-  categories: number;
-}
-
-/** A token's standing and the table versions, read in one statement. */
-export interface TokenState extends TokenStanding {
-  versions: TableVersions;
-}
-
 /**
  * What a database offers besides the contract, for the cache layer (src/cache/) that decorates it:
  * the tables' change counters, which let every instance keep reads while nothing has changed.
@@ -523,6 +130,7 @@ export class StaleVersion extends Error {
   }
 }
 
+/** A bulk load (`svc copy`) was refused or rolled back: the target is as it was. */
 export class LoadRefused extends Error {
   override name = "LoadRefused";
 }
@@ -554,66 +162,4 @@ export interface OpenOptions {
 /** What svc says when it has set aside a log left from a database that was gone (sqlite/connection.ts). */
 export function setAsideNotice(moved: readonly string[]): string {
   return `the database file was missing but not its write-ahead log or journal: left from a database that is gone, it was set aside (${moved.join(", ")}) and a new, empty database made`;
-}
-
-/** The fields of each record, in the names both dialects' tables use for their columns. */
-export const USER_FIELDS = [
-  "id",
-  "username",
-  "email",
-  "passwordHash",
-  "tokenVersion",
-  "createdAt",
-  "updatedAt",
-  "role",
-  "status",
-  "lastLoginAt",
-] as const satisfies readonly (keyof UserRecord)[];
-export const AUDIT_FIELDS = [
-  "id",
-  "at",
-  "action",
-  "actorId",
-  "targetId",
-  "clientAddress",
-  "requestId",
-  "outcome",
-  "detail",
-] as const satisfies readonly (keyof AuditEvent)[];
-export const SESSION_FIELDS = [
-  "id",
-  "userId",
-  "createdAt",
-  "lastUsedAt",
-  "expiresAt",
-  "userAgent",
-  "clientAddress",
-] as const satisfies readonly (keyof SessionRecord)[];
-export const REFRESH_FIELDS = [
-  "digest",
-  "sessionId",
-  "expiresAt",
-  "rotatedAt",
-  "successor",
-] as const satisfies readonly (keyof RefreshTokenRecord)[];
-export const CATEGORY_FIELDS = [
-  "id",
-  "name",
-  "description",
-  "colorHex",
-  "icon",
-  "createdBy",
-  "createdAt",
-  "updatedAt",
-  "version",
-] as const satisfies readonly (keyof CategoryRecord)[];
-
-/** The named columns of a table: what a select returns is then exactly the record, with no storage detail. */
-export function columns<T extends object, K extends keyof T>(table: T, fields: readonly K[]): Pick<T, K> {
-  return Object.fromEntries(fields.map((field) => [field, table[field]])) as Pick<T, K>;
-}
-
-/** The key uniqueness is decided on: case and surrounding space do not make a name new. */
-export function nameKey(name: string): string {
-  return name.trim().normalize("NFC").toLowerCase();
 }

@@ -2,7 +2,8 @@
 // with native uuid and timestamptz types.
 import { customType, index, integer, pgTable, primaryKey, text, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 import type { AuditAction } from "../../audit/model.ts";
-import type { AccountStatus, AuditEvent, Role } from "../store.ts";
+import type { AuditEvent } from "../audit.ts";
+import type { AccountStatus, Role } from "../records.ts";
 
 /**
  * A timestamptz with milliseconds that reads and writes the contract's ISO-8601 strings, as the

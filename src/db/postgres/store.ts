@@ -11,14 +11,9 @@ import type { Clash, Db, Dialect } from "../dialect.ts";
 import { drizzleStore } from "../drizzle-store.ts";
 import { notifyFeed } from "../feeds.ts";
 import { storageMonitor, type StorageMonitor } from "../storage.ts";
-import {
-  CATEGORY_FIELDS,
-  columns,
-  NoSuchDatabase,
-  ReferenceGone,
-  type OpenOptions,
-  type VersionedStore,
-} from "../store.ts";
+import { CATEGORY_FIELDS } from "../records.ts";
+import { columns } from "../rows.ts";
+import { NoSuchDatabase, ReferenceGone, type OpenOptions, type VersionedStore } from "../store.ts";
 import { type ConnectionCount, connectionCount } from "./connections.ts";
 import { migratePostgres } from "./migrate.ts";
 import * as tables from "./schema.ts";
@@ -84,6 +79,8 @@ function postgresDialect(client: SQL, config: PostgresConfig, connections: Conne
       guard(() => db.transaction((tx) => work(tx)), options?.clash, options?.timed ? deadlineMs : Infinity),
     // A transaction-scoped advisory lock: released by the commit or rollback, never left behind.
     serialize: async (tx, name) => void (await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${name}))`)),
+    // Read by the category_events trigger: it announces nothing for this transaction.
+    silenceFeed: async (tx) => void (await tx.execute(sql`select set_config('svc.bulk', 'on', true)`)),
     ping: (timeoutMs) =>
       guard(async () => void (await db.execute(sql`select 1`)), undefined, Math.min(timeoutMs, deadlineMs)),
     storage: () => storage.state(),

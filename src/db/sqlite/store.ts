@@ -2,16 +2,19 @@
 // sync, foreign keys; opened, checked and migrated by connection.ts), and SQLite's errors read into
 // the contract's.
 import type { Database } from "bun:sqlite";
-import { drizzle } from "drizzle-orm/bun-sqlite";
+import type { InferInsertModel, InferSelectModel, Table } from "drizzle-orm";
+import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { AppError } from "../../errors.ts";
 import type { Clash, Db, Dialect, HotReads, Tables } from "../dialect.ts";
 import { drizzleStore } from "../drizzle-store.ts";
 import { localFeed } from "../feeds.ts";
 import type { StorageMonitor } from "../storage.ts";
-import { ReferenceGone, type OpenOptions, type TableVersions, type TokenState, type VersionedStore } from "../store.ts";
+import { ReferenceGone, type OpenOptions, type VersionedStore } from "../store.ts";
+import type { TableVersions, TokenState } from "../tokens.ts";
 import { setBounded } from "../../bounded-map.ts";
 import { type Commits, watchCommits } from "./commits.ts";
 import { openSqliteConnection, type SqliteConnection } from "./connection.ts";
+import type * as pgTables from "../postgres/schema.ts";
 import * as tables from "./schema.ts";
 import { keptStatements, type KeptStatements } from "./statements.ts";
 
@@ -24,13 +27,35 @@ export function openSqliteStore(path: string, options: OpenOptions = {}): Versio
 export function sqliteStore(connection: SqliteConnection): VersionedStore {
   const { client, path, journalMode } = connection;
   const statements = keptStatements(client);
-  const db = drizzle({ client: statements.client as Database }) as unknown as Db;
-  return drizzleStore(sqliteDialect(connection, db, statements, watchCommits(path, journalMode)));
+  // Drizzle's driver types its client as a whole Database; it calls only what DrizzleClient picks.
+  const typed = inStoreTypes(drizzle({ client: statements.client as Database }));
+  return drizzleStore(sqliteDialect(connection, typed, statements, watchCommits(path, journalMode)));
 }
+
+/**
+ * SQLite's database and tables in the PostgreSQL types the one store is written in (dialect.ts, Db).
+ * Drizzle has no type for the builders both dialects share, so a cast stands here where an honest
+ * type cannot; SameRows below holds the two schemas to the same rows, so the cast hides no difference
+ * in what is read or written.
+ */
+function inStoreTypes(db: BunSQLiteDatabase): Pick<Dialect, "db" | "tables"> {
+  return { db: db as unknown as Db, tables: tables as unknown as Tables };
+}
+
+/** Every table, as the rows it reads and writes. */
+type Rows<Schema> = {
+  [Name in keyof Schema]: Schema[Name] extends Table
+    ? { select: InferSelectModel<Schema[Name]>; insert: InferInsertModel<Schema[Name]> }
+    : never;
+};
+type Same<A, B> = (<G>() => G extends A ? 1 : 2) extends <G>() => G extends B ? 1 : 2 ? true : false;
+type Holds<Check extends true> = Check;
+/** Compiles only while both schemas' tables have the same rows: columns, types, nullability, defaults. */
+export type SameRows = Holds<Same<Rows<typeof tables>, Rows<typeof pgTables>>>;
 
 function sqliteDialect(
   connection: SqliteConnection,
-  db: Db,
+  { db, tables }: Pick<Dialect, "db" | "tables">,
   statements: KeptStatements,
   commits: Commits | null,
 ): Dialect {
@@ -51,8 +76,7 @@ function sqliteDialect(
   return {
     kind: "sqlite",
     db,
-    // The SQLite tables under the PostgreSQL tables' types: see Db.
-    tables: tables as unknown as Tables,
+    tables,
     run,
     // Timed or not alike: in-process, a transaction cannot be kept waiting by a database that went away.
     transaction: (work, options) =>
@@ -71,6 +95,8 @@ function sqliteDialect(
       }),
     // Every write transaction is IMMEDIATE: it already runs alone.
     serialize: async () => {},
+    // The feed hears only the changes the store hands it once committed (feeds.ts), and a load hands none.
+    silenceFeed: async () => {},
     hotReads: hotReads(client, run, commits),
     ping: connection.ping,
     storage: connection.storageState,

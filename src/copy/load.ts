@@ -1,0 +1,98 @@
+// The target's side of `svc copy`: every record loaded exactly as given (ids, hashes, token versions,
+// timestamps) in one transaction, refused or rolled back unless the counts come out as the source's.
+import { count } from "drizzle-orm";
+import type { AuditEvent } from "../db/audit.ts";
+import type { CategoryRecord } from "../db/categories.ts";
+import type { Db, Dialect } from "../db/dialect.ts";
+import { nameKey } from "../db/records.ts";
+import type { SessionBatch } from "../db/sessions.ts";
+import { LoadRefused } from "../db/store.ts";
+import type { UserRecord } from "../db/users.ts";
+import { chunks } from "./chunks.ts";
+
+/** How many users and categories a database holds: what a copy is checked by. */
+export interface Counts {
+  users: number;
+  categories: number;
+}
+
+/** What `svc copy` moves: users with their hashes and token versions, categories with their creators, sessions. */
+export interface LoadData {
+  /** Users in batches, so a large database is never held whole. */
+  users: AsyncIterable<UserRecord[]>;
+  categories: CategoryRecord[];
+  /** Sessions in batches, loaded after the users they belong to. */
+  sessions?: AsyncIterable<SessionBatch>;
+  /** The audit log in batches, oldest first. */
+  audit?: AsyncIterable<AuditEvent[]>;
+}
+
+export interface LoadOptions {
+  /** Empty the tables first; without it, loading into a non-empty store is refused. */
+  replace: boolean;
+  /** The counts the store must hold once loaded; anything else rolls the load back. */
+  expect: Counts;
+  onProgress?: (loaded: Counts) => void;
+}
+
+/** Rows per insert statement of a bulk load: within every database's limit on bound parameters. */
+const LOAD_BATCH = 500;
+
+/** Store.counts, within a transaction or not. */
+export async function countsIn(db: Db, { tables }: Dialect): Promise<Counts> {
+  const [users] = await db.select({ n: count() }).from(tables.users);
+  const [categories] = await db.select({ n: count() }).from(tables.categories);
+  return { users: users!.n, categories: categories!.n };
+}
+
+/** Store.load, in the transaction the store opens for it (untimed: it lasts as long as its data). */
+export async function load(tx: Db, dialect: Dialect, data: LoadData, options: LoadOptions): Promise<Counts> {
+  const { users, categories, loginThrottle, revokedTokens, sessions, refreshTokens, passwordResets, auditEvents } =
+    dialect.tables;
+  await dialect.silenceFeed(tx);
+  const before = await countsIn(tx, dialect);
+  if (!options.replace && (before.users > 0 || before.categories > 0)) {
+    throw new LoadRefused(`the target already holds ${before.users} users and ${before.categories} categories`);
+  }
+  if (options.replace) {
+    for (const table of [
+      dialect.tables.idempotencyKeys,
+      refreshTokens,
+      sessions,
+      passwordResets,
+      auditEvents,
+      categories,
+      users,
+      loginThrottle,
+      revokedTokens,
+    ])
+      await tx.delete(table);
+  }
+  const loaded = { users: 0, categories: 0 };
+  for await (const batch of data.users) {
+    for (const part of chunks(batch, LOAD_BATCH)) {
+      await tx.insert(users).values(part.map((user) => ({ ...user, usernameKey: nameKey(user.username) })));
+    }
+    loaded.users += batch.length;
+    options.onProgress?.({ ...loaded });
+  }
+  for (const part of chunks(data.categories, LOAD_BATCH)) {
+    await tx.insert(categories).values(part.map((category) => ({ ...category, nameKey: nameKey(category.name) })));
+    loaded.categories += part.length;
+    options.onProgress?.({ ...loaded });
+  }
+  for await (const batch of data.sessions ?? []) {
+    for (const part of chunks(batch.sessions, LOAD_BATCH)) await tx.insert(sessions).values(part);
+    for (const part of chunks(batch.refreshTokens, LOAD_BATCH)) await tx.insert(refreshTokens).values(part);
+  }
+  for await (const batch of data.audit ?? []) {
+    for (const part of chunks(batch, LOAD_BATCH)) await tx.insert(auditEvents).values(part);
+  }
+  const after = await countsIn(tx, dialect);
+  if (after.users !== options.expect.users || after.categories !== options.expect.categories) {
+    throw new LoadRefused(
+      `counts after loading (${JSON.stringify(after)}) differ from the source (${JSON.stringify(options.expect)})`,
+    );
+  }
+  return after;
+}

@@ -1,0 +1,121 @@
+// Tokens: those revoked one by one (logout), and the check every authenticated request makes of its
+// token (revoked? until when?) read in one statement with the table versions the cache layer keys on.
+import { eq, lt, sql, type SQL } from "drizzle-orm";
+import { parseId } from "../ids.ts";
+import type { Dialect, HotReads } from "./dialect.ts";
+import { first } from "./rows.ts";
+import type { VersionedStore } from "./store.ts";
+import type { UserRecord } from "./users.ts";
+
+/** Single tokens revoked before their expiry (logout). Every instance sees the same list. */
+export interface RevocationStore {
+  /** Revokes the token id until expiresAt, and forgets revocations whose tokens have expired. (Store.tokenHolder reads them.) */
+  revoke(jti: string, expiresAt: string): Promise<void>;
+}
+
+/** The user a token names, whether that token was revoked, and when its session ends. */
+export interface TokenHolder extends TokenStanding {
+  user: UserRecord;
+}
+
+/** Whether a token was revoked, and until when it may serve. */
+export interface TokenStanding {
+  revoked: boolean;
+  /**
+   * The expires_at of the token's session while it has one; null for a token without a session, or one
+   * revoked. Given, not judged: whoever checks the token compares it with their clock, so an answer kept
+   * in memory stays right as time passes.
+   */
+  expiresAt: string | null;
+}
+
+/** Counters that change whenever their table does, whichever instance wrote (database triggers). */
+export interface TableVersions {
+  users: number;
+  categories: number;
+}
+
+/** A token's standing and the table versions, read in one statement. */
+export interface TokenState extends TokenStanding {
+  versions: TableVersions;
+}
+
+/** A well-formed id no session has (the nil UUID), for a session id that is not an id at all. */
+const NO_SESSION = "00000000-0000-0000-0000-000000000000";
+
+/** The token check and the table versions: ids parsed here, the reads the dialect's own or else Drizzle's. */
+export function tokenReads(dialect: Dialect): Pick<VersionedStore, "tokenState" | "versions"> {
+  const reads = dialect.hotReads ?? hotReads(dialect);
+  return {
+    tokenState(userId, jti, sessionId) {
+      const id = parseId(userId);
+      if (!id) return null;
+      if (sessionId === undefined) return reads.tokenState(id, jti);
+      // A session id that cannot be one names no session of the user: the token is revoked.
+      const session = parseId(sessionId);
+      return reads.tokenState(id, jti, session ?? NO_SESSION);
+    },
+    versions: reads.versions,
+  };
+}
+
+/** The reads of every authenticated request, as prepared Drizzle queries, for dialects without their own. */
+function hotReads({ db, run, tables }: Dialect): HotReads {
+  const { users, revokedTokens, sessions, tableVersions } = tables;
+  const p = sql.placeholder;
+  const version = (table: keyof TableVersions) =>
+    sql<number>`(select ${tableVersions.version} from ${tableVersions} where ${tableVersions.name} = ${table})`.mapWith(
+      Number,
+    );
+  const state = <T>(standing: SQL<T>, name: string) =>
+    db
+      .select({ standing, users: version("users"), categories: version("categories") })
+      .from(users)
+      .where(eq(users.id, p("id")))
+      .prepare(name);
+  // A token with a session is revoked by the session's end, and serves until its expires_at; one from
+  // before sessions is revoked by its jti.
+  const byJti = state(
+    sql<boolean>`exists (select 1 from ${revokedTokens} where ${revokedTokens.jti} = ${p("jti")})`.mapWith(Boolean),
+    "token_state",
+  );
+  // The user id as a parameter again: Drizzle writes columns in a selected expression unqualified.
+  const sessionExpiry = sql<string | null>`(select ${sessions.expiresAt} from ${sessions}
+    where ${sessions.id} = ${p("sid")} and ${sessions.userId} = ${p("id")})`;
+  const bySession = state(sessionExpiry.mapWith(sessions.expiresAt), "session_token_state");
+  const versions = db
+    .select({ name: tableVersions.name, version: tableVersions.version })
+    .from(tableVersions)
+    .prepare("table_versions");
+  return {
+    tokenState: (id, jti, sid) =>
+      run(async () => {
+        if (sid === undefined) {
+          const row = first(await byJti.execute({ id, jti }));
+          return row && { revoked: row.standing, expiresAt: null, versions: versionsOf(row) };
+        }
+        const row = first(await bySession.execute({ id, sid }));
+        return row && { revoked: row.standing === null, expiresAt: row.standing, versions: versionsOf(row) };
+      }),
+    versions: () =>
+      run(async () => {
+        const rows = await versions.execute();
+        const of = (name: keyof TableVersions) => rows.find((row) => row.name === name)?.version ?? 0;
+        return { users: of("users"), categories: of("categories") };
+      }),
+  };
+}
+
+/** The table versions a token state's row carries beside the standing. */
+const versionsOf = (row: TableVersions): TableVersions => ({ users: row.users, categories: row.categories });
+
+export function revocationStore({ db, run, tables }: Dialect): RevocationStore {
+  const { revokedTokens } = tables;
+  return {
+    revoke: (jti, expiresAt) =>
+      run(async () => {
+        await db.delete(revokedTokens).where(lt(revokedTokens.expiresAt, new Date().toISOString()));
+        await db.insert(revokedTokens).values({ jti, expiresAt }).onConflictDoNothing();
+      }),
+  };
+}

@@ -1,0 +1,206 @@
+// Users: created, found by id or login, listed a page at a time, and changed only while the token
+// that asks (its version) and the record the client saw (If-Match) still stand. What administrators
+// do to accounts, and deletion, is administration.ts's.
+import { and, eq, gt, isNull, sql, type Column, type SQL } from "drizzle-orm";
+import type { Awaitable } from "../awaitable.ts";
+import type { ErrorCode } from "../errors.ts";
+import { parseId } from "../ids.ts";
+import type { UserAdministration } from "./administration.ts";
+import { recordIn, type AuditEvent } from "./audit.ts";
+import type { Dialect, Tables } from "./dialect.ts";
+import { nameKey, USER_FIELDS, type AccountStatus, type Role } from "./records.ts";
+import { columns, first } from "./rows.ts";
+import { inScope, renewSession, type NewRefreshToken } from "./sessions.ts";
+import { ROLL_BACK, undoable } from "./transactions.ts";
+
+export interface UserRecord {
+  id: string;
+  username: string;
+  /** Lower case. */
+  email: string;
+  passwordHash: string;
+  /** Tokens carry the version they were issued under; bumping it revokes every earlier token. */
+  tokenVersion: number;
+  createdAt: string;
+  updatedAt: string;
+  role: Role;
+  status: AccountStatus;
+  /** The last successful login (or redeemed reset code); null: never. */
+  lastLoginAt: string | null;
+}
+
+/**
+ * A user to insert: the store sets the token version to 0, updatedAt to createdAt, the status to
+ * active, and the role to `user` unless given.
+ */
+export type NewUser = Pick<UserRecord, "id" | "username" | "email" | "passwordHash" | "createdAt"> & {
+  role?: Role;
+};
+
+/** The values a client saw, for writes conditional on them (If-Match). */
+export type RecordState = Pick<UserRecord, "username" | "email" | "role" | "status" | "updatedAt">;
+
+export type UserPatch = Partial<Pick<UserRecord, "username" | "email">>;
+
+export interface UserPage {
+  limit: number;
+  /** Only users whose id sorts after this one (keyset paging). */
+  after?: string;
+}
+
+/** Users, and (administration.ts) what administrators do to them. */
+export interface UserStore extends UserAdministration {
+  /** Inserts the user (and the audit event, in the same change). Throws AppError `username_taken` or `email_taken` on a clash. */
+  create(user: NewUser, audit?: AuditEvent): Promise<UserRecord>;
+  /** null: no user has this id. */
+  findById(id: string): Promise<UserRecord | null>;
+  /** Finds by username without regard to case, or by e-mail when `login` holds an `@`. null: no match. */
+  findByLogin(login: string): Promise<UserRecord | null>;
+  /** Users in id order (oldest first), at most `limit` of them. */
+  /** At once from memory (the cache layer, while the table is unchanged), or a promise. */
+  list(page: UserPage): Awaitable<UserRecord[]>;
+  /**
+   * Applies the patch; with `tokenVersion`, only while the user's token version is still that one (a
+   * write on behalf of a token revoked meanwhile does not land); with `unchanged`, only while the
+   * record still holds exactly those values (If-Match: of concurrent writers who read one version,
+   * one lands). null: no user has this id, the version has moved on, or the record changed. Throws
+   * `username_taken` / `email_taken`.
+   */
+  update(
+    id: string,
+    patch: UserPatch,
+    updatedAt: string,
+    tokenVersion?: number,
+    unchanged?: RecordState,
+  ): Promise<UserRecord | null>;
+  /**
+   * Replaces the hash and bumps the token version, only while the version is still `tokenVersion` (the
+   * one the caller's token carries), so of concurrent changes made with one token exactly one lands.
+   * In the same change every session of the user ends but `keep`'s, whose refresh tokens are replaced
+   * by `keep.refresh`. null: no user has this id, or its token version has moved on.
+   */
+  setPassword(
+    id: string,
+    passwordHash: string,
+    updatedAt: string,
+    tokenVersion: number,
+    keep?: { sessionId: string; refresh: NewRefreshToken },
+    audit?: AuditEvent,
+  ): Promise<UserRecord | null>;
+}
+
+const userClash = (detail: string): ErrorCode => (detail.includes("email") ? "email_taken" : "username_taken");
+
+/** The user's row while it still holds what a client saw. */
+export function still({ users }: Tables, state: RecordState & { lastLoginAt?: string | null }): SQL {
+  return and(
+    eq(users.username, state.username),
+    eq(users.email, state.email),
+    eq(users.role, state.role),
+    eq(users.status, state.status),
+    eq(users.updatedAt, state.updatedAt),
+    ...(state.lastLoginAt === undefined
+      ? []
+      : [state.lastLoginAt === null ? isNull(users.lastLoginAt) : eq(users.lastLoginAt, state.lastLoginAt)]),
+  )!;
+}
+
+/** The user with this id, and with a token version, only while it is still that one. */
+export function heldAt({ users }: Tables, id: string, tokenVersion: number | undefined) {
+  return tokenVersion === undefined ? eq(users.id, id) : and(eq(users.id, id), eq(users.tokenVersion, tokenVersion));
+}
+
+/** The store's users but for administration (administration.ts), which the store joins to them. */
+export function userStore({ db, run, tables, transaction }: Dialect): Omit<UserStore, keyof UserAdministration> {
+  const { users } = tables;
+  const userColumns = columns(users, USER_FIELDS);
+  const p = sql.placeholder;
+  /** The user whose `column` holds the value given as `name`. */
+  const byColumn = (column: Column, name: string) =>
+    db
+      .select(userColumns)
+      .from(users)
+      .where(eq(column, p(name)))
+      .prepare(`user_by_${name}`);
+  const byId = byColumn(users.id, "id");
+  const byUsername = byColumn(users.usernameKey, "key");
+  const byEmail = byColumn(users.email, "email");
+  const firstPage = db.select(userColumns).from(users).orderBy(users.id).limit(p("limit")).prepare("users_first");
+  const nextPage = db
+    .select(userColumns)
+    .from(users)
+    .where(gt(users.id, p("after")))
+    .orderBy(users.id)
+    .limit(p("limit"))
+    .prepare("users_after");
+  const insertable = (user: NewUser) => ({
+    ...user,
+    usernameKey: nameKey(user.username),
+    updatedAt: user.createdAt,
+  });
+
+  return {
+    create: (user, audit) =>
+      audit
+        ? transaction(
+            async (tx) => {
+              const [created] = await tx.insert(users).values(insertable(user)).returning(userColumns);
+              await recordIn(tx, tables, { ...audit, targetId: created!.id });
+              return created!;
+            },
+            { timed: true, clash: userClash },
+          )
+        : run(async () => (await db.insert(users).values(insertable(user)).returning(userColumns))[0]!, userClash),
+    findById(id) {
+      const key = parseId(id);
+      return key ? run(async () => first(await byId.execute({ id: key }))) : Promise.resolve(null);
+    },
+    findByLogin: (login) =>
+      run(async () =>
+        first(
+          login.includes("@")
+            ? await byEmail.execute({ email: login.toLowerCase() })
+            : await byUsername.execute({ key: nameKey(login) }),
+        ),
+      ),
+    list: ({ limit, after }) =>
+      run(() => (after === undefined ? firstPage.execute({ limit }) : nextPage.execute({ after, limit }))),
+    update(id, patch, updatedAt, tokenVersion, unchanged) {
+      const key = parseId(id);
+      if (!key) return Promise.resolve(null);
+      const changes = {
+        ...patch,
+        ...(patch.username !== undefined && { usernameKey: nameKey(patch.username) }),
+        updatedAt,
+      };
+      const held = heldAt(tables, key, tokenVersion);
+      const where = unchanged ? and(held, still(tables, unchanged)) : held;
+      return run(async () => first(await db.update(users).set(changes).where(where).returning(userColumns)), userClash);
+    },
+    async setPassword(id, passwordHash, updatedAt, tokenVersion, keep, audit) {
+      const key = parseId(id);
+      if (!key) return null;
+      const changes = { passwordHash, updatedAt, tokenVersion: sql`${users.tokenVersion} + 1` };
+      return undoable(
+        transaction,
+        async (tx) => {
+          // The user's row first, then sessions: the order a deletion takes them in (see rotate).
+          const user = first(
+            await tx
+              .update(users)
+              .set(changes)
+              .where(heldAt(tables, key, tokenVersion))
+              .returning(userColumns),
+          );
+          if (!user) return null;
+          // If the kept session ended meanwhile (another instance's logout), nothing here lands.
+          if (keep && !(await renewSession(tx, tables, key, keep.sessionId, keep.refresh, updatedAt))) throw ROLL_BACK;
+          await tx.delete(tables.sessions).where(inScope(tables, key, keep ? { except: keep.sessionId } : "all")!);
+          await recordIn(tx, tables, audit);
+          return user;
+        },
+        null,
+      );
+    },
+  };
+}
