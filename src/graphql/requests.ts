@@ -8,21 +8,18 @@
 // again (bench/results.md, #40). What it learnt of any other request is handed to the Yoga plugin's
 // onRequest, which runs the operation.
 import type { Plugin } from "graphql-yoga";
-import type { Authenticator } from "../auth/authenticator.ts";
 import { type Awaitable, attempt, then } from "../awaitable.ts";
-import type { AnswerLookup, Caching } from "../cache/caching.ts";
-import type { Config } from "../config.ts";
+import type { AnswerLookup } from "../cache/caching.ts";
 import type { UserRecord } from "../db/store.ts";
 import { AppError, internalError } from "../errors.ts";
 import { clientAddress } from "../http/client-address.ts";
 import { type AnswerSet, conditionalText, hasPreconditions, requirePreconditions } from "../http/etag.ts";
-import { IDEMPOTENCY_HEADER, type Idempotency } from "../http/idempotency.ts";
+import { IDEMPOTENCY_HEADER } from "../http/idempotency.ts";
 import { readCappedText } from "../http/json-body.ts";
 import { answerFailure } from "../http/failure-response.ts";
 import { auditIds, requestInfo } from "../http/request-context.ts";
-import type { Logger } from "../log.ts";
-import type { Metrics } from "../metrics.ts";
 import type { ServerContext } from "./context.ts";
+import type { GraphqlDeps } from "./index.ts";
 import { errorResponse, JSON_TYPE } from "./errors.ts";
 import { asksForSchemaOnly } from "./introspection-only.ts";
 import { failedAsAWhole, mutationOf } from "./mutations.ts";
@@ -31,16 +28,8 @@ import { failedAsAWhole, mutationOf } from "./mutations.ts";
 const MAX_KEY_CHARS = 16 * 1024;
 const utf8 = new TextEncoder();
 
-export interface RequestPluginDeps {
-  config: Config["graphql"];
-  metrics: Metrics;
-  authenticator: Authenticator;
-  logger: Logger;
-  answers: Caching["answers"];
-  maxBodyBytes: number;
-  trustProxy: number;
-  idempotency: Idempotency;
-}
+/** The routes' own dependencies, but for what only the resolvers and subscriptions use. */
+export type RequestPluginDeps = Omit<GraphqlDeps, "categories" | "hub">;
 
 /** What is learnt of a request before Yoga runs it. */
 interface Asked {
