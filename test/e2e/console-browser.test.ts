@@ -150,6 +150,8 @@ describe.skipIf(!chromiumAvailable)("the console in Chromium", () => {
     expect(await page.locator("tbody tr").count()).toBe(1);
     await annRow.getByRole("button", { name: "Disable" }).click();
     await page.getByRole("status").filter({ hasText: "ann disabled" }).waitFor();
+    // The notice comes before the list is read again: wait for the row to show it (it failed once under load).
+    await annRow.locator(".badge", { hasText: "disabled" }).waitFor();
     await expect(annRow.locator(".badge").textContent()).resolves.toBe("disabled");
     expectProblem(await svc.call("GET", "/svc-api/v1/users/me", { token: ann.token }), 401, "unauthorized");
 
