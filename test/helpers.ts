@@ -14,6 +14,11 @@ export const TEST_SECRET = "test-secret-that-is-at-least-32-bytes-long";
 /** Subscriptions' token recheck and per-subscriber buffer, short: a revocation or a slow reader shows at once. */
 const QUICK_SUBSCRIPTIONS = { recheckMs: 50, buffer: 32 };
 
+/** A login throttle that blocks an account for a minute after `maxFailures` in a row (clients never). */
+export function blockAfter(maxFailures: number): Config["loginThrottle"] {
+  return { maxFailures, backoffBaseMs: 60_000, backoffMaxMs: 60_000, clientMaxFailures: 100, clientWindowMs: 60_000 };
+}
+
 export type ConfigOverrides = Partial<Omit<Config, "graphql" | "subscriptions">> & {
   graphql?: Partial<Config["graphql"]>;
   subscriptions?: Partial<Config["subscriptions"]>;

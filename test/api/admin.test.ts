@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { auditEvent } from "../../src/audit/model.ts";
 import { canonicalResetCode, resetDigest } from "../../src/auth/reset-codes.ts";
-import { expectProblem, promote as makeAdmin, testApp, type ConfigOverrides } from "../helpers.ts";
+import { blockAfter, expectProblem, promote as makeAdmin, testApp, type ConfigOverrides } from "../helpers.ts";
 
 const ADMIN = "/svc-api/v1/admin";
 const AUTH = "/svc-api/v1/auth";
@@ -378,13 +378,7 @@ describe("password reset codes", () => {
 
   test("wrong codes are throttled like logins: 429 with Retry-After, and a right code then waits too", async () => {
     const app = await adminApp({
-      loginThrottle: {
-        maxFailures: 3,
-        backoffBaseMs: 60_000,
-        backoffMaxMs: 60_000,
-        clientMaxFailures: 100,
-        clientWindowMs: 60_000,
-      },
+      loginThrottle: blockAfter(3),
     });
     const ann = await app.signUp("ann");
     const code = (await app.issue(ann.user.id)).body.reset_code;
@@ -438,13 +432,7 @@ describe("the audit log", () => {
   test("records who did what, from where, with which request; newest first; never a secret", async () => {
     const app = await adminApp({
       sessions: { refreshTtlSeconds: 3600, maxAgeSeconds: 7200, reuseWindowMs: 0 },
-      loginThrottle: {
-        maxFailures: 2,
-        backoffBaseMs: 60_000,
-        backoffMaxMs: 60_000,
-        clientMaxFailures: 100,
-        clientWindowMs: 60_000,
-      },
+      loginThrottle: blockAfter(2),
     });
     const ann = await app.signUp("ann");
     const rid = { "x-request-id": "req-ann-1" };
@@ -571,13 +559,7 @@ describe("the audit log", () => {
 
   test("a block of reset attempts is recorded once as password_reset.throttled, not as a login's", async () => {
     const app = await adminApp({
-      loginThrottle: {
-        maxFailures: 2,
-        backoffBaseMs: 60_000,
-        backoffMaxMs: 60_000,
-        clientMaxFailures: 100,
-        clientWindowMs: 60_000,
-      },
+      loginThrottle: blockAfter(2),
     });
     const ann = await app.signUp("ann");
     const wrong = {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { VersionedStore } from "../../src/db/store.ts";
-import { testApp } from "../helpers.ts";
+import { blockAfter, testApp } from "../helpers.ts";
 
 /** Scrapes /svc/metrics: earlier requests are counted as they are answered. */
 async function scrape(call: Awaited<ReturnType<typeof testApp>>["call"]) {
@@ -101,13 +101,7 @@ describe("GET /svc/metrics", () => {
   test("counts failed and throttled logins, and shows the database pool and the process", async () => {
     const { call, signUp } = await testApp({
       config: {
-        loginThrottle: {
-          maxFailures: 2,
-          backoffBaseMs: 60_000,
-          backoffMaxMs: 60_000,
-          clientMaxFailures: 100,
-          clientWindowMs: 60_000,
-        },
+        loginThrottle: blockAfter(2),
       },
     });
     await signUp("ann");

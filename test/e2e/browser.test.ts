@@ -2,28 +2,22 @@
 // Chromium the test is skipped, except with CI=true (.ci/run installs it), where that is a failure.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser } from "playwright-core";
-import { chromiumAvailable, launchChromium } from "./chromium.ts";
+import { chromiumAvailable, servedToChromium } from "./chromium.ts";
 import { testApp } from "../helpers.ts";
 
 describe.skipIf(!chromiumAvailable)("the playground in Chromium", () => {
   let browser: Browser;
   let base: string;
   let token: string;
-  let stop: () => void;
+  let close: () => Promise<void>;
 
   beforeAll(async () => {
     const svc = await testApp({ config: { graphql: { playground: true } } });
     token = (await svc.signUp("ann")).token;
     await svc.graphql('mutation { createCategory(input: { name: "Browser Books" }) { id } }', { token });
-    const server = svc.app.listen({ port: 0, hostname: "127.0.0.1", reusePort: false });
-    base = `http://127.0.0.1:${server.port}`;
-    stop = () => void server.stop();
-    browser = await launchChromium();
+    ({ base, browser, close } = await servedToChromium(svc.app));
   }, 30_000);
-  afterAll(async () => {
-    await browser?.close();
-    stop?.();
-  });
+  afterAll(() => close?.());
 
   test("sets a bearer header, runs a categories query and reads the result", async () => {
     const page = await browser.newPage();

@@ -2,6 +2,7 @@
 // skipped, except with CI=true (.ci/run installs it), where its absence is a failure.
 import { existsSync } from "node:fs";
 import { chromium, type Browser } from "playwright-core";
+import type { App } from "../../src/app.ts";
 
 export const CHROMIUM = "/usr/bin/chromium";
 export const chromiumAvailable = existsSync(CHROMIUM);
@@ -22,4 +23,18 @@ export function launchChromium(): Promise<Browser> {
       "--disable-sync",
     ],
   });
+}
+
+/** The app listening on a free port, and Chromium to visit it; `close` ends both. */
+export async function servedToChromium(app: App): Promise<{ base: string; browser: Browser; close(): Promise<void> }> {
+  const server = app.listen({ port: 0, hostname: "127.0.0.1", reusePort: false });
+  const browser = await launchChromium();
+  return {
+    base: `http://127.0.0.1:${server.port}`,
+    browser,
+    async close() {
+      await browser.close();
+      void server.stop();
+    },
+  };
 }

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { chromiumAvailable, launchChromium } from "./chromium.ts";
+import { chromiumAvailable, servedToChromium } from "./chromium.ts";
 import { expectProblem, testApp, promote } from "../helpers.ts";
 
 /** SCREENSHOTS=1 writes the screenshots docs/administration.md shows, into docs/. */
@@ -17,7 +17,7 @@ const CODE = /^[0-9A-HJKMNP-TV-Z]{4}(-[0-9A-HJKMNP-TV-Z]{4}){7}$/;
 describe.skipIf(!chromiumAvailable)("the console in Chromium", () => {
   let browser: Browser;
   let base: string;
-  let stop: () => void;
+  let close: () => Promise<void>;
   let svc: Awaited<ReturnType<typeof testApp>>;
   let ann: Awaited<ReturnType<typeof svc.signUp>>;
   let bob: Awaited<ReturnType<typeof svc.signUp>>;
@@ -35,15 +35,9 @@ describe.skipIf(!chromiumAvailable)("the console in Chromium", () => {
         token: ann.token,
       },
     );
-    const server = svc.app.listen({ port: 0, hostname: "127.0.0.1", reusePort: false });
-    base = `http://127.0.0.1:${server.port}`;
-    stop = () => void server.stop();
-    browser = await launchChromium();
+    ({ base, browser, close } = await servedToChromium(svc.app));
   }, 30_000);
-  afterAll(async () => {
-    await browser?.close();
-    stop?.();
-  });
+  afterAll(() => close?.());
 
   /**
    * A page that records every CSP violation; `outside()` lists the requests it made to another origin.
