@@ -1,7 +1,7 @@
 // Roles, status and administration: the last active admin stays, whatever races.
 import { beforeEach, describe, expect, test } from "bun:test";
 import { type Store, type UserRecord } from "../../../src/db/store.ts";
-import { newUser, event, expectCode, tick, clock } from "./fixtures.ts";
+import { newSession, newUser, event, expectCode, tick, clock } from "./fixtures.ts";
 
 export function administrationContract(use: () => Store): void {
   describe("roles, status and administration", () => {
@@ -51,15 +51,7 @@ export function administrationContract(use: () => Store): void {
 
     test("disabling bumps the token version and ends every session; enabling revokes nothing", async () => {
       const ann = await store.users.create(newUser("ann"));
-      const session = {
-        id: Bun.randomUUIDv7(),
-        userId: ann.id,
-        createdAt: tick(),
-        lastUsedAt: tick(),
-        expiresAt: new Date(clock.ms + 86_400_000).toISOString(),
-        userAgent: null,
-        clientAddress: null,
-      };
+      const session = newSession(ann.id, tick(), { lastUsedAt: tick() });
       await store.sessions.start(session, { digest: "d1", expiresAt: session.expiresAt }, { tokenVersion: 0 });
       const off = await store.users.administer(ann.id, { status: "disabled" }, tick(), event("admin.user.updated"));
       expect(off).toMatchObject({ status: "disabled", tokenVersion: 1 });
@@ -128,15 +120,7 @@ export function administrationContract(use: () => Store): void {
       const ann = await store.users.create(newUser("ann"));
       const at = tick();
       const login = event("login.succeeded", { actorId: ann.id, targetId: ann.id });
-      const session = {
-        id: Bun.randomUUIDv7(),
-        userId: ann.id,
-        createdAt: at,
-        lastUsedAt: at,
-        expiresAt: new Date(clock.ms + 86_400_000).toISOString(),
-        userAgent: null,
-        clientAddress: null,
-      };
+      const session = newSession(ann.id, at);
       await store.sessions.start(session, { digest: "d", expiresAt: session.expiresAt }, { tokenVersion: 0 }, login);
       expect((await store.users.findById(ann.id))!.lastLoginAt).toBe(at);
       expect(await store.audit.list({ limit: 10 })).toEqual([login]);

@@ -2,7 +2,7 @@
 // records to create, audit events, and the check for an AppError's code.
 import { expect } from "bun:test";
 import { auditEvent, type AuditAction } from "../../../src/audit/model.ts";
-import type { AuditEvent, NewCategory, NewUser } from "../../../src/db/store.ts";
+import type { AuditEvent, NewCategory, NewUser, SessionRecord } from "../../../src/db/store.ts";
 import { AppError } from "../../../src/errors.ts";
 
 /** The suite's time, in ms: each tick moves it one second on, and a test may move it further. */
@@ -30,6 +30,20 @@ export function newCategory(name: string, overrides: Partial<NewCategory> = {}):
     icon: null,
     createdBy: null,
     createdAt: tick(),
+    ...overrides,
+  };
+}
+
+/** A session of the user's, started `at` (the clock's next tick), live for a day after the clock. */
+export function newSession(userId: string, at = tick(), overrides: Partial<SessionRecord> = {}): SessionRecord {
+  return {
+    id: Bun.randomUUIDv7(),
+    userId,
+    createdAt: at,
+    lastUsedAt: at,
+    expiresAt: new Date(clock.ms + 86_400_000).toISOString(),
+    userAgent: null,
+    clientAddress: null,
     ...overrides,
   };
 }

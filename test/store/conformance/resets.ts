@@ -1,7 +1,7 @@
 // Password reset codes: issued one per user, redeemed once in one change with a new session.
 import { beforeEach, describe, expect, test } from "bun:test";
 import { type Store, type UserRecord } from "../../../src/db/store.ts";
-import { newUser, event, tick, clock } from "./fixtures.ts";
+import { newSession, newUser, event, tick, clock } from "./fixtures.ts";
 
 export function resetsContract(use: () => Store): void {
   describe("password resets", () => {
@@ -29,15 +29,7 @@ export function resetsContract(use: () => Store): void {
       return {
         passwordHash: `new-hash-${Bun.randomUUIDv7()}`,
         at,
-        session: {
-          id: Bun.randomUUIDv7(),
-          userId: user.id,
-          createdAt: at,
-          lastUsedAt: at,
-          expiresAt: new Date(clock.ms + day).toISOString(),
-          userAgent: null,
-          clientAddress: null,
-        },
+        session: newSession(user.id, at),
         refresh: { digest: `refresh-${Bun.randomUUIDv7()}`, expiresAt: new Date(clock.ms + day).toISOString() },
       };
     };

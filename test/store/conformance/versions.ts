@@ -3,7 +3,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import type { VersionedStore } from "../../../src/db/store.ts";
 import type { StoreHarness } from "../conformance.ts";
-import { clock, event, newCategory, newUser, tick } from "./fixtures.ts";
+import { event, newCategory, newSession, newUser, tick } from "./fixtures.ts";
 
 /** What the cache layer needs of a database besides the contract: table versions and the token check. */
 export function versionedContract(harness: StoreHarness): void {
@@ -48,15 +48,7 @@ export function versionedContract(harness: StoreHarness): void {
       const ann = await store.users.create(newUser("ann"));
       const v0 = await store.versions();
       const at = tick();
-      const session = {
-        id: Bun.randomUUIDv7(),
-        userId: ann.id,
-        createdAt: at,
-        lastUsedAt: at,
-        expiresAt: new Date(clock.ms + 86_400_000).toISOString(),
-        userAgent: null,
-        clientAddress: null,
-      };
+      const session = newSession(ann.id, at);
       await store.sessions.start(
         session,
         { digest: "d", expiresAt: session.expiresAt },
