@@ -18,14 +18,16 @@ import { freePort } from "../test/ports.ts";
 
 const root = join(import.meta.dir, "..");
 const flags = new Set(process.argv.slice(2));
-const USAGE = `usage: bun bench/run.ts [--quick] [--no-postgres] [--no-scale] [--only=<text>] [--env=NAME=value]...
+const USAGE = `usage: bun bench/run.ts [--quick] [--no-postgres] [--no-scale] [--only=<text>] [--wide] [--env=NAME=value]...
 
 svc against the floor, and the footprint against a bare compiled Bun.serve (about 30 minutes). A full run
 with the defaults writes bench/results.md and the table in docs/performance.md; any other run only prints.
+--wide with --only also runs the selected reads' rounds at 256 connections (tail latency).
 `;
 // The bench takes half an hour and records what it measures: a flag it does not know stops it before it starts.
 const unknown = [...flags].filter(
-  (f) => !["--quick", "--no-postgres", "--no-scale", "--help", "-h"].includes(f) && !/^--(only|env)=./.test(f),
+  (f) =>
+    !["--quick", "--no-postgres", "--no-scale", "--wide", "--help", "-h"].includes(f) && !/^--(only|env)=./.test(f),
 );
 if (flags.has("--help") || flags.has("-h")) {
   process.stdout.write(USAGE);
@@ -562,7 +564,7 @@ async function runCases(
   // burst, which the warmed runs leave out. Both servers idle QUIET_SECONDS first.
   const quiet: WideRow[] = [];
   const p99Ratio = (pair: Row) => pair.svc.p99 / pair.floor.p99;
-  if (ONLY === undefined) {
+  if (ONLY === undefined || flags.has("--wide")) {
     for (const c of SELECTED.filter((c) => c.read)) {
       const { median, pairs } = await pairedRounds(
         { svc, floor },

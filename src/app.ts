@@ -48,6 +48,7 @@ export function createApp({ config, store: database, loggers, probes }: AppDeps)
     keysPerCaller: config.idempotencyKeysPerCaller,
   });
   const routeDeps = { authenticator, idempotency, maxBodyBytes: config.maxBodyBytes, trustProxy: config.trustProxy };
+  const corsOrigins = config.corsOrigins;
   const categories = createCategoryService(store.categories);
   const metrics = createMetrics(store);
   const hub = createHub({
@@ -88,7 +89,7 @@ export function createApp({ config, store: database, loggers, probes }: AppDeps)
     .use(config.adminConsole ? consoleRoutes() : new Elysia())
     .use(healthRoutes(probes ?? healthProbes(store, config.env)))
     .use(config.metrics ? metricsRoutes(metrics) : new Elysia())
-    .use(authRoutes({ users, sessions, ...routeDeps }))
+    .use(authRoutes({ users, sessions, corsOrigins, ...routeDeps }))
     .use(usersRoutes({ users, pageJson: createPageJson(), ...routeDeps }))
     .use(adminRoutes({ admin, ...routeDeps }))
     .use(graphql.routes);

@@ -16,6 +16,7 @@ const CATALOG = {
   forbidden: { status: 403, title: "Forbidden", graphql: "FORBIDDEN" },
   current_password_mismatch: { status: 403, title: "Current password does not match", graphql: "FORBIDDEN" },
   account_disabled: { status: 403, title: "Account disabled", graphql: "FORBIDDEN" },
+  csrf_refused: { status: 403, title: "Cross-site request refused", graphql: "FORBIDDEN" },
   not_found: { status: 404, title: "Not found", graphql: "NOT_FOUND" },
   method_not_allowed: { status: 405, title: "Method not allowed", graphql: "BAD_REQUEST" },
   username_taken: { status: 409, title: "Username taken", graphql: "CONFLICT" },

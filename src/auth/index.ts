@@ -9,10 +9,21 @@ import { documented } from "../http/openapi.ts";
 import { loginBody, loginSchema, redeemResetBody, userView } from "../users/model.ts";
 import type { UserService } from "../users/service.ts";
 import type { Authenticator } from "./authenticator.ts";
+import { AppError, invalidFields } from "../errors.ts";
 import { bearer, identifier } from "./bearer.ts";
-import { logoutBody, logoutRequest, refreshBody, sessionSchema } from "./model.ts";
+import {
+  clearRefreshCookie,
+  cookieRefreshToken,
+  requireCookieOrigin,
+  type SessionMode,
+  withRefreshInCookie,
+} from "./cookie-session.ts";
+import { logoutBody, logoutRequest, refreshBody, refreshRequest, sessionSchema } from "./model.ts";
 import { refreshDigest } from "./refresh-tokens.ts";
-import type { SessionService } from "./sessions.ts";
+import type { SessionService, TokenPair } from "./sessions.ts";
+
+const COOKIE_DOC =
+  "Cookie mode only: the session cookie (__Host-svc_refresh over HTTPS, svc_refresh over plain HTTP), HttpOnly, SameSite=Strict, holding the new refresh token.";
 
 export interface AuthRouteDeps {
   users: UserService;
@@ -21,11 +32,30 @@ export interface AuthRouteDeps {
   idempotency: Idempotency;
   maxBodyBytes: number;
   trustProxy: number;
+  /** SVC_CORS_ORIGINS: besides svc's own, the origins that may use the session cookie. */
+  corsOrigins: readonly string[];
 }
 
-export function authRoutes({ users, sessions, authenticator, idempotency, maxBodyBytes, trustProxy }: AuthRouteDeps) {
+export function authRoutes({
+  users,
+  sessions,
+  authenticator,
+  idempotency,
+  maxBodyBytes,
+  trustProxy,
+  corsOrigins,
+}: AuthRouteDeps) {
   const json = jsonBody(maxBodyBytes);
   const identify = identifier(authenticator, { idempotency });
+  const origins = new Set(corsOrigins);
+  const cookieOrigin = (request: Request) => requireCookieOrigin(request, origins, trustProxy);
+  /** A new session's pair as its mode answers it: in cookie mode the refresh token goes to the cookie. */
+  const answered = <T extends TokenPair>(
+    pair: T,
+    mode: SessionMode | undefined,
+    request: Request,
+    headers: Record<string, string | number>,
+  ) => (mode === "cookie" ? withRefreshInCookie(pair, request, trustProxy, headers) : pair);
   return (
     new Elysia({ prefix: "/svc-api/v1/auth" })
       // Every write here acts on something with no representation a client could hold a tag of (a new
@@ -33,51 +63,34 @@ export function authRoutes({ users, sessions, authenticator, idempotency, maxBod
       .onBeforeHandle(({ request }) => {
         if (request.method !== "GET") requirePreconditions(request, null);
       })
-      .post("/login", ({ body, request }) => users.login(body, clientInfo(request, trustProxy)), {
-        parse: json,
-        body: loginBody,
-        detail: documented({
-          operationId: "login",
-          conditional: "guarded",
-          summary: "Log in with username (or e-mail) and password: a new session",
-          tag: "auth",
-          ok: { status: 200, description: "An access token, its refresh token, and you", schema: loginSchema },
-          errors: [
-            "validation_failed",
-            "malformed_json",
-            "invalid_credentials",
-            "account_disabled",
-            "too_many_requests",
-            "payload_too_large",
-            "unsupported_media_type",
-          ],
-        }),
-      })
       .post(
-        "/refresh",
-        async ({ body, request }) => {
-          const { user, ...pair } = await sessions.refresh(body.refresh_token, clientInfo(request, trustProxy));
-          return { ...pair, user: userView(user, user.id) };
+        "/login",
+        async ({ body, request, set }) => {
+          // A cookie is set only for a page that may use it: no login CSRF from another site.
+          if (body.mode === "cookie") cookieOrigin(request);
+          return answered(await users.login(body, clientInfo(request, trustProxy)), body.mode, request, set.headers);
         },
         {
           parse: json,
-          body: refreshBody,
+          body: loginBody,
           detail: documented({
-            operationId: "refresh",
+            operationId: "login",
             conditional: "guarded",
-            summary: "Trade a refresh token for a new pair (the refresh token is rotated)",
+            summary: "Log in with username (or e-mail) and password: a new session",
             tag: "auth",
             ok: {
               status: 200,
               description:
-                "A new access token and refresh token, and you. The same refresh token sent again within the reuse window gets this same pair.",
+                "An access token, its refresh token (in cookie mode: in the session cookie instead), and you",
               schema: loginSchema,
+              headers: { "Set-Cookie": COOKIE_DOC },
             },
             errors: [
               "validation_failed",
               "malformed_json",
-              "invalid_refresh_token",
-              "refresh_token_reused",
+              "invalid_credentials",
+              "account_disabled",
+              "csrf_refused",
               "too_many_requests",
               "payload_too_large",
               "unsupported_media_type",
@@ -85,27 +98,92 @@ export function authRoutes({ users, sessions, authenticator, idempotency, maxBod
           }),
         },
       )
-      .post("/password-reset", ({ body, request }) => users.redeemReset(body, clientInfo(request, trustProxy)), {
-        parse: json,
-        body: redeemResetBody,
-        detail: documented({
-          operationId: "redeemPasswordReset",
-          conditional: "guarded",
-          summary:
-            "Set a new password with the one-time code an administrator issued: every earlier session ends, and a new one starts",
-          tag: "auth",
-          ok: { status: 200, description: "As login: a new session's pair, and you", schema: loginSchema },
-          errors: [
-            "validation_failed",
-            "malformed_json",
-            "invalid_reset_code",
-            "account_disabled",
-            "too_many_requests",
-            "payload_too_large",
-            "unsupported_media_type",
-          ],
-        }),
-      })
+      .post(
+        "/refresh",
+        async ({ body, request, set }) => {
+          const client = clientInfo(request, trustProxy);
+          const { refreshToken } = refreshRequest(body);
+          if (refreshToken !== undefined) {
+            const { user, ...pair } = await sessions.refresh(refreshToken, client);
+            return { ...pair, user: userView(user, user.id) };
+          }
+          const cookie = cookieRefreshToken(request, trustProxy);
+          if (cookie === undefined) {
+            throw invalidFields([
+              { field: "refresh_token", message: "is required, unless the session cookie is sent" },
+            ]);
+          }
+          cookieOrigin(request);
+          const { user, ...pair } = await sessions.refresh(cookie, client, "cookie").catch((error: unknown) => {
+            // A cookie that can never work again is dropped, so the page knows to show its sign-in.
+            if (error instanceof AppError && error.status === 401) clearRefreshCookie(request, trustProxy, set.headers);
+            throw error;
+          });
+          return { ...withRefreshInCookie(pair, request, trustProxy, set.headers), user: userView(user, user.id) };
+        },
+        {
+          parse: optionalJsonBody(maxBodyBytes),
+          detail: documented({
+            body: { schema: refreshBody, required: false },
+            operationId: "refresh",
+            conditional: "guarded",
+            summary: "Trade a refresh token for a new pair (the refresh token is rotated)",
+            tag: "auth",
+            ok: {
+              status: 200,
+              description:
+                "A new access token and refresh token (taken from the cookie: in the cookie again), and you. The same refresh token sent again within the reuse window gets this same pair.",
+              schema: loginSchema,
+              headers: { "Set-Cookie": COOKIE_DOC },
+            },
+            errors: [
+              "validation_failed",
+              "malformed_json",
+              "invalid_refresh_token",
+              "refresh_token_reused",
+              "csrf_refused",
+              "too_many_requests",
+              "payload_too_large",
+              "unsupported_media_type",
+            ],
+          }),
+        },
+      )
+      .post(
+        "/password-reset",
+        async ({ body, request, set }) => {
+          if (body.mode === "cookie") cookieOrigin(request);
+          const answer = await users.redeemReset(body, clientInfo(request, trustProxy));
+          return answered(answer, body.mode, request, set.headers);
+        },
+        {
+          parse: json,
+          body: redeemResetBody,
+          detail: documented({
+            operationId: "redeemPasswordReset",
+            conditional: "guarded",
+            summary:
+              "Set a new password with the one-time code an administrator issued: every earlier session ends, and a new one starts",
+            tag: "auth",
+            ok: {
+              status: 200,
+              description: "As login: a new session's pair, and you",
+              schema: loginSchema,
+              headers: { "Set-Cookie": COOKIE_DOC },
+            },
+            errors: [
+              "validation_failed",
+              "malformed_json",
+              "invalid_reset_code",
+              "account_disabled",
+              "csrf_refused",
+              "too_many_requests",
+              "payload_too_large",
+              "unsupported_media_type",
+            ],
+          }),
+        },
+      )
       .post(
         "/logout",
         async ({ body, set, request }) => {
@@ -123,6 +201,16 @@ export function authRoutes({ users, sessions, authenticator, idempotency, maxBod
               sessions.logoutByRefresh(refreshToken, scope, client),
             );
           }
+          // By the session cookie, when nothing else names a session: its answer clears the cookie.
+          const cookie = request.headers.has("authorization") ? undefined : cookieRefreshToken(request, trustProxy);
+          if (cookie !== undefined) {
+            cookieOrigin(request);
+            return run({ caller: `refresh:${refreshDigest(cookie)}` }, async () => {
+              // Ended now or long ago, the cookie is of no more use.
+              clearRefreshCookie(request, trustProxy, set.headers);
+              await sessions.logoutByRefresh(cookie, scope, client);
+            });
+          }
           // By Bearer token, the key is the session's own: another session's repeat ends its own session.
           const { caller, token } = await identify(request, body);
           return run(bySession(caller, token), () => sessions.logout(caller, token, scope, client));
@@ -138,11 +226,16 @@ export function authRoutes({ users, sessions, authenticator, idempotency, maxBod
               "Log out: end this session (or the others, or all) at once; named by the Bearer token, or by the session's refresh token in the body",
             tag: "auth",
             auth: "or-body",
-            ok: { status: 204, description: "Ended: their access and refresh tokens stop working" },
+            ok: {
+              status: 204,
+              description: "Ended: their access and refresh tokens stop working",
+              headers: { "Set-Cookie": "By the session cookie: the cookie, cleared (Max-Age=0)." },
+            },
             errors: [
               "validation_failed",
               "malformed_json",
               "invalid_refresh_token",
+              "csrf_refused",
               "too_many_requests",
               "payload_too_large",
               "unsupported_media_type",

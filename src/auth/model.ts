@@ -7,15 +7,47 @@ const closed = { additionalProperties: false } as const;
 /** A refresh token as the routes take it; longer is no token svc issued. */
 const REFRESH_TOKEN_MAX = 1024;
 
+/** For the document only: the body may be left out in cookie mode (see refreshRequest). */
 export const refreshBody = t.Object(
   {
-    refresh_token: t.String({
-      maxLength: REFRESH_TOKEN_MAX,
-      description: "The refresh token of your last login or refresh.",
-    }),
+    refresh_token: t.Optional(
+      t.String({
+        maxLength: REFRESH_TOKEN_MAX,
+        description:
+          "The refresh token of your last login or refresh. Left out (or no body at all), the session cookie's is used: a cookie-mode login.",
+      }),
+    ),
   },
   closed,
 );
+
+const REFRESH_FIELDS = new Set(Object.keys(refreshBody.properties));
+
+/** The refresh token a refresh body sends, if any; no body at all is `{}`. Throws validation_failed. */
+export function refreshRequest(body: unknown): { refreshToken?: string } {
+  const problems = unknownFields(body, REFRESH_FIELDS);
+  const { refresh_token: refreshToken } = body as { refresh_token?: unknown };
+  problems.push(...refreshTokenProblems(refreshToken));
+  if (problems.length > 0) throw invalidFields(problems);
+  return refreshToken === undefined ? {} : { refreshToken: refreshToken as string };
+}
+
+function unknownFields(body: unknown, known: Set<string>): FieldError[] {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw invalidFields([{ field: "body", message: "must be a JSON object" }]);
+  }
+  return Object.keys(body)
+    .filter((key) => !known.has(key))
+    .map((field) => ({ field, message: UNKNOWN_FIELD }));
+}
+
+function refreshTokenProblems(refreshToken: unknown): FieldError[] {
+  if (refreshToken !== undefined && typeof refreshToken !== "string")
+    return [{ field: "refresh_token", message: "must be a string" }];
+  if (typeof refreshToken === "string" && refreshToken.length > REFRESH_TOKEN_MAX)
+    return [{ field: "refresh_token", message: `must be at most ${REFRESH_TOKEN_MAX} characters` }];
+  return [];
+}
 
 export const LOGOUT_SCOPES = ["local", "others", "global"] as const;
 export type LogoutScope = (typeof LOGOUT_SCOPES)[number];
@@ -33,7 +65,7 @@ export const logoutBody = t.Object(
       t.String({
         maxLength: REFRESH_TOKEN_MAX,
         description:
-          "The session's refresh token, in place of a Bearer token: it names the session, so signing out works after the access token expired. Sent, it decides whichever Authorization header comes with it.",
+          "The session's refresh token, in place of a Bearer token: it names the session, so signing out works after the access token expired. Sent, it decides whichever Authorization header comes with it. With neither, the session cookie names the session (a cookie-mode login), and the answer clears it.",
       }),
     ),
   },
@@ -50,21 +82,12 @@ const LOGOUT_FIELDS = new Set(Object.keys(logoutBody.properties));
 
 /** The logout a body asks for; no body at all is `{}`. Throws validation_failed naming what is wrong. */
 export function logoutRequest(body: unknown): LogoutRequest {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw invalidFields([{ field: "body", message: "must be a JSON object" }]);
-  }
-  const problems: FieldError[] = Object.keys(body)
-    .filter((key) => !LOGOUT_FIELDS.has(key))
-    .map((field) => ({ field, message: UNKNOWN_FIELD }));
+  const problems = unknownFields(body, LOGOUT_FIELDS);
   const { scope = "local", refresh_token: refreshToken } = body as { scope?: unknown; refresh_token?: unknown };
   if (!LOGOUT_SCOPES.includes(scope as LogoutScope)) {
     problems.push({ field: "scope", message: `must be one of ${LOGOUT_SCOPES.join(", ")}` });
   }
-  if (refreshToken !== undefined && typeof refreshToken !== "string") {
-    problems.push({ field: "refresh_token", message: "must be a string" });
-  } else if (typeof refreshToken === "string" && refreshToken.length > REFRESH_TOKEN_MAX) {
-    problems.push({ field: "refresh_token", message: `must be at most ${REFRESH_TOKEN_MAX} characters` });
-  }
+  problems.push(...refreshTokenProblems(refreshToken));
   if (problems.length > 0) throw invalidFields(problems);
   return refreshToken === undefined
     ? { scope: scope as LogoutScope }

@@ -21,6 +21,7 @@ import type { LogoutScope } from "./model.ts";
 import type { Logger } from "../log.ts";
 import { newRefreshToken, refreshDigest, seal, unseal, wellFormed } from "./refresh-tokens.ts";
 import type { LoginThrottle } from "./throttle.ts";
+import type { SessionMode } from "./cookie-session.ts";
 import type { IssuedToken, TokenService, VerifiedToken } from "./tokens.ts";
 
 /** What login, refresh and a password change answer: an access token and the refresh token that renews it. */
@@ -86,8 +87,20 @@ export function createSessionService({
   const refreshExpiry = (session: Pick<SessionRecord, "createdAt">, at: number) =>
     Math.min(at + settings.refreshTtlSeconds * 1000, Date.parse(session.createdAt) + settings.maxAgeSeconds * 1000);
 
-  async function pair(user: UserRecord, sessionId: string, refresh: string, refreshExpiresAt: number, at: number) {
-    const access = await tokens.issue({ userId: user.id, version: user.tokenVersion, sessionId });
+  async function pair(
+    user: UserRecord,
+    sessionId: string,
+    refresh: string,
+    refreshExpiresAt: number,
+    at: number,
+    mode: SessionMode,
+  ) {
+    const access = await tokens.issue({
+      userId: user.id,
+      version: user.tokenVersion,
+      sessionId,
+      ...(mode === "cookie" && { mode }),
+    });
     return {
       ...access,
       refresh_token: refresh,
@@ -121,7 +134,7 @@ export function createSessionService({
    * A new session for the user, ready to be stored (`session`, `refresh`), and the pair to answer
    * with once it is (`pair`).
    */
-  function prepare(user: UserRecord, client: ClientInfo) {
+  function prepare(user: UserRecord, client: ClientInfo, mode: SessionMode) {
     const at = now();
     const session: SessionRecord = {
       id: newId(),
@@ -138,7 +151,7 @@ export function createSessionService({
     return {
       session,
       refresh: { digest: refreshDigest(token), expiresAt: session.expiresAt },
-      pair: (holder: UserRecord) => pair(holder, session.id, token, expiresAt, at),
+      pair: (holder: UserRecord) => pair(holder, session.id, token, expiresAt, at, mode),
     };
   }
 
@@ -149,8 +162,12 @@ export function createSessionService({
      * Starts a session for a user: with `login`, one whose password was just checked (the login is
      * recorded with it). null: the user was deleted or disabled meanwhile, or their tokens revoked.
      */
-    async start(user: UserRecord, client: ClientInfo, { login = false } = {}): Promise<TokenPair | null> {
-      const prepared = prepare(user, client);
+    async start(
+      user: UserRecord,
+      client: ClientInfo,
+      { login = false, mode = "json" }: { login?: boolean; mode?: SessionMode } = {},
+    ): Promise<TokenPair | null> {
+      const prepared = prepare(user, client, mode);
       const event = login
         ? auditEvent("login.succeeded", { actor: user.id, target: user.id, origin: client }, prepared.session.createdAt)
         : undefined;
@@ -169,8 +186,15 @@ export function createSessionService({
       return prepared.pair(user);
     },
 
-    /** A new pair for the refresh token, and its user; the same pair for a repeat within the reuse window. */
-    async refresh(presented: string, client: ClientInfo): Promise<TokenPair & { user: UserRecord }> {
+    /**
+     * A new pair for the refresh token, and its user; the same pair for a repeat within the reuse window.
+     * `mode`: where the token came from, and so where its successor goes.
+     */
+    async refresh(
+      presented: string,
+      client: ClientInfo,
+      mode: SessionMode = "json",
+    ): Promise<TokenPair & { user: UserRecord }> {
       await throttle.checkClient(clientKey(client));
       if (!wellFormed(presented)) throw await refused(client, invalid());
       const digest = refreshDigest(presented);
@@ -182,7 +206,7 @@ export function createSessionService({
       if (found.token.rotatedAt === null) {
         const successor = newRefreshToken();
         const expiresAt = refreshExpiry(session, at);
-        const answer = await pair(user, session.id, successor, expiresAt, at);
+        const answer = await pair(user, session.id, successor, expiresAt, at, mode);
         const sealed = await seal(presented, {
           token: answer.token,
           refresh_token: successor,
@@ -295,7 +319,7 @@ export function createSessionService({
      * A fresh refresh token for the session a password change keeps, with its digest and expiry for
      * the store; `finish` makes the pair once the change has landed.
      */
-    async renewal(user: UserRecord, sessionId: string) {
+    async renewal(user: UserRecord, sessionId: string, mode: SessionMode) {
       const at = now();
       const session = (await sessions.list(user.id, iso(at))).find((s) => s.id === sessionId);
       if (!session) return null;
@@ -303,7 +327,7 @@ export function createSessionService({
       const expiresAt = refreshExpiry(session, at);
       return {
         keep: { sessionId, refresh: { digest: refreshDigest(refresh), expiresAt: iso(expiresAt) } },
-        finish: (changed: UserRecord) => pair(changed, sessionId, refresh, expiresAt, at),
+        finish: (changed: UserRecord) => pair(changed, sessionId, refresh, expiresAt, at, mode),
       };
     },
   };

@@ -17,6 +17,8 @@ export interface TokenSubject {
   version: number;
   /** The session it belongs to (the `sid` claim); tokens issued before sessions have none. */
   sessionId?: string;
+  /** "cookie": the session's refresh token lives in a cookie (the `mode` claim), so a new pair sets it there. */
+  mode?: "cookie";
 }
 
 /** A verified token: whose it is, and what identifies and ends it. */
@@ -44,10 +46,10 @@ export function createTokenService(secret: Uint8Array, ttlSeconds: number): Toke
   const verified = new Map<string, VerifiedToken>();
 
   return {
-    async issue({ userId, version, sessionId }) {
+    async issue({ userId, version, sessionId, mode }) {
       // Relative: jose computes exp microseconds before the iat the plugin stamps, in the same synchronous
       // step, instead of from a clock read before an await (which let exp - iat come out one second short).
-      const claims = { sub: userId, ver: version, ...(sessionId && { sid: sessionId }) };
+      const claims = { sub: userId, ver: version, ...(sessionId && { sid: sessionId }), ...(mode && { mode }) };
       const token = await signer.sign({ ...claims, jti: crypto.randomUUID(), exp: `${ttlSeconds}s` });
       return { token, token_type: "Bearer", expires_in: ttlSeconds };
     },
@@ -75,14 +77,16 @@ export function createTokenService(secret: Uint8Array, ttlSeconds: number): Toke
       return null;
     const version = claims.ver;
     if (typeof version !== "number" || !Number.isSafeInteger(version) || version < 0) return null;
-    const { sid } = claims;
+    const { sid, mode } = claims;
     if (sid !== undefined && typeof sid !== "string") return null;
+    if (mode !== undefined && mode !== "cookie") return null;
     return {
       userId: claims.sub,
       version,
       jti: claims.jti,
       exp: claims.exp,
       ...(sid !== undefined && { sessionId: sid }),
+      ...(mode === "cookie" && { mode }),
     };
   }
 }

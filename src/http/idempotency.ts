@@ -212,10 +212,8 @@ export function createIdempotency({ store, secret, ttlSeconds, keysPerCaller, no
       }
       const contentType = String(req.set.headers["content-type"] ?? "application/json");
       const location = req.set.headers.location;
-      // A write's tag goes with its answer: the retry's client needs it for its next If-Match.
-      const etag = req.set.headers.etag;
       await keep({
-        ...(etag !== undefined && { headers: { etag: String(etag) } }),
+        headers: keptHeaders(req.set.headers),
         status,
         body:
           result === undefined || result === null ? "" : typeof result === "string" ? result : JSON.stringify(result),
@@ -252,4 +250,15 @@ export function createIdempotency({ store, secret, ttlSeconds, keysPerCaller, no
       return null;
     },
   };
+}
+
+/** The headers a replay repeats. Sealed with the body, as the refresh cookie's token must be. */
+function keptHeaders(headers: AnswerHeaders["headers"]): Record<string, string> {
+  const kept: Record<string, string> = {};
+  // A write's tag: the retry's client needs it for its next If-Match.
+  if (headers.etag !== undefined) kept.etag = String(headers.etag);
+  // A cookie session's new refresh token (a password change): a retry that lost the first answer would
+  // otherwise leave the browser holding a revoked one.
+  if (headers["set-cookie"] !== undefined) kept["set-cookie"] = String(headers["set-cookie"]);
+  return kept;
 }

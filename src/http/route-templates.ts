@@ -8,6 +8,8 @@ export interface RouteTemplates {
   template(method: string, path: string): string | undefined;
   /** The methods a path answers to, sorted. */
   methodsFor(path: string): string[];
+  /** Every method some route answers to, sorted (CORS allows them all: test/api/cors.test.ts). */
+  methods: readonly string[];
 }
 
 interface Pattern {
@@ -49,6 +51,7 @@ export function routeTemplates(routes: ReadonlyArray<{ method: string; path: str
     // Elysia answers HEAD with a GET route (without the body).
     template: (method, path) => find(method, path) ?? (method === "HEAD" ? find("GET", path) : undefined),
     methodsFor: (path) => methods.filter((method) => find(method, path) !== undefined),
+    methods,
   };
 }
 

@@ -4,6 +4,7 @@ import { type Awaitable, then } from "../awaitable.ts";
 import type { Authenticator } from "../auth/authenticator.ts";
 import { bearer } from "../auth/bearer.ts";
 import type { UserRecord } from "../db/store.ts";
+import { withRefreshInCookie } from "../auth/cookie-session.ts";
 import { clientInfo } from "../http/client-address.ts";
 import { type AnswerSet, conditionalJson, hasPreconditions, requirePreconditions, taggedJson } from "../http/etag.ts";
 import { bySession, byUser, type Idempotency } from "../http/idempotency.ts";
@@ -180,9 +181,11 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
         "/password",
         ({ body, caller, token, request, set }) =>
           // The answer is a new token pair: this session's alone.
-          idempotency.run({ request, set, body, ...bySession(caller, token) }, () => {
+          idempotency.run({ request, set, body, ...bySession(caller, token) }, async () => {
             requirePreconditions(request, userView(caller, caller.id));
-            return users.changePassword(caller, token, body, clientInfo(request, trustProxy));
+            const pair = await users.changePassword(caller, token, body, clientInfo(request, trustProxy));
+            // A cookie session (its token says so) goes on in its cookie.
+            return token.mode === "cookie" ? withRefreshInCookie(pair, request, trustProxy, set.headers) : pair;
           }),
         {
           parse: json,
@@ -194,7 +197,13 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
             summary: "Change your password; every earlier token and every other session stops working",
             tag: "users",
             auth: true,
-            ok: { status: 200, description: "A fresh pair for this session", schema: pairSchema },
+            ok: {
+              status: 200,
+              description:
+                "A fresh pair for this session; for a cookie-mode session, the refresh token in its cookie instead",
+              schema: pairSchema,
+              headers: { "Set-Cookie": "A cookie-mode session's new refresh token, in its session cookie." },
+            },
             errors: [
               "validation_failed",
               "malformed_json",

@@ -2,6 +2,7 @@
 import { t, type Static } from "elysia";
 import type { UserRecord } from "../db/store.ts";
 import { enumOf, integer, RULE_MESSAGE, type QueryParameter } from "../http/openapi.ts";
+import { SESSION_MODES } from "../auth/cookie-session.ts";
 import { PASSWORD_MAX, PASSWORD_MIN } from "../auth/passwords.ts";
 import { EMAIL, EMAIL_MAX, EMAIL_MESSAGE, PASSWORD_MESSAGE, USERNAME, USERNAME_MESSAGE } from "./rules.ts";
 
@@ -33,10 +34,18 @@ const givenPassword = t.String({ maxLength: 1024 });
 const closed = { additionalProperties: false } as const;
 
 export const createUserBody = t.Object({ username, email, password: newPassword }, closed);
+/** Where a new session's refresh token goes: the body (json), or an HttpOnly cookie (docs/browser-apps.md). */
+const sessionMode = t.Optional(
+  enumOf(SESSION_MODES, {
+    description:
+      "json (default): the refresh token in the body. cookie: in an HttpOnly cookie instead, for browser apps on svc's origin or a listed one; auth/refresh and auth/logout then take it from the cookie.",
+  }),
+);
 export const loginBody = t.Object(
   {
     username: t.String({ maxLength: 512, description: "Your username (any case) or e-mail." }),
     password: givenPassword,
+    mode: sessionMode,
   },
   closed,
 );
@@ -53,6 +62,7 @@ export const redeemResetBody = t.Object(
       description: "The code an administrator gave you; case, dashes and spaces do not matter.",
     }),
     new_password: newPassword,
+    mode: sessionMode,
   },
   closed,
 );
@@ -86,9 +96,12 @@ export const tokenSchema = t.Object({
 /** An access token and the refresh token that renews it: what login, refresh and a password change give. */
 export const pairSchema = t.Object({
   ...tokenSchema.properties,
-  refresh_token: t.String({
-    description: "Opaque; send it to auth/refresh for a new pair before it expires. It works once.",
-  }),
+  refresh_token: t.Optional(
+    t.String({
+      description:
+        "Opaque; send it to auth/refresh for a new pair before it expires. It works once. Absent in cookie mode: the session cookie holds it.",
+    }),
+  ),
   refresh_expires_in: integer({ description: "Seconds until the refresh token expires." }),
 });
 

@@ -145,7 +145,7 @@ export function createUserService({ users, resets, audit, passwords, sessions, t
     },
 
     /** Checks the password and starts a session; `client.address` also keys the per-client failure limit. */
-    async login({ username, password }: LoginInput, client: ClientInfo): Promise<TokenPair & { user: UserView }> {
+    async login({ username, password, mode }: LoginInput, client: ClientInfo): Promise<TokenPair & { user: UserView }> {
       const user = await users.findByLogin(username);
       // Unknown names are throttled like accounts, so a block does not reveal who exists either.
       const account = user ? `user:${user.id}` : `login:${nameKey(username)}`;
@@ -168,7 +168,7 @@ export function createUserService({ users, resets, audit, passwords, sessions, t
         await refused("account_disabled");
         throw disabled();
       }
-      const started = await sessions.start(user, client, { login: true });
+      const started = await sessions.start(user, client, { login: true, ...(mode && { mode }) });
       if (!started) {
         // Changed while its password was checked: disabled, or deleted (as unknown as any missing account).
         if ((await users.findById(user.id))?.status === "disabled") throw disabled();
@@ -229,7 +229,9 @@ export function createUserService({ users, resets, audit, passwords, sessions, t
       if (problems.length > 0) throw invalidFields(problems);
       await requirePassword(caller, input.current_password, "current_password");
       const hash = await passwords.hash(input.new_password);
-      const renewal = token.sessionId === undefined ? undefined : await sessions.renewal(caller, token.sessionId);
+      // The session goes on as it began: a cookie session's new refresh token goes to the cookie.
+      const mode = token.mode ?? "json";
+      const renewal = token.sessionId === undefined ? undefined : await sessions.renewal(caller, token.sessionId, mode);
       if (renewal === null) throw revokedMeanwhile();
       // Conditional on the caller's token version (and session): of concurrent changes made with one
       // token only the first lands, and the others find their token revoked by it.
@@ -237,7 +239,7 @@ export function createUserService({ users, resets, audit, passwords, sessions, t
       const event = auditEvent("password.changed", { actor: caller.id, target: caller.id, origin: client }, at);
       const updated = await users.setPassword(caller.id, hash, at, caller.tokenVersion, renewal?.keep, event);
       if (!updated) throw revokedMeanwhile();
-      const pair = renewal ? await renewal.finish(updated) : await sessions.start(updated, client);
+      const pair = renewal ? await renewal.finish(updated) : await sessions.start(updated, client, { mode });
       if (!pair) throw revokedMeanwhile();
       return pair;
     },
@@ -277,7 +279,7 @@ export function createUserService({ users, resets, audit, passwords, sessions, t
       const code = canonicalResetCode(input.reset_code);
       if (!user) throw await invalid("unknown_account");
       if (!code) throw await invalid("malformed_code");
-      const prepared = sessions.prepare(user, client);
+      const prepared = sessions.prepare(user, client, input.mode ?? "json");
       const at = prepared.session.createdAt;
       const result = await resets.redeem(
         resetDigest(code),
