@@ -354,7 +354,7 @@ function distinctBytes(bytes: Uint8Array): number {
 
 // A loop, not recursion: called once per node, a recursive walk crossed the JIT's threshold and
 // compiled itself before svc listened (docs/performance.md, "Footprint": a start that compiles nothing
-// held 2 MB less).
+// holds less).
 function deepFreeze<T>(value: T): T {
   const pending: unknown[] = [value];
   while (pending.length > 0) {

@@ -1,10 +1,8 @@
 // Memory back to the system once a burst is over. JavaScriptCore keeps the heap it grew under load
-// for the next burst: after 5,400 createCategory in 3 s, svc sat at 111 MB for as long as it stayed
-// idle. Once a whole check period passes without a request after some, svc runs a full collection
+// for the next burst, for as long as svc stays idle (bench/results.md, "Figures behind the code"). Once a whole check period passes without a request after some, svc runs a full collection
 // and asks the database's client to drop its cache; once the quiet has lasted SVC_RELEASE_CODE_AFTER
 // (by default that same first check) it also asks JavaScriptCore to shrink its footprint, which throws
-// away compiled code: most of what a load leaves behind (5 s after a mixed load, 65 MB with it and 82
-// without).
+// away compiled code: most of what a load leaves behind.
 //
 // The period is short, so memory comes back a quarter of a second after a burst rather than one or two
 // seconds: some of it JavaScriptCore returns only about 4 s after the shrink, which then lands 4.5 s

@@ -1,6 +1,6 @@
 // svc's log lines in pino's format, and the one batch they share on stdout, without pino itself.
 // pino (log.ts) writes the app's other lines, and is loaded with the first of them; loading it costs
-// about 3 ms and 7 MB (the Node streams and worker threads it builds on), so `svc serve` writes its own
+// start-up time and memory (the Node streams and worker threads it builds on), so `svc serve` writes its own
 // few lines (listening, advice, stopping) and every access line with this (docs/performance.md, "Footprint"). The
 // access line is a fixed set of fields, none of them secret; so are the lifecycle lines' fields.
 import type { LogLevel } from "./config.ts";

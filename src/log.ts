@@ -40,7 +40,7 @@ export function createLoggers(level: LogLevel, destination?: DestinationStream):
 
 function makePino(level: LogLevel, destination: DestinationStream): Pino {
   // Loaded with the first line at an enabled level, which a service at work seldom writes (at the default
-  // level, only warnings and errors): 1.6 MB less RSS after a load without one (docs/performance.md, "Footprint").
+  // level, only warnings and errors): less RSS after a load without one (docs/performance.md, "Footprint").
   require("./compat/tracing-channel.ts");
   const pino: typeof import("pino").default = require("pino");
   // Errors are logged through safeError: never the values a failed statement carried.

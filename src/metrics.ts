@@ -1,7 +1,7 @@
 // Prometheus metrics: requests by route and status, GraphQL operations by name and outcome, failed
 // and throttled logins, the database pool, and the process's own figures. svc counts them itself;
 // prom-client, which turns them into Prometheus' text format, is loaded by the first scrape: loaded
-// with the app, it held some 2 MB that a box nobody scrapes never needs (docs/performance.md, "Footprint").
+// with the app, it held memory that a box nobody scrapes never needs (docs/performance.md, "Footprint").
 import { Elysia } from "elysia";
 import type { Metric, Registry } from "prom-client";
 import type { Store } from "./db/store.ts";

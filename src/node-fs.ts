@@ -1,6 +1,6 @@
 // node:fs for the modules `svc serve` evaluates before it listens. Importing it statically loads it
 // with them: Bun builds the module's hundred-odd functions and names each, enough calls to start the
-// JIT (3.5 MB more RSS for a bare server that imports it), which a start on an existing database never
+// JIT (more RSS even for a bare server that imports it), which a start on an existing database never
 // needs. Taken here on first use instead (docs/performance.md, "Footprint").
 import type * as NodeFs from "node:fs";
 

@@ -1,6 +1,6 @@
 // The profile behind the binary's bytecode layout (`--bytecode-order`). Bun stores the bytecode of the
 // functions a recorded run used together, at the front of the file, so a start and a day of requests
-// read fewer of the binary's pages: 5 MB less RSS after the bench's load (docs/performance.md, "Footprint"). The
+// read fewer of the binary's pages: less RSS after a load (docs/performance.md, "Footprint"). The
 // build records the profile itself, from a session of the requests clients make, rather than
 // committing one that would go stale as the code changes.
 import type { Subprocess } from "bun";

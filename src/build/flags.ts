@@ -2,7 +2,7 @@
 // ESM with code splitting: each module a command or a request loads later (`import()`) is its own
 // chunk inside the binary, read and evaluated only when first imported. Bytecode: the chunks are
 // compiled ahead, so what is loaded starts without parsing. The source map keeps stack traces in
-// logs pointing at src/ (2.7 MB of the file, read only when a trace is printed). docs/performance.md, "Footprint".
+// logs pointing at src/ (part of the file read only when a trace is printed). docs/performance.md, "Footprint".
 export const COMPILE_FLAGS = [
   "--compile",
   "--minify",

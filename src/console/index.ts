@@ -73,7 +73,7 @@ export function consoleRoutes() {
           vary: "Accept-Encoding",
         };
         if (!acceptsGzip(request.headers.get("accept-encoding"))) return new Response(file.body, { headers });
-        // Once per file and process: the script, 34 KB, takes 2-3 ms to pack and goes out at a third.
+        // Once per file and process: packing takes milliseconds, and the script goes out at a third of its size.
         file.gzipped ??= Bun.gzipSync(file.body, { level: 9 }) as Uint8Array<ArrayBuffer>;
         return new Response(file.gzipped, { headers: { ...headers, "content-encoding": "gzip" } });
       },

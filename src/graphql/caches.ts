@@ -1,20 +1,18 @@
 // Every cache that GraphQL requests fill, bounded by entries and by size. Which documents arrive is the
-// client's choice, so a cache without a bound grows with every distinct one (175,000 small queries took
-// 0.1.0 from 150 MB to 911 MB).
+// client's choice, so a cache without a bound grows with every distinct one (as 0.1.0's did: bench/results.md,
+// "Figures behind the code", has what these bounds were measured against).
 import type { DocumentNode } from "graphql";
 import { LRUCache } from "lru-cache";
 
 export const CACHE_BOUNDS = {
   /**
    * Parsed documents (Yoga's parser cache) and parse errors: entries, and characters of their source.
-   * A parsed document keeps its whole token list (for error locations): measured in RSS, a 70-character
-   * mutation weighs about 15 KB parsed, so 1,000 one-off documents held some 15 MB after a burst of
-   * distinct mutations (5,400 createCategory with the name inline: idle RSS 122 MB at 1,000 entries,
-   * 111 MB at 250). Clients send far fewer distinct operations than this; a document past it is parsed
-   * and validated again.
+   * A parsed document keeps its whole token list (for error locations), many times its source's size, so
+   * a burst of one-off documents would otherwise stay in memory. Clients send far fewer distinct
+   * operations than this; a document past it is parsed and validated again.
    *
-   * Kept from its second arrival (see `seen`): in the binary a kept document weighed some 35 KB, and a
-   * burst of 1,500 one-off createCategory left idle RSS 7.6 MB higher with 250 of them kept than with 25.
+   * Kept from its second arrival (see `seen`): a one-off document (a mutation with its values inline)
+   * is then never kept at all.
    */
   documents: { entries: 250, chars: 2 * 1024 * 1024 },
   /** Sources seen once: a document is kept (documents) when it comes again while still listed here. */
