@@ -53,6 +53,7 @@ export function createApp({ config, store: database, loggers, probes }: AppDeps)
   const metrics = createMetrics(store);
   const hub = createHub({
     feed: store.changes,
+    log: store.categoryEvents,
     ...config.subscriptions,
     async stillValid(authorization) {
       try {

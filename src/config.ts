@@ -98,6 +98,10 @@ export interface SubscriptionsConfig {
   buffer: number;
   /** How often open subscriptions' tokens are checked again. Not a variable: tests shorten it. */
   recheckMs: number;
+  /** SVC_EVENTS_KEEP: category events kept for subscriptions to resume from, at most. */
+  eventsKept: number;
+  /** SVC_EVENTS_KEEP_FOR: and for how long. */
+  eventsKeptForSeconds: number;
 }
 
 export type Env = Record<string, string | undefined>;
@@ -168,6 +172,8 @@ export function parseConfig(env: Env): Config {
       max: integer(env, "SVC_SUBSCRIPTIONS_MAX", 10_000, 1, 1_000_000),
       buffer: 1024,
       recheckMs: 2000,
+      eventsKept: integer(env, "SVC_EVENTS_KEEP", 10_000, 1, 10_000_000),
+      eventsKeptForSeconds: duration(env, "SVC_EVENTS_KEEP_FOR", "24h", 60, 365 * 86400),
     },
   });
 }

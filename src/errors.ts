@@ -13,6 +13,7 @@ const CATALOG = {
   invalid_credentials: { status: 401, title: "Invalid credentials", graphql: "UNAUTHENTICATED" },
   invalid_refresh_token: { status: 401, title: "Invalid refresh token", graphql: "UNAUTHENTICATED" },
   refresh_token_reused: { status: 401, title: "Refresh token reused", graphql: "UNAUTHENTICATED" },
+  token_expired: { status: 401, title: "Token expired", graphql: "TOKEN_EXPIRED" },
   forbidden: { status: 403, title: "Forbidden", graphql: "FORBIDDEN" },
   current_password_mismatch: { status: 403, title: "Current password does not match", graphql: "FORBIDDEN" },
   account_disabled: { status: 403, title: "Account disabled", graphql: "FORBIDDEN" },

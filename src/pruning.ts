@@ -1,5 +1,5 @@
 // Deletes what has expired in the background: sessions and spent refresh tokens, reset codes,
-// Idempotency-Key answers, and audit events past their retention. Small batches, each its own short statement, so no lock is held
+// Idempotency-Key answers, audit events past their retention, and category events past their bounds. Small batches, each its own short statement, so no lock is held
 // for long and requests go on between them.
 import type { Store } from "./db/store.ts";
 import type { LineLogger } from "./log-lines.ts";
@@ -24,8 +24,9 @@ export const PRUNE_BATCH = 500;
 
 /** The store's expiring rows: sessions and refresh tokens, reset codes, kept answers, and audit events older than the retention. */
 export function storeJobs(
-  store: Pick<Store, "sessions" | "resets" | "audit" | "idempotency">,
+  store: Pick<Store, "sessions" | "resets" | "audit" | "idempotency" | "categoryEvents">,
   auditRetentionSeconds: number,
+  events: { kept: number; keptForSeconds: number },
 ): PruneJob[] {
   const iso = (ms: number) => new Date(ms).toISOString();
   return [
@@ -35,6 +36,10 @@ export function storeJobs(
     {
       what: "audit events past their retention",
       prune: (now, limit) => store.audit.prune(iso(now - auditRetentionSeconds * 1000), limit),
+    },
+    {
+      what: "category events past SVC_EVENTS_KEEP or SVC_EVENTS_KEEP_FOR",
+      prune: (now, limit) => store.categoryEvents.prune(events.kept, iso(now - events.keptForSeconds * 1000), limit),
     },
   ];
 }

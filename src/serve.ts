@@ -93,7 +93,13 @@ export async function serve(config: Config): Promise<void> {
   const prune = async () => {
     if (stopPruning) return;
     const store = await opened.store();
-    stopPruning ??= startPruning({ jobs: storeJobs(store, config.auditRetentionSeconds), logger });
+    stopPruning ??= startPruning({
+      jobs: storeJobs(store, config.auditRetentionSeconds, {
+        kept: config.subscriptions.eventsKept,
+        keptForSeconds: config.subscriptions.eventsKeptForSeconds,
+      }),
+      logger,
+    });
   };
   // Pruning starts with the app, or once its period has passed without any request.
   const pruneAnyway = setTimeout(() => void prune(), PRUNE_EVERY_MS);

@@ -14,6 +14,9 @@ import { createLoggers } from "../src/log.ts";
 import { testApp } from "./helpers.ts";
 import { createTestDatabase, postgresAvailable, postgresConfig } from "./postgres.ts";
 
+/** The event log's defaults. */
+const EVENTS = { kept: 10_000, keptForSeconds: 86_400 };
+
 const onPostgres = await postgresAvailable();
 
 /** Signs up, logs in and refreshes twice (once repeated), returning every token handed out. */
@@ -104,7 +107,7 @@ describe("pruning", () => {
         return store.sessions.prune(now, limit);
       },
     };
-    const jobs = storeJobs({ ...store, sessions }, 90 * 86400);
+    const jobs = storeJobs({ ...store, sessions }, 90 * 86400, EVENTS);
     expect(await pruneExpired({ jobs, batch: 500 })).toBe(1200);
     expect(limits).toEqual([500, 500, 500]);
     expect(await store.sessions.list(user.id, new Date().toISOString())).toHaveLength(3);
@@ -175,7 +178,7 @@ describe("the pruner's jobs", () => {
     await reset(user.id, "expired", now - 1000);
     await reset(bob.id, "live", now + 3600_000);
     // Two events from issuing above, plus the one kept.
-    expect(await pruneExpired({ jobs: storeJobs(store, 90 * 86400), now: () => now })).toBe(2);
+    expect(await pruneExpired({ jobs: storeJobs(store, 90 * 86400, EVENTS), now: () => now })).toBe(2);
     expect((await store.audit.list({ limit: 10 })).map((e) => e.id)).not.toContain(old.id);
     expect((await store.audit.list({ limit: 10 })).map((e) => e.id)).toContain(kept.id);
     const redemption = {

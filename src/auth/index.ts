@@ -206,9 +206,13 @@ export function authRoutes({
           if (cookie !== undefined) {
             cookieOrigin(request);
             return run({ caller: `refresh:${refreshDigest(cookie)}` }, async () => {
-              // Ended now or long ago, the cookie is of no more use.
-              clearRefreshCookie(request, trustProxy, set.headers);
-              await sessions.logoutByRefresh(cookie, scope, client);
+              // Ending this session, the cookie is of no more use (and nor is one that ended long ago);
+              // ending the others, it goes on.
+              await sessions.logoutByRefresh(cookie, scope, client).catch((error: unknown) => {
+                clearRefreshCookie(request, trustProxy, set.headers);
+                throw error;
+              });
+              if (scope !== "others") clearRefreshCookie(request, trustProxy, set.headers);
             });
           }
           // By Bearer token, the key is the session's own: another session's repeat ends its own session.

@@ -80,7 +80,7 @@ export function categoryStore({ db, run, tables, transaction, feed }: Dialect): 
   ): Promise<T> {
     const result = atomic ? await transaction(work, { ...TIMED, clash }) : await run(() => work(db), clash);
     const change = changeOf(result);
-    if (change) feed.committed(change);
+    if (change) feed.committed();
     return result;
   }
 

@@ -5,6 +5,7 @@ import { countsIn, load } from "../copy/load.ts";
 import { userAdministration } from "./administration.ts";
 import { auditStore } from "./audit.ts";
 import { categoryStore } from "./categories.ts";
+import { categoryEventLog } from "./category-events.ts";
 import { sessionStore } from "./sessions.ts";
 import { idempotencyStore } from "./idempotency.ts";
 import { resetStore } from "./resets.ts";
@@ -30,6 +31,7 @@ export function drizzleStore(dialect: Dialect): VersionedStore {
     audit: auditStore(dialect),
     idempotency: idempotencyStore(dialect),
     changes: { listen: dialect.feed.listen },
+    categoryEvents: categoryEventLog(dialect),
     async tokenHolder(userId, jti, sessionId) {
       const state = await tokenState(userId, jti, sessionId);
       const user = state && (await users.findById(userId));

@@ -1,20 +1,20 @@
-// How committed category changes reach listeners. On SQLite (one process owns the file's writes) the
-// store hands each change to this process's listeners once it has committed. On PostgreSQL a trigger
-// on the table announces each change with pg_notify from the writing statement itself (migration
-// category_events), so a rolled-back write sends nothing and every instance listening on the channel
-// hears every commit, its own included.
+// How listeners learn that category changes have committed (what changed, they read from the log:
+// category-events.ts). On SQLite (one process owns the file's writes) the store tells this process's
+// listeners once a write has committed. On PostgreSQL the table's trigger logs the change and
+// announces its number with pg_notify from the writing statement itself (migration
+// category_event_triggers), so a rolled-back write sends nothing and every instance listening on the
+// channel hears every commit, its own included.
 import type { SQL } from "bun";
-import type { CategoryChange, ChangeFeed } from "../realtime/events.ts";
-import type { CategoryRecord } from "./categories.ts";
+import type { ChangeFeed } from "../realtime/events.ts";
 
 /** What a dialect adds to the feed: the writer's side. */
 export interface DialectFeed extends ChangeFeed {
-  /** Once a write has committed: SQLite hands the change to this process's listeners (PostgreSQL's trigger has sent it). */
-  committed(change: CategoryChange): void;
+  /** Once a write has committed: SQLite tells this process's listeners (PostgreSQL's trigger has told every instance). */
+  committed(): void;
 }
 
 interface Listener {
-  deliver: (change: CategoryChange) => void;
+  changed: () => void;
   resync: () => void;
 }
 
@@ -22,11 +22,11 @@ interface Listener {
 export function localFeed(): DialectFeed {
   const listeners = new Set<Listener>();
   return {
-    committed(change) {
-      for (const listener of listeners) listener.deliver(change);
+    committed() {
+      for (const listener of listeners) listener.changed();
     },
-    async listen(deliver, resync) {
-      const listener = { deliver, resync };
+    async listen(changed, resync) {
+      const listener = { changed, resync };
       listeners.add(listener);
       return async () => void listeners.delete(listener);
     },
@@ -35,78 +35,27 @@ export function localFeed(): DialectFeed {
 
 export const CHANNEL = "svc_category_events";
 
-/** The row as the trigger sends it (row_to_json: column names, timestamps in ISO form with an offset). */
-interface NotifiedRow {
-  id: string;
-  name: string;
-  description: string | null;
-  color_hex: string;
-  icon: string | null;
-  created_by: string | null;
-  created_at: string;
-  updated_at: string;
-  version: number;
-}
-
-function categoryOf(row: NotifiedRow): CategoryRecord {
-  return {
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    colorHex: row.color_hex,
-    icon: row.icon,
-    createdBy: row.created_by,
-    createdAt: new Date(row.created_at).toISOString(),
-    updatedAt: new Date(row.updated_at).toISOString(),
-    version: row.version,
-  };
-}
-
 /**
  * PostgreSQL's feed: LISTEN on one connection of Bun's client (it reconnects by itself; every
- * reconnect after the first LISTEN is a resync, since notifications sent meanwhile are lost; so is one
- * that cannot be read). A row too large for a notification comes as its id, and is read here; changes
- * are handed on one after another, in the order they came, reads included.
+ * reconnect after the first LISTEN is a resync, since notifications sent meanwhile are lost). A
+ * notification carries only the change's number: listeners read the log (category-events.ts).
  */
-export function notifyFeed(client: SQL, find: (id: string) => Promise<CategoryRecord | null>): DialectFeed {
+export function notifyFeed(client: SQL): DialectFeed {
   const listeners = new Set<Listener>();
   let subscription: Promise<SQL.ListenSubscription> | null = null;
   let acknowledgements = 0;
-  let order: Promise<void> = Promise.resolve();
 
-  const missed = () => {
-    for (const listener of listeners) listener.resync();
+  const received = () => {
+    for (const listener of listeners) listener.changed();
   };
-  const deliver = (change: CategoryChange) => {
-    for (const listener of listeners) listener.deliver(change);
-  };
-
-  async function handle(payload: string) {
-    let note: { kind: CategoryChange["kind"]; id: string; row?: NotifiedRow | null; large?: true };
-    try {
-      note = JSON.parse(payload);
-    } catch {
-      return missed();
-    }
-    if (note.kind === "DELETED") return deliver({ kind: "DELETED", id: note.id, category: null });
-    if (note.row) return deliver({ kind: note.kind, id: note.id, category: categoryOf(note.row) });
-    // Too large to send: read it (deleted meanwhile, its own DELETED follows).
-    const category = await find(note.id);
-    if (category) deliver({ kind: note.kind, id: note.id, category });
-  }
-
-  function received(payload: string) {
-    order = order.then(() => handle(payload)).catch(missed);
-  }
-
   function acknowledged() {
-    if (acknowledgements++ > 0) missed();
+    if (acknowledgements++ > 0) for (const listener of listeners) listener.resync();
   }
 
   return {
     committed() {},
-    async listen(deliverTo, resync) {
-      const listener = { deliver: deliverTo, resync };
+    async listen(changed, resync) {
+      const listener = { changed, resync };
       listeners.add(listener);
       subscription ??= client.listen(CHANNEL, received, acknowledged);
       try {

@@ -8,6 +8,7 @@ import type { Counts, LoadData, LoadOptions } from "../copy/load.ts";
 import type { ChangeFeed } from "../realtime/events.ts";
 import type { AuditStore } from "./audit.ts";
 import type { CategoryStore } from "./categories.ts";
+import type { CategoryEventLog } from "./category-events.ts";
 import type { IdempotencyStore } from "./idempotency.ts";
 import type { PasswordResetStore } from "./resets.ts";
 import type { SessionStore } from "./sessions.ts";
@@ -32,6 +33,7 @@ export {
 export type { NewUser, RecordState, UserPage, UserPatch, UserRecord, UserStore } from "./users.ts";
 export type { AccountChange, UserAdministration, UserFilter } from "./administration.ts";
 export type { CategoryPage, CategoryPatch, CategoryRecord, CategoryStore, NewCategory } from "./categories.ts";
+export type { CategoryEventLog, LoggedChange } from "./category-events.ts";
 export type {
   NewRefreshToken,
   PresentedRefresh,
@@ -66,8 +68,10 @@ export interface Store {
   readonly resets: PasswordResetStore;
   readonly audit: AuditStore;
   readonly idempotency: IdempotencyStore;
-  /** Category changes as they commit, from every instance on this database. */
+  /** Tells when category changes commit, from every instance on this database. */
   readonly changes: ChangeFeed;
+  /** The committed category changes, numbered in commit order: what subscriptions are fed and resume from. */
+  readonly categoryEvents: CategoryEventLog;
   /**
    * The user with this id and whether the token is revoked: its `jti` was, or it names a session
    * (`sessionId`) the user no longer has; and that session's expiry. It runs on every authenticated

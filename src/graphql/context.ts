@@ -14,8 +14,8 @@ export type GraphQLContext = {
   requestId: string | undefined;
   /** Where the request came from, for the audit log. */
   origin: Origin;
-  /** Opens this caller's subscription to category changes (over the request's transport). */
-  subscribe: () => Promise<AsyncIterableIterator<HubItem>>;
+  /** Opens this caller's subscription to category changes (over the request's transport), after a cursor if given. */
+  subscribe: (after: string | null) => Promise<AsyncIterableIterator<HubItem>>;
 };
 
 /** What serve() (or the WebSocket server) hands Yoga along with the request. */
@@ -23,6 +23,8 @@ export interface ServerContext {
   viewer: UserRecord | null;
   /** The Authorization the viewer was authenticated with: a subscription checks it again while open. */
   authorization: string | null;
+  /** When that token expires (ms since the epoch): a subscription ends with TOKEN_EXPIRED then. */
+  tokenExpiresAt: number | null;
   transport: Transport;
   requestId: string | undefined;
   origin: Origin;

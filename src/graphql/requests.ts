@@ -36,6 +36,8 @@ interface Asked {
   /** A POST's body as text (a GET's query is in its URL). */
   text: string | undefined;
   viewer: UserRecord | null;
+  /** When the viewer's token expires (ms since the epoch). */
+  tokenExpiresAt?: number;
   /** Where its answer is cached, when it may be. */
   cached: AnswerLookup | null;
 }
@@ -73,24 +75,29 @@ export function graphqlRequests(deps: RequestPluginDeps): GraphqlRequests {
     };
     return attempt(
       () => authenticator.authenticate(authorization),
-      ({ user }) => {
+      ({ user, token }) => {
         const info = requestInfo(request);
         if (info) info.userId = user.id;
-        return lookUp(request, text, user);
+        return lookUp(request, text, user, token.exp * 1000);
       },
       refused,
     );
   }
 
   /** A query asked before, with its tables unchanged since, is answered from memory. */
-  function lookUp(request: Request, text: string | undefined, viewer: UserRecord | null): Awaitable<Response | Asked> {
+  function lookUp(
+    request: Request,
+    text: string | undefined,
+    viewer: UserRecord | null,
+    tokenExpiresAt?: number,
+  ): Awaitable<Response | Asked> {
     const byGet = request.method === "GET";
     // By GET, the request is its query string.
     const question = byGet ? queryString(request.url) : text;
     const key = question === undefined ? null : answerKey(viewer?.id ?? null, request.headers, question);
-    if (key === null) return { text, viewer, cached: null };
+    if (key === null) return { text, viewer, tokenExpiresAt, cached: null };
     return then(answers.lookup(key), (cached) => {
-      if (!cached.hit) return { text, viewer, cached };
+      if (!cached.hit) return { text, viewer, tokenExpiresAt, cached };
       metrics.graphqlOperation(cached.hit.operation, "ok");
       return cachedAnswer(request, cached.hit.body, cached.hit.contentType);
     });
@@ -98,12 +105,13 @@ export function graphqlRequests(deps: RequestPluginDeps): GraphqlRequests {
 
   /** Runs the operation through Yoga; caches a clean query's answer where `asked.cached` says. */
   async function run(request: Request, context: ServerContext, yoga: YogaHandler, asked: Asked): Promise<Response> {
-    const { text, viewer, cached } = asked;
+    const { text, viewer, tokenExpiresAt, cached } = asked;
     const info = requestInfo(request);
     const address = clientAddress(request, trustProxy);
     Object.assign(context, {
       viewer,
       authorization: request.headers.get("authorization"),
+      tokenExpiresAt: tokenExpiresAt ?? null,
       transport: "sse",
       requestId: info?.id,
       origin: { address, ...auditIds(info) },

@@ -44,6 +44,11 @@ export type CategoryEvent = {
   __typename?: 'CategoryEvent';
   /** The category as it is after the change; null for DELETED and RESYNC. */
   category?: Maybe<Category>;
+  /**
+   * Opaque, increasing in commit order across instances. Send the last one you received as `after` when you
+   * subscribe again (a dropped connection, an expired token) and you miss nothing and get nothing twice.
+   */
+  cursor: Scalars['String']['output'];
   /** The category's id (empty for RESYNC). */
   id: Scalars['ID']['output'];
   kind: CategoryEventKind;
@@ -54,8 +59,9 @@ export type CategoryEventKind =
   | 'CREATED'
   | 'DELETED'
   /**
-   * Events may have been missed (svc lost its database connection and has reconnected): read the categories
-   * again. `id` is empty and `category` null.
+   * Events may have been missed (the cursor given as `after` is older than the events svc keeps, or from another
+   * database): read the categories again, then carry on from this event's cursor. `id` is empty and `category`
+   * null.
    */
   | 'RESYNC'
   | 'UPDATED';
@@ -135,10 +141,18 @@ export type Subscription = {
   __typename?: 'Subscription';
   /**
    * Every change to any category, within a second, from any instance. By Server-Sent Events (`Accept:
-   * text/event-stream` at /graphql) or by WebSocket (the graphql-transport-ws protocol at /graphql). Ends with
-   * UNAUTHENTICATED once the token stops being valid.
+   * text/event-stream` at /graphql; each event's `id:` is its cursor, and `Last-Event-ID` stands for `after`) or
+   * by WebSocket (the graphql-transport-ws protocol at /graphql). With `after` (an event's cursor), every change
+   * since that event comes first, in order, then the live ones. Ends with TOKEN_EXPIRED when the token expires
+   * and UNAUTHENTICATED when it is revoked (or its account deleted or disabled): subscribe again with a fresh
+   * token and the last cursor.
    */
   categoryEvents: CategoryEvent;
+};
+
+
+export type SubscriptionCategoryEventsArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
 };
 
 /** Fields left out stay as they are; null clears description or icon. */
@@ -265,6 +279,7 @@ export type CategoryResolvers<ContextType = GraphQLContext, ParentType extends R
 
 export type CategoryEventResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['CategoryEvent'] = ResolversParentTypes['CategoryEvent']> = {
   category?: Resolver<Maybe<ResolversTypes['Category']>, ParentType, ContextType>;
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   kind?: Resolver<ResolversTypes['CategoryEventKind'], ParentType, ContextType>;
 };
@@ -282,7 +297,7 @@ export type QueryResolvers<ContextType = GraphQLContext, ParentType extends Reso
 };
 
 export type SubscriptionResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Subscription'] = ResolversParentTypes['Subscription']> = {
-  categoryEvents?: SubscriptionResolver<ResolversTypes['CategoryEvent'], "categoryEvents", ParentType, ContextType>;
+  categoryEvents?: SubscriptionResolver<ResolversTypes['CategoryEvent'], "categoryEvents", ParentType, ContextType, Partial<SubscriptionCategoryEventsArgs>>;
 };
 
 export type Resolvers<ContextType = GraphQLContext> = {

@@ -25,7 +25,7 @@ export const resolvers: Resolvers = {
   },
   Subscription: {
     categoryEvents: {
-      subscribe: (_, __, ctx) => ctx.subscribe(),
+      subscribe: (_, { after }, ctx) => ctx.subscribe(after ?? null),
       // A subscription that svc ends (its token stopped being valid) ends with that error.
       resolve: (item: HubItem) => {
         if ("ending" in item) throw item.ending;

@@ -76,9 +76,12 @@ export function graphqlWebSocket({
       const { authorization, address } = extra.socket.data;
       // The token is checked again for every operation: one revoked since the connection opened gets no further.
       let viewer = extra.socket.data.viewer;
+      let tokenExpiresAt: number | null = null;
       if (viewer) {
         try {
-          viewer = (await authenticator.authenticate(authorization)).user;
+          const caller = await authenticator.authenticate(authorization);
+          viewer = caller.user;
+          tokenExpiresAt = caller.token.exp * 1000;
         } catch {
           extra.socket.close(CloseCode.Forbidden, "Forbidden: the token is no longer valid");
           return [];
@@ -87,6 +90,7 @@ export function graphqlWebSocket({
       const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
         viewer,
         authorization,
+        tokenExpiresAt,
         transport: "ws",
         // Ours, not the client's operation id: it goes into the logs.
         requestId: Bun.randomUUIDv7(),

@@ -64,18 +64,23 @@ export function yogaConfig(deps: YogaConfigDeps) {
     logging: false,
     maskedErrors: { maskError },
     context(initial: YogaInitialContext): GraphQLContext {
-      const { viewer, requestId, origin, authorization, transport } = initial as YogaInitialContext & ServerContext;
+      const { viewer, requestId, origin, authorization, tokenExpiresAt, transport } = initial as YogaInitialContext &
+        ServerContext;
+      // Over SSE, a reconnecting EventSource sends the last event's id (its cursor) as Last-Event-ID.
+      const lastEventId = transport === "sse" ? initial.request.headers.get("last-event-id") : null;
       return {
         categories,
         viewer,
         auth: config.auth,
         requestId,
         origin,
-        subscribe: () =>
+        subscribe: (after) =>
           hub.subscribe({
             owner: viewer ? `user:${viewer.id}` : `client:${origin.address}`,
             authorization: viewer ? authorization : null,
+            expiresAt: viewer ? tokenExpiresAt : null,
             transport,
+            after: after ?? (lastEventId || null),
           }),
       };
     },

@@ -1,5 +1,6 @@
 // What subscribers are told: a category created, updated or deleted, or RESYNC when changes may have
-// been missed (the database connection that carries them was lost and is back).
+// been missed (a cursor older than the log, or from another database). Each event carries its
+// cursor: where a subscription resumes from (`categoryEvents(after:)`).
 import type { CategoryRecord } from "../db/store.ts";
 
 export type CategoryEventKind = "CREATED" | "UPDATED" | "DELETED" | "RESYNC";
@@ -10,23 +11,23 @@ export interface CategoryEvent {
   id: string;
   /** The category after the change; null for DELETED and RESYNC. */
   category: CategoryRecord | null;
+  /** Opaque; increasing in commit order. A RESYNC's is where to resume once the categories are read again. */
+  cursor: string;
 }
 
-/** A committed change, as a store announces it. */
+/** A committed change, as the log holds it. */
 export type CategoryChange =
   | { kind: "CREATED" | "UPDATED"; id: string; category: CategoryRecord }
   | { kind: "DELETED"; id: string; category: null };
 
-export const RESYNC: CategoryEvent = Object.freeze({ kind: "RESYNC", id: "", category: null });
-
-/** The committed category changes of one database, from every instance writing to it. */
+/** Tells when category changes have committed on one database, from every instance writing to it. */
 export interface ChangeFeed {
   /**
-   * Delivers every change committed from now on to `deliver`, in commit order per writer, and calls
-   * `resync` when changes may have been missed (after a lost connection is back). Resolves once
-   * listening, with the function that stops it.
+   * Calls `changed` after changes commit (once per commit or fewer: it says "read the log", not what
+   * changed), and `resync` when notices may have been missed (after a lost connection is back).
+   * Resolves once listening, with the function that stops it.
    */
-  listen(deliver: (change: CategoryChange) => void, resync: () => void): Promise<() => Promise<void>>;
+  listen(changed: () => void, resync: () => void): Promise<() => Promise<void>>;
 }
 
 /** CategoryEvent under the name the generated resolver types import it by (theirs is taken). */

@@ -1,12 +1,20 @@
-// This process's subscribers to category changes. The store's feed delivers each committed change
-// (from every instance, on PostgreSQL) and the hub copies it into every subscriber's own bounded
-// queue, which its transport (SSE or WebSocket) drains: publishing never waits for a subscriber, and
-// one whose queue is full (it reads slower than changes come) is dropped. Subscriptions are capped per
-// user and in all, and the token each was opened with is checked again every few seconds: once it is
-// revoked, expired, or its account deleted or disabled, the subscription ends with UNAUTHENTICATED.
+// This process's subscribers to category changes. The store's feed says when changes commit (from every
+// instance, on PostgreSQL); the hub reads them from the log in commit order and copies each into every
+// subscriber's own bounded queue, which its transport (SSE or WebSocket) drains: publishing never
+// waits for a subscriber, and one whose queue is full (it reads slower than changes come) is dropped.
+//
+// A subscription given a cursor (`after`) first replays the log after it, up to where the hub stood
+// when it subscribed, then goes on with the live changes past that point: no gap, no duplicate. A
+// cursor the log no longer covers, or from another database, gets one RESYNC first.
+//
+// Subscriptions are capped per user and in all. One opened with a token ends with TOKEN_EXPIRED when
+// that token expires, and with UNAUTHENTICATED once a check (every few seconds) finds it revoked or its
+// account deleted or disabled: a client re-subscribes with a fresh token and its last cursor.
+import type { CategoryEventLog, LoggedChange } from "../db/store.ts";
 import { AppError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { type CategoryEvent, type ChangeFeed, RESYNC } from "./events.ts";
+import { formatCursor, parseCursor } from "./cursors.ts";
+import type { CategoryEvent, ChangeFeed } from "./events.ts";
 
 export type Transport = "sse" | "ws";
 
@@ -20,6 +28,7 @@ export interface HubMetrics {
 
 export interface HubOptions {
   feed: ChangeFeed;
+  log: CategoryEventLog;
   /** SVC_SUBSCRIPTIONS_PER_USER: open subscriptions one user (or one anonymous client address) may hold. */
   perUser: number;
   /** SVC_SUBSCRIPTIONS_MAX: open subscriptions on this instance. */
@@ -32,6 +41,7 @@ export interface HubOptions {
   stillValid(authorization: string): Promise<boolean | "unknown">;
   metrics: HubMetrics;
   logger: Logger;
+  now?: () => number;
 }
 
 export interface SubscribeRequest {
@@ -39,29 +49,85 @@ export interface SubscribeRequest {
   owner: string;
   /** The Authorization it was opened with, checked again while it is open; null without a token. */
   authorization: string | null;
+  /** When that token expires (ms since the epoch); null without one. */
+  expiresAt: number | null;
   transport: Transport;
+  /** The cursor to resume after (an event's, as the client got it); null: live changes only. */
+  after: string | null;
 }
 
 export type Hub = ReturnType<typeof createHub>;
 
+/** Changes read from the log at once, when catching up or replaying. */
+const PAGE = 200;
+
 export function createHub(options: HubOptions) {
-  const { feed, perUser, max, buffer, recheckMs, stillValid, metrics, logger } = options;
+  const { feed, log, perUser, max, buffer, recheckMs, stillValid, metrics, logger, now = Date.now } = options;
   const open = new Set<Subscription>();
   const perOwner = new Map<string, number>();
-  let listening: Promise<() => Promise<void>> | null = null;
+  let listening: Promise<void> | null = null;
+  let stopListening: (() => Promise<void>) | null = null;
   let recheck: ReturnType<typeof setInterval> | null = null;
   let closed = false;
+  /** The database's identity and the last number handed to subscribers: where the live stream stands. */
+  let database = "";
+  let lastSeq = 0;
+
+  const eventOf = ({ seq, change }: LoggedChange): CategoryEvent => ({
+    ...change,
+    cursor: formatCursor({ database, seq }),
+  });
+  const resync = (): CategoryEvent => ({
+    kind: "RESYNC",
+    id: "",
+    category: null,
+    cursor: formatCursor({ database, seq: lastSeq }),
+  });
 
   class Subscription implements AsyncIterableIterator<HubItem> {
     private readonly queue: HubItem[] = [];
     private waiting: ((result: IteratorResult<HubItem>) => void) | null = null;
     private finished = false;
+    private expiry: ReturnType<typeof setTimeout> | null = null;
+    /** Replayed first: the log after `replayFrom`, up to `replayUntil` (where the live queue begins). */
+    private replayed: CategoryEvent[] = [];
+    private replayFrom = 0;
+    private replayUntil = 0;
+    /** Live changes up to this number are the client's already (its cursor is ahead of this instance). */
+    private skipThrough = 0;
 
     constructor(readonly request: SubscribeRequest) {}
 
-    /** Queues the event; false when the queue is full (the subscriber is too slow). */
-    offer(event: CategoryEvent): boolean {
-      if (this.finished) return true;
+    /** Replays the log after `from` up to `until` before the live events, which begin after `until`. */
+    replay(from: number, until: number): void {
+      this.replayFrom = from;
+      this.replayUntil = Math.max(from, until);
+      this.skipThrough = from;
+    }
+
+    /** Comes before anything else (a RESYNC). */
+    lead(event: CategoryEvent): void {
+      this.replayed.unshift(event);
+    }
+
+    /** Ends it with TOKEN_EXPIRED when its token expires. */
+    expireAt(at: number): void {
+      const end = () =>
+        this.end(
+          new AppError(
+            "token_expired",
+            "The token this subscription was opened with has expired: subscribe again with a fresh token and the last cursor.",
+          ),
+        );
+      const wait = at - now();
+      if (wait <= 0) return end();
+      this.expiry = setTimeout(end, Math.min(wait, 2 ** 31 - 1));
+      this.expiry.unref?.();
+    }
+
+    /** Queues the event (numbered `seq`); false when the queue is full (the subscriber is too slow). */
+    offer(event: CategoryEvent, seq: number): boolean {
+      if (this.finished || seq <= this.skipThrough) return true;
       if (this.waiting) {
         const resolve = this.waiting;
         this.waiting = null;
@@ -80,8 +146,13 @@ export function createHub(options: HubOptions) {
      */
     end(ending?: AppError, drain = false): void {
       if (this.finished) return;
+      if (this.expiry) clearTimeout(this.expiry);
       if (ending) this.queue.push({ ending });
-      else if (!drain) this.queue.length = 0;
+      else if (!drain) {
+        this.queue.length = 0;
+        this.replayed.length = 0;
+        this.replayFrom = this.replayUntil;
+      }
       this.finished = true;
       forget(this);
       if (this.waiting) {
@@ -98,8 +169,22 @@ export function createHub(options: HubOptions) {
       return { value: item, done: false };
     }
 
-    next(): Promise<IteratorResult<HubItem>> {
-      if (this.queue.length > 0 || this.finished) return Promise.resolve(this.take());
+    async next(): Promise<IteratorResult<HubItem>> {
+      // The replay, read a page at a time as the reader asks: the live queue waits behind it.
+      while (this.replayed.length > 0 || this.replayFrom < this.replayUntil) {
+        const event = this.replayed.shift();
+        if (event) {
+          metrics.sent(1);
+          return { value: event, done: false };
+        }
+        const page = (await log.after(this.replayFrom, PAGE)).filter(({ seq }) => seq <= this.replayUntil);
+        if (page.length === 0) this.replayFrom = this.replayUntil;
+        else {
+          this.replayFrom = page.at(-1)!.seq;
+          this.replayed.push(...page.map(eventOf));
+        }
+      }
+      if (this.queue.length > 0 || this.finished) return this.take();
       return new Promise((resolve) => (this.waiting = resolve));
     }
 
@@ -126,9 +211,10 @@ export function createHub(options: HubOptions) {
     }
   }
 
-  function deliver(event: CategoryEvent) {
+  /** Offers the event to every subscriber; a RESYNC is numbered Infinity (nobody holds it already). */
+  function deliver(event: CategoryEvent, seq: number) {
     for (const subscription of open) {
-      if (subscription.offer(event)) continue;
+      if (subscription.offer(event, seq)) continue;
       // Its queue is full: it cannot keep up, and nobody else may wait for it.
       metrics.dropped("slow");
       logger.warn(
@@ -137,6 +223,65 @@ export function createHub(options: HubOptions) {
       );
       subscription.end();
     }
+  }
+
+  /**
+   * Hands on every change logged after lastSeq, in order; one catch-up at a time, and one more after it
+   * when told of changes meanwhile. After a resync (notices may have been lost), a log that no longer
+   * holds what followed lastSeq, or a database that is now another (a bulk load), is one RESYNC.
+   */
+  let catching: Promise<void> | null = null;
+  let again = false;
+  let checkGap = false;
+  function catchUp(afterResync = false): void {
+    if (afterResync) checkGap = true;
+    if (catching) {
+      again = true;
+      return;
+    }
+    catching = (async () => {
+      do {
+        again = false;
+        if (checkGap) {
+          checkGap = false;
+          const [identity, { first, last }] = await Promise.all([log.identity(), log.bounds()]);
+          if (identity !== database || (first !== null && first > lastSeq + 1) || (last ?? 0) < lastSeq) {
+            database = identity;
+            lastSeq = last ?? 0;
+            deliver(resync(), Number.POSITIVE_INFINITY);
+            continue;
+          }
+        }
+        for (;;) {
+          const page = await log.after(lastSeq, PAGE);
+          for (const logged of page) {
+            lastSeq = logged.seq;
+            deliver(eventOf(logged), logged.seq);
+          }
+          if (page.length < PAGE) break;
+        }
+      } while (again);
+    })()
+      .catch((error: unknown) => {
+        // Read again once the database answers: the next notice (or resync) comes with it.
+        checkGap = true;
+        logger.warn({ err: error }, "could not read the category event log; subscribers wait for the next change");
+      })
+      .finally(() => {
+        catching = null;
+        if (again) catchUp();
+      });
+  }
+
+  /** Listens to the feed, then reads where the log stands: a change committed in between is caught up by its notice. */
+  async function startListening(): Promise<void> {
+    stopListening = await feed.listen(
+      () => catchUp(),
+      () => catchUp(true),
+    );
+    const [identity, { last }] = await Promise.all([log.identity(), log.bounds()]);
+    database = identity;
+    lastSeq = last ?? 0;
   }
 
   /** Every open subscription's token, asked once per distinct token. */
@@ -153,7 +298,7 @@ export function createHub(options: HubOptions) {
       if ((await stillValid(authorization)) !== false) continue;
       const ending = new AppError(
         "unauthorized",
-        "The token this subscription was opened with is no longer valid (expired or revoked, or its account was deleted or disabled).",
+        "The token this subscription was opened with is no longer valid (revoked, or its account was deleted or disabled).",
       );
       for (const subscription of group) {
         metrics.dropped("revoked");
@@ -175,6 +320,19 @@ export function createHub(options: HubOptions) {
     recheck.unref?.();
   }
 
+  /** Where a subscription with this cursor starts: a replay from its number, or a RESYNC (the log no longer covers it). */
+  async function resumeFrom(after: string): Promise<number | "resync"> {
+    const cursor = parseCursor(after);
+    if (cursor.database !== database) return "resync";
+    if (cursor.seq === lastSeq) return cursor.seq;
+    const { first, last } = await log.bounds();
+    // Ahead of this instance (another one handed it out first) is fine while the log holds it; past the
+    // log's end, it is from another history of this database (restored from a backup).
+    if (cursor.seq > (last ?? 0)) return "resync";
+    // A number before the first one kept may have been forgotten: what followed it is not all there.
+    return first !== null && cursor.seq >= first - 1 ? cursor.seq : "resync";
+  }
+
   return {
     /** A new subscription, once the feed is listening. Throws AppError `too_many_subscriptions` past a cap. */
     async subscribe(request: SubscribeRequest): Promise<AsyncIterableIterator<HubItem>> {
@@ -183,7 +341,8 @@ export function createHub(options: HubOptions) {
         subscription.end();
         return subscription;
       }
-      listening ??= feed.listen(deliver, () => deliver(RESYNC));
+      if (request.after !== null) parseCursor(request.after);
+      listening ??= startListening();
       try {
         await listening;
       } catch (error) {
@@ -192,7 +351,9 @@ export function createHub(options: HubOptions) {
           cause: error,
         });
       }
-      // The caps are checked and the subscription counted in one step, with no await between.
+      const start = request.after === null ? lastSeq : await resumeFrom(request.after);
+      // The caps are checked and the subscription counted in one step, with no await between; from the
+      // same step on, every change past `until` reaches its live queue.
       if ((perOwner.get(request.owner) ?? 0) >= perUser) {
         throw new AppError(
           "too_many_subscriptions",
@@ -208,9 +369,13 @@ export function createHub(options: HubOptions) {
           },
         );
       }
+      const until = lastSeq;
+      if (start === "resync") subscription.lead(resync());
+      else subscription.replay(start, until);
       open.add(subscription);
       perOwner.set(request.owner, (perOwner.get(request.owner) ?? 0) + 1);
       if (request.authorization !== null) startRechecks();
+      if (request.expiresAt !== null) subscription.expireAt(request.expiresAt);
       return subscription;
     },
 
@@ -227,9 +392,13 @@ export function createHub(options: HubOptions) {
       for (const subscription of [...open]) subscription.end(undefined, true);
       if (recheck) clearInterval(recheck);
       recheck = null;
-      const stop = listening;
+      const started = listening;
       listening = null;
-      if (stop) await (await stop.catch(() => async () => {}))();
+      if (started) await started.catch(() => {});
+      const stop = stopListening;
+      stopListening = null;
+      if (stop) await stop();
+      await catching;
     },
   };
 }

@@ -223,6 +223,20 @@ describe("logout and password change in cookie mode", () => {
     expectProblem(await refresh(cookie.value), 401, "invalid_refresh_token");
   });
 
+  test("logout of the other sessions by the cookie keeps this one, and its cookie", async () => {
+    const { login, refresh, call } = await cookieApp();
+    const { cookie } = await login();
+    const other = await login();
+    const out = await call("POST", LOGOUT, {
+      body: { scope: "others" },
+      headers: { origin: SELF, cookie: `svc_refresh=${cookie.value}` },
+    });
+    expect(out.status).toBe(204);
+    expect(out.headers.getSetCookie()).toEqual([]);
+    expect((await refresh(cookie.value)).status).toBe(200);
+    expectProblem(await refresh(other.cookie.value), 401, "invalid_refresh_token");
+  });
+
   test("a password change in a cookie session answers its new refresh token in the cookie, kept for a retry", async () => {
     const { login, refresh, call, password } = await cookieApp();
     const { reply, cookie } = await login();

@@ -1,6 +1,6 @@
 // PostgreSQL tables: the same columns as sqlite/schema.ts (a parity test holds them together),
 // with native uuid and timestamptz types.
-import { customType, index, integer, pgTable, primaryKey, text, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { bigint, customType, index, integer, pgTable, primaryKey, text, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 import type { AuditAction } from "../../audit/model.ts";
 import type { AuditEvent } from "../audit.ts";
 import type { AccountStatus, Role } from "../records.ts";
@@ -59,6 +59,30 @@ export const categories = pgTable(
   },
   (t) => [uniqueIndex("categories_name_key_uq").on(t.nameKey), index("categories_created_by_idx").on(t.createdBy)],
 );
+
+/**
+ * Every committed change to a category, in commit order (written by the categories' triggers: migration
+ * category_event_log): what a subscription resumes from (`categoryEvents(after:)`). Bounded by
+ * SVC_EVENTS_KEEP and SVC_EVENTS_KEEP_FOR.
+ */
+export const categoryEvents = pgTable(
+  "category_events",
+  {
+    /** Increasing in commit order, never reused (its sequence's next value, taken under a lock): the cursor's number. */
+    seq: bigint("seq", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
+    at: instant("at").notNull(),
+    kind: text("kind").$type<"CREATED" | "UPDATED" | "DELETED">().notNull(),
+    categoryId: uuid("category_id").notNull(),
+    /** The category after the change, as JSON of its columns; null for DELETED. */
+    row: text("row"),
+  },
+  (t) => [index("category_events_at_idx").on(t.at)],
+);
+
+/** This database's identity, made once when the table is: a cursor from another database is told apart. */
+export const svcDatabase = pgTable("svc_database", {
+  id: text("id").primaryKey(),
+});
 
 /** Failed-login state, shared by every instance: one row per account or client key. */
 export const loginThrottle = pgTable("login_throttle", {

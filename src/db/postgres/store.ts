@@ -89,9 +89,7 @@ function postgresDialect(client: SQL, config: PostgresConfig, connections: Conne
       const open = connections.open();
       return { max: config.poolMax, open, busy: Math.min(busy, open) };
     },
-    feed: notifyFeed(client, async (id) =>
-      first(await db.select(categoryColumns).from(tables.categories).where(eq(tables.categories.id, id))),
-    ),
+    feed: notifyFeed(client),
     async close() {
       await client.close({ timeout: 5 });
     },

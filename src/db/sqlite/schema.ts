@@ -49,6 +49,30 @@ export const categories = sqliteTable(
   (t) => [uniqueIndex("categories_name_key_uq").on(t.nameKey), index("categories_created_by_idx").on(t.createdBy)],
 );
 
+/**
+ * Every committed change to a category, in commit order (written by the categories' triggers: migration
+ * category_event_log): what a subscription resumes from (`categoryEvents(after:)`). Bounded by
+ * SVC_EVENTS_KEEP and SVC_EVENTS_KEEP_FOR.
+ */
+export const categoryEvents = sqliteTable(
+  "category_events",
+  {
+    /** Increasing in commit order, never reused: the cursor's number. */
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    at: text("at").notNull(),
+    kind: text("kind").$type<"CREATED" | "UPDATED" | "DELETED">().notNull(),
+    categoryId: text("category_id").notNull(),
+    /** The category after the change, as JSON of its columns; null for DELETED. */
+    row: text("row"),
+  },
+  (t) => [index("category_events_at_idx").on(t.at)],
+);
+
+/** This database's identity, made once when the table is: a cursor from another database is told apart. */
+export const svcDatabase = sqliteTable("svc_database", {
+  id: text("id").primaryKey(),
+});
+
 /** Failed-login state, shared by every instance: one row per account or client key. */
 export const loginThrottle = sqliteTable("login_throttle", {
   key: text("key").primaryKey(),

@@ -1,4 +1,5 @@
-// The change feed realtime subscribers are fed from: each committed category change, once, in order.
+// The change feed and the event log realtime subscribers are fed from: each committed category change,
+// once, in order.
 import { beforeEach, describe, expect, test } from "bun:test";
 import { type Store } from "../../../src/db/store.ts";
 import { newCategory, event, expectCode, tick } from "./fixtures.ts";
@@ -18,18 +19,24 @@ export function categoryChangesContract(use: () => Store): void {
       const delivered: Array<{ kind: string; id: string; name?: string; version?: number }> = [];
       const waiting: Array<() => boolean> = [];
       let resyncs = 0;
-      const stop = await store.changes.listen(
-        (change) => {
-          delivered.push({
-            kind: change.kind,
-            id: change.id,
-            name: change.category?.name,
-            version: change.category?.version,
-          });
+      // Where the log stands now: what a listener hears is what is logged after it, read on each notice.
+      let last = (await store.categoryEvents.bounds()).last ?? 0;
+      let reading = Promise.resolve();
+      const read = () => {
+        reading = reading.then(async () => {
+          for (const { seq, change } of await store.categoryEvents.after(last, 1000)) {
+            last = seq;
+            delivered.push({
+              kind: change.kind,
+              id: change.id,
+              name: change.category?.name,
+              version: change.category?.version,
+            });
+          }
           for (let i = waiting.length - 1; i >= 0; i--) if (waiting[i]!()) waiting.splice(i, 1);
-        },
-        () => resyncs++,
-      );
+        });
+      };
+      const stop = await store.changes.listen(read, () => resyncs++);
       const heard = () => delivered.filter((change) => !sentinels.has(change.id));
       /**
        * Every change delivered so far. PostgreSQL delivers asynchronously but in commit order, so once a
@@ -97,6 +104,46 @@ export function categoryChangesContract(use: () => Store): void {
       expect((await two.settle()).map((c) => c.kind)).toEqual(["CREATED", "UPDATED"]);
       expect(one.heard().map((c) => c.kind)).toEqual(["CREATED"]);
       await two.stop();
+    });
+
+    test("the log numbers changes in commit order and reads them back after any number", async () => {
+      const start = (await store.categoryEvents.bounds()).last ?? 0;
+      const books = await store.categories.create(newCategory("Books"));
+      await store.categories.update(books.id, { name: "Novels" }, tick());
+      await store.categories.delete(books.id, event("category.deleted", { targetId: books.id }));
+      const logged = await store.categoryEvents.after(start, 10);
+      expect(logged.map(({ change }) => [change.kind, change.category?.name ?? null])).toEqual([
+        ["CREATED", "Books"],
+        ["UPDATED", "Novels"],
+        ["DELETED", null],
+      ]);
+      const numbers = logged.map(({ seq }) => seq);
+      expect(numbers).toEqual([...numbers].sort((a, b) => a - b));
+      expect(new Set(numbers).size).toBe(3);
+      expect(logged[0]!.change.category).toEqual(books);
+      expect(await store.categoryEvents.after(numbers[0]!, 1)).toEqual([logged[1]!]);
+      expect((await store.categoryEvents.bounds()).last).toBe(numbers[2]!);
+    });
+
+    test("pruning keeps the newest changes and never the last one away; a bulk load makes the database another", async () => {
+      for (const name of ["A", "B", "C", "D"]) await store.categories.create(newCategory(name));
+      const { last } = await store.categoryEvents.bounds();
+      const identity = await store.categoryEvents.identity();
+      expect(identity).toMatch(/^[0-9a-f]{16}$/);
+      // Keep 2: everything older goes, in batches of `limit`.
+      let gone = 0;
+      for (let n = -1; n !== 0; gone += n) n = await store.categoryEvents.prune(2, "1970-01-01T00:00:00.000Z", 1);
+      expect(gone).toBeGreaterThan(0);
+      expect(await store.categoryEvents.bounds()).toEqual({ first: last! - 1, last });
+      // Past its age, all but the newest go.
+      expect(await store.categoryEvents.prune(1_000, "9999-01-01T00:00:00.000Z", 100)).toBe(1);
+      expect(await store.categoryEvents.bounds()).toEqual({ first: last, last });
+      await store.load(
+        { users: (async function* () {})(), categories: [] },
+        { replace: true, expect: { users: 0, categories: 0 } },
+      );
+      expect(await store.categoryEvents.identity()).not.toBe(identity);
+      expect(await store.categoryEvents.bounds()).toEqual({ first: null, last: null });
     });
   });
 }
