@@ -6,7 +6,12 @@ import type { App } from "../src/app.ts";
 
 export const EVENTS = "subscription { categoryEvents { kind id category { name version } } }";
 
-export type Event = { kind: string; id: string; category: { name: string; version: number } | null };
+export type Event = {
+  kind: string;
+  id: string;
+  cursor?: string;
+  category: { name: string; version: number } | null;
+};
 export type Result = {
   data?: { categoryEvents: Event } | null;
   errors?: Array<{ message: string; extensions?: Record<string, unknown> }>;
@@ -92,17 +97,21 @@ function collector(
   };
 }
 
-export function sse(url: string, token: string | null, query = EVENTS): Received {
+/** With cursors, resuming after `after` (null: live only). */
+export const RESUMABLE =
+  "subscription ($after: String) { categoryEvents(after: $after) { kind id cursor category { name version } } }";
+
+export function sse(url: string, token: string | null, query = EVENTS, variables?: Record<string, unknown>): Received {
   const client = createSseClient({
     url,
     headers: token ? { authorization: `Bearer ${token}` } : {},
     retryAttempts: 0,
   });
   stops.push(() => client.dispose());
-  return collector((sink) => client.subscribe({ query }, sink as never));
+  return collector((sink) => client.subscribe({ query, variables }, sink as never));
 }
 
-export function ws(url: string, token: string | null, query = EVENTS): Received {
+export function ws(url: string, token: string | null, query = EVENTS, variables?: Record<string, unknown>): Received {
   const client = createWsClient({
     url: url.replace(/^http/, "ws"),
     connectionParams: token ? { Authorization: `Bearer ${token}` } : {},
@@ -112,5 +121,5 @@ export function ws(url: string, token: string | null, query = EVENTS): Received 
     onNonLazyError: () => {},
   });
   stops.push(() => client.dispose());
-  return collector((sink) => client.subscribe({ query }, sink as never));
+  return collector((sink) => client.subscribe({ query, variables }, sink as never));
 }

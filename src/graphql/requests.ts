@@ -7,6 +7,7 @@
 // a refusal) before Yoga is reached at all: through yoga.fetch a cached answer cost about half as much
 // again (bench/results.md, #40). What it learnt of any other request is handed to the Yoga plugin's
 // onRequest, which runs the operation.
+import { withEventIds } from "./event-ids.ts";
 import type { Plugin } from "graphql-yoga";
 import { type Awaitable, attempt, then } from "../awaitable.ts";
 import type { AnswerLookup } from "../cache/caching.ts";
@@ -119,7 +120,9 @@ export function graphqlRequests(deps: RequestPluginDeps): GraphqlRequests {
       body: text === undefined ? undefined : utf8.encode(text),
       outcome: {},
     } satisfies ServerContext);
-    const execute = () => yoga(request, context);
+    // A stream of events (SSE) gets each event's cursor as its id.
+    const streams = request.headers.get("accept")?.includes("text/event-stream") ?? false;
+    const execute = streams ? async () => withEventIds(await yoga(request, context)) : () => yoga(request, context);
 
     // A mutation is held to its preconditions and, under an Idempotency-Key, runs once per caller and
     // key, its answer kept for repeats.

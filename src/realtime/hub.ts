@@ -112,13 +112,7 @@ export function createHub(options: HubOptions) {
 
     /** Ends it with TOKEN_EXPIRED when its token expires. */
     expireAt(at: number): void {
-      const end = () =>
-        this.end(
-          new AppError(
-            "token_expired",
-            "The token this subscription was opened with has expired: subscribe again with a fresh token and the last cursor.",
-          ),
-        );
+      const end = () => this.end(tokenExpired());
       const wait = at - now();
       if (wait <= 0) return end();
       this.expiry = setTimeout(end, Math.min(wait, 2 ** 31 - 1));
@@ -296,13 +290,19 @@ export function createHub(options: HubOptions) {
     }
     for (const [authorization, group] of byToken) {
       if ((await stillValid(authorization)) !== false) continue;
-      const ending = new AppError(
-        "unauthorized",
-        "The token this subscription was opened with is no longer valid (revoked, or its account was deleted or disabled).",
-      );
       for (const subscription of group) {
+        const expiresAt = subscription.request.expiresAt;
+        if (expiresAt !== null && expiresAt <= now()) {
+          subscription.end(tokenExpired());
+          continue;
+        }
         metrics.dropped("revoked");
-        subscription.end(ending);
+        subscription.end(
+          new AppError(
+            "unauthorized",
+            "The token this subscription was opened with is no longer valid (revoked, or its account was deleted or disabled).",
+          ),
+        );
       }
     }
   }
@@ -401,4 +401,11 @@ export function createHub(options: HubOptions) {
       await catching;
     },
   };
+}
+
+function tokenExpired(): AppError {
+  return new AppError(
+    "token_expired",
+    "The token this subscription was opened with has expired: subscribe again with a fresh token and the last cursor.",
+  );
 }

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, setSystemTime, test } from "bun:test";
 import { connect } from "node:net";
 import { testApp, testConfig, type ConfigOverrides, promote } from "../helpers.ts";
-import { EVENTS, listen, opened, sse, stopAll, ws } from "../subscriptions.ts";
+import { EVENTS, listen, opened, RESUMABLE, type Received, sse, stopAll, ws } from "../subscriptions.ts";
 
 afterEach(stopAll);
 
@@ -214,7 +214,7 @@ describe("subscription metrics", () => {
 });
 
 describe("stream lifetimes", () => {
-  test("a token that expires ends its streams with UNAUTHENTICATED at the next recheck", async () => {
+  test("a token that expires ends its streams with TOKEN_EXPIRED (at the next recheck, at the latest)", async () => {
     const config = testConfig();
     const svc = await listening({ jwt: { ...config.jwt, ttlSeconds: 1 } });
     // exp is in whole seconds: the clock stands just after a second starts while both streams open (the
@@ -228,7 +228,7 @@ describe("stream lifetimes", () => {
       setSystemTime(new Date(start + 1100));
       for (const stream of streams) {
         await stream.count(1);
-        expect(stream.results[0]!.errors?.[0]?.extensions?.code).toBe("UNAUTHENTICATED");
+        expect(stream.results[0]!.errors?.[0]?.extensions?.code).toBe("TOKEN_EXPIRED");
         expect(await stream.ended).toBe("complete");
       }
     } finally {
@@ -331,4 +331,142 @@ describe("stream lifetimes", () => {
     },
     30_000,
   );
+});
+
+describe.each(TRANSPORTS)("resuming over %s", (_, open) => {
+  /** Creates categories by name, as ann. */
+  async function create(svc: Awaited<ReturnType<typeof listening>>, token: string, ...names: string[]) {
+    for (const name of names) {
+      const made = await svc.graphql(`mutation { createCategory(input: { name: "${name}" }) { id } }`, { token });
+      expect(made.body.errors).toBeUndefined();
+    }
+  }
+  const names = (stream: Received) =>
+    stream.results.map((r) => r.data?.categoryEvents.category?.name ?? r.data?.categoryEvents.kind);
+  const cursors = (stream: Received) => stream.results.map((r) => r.data!.categoryEvents.cursor!);
+
+  test("every event carries a cursor, increasing; after one, what followed comes first, then live: no gap, no duplicate", async () => {
+    const svc = await listening();
+    const ann = await svc.signUp("ann");
+    const first = open(svc.url, ann.token, RESUMABLE);
+    await opened(svc, 1);
+    await create(svc, ann.token, "A", "B", "C");
+    await first.count(3);
+    const seen = cursors(first);
+    expect(seen).toEqual([...seen].sort());
+    expect(new Set(seen).size).toBe(3);
+    first.stop();
+    await opened(svc, 0);
+    // Missed while away.
+    await create(svc, ann.token, "D", "E");
+    const resumed = open(svc.url, ann.token, RESUMABLE, { after: seen[1] });
+    await resumed.count(3);
+    await opened(svc, 1);
+    await create(svc, ann.token, "F");
+    await resumed.count(4);
+    expect(names(resumed)).toEqual(["C", "D", "E", "F"]);
+    expect(cursors(resumed)[0]).toBe(seen[2]!);
+  });
+
+  test("the last cursor resumes with live events only; a cursor the log no longer holds gets one RESYNC first", async () => {
+    const svc = await listening();
+    const ann = await svc.signUp("ann");
+    const first = open(svc.url, ann.token, RESUMABLE);
+    await opened(svc, 1);
+    await create(svc, ann.token, "A", "B", "C");
+    await first.count(3);
+    const [oldest, , newest] = cursors(first);
+    first.stop();
+    await opened(svc, 0);
+    const current = open(svc.url, ann.token, RESUMABLE, { after: newest });
+    await opened(svc, 1);
+    // All but the newest change forgotten (SVC_EVENTS_KEEP=1): A's cursor is no longer covered.
+    await svc.store.categoryEvents.prune(1, "1970-01-01T00:00:00.000Z", 100);
+    const stale = open(svc.url, ann.token, RESUMABLE, { after: oldest });
+    await opened(svc, 2);
+    await create(svc, ann.token, "D");
+    await current.count(1);
+    await stale.count(2);
+    expect(names(current)).toEqual(["D"]);
+    expect(names(stale)).toEqual(["RESYNC", "D"]);
+    // A RESYNC's cursor is where to carry on from: D follows it.
+    expect(cursors(stale)[0]! < cursors(stale)[1]!).toBe(true);
+  });
+
+  test("a cursor from another database: RESYNC first; text that is no cursor: BAD_USER_INPUT", async () => {
+    const svc = await listening();
+    const ann = await svc.signUp("ann");
+    const other = open(svc.url, ann.token, RESUMABLE, { after: "0000000000000001.00000000000000ff" });
+    await opened(svc, 1);
+    await create(svc, ann.token, "A");
+    await other.count(2);
+    expect(names(other)).toEqual(["RESYNC", "A"]);
+    const bad = open(svc.url, ann.token, RESUMABLE, { after: "not a cursor" });
+    await bad.count(1);
+    expect(bad.results[0]!.errors?.[0]?.extensions?.code).toBe("BAD_USER_INPUT");
+  });
+
+  test("after the token expires, a fresh token and the last cursor miss nothing", async () => {
+    const config = testConfig();
+    const svc = await listening({ jwt: { ...config.jwt, ttlSeconds: 1 } });
+    const start = Math.ceil(Date.now() / 1000) * 1000 + 10;
+    setSystemTime(new Date(start));
+    try {
+      const ann = await svc.signUp("ann");
+      const stream = open(svc.url, ann.token, RESUMABLE);
+      await opened(svc, 1);
+      await create(svc, ann.token, "A");
+      await stream.count(1);
+      setSystemTime(new Date(start + 1100));
+      await stream.count(2);
+      expect(stream.results[1]!.errors?.[0]?.extensions?.code).toBe("TOKEN_EXPIRED");
+      const last = stream.results[0]!.data!.categoryEvents.cursor;
+      // Written while the client renews its token.
+      const fresh = await svc.call("POST", "/svc-api/v1/auth/login", {
+        body: { username: "ann", password: ann.password },
+      });
+      await create(svc, fresh.body.token, "B");
+      const again = open(svc.url, fresh.body.token, RESUMABLE, { after: last });
+      await again.count(1);
+      expect(names(again)).toEqual(["B"]);
+    } finally {
+      setSystemTime();
+    }
+  });
+});
+
+describe("resuming by Last-Event-ID (SSE)", () => {
+  test("each event's id: line is its cursor, and Last-Event-ID resumes after it", async () => {
+    const svc = await listening();
+    const ann = await svc.signUp("ann");
+    const first = sse(svc.url, ann.token, RESUMABLE);
+    await opened(svc, 1);
+    const made = await svc.graphql('mutation { createCategory(input: { name: "A" }) { id } }', { token: ann.token });
+    expect(made.body.errors).toBeUndefined();
+    await first.count(1);
+    const cursor = first.results[0]!.data!.categoryEvents.cursor!;
+    first.stop();
+    await opened(svc, 0);
+    await svc.graphql('mutation { createCategory(input: { name: "B" }) { id } }', { token: ann.token });
+    const controller = new AbortController();
+    const response = await fetch(svc.url, {
+      method: "POST",
+      headers: {
+        accept: "text/event-stream",
+        "content-type": "application/json",
+        authorization: `Bearer ${ann.token}`,
+        "last-event-id": cursor,
+      },
+      body: JSON.stringify({ query: RESUMABLE }),
+      signal: controller.signal,
+    });
+    const reader = response.body!.getReader();
+    let text = "";
+    while (!text.includes('"B"')) text += new TextDecoder().decode((await reader.read()).value);
+    controller.abort();
+    expect(text).not.toContain('"A"');
+    const id = /^id: (.+)$/m.exec(text)?.[1];
+    const data = JSON.parse(/^data: (.+)$/m.exec(text)![1]!);
+    expect(id).toBe(data.data.categoryEvents.cursor);
+  });
 });
