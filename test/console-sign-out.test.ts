@@ -118,6 +118,28 @@ test("signing out after the access token expired still ends the session on the s
   expect((await svc.call("GET", "/svc-api/v1/auth/sessions", { token: root.token })).body).toHaveLength(1);
 });
 
+test("another administrator signed in in another tab (the one cookie): the page moves to that account at its next refresh", async () => {
+  const changes: Array<{ username: string } | null> = [];
+  page.whenSessionChanges((me: { username: string } | null) => changes.push(me));
+  await page.signIn("root", root.password);
+  const ops = await svc.signUp("ops");
+  await promote(svc.store, ops.user.id);
+  const other = await svc.call("POST", "/svc-api/v1/auth/login", {
+    body: { username: "ops", password: ops.password, mode: "cookie" },
+    headers: { origin: "http://localhost" },
+  });
+  jar.set("svc_refresh", { value: Bun.Cookie.parse(other.headers.getSetCookie()[0]!).value, path: "/svc-api/v1/auth" });
+  setSystemTime(new Date(Date.now() + 901_000));
+  try {
+    expect((await page.request("GET", "/users/me")).body.username).toBe("ops");
+    expect(changes.map((me) => me?.username)).toEqual(["ops"]);
+    await page.signOut();
+  } finally {
+    setSystemTime();
+    page.whenSessionChanges(() => {});
+  }
+});
+
 test("a user who is not an administrator is signed out at once, by the cookie just set", async () => {
   const ann = await svc.signUp("ann");
   await expect(page.signIn("ann", ann.password)).rejects.toThrow("Not an administrator");
