@@ -1,27 +1,39 @@
-// The console's sign-out (src/console/page/api.ts) without a browser: the page's own module, run by Bun
-// against a listening svc, with the two browser pieces it uses (sessionStorage, same-origin fetch) stood
-// in for. The Chromium tests (console.test.ts) cover the page itself.
-import { afterAll, expect, setSystemTime, test } from "bun:test";
+// The console's session (src/console/page/api.ts) without a browser: the page's own module, run by Bun
+// against a listening svc, with the browser's part of a same-origin fetch stood in for (the Origin header
+// on a POST, one cookie jar that honours Path). The page itself is test/e2e/console-browser.test.ts.
+import { afterAll, beforeEach, expect, setSystemTime, test } from "bun:test";
 import { expectProblem, promote, testApp } from "./helpers.ts";
 
 const svc = await testApp();
 const server = svc.app.listen({ hostname: "127.0.0.1", port: 0, reusePort: false });
 afterAll(() => server.stop(true));
+const ORIGIN = `http://127.0.0.1:${server.port}`;
 
-const stored = new Map<string, string>();
-Object.assign(globalThis, {
-  sessionStorage: {
-    getItem: (key: string) => stored.get(key) ?? null,
-    setItem: (key: string, value: string) => void stored.set(key, value),
-    removeItem: (key: string) => void stored.delete(key),
-  },
-});
+/** The browser's cookies for svc's origin, by name. */
+const jar = new Map<string, { value: string; path: string }>();
+/** Every request the page made, as sent. */
+const sent: Array<{ path: string; method: string; headers: Headers; body: unknown }> = [];
 const realFetch = globalThis.fetch;
-// The page's requests are same-origin paths; here, that origin is the listening svc.
-globalThis.fetch = ((input: string, init?: RequestInit) =>
-  realFetch(new URL(input, `http://127.0.0.1:${server.port}`), init)) as typeof fetch;
+globalThis.fetch = (async (path: string, init: RequestInit = {}) => {
+  const headers = new Headers(init.headers);
+  const method = init.method ?? "GET";
+  if (method !== "GET") headers.set("origin", ORIGIN);
+  const cookies = [...jar].filter(([, cookie]) => path.startsWith(cookie.path));
+  if (cookies.length) headers.set("cookie", cookies.map(([name, cookie]) => `${name}=${cookie.value}`).join("; "));
+  sent.push({ path, method, headers, body: typeof init.body === "string" ? JSON.parse(init.body) : undefined });
+  const response = await realFetch(new URL(path, ORIGIN), { ...init, headers });
+  for (const line of response.headers.getSetCookie()) {
+    const cookie = Bun.Cookie.parse(line);
+    if (cookie.maxAge === 0) jar.delete(cookie.name);
+    else jar.set(cookie.name, { value: cookie.value, path: cookie.path });
+  }
+  return response;
+}) as typeof fetch;
 afterAll(() => {
   globalThis.fetch = realFetch;
+});
+beforeEach(() => {
+  sent.length = 0;
 });
 
 // A path the root tsconfig does not follow: the page is typed with the DOM's library, in its own project.
@@ -29,22 +41,76 @@ const PAGE_API = "../src/console/page/api.ts";
 // any: the page's module, typed by its own project (src/console/page/tsconfig.json), not this one.
 const page: any = await import(PAGE_API);
 
-test("signing out after the access token expired still ends the session on the server", async () => {
-  const root = await svc.signUp("root");
-  await promote(svc.store, root.user.id);
+const root = await svc.signUp("root");
+await promote(svc.store, root.user.id);
+
+/** A refresh by this cookie, as a page of svc's own origin sends it. */
+const refreshBy = (cookie: string) =>
+  svc.call("POST", "/svc-api/v1/auth/refresh", {
+    headers: { origin: "http://localhost", "content-type": "application/json", cookie: `svc_refresh=${cookie}` },
+  });
+
+test("with no cookie there is no session to resume, and the page asks svc once", async () => {
+  expect(await page.resume()).toBeNull();
+  expect(sent.map(({ method, path }) => `${method} ${path}`)).toEqual(["POST /svc-api/v1/auth/refresh"]);
+});
+
+test("signs in in cookie mode: the refresh token only in the cookie, which resumes the session", async () => {
+  const me = await page.signIn("root", root.password);
+  expect(me.username).toBe("root");
+  const [login] = sent;
+  expect(login!.path).toBe("/svc-api/v1/auth/login");
+  expect(login!.body).toEqual({ username: "root", password: root.password, mode: "cookie" });
+  expect(login!.headers.get("content-type")).toBe("application/json");
+  expect(jar.get("svc_refresh")?.path).toBe("/svc-api/v1/auth");
+  const first = jar.get("svc_refresh")!.value;
+  // A reload: the module's memory is not consulted, the cookie is.
+  expect((await page.resume()).username).toBe("root");
+  expect(jar.get("svc_refresh")!.value).not.toBe(first);
+  const resumed = sent.at(-1)!;
+  expect(resumed.path).toBe("/svc-api/v1/auth/refresh");
+  expect(resumed.headers.get("content-type")).toBe("application/json");
+  expect(resumed.headers.has("authorization")).toBe(false);
+  await page.signOut();
+});
+
+test("requests refused for an expired access token share one refresh, and go through after it", async () => {
   await page.signIn("root", root.password);
-  const refresh = stored.get("svc-admin.refresh")!;
-  expect(refresh).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  sent.length = 0;
+  // Idle past the access token's 15 minutes.
+  setSystemTime(new Date(Date.now() + 901_000));
+  try {
+    const answers = await Promise.all([1, 2, 3].map(() => page.request("GET", "/users/me")));
+    expect(answers.map((answer: { body: { username: string } }) => answer.body.username)).toEqual([
+      "root",
+      "root",
+      "root",
+    ]);
+    // Each sent twice (refused, then with the new token), after one refresh between them.
+    expect(sent.filter(({ path }) => path === "/svc-api/v1/users/me")).toHaveLength(6);
+    expect(sent.filter(({ path }) => path === "/svc-api/v1/auth/refresh")).toHaveLength(1);
+    await page.signOut();
+  } finally {
+    setSystemTime();
+  }
+});
+
+test("signing out after the access token expired still ends the session on the server, by the cookie", async () => {
+  await page.signIn("root", root.password);
+  const cookie = jar.get("svc_refresh")!.value;
+  expect(cookie).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  sent.length = 0;
   // Idle past the access token's 15 minutes.
   setSystemTime(new Date(Date.now() + 901_000));
   try {
     await page.signOut();
-    expect(stored.size).toBe(0);
-    expectProblem(
-      await svc.call("POST", "/svc-api/v1/auth/refresh", { body: { refresh_token: refresh } }),
-      401,
-      "invalid_refresh_token",
-    );
+    const [logout] = sent;
+    expect(sent).toHaveLength(1);
+    expect(logout!.path).toBe("/svc-api/v1/auth/logout");
+    expect(logout!.headers.has("authorization")).toBe(false);
+    expect(logout!.headers.get("content-type")).toBe("application/json");
+    expect(jar.size).toBe(0);
+    expectProblem(await refreshBy(cookie), 401, "invalid_refresh_token");
   } finally {
     setSystemTime();
   }
@@ -52,8 +118,31 @@ test("signing out after the access token expired still ends the session on the s
   expect((await svc.call("GET", "/svc-api/v1/auth/sessions", { token: root.token })).body).toHaveLength(1);
 });
 
-test("a user who is not an administrator is signed out at once, by the refresh token just issued", async () => {
+test("another administrator signed in in another tab (the one cookie): the page moves to that account at its next refresh", async () => {
+  const changes: Array<{ username: string } | null> = [];
+  page.whenSessionChanges((me: { username: string } | null) => changes.push(me));
+  await page.signIn("root", root.password);
+  const ops = await svc.signUp("ops");
+  await promote(svc.store, ops.user.id);
+  const other = await svc.call("POST", "/svc-api/v1/auth/login", {
+    body: { username: "ops", password: ops.password, mode: "cookie" },
+    headers: { origin: "http://localhost" },
+  });
+  jar.set("svc_refresh", { value: Bun.Cookie.parse(other.headers.getSetCookie()[0]!).value, path: "/svc-api/v1/auth" });
+  setSystemTime(new Date(Date.now() + 901_000));
+  try {
+    expect((await page.request("GET", "/users/me")).body.username).toBe("ops");
+    expect(changes.map((me) => me?.username)).toEqual(["ops"]);
+    await page.signOut();
+  } finally {
+    setSystemTime();
+    page.whenSessionChanges(() => {});
+  }
+});
+
+test("a user who is not an administrator is signed out at once, by the cookie just set", async () => {
   const ann = await svc.signUp("ann");
   await expect(page.signIn("ann", ann.password)).rejects.toThrow("Not an administrator");
+  expect(jar.size).toBe(0);
   expect((await svc.call("GET", "/svc-api/v1/auth/sessions", { token: ann.token })).body).toHaveLength(1);
 });

@@ -1,9 +1,15 @@
-// Talking to svc's own API, same origin. The access token lives only in memory; the refresh token in
-// sessionStorage (gone with the tab, never in localStorage), so a reload resumes the session and a
-// 401 is answered by one refresh, shared by every request waiting on it.
+// Talking to svc's own API, same origin, in cookie mode: the refresh token is in svc's HttpOnly cookie,
+// which no script can read, and the access token lives only in memory; nothing goes to the page's
+// storage. A reload or a duplicated tab resumes the session by one refresh through the cookie. The
+// browser keeps one cookie for every tab, so each refreshes with the latest refresh token, and tabs
+// refreshing at once get the same successor (svc's reuse window). Within a tab, one refresh at a time:
+// shortly before the access token expires, and on a 401, shared by every request waiting on it.
 
 const API = "/svc-api/v1";
-const REFRESH_KEY = "svc-admin.refresh";
+/** How long before the access token expires it is renewed: a minute, or a fifth of a shorter lifetime. */
+const RENEW_AHEAD_MS = 60_000;
+/** The longest delay setTimeout takes (about 24.8 days; a longer one fires at once). */
+const LONGEST_TIMEOUT_MS = 2 ** 31 - 1;
 
 /** An answer that was not a success, as the API's problem details (or GraphQL's error) tell it. */
 export class ApiError extends Error {
@@ -23,13 +29,26 @@ export interface Me {
   role: "user" | "admin";
 }
 
-let access: string | null = null;
-let refreshing: Promise<boolean> | null = null;
-let onSignedOut: () => void = () => {};
+/** A cookie-mode answer of login and refresh: the refresh token went to the cookie. */
+interface Session {
+  token: string;
+  expires_in: number;
+  user: Me;
+}
 
-/** Called when the session is gone (refused refresh): the console shows the sign-in form. */
-export function whenSignedOut(callback: () => void): void {
-  onSignedOut = callback;
+let access: string | null = null;
+/** The account of the session, once signed in or resumed. */
+let account: Me | null = null;
+let refreshing: Promise<boolean> | null = null;
+let renewal: ReturnType<typeof setTimeout> | undefined;
+let onChange: (me: Me | null) => void = () => {};
+
+/**
+ * Called when the session changes under the console: null when it is gone (refused refresh, signed out in
+ * another tab), or another administrator when another tab signed in as them (the tabs share one cookie).
+ */
+export function whenSessionChanges(callback: (me: Me | null) => void): void {
+  onChange = callback;
 }
 
 async function problem(response: Response): Promise<ApiError> {
@@ -41,41 +60,58 @@ async function problem(response: Response): Promise<ApiError> {
   }
 }
 
-async function post(path: string, body: unknown, token?: string): Promise<Response> {
-  return fetch(`${API}${path}`, {
+/**
+ * A POST to the auth routes, with the cookie. Always a JSON body: svc refuses a request the cookie
+ * authenticates unless it is one no cross-site form can send. Never an access token: the cookie names
+ * the session.
+ */
+function postWithCookie(path: string, body: unknown = {}): Promise<Response> {
+  return fetch(`${API}/auth${path}`, {
     method: "POST",
-    headers: { "content-type": "application/json", ...(token && { authorization: `Bearer ${token}` }) },
+    credentials: "same-origin",
+    headers: { "content-type": "application/json" },
     body: JSON.stringify(body),
   });
 }
 
-interface Pair {
-  token: string;
-  refresh_token: string;
-  user: Me;
-}
-
-function keep(pair: Pair): void {
-  access = pair.token;
-  sessionStorage.setItem(REFRESH_KEY, pair.refresh_token);
+/** Keeps the session's access token, and renews it shortly before it expires. */
+function start(session: Session): void {
+  access = session.token;
+  account = session.user;
+  clearTimeout(renewal);
+  const lifetime = session.expires_in * 1000;
+  renewal = setTimeout(renew, Math.min(lifetime - Math.min(RENEW_AHEAD_MS, lifetime / 5), LONGEST_TIMEOUT_MS));
 }
 
 function forget(): void {
   access = null;
-  sessionStorage.removeItem(REFRESH_KEY);
+  account = null;
+  clearTimeout(renewal);
 }
 
-/** Trades the kept refresh token for a new pair; false (and signed out) when refused. */
+function renew(): void {
+  // Unreachable or refusing for now (not a 400 or 401): the next request's 401 tries again.
+  refresh().catch(() => {});
+}
+
+/**
+ * Trades the cookie for a new access token (svc rotates the cookie). false when there is no session:
+ * no cookie (400) or one svc refused (401, and svc cleared it). Any other failure is thrown.
+ */
 function refresh(): Promise<boolean> {
   refreshing ??= (async () => {
-    const kept = sessionStorage.getItem(REFRESH_KEY);
-    if (!kept) return false;
-    const response = await post("/auth/refresh", { refresh_token: kept });
-    if (!response.ok) {
+    const response = await postWithCookie("/refresh");
+    if (response.status === 400 || response.status === 401) {
+      const had = account !== null;
       forget();
+      if (had) onChange(null);
       return false;
     }
-    keep((await response.json()) as Pair);
+    if (!response.ok) throw await problem(response);
+    const before = account;
+    const session = (await response.json()) as Session;
+    start(session);
+    if (before && (before.id !== session.user.id || session.user.role !== before.role)) onChange(admin(session.user));
     return true;
   })().finally(() => {
     refreshing = null;
@@ -83,45 +119,60 @@ function refresh(): Promise<boolean> {
   return refreshing;
 }
 
+const admin = (me: Me): Me | null => (me.role === "admin" ? me : null);
+
 /** Signs in; only an administrator's session is kept. */
 export async function signIn(username: string, password: string): Promise<Me> {
-  const response = await post("/auth/login", { username, password });
+  const response = await postWithCookie("/login", { username, password, mode: "cookie" });
   if (!response.ok) throw await problem(response);
-  const pair = (await response.json()) as Pair;
-  if (pair.user.role !== "admin") {
-    // Not kept: the session just started is ended at once.
-    await post("/auth/logout", { refresh_token: pair.refresh_token });
+  const session = (await response.json()) as Session;
+  if (!admin(session.user)) {
+    // Not kept: the session just started is ended at once, by the cookie it set (which svc clears).
+    await postWithCookie("/logout");
     throw new ApiError(
       "Not an administrator",
-      `${pair.user.username} is not an administrator of this svc.`,
+      `${session.user.username} is not an administrator of this svc.`,
       403,
       "forbidden",
     );
   }
-  keep(pair);
-  return pair.user;
+  start(session);
+  return session.user;
 }
 
-/** Resumes the tab's session after a reload. null: none to resume. */
+/** Resumes the session the cookie holds (after a reload, in a duplicated tab). null: none to resume. */
 export async function resume(): Promise<Me | null> {
-  if (!(await refresh())) return null;
-  const me = (await request("GET", "/users/me")).body as Me;
-  return me.role === "admin" ? me : null;
+  if (!(await refresh()) || !account) return null;
+  return admin(account);
 }
 
 /**
- * Ends this session on the server (its tokens stop working), then here. By the refresh token, which
- * outlives the access token: after a long idle the access token has expired, and a logout by it would be
- * refused while the session went on.
+ * Ends this session on the server (its tokens stop working, svc clears the cookie), then here. By the
+ * cookie, which outlives the access token: after a long idle the access token has expired, and a logout
+ * by it would be refused while the session went on.
  */
 export async function signOut(): Promise<void> {
-  try {
-    const kept = sessionStorage.getItem(REFRESH_KEY);
-    if (kept) await post("/auth/logout", { refresh_token: kept });
-    else if (access) await post("/auth/logout", {}, access);
-  } finally {
+  // A refresh under way would rotate the cookie after the logout had named the one it replaces.
+  await refreshing?.catch(() => {});
+  const response = await postWithCookie("/logout");
+  // 400 or 401: no cookie, or one already spent: the session had ended. Otherwise it goes on: say so.
+  if (!response.ok && response.status !== 400 && response.status !== 401) throw await problem(response);
+  forget();
+}
+
+/**
+ * Sends with the access token; on a 401, sends once more after one refresh (none when another request
+ * renewed the token meanwhile). A 401 after that: the session is gone.
+ */
+async function authorized(send: (token: string | null) => Promise<Response>): Promise<Response> {
+  const sent = access;
+  let response = await send(sent);
+  if (response.status === 401 && (access !== sent || (await refresh()))) response = await send(access);
+  if (response.status === 401) {
     forget();
+    onChange(null);
   }
+  return response;
 }
 
 export interface Answer<T> {
@@ -133,18 +184,16 @@ export interface Answer<T> {
 /** A call to the REST API (path under /svc-api/v1, or absolute); one refresh and retry on 401. */
 export async function request<T = unknown>(method: string, path: string, body?: unknown): Promise<Answer<T>> {
   const url = path.startsWith("/svc") ? path : `${API}${path}`;
-  const send = () =>
+  const response = await authorized((token) =>
     fetch(url, {
       method,
       headers: {
         ...(body !== undefined && { "content-type": "application/json" }),
-        ...(access && { authorization: `Bearer ${access}` }),
+        ...(token && { authorization: `Bearer ${token}` }),
       },
       body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  let response = await send();
-  if (response.status === 401 && (await refresh())) response = await send();
-  if (response.status === 401) onSignedOut();
+    }),
+  );
   if (!response.ok) throw await problem(response);
   const next = /<([^>]+)>;\s*rel="next"/.exec(response.headers.get("link") ?? "")?.[1] ?? null;
   return { body: (response.status === 204 ? null : await response.json()) as T, next };
@@ -152,15 +201,13 @@ export async function request<T = unknown>(method: string, path: string, body?: 
 
 /** A GraphQL operation; its first error becomes an ApiError with the error's code. */
 export async function graphql<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
-  const send = () =>
+  const response = await authorized((token) =>
     fetch("/graphql", {
       method: "POST",
-      headers: { "content-type": "application/json", ...(access && { authorization: `Bearer ${access}` }) },
+      headers: { "content-type": "application/json", ...(token && { authorization: `Bearer ${token}` }) },
       body: JSON.stringify({ query, variables }),
-    });
-  let response = await send();
-  if (response.status === 401 && (await refresh())) response = await send();
-  if (response.status === 401) onSignedOut();
+    }),
+  );
   const result = (await response.json()) as {
     data?: T;
     errors?: Array<{ message: string; extensions?: { code?: string } }>;

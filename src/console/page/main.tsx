@@ -2,10 +2,11 @@
 // Everything it does goes through svc's own API, which enforces every rule itself.
 import { render } from "preact";
 import { useEffect, useMemo, useState } from "preact/hooks";
-import { resume, signOut, whenSignedOut, type Me } from "./api.ts";
+import { resume, signOut, whenSessionChanges, type Me } from "./api.ts";
 import { Audit } from "./audit.tsx";
 import { Categories } from "./categories.tsx";
 import { names } from "./names.ts";
+import { ErrorNote, useAction } from "./parts.tsx";
 import { SignIn } from "./sign-in.tsx";
 import { Status } from "./status.tsx";
 import { Users } from "./users.tsx";
@@ -21,12 +22,13 @@ const viewOf = (hash: string): View => {
 function Console() {
   const [me, setMe] = useState<Me | null | "resuming">("resuming");
   const [view, setView] = useState<View>(viewOf(location.hash));
+  const leaving = useAction();
   // Names are asked for afresh on each visit to a view, so a renamed account shows its new name.
   const [, setNamesArrived] = useState(0);
   const book = useMemo(() => names(() => setNamesArrived((n) => n + 1)), [me, view]);
 
   useEffect(() => {
-    whenSignedOut(() => setMe(null));
+    whenSessionChanges(setMe);
     void resume().then(setMe, () => setMe(null));
     const follow = () => setView(viewOf(location.hash));
     addEventListener("hashchange", follow);
@@ -50,15 +52,19 @@ function Console() {
           {me.username}{" "}
           <button
             type="button"
-            onClick={async () => {
-              await signOut();
-              setMe(null);
-            }}
+            disabled={leaving.busy}
+            onClick={() =>
+              void leaving.run(async () => {
+                await signOut();
+                setMe(null);
+              })
+            }
           >
             Sign out
           </button>
         </span>
       </header>
+      <ErrorNote error={leaving.error} />
       <Status />
       <main>
         {view === "users" && <Users me={me} />}
