@@ -22,6 +22,17 @@ import { logoutBody, logoutRequest, refreshBody, refreshRequest, sessionSchema }
 import { refreshDigest } from "./refresh-tokens.ts";
 import type { SessionService, TokenPair } from "./sessions.ts";
 
+/** What a request that starts a session can be refused with, besides its own credentials' error. */
+const NEW_SESSION_ERRORS = [
+  "validation_failed",
+  "malformed_json",
+  "account_disabled",
+  "csrf_refused",
+  "too_many_requests",
+  "payload_too_large",
+  "unsupported_media_type",
+] as const;
+
 const COOKIE_DOC =
   "Cookie mode only: the session cookie (__Host-svc_refresh over HTTPS, svc_refresh over plain HTTP), HttpOnly, SameSite=Strict, holding the new refresh token.";
 
@@ -85,16 +96,7 @@ export function authRoutes({
               schema: loginSchema,
               headers: { "Set-Cookie": COOKIE_DOC },
             },
-            errors: [
-              "validation_failed",
-              "malformed_json",
-              "invalid_credentials",
-              "account_disabled",
-              "csrf_refused",
-              "too_many_requests",
-              "payload_too_large",
-              "unsupported_media_type",
-            ],
+            errors: ["invalid_credentials", ...NEW_SESSION_ERRORS],
           }),
         },
       )
@@ -171,16 +173,7 @@ export function authRoutes({
               schema: loginSchema,
               headers: { "Set-Cookie": COOKIE_DOC },
             },
-            errors: [
-              "validation_failed",
-              "malformed_json",
-              "invalid_reset_code",
-              "account_disabled",
-              "csrf_refused",
-              "too_many_requests",
-              "payload_too_large",
-              "unsupported_media_type",
-            ],
+            errors: ["invalid_reset_code", ...NEW_SESSION_ERRORS],
           }),
         },
       )

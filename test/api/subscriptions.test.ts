@@ -344,19 +344,23 @@ describe.each(TRANSPORTS)("resuming over %s", (_, open) => {
   const names = (stream: Received) =>
     stream.results.map((r) => r.data?.categoryEvents.category?.name ?? r.data?.categoryEvents.kind);
   const cursors = (stream: Received) => stream.results.map((r) => r.data!.categoryEvents.cursor!);
+  /** A subscriber that saw A, B and C created, then went away: the cursors it was given. */
+  async function sawThree(svc: Awaited<ReturnType<typeof listening>>, token: string) {
+    const first = open(svc.url, token, RESUMABLE);
+    await opened(svc, 1);
+    await create(svc, token, "A", "B", "C");
+    await first.count(3);
+    first.stop();
+    await opened(svc, 0);
+    return cursors(first);
+  }
 
   test("every event carries a cursor, increasing; after one, what followed comes first, then live: no gap, no duplicate", async () => {
     const svc = await listening();
     const ann = await svc.signUp("ann");
-    const first = open(svc.url, ann.token, RESUMABLE);
-    await opened(svc, 1);
-    await create(svc, ann.token, "A", "B", "C");
-    await first.count(3);
-    const seen = cursors(first);
+    const seen = await sawThree(svc, ann.token);
     expect(seen).toEqual([...seen].sort());
     expect(new Set(seen).size).toBe(3);
-    first.stop();
-    await opened(svc, 0);
     // Missed while away.
     await create(svc, ann.token, "D", "E");
     const resumed = open(svc.url, ann.token, RESUMABLE, { after: seen[1] });
@@ -371,13 +375,7 @@ describe.each(TRANSPORTS)("resuming over %s", (_, open) => {
   test("the last cursor resumes with live events only; a cursor the log no longer holds gets one RESYNC first", async () => {
     const svc = await listening();
     const ann = await svc.signUp("ann");
-    const first = open(svc.url, ann.token, RESUMABLE);
-    await opened(svc, 1);
-    await create(svc, ann.token, "A", "B", "C");
-    await first.count(3);
-    const [oldest, , newest] = cursors(first);
-    first.stop();
-    await opened(svc, 0);
+    const [oldest, , newest] = await sawThree(svc, ann.token);
     const current = open(svc.url, ann.token, RESUMABLE, { after: newest });
     await opened(svc, 1);
     // All but the newest change forgotten (SVC_EVENTS_KEEP=1): A's cursor is no longer covered.
