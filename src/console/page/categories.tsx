@@ -77,6 +77,8 @@ export function Categories({ names }: { names: Names }) {
   const [rows, setRows] = useState<Category[]>([]);
   const [editing, setEditing] = useState<Editing | null>(null);
   const [done, setDone] = useState("");
+  /** Whether the list has been read: until then, no "No categories yet". */
+  const [read, setRead] = useState(false);
   const action = useAction();
   /** Reads the list afresh; resolves to it as shown (null when reading failed). */
   const reload = useRef<() => Promise<Category[] | null>>(async () => null);
@@ -93,6 +95,7 @@ export function Categories({ names }: { names: Names }) {
         if (mine !== reading) return null;
         const list = arrived.reduce(applied, categories);
         setRows(list);
+        setRead(true);
         return list;
       } finally {
         if (mine === reading) arrived = null;
@@ -205,7 +208,7 @@ export function Categories({ names }: { names: Names }) {
           </li>
         ))}
       </ul>
-      {rows.length === 0 && !action.busy && <p class="muted">No categories yet.</p>}
+      {read && rows.length === 0 && !action.busy && <p class="muted">No categories yet.</p>}
     </section>
   );
 }
