@@ -570,8 +570,11 @@ describe.skipIf(!chromiumAvailable)("the console in Chromium", () => {
           )?.[1],
         );
       await until("one stream open", async () => (await streams()) === 1);
+      // Signing out ends the stream (and the session, which the next test counts on).
+      await page.getByRole("button", { name: "Sign out" }).click();
+      await page.getByRole("button", { name: "Sign in" }).waitFor();
+      await until("no stream open once signed out", async () => (await streams()) === 0);
       await done(page);
-      await until("no stream open once the page is gone", async () => (await streams()) === 0);
     }, 60_000);
 
     test("signing out after the access token expired ends the session on the server: its cookie no longer refreshes", async () => {
