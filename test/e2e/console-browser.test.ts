@@ -1,8 +1,9 @@
 // The admin console in a real browser: Debian's Chromium driven by playwright-core, against a listening
 // svc. An operator's day: sign in, find and disable a user, issue a reset code, change categories,
-// read the audit log; with axe-core's accessibility check on every view, and not one request to any
-// other origin. Its session, in svc's refresh cookie: across a reload and a duplicated tab, renewed by
-// each tab in turn, ended by signing out. Without Chromium the test is skipped, except with CI=true
+// read the audit log; categories others change, shown as they change; with axe-core's accessibility
+// check on every view, and not one request to any other origin. Its session, in svc's refresh cookie:
+// across a reload and a duplicated tab, renewed by each tab in turn, ended by signing out; the categories
+// view following changes across its tokens' renewals. Without Chromium the test is skipped, except with CI=true
 // (.ci/run installs it).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
@@ -356,6 +357,55 @@ describe.skipIf(!chromiumAvailable)("the console in Chromium", () => {
     await done(page);
   }, 30_000);
 
+  /** The categories the page lists, in its order. */
+  function listed(page: Page): Promise<string[]> {
+    return page.locator("li[data-category]").evaluateAll((items) => items.map((item: any) => item.dataset.category));
+  }
+
+  test("a category another user creates, renames or deletes through the API shows in the open categories view, in the list's order, without a reload", async () => {
+    const dana = await svc.signUp("dana");
+    const create = async (name: string) => {
+      const made = await svc.graphql("mutation ($name: String!) { createCategory(input: { name: $name }) { id } }", {
+        token: dana.token,
+        variables: { name },
+      });
+      return made.body.data.createCategory.id as string;
+    };
+    await create("Middle maps");
+    const { page } = await open();
+    await signIn(page, "root", ROOT_PASSWORD);
+    await page.getByRole("link", { name: "Categories" }).click();
+    // The list is read once the subscription is open: from here on every change reaches the page.
+    await page.locator('li[data-category="Middle maps"]').waitFor();
+    // any: the page's window, which these (Bun's) types do not describe. A reload would lose the mark.
+    await page.evaluate(() => ((globalThis as any).notReloaded = true));
+
+    const aardvark = await create("aardvark atlas");
+    const zebra = await create("Zebra guide");
+    await page.locator('li[data-category="Zebra guide"]').getByText("by dana").waitFor();
+    await page.locator('li[data-category="aardvark atlas"]').waitFor();
+    const inOrder = async () =>
+      (await svc.graphql("{ categories { name } }", { token: dana.token })).body.data.categories.map(
+        (category: { name: string }) => category.name,
+      );
+    expect(await listed(page)).toEqual(await inOrder());
+
+    // Renamed, it moves to its new place.
+    await svc.graphql(`mutation { updateCategory(id: "${zebra}", input: { name: "Bee guide" }) { id } }`, {
+      token: dana.token,
+    });
+    await page.locator('li[data-category="Bee guide"]').waitFor();
+    expect(await page.locator('li[data-category="Zebra guide"]').count()).toBe(0);
+    expect(await listed(page)).toEqual(await inOrder());
+
+    await svc.graphql(`mutation { deleteCategory(id: "${aardvark}") }`, { token: dana.token });
+    await page.locator('li[data-category="aardvark atlas"]').waitFor({ state: "detached" });
+    expect(await listed(page)).toEqual(await inOrder());
+    expect(await page.evaluate(() => (globalThis as any).notReloaded)).toBe(true);
+    expect(await page.getByRole("alert").count()).toBe(0);
+    await done(page);
+  }, 30_000);
+
   describe("its session, in svc's refresh cookie", () => {
     // Access tokens of 3 s: the console renews each shortly before it expires, so within seconds each tab
     // has refreshed more than once, and the token of a page that cannot renew has expired.
@@ -464,6 +514,67 @@ describe.skipIf(!chromiumAvailable)("the console in Chromium", () => {
       await first.getByRole("button", { name: "Sign in" }).waitFor();
       expect(await sessionsInChromium()).toEqual([]);
       await done(first);
+    }, 60_000);
+
+    test("the categories view outlives its access tokens: re-subscribed with the last cursor, it loses no category created meanwhile", async () => {
+      const eve = await short.signUp("eve");
+      let token = eve.token;
+      const created: string[] = [];
+      /** Creates a category as eve, signing her in again once her 3 s token has expired. */
+      const create = async (name: string) => {
+        for (let attempt = 0; attempt < 2; attempt++) {
+          const made = await short.graphql(
+            "mutation ($name: String!) { createCategory(input: { name: $name }) { id } }",
+            {
+              token,
+              variables: { name },
+            },
+          );
+          if (made.body.data?.createCategory) return void created.push(name);
+          const login = await short.call("POST", "/svc-api/v1/auth/login", {
+            body: { username: "eve", password: eve.password },
+          });
+          token = login.body.token;
+        }
+        throw new Error(`could not create ${name}`);
+      };
+      await create("Before");
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      await page.goto(`${url}#/categories`);
+      await signIn(page, "root", ROOT_PASSWORD);
+      // Read once the page's subscription is open, with an access token issued before the next login.
+      await page.locator('li[data-category="Before"]').waitFor();
+
+      // Categories created one after another until a token issued after the page's has expired (so the
+      // page's has, and svc ended its stream with TOKEN_EXPIRED), and one more after that.
+      const later = await short.call("POST", "/svc-api/v1/auth/login", {
+        body: { username: "root", password: ROOT_PASSWORD },
+      });
+      let n = 0;
+      await until("an access token issued after the page's is refused", async () => {
+        await create(`Around ${String(n++).padStart(3, "0")}`);
+        return (await short.call("GET", "/svc-api/v1/users/me", { token: later.body.token })).status === 401;
+      });
+      await create("After");
+      await page.locator('li[data-category="After"]').waitFor();
+      await until("every category created is listed", async () => (await listed(page)).length === created.length);
+      expect(await listed(page)).toEqual(created.toSorted((a, b) => (a.toLowerCase() < b.toLowerCase() ? -1 : 1)));
+      await page.getByRole("button", { name: "Sign out" }).waitFor();
+      expect(await page.getByRole("alert").count()).toBe(0);
+      // One stream, not one per renewal.
+      const streams = async () =>
+        Number(
+          /^svc_subscriptions_open\{transport="sse".*\} (\d+)$/m.exec(
+            (await short.call("GET", "/svc/metrics")).text,
+          )?.[1],
+        );
+      await until("one stream open", async () => (await streams()) === 1);
+      // Signing out ends the stream (and the session, which the next test counts on).
+      await page.getByRole("button", { name: "Sign out" }).click();
+      await page.getByRole("button", { name: "Sign in" }).waitFor();
+      await until("no stream open once signed out", async () => (await streams()) === 0);
+      await done(page);
     }, 60_000);
 
     test("signing out after the access token expired ends the session on the server: its cookie no longer refreshes", async () => {

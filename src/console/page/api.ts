@@ -42,6 +42,8 @@ let account: Me | null = null;
 let refreshing: Promise<boolean> | null = null;
 let renewal: ReturnType<typeof setTimeout> | undefined;
 let onChange: (me: Me | null) => void = () => {};
+/** Aborted when the session ends here: every subscription's stream stops with it. */
+let streams = new AbortController();
 
 /**
  * Called when the session changes under the console: null when it is gone (refused refresh, signed out in
@@ -87,6 +89,8 @@ function forget(): void {
   access = null;
   account = null;
   clearTimeout(renewal);
+  streams.abort();
+  streams = new AbortController();
 }
 
 function renew(): void {
@@ -216,6 +220,49 @@ export async function graphql<T>(query: string, variables: Record<string, unknow
   if (error)
     throw new ApiError(titleOf(error.extensions?.code), error.message, response.status, error.extensions?.code ?? "");
   return result.data as T;
+}
+
+/** An open subscription: svc's answer (its stream unread) and the access token it was opened with. */
+export interface Opened {
+  response: Response;
+  token: string | null;
+}
+
+/**
+ * A GraphQL subscription by Server-Sent Events (graphql-sse's distinct connections mode), with the access
+ * token; one refresh and retry on 401. null when there is no session. The stream is aborted by `signal`,
+ * and when the session ends here (signed out, or svc refused the cookie).
+ */
+export async function subscribe(
+  query: string,
+  variables: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<Opened | null> {
+  if (!account) return null;
+  const stopped = AbortSignal.any([signal, streams.signal]);
+  let token: string | null = null;
+  const response = await authorized((sent) => {
+    token = sent;
+    return fetch("/graphql", {
+      method: "POST",
+      headers: {
+        accept: "text/event-stream",
+        "content-type": "application/json",
+        ...(sent && { authorization: `Bearer ${sent}` }),
+      },
+      body: JSON.stringify({ query, variables }),
+      signal: stopped,
+    });
+  });
+  return account ? { response, token } : null;
+}
+
+/**
+ * After a stream ended for its token (expired, or no longer valid): whether there is a fresh one. None is
+ * asked for when another request renewed it meanwhile. false: the session is gone.
+ */
+export async function renewedSince(token: string | null): Promise<boolean> {
+  return (access !== null && access !== token) || (await refresh());
 }
 
 function titleOf(code: string | undefined): string {

@@ -1,19 +1,12 @@
 // Categories, through GraphQL as any client reaches them: the list with colour swatches and icons,
-// and create, edit and delete (an administrator may change any category).
-import { useEffect, useState } from "preact/hooks";
+// kept current by the categoryEvents subscription (live.ts), and create, edit and delete (an
+// administrator may change any category).
+import { useEffect, useRef, useState } from "preact/hooks";
 import { graphql } from "./api.ts";
+import { applied, type Category } from "./category-list.ts";
+import { followCategoryEvents, type CategoryEvent } from "./live.ts";
 import type { Names } from "./names.ts";
 import { ConfirmButton, ErrorNote, Field, useAction } from "./parts.tsx";
-
-interface Category {
-  id: string;
-  name: string;
-  description: string | null;
-  colorHex: string;
-  icon: string | null;
-  createdBy: string | null;
-  version: number;
-}
 
 type Draft = { name: string; description: string; colorHex: string; icon: string };
 
@@ -74,27 +67,47 @@ function CategoryForm({
   );
 }
 
-/** Runs it, ignoring a failure: for a refresh whose failure another message already covers. */
-async function quietly(work: () => Promise<unknown>): Promise<void> {
-  try {
-    await work();
-  } catch {
-    // The action's own error is on screen already.
-  }
+/** The category being edited, and the version its form was filled from: a save changes that version or none. */
+interface Editing {
+  id: string;
+  version: number;
 }
 
 export function Categories({ names }: { names: Names }) {
   const [rows, setRows] = useState<Category[]>([]);
-  const [editing, setEditing] = useState<string | null>(null);
+  const [editing, setEditing] = useState<Editing | null>(null);
   const [done, setDone] = useState("");
+  /** Whether the list has been read: until then, no "No categories yet". */
+  const [read, setRead] = useState(false);
   const action = useAction();
+  /** Reads the list afresh; resolves to it as shown (null when reading failed). */
+  const reload = useRef<() => Promise<Category[] | null>>(async () => null);
 
-  const load = () =>
-    action.run(async () => {
-      setRows((await graphql<{ categories: Category[] }>(LIST)).categories);
-    });
   useEffect(() => {
-    void load();
+    // The changes that arrived while the list was being read: applied again to the list read.
+    let arrived: CategoryEvent<Category>[] | null = null;
+    let reading = 0;
+    reload.current = async () => {
+      const mine = ++reading;
+      arrived = [];
+      try {
+        const { categories } = await graphql<{ categories: Category[] }>(LIST);
+        if (mine !== reading) return null;
+        const list = arrived.reduce(applied, categories);
+        setRows(list);
+        setRead(true);
+        return list;
+      } finally {
+        if (mine === reading) arrived = null;
+      }
+    };
+    return followCategoryEvents<Category>(FIELDS, {
+      reload: () => void action.run(reload.current),
+      change: (event) => {
+        arrived?.push(event);
+        setRows((shown) => applied(shown, event));
+      },
+    });
   }, []);
   useEffect(() => names.want(rows.map((category) => category.createdBy)), [rows, names]);
 
@@ -104,10 +117,14 @@ export function Categories({ names }: { names: Names }) {
     if (ok) {
       setDone(what);
       setEditing(null);
-      await load();
     } else {
-      // Read the list again quietly (the error stays shown): after a conflict, what is there now.
-      await quietly(async () => setRows((await graphql<{ categories: Category[] }>(LIST)).categories));
+      // Read the list again quietly (the error stays shown): after a conflict, what is there now, and an
+      // edit under way is from now on based on it.
+      const list = await reload.current().catch(() => null);
+      setEditing((now) => {
+        const row = now && list?.find((category) => category.id === now.id);
+        return now && row ? { id: now.id, version: row.version } : now;
+      });
     }
     return ok;
   }
@@ -133,7 +150,7 @@ export function Categories({ names }: { names: Names }) {
       <ul class="categories">
         {rows.map((category) => (
           <li key={category.id} data-category={category.name}>
-            {editing === category.id ? (
+            {editing?.id === category.id ? (
               <CategoryForm
                 label={`Save ${category.name}`}
                 initial={{
@@ -148,7 +165,7 @@ export function Categories({ names }: { names: Names }) {
                     graphql(
                       // ifVersion: another administrator's edit since this list was read is not overwritten.
                       `mutation ($id: ID!, $input: UpdateCategoryInput!, $v: Int) { updateCategory(id: $id, input: $input, ifVersion: $v) { id } }`,
-                      { id: category.id, input: input(draft), v: category.version },
+                      { id: category.id, input: input(draft), v: editing.version },
                     ),
                   )
                 }
@@ -166,7 +183,11 @@ export function Categories({ names }: { names: Names }) {
                   <span class="muted">{category.createdBy ? `by ${names.of(category.createdBy)}` : "no creator"}</span>
                 </span>
                 <span class="actions">
-                  <button type="button" onClick={() => setEditing(category.id)} aria-label={`Edit ${category.name}`}>
+                  <button
+                    type="button"
+                    onClick={() => setEditing({ id: category.id, version: category.version })}
+                    aria-label={`Edit ${category.name}`}
+                  >
                     Edit
                   </button>
                   <ConfirmButton
@@ -187,7 +208,7 @@ export function Categories({ names }: { names: Names }) {
           </li>
         ))}
       </ul>
-      {rows.length === 0 && !action.busy && <p class="muted">No categories yet.</p>}
+      {read && rows.length === 0 && !action.busy && <p class="muted">No categories yet.</p>}
     </section>
   );
 }
