@@ -1,9 +1,9 @@
 // A hub that starts while changes are committing (a new or restarted instance joining a busy database):
 // a change notice that arrives while it reads where the log stands starts a catch-up from number 0,
-// which walks lastSeq back below where start-up set it and hands the changes after a resuming
+// which walked lastSeq back below where start-up set it and handed the changes after a resuming
 // subscriber's cursor out again, after its replay had them. Seen in test/e2e/resume.test.ts (restart
-// on PostgreSQL) as a run of duplicates; held here with a fake feed and log. `test.failing` until the
-// hub is fixed: then make it `test`.
+// on PostgreSQL) as a run of duplicates; held here with a fake feed and log. Notices now wait until
+// the hub knows where the log stands.
 import { expect, test } from "bun:test";
 import type { CategoryEventLog, LoggedChange } from "../src/db/store.ts";
 import { createLoggers } from "../src/log.ts";
@@ -13,7 +13,7 @@ import { createHub } from "../src/realtime/hub.ts";
 const DATABASE = "ab";
 const LOGGED = 300;
 
-test.failing("a hub started amid commits gives a resuming subscriber each change after its cursor once", async () => {
+test("a hub started amid commits gives a resuming subscriber each change after its cursor once", async () => {
   const logged: LoggedChange[] = Array.from({ length: LOGGED }, (_, i) => ({
     seq: i + 1,
     change: { kind: "DELETED", id: `c${i + 1}`, category: null },

@@ -227,9 +227,11 @@ export function createHub(options: HubOptions) {
   let catching: Promise<void> | null = null;
   let again = false;
   let checkGap = false;
+  /** Until the hub knows where the log stands, notices wait: a catch-up from 0 would hand out old changes again. */
+  let positioned = false;
   function catchUp(afterResync = false): void {
     if (afterResync) checkGap = true;
-    if (catching) {
+    if (catching || !positioned) {
       again = true;
       return;
     }
@@ -249,6 +251,7 @@ export function createHub(options: HubOptions) {
         for (;;) {
           const page = await log.after(lastSeq, PAGE);
           for (const logged of page) {
+            if (logged.seq <= lastSeq) continue;
             lastSeq = logged.seq;
             deliver(eventOf(logged), logged.seq);
           }
@@ -276,6 +279,9 @@ export function createHub(options: HubOptions) {
     const [identity, { last }] = await Promise.all([log.identity(), log.bounds()]);
     database = identity;
     lastSeq = last ?? 0;
+    positioned = true;
+    // A notice that came while the position was read: what it announced may lie past it.
+    if (again) catchUp();
   }
 
   /** Every open subscription's token, asked once per distinct token. */
