@@ -1,0 +1,321 @@
+// The session: who is signed in, the access token every call carries, and its renewal. One refresh at a
+// time however many calls need one (single-flight here, a lock across clients and tabs), shortly before the
+// token expires or when svc refuses it; the failed call is then sent again.
+import type { components } from "./openapi.generated.js";
+import { isSvcError } from "./errors.js";
+import { answerOf, type Call, type Http } from "./http.js";
+import { exclusive } from "./locks.js";
+import type { SessionStorage } from "./storage.js";
+
+export type Me = components["schemas"]["Me"];
+type LoginAnswer = components["schemas"]["Login"];
+type TokenPair = components["schemas"]["TokenPair"];
+
+/** json: the refresh token is the client's to keep (in `storage`). cookie: svc keeps it in an HttpOnly cookie. */
+export type SessionMode = "json" | "cookie";
+export type LogoutScope = "local" | "others" | "global";
+
+export interface Session {
+  user: Me;
+  mode: SessionMode;
+  /** When the access token expires; the client renews it shortly before. */
+  tokenExpiresAt: Date;
+  /** When the session ends unless it is renewed before (the refresh token's expiry). */
+  expiresAt: Date;
+}
+
+/** What is kept in storage (json mode) and in memory (both). Times are this machine's, in ms. */
+interface Held {
+  v: 1;
+  mode: SessionMode;
+  token: string;
+  issuedAt: number;
+  expiresAt: number;
+  refreshToken: string | null;
+  refreshExpiresAt: number;
+  user: Me;
+}
+
+export interface AuthOptions {
+  mode: SessionMode;
+  storage: SessionStorage;
+  storageKey: string;
+}
+
+/** Renewed this long before it expires: a fifth of its life, at most 30 s. */
+const RENEW_SHARE = 0.2;
+const RENEW_AT_MOST_MS = 30_000;
+
+const AUTH = "/svc-api/v1/auth";
+
+export class Auth {
+  readonly #http: Http;
+  readonly #mode: SessionMode;
+  readonly #storage: SessionStorage;
+  readonly #key: string;
+  readonly #lockName: string;
+  /** What the renewal lock is held on: the shared store, or (cookie mode: the browser's cookie) the site. */
+  readonly #holder: object;
+  readonly #listeners = new Set<(session: Session | null) => void>();
+  readonly #channel: BroadcastChannel | null;
+  #held: Held | null = null;
+  #renewal: Promise<string | null> | null = null;
+  /** Cookie mode: whether the cookie has been tried for a session since the page loaded. */
+  #restored = false;
+  /** Resolves once the stored session has been read (at once for a synchronous store). */
+  readonly ready: Promise<void>;
+
+  constructor(http: Http, options: AuthOptions) {
+    this.#http = http;
+    this.#mode = options.mode;
+    this.#storage = options.storage;
+    this.#key = options.storageKey;
+    this.#lockName = `svc-session:${http.baseUrl}:${this.#key}`;
+    this.#holder = options.mode === "cookie" ? siteHolder(http.baseUrl) : options.storage;
+    this.ready = this.mode === "json" ? this.#reload(false) : Promise.resolve();
+    options.storage.subscribe?.(this.#key, () => void this.#reload(true));
+    this.#channel = typeof BroadcastChannel === "function" ? new BroadcastChannel(this.#lockName) : null;
+    if (this.#channel) this.#channel.onmessage = (event: MessageEvent) => this.#heard(event.data);
+  }
+
+  get mode(): SessionMode {
+    return this.#mode;
+  }
+
+  /** The signed-in user and the session's expiry, or null. */
+  get session(): Session | null {
+    const held = this.#held;
+    if (!held) return null;
+    return {
+      user: held.user,
+      mode: held.mode,
+      tokenExpiresAt: new Date(held.expiresAt),
+      expiresAt: new Date(held.refreshExpiresAt),
+    };
+  }
+
+  /** Calls `listener` with the session whenever it starts, is renewed, changes user details, or ends (null). */
+  onChange(listener: (session: Session | null) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  async login(credentials: { username: string; password: string }): Promise<Session> {
+    const response = await this.#http.send(
+      { method: "POST", path: `${AUTH}/login`, body: { ...credentials, mode: this.#mode } },
+      null,
+    );
+    return this.#started(await answerOf<LoginAnswer>(response));
+  }
+
+  /** Redeems a reset code an administrator issued: a new password, and a new session (every other one ends). */
+  async redeemReset(input: { username: string; reset_code: string; new_password: string }): Promise<Session> {
+    const response = await this.#http.send(
+      { method: "POST", path: `${AUTH}/password-reset`, body: { ...input, mode: this.#mode } },
+      null,
+    );
+    return this.#started(await answerOf<LoginAnswer>(response));
+  }
+
+  /**
+   * Ends this session (local, the default), every other one (others), or all (global). Named by the refresh
+   * token (json) or the cookie, so it works after the access token expired. A session svc already ended
+   * ends here too; a network failure throws and keeps the session, so that signing out can be tried again.
+   */
+  async logout({ scope = "local" }: { scope?: LogoutScope } = {}): Promise<void> {
+    await this.ready;
+    const held = this.#held;
+    if (this.#mode === "json" && !held?.refreshToken) return this.#end();
+    const body = this.#mode === "json" ? { scope, refresh_token: held?.refreshToken } : { scope };
+    const response = await this.#http.send({ method: "POST", path: `${AUTH}/logout`, body }, null);
+    try {
+      await answerOf<void>(response);
+    } catch (error) {
+      if (!(isSvcError(error) && error.status === 401)) throw error;
+      return this.#end();
+    }
+    if (scope !== "others") this.#end();
+  }
+
+  /**
+   * Renews the access token now. Returns the session, or null when there is none to renew (in cookie mode:
+   * the way to find out, after a page load, whether the cookie still holds one).
+   */
+  async refresh(): Promise<Session | null> {
+    await this.ready;
+    await this.#renew(this.#held?.token ?? null, true);
+    return this.session;
+  }
+
+  /** The token a call should carry: renewed first when it is about to expire; null when signed out. */
+  async token(): Promise<string | null> {
+    await this.ready;
+    const held = this.#held;
+    if (held && !this.#dueForRenewal(held)) return held.token;
+    if (!held && (this.#mode === "json" || this.#restored)) return null;
+    return this.#renew(held?.token ?? null, false);
+  }
+
+  /**
+   * Sends a call with the session's token; when svc refuses the token (401), renews it once and sends the
+   * call again (a new request with the same body).
+   */
+  async authorized(call: Call): Promise<Response> {
+    const token = await this.token();
+    const response = await this.#http.send(call, token);
+    if (response.status !== 401 || token === null) return response;
+    const renewed = await this.#renew(token, false);
+    if (renewed === null) return response;
+    await response.body?.cancel().catch(() => {});
+    return this.#http.send(call, renewed);
+  }
+
+  /** A new token after `failed` was refused (the same as authorized's), or null when the session is over. */
+  renewAfter(failed: string | null): Promise<string | null> {
+    return this.#renew(failed, false);
+  }
+
+  /** The session's user changed (users.update): keeps the new details. */
+  updated(user: Me): void {
+    const held = this.#held;
+    if (held && held.user.id === user.id) void this.#keep({ ...held, user });
+  }
+
+  /** A password change answers a new pair for this session. */
+  async renewed(pair: TokenPair): Promise<void> {
+    const held = this.#held;
+    if (held) await this.#keep(heldFrom(pair, held.user, this.#mode));
+  }
+
+  /** The account is gone, or the session ended by other means: forget it. */
+  ended(): Promise<void> {
+    return this.#end();
+  }
+
+  #dueForRenewal(held: Held): boolean {
+    const margin = Math.min(RENEW_AT_MOST_MS, (held.expiresAt - held.issuedAt) * RENEW_SHARE);
+    return Date.now() >= held.expiresAt - margin;
+  }
+
+  /**
+   * One renewal for every caller at once. Under the lock, the shared store is read again: when another
+   * client or tab renewed the session meanwhile (its token is not `stale` and not due), that token is
+   * taken instead of renewing again, which would spend the same refresh token twice.
+   */
+  #renew(stale: string | null, force: boolean): Promise<string | null> {
+    this.#renewal ??= exclusive(this.#holder, this.#lockName, async () => {
+      if (this.#mode === "json") await this.#reload(true);
+      const held = this.#held;
+      if (!force && held && held.token !== stale && !this.#dueForRenewal(held)) return held.token;
+      if (this.#mode === "json" && !held?.refreshToken) return null;
+      return this.#refresh(held);
+    }).finally(() => {
+      this.#renewal = null;
+    });
+    return this.#renewal;
+  }
+
+  async #refresh(held: Held | null): Promise<string | null> {
+    this.#restored = true;
+    const body = this.#mode === "json" ? { refresh_token: held?.refreshToken } : {};
+    const response = await this.#http.send({ method: "POST", path: `${AUTH}/refresh`, body }, null);
+    try {
+      const answer = await answerOf<LoginAnswer>(response);
+      await this.#keep(heldFrom(answer, answer.user, this.#mode));
+      return answer.token;
+    } catch (error) {
+      // Spent, expired, ended, the account disabled, or (cookie mode) no cookie: the session is over. Anything else (no network,
+      // svc busy) leaves it for the next try.
+      if (isSvcError(error, "account_disabled", "validation_failed") || (isSvcError(error) && error.status === 401)) {
+        await this.#end();
+        return null;
+      }
+      throw error;
+    }
+  }
+
+  async #started(answer: LoginAnswer): Promise<Session> {
+    await this.#keep(heldFrom(answer, answer.user, this.#mode));
+    this.#restored = true;
+    return this.session as Session;
+  }
+
+  async #keep(held: Held): Promise<void> {
+    this.#held = held;
+    if (this.#mode === "json") await this.#storage.setItem(this.#key, JSON.stringify(held));
+    this.#announce(held);
+  }
+
+  async #end(): Promise<void> {
+    const had = this.#held !== null;
+    this.#held = null;
+    if (this.#mode === "json") await this.#storage.removeItem(this.#key);
+    if (had) this.#announce(null);
+  }
+
+  /** Tells this client's listeners, and the other tabs (cookie mode: with the token, which no store holds). */
+  #announce(held: Held | null): void {
+    this.#notify();
+    this.#channel?.postMessage(this.#mode === "cookie" ? { held } : { changed: true });
+  }
+
+  #notify(): void {
+    const session = this.session;
+    for (const listener of this.#listeners) listener(session);
+  }
+
+  /** Another tab's news: json mode reads the store again; cookie mode takes the session it sent. */
+  #heard(message: unknown): void {
+    if (this.#mode === "json") {
+      void this.#reload(true);
+      return;
+    }
+    const { held } = (message ?? {}) as { held?: Held | null };
+    if (held === undefined) return;
+    this.#held = held;
+    this.#restored = true;
+    this.#notify();
+  }
+
+  /** Reads the stored session (json mode); tells listeners when it differs from the one held. */
+  async #reload(notify: boolean): Promise<void> {
+    if (this.#mode !== "json") return;
+    const read = this.#storage.getItem(this.#key);
+    const text = typeof read === "string" || read === null ? read : await read;
+    const held = parseHeld(text);
+    if (held?.token === this.#held?.token && JSON.stringify(held?.user) === JSON.stringify(this.#held?.user)) return;
+    this.#held = held;
+    if (notify) this.#notify();
+  }
+}
+
+function heldFrom(pair: TokenPair, user: Me, mode: SessionMode): Held {
+  const now = Date.now();
+  return {
+    v: 1,
+    mode,
+    token: pair.token,
+    issuedAt: now,
+    expiresAt: now + pair.expires_in * 1000,
+    refreshToken: pair.refresh_token ?? null,
+    refreshExpiresAt: now + pair.refresh_expires_in * 1000,
+    user,
+  };
+}
+
+function parseHeld(text: string | null): Held | null {
+  if (text === null) return null;
+  try {
+    const held = JSON.parse(text) as Held;
+    return held?.v === 1 && typeof held.token === "string" ? held : null;
+  } catch {
+    return null;
+  }
+}
+
+const sites = new Map<string, object>();
+function siteHolder(baseUrl: string): object {
+  let holder = sites.get(baseUrl);
+  if (!holder) sites.set(baseUrl, (holder = {}));
+  return holder;
+}

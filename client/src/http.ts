@@ -1,0 +1,79 @@
+// One request to svc: the URL, JSON in and out, and every failure turned into an SvcError.
+import { networkError, problemError, SvcError } from "./errors.js";
+
+export interface HttpOptions {
+  baseUrl: string;
+  fetch: typeof globalThis.fetch;
+  /** "include" in cookie mode, so that a page on another origin sends and keeps the session cookie. */
+  credentials: RequestCredentials;
+}
+
+export interface Call {
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  /** From the site root, or a whole URL (a Link header's). */
+  path: string;
+  query?: Record<string, string | number | undefined>;
+  /** Sent as JSON; left out, no body. */
+  body?: unknown;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+export class Http {
+  readonly baseUrl: string;
+  readonly #fetch: typeof globalThis.fetch;
+  readonly #credentials: RequestCredentials;
+
+  constructor(options: HttpOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, "");
+    this.#fetch = options.fetch;
+    this.#credentials = options.credentials;
+  }
+
+  url(path: string, query: Call["query"] = {}): string {
+    const url = new URL(path, `${this.baseUrl}/`);
+    for (const [name, value] of Object.entries(query)) {
+      if (value !== undefined) url.searchParams.set(name, String(value));
+    }
+    return url.href;
+  }
+
+  /**
+   * Sends the call with `token` as its Bearer token (none when null). A new Request each time, so a retry
+   * sends the same body again. A network failure throws SvcError network_error; any answer is returned.
+   */
+  async send(call: Call, token: string | null): Promise<Response> {
+    const headers: Record<string, string> = { accept: "application/json", ...call.headers };
+    if (call.body !== undefined) headers["content-type"] = "application/json";
+    if (token !== null) headers.authorization = `Bearer ${token}`;
+    try {
+      return await this.#fetch(this.url(call.path, call.query), {
+        method: call.method,
+        headers,
+        body: call.body === undefined ? undefined : JSON.stringify(call.body),
+        credentials: this.#credentials,
+        signal: call.signal,
+      });
+    } catch (error) {
+      throw networkError(error);
+    }
+  }
+}
+
+/** The answer's JSON when it succeeded; its SvcError otherwise. */
+export async function answerOf<T>(response: Response): Promise<T> {
+  if (!response.ok) throw await problemError(response);
+  if (response.status === 204) return undefined as T;
+  try {
+    return (await response.json()) as T;
+  } catch (error) {
+    throw new SvcError({
+      status: response.status,
+      code: "unexpected_response",
+      title: "Unexpected response",
+      detail: `HTTP ${response.status} that is not JSON`,
+      requestId: response.headers.get("x-request-id"),
+      cause: error,
+    });
+  }
+}

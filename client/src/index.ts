@@ -1,0 +1,31 @@
+// @svc/client: svc's REST and GraphQL from browsers, Bun and Node 20+.
+export { createClient, type Client, type ClientOptions } from "./client.js";
+export type { Auth, LogoutScope, Me, Session, SessionMode } from "./auth.js";
+export type { NewUser, PasswordChange, User, UserChanges, UserList, Users } from "./users.js";
+export type {
+  Categories,
+  Category,
+  CategoryEvent,
+  CreateCategoryInput,
+  SubscribeOptions,
+  UpdateCategoryInput,
+} from "./categories.js";
+export type {
+  Document,
+  DocumentNodeLike,
+  DocumentTypeDecoration,
+  GraphQLRequestOptions,
+  ResultOf,
+  TypedDocument,
+  VariablesOf,
+} from "./graphql.js";
+export {
+  SvcError,
+  isSvcError,
+  type ErrorCode,
+  type FieldError,
+  type GraphQLErrorEntry,
+  type ServerErrorCode,
+} from "./errors.js";
+export { localStorageAdapter, memoryStorage, type SessionStorage } from "./storage.js";
+export type { components, paths, operations } from "./openapi.generated.js";

@@ -1,0 +1,95 @@
+// The users routes: your own account, other users, and every page of the list.
+import type { Auth, Me } from "./auth.js";
+import type { components } from "./openapi.generated.js";
+import { answerOf, type Call, type Http } from "./http.js";
+
+export type User = components["schemas"]["User"];
+export type NewUser = { username: string; email: string; password: string };
+export type UserChanges = { username?: string; email?: string; current_password?: string };
+export type PasswordChange = { current_password: string; new_password: string };
+
+const USERS = "/svc-api/v1/users";
+
+/** Every user, page by page: `for await (const user of list)` walks them all; `.pages()` gives each page. */
+export interface UserList extends AsyncIterable<User> {
+  pages(): AsyncIterable<User[]>;
+}
+
+export class Users {
+  readonly #http: Http;
+  readonly #auth: Auth;
+
+  constructor(http: Http, auth: Auth) {
+    this.#http = http;
+    this.#auth = auth;
+  }
+
+  /** Signs up (public unless svc says otherwise); does not sign in: call auth.login next. */
+  async create(user: NewUser, options: { idempotencyKey?: string } = {}): Promise<Me> {
+    const headers = options.idempotencyKey ? { "idempotency-key": options.idempotencyKey } : undefined;
+    return answerOf<Me>(await this.#http.send({ method: "POST", path: `${USERS}/create`, body: user, headers }, null));
+  }
+
+  me(): Promise<Me> {
+    return this.#call<Me>({ method: "GET", path: `${USERS}/me` });
+  }
+
+  get(id: string): Promise<User> {
+    return this.#call<User>({ method: "GET", path: `${USERS}/${encodeURIComponent(id)}` });
+  }
+
+  list({ limit }: { limit?: number } = {}): UserList {
+    const first = this.#http.url(`${USERS}/all`, { limit });
+    const pages = async function* (this: Users): AsyncGenerator<User[]> {
+      let next: string | null = first;
+      while (next !== null) {
+        const response = await this.#auth.authorized({ method: "GET", path: next });
+        const page = await answerOf<User[]>(response);
+        next = nextLink(response.headers.get("link"));
+        yield page;
+      }
+    }.bind(this);
+    return {
+      pages,
+      async *[Symbol.asyncIterator]() {
+        for await (const page of pages()) yield* page;
+      },
+    };
+  }
+
+  /** Changes your username or e-mail (an e-mail change needs current_password). */
+  async update(changes: UserChanges): Promise<Me> {
+    const me = await this.#call<Me>({ method: "PUT", path: USERS, body: changes });
+    this.#auth.updated(me);
+    return me;
+  }
+
+  /** Changes your password: every other session ends; this one goes on with a new token pair. */
+  async changePassword(change: PasswordChange): Promise<void> {
+    const pair = await this.#call<components["schemas"]["TokenPair"]>({
+      method: "PUT",
+      path: `${USERS}/password`,
+      body: change,
+    });
+    await this.#auth.renewed(pair);
+  }
+
+  /** Deletes your account; the session ends with it. */
+  async delete(): Promise<void> {
+    await this.#call<void>({ method: "DELETE", path: USERS });
+    await this.#auth.ended();
+  }
+
+  async #call<T>(call: Call): Promise<T> {
+    return answerOf<T>(await this.#auth.authorized(call));
+  }
+}
+
+/** The URL of a Link header's rel="next", or null. */
+function nextLink(header: string | null): string | null {
+  for (const part of header?.split(",") ?? []) {
+    const match = /<([^>]*)>\s*;(.*)/.exec(part.trim());
+    if (match && /\brel="?next"?/.test(match[2] ?? "")) return match[1] ?? null;
+  }
+  return null;
+}
