@@ -17,7 +17,7 @@ import { corsFor } from "./http/cors.ts";
 import { createIdempotency } from "./http/idempotency.ts";
 import { outerHandler, type OuterHandler } from "./http/outer-handler.ts";
 import { routeTemplates, type RouteTemplates } from "./http/route-templates.ts";
-import { openapiRoutes } from "./http/openapi.ts";
+import { openapiRoutes } from "./http/openapi-routes.ts";
 import { problemAnswers } from "./http/problem-answers.ts";
 import type { Loggers } from "./log.ts";
 import { createMetrics, metricsRoutes } from "./metrics.ts";

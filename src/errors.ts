@@ -44,6 +44,9 @@ const CATALOG = {
 
 export type ErrorCode = keyof typeof CATALOG;
 
+/** Every code, in the catalogue's order (the OpenAPI document lists them so). */
+export const ERROR_CODES = Object.keys(CATALOG) as [ErrorCode, ...ErrorCode[]];
+
 /** The HTTP status an error code is answered with. */
 export function statusOf(code: ErrorCode): number {
   return CATALOG[code].status;

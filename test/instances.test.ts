@@ -205,7 +205,7 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
     const updates = await Promise.all([a, b].map((app) => app.graphql(update, { token: fern.token })));
     const codes = updates.map((r) => r.body.errors?.[0]?.extensions ?? r.body.data.updateCategory);
     expect(codes).toContainEqual({ version: 2 });
-    expect(codes).toContainEqual({ code: "CONFLICT", currentVersion: 2 });
+    expect(codes).toContainEqual({ code: "CONFLICT", reason: "version_mismatch", currentVersion: 2 });
     // The other tests expect the category list as they left it.
     const removed = await b.graphql(`mutation { deleteCategory(id: "${id}", ifVersion: 2) }`, { token: fern.token });
     expect(removed.body).toEqual({ data: { deleteCategory: true } });

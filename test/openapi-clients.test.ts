@@ -21,7 +21,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const CLIENT = `
 import createClient from "openapi-fetch";
-import type { paths } from "./schema";
+import type { components, paths } from "./schema";
+
+/** What login's 401 can say: one code, not any string. */
+type LoginUnauthorized = paths["/svc-api/v1/auth/login"]["post"]["responses"][401]["content"]["application/problem+json"]["code"];
 
 const client = createClient<paths>({ baseUrl: "http://localhost:8080" });
 
@@ -32,14 +35,22 @@ export async function everyOperation(): Promise<number> {
   if (login.error) {
     const status: number = login.error.status;
     const code: string = login.error.code;
+    // The route's own codes: a client switches on them, and the compiler holds it to them.
+    if (login.error.code === "invalid_credentials" || login.error.code === "account_disabled") return -status;
     return status + code.length;
   }
   const expiresAt: number = Date.now() + login.data.expires_in * 1000;
   const me: string = login.data.user.id;
+  // You (Me): the e-mail and role are there, no check needed.
+  const you: components["schemas"]["Me"] = login.data.user;
+  const email: string = you.email;
+  const pair: components["schemas"]["TokenPair"] = login.data;
+  const refused: LoginUnauthorized = "invalid_credentials";
   const headers = { Authorization: \`Bearer \${login.data.token}\` };
   const page = await client.GET("/svc-api/v1/users/all", { params: { query: { limit: 10, after: me } }, headers });
   const names: string[] = (page.data ?? []).map((user) => user.username);
-  await client.GET("/svc-api/v1/users/me", { headers });
+  const mine = await client.GET("/svc-api/v1/users/me", { headers });
+  const myRole: "user" | "admin" | undefined = mine.data?.role;
   await client.GET("/svc-api/v1/users/{user_id}", { params: { path: { user_id: id ?? me } }, headers });
   await client.PUT("/svc-api/v1/users", { body: { email: "ann@example.org", current_password: "correct horse" }, headers });
   const changed = await client.PUT("/svc-api/v1/users/password", { body: { current_password: "correct horse", new_password: "battery staple" }, headers });
@@ -67,7 +78,7 @@ export async function everyOperation(): Promise<number> {
   const detail: Record<string, unknown> | null | undefined = events.data?.[0]?.detail;
   await client.DELETE("/svc-api/v1/admin/users/{id}", { params: { path: { id: target } }, headers });
   await client.DELETE("/svc-api/v1/users", { headers });
-  void [lastLogin, status, role, detail];
+  void [lastLogin, status, role, detail, email, pair, refused, myRole];
   const health = await client.GET("/svc/health");
   await client.GET("/svc/health/live");
   await client.GET("/svc/health/ready");
@@ -88,7 +99,19 @@ export async function wrongTypes(): Promise<void> {
   await client.GET("/svc-api/v1/admin/audit", { params: { query: { action: "user.hacked" } } });
   // @ts-expect-error a logout scope is local, others or global
   await client.POST("/svc-api/v1/auth/logout", { body: { scope: "everywhere" } });
-  void text;
+  // @ts-expect-error login never answers last_admin: its error codes are its own, not any string
+  if (login.error?.code === "last_admin") return;
+  // @ts-expect-error login's 401 is invalid_credentials, never token_expired
+  const expired: LoginUnauthorized = "token_expired";
+  // @ts-expect-error Problem.code is one of the catalogue's codes
+  const unknown: components["schemas"]["Problem"]["code"] = "teapot";
+  const other = await client.GET("/svc-api/v1/users/{user_id}", { params: { path: { user_id: "x" } } });
+  if (other.data) {
+    // @ts-expect-error another user's record (User) may lack the e-mail
+    const theirs: string = other.data.email;
+    void theirs;
+  }
+  void [text, expired, unknown];
 }
 `;
 

@@ -8,16 +8,13 @@ import { conditionalJson, hasPreconditions, requirePreconditions, taggedJson } f
 import type { Idempotency } from "../http/idempotency.ts";
 import type { UserRecord } from "../db/store.ts";
 import { jsonBody } from "../http/json-body.ts";
-import { documented } from "../http/openapi.ts";
+import { documented, ref } from "../http/openapi.ts";
 import {
   accountChangeBody,
-  adminUserSchema,
   adminUsersQuery,
   adminUserView,
-  auditEventSchema,
   auditEventView,
   auditQuery,
-  issuedResetSchema,
   nextPageQuery,
   parseAuditFilter,
   parseUserFilter,
@@ -69,7 +66,7 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
           ok: {
             status: 200,
             description: "A page of accounts",
-            schema: t.Array(adminUserSchema),
+            schema: t.Array(ref("AdminUser")),
             headers: { Link: 'The next page, as <url>; rel="next", while more remain' },
           },
           errors: ["validation_failed", "forbidden"],
@@ -87,7 +84,7 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
           summary: "Get one account",
           tag: "admin",
           auth: true,
-          ok: { status: 200, description: "The account", schema: adminUserSchema },
+          ok: { status: 200, description: "The account", schema: ref("AdminUser") },
           errors: ["forbidden", "not_found"],
         }),
       },
@@ -113,7 +110,7 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
             "Change an account's role or status (JSON or application/merge-patch+json). Disabling ends its sessions and tokens at once.",
           tag: "admin",
           auth: true,
-          ok: { status: 200, description: "The account, changed", schema: adminUserSchema },
+          ok: { status: 200, description: "The account, changed", schema: ref("AdminUser") },
           errors: [
             "validation_failed",
             "malformed_json",
@@ -167,7 +164,7 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
           summary: "Issue a one-time password reset code for the account (it replaces any earlier one)",
           tag: "admin",
           auth: true,
-          ok: { status: 201, description: "The code, shown once, and when it expires", schema: issuedResetSchema },
+          ok: { status: 201, description: "The code, shown once, and when it expires", schema: ref("IssuedReset") },
           errors: ["forbidden", "not_found"],
         }),
       },
@@ -193,7 +190,7 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
           ok: {
             status: 200,
             description: "A page of events",
-            schema: t.Array(auditEventSchema),
+            schema: t.Array(ref("AuditEvent")),
             headers: { Link: 'The next (older) page, as <url>; rel="next", while more remain' },
           },
           errors: ["validation_failed", "forbidden"],

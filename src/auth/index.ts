@@ -5,8 +5,8 @@ import { clientInfo } from "../http/client-address.ts";
 import { bySession, type Idempotency, type IdempotentRequest } from "../http/idempotency.ts";
 import { requirePreconditions } from "../http/etag.ts";
 import { jsonBody, optionalJsonBody } from "../http/json-body.ts";
-import { documented } from "../http/openapi.ts";
-import { loginBody, loginSchema, redeemResetBody, userView } from "../users/model.ts";
+import { documented, ref } from "../http/openapi.ts";
+import { loginBody, redeemResetBody, userView } from "../users/model.ts";
 import type { UserService } from "../users/service.ts";
 import type { Authenticator } from "./authenticator.ts";
 import { AppError, invalidFields } from "../errors.ts";
@@ -18,7 +18,7 @@ import {
   type SessionMode,
   withRefreshInCookie,
 } from "./cookie-session.ts";
-import { logoutBody, logoutRequest, refreshBody, refreshRequest, sessionSchema } from "./model.ts";
+import { logoutBody, logoutRequest, refreshBody, refreshRequest } from "./model.ts";
 import { refreshDigest } from "./refresh-tokens.ts";
 import type { SessionService, TokenPair } from "./sessions.ts";
 
@@ -93,7 +93,7 @@ export function authRoutes({
               status: 200,
               description:
                 "An access token, its refresh token (in cookie mode: in the session cookie instead), and you",
-              schema: loginSchema,
+              schema: ref("Login"),
               headers: { "Set-Cookie": COOKIE_DOC },
             },
             errors: ["invalid_credentials", ...NEW_SESSION_ERRORS],
@@ -135,7 +135,7 @@ export function authRoutes({
               status: 200,
               description:
                 "A new access token and refresh token (taken from the cookie: in the cookie again), and you. The same refresh token sent again within the reuse window gets this same pair.",
-              schema: loginSchema,
+              schema: ref("Login"),
               headers: { "Set-Cookie": COOKIE_DOC },
             },
             errors: [
@@ -170,7 +170,7 @@ export function authRoutes({
             ok: {
               status: 200,
               description: "As login: a new session's pair, and you",
-              schema: loginSchema,
+              schema: ref("Login"),
               headers: { "Set-Cookie": COOKIE_DOC },
             },
             errors: ["invalid_reset_code", ...NEW_SESSION_ERRORS],
@@ -247,7 +247,7 @@ export function authRoutes({
           summary: "Your live sessions, newest first",
           tag: "auth",
           auth: true,
-          ok: { status: 200, description: "Your sessions; current marks this one", schema: t.Array(sessionSchema) },
+          ok: { status: 200, description: "Your sessions; current marks this one", schema: t.Array(ref("Session")) },
           errors: [],
         }),
       })

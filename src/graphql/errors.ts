@@ -1,4 +1,4 @@
-// GraphQL's side of the error table: AppError → extensions.code; anything unexpected is masked.
+// GraphQL's side of the error table: AppError → extensions.code and .reason; anything unexpected is masked.
 import { GraphQLError } from "graphql";
 import { AppError } from "../errors.ts";
 
@@ -47,8 +47,12 @@ export function isUnexpected(error: unknown): boolean {
   );
 }
 
+/**
+ * The GraphQL error for an AppError: `code` is GraphQL's class of failure (CONFLICT), `reason` svc's own
+ * code (category_name_taken, version_mismatch), the one REST's Problem.code carries.
+ */
 export function fromAppError(appError: AppError, located?: GraphQLError): GraphQLError {
-  const extensions: Record<string, unknown> = { ...appError.facts, code: appError.graphqlCode };
+  const extensions: Record<string, unknown> = { ...appError.facts, code: appError.graphqlCode, reason: appError.code };
   if (appError.errors?.length) {
     extensions.field = appError.errors[0]!.field;
     extensions.errors = appError.errors;

@@ -1,7 +1,7 @@
 // The health probes as Elysia routes, answered by probes.ts (which serve.ts also answers with before the
 // app has loaded).
-import { Elysia, t } from "elysia";
-import { documented, enumOf } from "../http/openapi.ts";
+import { Elysia, type TSchema } from "elysia";
+import { documented, ref } from "../http/openapi.ts";
 import type { Probe, Probes } from "./probes.ts";
 
 /** The probes' paths: their 200s may go unlogged (SVC_LOG_PROBES), and they do not make svc busy. */
@@ -18,18 +18,18 @@ export function healthRoutes(probes: Probes) {
         operationId: "live",
         summary: "The process is up",
         tag: "health",
-        ok: { status: 200, description: "Up", schema: t.Object({ status: t.Literal("ok") }) },
+        ok: { status: 200, description: "Up", schema: ref("Live") },
         errors: [],
       }),
     })
     .get("/svc/health/ready", answer("/svc/health/ready"), {
-      detail: health("ready", "Ready to serve: the database answers (503 when it does not)", readySchema),
+      detail: health("ready", "Ready to serve: the database answers (503 when it does not)", ref("Ready")),
     })
     .get("/svc/health", answer("/svc/health"), {
       detail: health(
         "health",
         "Service, version, environment, uptime and the database check (503 when it does not answer)",
-        healthSchema,
+        ref("Health"),
       ),
     });
 }
@@ -38,28 +38,7 @@ function respond(probe: Probe, { request }: { request: Request }): Response | Pr
   return probe(request, {});
 }
 
-const checks = t.Object({
-  database: t.Union([t.Literal("ok"), t.Literal("unavailable")]),
-  storage: t.Optional(
-    t.Union([t.Literal("ok"), t.Literal("full")], {
-      description:
-        "full: writes are refused with 503 storage_full; reads go on. Absent while the database does not answer.",
-    }),
-  ),
-});
-const status = t.Union([t.Literal("ok"), t.Literal("degraded"), t.Literal("unavailable")]);
-const readySchema = t.Object({ status, checks });
-const healthSchema = t.Object({
-  service: t.String(),
-  version: t.String(),
-  environment: t.String(),
-  database_kind: enumOf(["sqlite", "postgres"], { description: "Which database svc runs on." }),
-  status,
-  uptime_s: t.Number(),
-  checks,
-});
-
-function health(operationId: string, summary: string, schema: typeof readySchema | typeof healthSchema) {
+function health(operationId: string, summary: string, schema: TSchema) {
   return documented({
     operationId,
     summary,

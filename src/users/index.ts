@@ -9,16 +9,8 @@ import { clientInfo } from "../http/client-address.ts";
 import { type AnswerSet, conditionalJson, hasPreconditions, requirePreconditions, taggedJson } from "../http/etag.ts";
 import { bySession, byUser, type Idempotency } from "../http/idempotency.ts";
 import { jsonBody } from "../http/json-body.ts";
-import { documented } from "../http/openapi.ts";
-import {
-  changePasswordBody,
-  createUserBody,
-  listUsersQuery,
-  pairSchema,
-  updateSelfBody,
-  userSchema,
-  userView,
-} from "./model.ts";
+import { documented, ref } from "../http/openapi.ts";
+import { changePasswordBody, createUserBody, listUsersQuery, updateSelfBody, userView } from "./model.ts";
 import { parsePage, type UserService } from "./service.ts";
 import type { PageJson } from "./page-json.ts";
 
@@ -83,7 +75,7 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
             ok: {
               status: 201,
               description: "Created: the new user, e-mail included",
-              schema: userSchema,
+              schema: ref("Me"),
               headers: { Location: "The user's URL" },
             },
             errors: [
@@ -110,7 +102,7 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
           ok: {
             status: 200,
             description: "A page of users",
-            schema: t.Array(userSchema),
+            schema: t.Array(ref("User")),
             headers: { Link: 'The next page, as <url>; rel="next", while more remain' },
           },
           errors: ["validation_failed"],
@@ -123,7 +115,7 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
           summary: "Get yourself: the record the token belongs to, e-mail included",
           tag: "users",
           auth: true,
-          ok: { status: 200, description: "You", schema: userSchema },
+          ok: { status: 200, description: "You", schema: ref("Me") },
           errors: [],
         }),
       })
@@ -139,7 +131,7 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
             summary: "Get one user (the e-mail only in your own record)",
             tag: "users",
             auth: true,
-            ok: { status: 200, description: "The user", schema: userSchema },
+            ok: { status: 200, description: "The user", schema: ref("User") },
             errors: ["not_found"],
           }),
         },
@@ -164,7 +156,7 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
             summary: "Update yourself; changing the e-mail needs current_password",
             tag: "users",
             auth: true,
-            ok: { status: 200, description: "You, updated", schema: userSchema },
+            ok: { status: 200, description: "You, updated", schema: ref("Me") },
             errors: [
               "validation_failed",
               "malformed_json",
@@ -201,7 +193,7 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
               status: 200,
               description:
                 "A fresh pair for this session; for a cookie-mode session, the refresh token in its cookie instead",
-              schema: pairSchema,
+              schema: ref("TokenPair"),
               headers: { "Set-Cookie": "A cookie-mode session's new refresh token, in its session cookie." },
             },
             errors: [

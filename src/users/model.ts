@@ -1,7 +1,7 @@
 // Request shapes for the users routes (t schemas), and the user as the API shows it.
 import { t, type Static } from "elysia";
 import type { UserRecord } from "../db/store.ts";
-import { enumOf, integer, RULE_MESSAGE, type QueryParameter } from "../http/openapi.ts";
+import { enumOf, integer, ref, RULE_MESSAGE, type QueryParameter } from "../http/openapi.ts";
 import { SESSION_MODES } from "../auth/cookie-session.ts";
 import { PASSWORD_MAX, PASSWORD_MIN } from "../auth/passwords.ts";
 import { EMAIL, EMAIL_MAX, EMAIL_MESSAGE, PASSWORD_MESSAGE, USERNAME, USERNAME_MESSAGE } from "./rules.ts";
@@ -77,15 +77,21 @@ export const listUsersQuery: QueryParameter[] = [
   },
 ];
 
-/** The user as responses show it. */
-export const userSchema = t.Object({
-  id: t.String({ format: "uuid" }),
-  username: t.String(),
-  email: t.Optional(t.String({ description: "Only in your own record." })),
-  role: t.Optional(enumOf(["user", "admin"], { description: "Only in your own record." })),
-  created_at: t.String({ format: "date-time" }),
-  updated_at: t.String({ format: "date-time" }),
-});
+/** The user as responses show it (User in the OpenAPI document). */
+export const userSchema = t.Object(
+  {
+    id: t.String({ format: "uuid" }),
+    username: t.String(),
+    email: t.Optional(t.String({ description: "Only in your own record." })),
+    role: t.Optional(enumOf(["user", "admin"], { description: "Only in your own record." })),
+    created_at: t.String({ format: "date-time" }),
+    updated_at: t.String({ format: "date-time" }),
+  },
+  { description: "A user; the e-mail and role only in your own record (see Me)." },
+);
+
+/** Your own record (Me): the user with every field, so that a client need not check for the e-mail. */
+export const meSchema = t.Required(userSchema, { description: "You: your own record, e-mail and role included." });
 
 export const tokenSchema = t.Object({
   token: t.String({ description: "A JWT; send it as Authorization: Bearer <token>." }),
@@ -105,10 +111,11 @@ export const pairSchema = t.Object({
   refresh_expires_in: integer({ description: "Seconds until the refresh token expires." }),
 });
 
-export const loginSchema = t.Object({
-  ...pairSchema.properties,
-  user: t.Object(userSchema.properties, { description: "You, e-mail included." }),
-});
+/**
+ * A new session's pair, and you: what login, refresh and a redeemed reset code give. An allOf, which
+ * openapi-typescript turns into `TokenPair & { user: Me }`.
+ */
+export const loginSchema = t.Intersect([ref("TokenPair"), t.Object({ user: ref("Me") })]);
 
 export type CreateUserInput = Static<typeof createUserBody>;
 export type LoginInput = Static<typeof loginBody>;

@@ -83,17 +83,25 @@ fragment Edit on Mutation { again: updateCategory(id: $id, input: { name: "Lost"
     expect(stale.status).toBe(200);
     expect(stale.body.data).toBeNull();
     const error = errorOf(stale);
-    expect(error.extensions).toEqual({ code: "CONFLICT", currentVersion: 2 });
+    expect(error.extensions).toEqual({ code: "CONFLICT", reason: "version_mismatch", currentVersion: 2 });
     expect(error.message).toContain("version 2");
     expect(await current()).toEqual({ name: "Books", icon: "book", version: 2 });
     // Also when the update has nothing in it: the client learns its copy is stale.
-    expect(errorOf(await update({}, 1)).extensions).toEqual({ code: "CONFLICT", currentVersion: 2 });
+    expect(errorOf(await update({}, 1)).extensions).toEqual({
+      code: "CONFLICT",
+      reason: "version_mismatch",
+      currentVersion: 2,
+    });
   });
 
   test("deleteCategory with a stale version: CONFLICT with extensions.currentVersion, and the category stays; with the current one it goes", async () => {
     const { update, remove, current } = await setup();
     await update({ icon: "book" });
-    expect(errorOf(await remove(1)).extensions).toEqual({ code: "CONFLICT", currentVersion: 2 });
+    expect(errorOf(await remove(1)).extensions).toEqual({
+      code: "CONFLICT",
+      reason: "version_mismatch",
+      currentVersion: 2,
+    });
     expect(await current()).toMatchObject({ version: 2 });
     expect((await remove(2)).body).toEqual({ data: { deleteCategory: true } });
     expect(await current()).toBeNull();
@@ -121,14 +129,20 @@ fragment Edit on Mutation { again: updateCategory(id: $id, input: { name: "Lost"
   test("another user's stale version is still FORBIDDEN, not a CONFLICT that would reveal the version", async () => {
     const { signUp, update, remove } = await setup();
     const other = await signUp("other");
-    expect(errorOf(await update({ name: "Mine" }, 9, other.token)).extensions).toEqual({ code: "FORBIDDEN" });
-    expect(errorOf(await remove(9, other.token)).extensions).toEqual({ code: "FORBIDDEN" });
+    expect(errorOf(await update({ name: "Mine" }, 9, other.token)).extensions).toEqual({
+      code: "FORBIDDEN",
+      reason: "forbidden",
+    });
+    expect(errorOf(await remove(9, other.token)).extensions).toEqual({ code: "FORBIDDEN", reason: "forbidden" });
   });
 
   test("a taken name is CONFLICT without currentVersion", async () => {
     const { graphql, owner, update } = await setup();
     await graphql(CREATE, { token: owner.token, variables: { input: { name: "Films" } } });
-    expect(errorOf(await update({ name: "films" }, 1)).extensions).toEqual({ code: "CONFLICT" });
+    expect(errorOf(await update({ name: "films" }, 1)).extensions).toEqual({
+      code: "CONFLICT",
+      reason: "category_name_taken",
+    });
   });
 
   test("two administrators' writers with one version at once: exactly one update wins, the rest get CONFLICT at version 2", async () => {
@@ -137,7 +151,7 @@ fragment Edit on Mutation { again: updateCategory(id: $id, input: { name: "Lost"
     const won = replies.filter((r) => r.body.data?.updateCategory);
     expect(won).toHaveLength(1);
     for (const lost of replies.filter((r) => !r.body.data?.updateCategory))
-      expect(errorOf(lost).extensions).toEqual({ code: "CONFLICT", currentVersion: 2 });
+      expect(errorOf(lost).extensions).toEqual({ code: "CONFLICT", reason: "version_mismatch", currentVersion: 2 });
     expect(await current()).toEqual({ name: "Books", icon: won[0]!.body.data.updateCategory.icon, version: 2 });
   });
 
@@ -147,7 +161,7 @@ fragment Edit on Mutation { again: updateCategory(id: $id, input: { name: "Lost"
     const outcomes = [updated.body.data?.updateCategory ? "updated" : "lost", removed.body.data ? "deleted" : "lost"];
     expect(outcomes.filter((o) => o === "lost")).toHaveLength(1);
     if (outcomes[0] === "updated") {
-      expect(errorOf(removed).extensions).toEqual({ code: "CONFLICT", currentVersion: 2 });
+      expect(errorOf(removed).extensions).toEqual({ code: "CONFLICT", reason: "version_mismatch", currentVersion: 2 });
       expect(await current()).toMatchObject({ version: 2 });
     } else {
       // The delete went first: the update finds no category.

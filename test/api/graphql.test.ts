@@ -168,10 +168,13 @@ describe("createCategory", () => {
     expect(reply.body.errors).toBeUndefined();
   });
 
-  test("rejects a name taken without regard to case with CONFLICT", async () => {
+  test("rejects a name taken without regard to case with CONFLICT, reason category_name_taken", async () => {
     const { create } = await setup();
     await create({ name: "Books" });
-    expect(errorOf(await create({ name: " BOOKS " })).extensions).toMatchObject({ code: "CONFLICT" });
+    expect(errorOf(await create({ name: " BOOKS " })).extensions).toEqual({
+      code: "CONFLICT",
+      reason: "category_name_taken",
+    });
   });
 
   test("simultaneous creates of one name: exactly one succeeds", async () => {
@@ -249,6 +252,25 @@ describe("updateCategory and deleteCategory", () => {
     ).toMatchObject({ code: "BAD_USER_INPUT", field: "colorHex" });
   });
 
+  test("a stale ifVersion is CONFLICT too, told apart from a taken name by reason version_mismatch", async () => {
+    const { create, graphql, owner } = await setup();
+    const id = (await create({ name: "Books" })).body.data.createCategory.id;
+    const update = (name: string) =>
+      graphql(
+        "mutation ($id: ID!, $name: String!) { updateCategory(id: $id, input: { name: $name }, ifVersion: 1) { version } }",
+        {
+          variables: { id, name },
+          token: owner.token,
+        },
+      );
+    expect((await update("Paper")).body.data.updateCategory).toEqual({ version: 2 });
+    expect(errorOf(await update("Films")).extensions).toEqual({
+      code: "CONFLICT",
+      reason: "version_mismatch",
+      currentVersion: 2,
+    });
+  });
+
   test("the creator deletes: true, and the category is gone", async () => {
     const { create, graphql, owner } = await setup();
     const id = (await create({ name: "Books" })).body.data.createCategory.id;
@@ -266,7 +288,7 @@ describe("SVC_GRAPHQL_AUTH", () => {
       const reply = await graphql(LIST, { token });
       expect(reply.status).toBe(401);
       expect(reply.headers.get("www-authenticate")).toStartWith("Bearer");
-      expect(errorOf(reply).extensions).toEqual({ code: "UNAUTHENTICATED" });
+      expect(errorOf(reply).extensions).toEqual({ code: "UNAUTHENTICATED", reason: "unauthorized" });
     }
   });
 
@@ -275,7 +297,7 @@ describe("SVC_GRAPHQL_AUTH", () => {
     expect((await graphql(LIST)).body).toEqual({ data: { categories: [] } });
     const anonymous = await graphql('mutation { createCategory(input: { name: "x" }) { id } }');
     expect(anonymous.status).toBe(401);
-    expect(errorOf(anonymous).extensions).toEqual({ code: "UNAUTHENTICATED" });
+    expect(errorOf(anonymous).extensions).toEqual({ code: "UNAUTHENTICATED", reason: "unauthorized" });
     expect((await create({ name: "Mine" })).body.data.createCategory.name).toBe("Mine");
     expect((await graphql(LIST, { token: "bad-token" })).status).toBe(401);
     expect((await graphql(LIST, { token: owner.token })).status).toBe(200);

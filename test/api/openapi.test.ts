@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
+import { ERROR_CODES, statusOf, type ErrorCode } from "../../src/errors.ts";
 import { testApp } from "../helpers.ts";
 
 /** Each route and its auth: a Bearer token, none, or either (the body may carry the credential instead). */
@@ -17,6 +18,30 @@ const REST = [
   ["get", "/svc/health/live", false],
   ["get", "/svc/health/ready", false],
 ] as const;
+
+interface Answer {
+  description: string;
+  content?: Record<string, { schema: Record<string, unknown> }>;
+}
+type Paths = Record<string, Record<string, { responses: Record<string, Answer> }>>;
+
+/** Every answer the document lists, with its operation's path and method and its status. */
+function answersOf(paths: Paths) {
+  return Object.entries(paths).flatMap(([path, operations]) =>
+    Object.entries(operations).flatMap(([method, operation]) =>
+      Object.entries(operation.responses).map(([status, answer]) => ({ path, method, status, answer })),
+    ),
+  );
+}
+
+/** The codes an error answer narrows Problem.code to (allOf: Problem, then the narrowing). */
+function problemCodes(answer: Answer): ErrorCode[] {
+  const [, narrowing] = answer.content!["application/problem+json"]!.schema.allOf as [
+    unknown,
+    { properties: { code: { enum: ErrorCode[] } } },
+  ];
+  return narrowing.properties.code.enum;
+}
 
 describe("GET /svc-api/openapi.json", () => {
   test("is a valid OpenAPI 3.1 document", async () => {
@@ -40,9 +65,9 @@ describe("GET /svc-api/openapi.json", () => {
       expect(operation.responses["500"].content["application/problem+json"]).toBeDefined();
       if (auth) {
         expect(operation.security).toEqual(auth === "either" ? [{ bearer: [] }, {}] : [{ bearer: [] }]);
-        expect(operation.responses["401"].content["application/problem+json"].schema.$ref).toBe(
-          "#/components/schemas/Problem",
-        );
+        expect(operation.responses["401"].content["application/problem+json"].schema.allOf[0]).toEqual({
+          $ref: "#/components/schemas/Problem",
+        });
         expect(operation.responses["401"].headers["WWW-Authenticate"]).toBeDefined();
       } else {
         // Public, and saying so.
@@ -109,9 +134,7 @@ describe("GET /svc-api/openapi.json", () => {
     expect(JSON.stringify(doc)).not.toContain('"format":"integer"');
     expect(doc.components.schemas.Problem.properties.status).toEqual({ type: "integer" });
     const login = doc.paths["/svc-api/v1/auth/login"].post;
-    expect(login.responses["200"].content["application/json"].schema.properties.expires_in).toMatchObject({
-      type: "integer",
-    });
+    expect(doc.components.schemas.TokenPair.properties.expires_in).toMatchObject({ type: "integer" });
     expect(login.responses["429"].headers["Retry-After"].schema).toEqual({ type: "integer" });
     const limit = doc.paths["/svc-api/v1/users/all"].get.parameters.find((p: { name: string }) => p.name === "limit");
     expect(limit.schema).toMatchObject({ type: "integer", minimum: 1, maximum: 1000, default: 100 });
@@ -161,6 +184,116 @@ describe("GET /svc-api/openapi.json", () => {
       "updateMe",
     ]);
     expect(doc.servers).toEqual([{ url: "/", description: expect.any(String) }]);
+  });
+
+  test("names its schemas, and every answer and nested use refers to them", async () => {
+    const { call } = await testApp();
+    const doc = (await call("GET", "/svc-api/openapi.json")).body;
+    const schemas = doc.components.schemas;
+    const named = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+    const listOf = (name: string) => ({ type: "array", items: named(name) });
+    expect(Object.keys(schemas).sort()).toEqual(
+      [
+        "AdminUser",
+        "AuditEvent",
+        "Health",
+        "HealthChecks",
+        "IssuedReset",
+        "Live",
+        "Login",
+        "Me",
+        "Problem",
+        "Ready",
+        "Session",
+        "TokenPair",
+        "User",
+      ].sort(),
+    );
+    const answers: [method: string, path: string, status: string, schema: object][] = [
+      ["post", "/svc-api/v1/users/create", "201", named("Me")],
+      ["get", "/svc-api/v1/users/all", "200", listOf("User")],
+      ["get", "/svc-api/v1/users/me", "200", named("Me")],
+      ["get", "/svc-api/v1/users/{user_id}", "200", named("User")],
+      ["put", "/svc-api/v1/users", "200", named("Me")],
+      ["put", "/svc-api/v1/users/password", "200", named("TokenPair")],
+      ["post", "/svc-api/v1/auth/login", "200", named("Login")],
+      ["post", "/svc-api/v1/auth/refresh", "200", named("Login")],
+      ["post", "/svc-api/v1/auth/password-reset", "200", named("Login")],
+      ["get", "/svc-api/v1/auth/sessions", "200", listOf("Session")],
+      ["get", "/svc-api/v1/admin/users", "200", listOf("AdminUser")],
+      ["get", "/svc-api/v1/admin/users/{id}", "200", named("AdminUser")],
+      ["patch", "/svc-api/v1/admin/users/{id}", "200", named("AdminUser")],
+      ["post", "/svc-api/v1/admin/users/{id}/password-reset", "201", named("IssuedReset")],
+      ["get", "/svc-api/v1/admin/audit", "200", listOf("AuditEvent")],
+      ["get", "/svc/health/live", "200", named("Live")],
+      ["get", "/svc/health/ready", "200", named("Ready")],
+      ["get", "/svc/health/ready", "503", named("Ready")],
+      ["get", "/svc/health", "200", named("Health")],
+      ["get", "/svc/health", "503", named("Health")],
+    ];
+    for (const [method, path, status, schema] of answers) {
+      const answer = doc.paths[path][method].responses[status].content["application/json"].schema;
+      expect({ method, path, status, schema: answer }).toEqual({ method, path, status, schema });
+    }
+    // No answer of the API's own carries a schema inline.
+    const jsonAnswers = answersOf(doc.paths).filter(({ answer }) => answer.content?.["application/json"]);
+    expect(jsonAnswers.length).toBe(answers.length);
+    // Nested uses too, and every named schema is used.
+    expect(schemas.Login).toEqual({
+      allOf: [named("TokenPair"), { type: "object", required: ["user"], properties: { user: named("Me") } }],
+    });
+    expect(schemas.Ready.properties.checks).toEqual(named("HealthChecks"));
+    expect(schemas.Health.properties.checks).toEqual(named("HealthChecks"));
+    const text = JSON.stringify(doc);
+    for (const name of Object.keys(schemas))
+      expect({ name, used: text.includes(`"#/components/schemas/${name}"`) }).toEqual({ name, used: true });
+  });
+
+  test("users/me is Me: the user with e-mail and role required, where User has them optional", async () => {
+    const { call } = await testApp();
+    const { User, Me } = (await call("GET", "/svc-api/openapi.json")).body.components.schemas;
+    expect(User.required.sort()).toEqual(["created_at", "id", "updated_at", "username"]);
+    expect(Me.required.sort()).toEqual(["created_at", "email", "id", "role", "updated_at", "username"]);
+    expect(Me.properties).toEqual(User.properties);
+    expect(Me.properties.role.enum).toEqual(["user", "admin"]);
+  });
+
+  test("Problem.code lists every error code in the catalogue's order; each error answer narrows it to its own", async () => {
+    const { call } = await testApp();
+    const doc = (await call("GET", "/svc-api/openapi.json")).body;
+    const code = doc.components.schemas.Problem.properties.code;
+    expect(code).toMatchObject({ type: "string", enum: [...ERROR_CODES] });
+    expect(code.enum.length).toBe(30);
+    expect([code.enum[0], code.enum.at(-1)]).toEqual(["validation_failed", "storage_full"]);
+    expect(doc.components.schemas.Problem.required).toContain("code");
+
+    const login = doc.paths["/svc-api/v1/auth/login"].post.responses;
+    expect(login["401"].content["application/problem+json"].schema).toEqual({
+      allOf: [
+        { $ref: "#/components/schemas/Problem" },
+        {
+          type: "object",
+          required: ["code"],
+          properties: { code: { type: "string", enum: ["invalid_credentials"] } },
+        },
+      ],
+    });
+    expect(problemCodes(login["403"])).toEqual(["account_disabled", "csrf_refused"]);
+    const logout = doc.paths["/svc-api/v1/auth/logout"].post.responses;
+    expect(problemCodes(logout["401"])).toEqual(["invalid_refresh_token", "unauthorized"]);
+    // Every error answer: its codes are those its description names, each answered with that status.
+    for (const { path, method, status, answer } of answersOf(doc.paths)) {
+      if (!answer.content?.["application/problem+json"]) continue;
+      const codes = problemCodes(answer);
+      const statuses = [...new Set(codes.map((c) => String(statusOf(c))))];
+      expect({ path, method, status, codes: codes.join(", "), statuses }).toEqual({
+        path,
+        method,
+        status,
+        codes: answer.description,
+        statuses: [status],
+      });
+    }
   });
 
   test("leaves GraphQL, metrics and the docs themselves out", async () => {

@@ -659,7 +659,7 @@ describe("the compiled binary, alone in an empty folder", () => {
     // One error only, and on purpose: the stale ifVersion of the retries block.
     expect(out.match(/"errors"/g)).toHaveLength(1);
     expect(out).toContain('{"errors":[{"message":"The category changed since you read it: it is at version 2.');
-    expect(out).toContain('"extensions":{"currentVersion":2,"code":"CONFLICT"}');
+    expect(out).toContain('"extensions":{"currentVersion":2,"code":"CONFLICT","reason":"version_mismatch"}');
     expect(out.match(/HTTP\/1\.1 \d+/g)).toEqual(["HTTP/1.1 201", "HTTP/1.1 200", "HTTP/1.1 204", "HTTP/1.1 204"]);
     // The README's Quick start: a first category, then the list with it.
     expect(out).toContain('{"data":{"categories":[{"id":"');

@@ -1,0 +1,43 @@
+// The schemas the OpenAPI document names (components.schemas): each shape defined once, next to its
+// feature, and referred to from the routes and from one another by ref(name) (openapi.ts).
+import type { TSchema } from "elysia";
+import { adminUserSchema, auditEventSchema, issuedResetSchema } from "../admin/model.ts";
+import { sessionSchema } from "../auth/model.ts";
+import { checksSchema, healthSchema, liveSchema, readySchema } from "../health/model.ts";
+import { loginSchema, meSchema, pairSchema, userSchema } from "../users/model.ts";
+import { problemSchema } from "./openapi.ts";
+
+/**
+ * The names, spelled out rather than read off the registry: schemas that refer to others would
+ * otherwise make the registry's type depend on itself. Its Record type holds the registry to exactly these.
+ */
+export type SchemaName =
+  | "User"
+  | "Me"
+  | "TokenPair"
+  | "Login"
+  | "Session"
+  | "AdminUser"
+  | "IssuedReset"
+  | "AuditEvent"
+  | "Live"
+  | "Ready"
+  | "Health"
+  | "HealthChecks"
+  | "Problem";
+
+export const NAMED_SCHEMAS: Record<SchemaName, TSchema> = {
+  User: userSchema,
+  Me: meSchema,
+  TokenPair: pairSchema,
+  Login: loginSchema,
+  Session: sessionSchema,
+  AdminUser: adminUserSchema,
+  IssuedReset: issuedResetSchema,
+  AuditEvent: auditEventSchema,
+  Live: liveSchema,
+  Ready: readySchema,
+  Health: healthSchema,
+  HealthChecks: checksSchema,
+  Problem: problemSchema,
+};
