@@ -4,7 +4,7 @@ import { join } from "node:path";
 import openapiTS, { astToString } from "openapi-typescript";
 import { createApp } from "../../src/app.ts";
 import { parseConfig } from "../../src/config.ts";
-import { SPEC_PATH } from "../../src/http/openapi.ts";
+import { SPEC_PATH } from "../../src/http/openapi-routes.ts";
 import { createLoggers } from "../../src/log.ts";
 import { openStore } from "../../src/db/open.ts";
 

@@ -150,6 +150,8 @@ export class Auth {
   /** The token a call should carry: renewed first when it is about to expire; null when signed out. */
   async token(): Promise<string | null> {
     await this.ready;
+    // Signed out here: another client sharing the store may have signed in since (a store without notices).
+    if (!this.#held) await this.#reload(true);
     const held = this.#held;
     if (held && !this.#dueForRenewal(held)) return held.token;
     if (!held && (this.#mode === "json" || this.#restored)) return null;
@@ -283,7 +285,7 @@ export class Auth {
     const read = this.#storage.getItem(this.#key);
     const text = typeof read === "string" || read === null ? read : await read;
     const held = parseHeld(text);
-    if (held?.token === this.#held?.token && JSON.stringify(held?.user) === JSON.stringify(this.#held?.user)) return;
+    if (JSON.stringify(held) === JSON.stringify(this.#held)) return;
     this.#held = held;
     if (notify) this.#notify();
   }

@@ -1,8 +1,14 @@
 // createClient: one object for svc's REST and GraphQL, sharing one session.
 import { Auth, type SessionMode } from "./auth.js";
 import { Categories } from "./categories.js";
-import { type Document, type GraphQLRequestOptions, runGraphQL, type TypedDocument } from "./graphql.js";
-import { Http } from "./http.js";
+import {
+  type Document,
+  type GraphQLRequestOptions,
+  runGraphQL,
+  type TypedDocument,
+  type UntypedDocument,
+} from "./graphql.js";
+import { type Fetch, Http } from "./http.js";
 import { memoryStorage, type SessionStorage } from "./storage.js";
 import { Users } from "./users.js";
 
@@ -19,7 +25,7 @@ export interface ClientOptions {
   /** The key the session is kept under (two clients of different svc instances in one store need two). */
   storageKey?: string;
   /** A fetch of your own (a test's, a proxy's); the global one by default. */
-  fetch?: typeof globalThis.fetch;
+  fetch?: Fetch;
 }
 
 export interface Client {
@@ -33,7 +39,7 @@ export interface Client {
     options?: GraphQLRequestOptions,
   ): Promise<Result>;
   graphql<Result = unknown>(
-    document: Document,
+    document: UntypedDocument,
     variables?: Record<string, unknown>,
     options?: GraphQLRequestOptions,
   ): Promise<Result>;

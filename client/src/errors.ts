@@ -171,7 +171,7 @@ export function graphqlError(errors: GraphQLErrorEntry[], response: Response): S
   const code: ErrorCode =
     typeof extensions.reason === "string"
       ? (extensions.reason as ServerErrorCode)
-      : ((graphqlCode && GRAPHQL_CODES[graphqlCode]) ?? "unexpected_response");
+      : ((graphqlCode === null ? undefined : GRAPHQL_CODES[graphqlCode]) ?? "unexpected_response");
   return new SvcError({
     status: response.status,
     code,

@@ -23,6 +23,9 @@ export type TypedDocument<Result, Variables> = DocumentTypeDecoration<Result, Va
 
 export type Document = string | String | DocumentNodeLike;
 
+/** A document that carries no types (so that a typed one never falls back to untyped variables). */
+export type UntypedDocument = (string | DocumentNodeLike) & { __apiType?: undefined };
+
 export type ResultOf<D> = D extends DocumentTypeDecoration<infer R, unknown> ? R : unknown;
 export type VariablesOf<D> = D extends DocumentTypeDecoration<unknown, infer V> ? V : Record<string, unknown>;
 

@@ -1,9 +1,12 @@
 // One request to svc: the URL, JSON in and out, and every failure turned into an SvcError.
 import { networkError, problemError, SvcError } from "./errors.js";
 
+/** The fetch the client calls: the platform's, or one of yours with the same signature. */
+export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
 export interface HttpOptions {
   baseUrl: string;
-  fetch: typeof globalThis.fetch;
+  fetch: Fetch;
   /** "include" in cookie mode, so that a page on another origin sends and keeps the session cookie. */
   credentials: RequestCredentials;
 }
@@ -21,7 +24,7 @@ export interface Call {
 
 export class Http {
   readonly baseUrl: string;
-  readonly #fetch: typeof globalThis.fetch;
+  readonly #fetch: Fetch;
   readonly #credentials: RequestCredentials;
 
   constructor(options: HttpOptions) {

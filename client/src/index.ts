@@ -1,5 +1,6 @@
 // @svc/client: svc's REST and GraphQL from browsers, Bun and Node 20+.
 export { createClient, type Client, type ClientOptions } from "./client.js";
+export type { Fetch } from "./http.js";
 export type { Auth, LogoutScope, Me, Session, SessionMode } from "./auth.js";
 export type { NewUser, PasswordChange, User, UserChanges, UserList, Users } from "./users.js";
 export type {
@@ -17,6 +18,7 @@ export type {
   GraphQLRequestOptions,
   ResultOf,
   TypedDocument,
+  UntypedDocument,
   VariablesOf,
 } from "./graphql.js";
 export {

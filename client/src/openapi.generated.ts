@@ -330,6 +330,151 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description A user; the e-mail and role only in your own record (see Me). */
+        User: {
+            /** Format: uuid */
+            id: string;
+            username: string;
+            /** @description Only in your own record. */
+            email?: string;
+            /**
+             * @description Only in your own record.
+             * @enum {string}
+             */
+            role?: "user" | "admin";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description You: your own record, e-mail and role included. */
+        Me: {
+            /** Format: uuid */
+            id: string;
+            username: string;
+            /** @description Only in your own record. */
+            email: string;
+            /**
+             * @description Only in your own record.
+             * @enum {string}
+             */
+            role: "user" | "admin";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        TokenPair: {
+            /** @description A JWT; send it as Authorization: Bearer <token>. */
+            token: string;
+            /** @constant */
+            token_type: "Bearer";
+            /** @description Seconds until it expires. */
+            expires_in: number;
+            /** @description Opaque; send it to auth/refresh for a new pair before it expires. It works once. Absent in cookie mode: the session cookie holds it. */
+            refresh_token?: string;
+            /** @description Seconds until the refresh token expires. */
+            refresh_expires_in: number;
+        };
+        Login: components["schemas"]["TokenPair"] & {
+            user: components["schemas"]["Me"];
+        };
+        Session: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: date-time
+             * @description The login that started it.
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description The last login or refresh.
+             */
+            last_used_at: string;
+            /**
+             * Format: date-time
+             * @description When its refresh token expires, unless refreshed.
+             */
+            expires_at: string;
+            user_agent: string | null;
+            client_address: string | null;
+            /** @description The session of the token that asked. */
+            current: boolean;
+        };
+        AdminUser: {
+            /** Format: uuid */
+            id: string;
+            username: string;
+            email: string;
+            /** @enum {string} */
+            role: "user" | "admin";
+            /**
+             * @description A disabled account cannot log in; disabling it ends its sessions and tokens.
+             * @enum {string}
+             */
+            status: "active" | "disabled";
+            /** @description The last login or redeemed reset code; null: never. */
+            last_login_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        IssuedReset: {
+            /** @description Shown this once: hand it to the user, who redeems it at auth/password-reset. */
+            reset_code: string;
+            /** Format: date-time */
+            expires_at: string;
+        };
+        AuditEvent: {
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            at: string;
+            /** @enum {string} */
+            action: "user.created" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "password.changed" | "session.revoked" | "refresh.reuse_detected" | "admin.user.updated" | "admin.user.deleted" | "password_reset.issued" | "password_reset.redeemed" | "password_reset.failed" | "password_reset.throttled" | "category.deleted";
+            /** @description Who acted; null: nobody signed in, or the CLI. */
+            actor_id: string | null;
+            /** @description The user (or category) acted on. */
+            target_id: string | null;
+            /** @description The client's address, or cli. */
+            client_address: string | null;
+            /** @description svc's own id of the request, as in its log lines (never the client's); null for the CLI. */
+            request_id: string | null;
+            /** @enum {string} */
+            outcome: "success" | "failure";
+            /** @description Particulars; never a secret. client_request_id: the X-Request-Id the client sent, if any. */
+            detail: {
+                [key: string]: unknown;
+            } | null;
+        };
+        Live: {
+            /** @constant */
+            status: "ok";
+        };
+        Ready: {
+            status: "ok" | "degraded" | "unavailable";
+            checks: components["schemas"]["HealthChecks"];
+        };
+        Health: {
+            service: string;
+            version: string;
+            environment: string;
+            /**
+             * @description Which database svc runs on.
+             * @enum {string}
+             */
+            database_kind: "sqlite" | "postgres";
+            status: "ok" | "degraded" | "unavailable";
+            uptime_s: number;
+            checks: components["schemas"]["HealthChecks"];
+        };
+        HealthChecks: {
+            database: "ok" | "unavailable";
+            /** @description full: writes are refused with 503 storage_full; reads go on. Absent while the database does not answer. */
+            storage?: "ok" | "full";
+        };
         /** @description RFC 9457 problem details. */
         Problem: {
             /** @example about:blank */
@@ -337,8 +482,11 @@ export interface components {
             title: string;
             status: number;
             detail: string;
-            /** @description Stable, machine-readable: switch on this. */
-            code: string;
+            /**
+             * @description Stable, machine-readable: switch on this.
+             * @enum {string}
+             */
+            code: "validation_failed" | "malformed_json" | "invalid_reset_code" | "unauthorized" | "invalid_credentials" | "invalid_refresh_token" | "refresh_token_reused" | "token_expired" | "forbidden" | "current_password_mismatch" | "account_disabled" | "csrf_refused" | "not_found" | "method_not_allowed" | "username_taken" | "email_taken" | "category_name_taken" | "last_admin" | "version_mismatch" | "idempotency_key_in_flight" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "too_many_requests" | "idempotency_keys_exhausted" | "too_many_subscriptions" | "internal" | "database_unavailable" | "storage_full";
             /** @description For validation_failed: one entry per bad field. */
             errors?: {
                 field: string;
@@ -373,10 +521,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        status: "ok";
-                    };
+                    "application/json": components["schemas"]["Live"];
                 };
             };
             /** @description internal */
@@ -386,7 +531,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
                 };
             };
         };
@@ -407,14 +555,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        status: "ok" | "degraded" | "unavailable";
-                        checks: {
-                            database: "ok" | "unavailable";
-                            /** @description full: writes are refused with 503 storage_full; reads go on. Absent while the database does not answer. */
-                            storage?: "ok" | "full";
-                        };
-                    };
+                    "application/json": components["schemas"]["Ready"];
                 };
             };
             /** @description internal */
@@ -424,7 +565,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
                 };
             };
             /** @description The database does not answer */
@@ -434,14 +578,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        status: "ok" | "degraded" | "unavailable";
-                        checks: {
-                            database: "ok" | "unavailable";
-                            /** @description full: writes are refused with 503 storage_full; reads go on. Absent while the database does not answer. */
-                            storage?: "ok" | "full";
-                        };
-                    };
+                    "application/json": components["schemas"]["Ready"];
                 };
             };
         };
@@ -462,23 +599,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        service: string;
-                        version: string;
-                        environment: string;
-                        /**
-                         * @description Which database svc runs on.
-                         * @enum {string}
-                         */
-                        database_kind: "sqlite" | "postgres";
-                        status: "ok" | "degraded" | "unavailable";
-                        uptime_s: number;
-                        checks: {
-                            database: "ok" | "unavailable";
-                            /** @description full: writes are refused with 503 storage_full; reads go on. Absent while the database does not answer. */
-                            storage?: "ok" | "full";
-                        };
-                    };
+                    "application/json": components["schemas"]["Health"];
                 };
             };
             /** @description internal */
@@ -488,7 +609,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
                 };
             };
             /** @description The database does not answer */
@@ -498,23 +622,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        service: string;
-                        version: string;
-                        environment: string;
-                        /**
-                         * @description Which database svc runs on.
-                         * @enum {string}
-                         */
-                        database_kind: "sqlite" | "postgres";
-                        status: "ok" | "degraded" | "unavailable";
-                        uptime_s: number;
-                        checks: {
-                            database: "ok" | "unavailable";
-                            /** @description full: writes are refused with 503 storage_full; reads go on. Absent while the database does not answer. */
-                            storage?: "ok" | "full";
-                        };
-                    };
+                    "application/json": components["schemas"]["Health"];
                 };
             };
         };
@@ -555,35 +663,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description A JWT; send it as Authorization: Bearer <token>. */
-                        token: string;
-                        /** @constant */
-                        token_type: "Bearer";
-                        /** @description Seconds until it expires. */
-                        expires_in: number;
-                        /** @description Opaque; send it to auth/refresh for a new pair before it expires. It works once. Absent in cookie mode: the session cookie holds it. */
-                        refresh_token?: string;
-                        /** @description Seconds until the refresh token expires. */
-                        refresh_expires_in: number;
-                        /** @description You, e-mail included. */
-                        user: {
-                            /** Format: uuid */
-                            id: string;
-                            username: string;
-                            /** @description Only in your own record. */
-                            email?: string;
-                            /**
-                             * @description Only in your own record.
-                             * @enum {string}
-                             */
-                            role?: "user" | "admin";
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["Login"];
                 };
             };
             /** @description validation_failed, malformed_json */
@@ -593,7 +673,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description invalid_credentials */
@@ -605,7 +688,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "invalid_credentials";
+                    };
                 };
             };
             /** @description account_disabled, csrf_refused */
@@ -615,7 +701,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "account_disabled" | "csrf_refused";
+                    };
                 };
             };
             /** @description precondition_failed */
@@ -625,7 +714,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "precondition_failed";
+                    };
                 };
             };
             /** @description payload_too_large */
@@ -635,7 +727,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
+                    };
                 };
             };
             /** @description unsupported_media_type */
@@ -645,7 +740,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unsupported_media_type";
+                    };
                 };
             };
             /** @description too_many_requests */
@@ -657,7 +755,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "too_many_requests";
+                    };
                 };
             };
             /** @description internal */
@@ -667,7 +768,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
                 };
             };
         };
@@ -702,35 +806,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description A JWT; send it as Authorization: Bearer <token>. */
-                        token: string;
-                        /** @constant */
-                        token_type: "Bearer";
-                        /** @description Seconds until it expires. */
-                        expires_in: number;
-                        /** @description Opaque; send it to auth/refresh for a new pair before it expires. It works once. Absent in cookie mode: the session cookie holds it. */
-                        refresh_token?: string;
-                        /** @description Seconds until the refresh token expires. */
-                        refresh_expires_in: number;
-                        /** @description You, e-mail included. */
-                        user: {
-                            /** Format: uuid */
-                            id: string;
-                            username: string;
-                            /** @description Only in your own record. */
-                            email?: string;
-                            /**
-                             * @description Only in your own record.
-                             * @enum {string}
-                             */
-                            role?: "user" | "admin";
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["Login"];
                 };
             };
             /** @description validation_failed, malformed_json */
@@ -740,7 +816,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description invalid_refresh_token, refresh_token_reused */
@@ -752,7 +831,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "invalid_refresh_token" | "refresh_token_reused";
+                    };
                 };
             };
             /** @description csrf_refused */
@@ -762,7 +844,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "csrf_refused";
+                    };
                 };
             };
             /** @description precondition_failed */
@@ -772,7 +857,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "precondition_failed";
+                    };
                 };
             };
             /** @description payload_too_large */
@@ -782,7 +870,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
+                    };
                 };
             };
             /** @description unsupported_media_type */
@@ -792,7 +883,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unsupported_media_type";
+                    };
                 };
             };
             /** @description too_many_requests */
@@ -804,7 +898,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "too_many_requests";
+                    };
                 };
             };
             /** @description internal */
@@ -814,7 +911,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
                 };
             };
         };
@@ -858,35 +958,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description A JWT; send it as Authorization: Bearer <token>. */
-                        token: string;
-                        /** @constant */
-                        token_type: "Bearer";
-                        /** @description Seconds until it expires. */
-                        expires_in: number;
-                        /** @description Opaque; send it to auth/refresh for a new pair before it expires. It works once. Absent in cookie mode: the session cookie holds it. */
-                        refresh_token?: string;
-                        /** @description Seconds until the refresh token expires. */
-                        refresh_expires_in: number;
-                        /** @description You, e-mail included. */
-                        user: {
-                            /** Format: uuid */
-                            id: string;
-                            username: string;
-                            /** @description Only in your own record. */
-                            email?: string;
-                            /**
-                             * @description Only in your own record.
-                             * @enum {string}
-                             */
-                            role?: "user" | "admin";
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["Login"];
                 };
             };
             /** @description invalid_reset_code, validation_failed, malformed_json */
@@ -896,7 +968,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "invalid_reset_code" | "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description account_disabled, csrf_refused */
@@ -906,7 +981,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "account_disabled" | "csrf_refused";
+                    };
                 };
             };
             /** @description precondition_failed */
@@ -916,7 +994,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "precondition_failed";
+                    };
                 };
             };
             /** @description payload_too_large */
@@ -926,7 +1007,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
+                    };
                 };
             };
             /** @description unsupported_media_type */
@@ -936,7 +1020,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unsupported_media_type";
+                    };
                 };
             };
             /** @description too_many_requests */
@@ -948,7 +1035,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "too_many_requests";
+                    };
                 };
             };
             /** @description internal */
@@ -958,7 +1048,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
                 };
             };
         };
@@ -1007,7 +1100,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description invalid_refresh_token, unauthorized */
@@ -1019,7 +1115,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "invalid_refresh_token" | "unauthorized";
+                    };
                 };
             };
             /** @description csrf_refused */
@@ -1029,7 +1128,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "csrf_refused";
+                    };
                 };
             };
             /** @description idempotency_key_in_flight */
@@ -1041,7 +1143,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_key_in_flight";
+                    };
                 };
             };
             /** @description precondition_failed */
@@ -1051,7 +1156,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "precondition_failed";
+                    };
                 };
             };
             /** @description payload_too_large */
@@ -1061,7 +1169,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
+                    };
                 };
             };
             /** @description unsupported_media_type */
@@ -1071,7 +1182,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unsupported_media_type";
+                    };
                 };
             };
             /** @description idempotency_key_reused */
@@ -1081,7 +1195,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description too_many_requests, idempotency_keys_exhausted */
@@ -1093,7 +1210,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "too_many_requests" | "idempotency_keys_exhausted";
+                    };
                 };
             };
             /** @description internal */
@@ -1103,7 +1223,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
                 };
             };
         };
@@ -1124,29 +1247,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        /**
-                         * Format: date-time
-                         * @description The login that started it.
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @description The last login or refresh.
-                         */
-                        last_used_at: string;
-                        /**
-                         * Format: date-time
-                         * @description When its refresh token expires, unless refreshed.
-                         */
-                        expires_at: string;
-                        user_agent: string | null;
-                        client_address: string | null;
-                        /** @description The session of the token that asked. */
-                        current: boolean;
-                    }[];
+                    "application/json": components["schemas"]["Session"][];
                 };
             };
             /** @description unauthorized */
@@ -1158,7 +1259,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
                 };
             };
             /** @description internal */
@@ -1168,7 +1272,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
                 };
             };
         };
@@ -1201,7 +1308,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
                 };
             };
             /** @description not_found */
@@ -1211,7 +1321,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "not_found";
+                    };
                 };
             };
             /** @description precondition_failed */
@@ -1221,7 +1334,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "precondition_failed";
+                    };
                 };
             };
             /** @description internal */
@@ -1231,7 +1347,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
                 };
             };
         };
@@ -1274,22 +1393,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        username: string;
-                        /** @description Only in your own record. */
-                        email?: string;
-                        /**
-                         * @description Only in your own record.
-                         * @enum {string}
-                         */
-                        role?: "user" | "admin";
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Me"];
                 };
             };
             /** @description validation_failed, malformed_json */
@@ -1299,7 +1403,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description username_taken, email_taken, idempotency_key_in_flight */
@@ -1311,7 +1418,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "username_taken" | "email_taken" | "idempotency_key_in_flight";
+                    };
                 };
             };
             /** @description precondition_failed */
@@ -1321,7 +1431,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "precondition_failed";
+                    };
                 };
             };
             /** @description payload_too_large */
@@ -1331,7 +1444,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
+                    };
                 };
             };
             /** @description unsupported_media_type */
@@ -1341,7 +1457,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unsupported_media_type";
+                    };
                 };
             };
             /** @description idempotency_key_reused */
@@ -1351,7 +1470,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description idempotency_keys_exhausted */
@@ -1363,7 +1485,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_keys_exhausted";
+                    };
                 };
             };
             /** @description internal */
@@ -1373,7 +1498,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
                 };
             };
         };
@@ -1406,22 +1534,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        username: string;
-                        /** @description Only in your own record. */
-                        email?: string;
-                        /**
-                         * @description Only in your own record.
-                         * @enum {string}
-                         */
-                        role?: "user" | "admin";
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                    }[];
+                    "application/json": components["schemas"]["User"][];
                 };
             };
             /** @description Not modified: If-None-Match names the current tag */
@@ -1441,7 +1554,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "validation_failed";
+                    };
                 };
             };
             /** @description unauthorized */
@@ -1453,7 +1569,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
                 };
             };
             /** @description internal */
@@ -1463,7 +1582,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
                 };
             };
         };
@@ -1489,22 +1611,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        username: string;
-                        /** @description Only in your own record. */
-                        email?: string;
-                        /**
-                         * @description Only in your own record.
-                         * @enum {string}
-                         */
-                        role?: "user" | "admin";
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Me"];
                 };
             };
             /** @description Not modified: If-None-Match names the current tag */
@@ -1526,7 +1633,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
                 };
             };
             /** @description internal */
@@ -1536,7 +1646,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
                 };
             };
         };
@@ -1561,22 +1674,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        username: string;
-                        /** @description Only in your own record. */
-                        email?: string;
-                        /**
-                         * @description Only in your own record.
-                         * @enum {string}
-                         */
-                        role?: "user" | "admin";
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["User"];
                 };
             };
             /** @description Not modified: If-None-Match names the current tag */
@@ -1598,7 +1696,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
                 };
             };
             /** @description not_found */
@@ -1608,7 +1709,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "not_found";
+                    };
                 };
             };
             /** @description internal */
@@ -1618,7 +1722,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
                 };
             };
         };
@@ -1660,22 +1767,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        username: string;
-                        /** @description Only in your own record. */
-                        email?: string;
-                        /**
-                         * @description Only in your own record.
-                         * @enum {string}
-                         */
-                        role?: "user" | "admin";
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Me"];
                 };
             };
             /** @description validation_failed, malformed_json */
@@ -1685,7 +1777,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description unauthorized */
@@ -1697,7 +1792,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
                 };
             };
             /** @description current_password_mismatch */
@@ -1707,7 +1805,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "current_password_mismatch";
+                    };
                 };
             };
             /** @description username_taken, email_taken, idempotency_key_in_flight */
@@ -1719,7 +1820,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "username_taken" | "email_taken" | "idempotency_key_in_flight";
+                    };
                 };
             };
             /** @description precondition_failed */
@@ -1729,7 +1833,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "precondition_failed";
+                    };
                 };
             };
             /** @description payload_too_large */
@@ -1739,7 +1846,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
+                    };
                 };
             };
             /** @description unsupported_media_type */
@@ -1749,7 +1859,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unsupported_media_type";
+                    };
                 };
             };
             /** @description idempotency_key_reused */
@@ -1759,7 +1872,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description idempotency_keys_exhausted */
@@ -1771,7 +1887,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_keys_exhausted";
+                    };
                 };
             };
             /** @description internal */
@@ -1781,7 +1900,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
                 };
             };
         };
@@ -1819,7 +1941,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "validation_failed";
+                    };
                 };
             };
             /** @description unauthorized */
@@ -1831,7 +1956,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
                 };
             };
             /** @description last_admin, idempotency_key_in_flight */
@@ -1843,7 +1971,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "last_admin" | "idempotency_key_in_flight";
+                    };
                 };
             };
             /** @description precondition_failed */
@@ -1853,7 +1984,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "precondition_failed";
+                    };
                 };
             };
             /** @description idempotency_key_reused */
@@ -1863,7 +1997,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description idempotency_keys_exhausted */
@@ -1875,7 +2012,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_keys_exhausted";
+                    };
                 };
             };
             /** @description internal */
@@ -1885,7 +2025,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
                 };
             };
         };
@@ -1925,18 +2068,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description A JWT; send it as Authorization: Bearer <token>. */
-                        token: string;
-                        /** @constant */
-                        token_type: "Bearer";
-                        /** @description Seconds until it expires. */
-                        expires_in: number;
-                        /** @description Opaque; send it to auth/refresh for a new pair before it expires. It works once. Absent in cookie mode: the session cookie holds it. */
-                        refresh_token?: string;
-                        /** @description Seconds until the refresh token expires. */
-                        refresh_expires_in: number;
-                    };
+                    "application/json": components["schemas"]["TokenPair"];
                 };
             };
             /** @description validation_failed, malformed_json */
@@ -1946,7 +2078,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description unauthorized */
@@ -1958,7 +2093,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
                 };
             };
             /** @description current_password_mismatch */
@@ -1968,7 +2106,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "current_password_mismatch";
+                    };
                 };
             };
             /** @description idempotency_key_in_flight */
@@ -1980,7 +2121,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_key_in_flight";
+                    };
                 };
             };
             /** @description precondition_failed */
@@ -1990,7 +2134,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "precondition_failed";
+                    };
                 };
             };
             /** @description payload_too_large */
@@ -2000,7 +2147,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
+                    };
                 };
             };
             /** @description unsupported_media_type */
@@ -2010,7 +2160,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unsupported_media_type";
+                    };
                 };
             };
             /** @description idempotency_key_reused */
@@ -2020,7 +2173,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description idempotency_keys_exhausted */
@@ -2032,7 +2188,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_keys_exhausted";
+                    };
                 };
             };
             /** @description internal */
@@ -2042,7 +2201,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
                 };
             };
         };
@@ -2081,25 +2243,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        username: string;
-                        email: string;
-                        /** @enum {string} */
-                        role: "user" | "admin";
-                        /**
-                         * @description A disabled account cannot log in; disabling it ends its sessions and tokens.
-                         * @enum {string}
-                         */
-                        status: "active" | "disabled";
-                        /** @description The last login or redeemed reset code; null: never. */
-                        last_login_at: string | null;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                    }[];
+                    "application/json": components["schemas"]["AdminUser"][];
                 };
             };
             /** @description Not modified: If-None-Match names the current tag */
@@ -2119,7 +2263,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "validation_failed";
+                    };
                 };
             };
             /** @description unauthorized */
@@ -2131,7 +2278,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
                 };
             };
             /** @description forbidden */
@@ -2141,7 +2291,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "forbidden";
+                    };
                 };
             };
             /** @description internal */
@@ -2151,7 +2304,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
                 };
             };
         };
@@ -2176,25 +2332,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        username: string;
-                        email: string;
-                        /** @enum {string} */
-                        role: "user" | "admin";
-                        /**
-                         * @description A disabled account cannot log in; disabling it ends its sessions and tokens.
-                         * @enum {string}
-                         */
-                        status: "active" | "disabled";
-                        /** @description The last login or redeemed reset code; null: never. */
-                        last_login_at: string | null;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["AdminUser"];
                 };
             };
             /** @description Not modified: If-None-Match names the current tag */
@@ -2216,7 +2354,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
                 };
             };
             /** @description forbidden */
@@ -2226,7 +2367,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "forbidden";
+                    };
                 };
             };
             /** @description not_found */
@@ -2236,7 +2380,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "not_found";
+                    };
                 };
             };
             /** @description internal */
@@ -2246,7 +2393,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
                 };
             };
         };
@@ -2279,7 +2429,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "validation_failed";
+                    };
                 };
             };
             /** @description unauthorized */
@@ -2291,7 +2444,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
                 };
             };
             /** @description forbidden */
@@ -2301,7 +2457,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "forbidden";
+                    };
                 };
             };
             /** @description not_found */
@@ -2311,7 +2470,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "not_found";
+                    };
                 };
             };
             /** @description last_admin, idempotency_key_in_flight */
@@ -2323,7 +2485,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "last_admin" | "idempotency_key_in_flight";
+                    };
                 };
             };
             /** @description precondition_failed */
@@ -2333,7 +2498,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "precondition_failed";
+                    };
                 };
             };
             /** @description idempotency_key_reused */
@@ -2343,7 +2511,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description idempotency_keys_exhausted */
@@ -2355,7 +2526,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_keys_exhausted";
+                    };
                 };
             };
             /** @description internal */
@@ -2365,7 +2539,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
                 };
             };
         };
@@ -2405,25 +2582,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        username: string;
-                        email: string;
-                        /** @enum {string} */
-                        role: "user" | "admin";
-                        /**
-                         * @description A disabled account cannot log in; disabling it ends its sessions and tokens.
-                         * @enum {string}
-                         */
-                        status: "active" | "disabled";
-                        /** @description The last login or redeemed reset code; null: never. */
-                        last_login_at: string | null;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["AdminUser"];
                 };
             };
             /** @description validation_failed, malformed_json */
@@ -2433,7 +2592,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description unauthorized */
@@ -2445,7 +2607,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
                 };
             };
             /** @description forbidden */
@@ -2455,7 +2620,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "forbidden";
+                    };
                 };
             };
             /** @description not_found */
@@ -2465,7 +2633,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "not_found";
+                    };
                 };
             };
             /** @description last_admin, idempotency_key_in_flight */
@@ -2477,7 +2648,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "last_admin" | "idempotency_key_in_flight";
+                    };
                 };
             };
             /** @description precondition_failed */
@@ -2487,7 +2661,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "precondition_failed";
+                    };
                 };
             };
             /** @description payload_too_large */
@@ -2497,7 +2674,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
+                    };
                 };
             };
             /** @description unsupported_media_type */
@@ -2507,7 +2687,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unsupported_media_type";
+                    };
                 };
             };
             /** @description idempotency_key_reused */
@@ -2517,7 +2700,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description idempotency_keys_exhausted */
@@ -2529,7 +2715,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_keys_exhausted";
+                    };
                 };
             };
             /** @description internal */
@@ -2539,7 +2728,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
                 };
             };
         };
@@ -2564,12 +2756,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Shown this once: hand it to the user, who redeems it at auth/password-reset. */
-                        reset_code: string;
-                        /** Format: date-time */
-                        expires_at: string;
-                    };
+                    "application/json": components["schemas"]["IssuedReset"];
                 };
             };
             /** @description validation_failed */
@@ -2579,7 +2766,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "validation_failed";
+                    };
                 };
             };
             /** @description unauthorized */
@@ -2591,7 +2781,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
                 };
             };
             /** @description forbidden */
@@ -2601,7 +2794,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "forbidden";
+                    };
                 };
             };
             /** @description not_found */
@@ -2611,7 +2807,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "not_found";
+                    };
                 };
             };
             /** @description idempotency_key_in_flight */
@@ -2623,7 +2822,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_key_in_flight";
+                    };
                 };
             };
             /** @description precondition_failed */
@@ -2633,7 +2835,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "precondition_failed";
+                    };
                 };
             };
             /** @description idempotency_key_reused */
@@ -2643,7 +2848,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_key_reused";
+                    };
                 };
             };
             /** @description idempotency_keys_exhausted */
@@ -2655,7 +2863,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_keys_exhausted";
+                    };
                 };
             };
             /** @description internal */
@@ -2665,7 +2876,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
                 };
             };
         };
@@ -2708,28 +2922,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        /** Format: date-time */
-                        at: string;
-                        /** @enum {string} */
-                        action: "user.created" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "password.changed" | "session.revoked" | "refresh.reuse_detected" | "admin.user.updated" | "admin.user.deleted" | "password_reset.issued" | "password_reset.redeemed" | "password_reset.failed" | "password_reset.throttled" | "category.deleted";
-                        /** @description Who acted; null: nobody signed in, or the CLI. */
-                        actor_id: string | null;
-                        /** @description The user (or category) acted on. */
-                        target_id: string | null;
-                        /** @description The client's address, or cli. */
-                        client_address: string | null;
-                        /** @description svc's own id of the request, as in its log lines (never the client's); null for the CLI. */
-                        request_id: string | null;
-                        /** @enum {string} */
-                        outcome: "success" | "failure";
-                        /** @description Particulars; never a secret. client_request_id: the X-Request-Id the client sent, if any. */
-                        detail: {
-                            [key: string]: unknown;
-                        } | null;
-                    }[];
+                    "application/json": components["schemas"]["AuditEvent"][];
                 };
             };
             /** @description Not modified: If-None-Match names the current tag */
@@ -2749,7 +2942,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "validation_failed";
+                    };
                 };
             };
             /** @description unauthorized */
@@ -2761,7 +2957,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
                 };
             };
             /** @description forbidden */
@@ -2771,7 +2970,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "forbidden";
+                    };
                 };
             };
             /** @description internal */
@@ -2781,7 +2983,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
                 };
             };
         };
