@@ -224,6 +224,9 @@ export function documented({
     ] as const)
       all.add(code);
   }
+  // Any route on the database may find it not answering; a route that writes, its storage full.
+  if (tag !== "health") all.add("database_unavailable");
+  if (tag !== "health" && (conditional === "write" || conditional === "guarded" || idempotent)) all.add("storage_full");
   for (const [status, codes] of byStatus([...all, "internal"])) {
     const listed = (responses[status] as { description: string } | undefined)?.description;
     responses[status] = {

@@ -105,6 +105,12 @@ describe("GET /svc-api/openapi.json", () => {
       "422",
       "429",
       "500",
+      "503",
+    ]);
+    // A write on the database: it may not answer, or its storage may be full.
+    expect(create.responses["503"].content["application/problem+json"].schema.allOf[1].properties.code.enum).toEqual([
+      "database_unavailable",
+      "storage_full",
     ]);
     // Idempotent writes document the key and what a repeat is told.
     expect(create.parameters).toContainEqual(expect.objectContaining({ name: "Idempotency-Key", in: "header" }));
