@@ -1,6 +1,6 @@
-// The documentation holds together: every relative link in README.md, CONTRIBUTING.md, SECURITY.md and
-// docs/*.md names a file that exists, every #anchor a heading of the page it points into, every page under
-// docs/ can be reached from the README, and the README stays a page a newcomer reads in one sitting.
+// The documentation holds together: every relative link in README.md, CONTRIBUTING.md, SECURITY.md,
+// client/README.md and docs/**/*.md names a file that exists, every #anchor a heading of the page it points into,
+// every page under docs/ can be reached from the README, and the README stays a page a newcomer reads in one sitting.
 import { describe, expect, test } from "bun:test";
 import { Glob } from "bun";
 import { existsSync, readFileSync } from "node:fs";
@@ -9,7 +9,13 @@ import { dirname, join, normalize, relative } from "node:path";
 const root = join(import.meta.dir, "..");
 const README_MAX_LINES = 250;
 
-const all = ["README.md", "CONTRIBUTING.md", "SECURITY.md", ...[...new Glob("docs/*.md").scanSync(root)].sort()];
+const all = [
+  "README.md",
+  "CONTRIBUTING.md",
+  "SECURITY.md",
+  "client/README.md",
+  ...[...new Glob("docs/**/*.md").scanSync(root)].sort(),
+];
 const texts = new Map(
   all.map((page) => [page, existsSync(join(root, page)) ? readFileSync(join(root, page), "utf8") : ""]),
 );
@@ -112,7 +118,7 @@ describe("the documentation", () => {
     expect(broken).toEqual([]);
   });
 
-  test("every page of docs/, CONTRIBUTING.md and SECURITY.md can be reached from the README", () => {
+  test("every page of docs/, CONTRIBUTING.md, SECURITY.md and client/README.md can be reached from the README", () => {
     const reached = new Set(["README.md"]);
     const queue = ["README.md"];
     while (queue.length > 0) {
