@@ -58,6 +58,7 @@ export class Auth {
   readonly #holder: object;
   readonly #listeners = new Set<(session: Session | null) => void>();
   readonly #channel: BroadcastChannel | null;
+  readonly #unsubscribe: (() => void) | null;
   #held: Held | null = null;
   #renewal: Promise<string | null> | null = null;
   /** Cookie mode: whether the cookie has been tried for a session since the page loaded. */
@@ -73,9 +74,20 @@ export class Auth {
     this.#lockName = `svc-session:${http.baseUrl}:${this.#key}`;
     this.#holder = options.mode === "cookie" ? siteHolder(http.baseUrl) : options.storage;
     this.ready = this.mode === "json" ? this.#reload(false) : Promise.resolve();
-    options.storage.subscribe?.(this.#key, () => void this.#reload(true));
+    this.#unsubscribe = options.storage.subscribe?.(this.#key, () => void this.#reload(true)) ?? null;
     this.#channel = typeof BroadcastChannel === "function" ? new BroadcastChannel(this.#lockName) : null;
-    if (this.#channel) this.#channel.onmessage = (event: MessageEvent) => this.#heard(event.data);
+    if (this.#channel) {
+      this.#channel.onmessage = (event: MessageEvent) => this.#heard(event.data);
+      // Node and Bun: an open channel would keep the process alive after its last call.
+      (this.#channel as { unref?: () => void }).unref?.();
+    }
+  }
+
+  /** Stops listening to the store and the other tabs; the session stays where it is kept. */
+  close(): void {
+    this.#channel?.close();
+    this.#unsubscribe?.();
+    this.#listeners.clear();
   }
 
   get mode(): SessionMode {
@@ -274,6 +286,8 @@ export class Auth {
     }
     const { held } = (message ?? {}) as { held?: Held | null };
     if (held === undefined) return;
+    // Messages may cross: a renewal older than the one held is news no more.
+    if (held && this.#held && held.issuedAt < this.#held.issuedAt) return;
     this.#held = held;
     this.#restored = true;
     this.#notify();

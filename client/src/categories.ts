@@ -25,6 +25,11 @@ export interface SubscribeOptions {
    * refused the subscription itself (a cursor that is no cursor). Network failures are retried, not reported.
    */
   onError?: (error: SvcError) => void;
+  /**
+   * Called each time a stream opens: from then on every change reaches it. Without a cursor, read the list
+   * here (the first time), not before subscribing, and no change falls between the two.
+   */
+  onOpen?: () => void;
 }
 
 /** The first wait before subscribing again after a failure, doubled with each one in a row, up to the longest. */
@@ -133,6 +138,7 @@ async function follow(
       const answer = (await response.json().catch(() => ({}))) as Next;
       return ending(answer.errors, response);
     }
+    options.onOpen?.();
     for await (const message of serverSentEvents(response.body)) {
       if (message.event === "complete") break;
       if (message.event !== "next") continue;
@@ -142,7 +148,7 @@ async function follow(
       failures = 0;
       if (event.kind !== "RESYNC" && cursor !== null && !isAfter(event.cursor, cursor)) continue;
       cursor = event.cursor;
-      listener(event);
+      handOn(listener, event);
     }
     // Ended without an error (svc stopping, a proxy's timeout): again, after the shortest pause.
     return { again: true };
@@ -178,6 +184,20 @@ async function follow(
     }
     await pause(result.wait ?? Math.min(FIRST_WAIT_MS * 2 ** failures, LONGEST_WAIT_MS), signal);
     failures++;
+  }
+}
+
+/**
+ * A listener that throws has still been handed the event: the error is reported (as an uncaught error
+ * would be) and the subscription goes on, rather than receiving the same event again and again.
+ */
+function handOn(listener: (event: CategoryEvent) => void, event: CategoryEvent): void {
+  try {
+    listener(event);
+  } catch (error) {
+    const report = (globalThis as { reportError?: (error: unknown) => void }).reportError;
+    if (report) report(error);
+    else console.error(error);
   }
 }
 

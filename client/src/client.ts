@@ -32,6 +32,8 @@ export interface Client {
   readonly auth: Auth;
   readonly users: Users;
   readonly categories: Categories;
+  /** Stops listening to other tabs and the store (a script can then exit); the session is kept. */
+  close(): void;
   /** Runs a query or mutation: typed by a typed document (graphql-codegen), else `unknown` unless you say. */
   graphql<Result, Variables extends object = Record<string, unknown>>(
     document: TypedDocument<Result, Variables>,
@@ -65,6 +67,7 @@ export function createClient(options: ClientOptions = {}): Client {
     auth,
     users: new Users(http, auth),
     categories: new Categories(http, auth),
+    close: () => auth.close(),
     graphql: <Result>(document: Document, variables?: object, requestOptions?: GraphQLRequestOptions) =>
       runGraphQL<Result>(auth, document, variables, requestOptions),
   };

@@ -150,6 +150,8 @@ const GRAPHQL_CODES: Record<string, ServerErrorCode> = {
   BAD_USER_INPUT: "validation_failed",
   GRAPHQL_PARSE_FAILED: "validation_failed",
   GRAPHQL_VALIDATION_FAILED: "validation_failed",
+  // graphql-armor's refusal of a query too deep, too costly or with too many aliases.
+  QUERY_LIMIT_EXCEEDED: "validation_failed",
   BAD_REQUEST: "validation_failed",
   UNAUTHENTICATED: "unauthorized",
   TOKEN_EXPIRED: "token_expired",

@@ -4,7 +4,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { parse } from "graphql";
 import { type CategoryEvent, createClient, type DocumentTypeDecoration } from "../../client/src/index.ts";
-import { listen, opened, stopAll } from "../subscriptions.ts";
+import { listen, stopAll } from "../subscriptions.ts";
 import { testApp } from "../helpers.ts";
 
 const PASSWORD = "correct horse battery";
@@ -76,16 +76,28 @@ describe("categories.subscribe", () => {
     await reader.auth.login({ username: "ann", password: PASSWORD });
     const seen: CategoryEvent[] = [];
     let arrived: (() => void) | null = null;
-    const stop = reader.categories.subscribe((event) => {
-      seen.push(event);
-      if (seen.length === 3) arrived?.();
-    });
     const three = new Promise<void>((resolve) => (arrived = resolve));
-    // Without a cursor a subscription is live-only: write once svc counts it open.
-    await opened(svc, 1);
+    let open: (() => void) | null = null;
+    const opened = new Promise<void>((resolve) => (open = resolve));
+    const reported: unknown[] = [];
+    const reportError = globalThis.reportError;
+    globalThis.reportError = (error: unknown) => reported.push(error);
+    const stop = reader.categories.subscribe(
+      (event) => {
+        seen.push(event);
+        if (seen.length === 3) arrived?.();
+        // A listener's own failure is reported, and the subscription goes on with the next event.
+        if (seen.length === 1) throw new Error("the app's own bug");
+      },
+      { onOpen: () => open?.() },
+    );
+    // Without a cursor a subscription is live-only: from onOpen on, every change reaches it.
+    await opened;
     for (const name of ["A", "B", "C"]) await writer.categories.create({ name });
     await three;
     stop();
+    globalThis.reportError = reportError;
+    expect(reported).toEqual([new Error("the app's own bug")]);
     expect(seen.map((event) => [event.kind, event.category?.name])).toEqual([
       ["CREATED", "A"],
       ["CREATED", "B"],
