@@ -393,6 +393,16 @@ describe.skipIf(!chromiumAvailable)("@svc/client on a page of another origin, in
       await client.users.create({ username: "fay", email: "fay@example.com", password: PASSWORD });
       await client.auth.login({ username: "fay", password: PASSWORD });
       expect((await client.users.me()).username).toBe("fay");
+
+      // In Node 20 as installed: a script signs in, reads its account, and exits by itself (nothing the
+      // client opened keeps the process alive).
+      const entry = join(where, "package", manifest.exports["."].import);
+      const script = `import { createClient } from ${JSON.stringify(entry)};
+const client = createClient({ baseUrl: ${JSON.stringify(svc.origin)} });
+await client.auth.login({ username: "fay", password: ${JSON.stringify(PASSWORD)} });
+console.log((await client.users.me()).username);`;
+      const node = await run(["timeout", "20", "node", "--input-type=module", "-e", script], where);
+      expect({ exitCode: node.exitCode, output: node.output.trim() }).toEqual({ exitCode: 0, output: "fay" });
     } finally {
       rmSync(where, { recursive: true, force: true });
     }
