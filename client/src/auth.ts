@@ -75,7 +75,11 @@ export class Auth {
     this.#holder = options.mode === "cookie" ? siteHolder(http.baseUrl) : options.storage;
     this.ready = this.mode === "json" ? this.#reload(false) : Promise.resolve();
     this.#unsubscribe = options.storage.subscribe?.(this.#key, () => void this.#reload(true)) ?? null;
-    this.#channel = typeof BroadcastChannel === "function" ? new BroadcastChannel(this.#lockName) : null;
+    // Tabs share news of the session: in json mode "read the store again"; in cookie mode the session itself,
+    // which is right only where every client shares one cookie jar: a browser's pages. In a server process
+    // each client may hold a jar (and a user) of its own.
+    const tabs = options.mode === "json" || typeof (globalThis as { document?: unknown }).document !== "undefined";
+    this.#channel = tabs && typeof BroadcastChannel === "function" ? new BroadcastChannel(this.#lockName) : null;
     if (this.#channel) {
       this.#channel.onmessage = (event: MessageEvent) => this.#heard(event.data);
       // Node and Bun: an open channel would keep the process alive after its last call.

@@ -443,16 +443,14 @@ describe.each([
 
 /*
  * The client outside a browser, where BroadcastChannel (opened by every client for its tabs) is not a page's
- * but the process's. Both tests hold known faults of client/src/auth.ts (test.failing: each fails while the
- * fault is there, and turns red once it is fixed, to be made a plain test).
+ * but the process's. Both tests were written failing, against faults since mended in client/src/auth.ts.
  */
 describe("@svc/client in a Node or Bun process", () => {
   /** Node when installed (the package's engines say Node 20+), and Bun. */
   const runtimes = () => [Bun.which("node"), process.execPath].filter((path): path is string => path !== null);
 
-  // Auth's BroadcastChannel has a message listener and is never unref'd or closed: it keeps the event loop
-  // alive, so a script that made a client never ends.
-  test.failing("a script that made a client exits when its work is done", async () => {
+  // Auth's BroadcastChannel has a message listener: unless unref'd it keeps the event loop alive.
+  test("a script that made a client exits when its work is done", async () => {
     const script = join(build.workdir, "exits.mjs");
     await Bun.write(
       script,
@@ -469,8 +467,8 @@ describe("@svc/client in a Node or Bun process", () => {
 
   // In cookie mode a client takes the session another cookie-mode client of the same svc and storageKey
   // broadcasts (right for a browser's tabs, which share one cookie jar); in a server process each client has
-  // its own jar, here its own user, and the broadcast signs one in as another.
-  test.failing("cookie-mode clients with cookie jars of their own keep sessions of their own", async () => {
+  // its own jar, here its own user, and such a broadcast would sign one in as another.
+  test("cookie-mode clients with cookie jars of their own keep sessions of their own", async () => {
     const svc = await launch(build, "sqlite");
     try {
       const { createClient } = build.client;
