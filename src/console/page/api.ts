@@ -4,6 +4,7 @@
 // browser keeps one cookie for every tab, so each refreshes with the latest refresh token, and tabs
 // refreshing at once get the same successor (svc's reuse window). Within a tab, one refresh at a time:
 // shortly before the access token expires, and on a 401, shared by every request waiting on it.
+import type { components } from "../../../client/src/openapi.generated.ts";
 
 const API = "/svc-api/v1";
 /** How long before the access token expires it is renewed: a minute, or a fifth of a shorter lifetime. */
@@ -23,11 +24,7 @@ export class ApiError extends Error {
   }
 }
 
-export interface Me {
-  id: string;
-  username: string;
-  role: "user" | "admin";
-}
+export type Me = components["schemas"]["Me"];
 
 /** A cookie-mode answer of login and refresh: the refresh token went to the cookie. */
 interface Session {

@@ -1,21 +1,12 @@
 // The audit log, newest first: filtered by action, user (by name, e-mail or id) and time.
 import { useEffect, useState } from "preact/hooks";
+import type { components } from "../../../client/src/openapi.generated.ts";
 import { ApiError, request } from "./api.ts";
 import type { Names } from "./names.ts";
 import { ErrorNote, Field, useAction, When } from "./parts.tsx";
 import { AUDIT_ACTIONS as ACTIONS } from "../../audit/actions.ts";
 
-interface AuditEvent {
-  id: string;
-  at: string;
-  action: string;
-  actor_id: string | null;
-  target_id: string | null;
-  client_address: string | null;
-  request_id: string | null;
-  outcome: "success" | "failure";
-  detail: Record<string, unknown> | null;
-}
+type AuditEvent = components["schemas"]["AuditEvent"];
 
 const PERIODS: Array<[string, string]> = [
   ["1h", "last hour"],

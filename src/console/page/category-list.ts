@@ -1,16 +1,13 @@
 // The categories view's list, kept as svc lists it (by name without regard to case, then id) while
 // changes are applied to it one by one.
 import type { CategoryEvent } from "./live.ts";
+import type { Category as SchemaCategory } from "../../../client/src/schema.generated.ts";
 
-export interface Category {
-  id: string;
-  name: string;
-  description: string | null;
-  colorHex: string;
-  icon: string | null;
-  createdBy: string | null;
-  version: number;
-}
+/** The fields the console selects (categories.tsx's FIELDS). */
+export type Category = Pick<
+  SchemaCategory,
+  "id" | "name" | "description" | "colorHex" | "icon" | "createdBy" | "version"
+>;
 
 /** svc's sort key for a name (src/db/records.ts, nameKey). */
 const keyOf = (name: string) => name.trim().normalize("NFC").toLowerCase();

@@ -3,6 +3,7 @@
 // The last event's cursor is kept in memory; whenever the stream ends (dropped, a network error, the
 // token expired or revoked: renewed through api.ts first) it is opened again after a short back-off
 // with `after` = that cursor, so svc replays what was missed, with no gap and nothing twice.
+import { serverSentEvents } from "../../../client/src/sse.ts";
 import { renewedSince, subscribe } from "./api.ts";
 
 export interface CategoryEvent<C> {
@@ -89,32 +90,9 @@ export function followCategoryEvents<C>(fields: string, follower: Follower<C>): 
 
 /** The results of a graphql-sse stream: each `next` event's data, until `complete` or the stream's end. */
 async function* results<C>(body: ReadableStream<Uint8Array>): AsyncGenerator<Result<C>> {
-  const reader = body.getReader();
-  const decoder = new TextDecoder();
-  let pending = "";
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      pending += decoder.decode(value, { stream: true });
-      const blocks = pending.split(/\r?\n\r?\n/);
-      pending = blocks.pop() ?? "";
-      for (const block of blocks) {
-        const lines = block.split(/\r?\n/);
-        const event = lines
-          .find((line) => line.startsWith("event:"))
-          ?.slice(6)
-          .trim();
-        if (event === "complete") return;
-        const data = lines
-          .filter((line) => line.startsWith("data:"))
-          .map((line) => line.slice(5).replace(/^ /, ""))
-          .join("\n");
-        if (event === "next" && data) yield JSON.parse(data) as Result<C>;
-      }
-    }
-  } finally {
-    reader.cancel().catch(() => {});
+  for await (const { event, data } of serverSentEvents(body)) {
+    if (event === "complete") return;
+    if (event === "next" && data) yield JSON.parse(data) as Result<C>;
   }
 }
 

@@ -1,13 +1,8 @@
 // The status strip: health, version, environment and database, from /svc/health, every 30 s.
 import { useEffect, useState } from "preact/hooks";
+import type { components } from "../../../client/src/openapi.generated.ts";
 
-interface Health {
-  version: string;
-  environment: string;
-  database_kind: string;
-  status: string;
-  checks: Record<string, string>;
-}
+type Health = components["schemas"]["Health"];
 
 export function Status() {
   const [health, setHealth] = useState<Health | null>(null);

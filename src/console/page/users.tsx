@@ -1,18 +1,12 @@
 // Accounts: find (search, status, role), page through, and act on one: disable or enable, promote or
 // demote, issue a reset code (shown once), delete after confirming.
 import { useEffect, useState } from "preact/hooks";
+import type { components } from "../../../client/src/openapi.generated.ts";
 import { request } from "./api.ts";
 import { ConfirmButton, ErrorNote, Field, useAction, When } from "./parts.tsx";
 
-interface Account {
-  id: string;
-  username: string;
-  email: string;
-  role: "user" | "admin";
-  status: "active" | "disabled";
-  last_login_at: string | null;
-  created_at: string;
-}
+/** An account as the admin routes show it (the OpenAPI document's AdminUser). */
+type Account = components["schemas"]["AdminUser"];
 
 interface Issued {
   username: string;
