@@ -327,12 +327,13 @@ describe.each([
       status: 422,
       code: "idempotency_key_reused",
     });
-    // Five at once under one key: the first runs (hashing the password), the ones that come meanwhile are told to wait.
+    // Five at once under one key: the first runs (hashing the password), the ones that come meanwhile are told to
+    // wait, those after it get its answer again. How many come meanwhile is the machine's timing (with the cheap
+    // hashing here, sometimes none): test/api/idempotency.test.ts holds the wait itself deterministically.
     const race = await Promise.allSettled(
       Array.from({ length: 5 }, () => anon.users.create(person("carol"), { idempotencyKey: "k2" })),
     );
     const waits = race.flatMap((r) => (r.status === "rejected" ? [r.reason as SvcError] : []));
-    expect(waits.length).toBeGreaterThanOrEqual(1);
     for (const wait of waits)
       expect(wait).toMatchObject({ status: 409, code: "idempotency_key_in_flight", retryAfter: 1 });
     const carols = race.flatMap((r) => (r.status === "fulfilled" ? [r.value.id] : []));

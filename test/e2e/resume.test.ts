@@ -245,7 +245,26 @@ class Follower {
       this.endings.push(ending);
       if (ending === "TOKEN_EXPIRED") {
         this.slot = (this.slot + 1) % this.deployment.slots.length;
-        token = await this.session.refresh(await this.deployment.slots[this.slot]!);
+        token = await this.refreshOnSlot();
+      }
+    }
+  }
+
+  /**
+   * Refreshes on the slot's instance. A restart may stop that instance while the request is on its way (the
+   * restart waits for the writer's request, not this one): as any client would, it asks the slot's successor.
+   * The refresh token is the same, and svc's reuse window answers a repeat with the same pair.
+   */
+  private async refreshOnSlot(): Promise<string> {
+    for (let attempt = 1; ; attempt++) {
+      const instance = await this.deployment.slots[this.slot]!;
+      try {
+        return await this.session.refresh(instance);
+      } catch (error) {
+        const dropped = error instanceof Error && /ECONNRESET|ConnectionRefused|ECONNREFUSED/.test(String(error));
+        // A restart replaces the slot's promise before it stops the old instance: reading the slot again
+        // waits for the successor. A connection dropped by anything else is a failure.
+        if (!dropped || attempt === 3 || (await this.deployment.slots[this.slot]!) === instance) throw error;
       }
     }
   }
