@@ -2,6 +2,7 @@
 // body limit, metrics, access line). Tests call app.handle(request); serve.ts serves app.handlers.
 import { Elysia } from "elysia";
 import { adminRoutes } from "./admin/index.ts";
+import { invitationRoutes } from "./admin/invitations.ts";
 import { authRoutes } from "./auth/index.ts";
 import { createAuthenticator } from "./auth/authenticator.ts";
 import { createCategoryService } from "./categories/service.ts";
@@ -39,7 +40,7 @@ export function createApp({ config, store: database, loggers, probes }: AppDeps)
   // Everything below sees the plain contract; the cache layer alone knows the table versions.
   const cache = caching(database);
   const { store } = cache;
-  const { tokens, sessions, users, admin } = accountServices(config, store, logger);
+  const { tokens, sessions, users, admin, signups, invitations } = accountServices(config, store, logger);
   const authenticator = createAuthenticator(tokens, store);
   const idempotency = createIdempotency({
     store: store.idempotency,
@@ -91,8 +92,9 @@ export function createApp({ config, store: database, loggers, probes }: AppDeps)
     .use(healthRoutes(probes ?? healthProbes(store, config.env)))
     .use(config.metrics ? metricsRoutes(metrics) : new Elysia())
     .use(authRoutes({ users, sessions, corsOrigins, ...routeDeps }))
-    .use(usersRoutes({ users, pageJson: createPageJson(), ...routeDeps }))
+    .use(usersRoutes({ users, signups, pageJson: createPageJson(), ...routeDeps }))
     .use(adminRoutes({ admin, ...routeDeps }))
+    .use(invitationRoutes({ invitations, ...routeDeps }))
     .use(graphql.routes);
   routes = routeTemplates(app.routes);
   const handle = app.fetch;

@@ -111,10 +111,17 @@ const COMMANDS: Record<string, Command> = {
     run: async (args, env, io) => (await import("./admin/cli.ts")).adminCommand(args, parseConfig(env), io),
   },
   user: {
-    usage: "svc user list [--search <prefix>]\nsvc user promote|demote|disable|enable|reset-password <user>",
+    usage:
+      "svc user create --username <name> --email <address> [--role user|admin] [--password-stdin]\nsvc user list [--search <prefix>]\nsvc user promote|demote|disable|enable|reset-password <user>",
     summary:
-      "Administer accounts on the box (a user by username, e-mail or id): list them; make or unmake an administrator; disable (ending every session at once) or enable; issue a one-time password reset code. Works while svc serves.",
+      "Administer accounts on the box (a user by username, e-mail or id): create one, whatever SVC_SIGNUP says (its password asked for as admin create asks); list them; make or unmake an administrator; disable (ending every session at once) or enable; issue a one-time password reset code. Works while svc serves.",
     run: async (args, env, io) => (await import("./admin/cli.ts")).userCommand(args, parseConfig(env), io),
+  },
+  invitation: {
+    usage: "svc invitation create [--email <address>] [--expires 7d]\nsvc invitation list\nsvc invitation revoke <id>",
+    summary:
+      "Invitations for sign-up while SVC_SIGNUP=invite: issue one (its code printed once; for one e-mail address, or any; lasting SVC_INVITATION_TTL unless --expires says), list them without their codes, or revoke one. Works while svc serves.",
+    run: async (args, env, io) => (await import("./signup/cli.ts")).invitationCommand(args, parseConfig(env), io),
   },
   audit: {
     usage: "svc audit [--since 1h|<date-time>] [--user <user>] [--action <action>] [--limit 100] [--json]",

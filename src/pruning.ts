@@ -1,4 +1,4 @@
-// Deletes what has expired in the background: sessions and spent refresh tokens, reset codes,
+// Deletes what has expired in the background: sessions and spent refresh tokens, reset codes, invitations,
 // Idempotency-Key answers, audit events past their retention, and category events past their bounds. Small batches, each its own short statement, so no lock is held
 // for long and requests go on between them.
 import type { Store } from "./db/store.ts";
@@ -22,9 +22,9 @@ export interface PrunerOptions {
 export const PRUNE_EVERY_MS = 60_000;
 export const PRUNE_BATCH = 500;
 
-/** The store's expiring rows: sessions and refresh tokens, reset codes, kept answers, and audit events older than the retention. */
+/** The store's expiring rows: sessions and refresh tokens, reset codes, invitations, kept answers, and audit events older than the retention. */
 export function storeJobs(
-  store: Pick<Store, "sessions" | "resets" | "audit" | "idempotency" | "categoryEvents">,
+  store: Pick<Store, "sessions" | "resets" | "invitations" | "audit" | "idempotency" | "categoryEvents">,
   auditRetentionSeconds: number,
   events: { kept: number; keptForSeconds: number },
 ): PruneJob[] {
@@ -32,6 +32,7 @@ export function storeJobs(
   return [
     { what: "expired sessions and refresh tokens", prune: (now, limit) => store.sessions.prune(iso(now), limit) },
     { what: "expired password reset codes", prune: (now, limit) => store.resets.prune(iso(now), limit) },
+    { what: "expired invitations", prune: (now, limit) => store.invitations.prune(iso(now), limit) },
     { what: "expired Idempotency-Key answers", prune: (now, limit) => store.idempotency.prune(iso(now), limit) },
     {
       what: "audit events past their retention",

@@ -10,10 +10,15 @@ import type { Config } from "./config.ts";
 import type { Store } from "./db/store.ts";
 import type { Logger } from "./log.ts";
 import { createUserService } from "./users/service.ts";
+import { createInvitationService } from "./signup/invitations.ts";
+import { createSignupService } from "./signup/service.ts";
+import { createSignupThrottle } from "./signup/throttle.ts";
 
 export function accountServices(config: Config, store: Store, logger: Logger) {
   const tokens = createTokenService(config.jwt.secret, config.jwt.ttlSeconds);
-  const throttle = createLoginThrottle(throttleWhenFull(store.throttle), config.loginThrottle);
+  // Login and sign-up counts alike go to the database, or to memory while its storage is full.
+  const throttleState = throttleWhenFull(store.throttle);
+  const throttle = createLoginThrottle(throttleState, config.loginThrottle);
   const sessions = createSessionService({
     sessions: store.sessions,
     revocations: store.revocations,
@@ -32,10 +37,21 @@ export function accountServices(config: Config, store: Store, logger: Logger) {
     logger,
   });
   const admin = createAdminService({
+    accounts: users,
     users: store.users,
     resets: store.resets,
     audit: store.audit,
     resetCodeTtlSeconds: config.resetCodeTtlSeconds,
   });
-  return { tokens, sessions, users, admin };
+  const signups = createSignupService({
+    mode: config.signup.mode,
+    accounts: users,
+    invitations: store.invitations,
+    throttle: createSignupThrottle(throttleState, config.signup),
+  });
+  const invitations = createInvitationService({
+    invitations: store.invitations,
+    ttlSeconds: config.signup.invitationTtlSeconds,
+  });
+  return { tokens, sessions, users, admin, signups, invitations };
 }

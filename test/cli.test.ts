@@ -36,10 +36,23 @@ describe("svc <command>", () => {
   });
 
   test("--help, each command's --help and a usage error fit 80 columns", async () => {
-    const names = ["serve", "migrate", "backup", "check", "copy", "admin", "user", "audit", "version", "healthcheck"];
+    const names = [
+      "serve",
+      "migrate",
+      "backup",
+      "check",
+      "copy",
+      "admin",
+      "user",
+      "invitation",
+      "audit",
+      "version",
+      "healthcheck",
+    ];
     const texts = [(await cli(["--help"])).out, (await cli(["frobnicate"])).err];
     for (const name of names) texts.push((await cli([name, "--help"])).out);
     texts.push((await cli(["user", "frobnicate"])).err);
+    texts.push((await cli(["invitation", "frobnicate"])).err);
     const long = texts.flatMap((text) => text.split("\n")).filter((line) => line.length > 80);
     expect(long).toEqual([]);
     // Wrapping keeps every word: each summary still reads whole once its lines are joined.
@@ -48,6 +61,7 @@ describe("svc <command>", () => {
       "Serve the API, configured by the SVC_* environment variables (see docs/configuration.md). The default.",
     );
     expect(help).toContain("svc user promote|demote|disable|enable|reset-password <user>");
+    expect(help).toContain("svc invitation create [--email <address>] [--expires 7d]");
   });
 
   test("version prints the package version", async () => {

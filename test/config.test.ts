@@ -142,6 +142,41 @@ describe("parseConfig", () => {
     expect(parseConfig({ SVC_IDEMPOTENCY_KEYS_PER_CALLER: "50" }).idempotencyKeysPerCaller).toBe(50);
   });
 
+  test("sign-up: open, invitations for 7 days, 30 attempts per client an hour, unless SVC_SIGNUP_* say otherwise", () => {
+    expect(parseConfig({}).signup).toEqual({
+      mode: "open",
+      invitationTtlSeconds: 7 * 86400,
+      clientMax: 30,
+      clientWindowMs: 3_600_000,
+    });
+    expect(
+      parseConfig({
+        SVC_SIGNUP: "invite",
+        SVC_INVITATION_TTL: "30d",
+        SVC_SIGNUP_CLIENT_MAX: "5",
+        SVC_SIGNUP_CLIENT_WINDOW: "10m",
+      }).signup,
+    ).toEqual({ mode: "invite", invitationTtlSeconds: 30 * 86400, clientMax: 5, clientWindowMs: 600_000 });
+    expect(parseConfig({ SVC_SIGNUP: "closed" }).signup.mode).toBe("closed");
+    const refused = (env: Record<string, string>) => {
+      try {
+        parseConfig(env);
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        return (error as Error).message;
+      }
+      throw new Error(`accepted ${JSON.stringify(env)}`);
+    };
+    expect(refused({ SVC_SIGNUP: "Open" })).toBe('SVC_SIGNUP: one of open, invite, closed (got "Open")');
+    expect(refused({ SVC_SIGNUP: "invite-only" })).toBe('SVC_SIGNUP: one of open, invite, closed (got "invite-only")');
+    expect(refused({ SVC_INVITATION_TTL: "30s" })).toStartWith("SVC_INVITATION_TTL: a duration");
+    expect(refused({ SVC_INVITATION_TTL: "366d" })).toStartWith("SVC_INVITATION_TTL: a duration");
+    expect(refused({ SVC_SIGNUP_CLIENT_MAX: "0" })).toBe(
+      'SVC_SIGNUP_CLIENT_MAX: an integer from 1 to 1000000 (got "0")',
+    );
+    expect(refused({ SVC_SIGNUP_CLIENT_WINDOW: "8d" })).toStartWith("SVC_SIGNUP_CLIENT_WINDOW: a duration");
+  });
+
   test("honours PORT when SVC_PORT is unset, and prefers SVC_PORT", () => {
     expect(parseConfig({ PORT: "3000" }).port).toBe(3000);
     expect(parseConfig({ PORT: "3000", SVC_PORT: "4000" }).port).toBe(4000);

@@ -64,6 +64,23 @@ describe("the console, served", () => {
     }
   });
 
+  test("offers a new account form and the invitations view, which call admin/users and admin/invitations", async () => {
+    const app = await testApp();
+    const page = await app.call("GET", "/svc/admin");
+    const script = [...page.text.matchAll(/src="(\/svc\/admin\/[^"]+\.js)"/g)].map((m) => m[1]!);
+    expect(script).toHaveLength(1);
+    const code = (await app.call("GET", script[0]!)).text;
+    for (const text of [
+      "New account",
+      "Create account",
+      "/admin/users",
+      "Invitations",
+      "Issue invitation",
+      "/admin/invitations",
+    ])
+      expect({ text, offered: code.includes(text) }).toEqual({ text, offered: true });
+  });
+
   test("weighs under 200 KB, HTML, script and styles together, uncompressed", async () => {
     const { files, bytes } = await consoleWeight();
     expect(files).toBe(3);

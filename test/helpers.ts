@@ -19,10 +19,14 @@ export function blockAfter(maxFailures: number): Config["loginThrottle"] {
   return { maxFailures, backoffBaseMs: 60_000, backoffMaxMs: 60_000, clientMaxFailures: 100, clientWindowMs: 60_000 };
 }
 
-export type ConfigOverrides = Partial<Omit<Config, "graphql" | "subscriptions">> & {
+export type ConfigOverrides = Partial<Omit<Config, "graphql" | "subscriptions" | "signup">> & {
   graphql?: Partial<Config["graphql"]>;
   subscriptions?: Partial<Config["subscriptions"]>;
+  signup?: Partial<Config["signup"]>;
 };
+
+/** Tests sign up many accounts from one address (app.handle has none): the sign-up limit's own tests set it. */
+const UNTHROTTLED_SIGNUPS = { clientMax: 1_000_000 };
 
 export function testConfig(overrides: ConfigOverrides = {}): Config {
   const base = parseConfig({ SVC_ENV: "test", SVC_JWT_SECRET: TEST_SECRET, SVC_DATABASE_URL: "sqlite::memory:" });
@@ -32,6 +36,7 @@ export function testConfig(overrides: ConfigOverrides = {}): Config {
     ...overrides,
     graphql: { ...base.graphql, ...overrides.graphql },
     subscriptions: { ...base.subscriptions, ...QUICK_SUBSCRIPTIONS, ...overrides.subscriptions },
+    signup: { ...base.signup, ...UNTHROTTLED_SIGNUPS, ...overrides.signup },
   };
 }
 

@@ -46,6 +46,25 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
     expect(replies.map((r) => r.status).sort()).toEqual([201, 409, 409, 409]);
   });
 
+  test("the sign-up limit is one count for both instances: 4 sign-ups over A and B, then 429 on either", async () => {
+    // Two more instances, each with its own pool, counting sign-ups (the suite's a and b do not).
+    const config = { trustProxy: 1, signup: { clientMax: 4 } };
+    const [c, d] = await Promise.all([testApp({ on: stores[2], config }), testApp({ on: stores[0], config })]);
+    const signUp = (app: typeof c, name: string, address = "203.0.113.50") =>
+      app.call("POST", "/svc-api/v1/users/create", {
+        body: { username: name, email: `${name}@example.com`, password: "correct horse" },
+        headers: { "x-forwarded-for": address },
+      });
+    // Two at once on each: the count is taken in the database, so none of them is lost.
+    const first = await Promise.all([signUp(c, "lim1"), signUp(d, "lim2"), signUp(c, "lim3"), signUp(d, "lim4")]);
+    expect(first.map((r) => r.status)).toEqual([201, 201, 201, 201]);
+    expectProblem(await signUp(c, "lim5"), 429, "too_many_requests");
+    const refused = await signUp(d, "lim6");
+    expectProblem(refused, 429, "too_many_requests");
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect((await signUp(d, "lim7", "203.0.113.51")).status).toBe(201);
+  });
+
   test("a token from one instance works on the other; a password change on one revokes it on both", async () => {
     const { token, password } = await a.signUp("carol");
     expect((await b.call("GET", "/svc-api/v1/users/all", { token })).status).toBe(200);
@@ -130,6 +149,32 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
       expect(replies.map((r) => r.status).sort()).toEqual([200, 400, 400, 400]);
       for (const r of replies.filter((r) => r.status === 400)) expectProblem(r, 400, "invalid_reset_code");
     });
+  });
+
+  test("one invitation used on two instances at once (SVC_SIGNUP=invite): exactly one 201", async () => {
+    const root = await a.signUp("root-inv");
+    await promote(a.store, root.user.id);
+    const invite = { signup: { mode: "invite" as const } };
+    const [e, f] = await Promise.all([
+      testApp({ on: stores[1], config: invite }),
+      testApp({ on: stores[2], config: invite }),
+    ]);
+    const issued = await e.call("POST", "/svc-api/v1/admin/invitations", { token: root.token, body: {} });
+    expect(issued.status).toBe(201);
+    const replies = await Promise.all(
+      [e, f, e, f].map((app, i) =>
+        app.call("POST", "/svc-api/v1/users/create", {
+          body: {
+            username: `inv${i}`,
+            email: `inv${i}@example.com`,
+            password: "correct horse",
+            invitation: issued.body.code,
+          },
+        }),
+      ),
+    );
+    expect(replies.map((r) => r.status).sort()).toEqual([201, 403, 403, 403]);
+    for (const r of replies.filter((r) => r.status === 403)) expectProblem(r, 403, "invalid_invitation");
   });
 
   test("Idempotency-Key: a retry that lands on the other instance gets the first answer; a burst over both runs once", async () => {

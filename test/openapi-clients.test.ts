@@ -31,6 +31,9 @@ const client = createClient<paths>({ baseUrl: "http://localhost:8080" });
 export async function everyOperation(): Promise<number> {
   const created = await client.POST("/svc-api/v1/users/create", { body: { username: "ann", email: "ann@example.com", password: "correct horse" }, params: { header: { "Idempotency-Key": crypto.randomUUID() } } });
   const id: string | undefined = created.data?.id;
+  // Sign-up's refusals are its own codes: closed, by invitation, or too many from this client.
+  if (created.error?.code === "signup_closed" || created.error?.code === "invitation_required") return 0;
+  if (created.error?.code === "too_many_requests") return created.error.status;
   const login = await client.POST("/svc-api/v1/auth/login", { body: { username: "ann", password: "correct horse" } });
   if (login.error) {
     const status: number = login.error.status;
@@ -76,6 +79,16 @@ export async function everyOperation(): Promise<number> {
   const role: "user" | "admin" | undefined = redeemed.data?.user.role;
   const events = await client.GET("/svc-api/v1/admin/audit", { params: { query: { action: "login.failed", since: "1h", limit: 5 } }, headers });
   const detail: Record<string, unknown> | null | undefined = events.data?.[0]?.detail;
+  const made = await client.POST("/svc-api/v1/admin/users", { body: { username: "bob", email: "bob@example.com", password: "correct horse", role: "admin" }, headers });
+  const madeRole: "user" | "admin" | undefined = made.data?.role;
+  const invited = await client.POST("/svc-api/v1/admin/invitations", { body: { email: "cy@example.com", expires_in: "7d" }, headers });
+  const invitation: string = invited.data?.code ?? "";
+  const joined = await client.POST("/svc-api/v1/users/create", { body: { username: "cy", email: "cy@example.com", password: "correct horse", invitation } });
+  if (joined.error?.code === "invalid_invitation") return 0;
+  const invitations = await client.GET("/svc-api/v1/admin/invitations", { params: { query: { limit: 10 } }, headers });
+  const usedBy: string | null | undefined = invitations.data?.[0]?.used_by;
+  await client.DELETE("/svc-api/v1/admin/invitations/{id}", { params: { path: { id: invited.data?.id ?? me } }, headers });
+  void [madeRole, usedBy];
   await client.DELETE("/svc-api/v1/admin/users/{id}", { params: { path: { id: target } }, headers });
   await client.DELETE("/svc-api/v1/users", { headers });
   void [lastLogin, status, role, detail, email, pair, refused, myRole];
@@ -95,6 +108,11 @@ export async function wrongTypes(): Promise<void> {
   await client.POST("/svc-api/v1/users/create", { body: { username: "ann", email: "a@b.co" } });
   // @ts-expect-error a role is user or admin
   await client.PATCH("/svc-api/v1/admin/users/{id}", { params: { path: { id: "x" } }, body: { role: "root" } });
+  // @ts-expect-error a new account's role is user or admin
+  await client.POST("/svc-api/v1/admin/users", { body: { username: "bob", email: "b@b.co", password: "x", role: "root" } });
+  // @ts-expect-error an invitation lists no code: it is shown once, when issued
+  const listed: string = (await client.GET("/svc-api/v1/admin/invitations")).data?.[0]?.code ?? "";
+  void listed;
   // @ts-expect-error an audit action is one of the listed actions
   await client.GET("/svc-api/v1/admin/audit", { params: { query: { action: "user.hacked" } } });
   // @ts-expect-error a logout scope is local, others or global

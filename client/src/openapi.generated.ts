@@ -162,7 +162,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create a user */
+        /** Sign up: create your own account, as SVC_SIGNUP allows (open, by invitation, or closed). At most SVC_SIGNUP_CLIENT_MAX attempts per SVC_SIGNUP_CLIENT_WINDOW from one client, whatever their outcome. */
         post: operations["createUser"];
         delete?: never;
         options?: never;
@@ -266,7 +266,8 @@ export interface paths {
         /** List accounts with their e-mail, role, status and last login, oldest first */
         get: operations["adminListUsers"];
         put?: never;
-        post?: never;
+        /** Create an account of either role, whatever SVC_SIGNUP says, under sign-up's rules (not its per-client limit) */
+        post: operations["adminCreateUser"];
         delete?: never;
         options?: never;
         head?: never;
@@ -321,6 +322,41 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/svc-api/v1/admin/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List invitations, newest first, without their codes: who issued each, and who redeemed it */
+        get: operations["adminListInvitations"];
+        put?: never;
+        /** Issue a one-time invitation code for signing up while SVC_SIGNUP=invite */
+        post: operations["adminIssueInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/svc-api/v1/admin/invitations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an invitation: its code stops working (a redeemed one just leaves the list) */
+        delete: operations["adminRevokeInvitation"];
         options?: never;
         head?: never;
         patch?: never;
@@ -433,7 +469,7 @@ export interface components {
             /** Format: date-time */
             at: string;
             /** @enum {string} */
-            action: "user.created" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "password.changed" | "session.revoked" | "refresh.reuse_detected" | "admin.user.updated" | "admin.user.deleted" | "password_reset.issued" | "password_reset.redeemed" | "password_reset.failed" | "password_reset.throttled" | "category.deleted";
+            action: "user.created" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "password.changed" | "session.revoked" | "refresh.reuse_detected" | "admin.user.created" | "admin.user.updated" | "admin.user.deleted" | "password_reset.issued" | "password_reset.redeemed" | "password_reset.failed" | "password_reset.throttled" | "invitation.issued" | "invitation.redeemed" | "invitation.revoked" | "category.deleted";
             /** @description Who acted; null: nobody signed in, or the CLI. */
             actor_id: string | null;
             /** @description The user (or category) acted on. */
@@ -448,6 +484,32 @@ export interface components {
             detail: {
                 [key: string]: unknown;
             } | null;
+        };
+        Invitation: {
+            /** Format: uuid */
+            id: string;
+            /** @description Only a sign-up with this e-mail address may redeem it; null: any address. */
+            email: string | null;
+            /** @description The administrator who issued it; null: the CLI. */
+            created_by: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string;
+            /** @description When a sign-up redeemed it; null: not yet. */
+            used_at: string | null;
+            /** @description The account that sign-up made. */
+            used_by: string | null;
+        };
+        IssuedInvitation: {
+            /** Format: uuid */
+            id: string;
+            /** @description Shown this once: hand it to whoever is to sign up, who sends it as invitation to users/create. It works once. */
+            code: string;
+            /** @description The e-mail address it is for; null: any. */
+            email: string | null;
+            /** Format: date-time */
+            expires_at: string;
         };
         Live: {
             /** @constant */
@@ -486,7 +548,7 @@ export interface components {
              * @description Stable, machine-readable: switch on this.
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_json" | "invalid_reset_code" | "unauthorized" | "invalid_credentials" | "invalid_refresh_token" | "refresh_token_reused" | "token_expired" | "forbidden" | "current_password_mismatch" | "account_disabled" | "csrf_refused" | "not_found" | "method_not_allowed" | "username_taken" | "email_taken" | "category_name_taken" | "last_admin" | "version_mismatch" | "idempotency_key_in_flight" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "too_many_requests" | "idempotency_keys_exhausted" | "too_many_subscriptions" | "internal" | "database_unavailable" | "storage_full";
+            code: "validation_failed" | "malformed_json" | "invalid_reset_code" | "unauthorized" | "invalid_credentials" | "invalid_refresh_token" | "refresh_token_reused" | "token_expired" | "forbidden" | "current_password_mismatch" | "account_disabled" | "csrf_refused" | "signup_closed" | "invitation_required" | "invalid_invitation" | "not_found" | "method_not_allowed" | "username_taken" | "email_taken" | "category_name_taken" | "last_admin" | "version_mismatch" | "idempotency_key_in_flight" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "too_many_requests" | "idempotency_keys_exhausted" | "too_many_subscriptions" | "internal" | "database_unavailable" | "storage_full";
             /** @description For validation_failed: one entry per bad field. */
             errors?: {
                 field: string;
@@ -1456,6 +1518,8 @@ export interface operations {
                     email: string;
                     /** @description 8-128 characters; not one of the common passwords. */
                     password: string;
+                    /** @description The invitation code an administrator gave you, required while sign-up is by invitation (SVC_SIGNUP=invite); case, dashes and spaces do not matter. Ignored while sign-up is open. */
+                    invitation?: string;
                 };
             };
         };
@@ -1484,6 +1548,19 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code: "validation_failed" | "malformed_json";
+                    };
+                };
+            };
+            /** @description signup_closed, invitation_required, invalid_invitation */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "signup_closed" | "invitation_required" | "invalid_invitation";
                     };
                 };
             };
@@ -1554,7 +1631,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description idempotency_keys_exhausted */
+            /** @description too_many_requests, idempotency_keys_exhausted */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1565,7 +1642,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "idempotency_keys_exhausted";
+                        code: "too_many_requests" | "idempotency_keys_exhausted";
                     };
                 };
             };
@@ -2494,6 +2571,201 @@ export interface operations {
             };
         };
     };
+    adminCreateUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any 1-255 printable ASCII characters (a UUID, say). Sent again with the same request, it gets the first answer again (with Idempotent-Replayed: true) and changes nothing; kept for SVC_IDEMPOTENCY_TTL (24 h), at most SVC_IDEMPOTENCY_KEYS_PER_CALLER (1000) per caller (past it, 429 idempotency_keys_exhausted). */
+                "Idempotency-Key"?: string;
+                /** @description The ETag of the version you read (compared strongly: a weak W/ tag never matches): if the record changed since, or has no version to match, 412 precondition_failed and nothing is written. */
+                "If-Match"?: string;
+                /** @description * or a list of ETags: when the record exists (*) or is at one of them, 412 precondition_failed and nothing is written. A write never answers 304. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A sign-up's fields, held to the same rules, and a role (user when left out). */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Letters, digits, _ . - ; unique without regard to case. */
+                    username: string;
+                    /** @description Stored in lower case; unique. */
+                    email: string;
+                    /** @description 8-128 characters; not one of the common passwords. */
+                    password: string;
+                    /** @enum {string} */
+                    role?: "user" | "admin";
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the account */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description The account's URL under admin/users */
+                    Location?: string;
+                    /** @description true when this is the kept answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminUser"];
+                };
+            };
+            /** @description validation_failed, malformed_json */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "validation_failed" | "malformed_json";
+                    };
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Bearer realm="svc", with error="invalid_token" when a token was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "forbidden";
+                    };
+                };
+            };
+            /** @description username_taken, email_taken, idempotency_key_in_flight */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description With idempotency_key_in_flight: seconds to wait before sending the request again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "username_taken" | "email_taken" | "idempotency_key_in_flight";
+                    };
+                };
+            };
+            /** @description precondition_failed */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "precondition_failed";
+                    };
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
+                    };
+                };
+            };
+            /** @description unsupported_media_type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description idempotency_key_reused */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_key_reused";
+                    };
+                };
+            };
+            /** @description idempotency_keys_exhausted */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_keys_exhausted";
+                    };
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /** @description database_unavailable, storage_full */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "database_unavailable" | "storage_full";
+                    };
+                };
+            };
+        };
+    };
     adminGetUser: {
         parameters: {
             query?: never;
@@ -3122,7 +3394,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only this action. */
-                action?: "user.created" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "password.changed" | "session.revoked" | "refresh.reuse_detected" | "admin.user.updated" | "admin.user.deleted" | "password_reset.issued" | "password_reset.redeemed" | "password_reset.failed" | "password_reset.throttled" | "category.deleted";
+                action?: "user.created" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "password.changed" | "session.revoked" | "refresh.reuse_detected" | "admin.user.created" | "admin.user.updated" | "admin.user.deleted" | "password_reset.issued" | "password_reset.redeemed" | "password_reset.failed" | "password_reset.throttled" | "invitation.issued" | "invitation.redeemed" | "invitation.revoked" | "category.deleted";
                 /** @description Only events this user did. */
                 actor?: string;
                 /** @description Only events done to this user (or category). */
@@ -3233,6 +3505,451 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code: "database_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    adminListInvitations: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: number;
+                /** @description Return invitations older than this one (from the Link header of the previous page). */
+                after?: string;
+            };
+            header?: {
+                /** @description The ETag of the copy you hold: while it is current, 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of invitations */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description The next (older) page, as <url>; rel="next", while more remain */
+                    Link?: string;
+                    /** @description A strong tag of this representation: send it as If-None-Match, or If-Match to update */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invitation"][];
+                };
+            };
+            /** @description Not modified: If-None-Match names the current tag */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description A strong tag of this representation: send it as If-None-Match, or If-Match to update */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description validation_failed */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "validation_failed";
+                    };
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Bearer realm="svc", with error="invalid_token" when a token was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "forbidden";
+                    };
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /** @description database_unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "database_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    adminIssueInvitation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any 1-255 printable ASCII characters (a UUID, say). Sent again with the same request, it gets the first answer again (with Idempotent-Replayed: true) and changes nothing; kept for SVC_IDEMPOTENCY_TTL (24 h), at most SVC_IDEMPOTENCY_KEYS_PER_CALLER (1000) per caller (past it, 429 idempotency_keys_exhausted). */
+                "Idempotency-Key"?: string;
+                /** @description The ETag of the version you read (compared strongly: a weak W/ tag never matches): if the record changed since, or has no version to match, 412 precondition_failed and nothing is written. */
+                "If-Match"?: string;
+                /** @description * or a list of ETags: when the record exists (*) or is at one of them, 412 precondition_failed and nothing is written. A write never answers 304. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Both optional: an empty body, or none, issues one for anyone. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Only a sign-up with this e-mail address may redeem it (any case); left out, any address may. */
+                    email?: string;
+                    /** @description How long it stays redeemable: 30m, 24h, 7d (1m to 365d); left out, SVC_INVITATION_TTL (7d). */
+                    expires_in?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The code, shown once, its id and when it expires */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description true when this is the kept answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IssuedInvitation"];
+                };
+            };
+            /** @description validation_failed, malformed_json */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "validation_failed" | "malformed_json";
+                    };
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Bearer realm="svc", with error="invalid_token" when a token was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "forbidden";
+                    };
+                };
+            };
+            /** @description idempotency_key_in_flight */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description With idempotency_key_in_flight: seconds to wait before sending the request again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_key_in_flight";
+                    };
+                };
+            };
+            /** @description precondition_failed */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "precondition_failed";
+                    };
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
+                    };
+                };
+            };
+            /** @description unsupported_media_type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description idempotency_key_reused */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_key_reused";
+                    };
+                };
+            };
+            /** @description idempotency_keys_exhausted */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_keys_exhausted";
+                    };
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /** @description database_unavailable, storage_full */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "database_unavailable" | "storage_full";
+                    };
+                };
+            };
+        };
+    };
+    adminRevokeInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description true when this is the kept answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description validation_failed */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "validation_failed";
+                    };
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Bearer realm="svc", with error="invalid_token" when a token was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "forbidden";
+                    };
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "not_found";
+                    };
+                };
+            };
+            /** @description idempotency_key_in_flight */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description With idempotency_key_in_flight: seconds to wait before sending the request again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_key_in_flight";
+                    };
+                };
+            };
+            /** @description idempotency_key_reused */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_key_reused";
+                    };
+                };
+            };
+            /** @description idempotency_keys_exhausted */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_keys_exhausted";
+                    };
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /** @description database_unavailable, storage_full */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "database_unavailable" | "storage_full";
                     };
                 };
             };

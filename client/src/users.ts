@@ -4,7 +4,8 @@ import type { components } from "./openapi.generated.js";
 import { answerOf, type Call, type Http } from "./http.js";
 
 export type User = components["schemas"]["User"];
-export type NewUser = { username: string; email: string; password: string };
+/** `invitation`: the code an administrator issued, where svc takes sign-ups by invitation (SVC_SIGNUP=invite). */
+export type NewUser = { username: string; email: string; password: string; invitation?: string };
 export type UserChanges = { username?: string; email?: string; current_password?: string };
 export type PasswordChange = { current_password: string; new_password: string };
 

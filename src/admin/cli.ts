@@ -1,11 +1,11 @@
-// `svc admin`, `svc user` and `svc audit`: administration on the box, through the same services as the
+// `svc admin`, `svc user` and `svc audit` (and signup/cli.ts's `svc invitation`): administration on the box, through the same services as the
 // API, on whatever database SVC_DATABASE_URL names, while svc may be serving from it (every change is
 // a transaction; caches on every instance see it at their next request).
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { CLI_ORIGIN, isAuditAction, AUDIT_ACTIONS } from "../audit/model.ts";
 import type { Config } from "../config.ts";
 import { describeDatabase, openStore } from "../db/open.ts";
-import type { AuditFilter, Store, UserRecord } from "../db/store.ts";
+import { ROLES, type AuditFilter, type Role, type Store, type UserRecord } from "../db/store.ts";
 import { upgradeNotice } from "../db/upgrades.ts";
 import { AppError, UsageError } from "../errors.ts";
 import { parseId } from "../ids.ts";
@@ -29,7 +29,7 @@ const PAGE = 1000;
  * database that is there: run in the wrong folder, a command must not make an empty one and report
  * success on it. Which database it is goes to stderr, out of the way of what the command prints.
  */
-async function withServices<T>(
+export async function withServices<T>(
   command: string,
   config: Config,
   io: CommandIo,
@@ -48,6 +48,8 @@ async function withServices<T>(
   }
 }
 
+const isRole = (value: string): value is Role => (ROLES as readonly string[]).includes(value);
+
 /** A user named by id, username or e-mail; throws AppError not_found naming what was given. */
 async function findUser(store: Store, name: string): Promise<UserRecord> {
   const id = parseId(name);
@@ -56,7 +58,13 @@ async function findUser(store: Store, name: string): Promise<UserRecord> {
   return user;
 }
 
-function options<T extends ParseArgsOptionsConfig>(args: string[], spec: T, positionals = 0) {
+/** The options `spec` names, and exactly `positionals` arguments besides, each `what` the command takes. */
+export function options<T extends ParseArgsOptionsConfig>(
+  args: string[],
+  spec: T,
+  positionals = 0,
+  what = "user (username, e-mail or id)",
+) {
   let parsed: ReturnType<typeof parseArgs<{ args: string[]; options: T; strict: true; allowPositionals: true }>>;
   try {
     parsed = parseArgs({ args, options: spec, strict: true, allowPositionals: true });
@@ -65,9 +73,7 @@ function options<T extends ParseArgsOptionsConfig>(args: string[], spec: T, posi
   }
   if (parsed.positionals.length !== positionals) {
     throw new UsageError(
-      positionals === 0
-        ? `unexpected ${parsed.positionals.join(" ")}`
-        : `give exactly ${positionals} user (username, e-mail or id)`,
+      positionals === 0 ? `unexpected ${parsed.positionals.join(" ")}` : `give exactly ${positionals} ${what}`,
     );
   }
   return parsed;
@@ -78,21 +84,11 @@ export async function adminCommand(args: string[], config: Config, io: CommandIo
   const [verb, ...rest] = args;
   if (verb !== "create")
     throw new UsageError(verb ? `unknown admin command ${JSON.stringify(verb)}` : "say what to do: create");
-  if (rest.some((arg) => arg === "--password" || arg.startsWith("--password="))) {
-    throw new UsageError(
-      "a password is never taken as an argument (the shell history and ps would show it): type it at the prompt, or pipe it with --password-stdin",
-    );
-  }
-  const { values } = options(rest, {
-    username: { type: "string" },
-    email: { type: "string" },
-    "password-stdin": { type: "boolean" },
-  });
-  if (!values.username || !values.email) throw new UsageError("--username and --email are required");
-  const password = await readPassword(io, Boolean(values["password-stdin"]));
+  const values = accountOptions(rest, { role: false });
+  const password = await readPassword(io, values.passwordStdin, "admin");
   if (password === null) return 1;
   return withServices("admin", config, io, async (_, { users }) => {
-    const user = await users.create({ username: values.username!, email: values.email!, password }, CLI_ORIGIN, {
+    const user = await users.create({ username: values.username, email: values.email, password }, CLI_ORIGIN, {
       role: "admin",
       actor: null,
     });
@@ -101,8 +97,27 @@ export async function adminCommand(args: string[], config: Config, io: CommandIo
   });
 }
 
+/** A new account's options: --username and --email (required), --password-stdin, and --role where taken. */
+function accountOptions(args: string[], { role: takesRole }: { role: boolean }) {
+  if (args.some((arg) => arg === "--password" || arg.startsWith("--password="))) {
+    throw new UsageError(
+      "a password is never taken as an argument (the shell history and ps would show it): type it at the prompt, or pipe it with --password-stdin",
+    );
+  }
+  const { values } = options(args, {
+    username: { type: "string" },
+    email: { type: "string" },
+    "password-stdin": { type: "boolean" },
+    ...(takesRole && { role: { type: "string" } }),
+  });
+  const { username, email, role = "user" } = values as { username?: string; email?: string; role?: string };
+  if (!username || !email) throw new UsageError("--username and --email are required");
+  if (!isRole(role)) throw new UsageError(`--role must be one of ${ROLES.join(", ")}`);
+  return { username, email, role, passwordStdin: Boolean(values["password-stdin"]) };
+}
+
 /** The new password, from stdin or asked twice at the terminal. null: refused (and said why). */
-async function readPassword(io: CommandIo, fromStdin: boolean): Promise<string | null> {
+async function readPassword(io: CommandIo, fromStdin: boolean, command: string): Promise<string | null> {
   const secrets = io.secrets;
   if (fromStdin) {
     if (!secrets) throw new UsageError("no stdin to read the password from");
@@ -114,16 +129,27 @@ async function readPassword(io: CommandIo, fromStdin: boolean): Promise<string |
   const first = await secrets.ask("Password: ");
   const again = await secrets.ask("Password again: ");
   if (first !== again) {
-    io.err.write("svc admin: the passwords differ; nothing was created\n");
+    io.err.write(`svc ${command}: the passwords differ; nothing was created\n`);
     return null;
   }
   return first;
 }
 
-/** `svc user list|promote|demote|disable|enable|reset-password` */
+/** `svc user create|list|promote|demote|disable|enable|reset-password` */
 export async function userCommand(args: string[], config: Config, io: CommandIo): Promise<number> {
   const [verb, ...rest] = args;
   switch (verb) {
+    case "create": {
+      // As an administrator would through the API: any role, whatever SVC_SIGNUP says.
+      const { username, email, role, passwordStdin } = accountOptions(rest, { role: true });
+      const password = await readPassword(io, passwordStdin, "user");
+      if (password === null) return 1;
+      return withServices("user", config, io, async (_, { admin }) => {
+        const user = await admin.create(null, { username, email, password, role }, CLI_ORIGIN);
+        io.out.write(`created ${user.role === "admin" ? "administrator" : "user"} ${user.username} (${user.id})\n`);
+        return 0;
+      });
+    }
     case "list": {
       const { values } = options(rest, { search: { type: "string" } });
       return withServices("user", config, io, async (store) => {

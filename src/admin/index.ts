@@ -15,6 +15,7 @@ import {
   adminUserView,
   auditEventView,
   auditQuery,
+  newAccountBody,
   nextPageQuery,
   parseAuditFilter,
   parseUserFilter,
@@ -70,6 +71,46 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
             headers: { Link: 'The next page, as <url>; rel="next", while more remain' },
           },
           errors: ["validation_failed", "forbidden"],
+        }),
+      },
+    )
+    .post(
+      "/users",
+      ({ body, caller, request, set }) =>
+        idempotency.run({ request, set, body, caller: `user:${caller.id}` }, async () => {
+          // A new account has no representation yet: If-Match cannot hold.
+          requirePreconditions(request, null);
+          const user = await admin.create(caller.id, body, clientInfo(request, trustProxy));
+          set.status = 201;
+          set.headers.location = `${PREFIX}/users/${user.id}`;
+          return adminUserView(user);
+        }),
+      {
+        parse: jsonBody(maxBodyBytes),
+        body: newAccountBody,
+        detail: documented({
+          operationId: "adminCreateUser",
+          conditional: "guarded",
+          idempotent: true,
+          summary:
+            "Create an account of either role, whatever SVC_SIGNUP says, under sign-up's rules (not its per-client limit)",
+          tag: "admin",
+          auth: true,
+          ok: {
+            status: 201,
+            description: "Created: the account",
+            schema: ref("AdminUser"),
+            headers: { Location: "The account's URL under admin/users" },
+          },
+          errors: [
+            "validation_failed",
+            "malformed_json",
+            "forbidden",
+            "username_taken",
+            "email_taken",
+            "payload_too_large",
+            "unsupported_media_type",
+          ],
         }),
       },
     )

@@ -16,6 +16,7 @@ import {
 import { invalidFields, UNKNOWN_FIELD, type FieldError } from "../errors.ts";
 import { parseId } from "../ids.ts";
 import { enumOf, integer, type QueryParameter } from "../http/openapi.ts";
+import { accountFields } from "../users/model.ts";
 import { parsePage } from "../users/service.ts";
 
 const role = enumOf(["user", "admin"]);
@@ -34,6 +35,14 @@ export const adminUserSchema = t.Object({
   created_at: instant,
   updated_at: instant,
 });
+
+export const newAccountBody = t.Object(
+  { ...accountFields, role: t.Optional(role) },
+  {
+    additionalProperties: false,
+    description: "A sign-up's fields, held to the same rules, and a role (user when left out).",
+  },
+);
 
 export const accountChangeBody = t.Object(
   { role: t.Optional(role), status: t.Optional(status) },

@@ -9,14 +9,18 @@ import type {
   AuditStore,
   PasswordResetStore,
   RecordState,
+  Role,
   UserFilter,
   UserRecord,
   UserStore,
 } from "../db/store.ts";
 import { AppError } from "../errors.ts";
 import { parseId } from "../ids.ts";
+import type { AccountInput, UserService } from "../users/service.ts";
 
 export interface AdminServiceDeps {
+  /** Makes accounts under the same rules as sign-up. */
+  accounts: Pick<UserService, "create">;
   users: UserStore;
   resets: PasswordResetStore;
   audit: AuditStore;
@@ -30,6 +34,9 @@ export interface IssuedReset {
   expires_at: string;
 }
 
+/** An account as an administrator makes it: a sign-up's fields, and a role (user when left out). */
+export type NewAccount = AccountInput & { role?: Role };
+
 /** Who acts: an administrator's id, or null for the operator at the box (the CLI). */
 export type AdminActor = string | null;
 
@@ -41,7 +48,14 @@ export const changedMeanwhile = () =>
     "The account changed since you read it (If-Match names another version); read it again and retry.",
   );
 
-export function createAdminService({ users, resets, audit, resetCodeTtlSeconds, now = Date.now }: AdminServiceDeps) {
+export function createAdminService({
+  accounts,
+  users,
+  resets,
+  audit,
+  resetCodeTtlSeconds,
+  now = Date.now,
+}: AdminServiceDeps) {
   const notFound = () => new AppError("not_found", "No user has this id.");
 
   async function get(id: string): Promise<UserRecord> {
@@ -54,6 +68,13 @@ export function createAdminService({ users, resets, audit, resetCodeTtlSeconds, 
   return {
     list: (filter: UserFilter): Promise<UserRecord[]> => users.search(filter),
     get,
+
+    /**
+     * Makes an account, of any role, whatever SVC_SIGNUP says: held to sign-up's rules, recorded as
+     * admin.user.created. Throws `validation_failed`, `username_taken`, `email_taken`.
+     */
+    create: (actor: AdminActor, { role = "user", ...input }: NewAccount, origin: Origin): Promise<UserRecord> =>
+      accounts.create(input, origin, { role, actor, action: "admin.user.created" }),
 
     /**
      * Changes the account's role or status. Disabling ends every session and token at once; nothing

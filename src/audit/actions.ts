@@ -11,12 +11,16 @@ export const AUDIT_ACTIONS = [
   "password.changed",
   "session.revoked",
   "refresh.reuse_detected",
+  "admin.user.created",
   "admin.user.updated",
   "admin.user.deleted",
   "password_reset.issued",
   "password_reset.redeemed",
   "password_reset.failed",
   "password_reset.throttled",
+  "invitation.issued",
+  "invitation.redeemed",
+  "invitation.revoked",
   "category.deleted",
 ] as const;
 

@@ -113,6 +113,7 @@ export function caching(base: VersionedStore): Caching {
     users,
     categories,
     resets: { ...base.resets, redeem: (...args) => wrote(base.resets.redeem(...args)) },
+    invitations: { ...base.invitations, redeem: (...args) => wrote(base.invitations.redeem(...args)) },
     tokenHolder(userId, jti, sessionId) {
       return then(base.tokenState(userId, jti, sessionId), (state) => {
         if (!state) return null;

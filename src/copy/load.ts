@@ -58,6 +58,7 @@ export async function load(tx: Db, dialect: Dialect, data: LoadData, options: Lo
   if (options.replace) {
     for (const table of [
       dialect.tables.idempotencyKeys,
+      dialect.tables.invitations,
       refreshTokens,
       sessions,
       passwordResets,

@@ -8,6 +8,7 @@ import { categoryStore } from "./categories.ts";
 import { categoryEventLog } from "./category-events.ts";
 import { sessionStore } from "./sessions.ts";
 import { idempotencyStore } from "./idempotency.ts";
+import { invitationStore } from "./invitations.ts";
 import { resetStore } from "./resets.ts";
 import { throttleStore } from "./throttle.ts";
 import { revocationStore, tokenReads } from "./tokens.ts";
@@ -28,6 +29,7 @@ export function drizzleStore(dialect: Dialect): VersionedStore {
     revocations: revocationStore(dialect),
     sessions: sessionStore(dialect),
     resets: resetStore(dialect),
+    invitations: invitationStore(dialect),
     audit: auditStore(dialect),
     idempotency: idempotencyStore(dialect),
     changes: { listen: dialect.feed.listen },

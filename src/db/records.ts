@@ -4,6 +4,7 @@
 // is decided on.
 import type { AuditEvent } from "./audit.ts";
 import type { CategoryRecord } from "./categories.ts";
+import type { InvitationRecord } from "./invitations.ts";
 import type { RefreshTokenRecord, SessionRecord } from "./sessions.ts";
 import type { UserRecord } from "./users.ts";
 
@@ -63,6 +64,16 @@ export const CATEGORY_FIELDS = [
   "updatedAt",
   "version",
 ] as const satisfies readonly (keyof CategoryRecord)[];
+
+export const INVITATION_FIELDS = [
+  "id",
+  "email",
+  "createdBy",
+  "createdAt",
+  "expiresAt",
+  "usedAt",
+  "usedBy",
+] as const satisfies readonly (keyof InvitationRecord)[];
 
 /** The key uniqueness is decided on: case and surrounding space do not make a name new. */
 export function nameKey(name: string): string {

@@ -10,7 +10,13 @@ export function columns<T extends object, K extends keyof T>(table: T, fields: r
   return Object.fromEntries(fields.map((field) => [field, table[field]])) as Pick<T, K>;
 }
 
-type PrunableTable = Tables["sessions" | "refreshTokens" | "passwordResets" | "auditEvents" | "idempotencyKeys"];
+type PrunableTable = Tables[
+  | "sessions"
+  | "refreshTokens"
+  | "passwordResets"
+  | "auditEvents"
+  | "idempotencyKeys"
+  | "invitations"];
 
 /** Deletes up to `limit` rows of the table whose `column` is before `now`, in one short statement. */
 export async function pruneBefore(

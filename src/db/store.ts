@@ -10,6 +10,7 @@ import type { AuditStore } from "./audit.ts";
 import type { CategoryStore } from "./categories.ts";
 import type { CategoryEventLog } from "./category-events.ts";
 import type { IdempotencyStore } from "./idempotency.ts";
+import type { InvitationStore } from "./invitations.ts";
 import type { PasswordResetStore } from "./resets.ts";
 import type { SessionStore } from "./sessions.ts";
 import type { StorageState } from "./storage.ts";
@@ -22,6 +23,7 @@ export {
   ACCOUNT_STATUSES,
   AUDIT_FIELDS,
   CATEGORY_FIELDS,
+  INVITATION_FIELDS,
   nameKey,
   REFRESH_FIELDS,
   ROLES,
@@ -45,6 +47,13 @@ export type {
   SessionStore,
 } from "./sessions.ts";
 export type { PasswordResetRecord, PasswordResetStore, Redemption } from "./resets.ts";
+export type {
+  InvitationPage,
+  InvitationRecord,
+  InvitationStore,
+  NewInvitation,
+  RedemptionEvents,
+} from "./invitations.ts";
 export type { RevocationStore, TableVersions, TokenHolder, TokenStanding, TokenState } from "./tokens.ts";
 export type { ThrottleRecord, ThrottleStore, ThrottleTransition } from "./throttle.ts";
 export type { AuditEvent, AuditFilter, AuditStore } from "./audit.ts";
@@ -66,6 +75,8 @@ export interface Store {
   readonly revocations: RevocationStore;
   readonly sessions: SessionStore;
   readonly resets: PasswordResetStore;
+  /** Invitation codes for sign-up by invitation (SVC_SIGNUP=invite). */
+  readonly invitations: InvitationStore;
   readonly audit: AuditStore;
   readonly idempotency: IdempotencyStore;
   /** Tells when category changes commit, from every instance on this database. */

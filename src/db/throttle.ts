@@ -8,6 +8,7 @@ export interface ThrottleRecord {
   key: string;
   /** Attempts counted against the key (failures, and attempts still being checked) since the last clear. */
   failures: number;
+  /** The last attempt counted; for a sign-up client's key, the first of its window (signup/throttle.ts). */
   lastFailureAt: string;
   /** null: not blocked. */
   blockedUntil: string | null;

@@ -89,7 +89,15 @@ export interface UserStore extends UserAdministration {
   ): Promise<UserRecord | null>;
 }
 
-const userClash = (detail: string): ErrorCode => (detail.includes("email") ? "email_taken" : "username_taken");
+/** A unique violation on users as the contract's code. */
+export const userClash = (detail: string): ErrorCode => (detail.includes("email") ? "email_taken" : "username_taken");
+
+/** The row a NewUser is inserted as: its name key, and updatedAt as createdAt. */
+export const insertable = (user: NewUser) => ({
+  ...user,
+  usernameKey: nameKey(user.username),
+  updatedAt: user.createdAt,
+});
 
 /** The user's row while it still holds what a client saw. */
 export function still({ users }: Tables, state: RecordState & { lastLoginAt?: string | null }): SQL {
@@ -133,12 +141,6 @@ export function userStore({ db, run, tables, transaction }: Dialect): Omit<UserS
     .orderBy(users.id)
     .limit(p("limit"))
     .prepare("users_after");
-  const insertable = (user: NewUser) => ({
-    ...user,
-    usernameKey: nameKey(user.username),
-    updatedAt: user.createdAt,
-  });
-
   return {
     create: (user, audit) =>
       audit

@@ -4,6 +4,7 @@ import type { TSchema } from "elysia";
 import { adminUserSchema, auditEventSchema, issuedResetSchema } from "../admin/model.ts";
 import { sessionSchema } from "../auth/model.ts";
 import { checksSchema, healthSchema, liveSchema, readySchema } from "../health/model.ts";
+import { invitationSchema, issuedInvitationSchema } from "../signup/model.ts";
 import { loginSchema, meSchema, pairSchema, userSchema } from "../users/model.ts";
 import { problemSchema } from "./openapi.ts";
 
@@ -20,6 +21,8 @@ export type SchemaName =
   | "AdminUser"
   | "IssuedReset"
   | "AuditEvent"
+  | "Invitation"
+  | "IssuedInvitation"
   | "Live"
   | "Ready"
   | "Health"
@@ -35,6 +38,8 @@ export const NAMED_SCHEMAS: Record<SchemaName, TSchema> = {
   AdminUser: adminUserSchema,
   IssuedReset: issuedResetSchema,
   AuditEvent: auditEventSchema,
+  Invitation: invitationSchema,
+  IssuedInvitation: issuedInvitationSchema,
   Live: liveSchema,
   Ready: readySchema,
   Health: healthSchema,

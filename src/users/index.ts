@@ -13,11 +13,13 @@ import { documented, ref } from "../http/openapi.ts";
 import { changePasswordBody, createUserBody, listUsersQuery, updateSelfBody, userView } from "./model.ts";
 import { parsePage, type UserService } from "./service.ts";
 import type { PageJson } from "./page-json.ts";
+import type { SignupService } from "../signup/service.ts";
 
 const PREFIX = "/svc-api/v1/users";
 
 export interface UsersRouteDeps {
   users: UserService;
+  signups: SignupService;
   authenticator: Authenticator;
   pageJson: PageJson;
   idempotency: Idempotency;
@@ -25,8 +27,29 @@ export interface UsersRouteDeps {
   trustProxy: number;
 }
 
-export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBodyBytes, trustProxy }: UsersRouteDeps) {
+export function usersRoutes({
+  users,
+  signups,
+  authenticator,
+  pageJson,
+  idempotency,
+  maxBodyBytes,
+  trustProxy,
+}: UsersRouteDeps) {
   const json = jsonBody(maxBodyBytes);
+  const [readJson, mediaType] = json;
+  /**
+   * users/create's body, read once the attempt is admitted: counted against the client's sign-up limit,
+   * and refused while sign-up is closed, before anything of it is read or checked. So every attempt
+   * counts, whatever its body, and a closed sign-up answers one way to all.
+   */
+  const admittedJson: typeof json = [
+    async (context) => {
+      await signups.admit(clientInfo(context.request, trustProxy));
+      return readJson(context);
+    },
+    mediaType,
+  ];
 
   /** The page's JSON (or an empty 304): at once when the page is kept in memory. */
   function listPage(
@@ -57,20 +80,21 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
           return idempotency.run({ request, set, body, caller: `client:${client.address}` }, async () => {
             // A new account has no representation yet: If-Match cannot hold.
             requirePreconditions(request, null);
-            const user = await users.create(body, client);
+            const user = await signups.signUp(body, client);
             set.status = 201;
             set.headers.location = `${PREFIX}/${user.id}`;
             return userView(user, user.id);
           });
         },
         {
-          parse: json,
+          parse: admittedJson,
           body: createUserBody,
           detail: documented({
             operationId: "createUser",
             conditional: "guarded",
             idempotent: true,
-            summary: "Create a user",
+            summary:
+              "Sign up: create your own account, as SVC_SIGNUP allows (open, by invitation, or closed). At most SVC_SIGNUP_CLIENT_MAX attempts per SVC_SIGNUP_CLIENT_WINDOW from one client, whatever their outcome.",
             tag: "users",
             ok: {
               status: 201,
@@ -81,10 +105,14 @@ export function usersRoutes({ users, authenticator, pageJson, idempotency, maxBo
             errors: [
               "validation_failed",
               "malformed_json",
+              "signup_closed",
+              "invitation_required",
+              "invalid_invitation",
               "username_taken",
               "email_taken",
               "payload_too_large",
               "unsupported_media_type",
+              "too_many_requests",
             ],
           }),
         },

@@ -33,7 +33,21 @@ const newPassword = t.String({
 const givenPassword = t.String({ maxLength: 1024 });
 const closed = { additionalProperties: false } as const;
 
-export const createUserBody = t.Object({ username, email, password: newPassword }, closed);
+/** A new account's fields, as users/create and admin/users take them. */
+export const accountFields = { username, email, password: newPassword };
+export const createUserBody = t.Object(
+  {
+    ...accountFields,
+    invitation: t.Optional(
+      t.String({
+        maxLength: 128,
+        description:
+          "The invitation code an administrator gave you, required while sign-up is by invitation (SVC_SIGNUP=invite); case, dashes and spaces do not matter. Ignored while sign-up is open.",
+      }),
+    ),
+  },
+  closed,
+);
 /** Where a new session's refresh token goes: the body (json), or an HttpOnly cookie (docs/browser-apps.md). */
 const sessionMode = t.Optional(
   enumOf(SESSION_MODES, {

@@ -13,6 +13,7 @@ import {
   nameKey,
   type AuditEvent,
   type AuditStore,
+  type NewUser,
   type PasswordResetStore,
   type Role,
   type UserPage,
@@ -50,6 +51,17 @@ export const PAGE_DEFAULT = 100;
 export const PAGE_MAX = 1000;
 
 export type UserService = ReturnType<typeof createUserService>;
+
+/** What a new account is made of, however it is made (sign-up, an administrator, the CLI). */
+export type AccountInput = Pick<CreateUserInput, "username" | "email" | "password">;
+
+export interface AccountOptions {
+  role?: Role;
+  /** Who acts: an administrator's id, null for the CLI; left out, the new user (signing up). */
+  actor?: string | null;
+  /** user.created for a sign-up; admin.user.created when an administrator (or the CLI) makes it. */
+  action?: Extract<AuditAction, "user.created" | "admin.user.created">;
+}
 
 export function createUserService({ users, resets, audit, passwords, sessions, throttle, logger }: UserServiceDeps) {
   /**
@@ -106,42 +118,48 @@ export function createUserService({ users, resets, audit, passwords, sessions, t
     return problems;
   }
 
+  /**
+   * An account held to the rules, its password hashed, and the event its creation records, recorded as
+   * `actor`'s doing (by default the new user's own: signing up); nothing is written yet.
+   */
+  async function newAccount(
+    input: AccountInput,
+    origin: Origin,
+    { role = "user", actor, action = "user.created" }: AccountOptions = {},
+  ): Promise<{ user: NewUser; event: AuditEvent }> {
+    const problems = [
+      ...fieldProblems([
+        ["username", input.username, usernameProblem],
+        ["email", input.email, emailProblem],
+      ]),
+      ...(await newPasswordProblems("password", input.password)),
+    ];
+    if (problems.length > 0) throw invalidFields(problems);
+    const now = new Date().toISOString();
+    const id = newId();
+    const event = auditEvent(
+      action,
+      { actor: actor === undefined ? id : actor, target: id, origin, detail: { role } },
+      now,
+    );
+    const user = {
+      id,
+      username: input.username,
+      email: input.email.toLowerCase(),
+      passwordHash: await passwords.hash(input.password),
+      createdAt: now,
+      role,
+    };
+    return { user, event };
+  }
+
   return {
-    /**
-     * Creates an account, recorded as `actor`'s doing (by default the new user's own: signing up).
-     * The CLI makes administrators with `role`.
-     */
-    async create(
-      input: CreateUserInput,
-      origin: Origin,
-      { role = "user", actor }: { role?: Role; actor?: string | null } = {},
-    ): Promise<UserRecord> {
-      const problems = [
-        ...fieldProblems([
-          ["username", input.username, usernameProblem],
-          ["email", input.email, emailProblem],
-        ]),
-        ...(await newPasswordProblems("password", input.password)),
-      ];
-      if (problems.length > 0) throw invalidFields(problems);
-      const now = new Date().toISOString();
-      const id = newId();
-      const event = auditEvent(
-        "user.created",
-        { actor: actor === undefined ? id : actor, target: id, origin, detail: { role } },
-        now,
-      );
-      return users.create(
-        {
-          id,
-          username: input.username,
-          email: input.email.toLowerCase(),
-          passwordHash: await passwords.hash(input.password),
-          createdAt: now,
-          role,
-        },
-        event,
-      );
+    newAccount,
+
+    /** Creates an account (see newAccount); the CLI and administrators make accounts of any role with `role`. */
+    async create(input: AccountInput, origin: Origin, options: AccountOptions = {}): Promise<UserRecord> {
+      const { user, event } = await newAccount(input, origin, options);
+      return users.create(user, event);
     },
 
     /** Checks the password and starts a session; `client.address` also keys the per-client failure limit. */

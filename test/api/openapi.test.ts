@@ -98,6 +98,7 @@ describe("GET /svc-api/openapi.json", () => {
     expect(Object.keys(create.responses).sort()).toEqual([
       "201",
       "400",
+      "403",
       "409",
       "412",
       "413",
@@ -117,6 +118,19 @@ describe("GET /svc-api/openapi.json", () => {
     expect(create.responses["201"].headers).toHaveProperty("Idempotent-Replayed");
     expect(create.responses["409"].description).toContain("idempotency_key_in_flight");
     expect(create.responses["422"].description).toBe("idempotency_key_reused");
+    // Sign-up control: each refusal its own code, and the per-client limit's 429 with Retry-After.
+    expect(create.responses["403"].description).toBe("signup_closed, invitation_required, invalid_invitation");
+    expect(create.responses["429"].description).toBe("too_many_requests, idempotency_keys_exhausted");
+    expect(create.responses["429"].headers["Retry-After"]).toBeDefined();
+    expect(create.requestBody.content["application/json"].schema.properties.invitation).toMatchObject({
+      type: "string",
+      maxLength: 128,
+    });
+    expect(create.requestBody.content["application/json"].schema.required.sort()).toEqual([
+      "email",
+      "password",
+      "username",
+    ]);
     // Conditional requests: reads carry ETag and answer 304; updates take If-Match and answer 412.
     const all = doc.paths["/svc-api/v1/users/all"].get;
     expect(all.responses["200"].headers).toHaveProperty("ETag");
@@ -166,11 +180,15 @@ describe("GET /svc-api/openapi.json", () => {
       Object.values(ops).map((o) => o.operationId),
     );
     expect(ids.sort()).toEqual([
+      "adminCreateUser",
       "adminDeleteUser",
       "adminGetUser",
+      "adminIssueInvitation",
       "adminIssuePasswordReset",
       "adminListAudit",
+      "adminListInvitations",
       "adminListUsers",
+      "adminRevokeInvitation",
       "adminUpdateUser",
       "changePassword",
       "createUser",
@@ -204,6 +222,8 @@ describe("GET /svc-api/openapi.json", () => {
         "AuditEvent",
         "Health",
         "HealthChecks",
+        "Invitation",
+        "IssuedInvitation",
         "IssuedReset",
         "Live",
         "Login",
@@ -227,10 +247,13 @@ describe("GET /svc-api/openapi.json", () => {
       ["post", "/svc-api/v1/auth/password-reset", "200", named("Login")],
       ["get", "/svc-api/v1/auth/sessions", "200", listOf("Session")],
       ["get", "/svc-api/v1/admin/users", "200", listOf("AdminUser")],
+      ["post", "/svc-api/v1/admin/users", "201", named("AdminUser")],
       ["get", "/svc-api/v1/admin/users/{id}", "200", named("AdminUser")],
       ["patch", "/svc-api/v1/admin/users/{id}", "200", named("AdminUser")],
       ["post", "/svc-api/v1/admin/users/{id}/password-reset", "201", named("IssuedReset")],
       ["get", "/svc-api/v1/admin/audit", "200", listOf("AuditEvent")],
+      ["post", "/svc-api/v1/admin/invitations", "201", named("IssuedInvitation")],
+      ["get", "/svc-api/v1/admin/invitations", "200", listOf("Invitation")],
       ["get", "/svc/health/live", "200", named("Live")],
       ["get", "/svc/health/ready", "200", named("Ready")],
       ["get", "/svc/health/ready", "503", named("Ready")],
@@ -269,7 +292,7 @@ describe("GET /svc-api/openapi.json", () => {
     const doc = (await call("GET", "/svc-api/openapi.json")).body;
     const code = doc.components.schemas.Problem.properties.code;
     expect(code).toMatchObject({ type: "string", enum: [...ERROR_CODES] });
-    expect(code.enum.length).toBe(30);
+    expect(code.enum.length).toBe(33);
     expect([code.enum[0], code.enum.at(-1)]).toEqual(["validation_failed", "storage_full"]);
     expect(doc.components.schemas.Problem.required).toContain("code");
 

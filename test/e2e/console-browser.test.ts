@@ -406,6 +406,60 @@ describe.skipIf(!chromiumAvailable)("the console in Chromium", () => {
     await done(page);
   }, 30_000);
 
+  test("a new account from the users view; an invitation issued, shown once, redeemed and listed; another revoked", async () => {
+    const { page, outside, refused } = await open();
+    await signIn(page, "root", ROOT_PASSWORD);
+    await page.getByRole("heading", { name: "Users" }).waitFor();
+    await page.getByRole("button", { name: "New account" }).click();
+    const form = page.getByRole("form", { name: "New account" });
+    await form.getByLabel("Username").fill("carl");
+    await form.getByLabel("E-mail").fill("carl@example.com");
+    await form.getByLabel("Password").fill("carl's long secret");
+    await form.getByLabel("Role of the account").selectOption("admin");
+    await expect(accessibilityProblems(page)).resolves.toEqual([]);
+    await form.getByRole("button", { name: "Create account" }).click();
+    await page.getByRole("status").filter({ hasText: "carl created (admin)" }).waitFor();
+    // Past the first page of this svc's many accounts: found by name.
+    await page.getByLabel("Search (start of username or e-mail)").fill("carl");
+    await page.getByRole("button", { name: "Find" }).click();
+    await page.locator('tr[data-user="carl"] td[data-label="Role"]', { hasText: "admin" }).waitFor();
+    expect(await svc.store.users.findByLogin("carl")).toMatchObject({ role: "admin", email: "carl@example.com" });
+
+    await page.getByRole("link", { name: "Invitations" }).click();
+    await page.getByRole("heading", { name: "Invitations" }).waitFor();
+    await page.getByLabel("For e-mail (leave empty for anyone)").fill("dee@example.com");
+    await page.getByLabel("Lasts").selectOption("24h");
+    await page.getByRole("button", { name: "Issue invitation" }).click();
+    const shown = page.getByRole("region", { name: "Invitation code" });
+    const code = (await shown.locator("code").textContent())!;
+    expect(code).toMatch(CODE);
+    await expect(shown.textContent()).resolves.toContain("dee@example.com");
+    await expect(accessibilityProblems(page)).resolves.toEqual([]);
+    await shoot(page, "invitations");
+    // dee signs up with it, on an instance whose sign-up is by invitation.
+    const invite = await testApp({ on: svc.store, config: { signup: { mode: "invite" } } });
+    const dee = await invite.call("POST", "/svc-api/v1/users/create", {
+      body: { username: "dee", email: "dee@example.com", password: "dee's long secret", invitation: code },
+    });
+    expect(dee.status).toBe(201);
+    // Another, for anyone: the list is read again, showing who used the first.
+    await page.getByRole("button", { name: "Issue invitation" }).click();
+    await page.getByRole("status").filter({ hasText: "Invitation issued" }).waitFor();
+    const deeRow = page.locator("tbody tr", { hasText: "dee@example.com" });
+    await deeRow.locator('td[data-label="Used by"]').getByText("dee", { exact: true }).waitFor();
+    await expect(deeRow.locator('td[data-label="Issued by"]').textContent()).resolves.toBe("root");
+    expect(await page.locator("tbody").textContent()).not.toContain(code);
+    const anyone = page.locator("tbody tr", { has: page.locator("th", { hasText: "anyone" }) });
+    await anyone.getByRole("button", { name: "Revoke" }).click();
+    await anyone.getByRole("button", { name: "Yes, revoke" }).click();
+    await page.getByRole("status").filter({ hasText: "Invitation revoked" }).waitFor();
+    await anyone.waitFor({ state: "detached" });
+    expect((await svc.store.invitations.list({ limit: 10 })).map((i) => i.email)).toEqual(["dee@example.com"]);
+    expect(await outside()).toEqual([]);
+    expect(refused).toEqual([]);
+    await done(page);
+  }, 30_000);
+
   describe("its session, in svc's refresh cookie", () => {
     // Access tokens of 3 s: the console renews each shortly before it expires, so within seconds each tab
     // has refreshed more than once, and the token of a page that cannot renew has expired.
@@ -628,7 +682,7 @@ describe.skipIf(!chromiumAvailable)("the console in Chromium", () => {
       });
     expect(await overflow()).toBeLessThanOrEqual(0);
     await shoot(page, "phone");
-    for (const view of ["Categories", "Audit log"]) {
+    for (const view of ["Invitations", "Categories", "Audit log"]) {
       await page.getByRole("link", { name: view }).click();
       await page.getByRole("heading", { name: view }).waitFor();
       expect(await overflow()).toBeLessThanOrEqual(0);

@@ -10,6 +10,7 @@ import { categoriesContract } from "./conformance/categories.ts";
 import { categoryChangesContract } from "./conformance/category-changes.ts";
 import { newUser } from "./conformance/fixtures.ts";
 import { idempotencyContract } from "./conformance/idempotency.ts";
+import { invitationsContract } from "./conformance/invitations.ts";
 import { loadContract } from "./conformance/load.ts";
 import { resetsContract } from "./conformance/resets.ts";
 import { sessionsContract } from "./conformance/sessions.ts";
@@ -67,6 +68,7 @@ function contract<S extends Store>(harness: { open(): Promise<S>; dispose(store:
   loadContract(use);
   administrationContract(use);
   resetsContract(use);
+  invitationsContract(use);
   auditContract(use);
   idempotencyContract(use);
   sessionsContract(use);

@@ -1,17 +1,18 @@
-// The svc admin console: sign in, then users, categories and the audit log, under a status strip.
+// The svc admin console: sign in, then users, invitations, categories and the audit log, under a status strip.
 // Everything it does goes through svc's own API, which enforces every rule itself.
 import { render } from "preact";
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { resume, signOut, whenSessionChanges, type Me } from "./api.ts";
 import { Audit } from "./audit.tsx";
 import { Categories } from "./categories.tsx";
+import { Invitations } from "./invitations.tsx";
 import { names } from "./names.ts";
 import { ErrorNote, useAction } from "./parts.tsx";
 import { SignIn } from "./sign-in.tsx";
 import { Status } from "./status.tsx";
 import { Users } from "./users.tsx";
 
-const VIEWS = { users: "Users", categories: "Categories", audit: "Audit log" } as const;
+const VIEWS = { users: "Users", invitations: "Invitations", categories: "Categories", audit: "Audit log" } as const;
 type View = keyof typeof VIEWS;
 
 const viewOf = (hash: string): View => {
@@ -68,6 +69,7 @@ function Console() {
       <Status />
       <main>
         {view === "users" && <Users me={me} />}
+        {view === "invitations" && <Invitations names={book} />}
         {view === "categories" && <Categories names={book} />}
         {view === "audit" && <Audit names={book} />}
       </main>

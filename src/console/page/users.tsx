@@ -1,8 +1,9 @@
-// Accounts: find (search, status, role), page through, and act on one: disable or enable, promote or
-// demote, issue a reset code (shown once), delete after confirming.
+// Accounts: make one (new-account.tsx), find (search, status, role), page through, and act on one: disable
+// or enable, promote or demote, issue a reset code (shown once), delete after confirming.
 import { useEffect, useState } from "preact/hooks";
 import type { components } from "../../../client/src/openapi.generated.ts";
 import { request } from "./api.ts";
+import { NewAccount } from "./new-account.tsx";
 import { ConfirmButton, ErrorNote, Field, useAction, When } from "./parts.tsx";
 
 /** An account as the admin routes show it (the OpenAPI document's AdminUser). */
@@ -61,6 +62,13 @@ export function Users({ me }: { me: { id: string } }) {
   return (
     <section aria-labelledby="users-title">
       <h2 id="users-title">Users</h2>
+      <NewAccount
+        onCreated={(account) => {
+          setIssued(null);
+          setDone(`${account.username} created (${account.role})`);
+          void load(current);
+        }}
+      />
       <form
         class="filters"
         role="search"

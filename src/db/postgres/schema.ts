@@ -172,6 +172,28 @@ export const passwordResets = pgTable(
 );
 
 /**
+ * One-time invitation codes an administrator issued (SVC_SIGNUP=invite), by SHA-256 digest: spent by the
+ * sign-up that redeems them, in the same change as the account. Issuer and user are ids without
+ * foreign keys, as in the audit log: the invitation's record outlives the accounts it names.
+ */
+export const invitations = pgTable(
+  "invitations",
+  {
+    id: uuid("id").primaryKey(),
+    digest: text("digest").notNull(),
+    /** Lower case; null: anyone with the code may sign up with it. */
+    email: text("email"),
+    createdBy: uuid("created_by"),
+    createdAt: instant("created_at").notNull(),
+    expiresAt: instant("expires_at").notNull(),
+    /** null: not redeemed yet. */
+    usedAt: instant("used_at"),
+    usedBy: uuid("used_by"),
+  },
+  (t) => [uniqueIndex("invitations_digest_uq").on(t.digest), index("invitations_expires_at_idx").on(t.expiresAt)],
+);
+
+/**
  * Who did what: one row per event, written in the same transaction as the change it records. Actor
  * and target are ids without foreign keys, so the record outlives the accounts it names.
  */

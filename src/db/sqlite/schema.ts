@@ -161,6 +161,28 @@ export const passwordResets = sqliteTable(
 );
 
 /**
+ * One-time invitation codes an administrator issued (SVC_SIGNUP=invite), by SHA-256 digest: spent by the
+ * sign-up that redeems them, in the same change as the account. Issuer and user are ids without
+ * foreign keys, as in the audit log: the invitation's record outlives the accounts it names.
+ */
+export const invitations = sqliteTable(
+  "invitations",
+  {
+    id: text("id").primaryKey(),
+    digest: text("digest").notNull(),
+    /** Lower case; null: anyone with the code may sign up with it. */
+    email: text("email"),
+    createdBy: text("created_by"),
+    createdAt: text("created_at").notNull(),
+    expiresAt: text("expires_at").notNull(),
+    /** null: not redeemed yet. */
+    usedAt: text("used_at"),
+    usedBy: text("used_by"),
+  },
+  (t) => [uniqueIndex("invitations_digest_uq").on(t.digest), index("invitations_expires_at_idx").on(t.expiresAt)],
+);
+
+/**
  * Who did what: one row per event, written in the same transaction as the change it records. Actor
  * and target are ids without foreign keys, so the record outlives the accounts it names.
  */

@@ -1,0 +1,116 @@
+// /svc-api/v1/admin/invitations: issue, list and revoke the invitation codes sign-up takes while
+// SVC_SIGNUP=invite (issued in any mode, to be ready before the switch). Administrators' tokens only, as
+// every admin route; thin adapters from HTTP to the invitation service.
+import { Elysia, t } from "elysia";
+import type { Authenticator } from "../auth/authenticator.ts";
+import { bearer } from "../auth/bearer.ts";
+import { clientInfo } from "../http/client-address.ts";
+import { conditionalJson, requirePreconditions } from "../http/etag.ts";
+import type { Idempotency } from "../http/idempotency.ts";
+import { optionalJsonBody } from "../http/json-body.ts";
+import { documented, ref } from "../http/openapi.ts";
+import type { InvitationService } from "../signup/invitations.ts";
+import { invitationsQuery, invitationView, issueInvitationBody, parseInvitationPage } from "../signup/model.ts";
+import { nextPageQuery } from "./model.ts";
+
+const PREFIX = "/svc-api/v1/admin/invitations";
+
+export interface InvitationRouteDeps {
+  invitations: InvitationService;
+  authenticator: Authenticator;
+  idempotency: Idempotency;
+  maxBodyBytes: number;
+  trustProxy: number;
+}
+
+export function invitationRoutes({
+  invitations,
+  authenticator,
+  idempotency,
+  maxBodyBytes,
+  trustProxy,
+}: InvitationRouteDeps) {
+  return (
+    new Elysia({ prefix: PREFIX })
+      .use(bearer(authenticator, { admin: true }))
+      // "" rather than "/": one path with and without the slash, and the document lists it without.
+      .post(
+        "",
+        ({ body, caller, request, set }) =>
+          idempotency.run({ request, set, body, caller: `user:${caller.id}` }, async () => {
+            requirePreconditions(request, null);
+            const issued = await invitations.issue(caller.id, body, clientInfo(request, trustProxy));
+            set.status = 201;
+            set.headers["cache-control"] = "no-store";
+            return issued;
+          }),
+        {
+          parse: optionalJsonBody(maxBodyBytes),
+          body: issueInvitationBody,
+          detail: documented({
+            operationId: "adminIssueInvitation",
+            conditional: "guarded",
+            idempotent: true,
+            summary: "Issue a one-time invitation code for signing up while SVC_SIGNUP=invite",
+            tag: "admin",
+            auth: true,
+            ok: {
+              status: 201,
+              description: "The code, shown once, its id and when it expires",
+              schema: ref("IssuedInvitation"),
+            },
+            errors: ["validation_failed", "malformed_json", "forbidden", "payload_too_large", "unsupported_media_type"],
+          }),
+        },
+      )
+      .get(
+        "",
+        async ({ query, set, request }) => {
+          const page = parseInvitationPage(query);
+          // One extra row tells whether another page exists without a count query.
+          const rows = await invitations.list({ ...page, limit: page.limit + 1 });
+          const shown = rows.slice(0, page.limit);
+          if (rows.length > page.limit)
+            set.headers.link = `<${PREFIX}?${nextPageQuery(query, page.limit, shown.at(-1)!.id)}>; rel="next"`;
+          return conditionalJson(request, set, shown.map(invitationView));
+        },
+        {
+          detail: documented({
+            operationId: "adminListInvitations",
+            conditional: "read",
+            summary: "List invitations, newest first, without their codes: who issued each, and who redeemed it",
+            tag: "admin",
+            query: invitationsQuery,
+            auth: true,
+            ok: {
+              status: 200,
+              description: "A page of invitations",
+              schema: t.Array(ref("Invitation")),
+              headers: { Link: 'The next (older) page, as <url>; rel="next", while more remain' },
+            },
+            errors: ["validation_failed", "forbidden"],
+          }),
+        },
+      )
+      .delete(
+        "/:id",
+        ({ params, caller, request, set }) =>
+          idempotency.run({ request, set, body: null, caller: `user:${caller.id}` }, async () => {
+            await invitations.revoke(caller.id, params.id, clientInfo(request, trustProxy));
+            set.status = 204;
+          }),
+        {
+          params: t.Object({ id: t.String({ description: "An invitation id (UUID)." }) }),
+          detail: documented({
+            operationId: "adminRevokeInvitation",
+            idempotent: true,
+            summary: "Revoke an invitation: its code stops working (a redeemed one just leaves the list)",
+            tag: "admin",
+            auth: true,
+            ok: { status: 204, description: "Revoked" },
+            errors: ["forbidden", "not_found"],
+          }),
+        },
+      )
+  );
+}
