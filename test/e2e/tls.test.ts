@@ -31,7 +31,13 @@ beforeAll(async () => {
   pki = await makePki(join(workdir, "pki"));
 }, 120_000);
 
-afterAll(() => rmSync(workdir, { recursive: true, force: true }));
+/** Every process started (svc, the rotation client), so that one a failed test left running is stopped with the rest. */
+const started = new Set<Subprocess>();
+
+afterAll(() => {
+  for (const proc of started) proc.kill("SIGKILL");
+  rmSync(workdir, { recursive: true, force: true });
+});
 
 interface Leaf {
   /** The leaf and the intermediate, as a CA's fullchain.pem has them. */
@@ -156,6 +162,7 @@ async function start(dir: string, env: Record<string, string> = {}): Promise<Run
     stdout: "pipe",
     stderr: "pipe",
   });
+  started.add(proc);
   let text = "";
   const waiting: Array<{ text: string; resolve: (line: string) => void }> = [];
   const find = (wanted: string) => text.split("\n").find((l) => l.includes(wanted) && l.endsWith("}"));
@@ -316,6 +323,7 @@ describe("HTTPS", () => {
       stdout: "pipe",
       stderr: "pipe",
     });
+    started.add(client);
     const said = clientLines(client);
     const before = await said("before");
     expect(before).toMatchObject({ status: 200, socket: 1, fingerprint: pki.a.fingerprint });
