@@ -13,12 +13,14 @@ import { createPageJson } from "./users/page-json.ts";
 import { GRAPHQL_PATH, graphqlRoutes } from "./graphql/index.ts";
 import { healthRoutes, PROBE_PATHS } from "./health/index.ts";
 import { healthProbes, type Probes } from "./health/probes.ts";
-import { consoleRoutes } from "./console/index.ts";
+import { CONSOLE_PATH, consoleRoutes } from "./console/index.ts";
 import { corsFor } from "./http/cors.ts";
 import { createIdempotency } from "./http/idempotency.ts";
 import { outerHandler, type OuterHandler } from "./http/outer-handler.ts";
 import { routeTemplates, type RouteTemplates } from "./http/route-templates.ts";
-import { openapiRoutes } from "./http/openapi-routes.ts";
+import { DOCS_PATH, openapiRoutes, SPEC_PATH } from "./http/openapi-routes.ts";
+import { exposure, viaOf } from "./http/exposure.ts";
+import { requestInfo } from "./http/request-context.ts";
 import { problemAnswers } from "./http/problem-answers.ts";
 import type { Loggers } from "./log.ts";
 import { createMetrics, metricsRoutes } from "./metrics.ts";
@@ -48,6 +50,8 @@ export function createApp({ config, store: database, loggers, probes }: AppDeps)
     ttlSeconds: config.idempotencyTtlSeconds,
     keysPerCaller: config.idempotencyKeysPerCaller,
   });
+  const exposed = exposure(config);
+  const via = (request: Request) => viaOf(requestInfo(request), config.trustProxy);
   const routeDeps = { authenticator, idempotency, maxBodyBytes: config.maxBodyBytes, trustProxy: config.trustProxy };
   const corsOrigins = config.corsOrigins;
   const categories = createCategoryService(store.categories);
@@ -89,8 +93,14 @@ export function createApp({ config, store: database, loggers, probes }: AppDeps)
     .use(corsFor(config.corsOrigins))
     .use(openapiRoutes())
     .use(config.adminConsole ? consoleRoutes() : new Elysia())
-    .use(healthRoutes(probes ?? healthProbes(store, config.env)))
-    .use(config.metrics ? metricsRoutes(metrics) : new Elysia())
+    .use(healthRoutes(probes ?? healthProbes(store, config.env), (request) => exposed.healthDetails(via(request))))
+    .use(
+      config.metrics
+        ? metricsRoutes(metrics, (request) =>
+            exposed.metricsRefusal(via(request), request.headers.get("authorization")),
+          )
+        : new Elysia(),
+    )
     .use(authRoutes({ users, sessions, corsOrigins, ...routeDeps }))
     .use(usersRoutes({ users, signups, pageJson: createPageJson(), ...routeDeps }))
     .use(adminRoutes({ admin, ...routeDeps }))
@@ -106,6 +116,8 @@ export function createApp({ config, store: database, loggers, probes }: AppDeps)
     loggers,
     metrics,
     maxBodyBytes: config.maxBodyBytes,
+    opsRoutes: config.opsAddress ? opsRoutes(app.routes) : null,
+    hsts: config.env === "production" && config.tls !== null,
     websocket: { path: GRAPHQL_PATH, upgrade: graphql.websocket.upgrade, handler: graphql.websocket.handler },
   });
   async function closeStreams() {
@@ -113,6 +125,22 @@ export function createApp({ config, store: database, loggers, probes }: AppDeps)
     await graphql.websocket.closeAll();
   }
   return Object.assign(outer, { closeStreams, routes });
+}
+
+/**
+ * The routes the operations listener alone serves when there is one: metrics, the console, the API docs
+ * and GraphiQL. Health, the REST API (which the console calls) and GraphQL are served on both.
+ */
+function opsRoutes(routes: ReadonlyArray<{ method: string; path: string }>): Set<string> {
+  const ops = (path: string) =>
+    path === "/svc/metrics" ||
+    path === CONSOLE_PATH ||
+    path.startsWith(`${CONSOLE_PATH}/`) ||
+    path === SPEC_PATH ||
+    path === DOCS_PATH ||
+    path.startsWith(`${DOCS_PATH}/`) ||
+    path === `${GRAPHQL_PATH}/playground`;
+  return new Set(routes.filter((route) => route.method === "GET" && ops(route.path)).map((route) => route.path));
 }
 
 export type App = OuterHandler & {

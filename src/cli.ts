@@ -139,14 +139,18 @@ const COMMANDS: Record<string, Command> = {
   healthcheck: {
     usage: "svc healthcheck",
     summary:
-      "Exit 0 when the svc on SVC_HOST:SVC_PORT answers /svc/health/ready with 200 (for a container HEALTHCHECK).",
+      "Exit 0 when the svc on SVC_HOST:SVC_PORT (or SVC_OPS_ADDRESS) answers /svc/health/ready with 200 (for a container HEALTHCHECK).",
     async run(_, env, io) {
       const config = parseConfig(env);
-      const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
+      // The operations listener when there is one; else the public one, over HTTPS with SVC_TLS_CERT, whose
+      // certificate names the public host, not the address asked here: what is checked is readiness.
+      const { host, port } = config.opsAddress ?? { host: config.host, port: config.port };
+      const local = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
+      const scheme = config.tls && !config.opsAddress ? "https" : "http";
       try {
         const response = await fetch(
-          `http://${host.includes(":") ? `[${host}]` : host}:${config.port}/svc/health/ready`,
-          { signal: AbortSignal.timeout(3000) },
+          `${scheme}://${local.includes(":") ? `[${local}]` : local}:${port}/svc/health/ready`,
+          { signal: AbortSignal.timeout(3000), tls: { rejectUnauthorized: false } },
         );
         if (response.ok) return 0;
         io.err.write(`svc healthcheck: not ready (${response.status})\n`);

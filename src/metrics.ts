@@ -5,6 +5,7 @@
 import { Elysia } from "elysia";
 import type { Metric, Registry } from "prom-client";
 import type { Store } from "./db/store.ts";
+import type { AppError } from "./errors.ts";
 import { computed, processMetrics, unlabelled } from "./process-metrics.ts";
 
 export type GraphqlOutcome = "ok" | "error" | "invalid";
@@ -143,9 +144,14 @@ export function createMetrics(store: Store): Metrics {
   };
 }
 
-/** GET /svc/metrics in Prometheus' text format. */
-export function metricsRoutes(metrics: Metrics) {
-  return new Elysia({ name: "svc/metrics" }).get("/svc/metrics", async () => {
+/**
+ * GET /svc/metrics in Prometheus' text format, unless `refusal` names why not (a missing token, a stranger
+ * to a production svc: src/http/exposure.ts).
+ */
+export function metricsRoutes(metrics: Metrics, refusal: (request: Request) => AppError | null) {
+  return new Elysia({ name: "svc/metrics" }).get("/svc/metrics", async ({ request }) => {
+    const refused = refusal(request);
+    if (refused) throw refused;
     const { text, contentType } = await metrics.exposition();
     return new Response(text, { headers: { "content-type": contentType } });
   });

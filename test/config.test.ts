@@ -289,3 +289,63 @@ describe("parseConfig", () => {
     );
   });
 });
+
+describe("TLS, the operations listener and the metrics token", () => {
+  test("are off by default", () => {
+    expect(parseConfig({})).toMatchObject({ tls: null, opsAddress: null, metricsToken: null });
+  });
+
+  test("read SVC_TLS_CERT and SVC_TLS_KEY as a pair of paths (the files are read at start-up)", () => {
+    const config = parseConfig({ SVC_TLS_CERT: "/etc/svc/fullchain.pem", SVC_TLS_KEY: "/etc/svc/privkey.pem" });
+    expect(config.tls).toEqual({ certPath: "/etc/svc/fullchain.pem", keyPath: "/etc/svc/privkey.pem" });
+  });
+
+  test("refuse one TLS variable without the other, naming both", () => {
+    const one = (env: Record<string, string>) => () => parseConfig(env);
+    expect(one({ SVC_TLS_CERT: "/c.pem" })).toThrow(
+      new ConfigError("SVC_TLS_KEY", "a PEM key file, required when SVC_TLS_CERT is set (both or neither)", ""),
+    );
+    expect(one({ SVC_TLS_KEY: "/k.pem" })).toThrow(
+      new ConfigError("SVC_TLS_CERT", "a PEM certificate file, required when SVC_TLS_KEY is set (both or neither)", ""),
+    );
+  });
+
+  test.each([
+    ["127.0.0.1:9090", { host: "127.0.0.1", port: 9090 }],
+    ["[::1]:9090", { host: "::1", port: 9090 }],
+    ["ops.internal:0", { host: "ops.internal", port: 0 }],
+  ])("reads SVC_OPS_ADDRESS %s", (value, address) => {
+    expect(parseConfig({ SVC_OPS_ADDRESS: value }).opsAddress).toEqual(address);
+  });
+
+  test.each(["9090", "127.0.0.1", "127.0.0.1:", ":9090", "::1:9090", "127.0.0.1:65536", "127.0.0.1:90x", "a b:9090"])(
+    "refuses SVC_OPS_ADDRESS %p",
+    (value) => {
+      expect(() => parseConfig({ SVC_OPS_ADDRESS: value })).toThrow(
+        new ConfigError("SVC_OPS_ADDRESS", "host:port, such as 127.0.0.1:9090 or [::1]:9090", value),
+      );
+    },
+  );
+
+  test("refuses SVC_OPS_ADDRESS on the public listener's port", () => {
+    expect(() => parseConfig({ SVC_PORT: "8443", SVC_OPS_ADDRESS: "127.0.0.1:8443" })).toThrow(
+      new ConfigError("SVC_OPS_ADDRESS", "a port other than the public listener's (8443)", "127.0.0.1:8443"),
+    );
+    expect(() => parseConfig({ SVC_OPS_ADDRESS: "127.0.0.1:8080" })).toThrow(
+      /other than the public listener's \(8080\)/,
+    );
+  });
+
+  test("takes a metrics token of 24 printable characters or more, and never repeats a refused one", () => {
+    expect(parseConfig({ SVC_METRICS_TOKEN: "x".repeat(24) }).metricsToken).toBe("x".repeat(24));
+    for (const token of ["x".repeat(23), `${"x".repeat(24)} y`, `${"x".repeat(24)}é`]) {
+      expect(() => parseConfig({ SVC_METRICS_TOKEN: token })).toThrow(
+        new ConfigError(
+          "SVC_METRICS_TOKEN",
+          "at least 24 printable ASCII characters without spaces; make one with: openssl rand -base64 32",
+          `${token.length} characters`,
+        ),
+      );
+    }
+  });
+});

@@ -7,6 +7,7 @@ import { openSqliteStore } from "../src/db/sqlite/store.ts";
 import type { Store, VersionedStore } from "../src/db/store.ts";
 import { auditEvent, CLI_ORIGIN } from "../src/audit/model.ts";
 import { createLoggers } from "../src/log.ts";
+import type { InProcessVia } from "../src/http/outer-handler.ts";
 import { createTestDatabase, postgresConfig, type TestDatabase } from "./postgres.ts";
 
 export const TEST_SECRET = "test-secret-that-is-at-least-32-bytes-long";
@@ -62,6 +63,8 @@ export interface CallOptions {
   raw?: string;
   token?: string;
   headers?: Record<string, string>;
+  /** The listener and socket the request comes in on, as a server would hand them over (default: public, no peer). */
+  via?: InProcessVia;
 }
 
 /** TEST_DATABASE=postgres runs the API tests on one throwaway PostgreSQL database, emptied per app. */
@@ -111,7 +114,7 @@ export async function testApp(options: TestAppOptions = {}) {
       headers["content-type"] ??= "application/json";
     }
     if (opts.token) headers.authorization = `Bearer ${opts.token}`;
-    const response = await app.handle(new Request(`http://localhost${path}`, { method, headers, body }));
+    const response = await app.handle(new Request(`http://localhost${path}`, { method, headers, body }), opts.via);
     const text = await response.text();
     let parsed: unknown = undefined;
     try {

@@ -41,7 +41,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Service, version, environment, uptime and the database check (503 when it does not answer) */
+        /** Service, status and the database check (503 when it does not answer); version, environment, database kind and uptime too outside production, on the operations listener, or to a client on the box */
         get: operations["health"];
         put?: never;
         post?: never;
@@ -521,15 +521,18 @@ export interface components {
         };
         Health: {
             service: string;
-            version: string;
-            environment: string;
+            /** @description Absent in production unless asked on the operations listener or from the box itself. */
+            version?: string;
+            /** @description Absent in production unless asked on the operations listener or from the box itself. */
+            environment?: string;
             /**
-             * @description Which database svc runs on.
+             * @description Which database svc runs on. Absent in production unless asked on the operations listener or from the box itself.
              * @enum {string}
              */
-            database_kind: "sqlite" | "postgres";
+            database_kind?: "sqlite" | "postgres";
             status: "ok" | "degraded" | "unavailable";
-            uptime_s: number;
+            /** @description Absent in production unless asked on the operations listener or from the box itself. */
+            uptime_s?: number;
             checks: components["schemas"]["HealthChecks"];
         };
         HealthChecks: {

@@ -7,11 +7,14 @@ import type { Probe, Probes } from "./probes.ts";
 /** The probes' paths: their 200s may go unlogged (SVC_LOG_PROBES), and they do not make svc busy. */
 export const PROBE_PATHS = ["/svc/health", "/svc/health/live", "/svc/health/ready"] as const;
 
-export function healthRoutes(probes: Probes) {
+/** Whether this request may see /svc/health's details (src/http/exposure.ts). */
+export type HealthDetails = (request: Request) => boolean;
+
+export function healthRoutes(probes: Probes, details: HealthDetails) {
   // Elysia compiles a handler whose source returns a call's result as asynchronous (a promise and a turn
   // for every probe, bench/results.md, #40); a bound function shows no source, so a probe answered from a
   // fresh check stays synchronous. The outer handler adds the headers every answer carries.
-  const answer = (path: keyof Probes) => respond.bind(null, probes[path]);
+  const answer = (path: keyof Probes) => respond.bind(null, probes[path], details);
   return new Elysia({ name: "svc/health" })
     .get("/svc/health/live", answer("/svc/health/live"), {
       detail: documented({
@@ -28,14 +31,18 @@ export function healthRoutes(probes: Probes) {
     .get("/svc/health", answer("/svc/health"), {
       detail: health(
         "health",
-        "Service, version, environment, uptime and the database check (503 when it does not answer)",
+        "Service, status and the database check (503 when it does not answer); version, environment, database kind and uptime too outside production, on the operations listener, or to a client on the box",
         ref("Health"),
       ),
     });
 }
 
-function respond(probe: Probe, { request }: { request: Request }): Response | Promise<Response> {
-  return probe(request, {});
+function respond(
+  probe: Probe,
+  details: HealthDetails,
+  { request }: { request: Request },
+): Response | Promise<Response> {
+  return probe(request, {}, details(request));
 }
 
 function health(operationId: string, summary: string, schema: TSchema) {

@@ -2,7 +2,9 @@
 // serve.ts with the same ones before the rest of svc has loaded. GET /svc/health: who is answering, whether
 // the database answers, and whether it has room to write; /svc/health/live (the process is up) and
 // /svc/health/ready (the database answers). Full storage is "degraded", still 200: reads and logins
-// go on, only writes are refused (503).
+// go on, only writes are refused (503). Who asks decides how much /svc/health says (src/http/exposure.ts):
+// version, environment, database kind and uptime tell an attacker which release to aim at and when it
+// was last restarted (patched), so a stranger to a production svc gets its status and checks alone.
 import type { Store } from "../db/store.ts";
 import { version } from "../../package.json";
 
@@ -21,9 +23,14 @@ const CHECKS: Record<Check, string> = {
 
 /**
  * A probe's answer to a GET. `headers` holds the headers every answer carries (where the caller adds
- * them itself); the probe adds its content type and builds its Response with them.
+ * them itself); the probe adds its content type and builds its Response with them. `details`: whether
+ * /svc/health may say who is answering (version, environment, database kind, uptime).
  */
-export type Probe = (request: Request, headers: Record<string, string>) => Response | Promise<Response>;
+export type Probe = (
+  request: Request,
+  headers: Record<string, string>,
+  details: boolean,
+) => Response | Promise<Response>;
 
 export type Probes = Record<"/svc/health" | "/svc/health/live" | "/svc/health/ready", Probe>;
 
@@ -40,8 +47,9 @@ export function healthProbes(store: Pick<Store, "kind" | "ping" | "storage">, en
       database.answer((result) =>
         json(statusFor(result), `{"status":"${result}","checks":${CHECKS[result]}}`, headers),
       ),
-    "/svc/health": (_request, headers) =>
+    "/svc/health": (_request, headers, details) =>
       database.answer((result) => {
+        if (!details) return json(statusFor(result), briefBody(result), headers);
         // The uptime has tenths of a second, so the body changes ten times a second at most.
         const tenths = Math.round((performance.now() - startedAt) / 100);
         if (tenths !== body.tenths || result !== body.result) {
@@ -54,6 +62,11 @@ export function healthProbes(store: Pick<Store, "kind" | "ping" | "storage">, en
         return json(statusFor(result), body.text, headers);
       }),
   };
+}
+
+/** /svc/health for a stranger to a production svc: what a load balancer needs, nothing about the release. */
+function briefBody(result: Check): string {
+  return `{"service":"svc","status":"${result}","checks":${CHECKS[result]}}`;
 }
 
 function statusFor(result: Check): number {

@@ -3,8 +3,11 @@
 // global lifecycle hooks, which would make every compiled route handler asynchronous
 // (docs/performance.md, "What keeps svc near the floor"). Every route is Elysia's to answer; serve.ts
 // answers the health probes itself only until the app has loaded. A GraphQL WebSocket handshake is upgraded here, the socket being the server's.
+// Each listener has its own fetch, which tells the request which one it came in on; with an operations
+// listener, the public one refuses the operations paths here, whatever the method (src/http/exposure.ts).
 import type { Serve, Server, WebSocketHandler } from "bun";
 import { AppError, internalError, problemResponse } from "../errors.ts";
+import type { Listener } from "./exposure.ts";
 import type { Loggers } from "../log.ts";
 import type { LineLogger } from "../log-lines.ts";
 import type { Metrics } from "../metrics.ts";
@@ -26,6 +29,13 @@ export interface OuterHandlerOptions {
   loggers: Loggers;
   metrics: Metrics;
   maxBodyBytes: number;
+  /**
+   * With an operations listener: the route templates served on it alone (all GET), to which the public
+   * listener answers 404. null (the default): every listener serves every route.
+   */
+  opsRoutes?: ReadonlySet<string> | null;
+  /** Strict-Transport-Security on every answer of the public listener (production over TLS); default false. */
+  hsts?: boolean;
   /** WebSocket handshakes at `path`: `upgrade` answers a refusal, undefined once upgraded, null for a plain request. */
   websocket?: {
     path: string;
@@ -35,15 +45,23 @@ export interface OuterHandlerOptions {
 }
 
 export interface OuterHandler {
-  /** Answers one request in process, as the server does (tests call this). */
-  handle(request: Request): Promise<Response>;
-  /** What a server answers with, for serveOptions. */
+  /** Answers one request in process, as the server does (tests call this, `via` standing for the socket). */
+  handle(request: Request, via?: InProcessVia): Promise<Response>;
+  /** What the public listener answers with, for serveOptions. */
   handlers: ServerHandlers;
+  /** What a listener answers with: the public one's are `handlers`. */
+  handlersOn(listener: Listener): ServerHandlers;
   /** Requests handed to the app so far, probes aside: what tells a busy svc from an idle one. */
   requestsBegun(): number;
   websocket: WebSocketHandler<never> | undefined;
-  /** Serves on a socket. */
-  listen(options: ListenOptions): Server<unknown>;
+  /** Serves on a socket, as the public listener or the operations one. */
+  listen(options: ListenOptions, listener?: Listener): Server<unknown>;
+}
+
+/** What a server would tell a request handed over in process: its listener, and the server for its peer's address. */
+export interface InProcessVia {
+  listener?: Listener;
+  server?: Server<unknown>;
 }
 
 export interface ListenOptions {
@@ -64,6 +82,8 @@ export function outerHandler({
   loggers,
   metrics,
   maxBodyBytes,
+  opsRoutes = null,
+  hsts = false,
   websocket,
 }: OuterHandlerOptions): OuterHandler {
   const probePaths = new Set(probes);
@@ -86,19 +106,32 @@ export function outerHandler({
     return answerFailure(error, internalError(error), info, logger);
   }
 
-  function handle(received: Request, server: Server<unknown> | undefined): Answer {
+  /** Whether the public listener must answer 404 to a request for this route (at this path). */
+  function opsOnly(route: string, path: string): boolean {
+    if (opsRoutes === null) return false;
+    if (route !== "unmatched") return opsRoutes.has(route);
+    // Another method on an operations path: a 405 naming GET would tell that something lives there.
+    return opsRoutes.has(routes.template("GET", path) ?? "unmatched");
+  }
+
+  function handle(received: Request, server: Server<unknown> | undefined, listener: Listener): Answer {
     const request = routable(received);
     const path = pathOf(request.url);
     // The route template, not the path: ids in paths would make a label per user.
-    const route = routes.template(request.method, path) ?? "unmatched";
+    let route = routes.template(request.method, path) ?? "unmatched";
+    const refused = listener === "public" && opsOnly(route, path);
+    if (refused) route = "unmatched";
     if (!probePaths.has(route)) begun++;
-    const info = beginRequest(request, server, true, received);
+    const info = beginRequest(request, server, true, received, listener);
     if (debug) logger.debug({ ...logIds(info), method: request.method, path }, "request started");
-    const done = (response: Response) => finish(request, info, route, path, stamped(response, answeredId(info)));
+    const strictTransport = listener === "public" && hsts;
+    const done = (response: Response) =>
+      finish(request, info, route, path, stamped(response, answeredId(info), strictTransport));
+    if (refused) return done(problemResponse(new AppError("not_found", `Nothing lives at ${path}.`)));
     // Refuse an oversized body before anyone reads it; chunked bodies meet the limit in json-body.ts
     // and, on a real socket, Bun's maxRequestBodySize.
-    const refused = refuseBody(request);
-    if (refused) return refused.then(done);
+    const tooLarge = refuseBody(request);
+    if (tooLarge) return tooLarge.then(done);
     let answer: Answer;
     try {
       answer = app(request);
@@ -132,28 +165,36 @@ export function outerHandler({
     return response;
   }
 
-  const fetch: Fetch = !websocket
-    ? handle
-    : (request, server) => {
-        // A GraphQL WebSocket handshake: its refusal, or undefined once upgraded.
-        if (pathOf(request.url) === websocket.path && request.headers.get("upgrade")?.toLowerCase() === "websocket") {
-          const refused = websocket.upgrade(request, server);
-          if (refused !== null) return refused;
-        }
-        return handle(request, server);
-      };
+  const fetchOn = (listener: Listener): Fetch =>
+    !websocket
+      ? (request, server) => handle(request, server, listener)
+      : (request, server) => {
+          // A GraphQL WebSocket handshake: its refusal, or undefined once upgraded.
+          if (pathOf(request.url) === websocket.path && request.headers.get("upgrade")?.toLowerCase() === "websocket") {
+            const refused = websocket.upgrade(request, server);
+            if (refused !== null) return refused;
+          }
+          return handle(request, server, listener);
+        };
   const socketHandler = websocket && forwardSocketEvents(websocket.handler);
-  const handlers: ServerHandlers = { routes: {}, fetch };
+  const handlers: ServerHandlers = { routes: {}, fetch: fetchOn("public") };
+  const opsHandlers: ServerHandlers = { routes: {}, fetch: fetchOn("ops") };
+  const handlersOn = (listener: Listener) => (listener === "public" ? handlers : opsHandlers);
   return {
     requestsBegun: () => begun,
     handlers,
+    handlersOn,
     websocket: socketHandler,
-    listen(options) {
+    listen(options, listener = "public") {
       return Bun.serve(
-        serveOptions({ ...options, maxBodyBytes, logger }, handlers, socketHandler) as Serve.Options<unknown>,
+        serveOptions(
+          { ...options, maxBodyBytes, logger },
+          handlersOn(listener),
+          socketHandler,
+        ) as Serve.Options<unknown>,
       );
     },
-    handle: async (request) => (await handle(request, undefined))!,
+    handle: async (request, via) => (await handle(request, via?.server, via?.listener ?? "public"))!,
   };
 }
 
@@ -164,7 +205,7 @@ export type Fetch = (request: Request, server: Server<unknown>) => Response | un
 
 /** What Bun.serve answers with: routes by exact path (serve.ts's probes before the app loads) and everything else. */
 export interface ServerHandlers {
-  routes: Record<string, { GET: (request: Request) => Response | Promise<Response> }>;
+  routes: Record<string, { GET: (request: Request, server: Server<unknown>) => Response | Promise<Response> }>;
   fetch: Fetch;
 }
 
@@ -250,27 +291,36 @@ export function forwardSocketEvents<T>(current: () => WebSocketHandler<T>): WebS
   };
 }
 
-export function baseHeaders(requestId: string): Record<string, string> {
-  return {
+/**
+ * HSTS for a year, on svc's own host name only: includeSubDomains would bind every other host under the
+ * same domain to HTTPS, which svc cannot know of (docs/operations.md, "TLS and a reverse proxy").
+ */
+export const HSTS = "max-age=31536000";
+
+export function baseHeaders(requestId: string, hsts = false): Record<string, string> {
+  const headers: Record<string, string> = {
     "x-content-type-options": "nosniff",
     // Every answer is live state or someone's own data: nothing may be cached on the way.
     "cache-control": "no-store",
     "x-request-id": requestId,
   };
+  if (hsts) headers["strict-transport-security"] = HSTS;
+  return headers;
 }
 
-function stamped(response: Response, requestId: string): Response {
+function stamped(response: Response, requestId: string, hsts: boolean): Response {
   const headers = response.headers;
   try {
     headers.set("x-content-type-options", "nosniff");
     // Nothing may be cached on the way unless a route says so (the playground's fixed page does).
     if (!headers.has("cache-control")) headers.set("cache-control", "no-store");
     headers.set("x-request-id", requestId);
+    if (hsts) headers.set("strict-transport-security", HSTS);
     return response;
   } catch {
     // An immutable Response (as from fetch): copy it.
     const copy = new Response(response.body, response);
-    return stamped(copy, requestId);
+    return stamped(copy, requestId, hsts);
   }
 }
 
@@ -287,7 +337,8 @@ function routable(request: Request): Request {
   const start = scheme === -1 ? 0 : url.indexOf("/", scheme + 2);
   return start >= ELYSIA_PATH_SEARCH_FROM || start === -1
     ? request
-    : new Request(`http://localhost${url.slice(start)}`, request);
+    : // The scheme stays: over svc's own TLS it is what says the client came by HTTPS (cookie-session.ts).
+      new Request(`${url.startsWith("https:") ? "https" : "http"}://localhost${url.slice(start)}`, request);
 }
 
 /** Where Elysia (1.4) starts looking for a URL's path: the length of "https://a.b". */

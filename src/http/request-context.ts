@@ -1,6 +1,7 @@
 // Per-request facts (id, start time, caller, socket) kept beside the Request, for logs, error reports
 // and per-client limits. A WeakMap because the Request is the one thing Elysia and Yoga both see.
 import type { Server } from "bun";
+import type { Listener } from "./exposure.ts";
 
 export interface RequestInfo {
   /** svc's own id for the request, whatever the client sent: on every log line and audit event. */
@@ -17,6 +18,8 @@ export interface RequestInfo {
   server: Server<unknown> | undefined;
   /** The Request as the server received it: the one its socket (requestIP) is known by. */
   received: Request;
+  /** The listener it came in on (src/http/exposure.ts). */
+  listener: Listener;
 }
 
 const infos = new WeakMap<Request, RequestInfo>();
@@ -31,6 +34,7 @@ export function beginRequest(
   server: Server<unknown> | undefined,
   keep = true,
   received = request,
+  listener: Listener = "public",
 ): RequestInfo {
   const given = request.headers.get("x-request-id");
   const info: RequestInfo = {
@@ -40,6 +44,7 @@ export function beginRequest(
     userId: null,
     server,
     received,
+    listener,
   };
   if (keep) infos.set(request, info);
   return info;

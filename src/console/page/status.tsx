@@ -27,14 +27,19 @@ export function Status() {
       <span>
         health <strong>{health.status}</strong>
       </span>
+      {/* A production svc tells a page on its public listener, away from the box, no more than its status. */}
+      {health.version !== undefined && (
+        <span>
+          version <strong>{health.version}</strong>
+        </span>
+      )}
+      {health.environment !== undefined && (
+        <span>
+          environment <strong>{health.environment}</strong>
+        </span>
+      )}
       <span>
-        version <strong>{health.version}</strong>
-      </span>
-      <span>
-        environment <strong>{health.environment}</strong>
-      </span>
-      <span>
-        database <strong>{health.database_kind}</strong>
+        database <strong>{health.database_kind ?? health.checks.database}</strong>
         {health.checks.storage === "full" && " (storage full)"}
       </span>
     </section>
