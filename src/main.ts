@@ -3,13 +3,34 @@
 import { processSecrets } from "./admin/secret-input.ts";
 import { runCli, type Io } from "./cli.ts";
 
-// The process's streams are made on first use: Bun builds process.stdout and process.stderr as
-// Node streams, some 3 ms of a start-up that `svc serve` never needs them for (it logs through
-// Bun.stdout).
+/**
+ * Writes to one of the process's streams until its reader goes away (`svc user list | head -1`): the rest
+ * of the output has nobody to read it, and the command still finishes its work (a copy, a backup). Node's
+ * streams report the broken pipe as an error event after the write, which unheard would end the process
+ * with a stack trace. The stream is made on the first write: Bun builds process.stdout and process.stderr
+ * as Node streams, some 3 ms of a start-up that `svc serve` never needs them for (it logs through Bun.stdout).
+ */
+function writer(stream: () => NodeJS.WriteStream): (text: string) => void {
+  let unread = false;
+  let watched = false;
+  return (text) => {
+    if (unread) return;
+    const target = stream();
+    if (!watched) {
+      watched = true;
+      target.on("error", (error: NodeJS.ErrnoException) => {
+        if (error.code !== "EPIPE") throw error;
+        unread = true;
+      });
+    }
+    target.write(text);
+  };
+}
+
 const io: Io = {
-  out: { write: (text) => process.stdout.write(text) },
+  out: { write: writer(() => process.stdout) },
   err: {
-    write: (text) => process.stderr.write(text),
+    write: writer(() => process.stderr),
     get isTTY() {
       return process.stderr.isTTY;
     },
