@@ -51,7 +51,7 @@ export function createApp({ config, store: database, loggers, probes }: AppDeps)
     keysPerCaller: config.idempotencyKeysPerCaller,
   });
   const exposed = exposure(config);
-  const via = (request: Request) => viaOf(requestInfo(request), config.trustProxy);
+  const via = (request: Request) => viaOf(requestInfo(request));
   const routeDeps = { authenticator, idempotency, maxBodyBytes: config.maxBodyBytes, trustProxy: config.trustProxy };
   const corsOrigins = config.corsOrigins;
   const categories = createCategoryService(store.categories);

@@ -100,7 +100,7 @@ function earlyProbes(
       };
       const answer: ServerHandlers["routes"][string]["GET"] = (request, server) => {
         const info = beginRequest(request, server, false, request, listener);
-        const details = exposed.healthDetails(viaOf(info, config.trustProxy));
+        const details = exposed.healthDetails(viaOf(info));
         const response = probe(request, baseHeaders(answeredId(info), hsts), details);
         return response instanceof Promise
           ? response.then((r) => logged(request, info, r))

@@ -15,7 +15,7 @@ export interface Via {
   listener: Listener;
   /** The socket's peer address; undefined in process (app.handle without a server). */
   peer: string | undefined;
-  /** Whether it came through a proxy svc trusts (X-Forwarded-For, with SVC_TRUST_PROXY): then the peer is the proxy. */
+  /** Whether a proxy forwarded it (X-Forwarded-For, Forwarded or X-Real-IP): then the peer is the proxy. */
   proxied: boolean;
 }
 
@@ -45,14 +45,17 @@ export function exposure(config: Pick<Config, "env" | "metricsToken">): Exposure
 }
 
 /** Where a request came from: its listener, its socket's peer, and whether a trusted proxy forwarded it. */
-export function viaOf(info: RequestInfo | undefined, trustProxy: number): Via {
+export function viaOf(info: RequestInfo | undefined): Via {
   if (!info) return { listener: "public", peer: undefined, proxied: false };
+  const { headers } = info.received;
   return {
     listener: info.listener,
     peer: info.server?.requestIP(info.received)?.address,
-    // A proxy on the box connects from loopback for every client it forwards; with SVC_TRUST_PROXY it
-    // says so by appending to X-Forwarded-For, which a client behind it cannot take away.
-    proxied: trustProxy > 0 && info.received.headers.has("x-forwarded-for"),
+    // A proxy on the box connects from loopback for every client it forwards, and says so in one of these
+    // headers, which a client behind it cannot take away. Whether svc trusts the proxy (SVC_TRUST_PROXY)
+    // does not matter here: a forwarded request is never the box's own, so a proxy left out of the setting
+    // by mistake hands strangers nothing. A client that sends one itself only refuses itself.
+    proxied: headers.has("x-forwarded-for") || headers.has("forwarded") || headers.has("x-real-ip"),
   };
 }
 

@@ -23,6 +23,8 @@ const OPS = peer("10.0.0.5", "ops");
 const TOKEN = "metrics-token-of-at-least-24-characters";
 
 const PRODUCTION: ConfigOverrides = { env: "production" };
+/** What health tells a stranger to a production svc. */
+const brief = (status: string) => ({ service: "svc", status, checks: { database: "ok", storage: "ok" } });
 const WITH_OPS: ConfigOverrides = {
   env: "production",
   opsAddress: { host: "127.0.0.1", port: 9090 },
@@ -147,10 +149,19 @@ describe("without an operations listener, in production, /svc/metrics", () => {
     expect((await call("GET", "/svc/metrics", { via: ON_THE_BOX })).status).toBe(200);
   });
 
-  test("without SVC_TRUST_PROXY, X-Forwarded-For is ignored either way", async () => {
+  test("without SVC_TRUST_PROXY too, a request a proxy on the box forwarded is not the box's own", async () => {
+    // A proxy left out of SVC_TRUST_PROXY by mistake must not hand strangers the metrics.
     const { call } = await testApp({ config: PRODUCTION });
-    const reply = await call("GET", "/svc/metrics", { via: ON_THE_BOX, headers: { "x-forwarded-for": "203.0.113.7" } });
-    expect(reply.status).toBe(200);
+    const forwarded: Array<Record<string, string>> = [
+      { "x-forwarded-for": "203.0.113.7" },
+      { forwarded: "for=203.0.113.7" },
+      { "x-real-ip": "203.0.113.7" },
+    ];
+    for (const header of forwarded) {
+      expectProblem(await call("GET", "/svc/metrics", { via: ON_THE_BOX, headers: header }), 404, "not_found");
+      expect((await call("GET", "/svc/health", { via: ON_THE_BOX, headers: header })).body).toEqual(brief("ok"));
+    }
+    expect((await call("GET", "/svc/metrics", { via: ON_THE_BOX })).status).toBe(200);
   });
 
   test("with SVC_METRICS_TOKEN needs it as a Bearer token, from anywhere: 401 with WWW-Authenticate otherwise", async () => {
@@ -195,8 +206,6 @@ describe("outside production nothing changes", () => {
 });
 
 describe("/svc/health in production", () => {
-  const brief = (status: string) => ({ service: "svc", status, checks: { database: "ok", storage: "ok" } });
-
   test("tells a stranger its status and checks, and nothing of version, environment, database or uptime", async () => {
     const { call } = await testApp({ config: PRODUCTION });
     for (const via of [STRANGER, peer("::ffff:10.0.0.5"), undefined]) {
