@@ -1,8 +1,8 @@
 // Who may see what svc says about itself. With SVC_OPS_ADDRESS, the operations paths (metrics, the
 // console, the API docs, the playground) are the operations listener's alone: the public listener answers
-// 404 there (outer-handler.ts). Without it, in production, /svc/metrics is served with SVC_METRICS_TOKEN
-// or else to loopback clients only; and everywhere /svc/health says version, environment, database and
-// uptime only to the operations listener, to loopback clients, or outside production.
+// 404 there (outer-handler.ts), and only it hears health's details. Without it, in production, /svc/metrics
+// is served with SVC_METRICS_TOKEN or else to loopback clients only; and /svc/health says version,
+// environment, database and uptime only to loopback clients (outside production, to anyone).
 import type { Config } from "../config.ts";
 import { AppError } from "../errors.ts";
 import type { RequestInfo } from "./request-context.ts";
@@ -29,10 +29,13 @@ export interface Exposure {
 const METRICS_PATH = "/svc/metrics";
 const CHALLENGE = 'Bearer realm="svc metrics"';
 
-export function exposure(config: Pick<Config, "env" | "metricsToken">): Exposure {
+export function exposure(config: Pick<Config, "env" | "metricsToken" | "opsAddress">): Exposure {
   const production = config.env === "production";
   const token = config.metricsToken === null ? null : digest(config.metricsToken);
-  const inside = (via: Via) => via.listener === "ops" || (isLoopback(via.peer) && !via.proxied);
+  // With an operations listener, it alone is inside: on the public one, a proxy in TCP mode (haproxy,
+  // stunnel, ssh -R) adds no forwarding header, and its strangers would look like the box itself.
+  const inside = (via: Via) =>
+    via.listener === "ops" || (config.opsAddress === null && isLoopback(via.peer) && !via.proxied);
   return {
     healthDetails: (via) => !production || inside(via),
     metricsRefusal(via, authorization) {

@@ -215,15 +215,28 @@ describe("/svc/health in production", () => {
     }
   });
 
-  test("tells the box's loopback and the operations listener everything", async () => {
-    const { call } = await testApp({ config: { ...PRODUCTION, opsAddress: { host: "127.0.0.1", port: 9090 } } });
-    for (const via of [ON_THE_BOX, peer("::1"), OPS]) {
+  test("tells the box's loopback (without an operations listener) and the operations listener everything", async () => {
+    const plain = await testApp({ config: PRODUCTION });
+    const withOps = await testApp({ config: { ...PRODUCTION, opsAddress: { host: "127.0.0.1", port: 9090 } } });
+    for (const [call, via] of [
+      [plain.call, ON_THE_BOX],
+      [plain.call, peer("::1")],
+      [withOps.call, OPS],
+    ] as const) {
       const reply = await call("GET", "/svc/health", { via });
       expect(reply.body).toMatchObject({ service: "svc", version, environment: "production", status: "ok" });
       expect(Object.keys(reply.body).sort()).toEqual(
         ["checks", "database_kind", "environment", "service", "status", "uptime_s", "version"].sort(),
       );
     }
+  });
+
+  test("with an operations listener, only it hears the details: the public one is brief even to the box", async () => {
+    // A proxy in TCP mode (haproxy, stunnel, ssh -R) adds no forwarding header: on the public listener its
+    // strangers would look like the box itself.
+    const { call } = await testApp({ config: WITH_OPS });
+    expect((await call("GET", "/svc/health", { via: ON_THE_BOX })).body).toEqual(brief("ok"));
+    expect((await call("GET", "/svc/health", { via: OPS })).body).toHaveProperty("version");
   });
 
   test("a trusted proxy on the box forwards a stranger: the brief answer", async () => {
@@ -284,8 +297,10 @@ describe("over real sockets (the listeners' own fetch, Bun's requestIP)", () => 
       expect((await fetch(`${publicUrl}/svc/admin`)).status).toBe(404);
       expect((await fetch(`${opsUrl}/svc/admin`)).status).toBe(200);
       expect((await fetch(`${opsUrl}/svc/metrics`)).status).toBe(200);
-      // Production, from this box's loopback: the whole health answer.
-      expect(await (await fetch(`${publicUrl}/svc/health`)).json()).toMatchObject({ version });
+      // Production, from this box's loopback: the whole health answer on the operations listener, the brief
+      // one on the public listener (only the operations listener is inside once there is one).
+      expect(await (await fetch(`${opsUrl}/svc/health`)).json()).toMatchObject({ version });
+      expect(await (await fetch(`${publicUrl}/svc/health`)).json()).not.toHaveProperty("version");
     } finally {
       publicServer.stop(true);
       opsServer.stop(true);
