@@ -151,6 +151,8 @@ export async function serve(config: Config): Promise<void> {
       if (stopping) return;
       try {
         const material = await readTls();
+        // A SIGTERM that came while the files were read: the drain has begun, and no new socket may open.
+        if (stopping) return;
         listeners.public.rotate(material);
         logger.info(
           { tls_fingerprint: material.fingerprint, tls_expires: material.notAfter },

@@ -48,6 +48,8 @@ export function listen(
   if (tls && !settings.reusePort && settings.port !== 0) portIsFree(settings.hostname, settings.port);
   let server = serve(settings.port, tls);
   const retiring = new Set<Server<unknown>>();
+  /** Once stopping, no certificate opens a new socket: nothing would ever stop it. */
+  let closed = false;
   return {
     get server() {
       return server;
@@ -57,6 +59,7 @@ export function listen(
       server.reload(serveOptions(settings, handlers) as Serve.Options<unknown>);
     },
     rotate(material) {
+      if (closed) return;
       const next = serve(server.port!, material);
       const previous = server;
       server = next;
@@ -64,6 +67,7 @@ export function listen(
       void previous.stop().then(() => retiring.delete(previous));
     },
     async stop(force = false) {
+      closed = true;
       await Promise.all([server, ...retiring].map((each) => each.stop(force)));
     },
   };
