@@ -17,6 +17,7 @@ import { isUnexpected, maskError } from "./errors.ts";
 import type { GraphqlDeps } from "./index.ts";
 import { operationLabels, operationMetrics, type OperationLabel } from "./operation-metrics.ts";
 import { resolvers } from "./resolvers.ts";
+import { limitKey } from "../http/client-address.ts";
 
 export type YogaConfigDeps = GraphqlDeps & {
   caches: GraphqlCaches;
@@ -76,7 +77,7 @@ export function yogaConfig(deps: YogaConfigDeps) {
         origin,
         subscribe: (after) =>
           hub.subscribe({
-            owner: viewer ? `user:${viewer.id}` : `client:${origin.address}`,
+            owner: viewer ? `user:${viewer.id}` : `client:${origin.address && limitKey(origin.address)}`,
             authorization: viewer ? authorization : null,
             expiresAt: viewer ? tokenExpiresAt : null,
             transport,

@@ -9,6 +9,7 @@ import type { CreateUserInput } from "../users/model.ts";
 import type { UserService } from "../users/service.ts";
 import { canonicalInvitationCode, invitationDigest } from "./codes.ts";
 import type { SignupThrottle } from "./throttle.ts";
+import { limitKey } from "../http/client-address.ts";
 
 export interface SignupServiceDeps {
   mode: SignupMode;
@@ -35,7 +36,7 @@ export function createSignupService({ mode, accounts, invitations, throttle }: S
      * `too_many_requests` past SVC_SIGNUP_CLIENT_MAX), then refuses it while sign-up is closed.
      */
     async admit(client: ClientInfo): Promise<void> {
-      await throttle.attempt(client.address);
+      await throttle.attempt(limitKey(client.address));
       if (mode === "closed") throw closed();
     },
 

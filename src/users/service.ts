@@ -33,6 +33,7 @@ import {
   type UserView,
 } from "./model.ts";
 import { emailProblem, fieldProblems, passwordProblem, usernameProblem } from "./rules.ts";
+import { limitKey } from "../http/client-address.ts";
 
 export interface UserServiceDeps {
   users: UserStore;
@@ -167,7 +168,7 @@ export function createUserService({ users, resets, audit, passwords, sessions, t
       const user = await users.findByLogin(username);
       // Unknown names are throttled like accounts, so a block does not reveal who exists either.
       const account = user ? `user:${user.id}` : `login:${nameKey(username)}`;
-      const clientKey = `client:${client.address}`;
+      const clientKey = `client:${limitKey(client.address)}`;
       // Counted as a failure from here on unless it succeeds: a burst cannot get more guesses checked.
       using attempt = await reserve("login.throttled", account, clientKey, user?.id ?? null, client);
       // An unknown user still costs one argon2id verify, so timing does not reveal who exists.
@@ -276,7 +277,7 @@ export function createUserService({ users, resets, audit, passwords, sessions, t
       if (problems.length > 0) throw invalidFields(problems);
       const user = await users.findByLogin(input.username);
       const account = `reset:${user ? user.id : nameKey(input.username)}`;
-      const clientKey = `client:${client.address}`;
+      const clientKey = `client:${limitKey(client.address)}`;
       using attempt = await reserve("password_reset.throttled", account, clientKey, user?.id ?? null, client);
       const refused = (reason: string) =>
         note(

@@ -156,6 +156,20 @@ describe("at most SVC_SIGNUP_CLIENT_MAX sign-up attempts per client and SVC_SIGN
   const throttled: ConfigOverrides = { trustProxy: 1, signup: { clientMax: 30, clientWindowMs: 3_600_000 } };
   const from = (address: string) => ({ "x-forwarded-for": address });
 
+  test("an IPv6 client is its /64: addresses of one network share the count", async () => {
+    const app = await appIn("open", { trustProxy: 1, signup: { clientMax: 2, clientWindowMs: 3_600_000 } });
+    // One host may hold every address of its /64; a new one per request must not buy a new allowance.
+    for (const [i, address] of ["2001:db8:1:2::1", "2001:db8:1:2:ffff::9"].entries()) {
+      expect((await app.call("POST", CREATE, { body: account(`six${i}`), headers: from(address) })).status).toBe(201);
+    }
+    const third = await app.call("POST", CREATE, { body: account("six2"), headers: from("2001:0db8:0001:0002::abcd") });
+    expectProblem(third, 429, "too_many_requests");
+    // The next /64 is another client; so is an IPv4 address.
+    expect((await app.call("POST", CREATE, { body: account("six3"), headers: from("2001:db8:1:3::1") })).status).toBe(
+      201,
+    );
+  });
+
   test("the 31st attempt from one address is 429 with Retry-After, whatever the first 30 got; another address goes on", async () => {
     const app = await appIn("open", throttled);
     const statuses: number[] = [];
