@@ -20,13 +20,20 @@ export interface PrunerOptions {
 }
 
 export const PRUNE_EVERY_MS = 60_000;
+/**
+ * A day at least: forgetting an account's old failures lets its next block start small again, so at most
+ * SVC_LOGIN_MAX_FAILURES guesses a day come of it; serve.ts raises it to the longest window configured.
+ */
+export const THROTTLE_KEPT_MS = 86_400_000;
 export const PRUNE_BATCH = 500;
 
 /** The store's expiring rows: sessions and refresh tokens, reset codes, invitations, kept answers, and audit events older than the retention. */
 export function storeJobs(
-  store: Pick<Store, "sessions" | "resets" | "invitations" | "audit" | "idempotency" | "categoryEvents">,
+  store: Pick<Store, "sessions" | "resets" | "invitations" | "audit" | "idempotency" | "categoryEvents" | "throttle">,
   auditRetentionSeconds: number,
   events: { kept: number; keptForSeconds: number },
+  /** How long a throttle key (login or sign-up) is kept after its last attempt, once no block holds it. */
+  throttleKeptMs: number = THROTTLE_KEPT_MS,
 ): PruneJob[] {
   const iso = (ms: number) => new Date(ms).toISOString();
   return [
@@ -37,6 +44,10 @@ export function storeJobs(
     {
       what: "audit events past their retention",
       prune: (now, limit) => store.audit.prune(iso(now - auditRetentionSeconds * 1000), limit),
+    },
+    {
+      what: "login and sign-up limits idle past their windows",
+      prune: (now, limit) => store.throttle.prune(iso(now - throttleKeptMs), limit),
     },
     {
       what: "category events past SVC_EVENTS_KEEP or SVC_EVENTS_KEEP_FOR",

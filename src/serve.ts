@@ -17,7 +17,7 @@ import type { TlsMaterial } from "./http/tls.ts";
 import { type Listeners, openListeners } from "./listeners.ts";
 import type { App } from "./app.ts";
 import { returnMemoryWhenIdle } from "./idle-memory.ts";
-import { PRUNE_EVERY_MS, startPruning, storeJobs } from "./pruning.ts";
+import { PRUNE_EVERY_MS, startPruning, storeJobs, THROTTLE_KEPT_MS } from "./pruning.ts";
 
 export async function serve(config: Config): Promise<void> {
   // Handlers first, long before "svc listening" tells anyone to expect them: a SIGTERM sent right after
@@ -86,10 +86,17 @@ export async function serve(config: Config): Promise<void> {
     if (stopPruning) return;
     const store = await opened.store();
     stopPruning ??= startPruning({
-      jobs: storeJobs(store, config.auditRetentionSeconds, {
-        kept: config.subscriptions.eventsKept,
-        keptForSeconds: config.subscriptions.eventsKeptForSeconds,
-      }),
+      jobs: storeJobs(
+        store,
+        config.auditRetentionSeconds,
+        { kept: config.subscriptions.eventsKept, keptForSeconds: config.subscriptions.eventsKeptForSeconds },
+        Math.max(
+          THROTTLE_KEPT_MS,
+          config.loginThrottle.clientWindowMs,
+          config.loginThrottle.backoffMaxMs,
+          config.signup.clientWindowMs,
+        ),
+      ),
       logger,
     });
   };

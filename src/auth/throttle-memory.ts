@@ -25,6 +25,10 @@ export function memoryThrottleStore(): ThrottleStore {
     async clear(key) {
       states.delete(key);
     },
+    // Bounded already (KEYS_KEPT): nothing grows here without limit.
+    async prune() {
+      return 0;
+    },
   };
 }
 
@@ -49,5 +53,7 @@ export function throttleWhenFull(
       store.transition(key, step),
     ) as ThrottleStore["transition"],
     clear: either((store, key: string) => store.clear(key)),
+    // Only the database's rows outlive the process.
+    prune: (before, limit) => database.prune(before, limit),
   };
 }

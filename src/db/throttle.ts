@@ -1,6 +1,6 @@
 // Failed-login state in the database, so that every instance sees the same counts: each key's
 // transitions are compare-and-set, and queue behind each other within one process.
-import { and, eq, isNull, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
 import type { Dialect } from "./dialect.ts";
 import { first } from "./rows.ts";
 
@@ -33,6 +33,11 @@ export interface ThrottleStore {
   transition<T>(key: string, step: (current: ThrottleRecord | null) => ThrottleTransition<T>): Promise<T>;
   /** Forgets the key, e.g. after a successful login. */
   clear(key: string): Promise<void>;
+  /**
+   * Forgets up to `limit` keys whose last attempt came before `before` and that are not blocked past it:
+   * every address that ever tried would otherwise keep its row for good. Says how many went.
+   */
+  prune(before: string, limit: number): Promise<number>;
 }
 
 /**
@@ -93,6 +98,20 @@ export function throttleStore({ db, run, tables }: Dialect): ThrottleStore {
           await db.delete(loginThrottle).where(eq(loginThrottle.key, key));
         }),
       ),
+    prune: (before, limit) =>
+      run(async () => {
+        const idle = and(
+          lt(loginThrottle.lastFailureAt, before),
+          or(isNull(loginThrottle.blockedUntil), lt(loginThrottle.blockedUntil, before)),
+        );
+        const keys = db.select({ key: loginThrottle.key }).from(loginThrottle).where(idle).limit(limit);
+        // The condition again: a key written since it was picked stays.
+        const gone = await db
+          .delete(loginThrottle)
+          .where(and(inArray(loginThrottle.key, keys), idle))
+          .returning({ key: loginThrottle.key });
+        return gone.length;
+      }),
   };
 }
 

@@ -53,5 +53,23 @@ export function throttleContract(use: () => Store): void {
       await store.throttle.clear("account:cyd");
       expect(await store.throttle.get("account:cyd")).toBeNull();
     });
+
+    test("prune forgets keys idle since before the cutoff, never one still blocked, in batches", async () => {
+      const at = (key: string, lastFailureAt: string, blockedUntil: string | null) =>
+        store.throttle.transition(key, () => ({ next: { key, failures: 3, lastFailureAt, blockedUntil }, result: 0 }));
+      await at("signup:old-1", "2026-01-01T00:00:00.000Z", null);
+      await at("signup:old-2", "2026-01-01T00:00:00.000Z", "2026-01-01T01:00:00.000Z");
+      await at("signup:old-3", "2026-01-01T00:00:00.000Z", null);
+      await at("account:blocked", "2026-01-01T00:00:00.000Z", "2026-03-01T00:00:00.000Z");
+      await at("account:recent", "2026-02-01T00:00:00.000Z", null);
+      const cutoff = "2026-01-15T00:00:00.000Z";
+      expect(await store.throttle.prune(cutoff, 2)).toBe(2);
+      expect(await store.throttle.prune(cutoff, 2)).toBe(1);
+      expect(await store.throttle.prune(cutoff, 2)).toBe(0);
+      for (const key of ["signup:old-1", "signup:old-2", "signup:old-3"])
+        expect(await store.throttle.get(key)).toBeNull();
+      expect((await store.throttle.get("account:blocked"))?.failures).toBe(3);
+      expect((await store.throttle.get("account:recent"))?.failures).toBe(3);
+    });
   });
 }
