@@ -2,6 +2,8 @@
 // body limit, metrics, access line). Tests call app.handle(request); serve.ts serves app.handlers.
 import { Elysia } from "elysia";
 import { adminRoutes } from "./admin/index.ts";
+import { backupRoutes } from "./backup/index.ts";
+import type { Backups } from "./backup/service.ts";
 import { invitationRoutes } from "./admin/invitations.ts";
 import { authRoutes } from "./auth/index.ts";
 import { createAuthenticator } from "./auth/authenticator.ts";
@@ -35,9 +37,11 @@ export interface AppDeps {
   loggers: Loggers;
   /** The health probes' answers, when serve.ts has been answering them since before the app loaded. */
   probes?: Probes;
+  /** The backups serve.ts runs (SVC_BACKUP_TO on SQLite); admin/backups answers backups_not_configured without. */
+  backups?: Backups;
 }
 
-export function createApp({ config, store: database, loggers, probes }: AppDeps): App {
+export function createApp({ config, store: database, loggers, probes, backups }: AppDeps): App {
   const { logger } = loggers;
   // Everything below sees the plain contract; the cache layer alone knows the table versions.
   const cache = caching(database);
@@ -72,6 +76,7 @@ export function createApp({ config, store: database, loggers, probes }: AppDeps)
     logger,
   });
   metrics.reportSubscriptions(hub.counts);
+  if (backups) metrics.reportBackups(() => backupFigures(backups));
 
   const graphql = graphqlRoutes({
     config: config.graphql,
@@ -105,6 +110,7 @@ export function createApp({ config, store: database, loggers, probes }: AppDeps)
     .use(usersRoutes({ users, signups, pageJson: createPageJson(), ...routeDeps }))
     .use(adminRoutes({ admin, ...routeDeps }))
     .use(invitationRoutes({ invitations, ...routeDeps }))
+    .use(backupRoutes({ backups: backups ?? null, databaseKind: store.kind, audit: store.audit, ...routeDeps }))
     .use(graphql.routes);
   routes = routeTemplates(app.routes);
   const handle = app.fetch;
@@ -149,3 +155,9 @@ export type App = OuterHandler & {
   /** Every route's template and methods, from the app's public list of routes. */
   routes: RouteTemplates;
 };
+
+/** The backups' figures as the metrics expose them. */
+function backupFigures(backups: Backups) {
+  const { lastSuccessAt, failures } = backups.state();
+  return { lastSuccessSeconds: lastSuccessAt === null ? 0 : Date.parse(lastSuccessAt) / 1000, failures };
+}

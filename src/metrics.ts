@@ -23,6 +23,16 @@ export interface Metrics {
   subscriptionEventsSent(count: number): void;
   /** A subscription ended by svc: too slow a reader, or a token no longer valid. */
   subscriptionDropped(reason: (typeof DROP_REASONS)[number]): void;
+  /** Where the backup metrics are read from; without it (no SVC_BACKUP_TO) they are not exposed. */
+  reportBackups(read: () => BackupFigures): void;
+}
+
+/** What the backup metrics expose (src/backup/service.ts keeps it). */
+export interface BackupFigures {
+  /** When the newest snapshot stored was taken, in seconds since the epoch; 0: none yet. */
+  lastSuccessSeconds: number;
+  /** Runs and retries that failed to store a snapshot, since svc started. */
+  failures: number;
 }
 
 const LOGIN_ROUTE = "/svc-api/v1/auth/login";
@@ -41,6 +51,8 @@ export function createMetrics(store: Store): Metrics {
   let eventsSent = 0;
   let cacheSizes: () => Record<string, number> = () => ({});
   let subscriptionCounts: () => Record<string, number> = () => ({});
+  let backups: (() => BackupFigures) | null = null;
+  const backupFigure = (field: keyof BackupFigures) => () => (backups ? [{ labels: {}, value: backups()[field] }] : []);
   const byLabel = (label: string, read: () => Record<string, number>) => () =>
     Object.entries(read()).map(([value, n]) => ({ labels: { [label]: value }, value: n }));
 
@@ -100,6 +112,18 @@ export function createMetrics(store: Store): Metrics {
       "counter",
       dropped.values,
     ),
+    computed(
+      "svc_backup_last_success_timestamp_seconds",
+      "When the newest backup snapshot stored was taken (Unix time); 0: none yet. Alert when it is older than two periods of SVC_BACKUP_EVERY.",
+      "gauge",
+      backupFigure("lastSuccessSeconds"),
+    ),
+    computed(
+      "svc_backup_failures_total",
+      "Backup runs and retries that failed to store a snapshot (each is also a warn line).",
+      "counter",
+      backupFigure("failures"),
+    ),
   ];
 
   let registry: Promise<Registry> | undefined;
@@ -127,6 +151,9 @@ export function createMetrics(store: Store): Metrics {
     },
     subscriptionDropped(reason) {
       dropped.inc({ reason }, reason);
+    },
+    reportBackups(read) {
+      backups = read;
     },
     request(method, route, status, seconds) {
       requests.observe(method, route, status, seconds);
