@@ -2,6 +2,7 @@
 // body limit, metrics, access line). Tests call app.handle(request); serve.ts serves app.handlers.
 import { Elysia } from "elysia";
 import { adminRoutes } from "./admin/index.ts";
+import { backupFigures, backupHealth } from "./backup/health.ts";
 import { backupRoutes } from "./backup/index.ts";
 import type { Backups } from "./backup/service.ts";
 import { invitationRoutes } from "./admin/invitations.ts";
@@ -76,7 +77,7 @@ export function createApp({ config, store: database, loggers, probes, backups }:
     logger,
   });
   metrics.reportSubscriptions(hub.counts);
-  if (backups) metrics.reportBackups(() => backupFigures(backups));
+  if (backups) metrics.reportBackups(backupFigures(backups));
 
   const graphql = graphqlRoutes({
     config: config.graphql,
@@ -98,7 +99,11 @@ export function createApp({ config, store: database, loggers, probes, backups }:
     .use(corsFor(config.corsOrigins))
     .use(openapiRoutes())
     .use(config.adminConsole ? consoleRoutes() : new Elysia())
-    .use(healthRoutes(probes ?? healthProbes(store, config.env), (request) => exposed.healthDetails(via(request))))
+    .use(
+      healthRoutes(probes ?? healthProbes(store, config.env, backups && backupHealth(backups)), (request) =>
+        exposed.healthDetails(via(request)),
+      ),
+    )
     .use(
       config.metrics
         ? metricsRoutes(metrics, (request) =>
@@ -155,9 +160,3 @@ export type App = OuterHandler & {
   /** Every route's template and methods, from the app's public list of routes. */
   routes: RouteTemplates;
 };
-
-/** The backups' figures as the metrics expose them. */
-function backupFigures(backups: Backups) {
-  const { lastSuccessAt, failures } = backups.state();
-  return { lastSuccessSeconds: lastSuccessAt === null ? 0 : Date.parse(lastSuccessAt) / 1000, failures };
-}

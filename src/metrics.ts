@@ -51,8 +51,6 @@ export function createMetrics(store: Store): Metrics {
   let eventsSent = 0;
   let cacheSizes: () => Record<string, number> = () => ({});
   let subscriptionCounts: () => Record<string, number> = () => ({});
-  let backups: (() => BackupFigures) | null = null;
-  const backupFigure = (field: keyof BackupFigures) => () => (backups ? [{ labels: {}, value: backups()[field] }] : []);
   const byLabel = (label: string, read: () => Record<string, number>) => () =>
     Object.entries(read()).map(([value, n]) => ({ labels: { [label]: value }, value: n }));
 
@@ -112,18 +110,6 @@ export function createMetrics(store: Store): Metrics {
       "counter",
       dropped.values,
     ),
-    computed(
-      "svc_backup_last_success_timestamp_seconds",
-      "When the newest backup snapshot stored was taken (Unix time); 0: none yet. Alert when it is older than two periods of SVC_BACKUP_EVERY.",
-      "gauge",
-      backupFigure("lastSuccessSeconds"),
-    ),
-    computed(
-      "svc_backup_failures_total",
-      "Backup runs and retries that failed to store a snapshot (each is also a warn line).",
-      "counter",
-      backupFigure("failures"),
-    ),
   ];
 
   let registry: Promise<Registry> | undefined;
@@ -153,7 +139,8 @@ export function createMetrics(store: Store): Metrics {
       dropped.inc({ reason }, reason);
     },
     reportBackups(read) {
-      backups = read;
+      // Told as the app is made, before the first scrape builds the registry from `all`.
+      all.push(...backupMetrics(read));
     },
     request(method, route, status, seconds) {
       requests.observe(method, route, status, seconds);
@@ -169,6 +156,24 @@ export function createMetrics(store: Store): Metrics {
       operations.inc({ operation, outcome }, `${outcome} ${operation}`);
     },
   };
+}
+
+/** The backup metrics, exposed only where there are backups (SVC_BACKUP_TO). */
+function backupMetrics(read: () => BackupFigures): Metric[] {
+  return [
+    computed(
+      "svc_backup_last_success_timestamp_seconds",
+      "When the newest backup snapshot stored was taken (Unix time); 0: none yet. Alert when it is older than two periods of SVC_BACKUP_EVERY.",
+      "gauge",
+      unlabelled(() => read().lastSuccessSeconds),
+    ),
+    computed(
+      "svc_backup_failures_total",
+      "Backup runs and retries that failed to store a snapshot (each is also a warn line).",
+      "counter",
+      unlabelled(() => read().failures),
+    ),
+  ];
 }
 
 /**

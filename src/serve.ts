@@ -62,9 +62,9 @@ export async function serve(config: Config): Promise<void> {
   }
 
   // Scheduled backups (SVC_BACKUP_TO on SQLite): their code is loaded only then.
-  const backups = config.backup.to && (await import("./backup/start.ts"));
-  const backup = backups ? await backups.startBackups(config, logger) : null;
-  const probes = healthProbes(opened.probe, config.env, backups && backup ? backups.backupHealth(backup) : undefined);
+  const backup = config.backup.to ? await (await import("./backup/start.ts")).startBackups(config, logger) : null;
+  const backupDetail = backup ? (await import("./backup/health.ts")).backupHealth(backup) : undefined;
+  const probes = healthProbes(opened.probe, config.env, backupDetail);
   let app: App | undefined;
   let loading: Promise<App> | undefined;
   // Until the app is there: the probes, and for anything else the app, loaded by the first request

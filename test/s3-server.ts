@@ -1,8 +1,9 @@
 // A local S3-compatible server for the backup tests: s3rver (a fake S3 on Koa, run in the test's own
 // process), offline, on a port of its own, storing in a folder the test owns. It takes the keys the tests
-// set (recognisable, so that a test can look for them in every line svc wrote), and checks their
-// signatures as S3 does. Stopped and started again on the same port and folder, it is storage that went
-// away and came back with what it held.
+// set (recognisable, so that a test can look for them in every line svc wrote). Stopped and started
+// again on the same port and folder, it is storage that went away and came back with what it held.
+// (s3rver checks that a request's key id is one it knows, not its
+// version 4 signature: a wrong secret goes unnoticed here.)
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

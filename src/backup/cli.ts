@@ -21,8 +21,13 @@ export async function backupCommand(args: string[], config: Config, io: Io): Pro
   if ((flag !== "--list" && flag !== "--now") || rest.length > 0)
     throw new UsageError("give one file to write, --list or --now");
   const destination = await configuredDestination(config, flag);
-  if (flag === "--list") return list(destination, io);
-  return backUpNow(config, destination, io);
+  if (flag === "--now") return backUpNow(config, destination, io);
+  try {
+    return await list(destination, io);
+  } catch (error) {
+    io.err.write(`svc backup: ${failureReason(error, config.backup.s3)}\n`);
+    return 1;
+  }
 }
 
 async function configuredDestination(config: Config, flag: string): Promise<Destination> {

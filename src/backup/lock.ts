@@ -51,6 +51,8 @@ function tryLock(path: string): Database | null {
   const client = new Database(path, { create: false });
   try {
     client.run("PRAGMA busy_timeout = 0");
+    // Nothing is written: no rollback journal file beside it either.
+    client.run("PRAGMA journal_mode = MEMORY");
     client.run("BEGIN EXCLUSIVE");
     return client;
   } catch {

@@ -81,6 +81,8 @@ export function createBackups(deps: BackupsDeps): Backups {
     failures: 0,
     scheduledHere: everyMs === null ? null : false,
   };
+  /** Whether this process holds the schedule; null until it first asks. */
+  let scheduledHere: boolean | null = null;
   let nextScheduled: number | null = null;
   let retryAt: number | null = null;
   let failuresInRow = 0;
@@ -117,10 +119,10 @@ export function createBackups(deps: BackupsDeps): Backups {
   /** Whether this process takes the scheduled runs, saying so when that changes. */
   function takeSchedule(): boolean {
     const here = lock.hold();
-    if (here !== state.scheduledHere) {
+    if (here !== scheduledHere) {
       if (here) logger.info({ to: destination.shown }, "scheduled backups are taken by this process");
       else logger.info("scheduled backups are taken by another svc process sharing this database");
-      state.scheduledHere = here;
+      state.scheduledHere = scheduledHere = here;
     }
     return here;
   }

@@ -1,8 +1,7 @@
-// The backups of `svc serve`, when SVC_BACKUP_TO is set on SQLite: made, their schedule begun, and what
-// health tells of them. serve.ts imports this only then.
+// The backups of `svc serve`, when SVC_BACKUP_TO is set on SQLite: made, and their schedule begun.
+// serve.ts imports this only then.
 import { version } from "../../package.json";
 import type { Config } from "../config.ts";
-import type { BackupHealth } from "../health/probes.ts";
 import type { LineLogger } from "../log-lines.ts";
 import { openDestination } from "./destination.ts";
 import { type Backups, createBackups } from "./service.ts";
@@ -22,12 +21,4 @@ export async function startBackups(config: Config, logger: LineLogger): Promise<
   // Not waited for: it asks the destination when the newest snapshot was taken, and svc listens meanwhile.
   void backups.start();
   return backups;
-}
-
-/** /svc/health's backup detail. */
-export function backupHealth(backups: Backups): () => BackupHealth {
-  return () => {
-    const { status, lastSuccessAt } = backups.state();
-    return { status, last_success_at: lastSuccessAt };
-  };
 }
