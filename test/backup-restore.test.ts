@@ -247,7 +247,9 @@ describe("svc restore", () => {
           expect(refused.err).toStartWith(`svc restore: ${file} `);
           expect(refused.err).toMatch(why);
           expect(refused.err).toEndWith("; nothing was changed\n");
-          expect(readdirSync(join(path, ".."))).toEqual(force ? ["svc.db"] : []);
+          // Not even a folder made for it is left.
+          expect(readdirSync(join(path, "..", ".."))).toEqual(force ? ["data"] : []);
+          if (force) expect(readdirSync(join(path, ".."))).toEqual(["svc.db"]);
           if (before) expect(readFileSync(path)).toEqual(before);
         }
       });

@@ -57,7 +57,8 @@ export async function restoreSnapshot({ databasePath: path, from, force, s3 }: R
   } catch (error) {
     throw new RestoreRefused(failureReason(error, s3));
   }
-  fs.mkdirSync(dirname(path), { recursive: true });
+  // A folder made for it goes again if the restore is refused: nothing changed means nothing left behind.
+  const made = fs.mkdirSync(dirname(path), { recursive: true });
   const partial = `${path}.restore-${utcStamp()}-${crypto.randomUUID().slice(0, 8)}`;
   let counts: SnapshotCounts;
   try {
@@ -71,7 +72,7 @@ export async function restoreSnapshot({ databasePath: path, from, force, s3 }: R
       throw new RestoreRefused(`${source.shown} is not a sound svc database: ${checked.problems[0]}`);
     counts = checked.counts;
   } catch (error) {
-    fs.rmSync(partial, { force: true });
+    fs.rmSync(made ?? partial, { recursive: true, force: true });
     throw error;
   }
 
