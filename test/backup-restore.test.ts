@@ -184,6 +184,18 @@ describe("svc restore", () => {
     expect(rows(path)).toEqual(rows(live));
   });
 
+  test("sets aside a log a database that is gone left, rather than let SQLite replay it into the snapshot", async () => {
+    const { path, env } = freshBox();
+    mkdirSync(join(path, ".."), { recursive: true });
+    writeFileSync(`${path}-wal`, "a gone database's log");
+    const restored = await cli(["restore", "--from", join(backups, "latest")], env);
+    expect(restored.code).toBe(0);
+    const orphan = /a log left by a database that is gone is kept as (\S+)\n/.exec(restored.out)![1]!;
+    expect(orphan).toMatch(new RegExp(`^${path}-wal\\.orphaned-\\d{8}T\\d{6}Z$`));
+    expect(readFileSync(orphan, "utf8")).toBe("a gone database's log");
+    expect(rows(path)).toEqual(rows(live));
+  });
+
   test("refuses, even with --force, a database that is open (svc serving it)", async () => {
     const refused = await cli(["restore", "--from", join(backups, "latest"), "--force"], {
       SVC_DATABASE_URL: `sqlite:${live}`,

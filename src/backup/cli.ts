@@ -7,7 +7,8 @@ import type { Io } from "../cli.ts";
 import { type Config, ConfigError } from "../config.ts";
 import { describeDatabase } from "../db/describe.ts";
 import { UsageError } from "../errors.ts";
-import { type Destination, openDestination } from "./destination.ts";
+import { missingSqlite } from "../db/sqlite/file.ts";
+import { type Destination, openDestination, placeOf } from "./destination.ts";
 import { failureReason } from "./failure.ts";
 import { snapshotName } from "./names.ts";
 import { RestoreRefused, restoreSnapshot } from "./restore.ts";
@@ -50,22 +51,29 @@ async function list(destination: Destination, io: Io): Promise<number> {
 
 /** One snapshot taken, checked, stored and the oldest pruned, here and now: no retries, the operator is here. */
 async function backUpNow(config: Config, destination: Destination, io: Io): Promise<number> {
-  const { database } = config;
+  const { database, backup } = config;
   if (database.kind !== "sqlite") throw new ConfigError("SVC_DATABASE_URL", "SQLite for svc backup --now", "postgres");
+  const missing = missingSqlite(database.path);
+  if (missing) {
+    io.err.write(`svc backup: ${missing}\n`);
+    return 1;
+  }
   const scratch = await mkdtemp(scratchPrefix(database.path));
   try {
     const taken = await takeSnapshot({ databasePath: database.path, scratch, name: snapshotName(new Date(), version) });
-    const { pruned, pruneError } = await storeSnapshot(destination, taken, config.backup.keep);
+    const { pruned, pruneError } = await storeSnapshot(destination, taken, backup.keep);
+    const what = `${taken.size} bytes: ${holding(taken.counts)}`;
+    const gone = pruned.length > 0 ? `; deleted the ${pruned.length} oldest beyond SVC_BACKUP_KEEP=${backup.keep}` : "";
     io.out.write(
-      `backed up ${describeDatabase(database)} to ${destination.shown}${destination.shown.endsWith("/") ? "" : "/"}${taken.name} (${taken.size} bytes: ${holding(taken.counts)})${pruned.length > 0 ? `; deleted the ${pruned.length} oldest beyond SVC_BACKUP_KEEP=${config.backup.keep}` : ""}\n`,
+      `backed up ${describeDatabase(database)} to ${placeOf(destination.shown, taken.name)} (${what})${gone}\n`,
     );
     if (!pruneError) return 0;
     io.err.write(
-      `svc backup: could not delete the oldest beyond SVC_BACKUP_KEEP: ${failureReason(pruneError, config.backup.s3)}\n`,
+      `svc backup: could not delete the oldest beyond SVC_BACKUP_KEEP: ${failureReason(pruneError, backup.s3)}\n`,
     );
     return 1;
   } catch (error) {
-    io.err.write(`svc backup: ${failureReason(error, config.backup.s3)}\n`);
+    io.err.write(`svc backup: ${failureReason(error, backup.s3)}\n`);
     return 1;
   } finally {
     await rm(scratch, { recursive: true, force: true });

@@ -29,3 +29,8 @@ export async function openDestination(to: BackupDestination, s3: S3Settings): Pr
 export function showDestination(to: BackupDestination): string {
   return to.kind === "folder" ? to.path : `s3://${to.bucket}/${to.prefix}`;
 }
+
+/** Where the snapshot `name` is at a destination shown as `shown`, as people may see it. */
+export function placeOf(shown: string, name: string): string {
+  return `${shown}${shown.endsWith("/") ? "" : "/"}${name}`;
+}

@@ -9,7 +9,6 @@ import type { AuditStore } from "../db/store.ts";
 import { AppError } from "../errors.ts";
 import { clientInfo } from "../http/client-address.ts";
 import { documented, ref } from "../http/openapi.ts";
-import { failureReason } from "./failure.ts";
 import { backupsView } from "./model.ts";
 import type { Backups } from "./service.ts";
 
@@ -34,14 +33,8 @@ export function backupRoutes({ backups, databaseKind, audit, authenticator, trus
         : "Set SVC_BACKUP_TO (a folder, or s3://bucket/prefix) and restart svc (docs/backups.md).",
     );
   };
-  const view = async (of: Backups) => {
-    try {
-      return backupsView(of, of.state(), { snapshots: await of.list() });
-    } catch (error) {
-      // Storage that does not answer still leaves the state to show (it says what failed).
-      return backupsView(of, of.state(), { error: failureReason(error, {}) });
-    }
-  };
+  // Storage that does not answer still leaves the state to show, and says what failed.
+  const view = async (of: Backups) => backupsView(of, of.state(), await of.listing());
 
   return new Elysia()
     .use(bearer(authenticator, { admin: true }))

@@ -28,7 +28,7 @@ export function parseSnapshotName(name: string): { takenAt: string; version: str
   return Number.isNaN(Date.parse(takenAt)) ? null : { takenAt, version: version! };
 }
 
-/** Oldest first; two taken in the same second by the same name once (the later replaced the earlier). */
+/** Oldest first, by the time in their names (then by name, for a stable order). */
 export function byAge(a: SnapshotInfo, b: SnapshotInfo): number {
   return a.takenAt < b.takenAt ? -1 : a.takenAt > b.takenAt ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }

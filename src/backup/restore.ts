@@ -76,23 +76,14 @@ export async function restoreSnapshot({ databasePath: path, from, force, s3 }: R
     throw error;
   }
 
-  const stamp = utcStamp();
-  const keptAs = there ? `${path}.before-restore-${stamp}` : null;
-  const leftovers: string[] = [];
-  for (const suffix of COMPANIONS) {
-    const file = `${path}${suffix}`;
-    if (!fs.existsSync(file)) continue;
-    // Kept aside in pairs (<kept>-wal goes with <kept>), so that the kept file still reads what its log held.
-    if (keptAs) fs.renameSync(file, `${keptAs}${suffix}`);
-    // With no database, what its log held belongs to one that is gone: SQLite would replay it into this one.
-    else if (suffix === "-shm") fs.rmSync(file, { force: true });
-    else {
-      fs.renameSync(file, `${file}.orphaned-${stamp}`);
-      leftovers.push(`${file}.orphaned-${stamp}`);
-    }
+  const keptAs = there ? `${path}.before-restore-${utcStamp()}` : null;
+  let leftovers: string[];
+  try {
+    leftovers = putInPlace(path, partial, keptAs);
+  } catch (error) {
+    fs.rmSync(partial, { force: true });
+    throw new RestoreRefused(`could not put the snapshot in place: ${failureReason(error, s3)}`);
   }
-  if (keptAs) fs.renameSync(path, keptAs);
-  fs.renameSync(partial, path);
   syncFolder(dirname(path));
   const named = parseSnapshotName(source.name);
   return {
@@ -103,6 +94,42 @@ export async function restoreSnapshot({ databasePath: path, from, force, s3 }: R
     keptAs,
     leftovers,
   };
+}
+
+/**
+ * The checked snapshot at `partial` renamed to `path`: the database there first kept as `keptAs` with its
+ * companions, or with none there, what a database that is gone left beside it moved aside. Returns those.
+ * On a failure, the database that was there is put back.
+ */
+function putInPlace(path: string, partial: string, keptAs: string | null): string[] {
+  const fs = nodeFs();
+  const moved: [from: string, to: string][] = [];
+  const move = (from: string, to: string) => {
+    fs.renameSync(from, to);
+    moved.push([from, to]);
+  };
+  const leftovers: string[] = [];
+  const stamp = utcStamp();
+  try {
+    for (const suffix of COMPANIONS) {
+      const file = `${path}${suffix}`;
+      if (!fs.existsSync(file)) continue;
+      // Kept aside in pairs (<kept>-wal goes with <kept>), so that the kept file still reads what its log held.
+      if (keptAs) move(file, `${keptAs}${suffix}`);
+      // With no database, what a log holds belongs to one that is gone: SQLite would replay it into this one.
+      else if (suffix === "-shm") fs.rmSync(file, { force: true });
+      else {
+        move(file, `${file}.orphaned-${stamp}`);
+        leftovers.push(`${file}.orphaned-${stamp}`);
+      }
+    }
+    if (keptAs) move(path, keptAs);
+    fs.renameSync(partial, path);
+    return leftovers;
+  } catch (error) {
+    for (const [from, to] of moved.reverse()) fs.renameSync(to, from);
+    throw error;
+  }
 }
 
 /** The renames made durable: a crash now finds the restored database under its name. */

@@ -56,6 +56,8 @@ export interface Backups {
   state(): BackupState;
   /** The snapshots at the destination, oldest first. */
   list(): Promise<SnapshotInfo[]>;
+  /** The same, or why they could not be listed (in one line, as a failure is told). */
+  listing(): Promise<{ snapshots: SnapshotInfo[] } | { error: string }>;
   /** Begins a run now (retried as a scheduled one is), unless one is running. */
   runNow(): "started" | "running";
   /** Resolves once no run is going on (retries waiting for their time are not runs). */
@@ -227,6 +229,11 @@ export function createBackups(deps: BackupsDeps): Backups {
       return { ...state, running: running !== null, nextRunAt: next === Infinity ? null : iso(next) };
     },
     list: () => destination.list(),
+    listing: () =>
+      destination.list().then(
+        (snapshots) => ({ snapshots }),
+        (error: unknown) => ({ error: failureReason(error, deps.s3) }),
+      ),
     runNow() {
       if (running) return "running";
       void run(true);

@@ -3,7 +3,7 @@
 import { basename, dirname } from "node:path";
 import type { S3Settings } from "../config.ts";
 import { nodeFs } from "../node-fs.ts";
-import { type Destination, NoSuchSnapshot, openDestination } from "./destination.ts";
+import { type Destination, NoSuchSnapshot, openDestination, placeOf } from "./destination.ts";
 import { parseSnapshotName } from "./names.ts";
 
 export interface SnapshotSource {
@@ -43,5 +43,5 @@ async function inDestination(at: Destination, name: string): Promise<SnapshotSou
   }
   if (!parseSnapshotName(name))
     throw new NoSuchSnapshot(`${name} is not the name of an svc snapshot (svc-<time>-<version>.db.gz)`);
-  return { shown: `${at.shown}${at.shown.endsWith("/") ? "" : "/"}${name}`, name, read: () => at.read(name) };
+  return { shown: placeOf(at.shown, name), name, read: () => at.read(name) };
 }
