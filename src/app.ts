@@ -2,6 +2,9 @@
 // body limit, metrics, access line). Tests call app.handle(request); serve.ts serves app.handlers.
 import { Elysia } from "elysia";
 import { adminRoutes } from "./admin/index.ts";
+import { backupFigures, backupHealth } from "./backup/health.ts";
+import { backupRoutes } from "./backup/index.ts";
+import type { Backups } from "./backup/service.ts";
 import { invitationRoutes } from "./admin/invitations.ts";
 import { authRoutes } from "./auth/index.ts";
 import { createAuthenticator } from "./auth/authenticator.ts";
@@ -35,9 +38,11 @@ export interface AppDeps {
   loggers: Loggers;
   /** The health probes' answers, when serve.ts has been answering them since before the app loaded. */
   probes?: Probes;
+  /** The backups serve.ts runs (SVC_BACKUP_TO on SQLite); admin/backups answers backups_not_configured without. */
+  backups?: Backups;
 }
 
-export function createApp({ config, store: database, loggers, probes }: AppDeps): App {
+export function createApp({ config, store: database, loggers, probes, backups }: AppDeps): App {
   const { logger } = loggers;
   // Everything below sees the plain contract; the cache layer alone knows the table versions.
   const cache = caching(database);
@@ -72,6 +77,7 @@ export function createApp({ config, store: database, loggers, probes }: AppDeps)
     logger,
   });
   metrics.reportSubscriptions(hub.counts);
+  if (backups) metrics.reportBackups(backupFigures(backups));
 
   const graphql = graphqlRoutes({
     config: config.graphql,
@@ -93,7 +99,11 @@ export function createApp({ config, store: database, loggers, probes }: AppDeps)
     .use(corsFor(config.corsOrigins))
     .use(openapiRoutes())
     .use(config.adminConsole ? consoleRoutes() : new Elysia())
-    .use(healthRoutes(probes ?? healthProbes(store, config.env), (request) => exposed.healthDetails(via(request))))
+    .use(
+      healthRoutes(probes ?? healthProbes(store, config.env, backups && backupHealth(backups)), (request) =>
+        exposed.healthDetails(via(request)),
+      ),
+    )
     .use(
       config.metrics
         ? metricsRoutes(metrics, (request) =>
@@ -105,6 +115,7 @@ export function createApp({ config, store: database, loggers, probes }: AppDeps)
     .use(usersRoutes({ users, signups, pageJson: createPageJson(), ...routeDeps }))
     .use(adminRoutes({ admin, ...routeDeps }))
     .use(invitationRoutes({ invitations, ...routeDeps }))
+    .use(backupRoutes({ backups: backups ?? null, databaseKind: store.kind, audit: store.audit, ...routeDeps }))
     .use(graphql.routes);
   routes = routeTemplates(app.routes);
   const handle = app.fetch;

@@ -63,9 +63,11 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   backup: {
-    usage: "svc backup <file>",
-    summary: "Write a consistent snapshot of the SQLite database to a new file, while svc keeps serving.",
+    usage: "svc backup <file>\nsvc backup --list\nsvc backup --now",
+    summary:
+      "Write a consistent snapshot of the SQLite database to a new file, while svc keeps serving; list the snapshots at SVC_BACKUP_TO (name, bytes, time taken, svc version); or take one now, checked and gzipped, into SVC_BACKUP_TO, deleting the oldest beyond SVC_BACKUP_KEEP.",
     async run(args, env, io) {
+      if (args[0]?.startsWith("--")) return (await import("./backup/cli.ts")).backupCommand(args, parseConfig(env), io);
       const [target, ...rest] = args;
       if (!target || rest.length > 0) return usageError(io, "backup", "give exactly one file to write");
       const { database } = parseConfig(env);
@@ -80,6 +82,12 @@ const COMMANDS: Record<string, Command> = {
       io.out.write(`backed up ${describeDatabase(database)} to ${target}\n`);
       return 0;
     },
+  },
+  restore: {
+    usage: "svc restore --from <file | folder/latest | s3://bucket/prefix/name | s3://bucket/prefix/latest> [--force]",
+    summary:
+      "Bring a snapshot back into the SQLite file SVC_DATABASE_URL names, once it is read whole and checked; prints its time, svc version and row counts. Stop svc first. A database already there is refused, unless --force, which keeps it as <file>.before-restore-<time>.",
+    run: async (args, env, io) => (await import("./backup/cli.ts")).restoreCommand(args, parseConfig(env), io),
   },
   check: {
     usage: "svc check",

@@ -29,6 +29,8 @@ const CATALOG = {
   last_admin: { status: 409, title: "Last administrator", graphql: "CONFLICT" },
   version_mismatch: { status: 409, title: "Version mismatch", graphql: "CONFLICT" },
   idempotency_key_in_flight: { status: 409, title: "Idempotency key in flight", graphql: "IDEMPOTENCY_KEY_IN_FLIGHT" },
+  backups_not_configured: { status: 409, title: "Backups not configured", graphql: "CONFLICT" },
+  backup_in_progress: { status: 409, title: "Backup in progress", graphql: "CONFLICT" },
   precondition_failed: { status: 412, title: "Precondition failed", graphql: "PRECONDITION_FAILED" },
   payload_too_large: { status: 413, title: "Payload too large", graphql: "BAD_REQUEST" },
   unsupported_media_type: { status: 415, title: "Unsupported media type", graphql: "BAD_REQUEST" },

@@ -23,6 +23,16 @@ export interface Metrics {
   subscriptionEventsSent(count: number): void;
   /** A subscription ended by svc: too slow a reader, or a token no longer valid. */
   subscriptionDropped(reason: (typeof DROP_REASONS)[number]): void;
+  /** Where the backup metrics are read from; without it (no SVC_BACKUP_TO) they are not exposed. */
+  reportBackups(read: () => BackupFigures): void;
+}
+
+/** What the backup metrics expose (src/backup/service.ts keeps it). */
+export interface BackupFigures {
+  /** When the newest snapshot stored was taken, in seconds since the epoch; 0: none yet. */
+  lastSuccessSeconds: number;
+  /** Runs and retries that failed to store a snapshot, since svc started. */
+  failures: number;
 }
 
 const LOGIN_ROUTE = "/svc-api/v1/auth/login";
@@ -128,6 +138,10 @@ export function createMetrics(store: Store): Metrics {
     subscriptionDropped(reason) {
       dropped.inc({ reason }, reason);
     },
+    reportBackups(read) {
+      // Told as the app is made, before the first scrape builds the registry from `all`.
+      all.push(...backupMetrics(read));
+    },
     request(method, route, status, seconds) {
       requests.observe(method, route, status, seconds);
       if (route === LOGIN_ROUTE && status === 401) failedLogins++;
@@ -142,6 +156,24 @@ export function createMetrics(store: Store): Metrics {
       operations.inc({ operation, outcome }, `${outcome} ${operation}`);
     },
   };
+}
+
+/** The backup metrics, exposed only where there are backups (SVC_BACKUP_TO). */
+function backupMetrics(read: () => BackupFigures): Metric[] {
+  return [
+    computed(
+      "svc_backup_last_success_timestamp_seconds",
+      "When the newest backup snapshot stored was taken (Unix time); 0: none yet. Alert when it is older than two periods of SVC_BACKUP_EVERY.",
+      "gauge",
+      unlabelled(() => read().lastSuccessSeconds),
+    ),
+    computed(
+      "svc_backup_failures_total",
+      "Backup runs and retries that failed to store a snapshot (each is also a warn line).",
+      "counter",
+      unlabelled(() => read().failures),
+    ),
+  ];
 }
 
 /**

@@ -61,7 +61,10 @@ export async function serve(config: Config): Promise<void> {
     process.exit(1);
   }
 
-  const probes = healthProbes(opened.probe, config.env);
+  // Scheduled backups (SVC_BACKUP_TO on SQLite): their code is loaded only then.
+  const backup = config.backup.to ? await (await import("./backup/start.ts")).startBackups(config, logger) : null;
+  const backupDetail = backup ? (await import("./backup/health.ts")).backupHealth(backup) : undefined;
+  const probes = healthProbes(opened.probe, config.env, backupDetail);
   let app: App | undefined;
   let loading: Promise<App> | undefined;
   // Until the app is there: the probes, and for anything else the app, loaded by the first request
@@ -116,7 +119,7 @@ export async function serve(config: Config): Promise<void> {
       import("bun:jsc"),
     ]);
     await sockets();
-    app = createApp({ config, store, loggers: createLoggers(config.logLevel), probes });
+    app = createApp({ config, store, loggers: createLoggers(config.logLevel), probes, backups: backup ?? undefined });
     listeners.reload(app.handlersOn);
     stopReturningMemory = returnMemoryWhenIdle(app.requestsBegun, opened.releaseMemory, config.releaseCodeAfterMs);
     void prune();
@@ -191,6 +194,7 @@ export async function serve(config: Config): Promise<void> {
     clearTimeout(forced);
     clearTimeout(pruneAnyway);
     await stopPruning?.();
+    await backup?.stop();
     stopReturningMemory();
     await opened.close();
     logger.info("svc stopped");

@@ -1,6 +1,7 @@
 // Builds an app on a fresh in-memory database and talks to it through app.handle.
 import { expect } from "bun:test";
 import { createApp } from "../src/app.ts";
+import type { Backups } from "../src/backup/service.ts";
 import { MINIMAL_PASSWORD_COST, parseConfig, type Config } from "../src/config.ts";
 import { openPostgresStore } from "../src/db/postgres/store.ts";
 import { openSqliteStore } from "../src/db/sqlite/store.ts";
@@ -47,6 +48,8 @@ export interface TestAppOptions {
   on?: VersionedStore;
   /** Wraps the store, e.g. to make one method fail. */
   store?: (store: VersionedStore) => VersionedStore;
+  /** The backups the app reports and runs (admin/backups, health, metrics); none by default. */
+  backups?: Backups;
 }
 
 export interface Reply {
@@ -104,7 +107,7 @@ export async function testApp(options: TestAppOptions = {}) {
       return true;
     },
   };
-  const app = createApp({ config, store, loggers: createLoggers("debug", sink) });
+  const app = createApp({ config, store, loggers: createLoggers("debug", sink), backups: options.backups });
 
   async function call(method: string, path: string, opts: CallOptions = {}): Promise<Reply> {
     const headers: Record<string, string> = { ...opts.headers };

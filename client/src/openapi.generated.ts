@@ -362,6 +362,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/svc-api/v1/admin/backups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The backup schedule and how it fares, and the snapshots at SVC_BACKUP_TO, newest first */
+        get: operations["adminGetBackups"];
+        put?: never;
+        /** Back up now: a snapshot taken, checked, gzipped and stored at SVC_BACKUP_TO, the oldest beyond SVC_BACKUP_KEEP deleted; retried as a scheduled one is */
+        post: operations["adminRequestBackup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -469,7 +487,7 @@ export interface components {
             /** Format: date-time */
             at: string;
             /** @enum {string} */
-            action: "user.created" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "password.changed" | "session.revoked" | "refresh.reuse_detected" | "admin.user.created" | "admin.user.updated" | "admin.user.deleted" | "password_reset.issued" | "password_reset.redeemed" | "password_reset.failed" | "password_reset.throttled" | "invitation.issued" | "invitation.redeemed" | "invitation.revoked" | "category.deleted";
+            action: "user.created" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "password.changed" | "session.revoked" | "refresh.reuse_detected" | "admin.user.created" | "admin.user.updated" | "admin.user.deleted" | "password_reset.issued" | "password_reset.redeemed" | "password_reset.failed" | "password_reset.throttled" | "invitation.issued" | "invitation.redeemed" | "invitation.revoked" | "category.deleted" | "backup.requested";
             /** @description Who acted; null: nobody signed in, or the CLI. */
             actor_id: string | null;
             /** @description The user (or category) acted on. */
@@ -511,6 +529,49 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
         };
+        Backups: {
+            schedule: {
+                /** @description SVC_BACKUP_EVERY (30m, 6h, 1d); null: snapshots are taken only when asked for. */
+                every: string | null;
+                /** @description SVC_BACKUP_TO: a folder, or s3://bucket/prefix. Never a credential. */
+                to: string;
+                /** @description SVC_BACKUP_KEEP: the newest this many are kept there. */
+                keep: number;
+            };
+            /**
+             * @description ok: the last run stored its snapshot; failing: it did not (retries follow); pending: none has ended yet.
+             * @enum {string}
+             */
+            status: "ok" | "failing" | "pending";
+            running: boolean;
+            /** @description Whether this svc process takes the scheduled runs (one does, among those sharing the database); null without a schedule. */
+            scheduled_here: boolean | null;
+            /** @description The next scheduled run, or retry if sooner. */
+            next_run_at: string | null;
+            /** @description When the newest snapshot stored was taken (since svc started: the newest at SVC_BACKUP_TO). */
+            last_success_at: string | null;
+            /** @description The latest failure since svc started, in one line (never a credential). */
+            last_failure: {
+                /** Format: date-time */
+                at: string;
+                reason: string;
+            } | null;
+            /** @description Runs and retries that failed since svc started. */
+            failures: number;
+            /** @description The snapshots at SVC_BACKUP_TO, newest first; null when they could not be listed (listing_error says why). */
+            snapshots: components["schemas"]["BackupSnapshot"][] | null;
+            listing_error: string | null;
+        };
+        BackupSnapshot: {
+            /** @description svc-<UTC time>-<svc version>.db.gz */
+            name: string;
+            /** @description Bytes, gzipped. */
+            size: number;
+            /** Format: date-time */
+            created_at: string;
+            /** @description The svc that took it. */
+            version: string;
+        };
         Live: {
             /** @constant */
             status: "ok";
@@ -534,6 +595,16 @@ export interface components {
             /** @description Absent in production unless asked on the operations listener or from the box itself. */
             uptime_s?: number;
             checks: components["schemas"]["HealthChecks"];
+            /** @description Scheduled backups (SVC_BACKUP_TO), when configured. Absent in production unless asked on the operations listener or from the box itself. */
+            backup?: {
+                /**
+                 * @description ok: the last run stored its snapshot; failing: it did not (retries follow); pending: none has ended yet.
+                 * @enum {string}
+                 */
+                status: "ok" | "failing" | "pending";
+                /** @description When the newest snapshot stored was taken; null: none yet. */
+                last_success_at: string | null;
+            };
         };
         HealthChecks: {
             database: "ok" | "unavailable";
@@ -551,7 +622,7 @@ export interface components {
              * @description Stable, machine-readable: switch on this.
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_json" | "invalid_reset_code" | "unauthorized" | "invalid_credentials" | "invalid_refresh_token" | "refresh_token_reused" | "token_expired" | "forbidden" | "current_password_mismatch" | "account_disabled" | "csrf_refused" | "signup_closed" | "invitation_required" | "invalid_invitation" | "not_found" | "method_not_allowed" | "username_taken" | "email_taken" | "category_name_taken" | "last_admin" | "version_mismatch" | "idempotency_key_in_flight" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "too_many_requests" | "idempotency_keys_exhausted" | "too_many_subscriptions" | "internal" | "database_unavailable" | "storage_full";
+            code: "validation_failed" | "malformed_json" | "invalid_reset_code" | "unauthorized" | "invalid_credentials" | "invalid_refresh_token" | "refresh_token_reused" | "token_expired" | "forbidden" | "current_password_mismatch" | "account_disabled" | "csrf_refused" | "signup_closed" | "invitation_required" | "invalid_invitation" | "not_found" | "method_not_allowed" | "username_taken" | "email_taken" | "category_name_taken" | "last_admin" | "version_mismatch" | "idempotency_key_in_flight" | "backups_not_configured" | "backup_in_progress" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "too_many_requests" | "idempotency_keys_exhausted" | "too_many_subscriptions" | "internal" | "database_unavailable" | "storage_full";
             /** @description For validation_failed: one entry per bad field. */
             errors?: {
                 field: string;
@@ -3397,7 +3468,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only this action. */
-                action?: "user.created" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "password.changed" | "session.revoked" | "refresh.reuse_detected" | "admin.user.created" | "admin.user.updated" | "admin.user.deleted" | "password_reset.issued" | "password_reset.redeemed" | "password_reset.failed" | "password_reset.throttled" | "invitation.issued" | "invitation.redeemed" | "invitation.revoked" | "category.deleted";
+                action?: "user.created" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "password.changed" | "session.revoked" | "refresh.reuse_detected" | "admin.user.created" | "admin.user.updated" | "admin.user.deleted" | "password_reset.issued" | "password_reset.redeemed" | "password_reset.failed" | "password_reset.throttled" | "invitation.issued" | "invitation.redeemed" | "invitation.revoked" | "category.deleted" | "backup.requested";
                 /** @description Only events this user did. */
                 actor?: string;
                 /** @description Only events done to this user (or category). */
@@ -3953,6 +4024,188 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code: "database_unavailable" | "storage_full";
+                    };
+                };
+            };
+        };
+    };
+    adminGetBackups: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The backups */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Backups"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Bearer realm="svc", with error="invalid_token" when a token was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "forbidden";
+                    };
+                };
+            };
+            /** @description backups_not_configured */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description With idempotency_key_in_flight: seconds to wait before sending the request again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "backups_not_configured";
+                    };
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /** @description database_unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "database_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    adminRequestBackup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Begun: the backups, running; GET admin/backups shows how it ends */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description admin/backups, where the outcome shows */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Backups"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Bearer realm="svc", with error="invalid_token" when a token was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "forbidden";
+                    };
+                };
+            };
+            /** @description backups_not_configured, backup_in_progress */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description With idempotency_key_in_flight: seconds to wait before sending the request again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "backups_not_configured" | "backup_in_progress";
+                    };
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /** @description database_unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "database_unavailable";
                     };
                 };
             };

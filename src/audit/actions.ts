@@ -22,6 +22,7 @@ export const AUDIT_ACTIONS = [
   "invitation.redeemed",
   "invitation.revoked",
   "category.deleted",
+  "backup.requested",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

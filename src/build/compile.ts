@@ -38,7 +38,11 @@ export async function compile(outfile: string, { target, order }: CompileOptions
     const built = join(scratch, "svc");
     const targeted = target ? [`--target=bun-${target}`] : [];
     const ordered = order ? [`--bytecode-order=${order}`] : [];
-    await $`${process.execPath} build ${COMPILE_FLAGS} ${targeted} ${ordered} --define BUILT_AS_BINARY=true ${join(root, "src", "main.ts")} ${assets} --outfile ${built}`.quiet();
+    // The backup's worker thread is an entry point of its own, which src/backup/in-worker.ts finds by its
+    // place under src/: the root, given, keeps that place whatever folder the build runs in.
+    const src = join(root, "src");
+    const entries = [join(src, "main.ts"), join(src, "backup", "snapshot-worker.ts")];
+    await $`${process.execPath} build ${COMPILE_FLAGS} ${targeted} ${ordered} --define BUILT_AS_BINARY=true --root=${src} ${entries} ${assets} --outfile ${built}`.quiet();
     // Bun adds .exe for Windows targets.
     const output = target?.startsWith("windows") ? `${built}.exe` : built;
     await $`mkdir -p ${join(outfile, "..")}`;

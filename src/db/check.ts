@@ -23,7 +23,11 @@ export async function checkDatabase(database: DatabaseConfig): Promise<string[]>
     : checkPostgres(database.url, describeDatabase(database));
 }
 
-function checkSqlite(path: string): string[] {
+/**
+ * The SQLite file's problems. `current`: a database serving this svc must have every migration applied;
+ * a snapshot need not (an older svc took it, and the next start migrates it).
+ */
+export function checkSqlite(path: string, { current = true }: { current?: boolean } = {}): string[] {
   const missing = missingSqlite(path);
   if (missing) return [missing];
   let client: Database;
@@ -38,7 +42,7 @@ function checkSqlite(path: string): string[] {
     const problems = wholeCheck(client);
     if (problems.length > 0) return problems;
     const applied = client.query<{ n: number }, []>("SELECT count(*) AS n FROM __drizzle_migrations").get()?.n ?? 0;
-    if (applied < SQLITE_MIGRATIONS) problems.push(behind(applied, SQLITE_MIGRATIONS));
+    if (current && applied < SQLITE_MIGRATIONS) problems.push(behind(applied, SQLITE_MIGRATIONS));
     const orphans = client.query<{ table: string; rowid: number }, []>("PRAGMA foreign_key_check").all();
     for (const orphan of orphans.slice(0, MAX_PROBLEMS))
       problems.push(`${orphan.table} row ${orphan.rowid} names a row that does not exist`);

@@ -25,4 +25,18 @@ export const healthSchema = t.Object({
   status,
   uptime_s: t.Optional(t.Number({ description: DETAIL })),
   checks: ref("HealthChecks"),
+  backup: t.Optional(
+    t.Object(
+      {
+        status: enumOf(["ok", "failing", "pending"], {
+          description:
+            "ok: the last run stored its snapshot; failing: it did not (retries follow); pending: none has ended yet.",
+        }),
+        last_success_at: t.Union([t.String({ format: "date-time" }), t.Null()], {
+          description: "When the newest snapshot stored was taken; null: none yet.",
+        }),
+      },
+      { description: `Scheduled backups (SVC_BACKUP_TO), when configured. ${DETAIL}` },
+    ),
+  ),
 });

@@ -34,13 +34,27 @@ export type Probe = (
 
 export type Probes = Record<"/svc/health" | "/svc/health/live" | "/svc/health/ready", Probe>;
 
-/** The probes' answers, by path; one set per process, so that the uptime counts from its start. */
-export function healthProbes(store: Pick<Store, "kind" | "ping" | "storage">, environment: string): Probes {
+/** How scheduled backups fare (src/backup/), for /svc/health's details; absent without SVC_BACKUP_TO. */
+export interface BackupHealth {
+  /** ok: the last run stored its snapshot; failing: it did not (retries follow); pending: none has ended yet. */
+  status: "ok" | "failing" | "pending";
+  last_success_at: string | null;
+}
+
+/**
+ * The probes' answers, by path; one set per process, so that the uptime counts from its start. `backup`:
+ * how backups fare, told among the details only (a stranger need not know when the last copy was made).
+ */
+export function healthProbes(
+  store: Pick<Store, "kind" | "ping" | "storage">,
+  environment: string,
+  backup?: () => BackupHealth,
+): Probes {
   const startedAt = performance.now();
   const database = databaseCheck(store);
   // Everything but the status and uptime is fixed: rendered once.
   const identity = JSON.stringify({ service: "svc", version, environment, database_kind: store.kind }).slice(0, -1);
-  let body = { tenths: -1, result: "ok" as Check, text: "" };
+  let body = { tenths: -1, result: "ok" as Check, backup: "", text: "" };
   return {
     "/svc/health/live": (_request, headers) => json(200, '{"status":"ok"}', headers),
     "/svc/health/ready": (_request, headers) =>
@@ -52,11 +66,13 @@ export function healthProbes(store: Pick<Store, "kind" | "ping" | "storage">, en
         if (!details) return json(statusFor(result), briefBody(result), headers);
         // The uptime has tenths of a second, so the body changes ten times a second at most.
         const tenths = Math.round((performance.now() - startedAt) / 100);
-        if (tenths !== body.tenths || result !== body.result) {
+        const backups = backup ? `,"backup":${JSON.stringify(backup())}` : "";
+        if (tenths !== body.tenths || result !== body.result || backups !== body.backup) {
           body = {
             tenths,
             result,
-            text: `${identity},"status":"${result}","uptime_s":${tenths / 10},"checks":${CHECKS[result]}}`,
+            backup: backups,
+            text: `${identity},"status":"${result}","uptime_s":${tenths / 10},"checks":${CHECKS[result]}${backups}}`,
           };
         }
         return json(statusFor(result), body.text, headers);

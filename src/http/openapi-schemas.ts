@@ -3,6 +3,7 @@
 import type { TSchema } from "elysia";
 import { adminUserSchema, auditEventSchema, issuedResetSchema } from "../admin/model.ts";
 import { sessionSchema } from "../auth/model.ts";
+import { backupSnapshotSchema, backupsSchema } from "../backup/model.ts";
 import { checksSchema, healthSchema, liveSchema, readySchema } from "../health/model.ts";
 import { invitationSchema, issuedInvitationSchema } from "../signup/model.ts";
 import { loginSchema, meSchema, pairSchema, userSchema } from "../users/model.ts";
@@ -23,6 +24,8 @@ export type SchemaName =
   | "AuditEvent"
   | "Invitation"
   | "IssuedInvitation"
+  | "Backups"
+  | "BackupSnapshot"
   | "Live"
   | "Ready"
   | "Health"
@@ -40,6 +43,8 @@ export const NAMED_SCHEMAS: Record<SchemaName, TSchema> = {
   AuditEvent: auditEventSchema,
   Invitation: invitationSchema,
   IssuedInvitation: issuedInvitationSchema,
+  Backups: backupsSchema,
+  BackupSnapshot: backupSnapshotSchema,
   Live: liveSchema,
   Ready: readySchema,
   Health: healthSchema,

@@ -182,12 +182,14 @@ describe("GET /svc-api/openapi.json", () => {
     expect(ids.sort()).toEqual([
       "adminCreateUser",
       "adminDeleteUser",
+      "adminGetBackups",
       "adminGetUser",
       "adminIssueInvitation",
       "adminIssuePasswordReset",
       "adminListAudit",
       "adminListInvitations",
       "adminListUsers",
+      "adminRequestBackup",
       "adminRevokeInvitation",
       "adminUpdateUser",
       "changePassword",
@@ -220,6 +222,8 @@ describe("GET /svc-api/openapi.json", () => {
       [
         "AdminUser",
         "AuditEvent",
+        "Backups",
+        "BackupSnapshot",
         "Health",
         "HealthChecks",
         "Invitation",
@@ -254,6 +258,8 @@ describe("GET /svc-api/openapi.json", () => {
       ["get", "/svc-api/v1/admin/audit", "200", listOf("AuditEvent")],
       ["post", "/svc-api/v1/admin/invitations", "201", named("IssuedInvitation")],
       ["get", "/svc-api/v1/admin/invitations", "200", listOf("Invitation")],
+      ["get", "/svc-api/v1/admin/backups", "200", named("Backups")],
+      ["post", "/svc-api/v1/admin/backups", "202", named("Backups")],
       ["get", "/svc/health/live", "200", named("Live")],
       ["get", "/svc/health/ready", "200", named("Ready")],
       ["get", "/svc/health/ready", "503", named("Ready")],
@@ -292,7 +298,7 @@ describe("GET /svc-api/openapi.json", () => {
     const doc = (await call("GET", "/svc-api/openapi.json")).body;
     const code = doc.components.schemas.Problem.properties.code;
     expect(code).toMatchObject({ type: "string", enum: [...ERROR_CODES] });
-    expect(code.enum.length).toBe(33);
+    expect(code.enum.length).toBe(35);
     expect([code.enum[0], code.enum.at(-1)]).toEqual(["validation_failed", "storage_full"]);
     expect(doc.components.schemas.Problem.required).toContain("code");
 

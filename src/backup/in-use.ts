@@ -1,0 +1,27 @@
+// Whether a process has an SQLite database open, svc serving it most likely, so that a restore does not
+// pull the file from under it. Cheap and exact on one box: a connection in SQLite's exclusive locking
+// mode cannot begin while any other connection has the file open in WAL mode (as svc always has it).
+import { Database } from "bun:sqlite";
+import { lockedElsewhere } from "./lock.ts";
+
+export function openElsewhere(path: string): boolean {
+  if (lockedElsewhere(path)) return true;
+  let client: Database;
+  try {
+    client = new Database(path, { readwrite: true, create: false });
+  } catch {
+    return false;
+  }
+  try {
+    client.run("PRAGMA busy_timeout = 0");
+    client.run("PRAGMA locking_mode = EXCLUSIVE");
+    client.run("BEGIN EXCLUSIVE");
+    client.run("COMMIT");
+    return false;
+  } catch (error) {
+    // Anything but "locked" (a damaged file, not a database at all) is no sign of a user.
+    return /^SQLITE_(BUSY|LOCKED)/.test(String((error as { code?: unknown }).code));
+  } finally {
+    client.close();
+  }
+}
