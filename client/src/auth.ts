@@ -47,6 +47,8 @@ const RENEW_SHARE = 0.2;
 const RENEW_AT_MOST_MS = 30_000;
 
 const AUTH = "/svc-api/v1/auth";
+/** The longest a refresh may take before it counts as no answer (network_error). */
+const RENEW_TIMEOUT_MS = 30_000;
 
 export class Auth {
   readonly #http: Http;
@@ -63,6 +65,8 @@ export class Auth {
   #renewal: Promise<string | null> | null = null;
   /** Cookie mode: whether the cookie has been tried for a session since the page loaded. */
   #restored = false;
+  /** When this client last saw its session end (ms): older news from other tabs is ignored. */
+  #endedAt = 0;
   /** Resolves once the stored session has been read (at once for a synchronous store). */
   readonly ready: Promise<void>;
 
@@ -140,6 +144,13 @@ export class Auth {
    */
   async logout({ scope = "local" }: { scope?: LogoutScope } = {}): Promise<void> {
     await this.ready;
+    // After any renewal on its way (here, in a client sharing the store, or another tab), with the
+    // refresh token it leaves: the one held now may be spent, and svc's 401 for it would end nothing.
+    return exclusive(this.#holder, this.#lockName, () => this.#logout(scope));
+  }
+
+  async #logout(scope: LogoutScope): Promise<void> {
+    if (this.#mode === "json") await this.#reload(true);
     const held = this.#held;
     if (this.#mode === "json" && !held?.refreshToken) return this.#end();
     const body = this.#mode === "json" ? { scope, refresh_token: held?.refreshToken } : { scope };
@@ -234,17 +245,21 @@ export class Auth {
   }
 
   async #refresh(held: Held | null): Promise<string | null> {
-    this.#restored = true;
     const body = this.#mode === "json" ? { refresh_token: held?.refreshToken } : {};
-    const response = await this.#http.send({ method: "POST", path: `${AUTH}/refresh`, body }, null);
+    // Bounded: a renewal holds the lock every client and tab of the session waits on.
+    const signal = AbortSignal.timeout(RENEW_TIMEOUT_MS);
+    const response = await this.#http.send({ method: "POST", path: `${AUTH}/refresh`, body, signal }, null);
     try {
       const answer = await answerOf<LoginAnswer>(response);
+      this.#restored = true;
       await this.#keep(heldFrom(answer, answer.user, this.#mode));
       return answer.token;
     } catch (error) {
       // Spent, expired, ended, the account disabled, or (cookie mode) no cookie: the session is over. Anything else (no network,
       // svc busy) leaves it for the next try.
       if (isSvcError(error, "account_disabled", "validation_failed") || (isSvcError(error) && error.status === 401)) {
+        // A definitive answer: the cookie holds no session. No answer at all (offline) settles nothing.
+        this.#restored = true;
         await this.#end();
         return null;
       }
@@ -265,6 +280,7 @@ export class Auth {
   }
 
   async #end(): Promise<void> {
+    this.#endedAt = Date.now();
     const had = this.#held !== null;
     this.#held = null;
     if (this.#mode === "json") await this.#storage.removeItem(this.#key);
@@ -290,8 +306,9 @@ export class Auth {
     }
     const { held } = (message ?? {}) as { held?: Held | null };
     if (held === undefined) return;
-    // Messages may cross: a renewal older than the one held is news no more.
+    // Messages may cross: a renewal older than the one held, or than this tab's sign-out, is news no more.
     if (held && this.#held && held.issuedAt < this.#held.issuedAt) return;
+    if (held && held.issuedAt < this.#endedAt) return;
     this.#held = held;
     this.#restored = true;
     this.#notify();

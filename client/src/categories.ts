@@ -26,10 +26,11 @@ export interface SubscribeOptions {
    */
   onError?: (error: SvcError) => void;
   /**
-   * Called each time a stream opens: from then on every change reaches it. Without a cursor, read the list
-   * here (the first time), not before subscribing, and no change falls between the two.
+   * Called each time a stream opens: from then on every change reaches it. `fresh` is true when it opened
+   * without a cursor (no event received yet, and no `after` given): changes before it are not sent, so read
+   * the list then (every time it says fresh), not before subscribing, and no change falls between the two.
    */
-  onOpen?: () => void;
+  onOpen?: (info: { fresh: boolean }) => void;
 }
 
 /** The first wait before subscribing again after a failure, doubled with each one in a row, up to the longest. */
@@ -97,15 +98,19 @@ interface Next {
   errors?: GraphQLErrorEntry[];
 }
 
-async function follow(
+/** Follows the events until `signal` aborts; `wait` pauses between attempts (a test's may count them). */
+export async function follow(
   http: Http,
   auth: Auth,
   listener: (event: CategoryEvent) => void,
   options: SubscribeOptions,
   signal: AbortSignal,
+  wait: (ms: number, signal: AbortSignal) => Promise<void> = pause,
 ): Promise<void> {
   let cursor = options.after ?? null;
   let failures = 0;
+  /** A renewal since a stream last opened: a second in a row means svc refuses fresh tokens too. */
+  let renewedSinceOpen = false;
 
   const ending = (errors: GraphQLErrorEntry[] | undefined, response: Response): Ending => {
     const error = graphqlError(errors ?? [], response);
@@ -128,7 +133,10 @@ async function follow(
     );
     const type = response.headers.get("content-type") ?? "";
     if (!type.startsWith("text/event-stream") || !response.body) {
-      if (response.status === 401) return { renew: true };
+      if (response.status === 401) {
+        await response.body?.cancel().catch(() => {});
+        return { renew: true };
+      }
       if (!type.includes("json") || type.includes("problem+json")) {
         const error = await problemError(response);
         return error.status >= 400 && error.status < 500 && error.status !== 429
@@ -138,7 +146,8 @@ async function follow(
       const answer = (await response.json().catch(() => ({}))) as Next;
       return ending(answer.errors, response);
     }
-    options.onOpen?.();
+    renewedSinceOpen = false;
+    options.onOpen?.({ fresh: cursor === null });
     for await (const message of serverSentEvents(response.body)) {
       if (message.event === "complete") break;
       if (message.event !== "next") continue;
@@ -178,11 +187,16 @@ async function follow(
         );
         return;
       }
-      // undefined: the renewal itself failed (network): pause like any failure.
-      if (renewed !== undefined) continue;
+      // At once after one renewal; a renewal again before any stream opened (svc, or a proxy, refusing
+      // fresh tokens too) pauses like any failure. undefined: the renewal itself failed (network).
+      if (renewed !== undefined && !renewedSinceOpen) {
+        renewedSinceOpen = true;
+        continue;
+      }
       result = { again: true };
     }
-    await pause(result.wait ?? Math.min(FIRST_WAIT_MS * 2 ** failures, LONGEST_WAIT_MS), signal);
+    const backOff = Math.min(FIRST_WAIT_MS * 2 ** failures, LONGEST_WAIT_MS);
+    await wait(Math.max(result.wait ?? 0, backOff), signal);
     failures++;
   }
 }

@@ -1,6 +1,7 @@
 // The users routes: your own account, other users, and every page of the list.
 import type { Auth, Me } from "./auth.js";
 import type { components } from "./openapi.generated.js";
+import { SvcError } from "./errors.js";
 import { answerOf, type Call, type Http } from "./http.js";
 
 export type User = components["schemas"]["User"];
@@ -48,6 +49,15 @@ export class Users {
         const page = await answerOf<User[]>(response);
         next = nextLink(response.headers.get("link"));
         yield page;
+        // The next call carries the session's token: never to another origin than svc's.
+        if (next !== null && new URL(this.#http.url(next)).origin !== new URL(first).origin) {
+          throw new SvcError({
+            status: response.status,
+            code: "unexpected_response",
+            title: "Unexpected response",
+            detail: `a next page on another origin (${new URL(this.#http.url(next)).origin}) is not followed`,
+          });
+        }
       }
     }.bind(this);
     return {
