@@ -64,7 +64,7 @@ describe("the console, served", () => {
     }
   });
 
-  test("offers a new account form and the invitations view, which call admin/users and admin/invitations", async () => {
+  test("offers a new account form, the invitations view and the backups view, which call their admin routes", async () => {
     const app = await testApp();
     const page = await app.call("GET", "/svc/admin");
     const script = [...page.text.matchAll(/src="(\/svc\/admin\/[^"]+\.js)"/g)].map((m) => m[1]!);
@@ -77,6 +77,8 @@ describe("the console, served", () => {
       "Invitations",
       "Issue invitation",
       "/admin/invitations",
+      "Back up now",
+      "/admin/backups",
     ])
       expect({ text, offered: code.includes(text) }).toEqual({ text, offered: true });
   });

@@ -5,6 +5,7 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 import { resume, signOut, whenSessionChanges, type Me } from "./api.ts";
 import { Audit } from "./audit.tsx";
 import { Categories } from "./categories.tsx";
+import { BackupsView } from "./backups.tsx";
 import { Invitations } from "./invitations.tsx";
 import { names } from "./names.ts";
 import { ErrorNote, useAction } from "./parts.tsx";
@@ -12,7 +13,13 @@ import { SignIn } from "./sign-in.tsx";
 import { Status } from "./status.tsx";
 import { Users } from "./users.tsx";
 
-const VIEWS = { users: "Users", invitations: "Invitations", categories: "Categories", audit: "Audit log" } as const;
+const VIEWS = {
+  users: "Users",
+  invitations: "Invitations",
+  categories: "Categories",
+  audit: "Audit log",
+  backups: "Backups",
+} as const;
 type View = keyof typeof VIEWS;
 
 const viewOf = (hash: string): View => {
@@ -72,6 +79,7 @@ function Console() {
         {view === "invitations" && <Invitations names={book} />}
         {view === "categories" && <Categories names={book} />}
         {view === "audit" && <Audit names={book} />}
+        {view === "backups" && <BackupsView />}
       </main>
     </>
   );

@@ -1,0 +1,126 @@
+// Backups (SQLite with SVC_BACKUP_TO): the schedule and how it fares, the snapshots at the target newest first,
+// and "Back up now". Where backups are not configured, says how to turn them on.
+import { useEffect, useState } from "preact/hooks";
+import type { components } from "../../../client/src/openapi.generated.ts";
+import { ApiError, request } from "./api.ts";
+import { ErrorNote, useAction, When } from "./parts.tsx";
+
+type Backups = components["schemas"]["Backups"];
+
+/** While a run is on, the view asks again this often, to show how it ends. */
+const RUNNING_POLL_MS = 1000;
+
+function size(bytes: number): string {
+  const units = ["B", "KB", "MB", "GB", "TB"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
+}
+
+export function BackupsView() {
+  const [backups, setBackups] = useState<Backups | null>(null);
+  const [missing, setMissing] = useState<string | null>(null);
+  const action = useAction();
+
+  const load = () =>
+    action.run(async () => {
+      try {
+        setBackups((await request<Backups>("GET", "/admin/backups")).body);
+        setMissing(null);
+      } catch (error) {
+        if (error instanceof ApiError && error.code === "backups_not_configured") setMissing(error.detail);
+        else throw error;
+      }
+    });
+  useEffect(() => {
+    void load();
+  }, []);
+  useEffect(() => {
+    if (!backups?.running) return;
+    const timer = setTimeout(() => void load(), RUNNING_POLL_MS);
+    return () => clearTimeout(timer);
+  }, [backups]);
+
+  const now = () =>
+    action.run(async () => {
+      setBackups((await request<Backups>("POST", "/admin/backups")).body);
+    });
+
+  return (
+    <section aria-labelledby="backups-title">
+      <h2 id="backups-title">Backups</h2>
+      {missing !== null && (
+        <p role="status">
+          Backups are not configured: {missing} Set <code>SVC_BACKUP_TO</code> (and <code>SVC_BACKUP_EVERY</code> for a
+          schedule).
+        </p>
+      )}
+      <ErrorNote error={action.error} />
+      {backups && (
+        <>
+          <dl class="facts">
+            <dt>Schedule</dt>
+            <dd>{backups.schedule.every ? `every ${backups.schedule.every}` : "only when asked"}</dd>
+            <dt>Stored at</dt>
+            <dd>
+              <code>{backups.schedule.to}</code>, the newest {backups.schedule.keep} kept
+            </dd>
+            <dt>Status</dt>
+            <dd>{backups.running ? "running…" : backups.status}</dd>
+            <dt>Last success</dt>
+            <dd>
+              <When at={backups.last_success_at} />
+            </dd>
+            <dt>Last failure</dt>
+            <dd>
+              {backups.last_failure ? (
+                <>
+                  <When at={backups.last_failure.at} />: {backups.last_failure.reason}
+                </>
+              ) : (
+                <span class="muted">none</span>
+              )}
+            </dd>
+          </dl>
+          <p>
+            <button type="button" disabled={action.busy || backups.running} onClick={() => void now()}>
+              {backups.running ? "Backing up…" : "Back up now"}
+            </button>
+          </p>
+          {backups.listing_error && <p role="alert">The snapshots could not be listed: {backups.listing_error}</p>}
+          <div class="table">
+            <table>
+              <caption class="visually-hidden">Snapshots</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Snapshot</th>
+                  <th scope="col">Taken</th>
+                  <th scope="col">Size</th>
+                  <th scope="col">svc</th>
+                </tr>
+              </thead>
+              <tbody>
+                {(backups.snapshots ?? []).map((snapshot) => (
+                  <tr key={snapshot.name}>
+                    <td>
+                      <code>{snapshot.name}</code>
+                    </td>
+                    <td>
+                      <When at={snapshot.created_at} />
+                    </td>
+                    <td>{size(snapshot.size)}</td>
+                    <td>{snapshot.version}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </>
+      )}
+    </section>
+  );
+}
