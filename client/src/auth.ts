@@ -67,6 +67,8 @@ export class Auth {
   #restored = false;
   /** When this client last saw its session end (ms): older news from other tabs is ignored. */
   #endedAt = 0;
+  /** Bumped by every end of the session: what a renewal begun before it brings back is not kept. */
+  #generation = 0;
   /** Resolves once the stored session has been read (at once for a synchronous store). */
   readonly ready: Promise<void>;
 
@@ -212,13 +214,20 @@ export class Auth {
 
   /** A password change answers a new pair for this session. */
   async renewed(pair: TokenPair): Promise<void> {
-    const held = this.#held;
-    if (held) await this.#keep(heldFrom(pair, held.user, this.#mode));
+    await this.ready;
+    // After any renewal on its way, whose older pair would otherwise land on top of this one.
+    return exclusive(this.#holder, this.#lockName, async () => {
+      if (this.#mode === "json") await this.#reload(true);
+      const held = this.#held;
+      if (held) await this.#keep(heldFrom(pair, held.user, this.#mode));
+    });
   }
 
   /** The account is gone, or the session ended by other means: forget it. */
-  ended(): Promise<void> {
-    return this.#end();
+  async ended(): Promise<void> {
+    await this.ready;
+    // After any renewal on its way, so that the pair it brings back cannot revive the session.
+    return exclusive(this.#holder, this.#lockName, () => this.#end());
   }
 
   #dueForRenewal(held: Held): boolean {
@@ -248,9 +257,12 @@ export class Auth {
     const body = this.#mode === "json" ? { refresh_token: held?.refreshToken } : {};
     // Bounded: a renewal holds the lock every client and tab of the session waits on.
     const signal = AbortSignal.timeout(RENEW_TIMEOUT_MS);
+    const generation = this.#generation;
     const response = await this.#http.send({ method: "POST", path: `${AUTH}/refresh`, body, signal }, null);
     try {
       const answer = await answerOf<LoginAnswer>(response);
+      // Ended meanwhile (by a path outside the lock, or another tab's news): the end stands.
+      if (generation !== this.#generation) return null;
       this.#restored = true;
       await this.#keep(heldFrom(answer, answer.user, this.#mode));
       return answer.token;
@@ -274,12 +286,16 @@ export class Auth {
   }
 
   async #keep(held: Held): Promise<void> {
+    const generation = this.#generation;
     this.#held = held;
     if (this.#mode === "json") await this.#storage.setItem(this.#key, JSON.stringify(held));
+    // An end while the store was writing: it removed the session after this wrote it; nothing to tell.
+    if (generation !== this.#generation) return;
     this.#announce(held);
   }
 
   async #end(): Promise<void> {
+    this.#generation++;
     this.#endedAt = Date.now();
     const had = this.#held !== null;
     this.#held = null;
@@ -309,6 +325,8 @@ export class Auth {
     // Messages may cross: a renewal older than the one held, or than this tab's sign-out, is news no more.
     if (held && this.#held && held.issuedAt < this.#held.issuedAt) return;
     if (held && held.issuedAt < this.#endedAt) return;
+    // Another tab's sign-out ends the session here too: a renewal this tab began before it keeps nothing.
+    if (held === null) this.#generation++;
     this.#held = held;
     this.#restored = true;
     this.#notify();
