@@ -109,8 +109,11 @@ export async function follow(
 ): Promise<void> {
   let cursor = options.after ?? null;
   let failures = 0;
-  /** A renewal since a stream last opened: a second in a row means svc refuses fresh tokens too. */
-  let renewedSinceOpen = false;
+  /**
+   * A renewal since the last event: a second in a row means svc refuses fresh tokens too. Not reset when a
+   * stream opens: svc (or a proxy) may open one and refuse its token at once, which would loop without a pause.
+   */
+  let renewedSinceEvent = false;
 
   const ending = (errors: GraphQLErrorEntry[] | undefined, response: Response): Ending => {
     const error = graphqlError(errors ?? [], response);
@@ -146,7 +149,6 @@ export async function follow(
       const answer = (await response.json().catch(() => ({}))) as Next;
       return ending(answer.errors, response);
     }
-    renewedSinceOpen = false;
     options.onOpen?.({ fresh: cursor === null });
     for await (const message of serverSentEvents(response.body)) {
       if (message.event === "complete") break;
@@ -155,6 +157,7 @@ export async function follow(
       const event = next.data?.categoryEvents;
       if (!event) return ending(next.errors, response);
       failures = 0;
+      renewedSinceEvent = false;
       if (event.kind !== "RESYNC" && cursor !== null && !isAfter(event.cursor, cursor)) continue;
       cursor = event.cursor;
       handOn(listener, event);
@@ -187,10 +190,10 @@ export async function follow(
         );
         return;
       }
-      // At once after one renewal; a renewal again before any stream opened (svc, or a proxy, refusing
-      // fresh tokens too) pauses like any failure. undefined: the renewal itself failed (network).
-      if (renewed !== undefined && !renewedSinceOpen) {
-        renewedSinceOpen = true;
+      // At once after one renewal; a renewal again before any event (svc, or a proxy, refusing fresh
+      // tokens too) pauses like any failure. undefined: the renewal itself failed (network).
+      if (renewed !== undefined && !renewedSinceEvent) {
+        renewedSinceEvent = true;
         continue;
       }
       result = { again: true };
