@@ -43,14 +43,25 @@ export class Http {
 
   /**
    * Sends the call with `token` as its Bearer token (none when null). A new Request each time, so a retry
-   * sends the same body again. A network failure throws SvcError network_error; any answer is returned.
+   * sends the same body again. A network failure throws SvcError network_error; any answer is returned. A
+   * whole URL on another origin than svc's throws SvcError unexpected_response: the token stays with svc.
    */
   async send(call: Call, token: string | null): Promise<Response> {
+    const url = this.url(call.path, call.query);
+    const origin = new URL(url).origin;
+    if (origin !== new URL(this.baseUrl).origin) {
+      throw new SvcError({
+        status: 0,
+        code: "unexpected_response",
+        title: "Unexpected response",
+        detail: `a call to another origin (${origin}) than svc's is not sent`,
+      });
+    }
     const headers: Record<string, string> = { accept: "application/json", ...call.headers };
     if (call.body !== undefined) headers["content-type"] = "application/json";
     if (token !== null) headers.authorization = `Bearer ${token}`;
     try {
-      return await this.#fetch(this.url(call.path, call.query), {
+      return await this.#fetch(url, {
         method: call.method,
         headers,
         body: call.body === undefined ? undefined : JSON.stringify(call.body),
