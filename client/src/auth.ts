@@ -40,6 +40,8 @@ export interface AuthOptions {
   mode: SessionMode;
   storage: SessionStorage;
   storageKey: string;
+  /** The longest a refresh may take before it counts as no answer (network_error); 30 s by default. */
+  renewTimeoutMs?: number;
 }
 
 /** Renewed this long before it expires: a fifth of its life, at most 30 s. */
@@ -47,7 +49,6 @@ const RENEW_SHARE = 0.2;
 const RENEW_AT_MOST_MS = 30_000;
 
 const AUTH = "/svc-api/v1/auth";
-/** The longest a refresh may take before it counts as no answer (network_error). */
 const RENEW_TIMEOUT_MS = 30_000;
 
 export class Auth {
@@ -56,6 +57,7 @@ export class Auth {
   readonly #storage: SessionStorage;
   readonly #key: string;
   readonly #lockName: string;
+  readonly #renewTimeoutMs: number;
   /** What the renewal lock is held on: the shared store, or (cookie mode: the browser's cookie) the site. */
   readonly #holder: object;
   readonly #listeners = new Set<(session: Session | null) => void>();
@@ -77,6 +79,7 @@ export class Auth {
     this.#mode = options.mode;
     this.#storage = options.storage;
     this.#key = options.storageKey;
+    this.#renewTimeoutMs = options.renewTimeoutMs ?? RENEW_TIMEOUT_MS;
     this.#lockName = `svc-session:${http.baseUrl}:${this.#key}`;
     this.#holder = options.mode === "cookie" ? siteHolder(http.baseUrl) : options.storage;
     this.ready = this.mode === "json" ? this.#reload(false) : Promise.resolve();
@@ -256,7 +259,7 @@ export class Auth {
   async #refresh(held: Held | null): Promise<string | null> {
     const body = this.#mode === "json" ? { refresh_token: held?.refreshToken } : {};
     // Bounded: a renewal holds the lock every client and tab of the session waits on.
-    const signal = AbortSignal.timeout(RENEW_TIMEOUT_MS);
+    const signal = AbortSignal.timeout(this.#renewTimeoutMs);
     const generation = this.#generation;
     const response = await this.#http.send({ method: "POST", path: `${AUTH}/refresh`, body, signal }, null);
     try {

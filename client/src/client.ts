@@ -24,6 +24,11 @@ export interface ClientOptions {
   storage?: SessionStorage;
   /** The key the session is kept under (two clients of different svc instances in one store need two). */
   storageKey?: string;
+  /**
+   * The longest a token refresh may take (ms, 30 s by default) before it fails as network_error: a refresh
+   * holds the lock every call, client and tab of the session waits on.
+   */
+  renewTimeoutMs?: number;
   /** A fetch of your own (a test's, a proxy's); the global one by default. */
   fetch?: Fetch;
 }
@@ -62,6 +67,7 @@ export function createClient(options: ClientOptions = {}): Client {
     mode,
     storage: options.storage ?? memoryStorage(),
     storageKey: options.storageKey ?? "svc.session",
+    renewTimeoutMs: options.renewTimeoutMs,
   });
   return {
     auth,
