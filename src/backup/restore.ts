@@ -5,6 +5,7 @@
 import { dirname, resolve } from "node:path";
 import type { S3Settings } from "../config.ts";
 import { utcStamp } from "../db/sqlite/file.ts";
+import { syncFolder } from "../db/sqlite/new-database.ts";
 import { nodeFs } from "../node-fs.ts";
 import { databaseInto } from "./compress.ts";
 import { failureReason } from "./failure.ts";
@@ -129,20 +130,5 @@ function putInPlace(path: string, partial: string, keptAs: string | null): strin
   } catch (error) {
     for (const [from, to] of moved.reverse()) fs.renameSync(to, from);
     throw error;
-  }
-}
-
-/** The renames made durable: a crash now finds the restored database under its name. */
-function syncFolder(folder: string): void {
-  const fs = nodeFs();
-  try {
-    const fd = fs.openSync(folder, "r");
-    try {
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-  } catch {
-    // Not every system syncs a folder; the renames stand all the same.
   }
 }

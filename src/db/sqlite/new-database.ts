@@ -56,7 +56,7 @@ export function placeEmptyDatabase(path: string): boolean {
 }
 
 /** Makes the new name survive a power cut; some file systems cannot sync a folder, and then it is as before. */
-function syncFolder(folder: string): void {
+export function syncFolder(folder: string): void {
   const fs = nodeFs();
   try {
     const fd = fs.openSync(folder, "r");
