@@ -11,6 +11,8 @@ export interface PostgresConfig {
   poolMax: number;
   connectTimeoutS: number;
   statementTimeoutMs: number;
+  /** How late an instance may learn of another's change to a token or a table; 0: every request asks the database. */
+  stalenessMs: number;
 }
 
 export type DatabaseConfig = { kind: "sqlite"; path: string } | PostgresConfig;
@@ -461,6 +463,7 @@ export function parseDatabaseUrl(url: string, env: Env, name: string): DatabaseC
     poolMax: integer(env, "SVC_DB_POOL_MAX", 10, 1, 1000),
     connectTimeoutS: duration(env, "SVC_DB_CONNECT_TIMEOUT", "5s", 1, 300),
     statementTimeoutMs: duration(env, "SVC_DB_STATEMENT_TIMEOUT", "5s", 1, 3600) * 1000,
+    stalenessMs: duration(env, "SVC_DB_STALENESS", "1s", 0, 60) * 1000,
   };
   if (url.startsWith("sqlite:") && url.length > "sqlite:".length)
     return { kind: "sqlite", path: url.slice("sqlite:".length) };

@@ -69,19 +69,25 @@ describe("parseConfig", () => {
       poolMax: 10,
       connectTimeoutS: 5,
       statementTimeoutMs: 5000,
+      stalenessMs: 1000,
     });
     const tuned = parseConfig({
       SVC_DATABASE_URL: "postgresql://h/db",
       SVC_DB_POOL_MAX: "40",
       SVC_DB_CONNECT_TIMEOUT: "2s",
       SVC_DB_STATEMENT_TIMEOUT: "1m",
+      SVC_DB_STALENESS: "0",
     });
     expect(tuned.database).toMatchObject({
       kind: "postgres",
       poolMax: 40,
       connectTimeoutS: 2,
       statementTimeoutMs: 60000,
+      stalenessMs: 0,
     });
+    expect(() => parseConfig({ SVC_DATABASE_URL: "postgresql://h/db", SVC_DB_STALENESS: "2m" })).toThrow(
+      /SVC_DB_STALENESS/,
+    );
   });
 
   test("never repeats a database password in its error", () => {

@@ -26,6 +26,7 @@ describe.skipIf(!available)("a PostgreSQL outage", () => {
       poolMax: 4,
       connectTimeoutS: 1,
       statementTimeoutMs: 1000,
+      stalenessMs: 1000,
     });
     app = await testApp({ on: store });
     token = (await app.signUp("ann")).token;

@@ -88,5 +88,12 @@ async function emptyingStatements(db: SQL): Promise<string> {
 
 /** The Config's database section for a test database, with short timeouts. */
 export function postgresConfig(url: string) {
-  return { kind: "postgres" as const, url, poolMax: 5, connectTimeoutS: 2, statementTimeoutMs: 2000 };
+  return {
+    kind: "postgres" as const,
+    url,
+    poolMax: 5,
+    connectTimeoutS: 2,
+    statementTimeoutMs: 2000,
+    stalenessMs: 1000,
+  };
 }

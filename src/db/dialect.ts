@@ -57,6 +57,8 @@ export interface Dialect {
   silenceFeed(tx: Db): Promise<void>;
   /** Hand-written statements for reads every request makes, where Drizzle's own cost more (measured). */
   hotReads?: HotReads;
+  /** See VersionedStore.settled; absent where nothing is kept. */
+  settled?(): Promise<void>;
   /** Resolves when the database answers a trivial query within timeoutMs; rejects otherwise. */
   ping(timeoutMs: number): Promise<void>;
   storage(): StorageState;

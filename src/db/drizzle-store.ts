@@ -41,6 +41,7 @@ export function drizzleStore(dialect: Dialect): VersionedStore {
     },
     tokenState,
     versions,
+    settled: dialect.settled,
     ping: dialect.ping,
     storage: dialect.storage,
     pool: dialect.pool,

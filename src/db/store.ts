@@ -130,6 +130,12 @@ export interface VersionedStore extends Store {
    * goes on to read. null: no user has this id.
    */
   tokenState(userId: string, jti: string, sessionId?: string): Awaitable<TokenState | null>;
+  /**
+   * Resolves once this instance has heard every change committed before the call, by any instance
+   * (PostgreSQL keeps the two reads above in memory, right within SVC_DB_STALENESS); absent where
+   * nothing is kept.
+   */
+  settled?(): Promise<void>;
 }
 
 /** A write referred to a row that no longer exists (a user deleted while the request ran). */

@@ -59,8 +59,8 @@ export function tokenReads(dialect: Dialect): Pick<VersionedStore, "tokenState" 
   };
 }
 
-/** The reads of every authenticated request, as prepared Drizzle queries, for dialects without their own. */
-function hotReads({ db, run, tables }: Dialect): HotReads {
+/** The reads of every authenticated request, as prepared Drizzle queries (PostgreSQL keeps their answers: postgres/kept-reads.ts). */
+export function hotReads({ db, run, tables }: Pick<Dialect, "db" | "run" | "tables">): HotReads {
   const { users, revokedTokens, sessions, tableVersions } = tables;
   const p = sql.placeholder;
   const version = (table: keyof TableVersions) =>

@@ -9,12 +9,14 @@ import { describeDatabase } from "../describe.ts";
 import { AppError } from "../../errors.ts";
 import type { Clash, Db, Dialect } from "../dialect.ts";
 import { drizzleStore } from "../drizzle-store.ts";
+import { hotReads } from "../tokens.ts";
 import { notifyFeed } from "../feeds.ts";
 import { storageMonitor, type StorageMonitor } from "../storage.ts";
 import { CATEGORY_FIELDS } from "../records.ts";
 import { columns } from "../rows.ts";
 import { NoSuchDatabase, ReferenceGone, type OpenOptions, type VersionedStore } from "../store.ts";
 import { type ConnectionCount, connectionCount } from "./connections.ts";
+import { keptReads } from "./kept-reads.ts";
 import { migratePostgres } from "./migrate.ts";
 import * as tables from "./schema.ts";
 
@@ -54,7 +56,21 @@ export async function openPostgresStore(
 }
 
 function postgresDialect(client: SQL, config: PostgresConfig, connections: ConnectionCount): Dialect {
-  const db: Db = drizzle({ client });
+  // Statements that change something, counted as Drizzle sends them: a store operation that sent one has
+  // written, and kept reads must hear of it before memory answers again (kept-reads.ts).
+  let changing = 0;
+  const watched = new Proxy(client, {
+    get(target, property) {
+      if (property === "unsafe")
+        return (query: string, parameters?: unknown[]) => {
+          if (!/^\s*select\b/i.test(query)) changing++;
+          return target.unsafe(query, parameters);
+        };
+      const value: unknown = Reflect.get(target, property);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const db: Db = drizzle({ client: watched });
   const categoryColumns = columns(tables.categories, CATEGORY_FIELDS);
   const first = <T>(rows: T[]): T | null => rows[0] ?? null;
   // The server cancels a statement at statement_timeout; this deadline also covers a server that
@@ -70,17 +86,37 @@ function postgresDialect(client: SQL, config: PostgresConfig, connections: Conne
       busy--;
     }
   };
+  const read = <T>(work: () => Promise<T>, clash?: Clash) => guard(work, clash, deadlineMs);
+  const kept = keptReads(client, hotReads({ db, tables, run: read }), { stalenessMs: config.stalenessMs });
   return {
     kind: "postgres",
     db,
     tables,
-    run: (work, clash) => guard(work, clash, deadlineMs),
-    transaction: (work, options) =>
-      guard(() => db.transaction((tx) => work(tx)), options?.clash, options?.timed ? deadlineMs : Infinity),
+    async run(work, clash) {
+      const before = changing;
+      try {
+        return await read(work, clash);
+      } finally {
+        if (changing !== before) kept.wrote();
+      }
+    },
+    async transaction(work, options) {
+      try {
+        return await guard(
+          () => db.transaction((tx) => work(tx)),
+          options?.clash,
+          options?.timed ? deadlineMs : Infinity,
+        );
+      } finally {
+        kept.wrote();
+      }
+    },
     // A transaction-scoped advisory lock: released by the commit or rollback, never left behind.
     serialize: async (tx, name) => void (await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${name}))`)),
     // Read by the category_events trigger: it announces nothing for this transaction.
     silenceFeed: async (tx) => void (await tx.execute(sql`select set_config('svc.bulk', 'on', true)`)),
+    hotReads: kept,
+    settled: () => kept.settled(),
     ping: (timeoutMs) =>
       guard(async () => void (await db.execute(sql`select 1`)), undefined, Math.min(timeoutMs, deadlineMs)),
     storage: () => storage.state(),
@@ -91,6 +127,7 @@ function postgresDialect(client: SQL, config: PostgresConfig, connections: Conne
     },
     feed: notifyFeed(client),
     async close() {
+      await kept.close();
       await client.close({ timeout: 5 });
     },
   };
