@@ -23,6 +23,11 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
     a = await testApp({ on: stores[0] });
     b = await testApp({ on: stores[1] });
   });
+  /**
+   * Once the instance has heard every change committed so far: each keeps token standings and table
+   * versions in memory and hears of another's change within SVC_DB_STALENESS, not at once.
+   */
+  const heard = (instance: 0 | 1) => stores[instance]!.settled!();
   afterAll(async () => {
     for (const store of stores ?? []) await store.close();
     await database?.drop();
@@ -73,8 +78,9 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
       body: { current_password: password, new_password: "another secret" },
     });
     expect(changed.status).toBe(200);
-    expectProblem(await b.call("GET", "/svc-api/v1/users/all", { token }), 401, "unauthorized");
     expectProblem(await a.call("GET", "/svc-api/v1/users/all", { token }), 401, "unauthorized");
+    await heard(1);
+    expectProblem(await b.call("GET", "/svc-api/v1/users/all", { token }), 401, "unauthorized");
     expect((await b.call("GET", "/svc-api/v1/users/all", { token: changed.body.token })).status).toBe(200);
   });
 
@@ -94,6 +100,7 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
         body: { status: "disabled" },
       });
       expect(off.status).toBe(200);
+      await heard(1);
       expectProblem(await b.call("GET", "/svc-api/v1/users/me", { token: dora.token }), 401, "unauthorized");
       expectProblem(
         await b.call("POST", "/svc-api/v1/auth/refresh", { body: { refresh_token: dora.refresh } }),
@@ -226,6 +233,7 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
     });
     expect(unchanged.status).toBe(304);
     await b.signUp("ezra");
+    await heard(0);
     for (const app of [a, b])
       expect(
         (await app.call("GET", "/svc-api/v1/users/all", { token: fern.token, headers: { "if-none-match": tag } }))
@@ -312,6 +320,7 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
   test("a logout on one instance ends that token on the other", async () => {
     const { token } = await a.signUp("gina");
     expect((await a.call("POST", "/svc-api/v1/auth/logout", { token })).status).toBe(204);
+    await heard(1);
     expectProblem(await b.call("GET", "/svc-api/v1/users/all", { token }), 401, "unauthorized");
   });
 
@@ -342,6 +351,7 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
       401,
       "refresh_token_reused",
     );
+    await heard(0);
     expectProblem(await one.call("GET", "/svc-api/v1/users/me", { token: successor.token }), 401, "unauthorized");
     expectProblem(
       await one.call("POST", "/svc-api/v1/auth/refresh", { body: { refresh_token: successor.refresh_token } }),
@@ -355,6 +365,7 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
     const phone = (await b.call("POST", "/svc-api/v1/auth/login", { body: { username: "sara", password } })).body;
     const sid = JSON.parse(Buffer.from(phone.token.split(".")[1], "base64url").toString()).sid;
     expect((await a.call("DELETE", `/svc-api/v1/auth/sessions/${sid}`, { token })).status).toBe(204);
+    await heard(1);
     expectProblem(await b.call("GET", "/svc-api/v1/users/me", { token: phone.token }), 401, "unauthorized");
   });
 
@@ -372,6 +383,7 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
   test("a delete on one instance ends the user's tokens on the other", async () => {
     const { token } = await a.signUp("dave");
     expect((await b.call("DELETE", "/svc-api/v1/users/", { token })).status).toBe(204);
+    await heard(0);
     expectProblem(await a.call("GET", "/svc-api/v1/users/all", { token }), 401, "unauthorized");
   });
 
@@ -382,11 +394,12 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
     const results = await Promise.all([create(a), create(b), create(a), create(b)]);
     expect(results.filter((r) => r.body.data?.createCategory).length).toBe(1);
     expect(results.filter((r) => r.body.errors?.[0]?.extensions?.code === "CONFLICT").length).toBe(3);
+    await heard(1);
     const listed = await b.graphql("{ categories { name } }", { token });
     expect(listed.body.data.categories).toEqual([{ name: "Shared" }]);
   });
 
-  test("cached reads are never stale: a write on one instance shows at once on the other", async () => {
+  test("cached reads: a write on one instance shows on the other once it has heard of it, and at once on the writer", async () => {
     const { token } = await a.signUp("ivan");
     const names = async (app: typeof a) =>
       (await app.call("GET", "/svc-api/v1/users/all?limit=1000", { token })).body.map(
@@ -395,12 +408,15 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
     const before = await names(a); // a now holds this page in memory
     expect(await names(a)).toEqual(before);
     await b.signUp("judy");
+    expect(await names(b)).toEqual([...before, "judy"]);
+    await heard(0);
     expect(await names(a)).toEqual([...before, "judy"]);
 
     const list = async (app: typeof a) =>
       (await app.graphql("{ categories { name icon } }", { token })).body.data.categories;
     const cached = await list(a);
     await b.graphql('mutation { createCategory(input: { name: "Fresh" }) { id } }', { token });
+    await heard(0);
     expect(await list(a)).toEqual(
       [...cached, { name: "Fresh", icon: null }].sort((x, y) =>
         x.name.toLowerCase().localeCompare(y.name.toLowerCase()),
@@ -410,7 +426,53 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
       .data.createCategory;
     await a.graphql("{ categories { name } }", { token });
     await b.graphql(`mutation { updateCategory(id: "${id}", input: { icon: "new" }) { id } }`, { token });
+    expect((await list(b)).find((c: { name: string }) => c.name === "Fresher").icon).toBe("new");
+    await heard(0);
     expect((await list(a)).find((c: { name: string }) => c.name === "Fresher").icon).toBe("new");
+  });
+
+  test("a revocation is refused at once on the instance that made it, though the token's standing was kept in memory there", async () => {
+    const root = await a.signUp("root-k");
+    await promote(a.store, root.user.id);
+    const ways: Record<string, (made: Awaited<ReturnType<typeof a.signUp>>) => Promise<Response | { status: number }>> =
+      {
+        logout: (made) => a.call("POST", "/svc-api/v1/auth/logout", { token: made.token }),
+        "password change": (made) =>
+          a.call("PUT", "/svc-api/v1/users/password", {
+            token: made.token,
+            body: { current_password: made.password, new_password: "a new secret 1" },
+          }),
+        disable: (made) =>
+          a.call("PATCH", `/svc-api/v1/admin/users/${made.user.id}`, {
+            token: root.token,
+            body: { status: "disabled" },
+          }),
+        deletion: (made) => a.call("DELETE", "/svc-api/v1/users/", { token: made.token }),
+      };
+    for (const [way, revoke] of Object.entries(ways)) {
+      const made = await a.signUp(`kept-${way.replace(" ", "-")}`);
+      await heard(0);
+      for (let i = 0; i < 3; i++)
+        expect((await a.call("GET", "/svc-api/v1/users/me", { token: made.token })).status).toBe(200);
+      expect((await revoke(made)).status).toBeLessThan(300);
+      expectProblem(await a.call("GET", "/svc-api/v1/users/me", { token: made.token }), 401, "unauthorized");
+    }
+  });
+
+  test("a lost listening connection: a token revoked meanwhile is refused once the instance listens again", async () => {
+    const { token } = await a.signUp("lena");
+    const other = await a.signUp("lars");
+    await heard(1);
+    for (let i = 0; i < 3; i++) expect((await b.call("GET", "/svc-api/v1/users/me", { token })).status).toBe(200);
+    const sql = new SQL({ url: database.url, max: 1 });
+    const killed = await sql`select pg_terminate_backend(pid) as gone from pg_stat_activity
+      where datname = current_database() and pid <> pg_backend_pid() and query ilike 'listen%'`;
+    await sql.close();
+    expect(killed.length).toBeGreaterThan(0);
+    expect((await a.call("POST", "/svc-api/v1/auth/logout", { token })).status).toBe(204);
+    await heard(1);
+    expectProblem(await b.call("GET", "/svc-api/v1/users/me", { token }), 401, "unauthorized");
+    expect((await b.call("GET", "/svc-api/v1/users/me", { token: other.token })).status).toBe(200);
   });
 
   test("failed-login state is one count for every instance", async () => {

@@ -88,6 +88,8 @@ export function keptReads(
   let askedAt = -Infinity;
   let timer: Timer | undefined;
   let listening: Promise<Subscription[]> | null = null;
+  /** listen() was called and has not failed: pings may go (the first answer to one can come once it is acknowledged). */
+  let started = false;
   let closed = false;
   const waiters: Array<{ seq: number; resolve: () => void }> = [];
 
@@ -133,7 +135,7 @@ export function keptReads(
   }
 
   function ping() {
-    if (closed || !listening) return;
+    if (closed || !started) return;
     const at = now();
     // One ping at a time; one lost (a dropped connection) stops counting after a bound.
     if (inFlight && at - inFlight.at < stalenessMs) {
@@ -152,6 +154,7 @@ export function keptReads(
 
   function listen() {
     if (listening || closed) return;
+    started = true;
     listening = Promise.all([
       // Every (re)subscription: what was announced while not listening is lost, so nothing kept stays.
       client.listen(STATE_CHANNEL, noticed, clear),
@@ -162,6 +165,7 @@ export function keptReads(
     ]);
     listening.catch((error) => {
       listening = null;
+      started = false;
       onError?.(error);
     });
   }
