@@ -82,6 +82,8 @@ async function freshStore(): Promise<VersionedStore> {
   }));
   const { database, store } = await shared;
   await database.truncate();
+  // Emptied by another connection, as another instance would: heard of before the test reads.
+  await store.settled?.();
   return store;
 }
 

@@ -5,6 +5,7 @@ import type { PgColumn, PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core
 import type { ErrorCode } from "../errors.ts";
 import type * as pgTables from "./postgres/schema.ts";
 import type { DialectFeed } from "./feeds.ts";
+import type { Rotation } from "./sessions.ts";
 import type { StorageState } from "./storage.ts";
 import type { PoolState, VersionedStore } from "./store.ts";
 
@@ -55,6 +56,12 @@ export interface Dialect {
    * the store hands it, and a load hands it nothing.)
    */
   silenceFeed(tx: Db): Promise<void>;
+  /**
+   * SessionStore.rotate in one statement, where a transaction of three costs round trips (PostgreSQL:
+   * bench/results.md); absent: the store's transaction. Locks the session before its token, as every
+   * other write does.
+   */
+  rotate?(digest: string, rotation: Rotation): Promise<boolean>;
   /** Hand-written statements for reads every request makes, where Drizzle's own cost more (measured). */
   hotReads?: HotReads;
   /** See VersionedStore.settled; absent where nothing is kept. */

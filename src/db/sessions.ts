@@ -136,7 +136,8 @@ export async function renewSession(
   return true;
 }
 
-export function sessionStore({ db, run, tables, transaction }: Dialect): SessionStore {
+export function sessionStore(dialect: Dialect): SessionStore {
+  const { db, run, tables, transaction } = dialect;
   const { sessions, refreshTokens, users } = tables;
   const sessionColumns = columns(sessions, SESSION_FIELDS);
   const p = sql.placeholder;
@@ -178,7 +179,9 @@ export function sessionStore({ db, run, tables, transaction }: Dialect): Session
         return started!;
       }, TIMED),
     findRefresh: (digest) => run(async () => first(await byDigest.execute({ digest }))),
-    async rotate(digest, { at, successor, sealed }) {
+    async rotate(digest, rotation) {
+      if (dialect.rotate) return dialect.rotate(digest, rotation);
+      const { at, successor, sealed } = rotation;
       // Rows are locked in the order every other write takes them (user, session, refresh tokens), so
       // a rotation racing a logout, a deletion or a password change waits for it instead of deadlocking.
       const current = and(eq(refreshTokens.digest, digest), isNull(refreshTokens.rotatedAt));
