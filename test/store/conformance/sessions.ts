@@ -110,11 +110,12 @@ export function sessionsContract(use: () => Store): void {
     test("rotate lands once, however many race, on the current token only; the session moves on", async () => {
       const ann = await store.users.create(newUser("ann"));
       const { session, refresh } = await started(ann);
-      const at = tick();
-      const attempts = Array.from({ length: 8 }, (_, i) => rotation(at, `sealed-${i}`));
+      // Each at its own time: a loser that moved the session would show in its lastUsedAt.
+      const attempts = Array.from({ length: 8 }, (_, i) => rotation(tick(), `sealed-${i}`));
       const landed = await Promise.all(attempts.map((r) => store.sessions.rotate(refresh.digest, r)));
       expect(landed.filter(Boolean)).toHaveLength(1);
       const winner = attempts[landed.indexOf(true)]!;
+      const { at } = winner;
       const spent = await store.sessions.findRefresh(refresh.digest);
       expect(spent?.token).toMatchObject({ rotatedAt: at, successor: winner.sealed });
       expect(spent?.session).toEqual({ ...session, lastUsedAt: at, expiresAt: winner.successor.expiresAt });
