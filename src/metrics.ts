@@ -86,6 +86,17 @@ export function createMetrics(store: Store): Metrics {
         return { max, open, busy, idle: open - busy };
       }),
     ),
+    // A `database` count that keeps up with the requests means LISTEN is not working (a pooler in the way).
+    ...(store.tokenChecks
+      ? [
+          computed(
+            "svc_token_checks_total",
+            "Token checks by where they were answered (PostgreSQL): memory, kept right by LISTEN/NOTIFY within SVC_DB_STALENESS, or the database.",
+            "counter",
+            byLabel("answered", () => ({ ...store.tokenChecks!() })),
+          ),
+        ]
+      : []),
     computed(
       "svc_graphql_cache_entries",
       "Entries in each GraphQL cache (documents, parseErrors, compiled, responses); each has a fixed bound.",

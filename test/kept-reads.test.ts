@@ -142,6 +142,19 @@ describe("kept reads", () => {
     expect(reads.calls).toBe(calls);
   });
 
+  test("a listener that never hears anything (LISTEN behind a pooler in transaction mode): memory is never used", async () => {
+    const database = fakeDatabase();
+    const { reads, base } = databaseReads();
+    const clock = { now: 0 };
+    const kept = keptReads(database.client, base, { stalenessMs: BOUND, now: () => clock.now });
+    for (let i = 0; i < 100; i++) {
+      await ask(kept);
+      database.lose();
+      clock.now += BOUND / 2;
+    }
+    expect(reads.calls).toBe(100);
+  });
+
   test("a memory kept fresh by pings stays in use as time passes", async () => {
     const bound = 40;
     const { database, reads, clock, kept } = await setup(bound);

@@ -7,7 +7,7 @@ import type * as pgTables from "./postgres/schema.ts";
 import type { DialectFeed } from "./feeds.ts";
 import type { Rotation } from "./sessions.ts";
 import type { StorageState } from "./storage.ts";
-import type { PoolState, VersionedStore } from "./store.ts";
+import type { PoolState, TokenChecks, VersionedStore } from "./store.ts";
 
 /**
  * The Drizzle database, in PostgreSQL's types. Drizzle types each dialect apart and offers no type for
@@ -64,6 +64,8 @@ export interface Dialect {
   rotate?(digest: string, rotation: Rotation): Promise<boolean>;
   /** Hand-written statements for reads every request makes, where Drizzle's own cost more (measured). */
   hotReads?: HotReads;
+  /** See Store.tokenChecks. */
+  tokenChecks?(): TokenChecks;
   /** See VersionedStore.settled; absent where nothing is kept. */
   settled?(): Promise<void>;
   /** Resolves when the database answers a trivial query within timeoutMs; rejects otherwise. */

@@ -42,6 +42,7 @@ export function drizzleStore(dialect: Dialect): VersionedStore {
     tokenState,
     versions,
     settled: dialect.settled,
+    tokenChecks: dialect.tokenChecks,
     ping: dialect.ping,
     storage: dialect.storage,
     pool: dialect.pool,

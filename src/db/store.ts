@@ -98,6 +98,11 @@ export interface Store {
   storage(): StorageState;
   /** The database's connections right now. */
   pool(): PoolState;
+  /**
+   * PostgreSQL: token checks answered from memory and from the database since start (postgres/kept-reads.ts);
+   * absent where every check is a local read (SQLite).
+   */
+  tokenChecks?(): TokenChecks;
   counts(): Promise<Counts>;
   /**
    * Writes the records exactly as given (ids, hashes, token versions, timestamps) in one transaction.
@@ -109,6 +114,11 @@ export interface Store {
 }
 
 /** The database's connections: how many may be pooled, how many are open, and how many of those are busy. */
+export interface TokenChecks {
+  memory: number;
+  database: number;
+}
+
 export interface PoolState {
   max: number;
   /** Open now (on PostgreSQL, with the LISTEN connection beside the pool once someone subscribes). */

@@ -129,6 +129,22 @@ describe("GET /svc/metrics", () => {
     expect(sample(text, "svc_graphql_operations_total", { operation: "ListThem", outcome: "invalid" })).toBe(0);
   });
 
+  test("token checks by where they were answered: on PostgreSQL from memory once the instance hears its pings; no such metric on SQLite", async () => {
+    const { call, signUp, store } = await testApp();
+    const { token } = await signUp("ann");
+    await call("GET", "/svc-api/v1/users/me", { token });
+    await store.settled?.();
+    for (let i = 0; i < 5; i++) expect((await call("GET", "/svc-api/v1/users/me", { token })).status).toBe(200);
+    const text = (await scrape(call)).text;
+    if (store.kind === "sqlite") {
+      expect(text).not.toContain("svc_token_checks_total");
+      return;
+    }
+    // The first of the five may still read the database: listening began while the one before was on its way.
+    expect(sample(text, "svc_token_checks_total", { answered: "memory" })).toBeGreaterThanOrEqual(4);
+    expect(sample(text, "svc_token_checks_total", { answered: "database" })).toBeGreaterThanOrEqual(1);
+  });
+
   test("the database pool: its bound, and its open connections, busy and idle", async () => {
     const { call, signUp } = await testApp();
     await Promise.all([signUp("ann"), signUp("bob"), signUp("cyd")]);

@@ -14,6 +14,7 @@
 import { then } from "../../awaitable.ts";
 import { setBounded } from "../../bounded-map.ts";
 import type { HotReads } from "../dialect.ts";
+import type { TokenChecks } from "../store.ts";
 import type { TableVersions, TokenState } from "../tokens.ts";
 
 /** The channel the state_notifications triggers announce on. */
@@ -21,6 +22,9 @@ export const STATE_CHANNEL = "svc_state";
 
 /** Token standings kept: each a session (or a sessionless token) seen valid, about 150 bytes. */
 export const KEPT_STANDINGS = 50_000;
+
+/** Pings sent and not yet heard back that are remembered. */
+const SENT_KEPT = 16;
 
 /** Pings go out this many times per staleness bound while requests come. */
 const PINGS_PER_BOUND = 4;
@@ -33,6 +37,8 @@ export interface KeptReads extends HotReads {
   wrote(): void;
   /** Resolves once this instance has heard every change committed before the call. */
   settled(): Promise<void>;
+  /** Token checks answered from memory and from the database so far. */
+  checks(): TokenChecks;
   close(): Promise<void>;
 }
 
@@ -71,7 +77,19 @@ export function keptReads(
   base: HotReads,
   { stalenessMs, now = () => performance.now(), onError }: KeptReadsOptions,
 ): KeptReads {
-  if (stalenessMs <= 0) return { ...base, wrote() {}, settled: async () => {}, close: async () => {} };
+  const checks: TokenChecks = { memory: 0, database: 0 };
+  if (stalenessMs <= 0)
+    return {
+      versions: base.versions,
+      tokenState(id, jti, sid) {
+        checks.database++;
+        return base.tokenState(id, jti, sid);
+      },
+      wrote() {},
+      settled: async () => {},
+      checks: () => ({ ...checks }),
+      close: async () => {},
+    };
   const pingChannel = `svc_ping_${crypto.randomUUID().replaceAll("-", "")}`;
   const intervalMs = stalenessMs / PINGS_PER_BOUND;
 
@@ -146,6 +164,8 @@ export function keptReads(
     const seq = ++pings;
     inFlight = { seq, at };
     sent.set(seq, { at, writes });
+    // Pings never heard back (a listener that hears nothing, behind a pooler) are forgotten, oldest first.
+    if (sent.size > SENT_KEPT) sent.delete(sent.keys().next().value!);
     client.unsafe("select pg_notify($1, $2)", [pingChannel, String(seq)]).catch(() => {
       // The database did not take it: the next request reads the database and pings again.
       if (inFlight?.seq === seq) inFlight = null;
@@ -183,8 +203,12 @@ export function keptReads(
       const key = sid === undefined ? `j ${jti}` : sid;
       if (versions && fresh(at)) {
         const kept = standings.get(key);
-        if (kept && kept.userId === id) return { revoked: false, expiresAt: kept.expiresAt, versions };
+        if (kept && kept.userId === id) {
+          checks.memory++;
+          return { revoked: false, expiresAt: kept.expiresAt, versions };
+        }
       } else wake();
+      checks.database++;
       const before = changes;
       return then(base.tokenState(id, jti, sid), (state: TokenState | null) => {
         if (state && changes === before) {
@@ -219,6 +243,7 @@ export function keptReads(
         ping();
       });
     },
+    checks: () => ({ ...checks }),
     async close() {
       closed = true;
       clearTimeout(timer);

@@ -142,6 +142,7 @@ function postgresDialect(client: SQL, config: PostgresConfig, connections: Conne
       }),
     hotReads: kept,
     settled: () => kept.settled(),
+    tokenChecks: () => kept.checks(),
     ping: (timeoutMs) =>
       guard(async () => void (await db.execute(sql`select 1`)), undefined, Math.min(timeoutMs, deadlineMs)),
     storage: () => storage.state(),
