@@ -26,7 +26,8 @@ describe.skipIf(!available)("a PostgreSQL outage", () => {
       poolMax: 4,
       connectTimeoutS: 1,
       statementTimeoutMs: 1000,
-      stalenessMs: 1000,
+      // Short, so that memory gives way to the database soon after the outage begins.
+      stalenessMs: 100,
     });
     app = await testApp({ on: store });
     token = (await app.signUp("ann")).token;
@@ -57,7 +58,7 @@ describe.skipIf(!available)("a PostgreSQL outage", () => {
       // Each answer is bounded by the connect and statement timeouts (2 s each here); one that hung would
       // run into the test's own time limit.
       // The token's standing and the page may come from memory while the last ping heard is younger than
-      // SVC_DB_STALENESS (1 s here); no ping comes back now, so then every read asks the database.
+      // SVC_DB_STALENESS (0.1 s here); no ping comes back now, so then every read asks the database.
       const list = await until503(() => app.call("GET", "/svc-api/v1/users/all", { token }));
       expectProblem(list, 503, "database_unavailable");
       const login = await app.call("POST", "/svc-api/v1/auth/login", {
