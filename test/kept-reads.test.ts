@@ -211,6 +211,16 @@ describe("kept reads", () => {
     expect(reads.calls).toBe(calls + 1);
   });
 
+  test("after a reset and a read again, a version notice updates the versions and keeps the standings", async () => {
+    const { database, reads, kept } = await setup();
+    database.notice("reset"); // versions and standings forgotten
+    await ask(kept); // read again: kept
+    database.notice("v users 2");
+    const calls = reads.calls;
+    expect(await ask(kept)).toMatchObject({ revoked: false, versions: { users: 2 } });
+    expect(reads.calls).toBe(calls);
+  });
+
   test("a token of another user naming the session is not answered from memory", async () => {
     const { reads, kept } = await setup();
     const calls = reads.calls;

@@ -124,9 +124,10 @@ export function keptReads(
     const [kind, key, value] = payload.split(" ");
     if (kind === "s" && key) standings.delete(key);
     else if (kind === "j" && key) standings.delete(`j ${key}`);
-    else if (kind === "v" && versions && (key === "users" || key === "categories"))
-      versions = { ...versions, [key]: Number(value) };
-    else clear(); // a truncation, or a notice this svc does not know: nothing kept can be trusted
+    else if (kind === "v" && (key === "users" || key === "categories")) {
+      // Unknown versions stay unknown: the next read asks the database for both.
+      if (versions) versions = { ...versions, [key]: Number(value) };
+    } else clear(); // a truncation, or a notice this svc does not know: nothing kept can be trusted
   }
 
   function echoed(payload: string) {
