@@ -16,7 +16,7 @@ import { AppError, internalError } from "../errors.ts";
 import { clientAddress } from "../http/client-address.ts";
 import { type AnswerSet, conditionalText, hasPreconditions, requirePreconditions } from "../http/etag.ts";
 import { IDEMPOTENCY_HEADER } from "../http/idempotency.ts";
-import { readCappedText } from "../http/json-body.ts";
+import { isJsonType, notJson, readCappedText } from "../http/json-body.ts";
 import { answerFailure } from "../http/failure-response.ts";
 import { auditIds, requestInfo } from "../http/request-context.ts";
 import type { ServerContext } from "./context.ts";
@@ -60,6 +60,10 @@ export function graphqlRequests(deps: RequestPluginDeps): GraphqlRequests {
   /** A refusal or a cached answer, or what Yoga needs to run the request. */
   function ask(request: Request): Awaitable<Response | Asked> {
     if (request.method !== "POST") return identify(request, undefined);
+    // JSON only, as the GraphQL over HTTP spec has it: a form, multipart or text/plain body is what any
+    // web page can make a visitor's browser send without a preflight, so accepting one would let pages
+    // on other origins run mutations (with SVC_GRAPHQL_AUTH=off, as the visitor).
+    if (!isJsonType(request.headers.get("content-type"))) return errorResponse(notJson());
     // As text, which is what a cached answer is found by; the bytes Yoga reads are made again from it
     // only when the operation runs.
     return then(readCappedText(request, maxBodyBytes), (text) => identify(request, text));

@@ -15,12 +15,17 @@ export function jsonBody(maxBytes: number): [ReturnType<typeof readJson>, "appli
   return [readJson(maxBytes), "application/json"];
 }
 
-const notJson = () =>
+export const notJson = () =>
   new AppError("unsupported_media_type", "The body must be JSON, sent with Content-Type: application/json.");
+
+/** Whether a Content-Type names JSON (application/json, or a +json type such as application/graphql+json). */
+export function isJsonType(contentType: string | null): boolean {
+  return JSON_TYPE.test(contentType ?? "");
+}
 
 function readJson(maxBytes: number) {
   return async ({ request }: { request: Request }): Promise<unknown> => {
-    if (!JSON_TYPE.test(request.headers.get("content-type") ?? "")) throw notJson();
+    if (!isJsonType(request.headers.get("content-type"))) throw notJson();
     return parseJson(await readCapped(request, maxBytes));
   };
 }
@@ -112,7 +117,7 @@ export function optionalJsonBody(maxBytes: number): [ReturnType<typeof readJson>
     async ({ request }) => {
       const bytes = await readCapped(request, maxBytes);
       if (bytes.byteLength === 0) return {};
-      if (!JSON_TYPE.test(request.headers.get("content-type") ?? "")) throw notJson();
+      if (!isJsonType(request.headers.get("content-type"))) throw notJson();
       return parseJson(bytes);
     },
     "application/json",

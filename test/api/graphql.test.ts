@@ -492,6 +492,35 @@ describe("bad requests", () => {
     }
   });
 
+  test("a mutation from an HTML form (urlencoded, multipart, text/plain) is 415 and changes nothing", async () => {
+    // A page on any origin can send these without a preflight: with SVC_GRAPHQL_AUTH=off they would be
+    // a visitor's browser writing categories (GraphQL over HTTP: POST takes application/json).
+    const { app, call, graphql } = await testApp({ config: { graphql: { auth: "off" } } });
+    const query = 'mutation { createCategory(input: { name: "Planted" }) { id } }';
+    const multipart = new FormData();
+    multipart.set("query", query);
+    const bodies: Array<[string, BodyInit]> = [
+      ["application/x-www-form-urlencoded", new URLSearchParams({ query }).toString()],
+      ["text/plain", JSON.stringify({ query })],
+      ["text/plain;charset=UTF-8", JSON.stringify({ query })],
+    ];
+    for (const [type, body] of bodies) {
+      const reply = await call("POST", "/graphql", { raw: body as string, headers: { "content-type": type } });
+      expect({ type, status: reply.status, code: reply.body.errors?.[0]?.extensions?.code }).toEqual({
+        type,
+        status: 415,
+        code: "BAD_REQUEST",
+      });
+    }
+    const form = await app.handle(new Request("http://localhost/graphql", { method: "POST", body: multipart }));
+    expect(form.status).toBe(415);
+    const noType = await app.handle(
+      new Request("http://localhost/graphql", { method: "POST", body: new Blob([JSON.stringify({ query })]) }),
+    );
+    expect(noType.status).toBe(415);
+    expect((await graphql("{ categories { name } }")).body.data.categories).toEqual([]);
+  });
+
   test("a body that is not JSON is 415", async () => {
     const { call } = await testApp({ config: { graphql: { auth: "off" } } });
     const reply = await call("POST", "/graphql", {
