@@ -25,6 +25,7 @@ import { DOCS_PATH, openapiRoutes, SPEC_PATH } from "./http/openapi-routes.ts";
 import { exposure, viaOf } from "./http/exposure.ts";
 import { requestInfo } from "./http/request-context.ts";
 import { problemAnswers } from "./http/problem-answers.ts";
+import { proxySchemeWarning } from "./http/proxy-scheme.ts";
 import type { Loggers } from "./log.ts";
 import { createMetrics, metricsRoutes } from "./metrics.ts";
 import { accountServices } from "./services.ts";
@@ -97,6 +98,7 @@ export function createApp({ config, store: database, loggers, probes, backups }:
   const app = new Elysia({ normalize: false })
     .use(problemAnswers({ logger, methodsFor: (path) => routes!.methodsFor(path) }))
     .use(corsFor(config.corsOrigins))
+    .use(proxySchemeWarning(config, logger))
     .use(openapiRoutes())
     .use(config.adminConsole ? consoleRoutes() : new Elysia())
     .use(

@@ -137,3 +137,19 @@ describe("the documentation", () => {
     expect(all.filter((page) => !reached.has(page))).toEqual([]);
   });
 });
+
+describe("the reverse proxy recipes (docs/operations.md)", () => {
+  const operations = texts.get("docs/operations.md")!;
+  const fenced = (language: string) => operations.match(new RegExp("```" + language + "\\n([\\s\\S]*?)```"))?.[1] ?? "";
+
+  test("nginx passes the scheme and the host, which cookie sessions and the Origin check read", () => {
+    const nginx = fenced("nginx");
+    expect(nginx).toContain("proxy_set_header X-Forwarded-Proto $scheme;");
+    expect(nginx).toContain("proxy_set_header Host $host;");
+  });
+
+  test("each recipe is followed by the SVC_TRUST_PROXY it needs", () => {
+    const behind = operations.slice(operations.indexOf("### Behind a reverse proxy"));
+    expect(behind.match(/SVC_TRUST_PROXY=1/g)?.length ?? 0).toBeGreaterThanOrEqual(2);
+  });
+});

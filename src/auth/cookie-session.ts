@@ -33,11 +33,23 @@ export function overHttps(request: Request, trustProxy: number): boolean {
   return (hops[Math.max(0, hops.length - trustProxy)] ?? "") === "https";
 }
 
-/** The refresh token the request's cookie holds: only the name this scheme uses (a plain one over HTTPS could be planted). */
+/**
+ * The refresh token the request's cookie holds: only the name this scheme uses (a plain one over HTTPS
+ * could be planted). Two of that name are refused (403 csrf_refused): over plain HTTP a sibling
+ * subdomain can set one for the parent domain, the browser sends both, and whichever svc took could be
+ * the planter's, signing the victim into the planter's session.
+ */
 export function cookieRefreshToken(request: Request, trustProxy: number): string | undefined {
   const header = request.headers.get("cookie");
   if (header === null) return undefined;
-  const value = new Bun.CookieMap(header).get(overHttps(request, trustProxy) ? SECURE_COOKIE : PLAIN_COOKIE);
+  const name = overHttps(request, trustProxy) ? SECURE_COOKIE : PLAIN_COOKIE;
+  if (header.split(";").filter((pair) => pair.split("=", 1)[0]!.trim() === name).length > 1) {
+    throw new AppError(
+      "csrf_refused",
+      `The request carries two ${name} cookies; one may have been set by another site under the same domain. Clear this site's cookies and sign in again.`,
+    );
+  }
+  const value = new Bun.CookieMap(header).get(name);
   return value === null || value === "" ? undefined : value;
 }
 

@@ -152,6 +152,58 @@ describe("cookie sessions", () => {
     expect(cleared.maxAge).toBe(0);
   });
 
+  test("two refresh cookies (one planted from a sibling subdomain): 403 csrf_refused, neither is used", async () => {
+    // Over plain HTTP no prefix stops a sibling host setting svc_refresh for the parent domain; the
+    // browser then sends both, and taking the first would sign the victim into the planter's session.
+    const { login, call, signUp } = await cookieApp();
+    const { cookie } = await login();
+    const planted = (await signUp("mallory")).refresh;
+    for (const pair of [
+      `svc_refresh=${planted}; svc_refresh=${cookie.value}`,
+      `svc_refresh=${cookie.value}; svc_refresh=${planted}`,
+    ]) {
+      const refreshed = await call("POST", REFRESH, { headers: { ...FROM_PAGE, cookie: pair } });
+      expectProblem(refreshed, 403, "csrf_refused");
+      expect(refreshed.body.detail).toContain("two");
+      expect(refreshed.headers.getSetCookie()).toEqual([]);
+      expectProblem(await call("POST", LOGOUT, { headers: { ...FROM_PAGE, cookie: pair } }), 403, "csrf_refused");
+    }
+    // Both sessions are untouched: each cookie alone still refreshes.
+    expect(
+      (await call("POST", REFRESH, { headers: { ...FROM_PAGE, cookie: `svc_refresh=${cookie.value}` } })).status,
+    ).toBe(200);
+    expect((await call("POST", REFRESH, { body: { refresh_token: planted } })).status).toBe(200);
+  });
+
+  test("a production svc behind a trusted proxy warns once when the proxy sends no X-Forwarded-Proto", async () => {
+    const { call, logs } = await cookieApp({ config: { env: "production", trustProxy: 1 } });
+    const forwarded = { "x-forwarded-for": "203.0.113.9" };
+    await call("GET", "/svc/health", { headers: forwarded });
+    await call("GET", "/svc/health", { headers: forwarded });
+    // A request straight to svc (a load balancer's probe) says nothing of the proxy.
+    await call("GET", "/svc/health");
+    const warnings = (await logs())
+      .map((line) => JSON.parse(line))
+      .filter((line) => /X-Forwarded-Proto/.test(line.msg));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0].level).toBeOneOf([40, "warn"]);
+  });
+
+  test("behind a trusted proxy that sends X-Forwarded-Proto, or outside production, nothing is said", async () => {
+    for (const [config, headers] of [
+      [
+        { env: "production", trustProxy: 1 },
+        { "x-forwarded-for": "203.0.113.9", "x-forwarded-proto": "https" },
+      ],
+      [{ env: "development", trustProxy: 1 }, { "x-forwarded-for": "203.0.113.9" }],
+      [{ env: "production", trustProxy: 0 }, { "x-forwarded-for": "203.0.113.9" }],
+    ] as const) {
+      const { call, logs } = await testApp({ config });
+      await call("GET", "/svc/health", { headers });
+      expect((await logs()).filter((line) => line.includes("X-Forwarded-Proto"))).toEqual([]);
+    }
+  });
+
   test("a mode that is neither json nor cookie: 400 validation_failed naming mode", async () => {
     const { call, password } = await cookieApp();
     const reply = await call("POST", LOGIN, { body: { username: "ann", password, mode: "session" } });
