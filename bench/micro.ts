@@ -74,6 +74,8 @@ const entry = {
   status: 200,
   durationMs: 0.12,
   userId: null,
+  clientAddress: "127.0.0.1",
+  userAgent: "wrk/4.2.0",
 };
 await pair(
   "access line",
@@ -89,6 +91,8 @@ await pair(
           path: entry.path,
           status: 200,
           duration_ms: 0.12,
+          client_address: entry.clientAddress,
+          user_agent: entry.userAgent,
         },
         "request completed",
       ),

@@ -129,6 +129,7 @@ export function createApp({ config, store: database, loggers, probes, backups }:
     loggers,
     metrics,
     maxBodyBytes: config.maxBodyBytes,
+    trustProxy: config.trustProxy,
     opsRoutes: config.opsAddress ? opsRoutes(app.routes) : null,
     hsts: config.env === "production" && config.tls !== null,
     websocket: { path: GRAPHQL_PATH, upgrade: graphql.websocket.upgrade, handler: graphql.websocket.handler },

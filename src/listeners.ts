@@ -95,7 +95,16 @@ function earlyProbes(
     Object.entries(probes).map(([path, probe]) => {
       const logged = (request: Request, info: RequestInfo, response: Response) => {
         if (config.logProbes || response.status !== 200)
-          logCompleted(access, request, info, path, path, response.status, (performance.now() - info.startedAt) / 1000);
+          logCompleted(
+            access,
+            request,
+            info,
+            path,
+            path,
+            response.status,
+            (performance.now() - info.startedAt) / 1000,
+            config.trustProxy,
+          );
         return response;
       };
       const answer: ServerHandlers["routes"][string]["GET"] = (request, server) => {

@@ -25,6 +25,10 @@ export interface AccessEntry {
   status: number;
   durationMs: number;
   userId: string | null;
+  /** The client's address as SVC_TRUST_PROXY reads it ("unknown" in process). */
+  clientAddress: string;
+  /** The User-Agent header (cut short), or null. */
+  userAgent: string | null;
 }
 
 export interface AccessLog {
@@ -126,6 +130,7 @@ export function accessLog(level: LogLevel, write: (line: string) => void): Acces
   const now = isoClock();
   const method = lastQuoted();
   const path = lastQuoted();
+  const agent = lastQuoted();
   return {
     enabled,
     completed(e) {
@@ -133,7 +138,7 @@ export function accessLog(level: LogLevel, write: (line: string) => void): Acces
       const user = e.userId === null ? "" : `,"user_id":${quote(e.userId)}`;
       const client = e.clientRequestId === null ? "" : `,"client_request_id":"${e.clientRequestId}"`;
       write(
-        `{"level":${INFO},"time":"${now()}","service":"svc","request_id":"${e.requestId}"${client},"method":${method(e.method)},"route":"${e.route}","path":${path(e.path)},"status":${e.status},"duration_ms":${e.durationMs}${user},"msg":"request completed"}\n`,
+        `{"level":${INFO},"time":"${now()}","service":"svc","request_id":"${e.requestId}"${client},"method":${method(e.method)},"route":"${e.route}","path":${path(e.path)},"status":${e.status},"duration_ms":${e.durationMs}${user},"client_address":${quote(e.clientAddress)},"user_agent":${e.userAgent === null ? "null" : agent(e.userAgent)},"msg":"request completed"}\n`,
       );
     },
   };

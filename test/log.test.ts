@@ -25,6 +25,8 @@ const entry = {
   status: 404,
   durationMs: 0.25,
   userId: null,
+  clientAddress: "192.0.2.1",
+  userAgent: null,
 };
 
 test("access lines are JSON whatever the path holds: quotes, backslashes, control characters, any Unicode", async () => {
@@ -37,10 +39,12 @@ test("access lines are JSON whatever the path holds: quotes, backslashes, contro
     "/lone\ud800surrogate",
     "/plain",
   ];
-  for (const path of paths) loggers.access.completed({ ...entry, path, userId: "u-1", clientRequestId: "c-1" });
+  for (const path of paths)
+    loggers.access.completed({ ...entry, path, userId: "u-1", clientRequestId: "c-1", userAgent: `agent ${path}` });
   await Bun.sleep(5);
   const parsed = lines.map((l) => JSON.parse(l));
   expect(parsed.map((l) => l.path)).toEqual(paths.map((p) => JSON.parse(JSON.stringify(p))));
+  expect(parsed.map((l) => l.user_agent)).toEqual(paths.map((p) => JSON.parse(JSON.stringify(`agent ${p}`))));
   expect(parsed[0]).toMatchObject({
     level: 30,
     service: "svc",
@@ -51,6 +55,7 @@ test("access lines are JSON whatever the path holds: quotes, backslashes, contro
     status: 404,
     duration_ms: 0.25,
     user_id: "u-1",
+    client_address: "192.0.2.1",
     msg: "request completed",
   });
 });

@@ -4,7 +4,7 @@
 import type { ClientInfo } from "../auth/sessions.ts";
 import { auditIds, requestInfo } from "./request-context.ts";
 
-export function clientAddress(request: Request, trustProxy: number): string {
+export function clientAddress(request: Request, trustProxy: number, info = requestInfo(request)): string {
   if (trustProxy > 0) {
     const hops = (request.headers.get("x-forwarded-for") ?? "")
       .split(",")
@@ -13,7 +13,6 @@ export function clientAddress(request: Request, trustProxy: number): string {
     const seen = hops[hops.length - trustProxy];
     if (seen) return seen;
   }
-  const info = requestInfo(request);
   return info?.server?.requestIP(info.received)?.address ?? "unknown";
 }
 

@@ -11,6 +11,7 @@ import type { Listener } from "./exposure.ts";
 import type { Loggers } from "../log.ts";
 import type { LineLogger } from "../log-lines.ts";
 import type { Metrics } from "../metrics.ts";
+import { clientAddress } from "./client-address.ts";
 import { answerFailure } from "./failure-response.ts";
 import { tooLarge } from "./json-body.ts";
 import { answeredId, beginRequest, logIds, type RequestInfo } from "./request-context.ts";
@@ -29,6 +30,8 @@ export interface OuterHandlerOptions {
   loggers: Loggers;
   metrics: Metrics;
   maxBodyBytes: number;
+  /** SVC_TRUST_PROXY: how the access line reads the client's address. */
+  trustProxy: number;
   /**
    * With an operations listener: the route templates served on it alone (all GET), to which the public
    * listener answers 404. null (the default): every listener serves every route.
@@ -82,6 +85,7 @@ export function outerHandler({
   loggers,
   metrics,
   maxBodyBytes,
+  trustProxy,
   opsRoutes = null,
   hsts = false,
   websocket,
@@ -97,7 +101,7 @@ export function outerHandler({
     const seconds = (performance.now() - info.startedAt) / 1000;
     metrics.request(request.method, route, response.status, seconds);
     if (!logProbes && response.status === 200 && probePaths.has(route)) return response;
-    logCompleted(access, request, info, route, path, response.status, seconds);
+    logCompleted(access, request, info, route, path, response.status, seconds, trustProxy);
     return response;
   }
 
@@ -264,7 +268,10 @@ export function logCompleted(
   path: string,
   status: number,
   seconds: number,
+  trustProxy: number,
 ): void {
+  if (!access.enabled) return;
+  const agent = request.headers.get("user-agent");
   access.completed({
     requestId: info.id,
     clientRequestId: info.clientId,
@@ -274,8 +281,14 @@ export function logCompleted(
     status,
     durationMs: Math.round(seconds * 100_000) / 100,
     userId: info.userId,
+    clientAddress: clientAddress(request, trustProxy, info),
+    // A header of any size must not make a line of any size.
+    userAgent: agent === null ? null : agent.slice(0, MAX_USER_AGENT_CHARS),
   });
 }
+
+/** Enough for any real browser's or tool's User-Agent. */
+const MAX_USER_AGENT_CHARS = 256;
 
 /**
  * A WebSocket handler that hands every event to the one `current()` returns when it happens: for a

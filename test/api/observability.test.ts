@@ -1,4 +1,6 @@
 import { describe, expect, test } from "bun:test";
+import type { Server } from "bun";
+import type { InProcessVia } from "../../src/http/outer-handler.ts";
 import type { VersionedStore } from "../../src/db/store.ts";
 import { blockAfter, testApp } from "../helpers.ts";
 
@@ -254,6 +256,8 @@ describe("the request log line", () => {
       "path",
       "status",
       "duration_ms",
+      "client_address",
+      "user_agent",
       "msg",
     ]);
     expect(line).toMatchObject({
@@ -267,7 +271,42 @@ describe("the request log line", () => {
     });
     expect(new Date(line.time).toISOString()).toBe(line.time);
   });
+
+  test("names the client's address (as SVC_TRUST_PROXY reads it) and its user agent, for fail2ban and abuse reports", async () => {
+    const lineOf = async (app: Awaited<ReturnType<typeof testApp>>, id: string) =>
+      (await app.logs())
+        .map((l) => JSON.parse(l))
+        .find((l) => l.client_request_id === id && l.msg === "request completed");
+    const direct = await testApp();
+    await direct.call("GET", "/svc/health/live", {
+      headers: { "x-request-id": "ua-1", "user-agent": "curl/8.5.0", "x-forwarded-for": "198.51.100.7" },
+      via: peer("203.0.113.4"),
+    });
+    // Without SVC_TRUST_PROXY the header is the client's own words: the socket's address counts.
+    expect(await lineOf(direct, "ua-1")).toMatchObject({ client_address: "203.0.113.4", user_agent: "curl/8.5.0" });
+
+    const proxied = await testApp({ config: { trustProxy: 1 } });
+    const agent = `Mozilla/5.0 "quoted" \\ ${"x".repeat(1000)}`;
+    await proxied.call("GET", "/svc/health/live", {
+      headers: { "x-request-id": "ua-2", "user-agent": agent, "x-forwarded-for": "192.0.2.1, 198.51.100.7" },
+      via: peer("127.0.0.1"),
+    });
+    const line = await lineOf(proxied, "ua-2");
+    expect(line.client_address).toBe("198.51.100.7");
+    // Kept to its first 256 characters: a header of any size must not make a line of any size.
+    expect(line.user_agent).toBe(agent.slice(0, 256));
+
+    const bare = await testApp();
+    await bare.call("GET", "/svc/health/live", { headers: { "x-request-id": "ua-3" } });
+    expect(await lineOf(bare, "ua-3")).toMatchObject({ client_address: "unknown", user_agent: null });
+  });
 });
+
+/** A server whose every request comes from `address`, as Bun's requestIP reports it. */
+function peer(address: string): InProcessVia {
+  const server = { requestIP: () => ({ address, family: address.includes(":") ? "IPv6" : "IPv4", port: 50_000 }) };
+  return { server: server as unknown as Server<unknown> };
+}
 
 interface Family {
   type: string;

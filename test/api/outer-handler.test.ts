@@ -292,6 +292,7 @@ test("a failure even outside the app is answered as problem+json, never Bun's HT
     routes: routeTemplates(new Elysia().get("/probe", () => "ok").routes),
     probes: ["/probe"],
     logProbes: true,
+    trustProxy: 0,
     loggers,
     metrics: broken,
     maxBodyBytes: 1024,
