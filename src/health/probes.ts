@@ -3,8 +3,9 @@
 // the database answers, and whether it has room to write; /svc/health/live (the process is up) and
 // /svc/health/ready (the database answers). Full storage is "degraded", still 200: reads and logins
 // go on, only writes are refused (503). Who asks decides how much /svc/health says (src/http/exposure.ts):
-// version, environment, database kind and uptime tell an attacker which release to aim at and when it
-// was last restarted (patched), so a stranger to a production svc gets its status and checks alone.
+// everyone gets what the interface document promises (service, version, environment) with the status and
+// checks; the database kind, the uptime (when it was last restarted, so patched) and the backups' state
+// are for the box and the operations listener alone in production.
 import type { Store } from "../db/store.ts";
 import { version } from "../../package.json";
 
@@ -24,7 +25,7 @@ const CHECKS: Record<Check, string> = {
 /**
  * A probe's answer to a GET. `headers` holds the headers every answer carries (where the caller adds
  * them itself); the probe adds its content type and builds its Response with them. `details`: whether
- * /svc/health may say who is answering (version, environment, database kind, uptime).
+ * /svc/health may say more than the interface document's fields (database kind, uptime, backups).
  */
 export type Probe = (
   request: Request,
@@ -53,7 +54,13 @@ export function healthProbes(
   const startedAt = performance.now();
   const database = databaseCheck(store);
   // Everything but the status and uptime is fixed: rendered once.
-  const identity = JSON.stringify({ service: "svc", version, environment, database_kind: store.kind }).slice(0, -1);
+  const named = JSON.stringify({ service: "svc", version, environment }).slice(0, -1);
+  const identity = `${named},"database_kind":${JSON.stringify(store.kind)}`;
+  const brief: Record<Check, string> = {
+    ok: `${named},"status":"ok","checks":${CHECKS.ok}}`,
+    degraded: `${named},"status":"degraded","checks":${CHECKS.degraded}}`,
+    unavailable: `${named},"status":"unavailable","checks":${CHECKS.unavailable}}`,
+  };
   let body = { tenths: -1, result: "ok" as Check, backup: "", text: "" };
   return {
     "/svc/health/live": (_request, headers) => json(200, '{"status":"ok"}', headers),
@@ -63,7 +70,7 @@ export function healthProbes(
       ),
     "/svc/health": (_request, headers, details) =>
       database.answer((result) => {
-        if (!details) return json(statusFor(result), briefBody(result), headers);
+        if (!details) return json(statusFor(result), brief[result], headers);
         // The uptime has tenths of a second, so the body changes ten times a second at most.
         const tenths = Math.round((performance.now() - startedAt) / 100);
         const backups = backup ? `,"backup":${JSON.stringify(backup())}` : "";
@@ -78,11 +85,6 @@ export function healthProbes(
         return json(statusFor(result), body.text, headers);
       }),
   };
-}
-
-/** /svc/health for a stranger to a production svc: what a load balancer needs, nothing about the release. */
-function briefBody(result: Check): string {
-  return `{"service":"svc","status":"${result}","checks":${CHECKS[result]}}`;
 }
 
 function statusFor(result: Check): number {

@@ -661,7 +661,13 @@ describe("without an operations listener, in production", () => {
       expect((await fetch(`${local}/svc/metrics`)).status).toBe(200);
       expect((await fetch(`${outside}/svc/metrics`)).status).toBe(404);
       expect(await (await fetch(`${local}/svc/health`)).json()).toMatchObject({ environment: "production" });
-      expect(Object.keys(await (await fetch(`${outside}/svc/health`)).json())).toEqual(["service", "status", "checks"]);
+      expect(Object.keys(await (await fetch(`${outside}/svc/health`)).json())).toEqual([
+        "service",
+        "version",
+        "environment",
+        "status",
+        "checks",
+      ]);
       expect(await stop(plain)).toBe(0);
 
       const guarded = await start(emptyFolderWithBinary(), {
