@@ -9,6 +9,7 @@ import { syncFolder } from "../db/sqlite/new-database.ts";
 import { nodeFs } from "../node-fs.ts";
 import { databaseInto } from "./compress.ts";
 import { failureReason } from "./failure.ts";
+import { renewEpochOf } from "./identity.ts";
 import { openElsewhere } from "./in-use.ts";
 import { parseSnapshotName } from "./names.ts";
 import { findSource } from "./source.ts";
@@ -72,6 +73,8 @@ export async function restoreSnapshot({ databasePath: path, from, force, s3 }: R
     if (!checked.counts)
       throw new RestoreRefused(`${source.shown} is not a sound svc database: ${checked.problems[0]}`);
     counts = checked.counts;
+    // The same database, its event log now on another history: cursors from before get RESYNC.
+    renewEpochOf(partial);
   } catch (error) {
     fs.rmSync(made ?? partial, { recursive: true, force: true });
     throw error;
