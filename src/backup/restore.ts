@@ -9,7 +9,7 @@ import { syncFolder } from "../db/sqlite/new-database.ts";
 import { nodeFs } from "../node-fs.ts";
 import { databaseInto } from "./compress.ts";
 import { failureReason } from "./failure.ts";
-import { renewEpochOf } from "./identity.ts";
+import { databaseIdentity, renewEpochOf } from "./identity.ts";
 import { openElsewhere } from "./in-use.ts";
 import { parseSnapshotName } from "./names.ts";
 import { findSource } from "./source.ts";
@@ -55,7 +55,8 @@ export async function restoreSnapshot({ databasePath: path, from, force, s3 }: R
 
   let source;
   try {
-    source = await findSource(from, s3);
+    // "latest" is the newest of this database's own (source.ts).
+    source = await findSource(from, s3, () => (there ? databaseIdentity(path) : null));
   } catch (error) {
     throw new RestoreRefused(failureReason(error, s3));
   }
