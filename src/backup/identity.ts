@@ -6,11 +6,13 @@ import { nodeFs } from "../node-fs.ts";
 
 /**
  * The identity of the SQLite database at `path`; null when there is none to read (no file, not svc's, damaged).
- * Read without a trace: the log and index files SQLite makes beside a database in WAL mode to read it go again.
+ * With `tidy`, for a database no process has open (svc restore checks), read without a trace: the log and index
+ * files SQLite makes beside a database in WAL mode to read it go again. Never for one svc may be serving: its
+ * -shm is in use.
  */
-export function databaseIdentity(path: string): string | null {
+export function databaseIdentity(path: string, { tidy = false } = {}): string | null {
   const fs = nodeFs();
-  const made = ["-wal", "-shm"].map((suffix) => `${path}${suffix}`).filter((file) => !fs.existsSync(file));
+  const made = tidy ? ["-wal", "-shm"].map((suffix) => `${path}${suffix}`).filter((file) => !fs.existsSync(file)) : [];
   let client: Database;
   try {
     client = new Database(path, { readonly: true });

@@ -56,7 +56,8 @@ export async function restoreSnapshot({ databasePath: path, from, force, s3 }: R
   let source;
   try {
     // "latest" is the newest of this database's own (source.ts).
-    source = await findSource(from, s3, () => (there ? databaseIdentity(path) : null));
+    // Nothing has it open (checked above): reading it leaves nothing beside it.
+    source = await findSource(from, s3, () => (there ? databaseIdentity(path, { tidy: true }) : null));
   } catch (error) {
     throw new RestoreRefused(failureReason(error, s3));
   }
