@@ -65,7 +65,7 @@ const COMMANDS: Record<string, Command> = {
   backup: {
     usage: "svc backup <file>\nsvc backup --list\nsvc backup --now",
     summary:
-      "Write a consistent snapshot of the SQLite database to a new file, while svc keeps serving; list the snapshots at SVC_BACKUP_TO (name, bytes, time taken, svc version); or take one now, checked and gzipped, into SVC_BACKUP_TO, deleting the oldest beyond SVC_BACKUP_KEEP.",
+      "Write a consistent snapshot of the SQLite database to a new file, while svc keeps serving; list the snapshots at SVC_BACKUP_TO (name, bytes, time taken, svc version, database); or take one now, checked and gzipped, into SVC_BACKUP_TO, deleting this database's oldest beyond SVC_BACKUP_KEEP.",
     async run(args, env, io) {
       if (args[0]?.startsWith("--")) return (await import("./backup/cli.ts")).backupCommand(args, parseConfig(env), io);
       const [target, ...rest] = args;
@@ -86,7 +86,7 @@ const COMMANDS: Record<string, Command> = {
   restore: {
     usage: "svc restore --from <file | folder/latest | s3://bucket/prefix/name | s3://bucket/prefix/latest> [--force]",
     summary:
-      "Bring a snapshot back into the SQLite file SVC_DATABASE_URL names, once it is read whole and checked; prints its time, svc version and row counts. Stop svc first. A database already there is refused, unless --force, which keeps it as <file>.before-restore-<time>.",
+      "Bring a snapshot back into the SQLite file SVC_DATABASE_URL names, once it is read whole and checked; prints its time, svc version and row counts. latest is the database's own newest there. Stop svc first. A database already there is refused, unless --force, which keeps it as <file>.before-restore-<time>.",
     run: async (args, env, io) => (await import("./backup/cli.ts")).restoreCommand(args, parseConfig(env), io),
   },
   check: {

@@ -174,7 +174,7 @@ function backupMetrics(read: () => BackupFigures): Metric[] {
   return [
     computed(
       "svc_backup_last_success_timestamp_seconds",
-      "When the newest backup snapshot stored was taken (Unix time); 0: none yet. Alert when it is older than two periods of SVC_BACKUP_EVERY.",
+      "When the newest of this database's backup snapshots at SVC_BACKUP_TO was taken (Unix time; re-read every minute; none dated in the future); 0: none yet. Alert when it is older than two periods of SVC_BACKUP_EVERY.",
       "gauge",
       unlabelled(() => read().lastSuccessSeconds),
     ),

@@ -70,6 +70,15 @@ function freshBox(): { path: string; env: Record<string, string> } {
   return { path, env: { SVC_DATABASE_URL: `sqlite:${path}` } };
 }
 
+/** The live database's identity, which its snapshots' names carry. */
+function liveIdentity(): string {
+  const db = new Database(live, { readonly: true });
+  try {
+    return db.query<{ id: string }, []>("SELECT id FROM svc_database").get()!.id;
+  } finally {
+    db.close();
+  }
+}
 const liveEnv = { SVC_DATABASE_URL: `sqlite:${live}`, SVC_BACKUP_TO: backups, SVC_BACKUP_KEEP: "2" };
 const snapshots = () => readdirSync(backups).sort();
 
@@ -79,25 +88,28 @@ describe("svc backup --now and --list", () => {
     expect(first).toMatchObject({ code: 0, err: "" });
     expect(first.out).toMatch(
       new RegExp(
-        `^backed up sqlite:${live} to ${backups}/svc-\\d{8}T\\d{6}Z-${version.replaceAll(".", "\\.")}\\.db\\.gz \\(\\d+ bytes: 3 users, 3 categories, 3 sessions, \\d+ audit events\\)\\n$`,
+        `^backed up sqlite:${live} to ${backups}/svc-\\d{8}T\\d{6}Z-${version.replaceAll(".", "\\.")}-${liveIdentity()}\\.db\\.gz \\(\\d+ bytes: 3 users, 3 categories, 3 sessions, \\d+ audit events\\)\\n$`,
       ),
     );
     const [name] = snapshots();
     expect(readFileSync(join(backups, name!)).subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
-    // Three older ones, and the next: the two oldest go.
-    for (const old of ["svc-20250101T000000Z-0.1.0.db.gz", "svc-20250102T000000Z-0.1.0.db.gz"])
+    // Three older ones, and the next: the two oldest go. One named before svc named databases is no one's: it stays.
+    const older = ["20250101", "20250102", "20250103"].map((day) => `svc-${day}T000000Z-0.1.0-${liveIdentity()}.db.gz`);
+    for (const old of [...older.slice(0, 2), "svc-20241231T000000Z-0.1.0.db.gz"])
       copyFileSync(join(backups, name!), join(backups, old));
-    renameSync(join(backups, name!), join(backups, "svc-20250103T000000Z-0.1.0.db.gz"));
+    renameSync(join(backups, name!), join(backups, older[2]!));
     const second = await cli(["backup", "--now"], liveEnv);
     expect(second.out).toContain("; deleted the 2 oldest beyond SVC_BACKUP_KEEP=2");
-    expect(snapshots()).toEqual(["svc-20250103T000000Z-0.1.0.db.gz", expect.stringMatching(/^svc-2\d{7}T/)]);
+    expect(snapshots()).toEqual(["svc-20241231T000000Z-0.1.0.db.gz", older[2], expect.stringMatching(/^svc-2\d{7}T/)]);
+    rmSync(join(backups, "svc-20241231T000000Z-0.1.0.db.gz"));
 
     const listed = await cli(["backup", "--list"], liveEnv);
     expect(listed.code).toBe(0);
     const lines = listed.out.trimEnd().split("\n");
-    expect(lines[0]).toBe("name\tbytes\ttaken\tversion");
+    expect(lines[0]).toBe("name\tbytes\ttaken\tversion\tdatabase");
     expect(lines.slice(1).map((line) => line.split("\t")[0])).toEqual(snapshots());
-    const [listedName, bytes, taken, listedVersion] = lines.at(-1)!.split("\t");
+    const [listedName, bytes, taken, listedVersion, database] = lines.at(-1)!.split("\t");
+    expect(database).toBe(liveIdentity());
     expect(Number(bytes)).toBe(readFileSync(join(backups, listedName!)).length);
     expect(taken).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
     expect(listedVersion).toBe(version);
@@ -287,3 +299,69 @@ function otherDatabase(): Uint8Array {
   db.close();
   return bytes;
 }
+
+describe("two databases backing up to one folder", () => {
+  const shared = join(dir, "shared");
+  /** A second database, as a second svc would make it, with its own user. */
+  async function another(name: string): Promise<string> {
+    const path = join(dir, name, "svc.db");
+    const other = await openSqliteStore(path);
+    await (await testApp({ on: other })).signUp(`${name}-user`);
+    await other.close();
+    return path;
+  }
+  const identity = (path: string) =>
+    new Database(path, { readonly: true }).query<{ id: string }, []>("SELECT id FROM svc_database").get()!.id;
+  const sharedSnapshots = () => readdirSync(shared).sort();
+  /** A copy of the database at `path` in a fresh box: the same database, as a box restoring it has it. */
+  function copyOf(path: string) {
+    const box = freshBox();
+    mkdirSync(join(box.path, ".."), { recursive: true });
+    copyFileSync(path, box.path);
+    return box;
+  }
+
+  test("each keeps SVC_BACKUP_KEEP of its own, and latest restores its own; only others' there: one line naming them", async () => {
+    const one = await another("one");
+    const two = await another("two");
+    expect(identity(one)).not.toBe(identity(two));
+    const env = (path: string) => ({ SVC_DATABASE_URL: `sqlite:${path}`, SVC_BACKUP_TO: shared, SVC_BACKUP_KEEP: "1" });
+    expect((await cli(["backup", "--now"], env(one))).code).toBe(0);
+    const two_ = await cli(["backup", "--now"], env(two));
+    expect(two_).toMatchObject({ code: 0, err: "" });
+    expect(two_.out).not.toContain("deleted");
+    const names = sharedSnapshots();
+    expect(names).toHaveLength(2);
+    expect(names.filter((name) => name.includes(identity(one)))).toHaveLength(1);
+    expect(names.filter((name) => name.includes(identity(two)))).toHaveLength(1);
+    const listed = await cli(["backup", "--list"], env(one));
+    expect(listed.out.split("\n")[0]).toBe("name\tbytes\ttaken\tversion\tdatabase");
+
+    // The newest there is two's; one's copy gets one's.
+    const box = copyOf(one);
+    const restored = await cli(["restore", "--from", join(shared, "latest"), "--force"], box.env);
+    expect(restored).toMatchObject({ code: 0, err: "" });
+    expect(restored.out).toContain(`from ${shared}/${names.find((name) => name.includes(identity(one)))}`);
+    expect(rows(box.path)).toEqual(rows(one));
+    expect(identity(box.path)).toBe(identity(one));
+
+    // A third database: none of those are its own.
+    const third = copyOf(live);
+    const before = readFileSync(third.path);
+    const refused = await cli(["restore", "--from", join(shared, "latest"), "--force"], third.env);
+    expect(refused).toEqual({
+      code: 1,
+      out: "",
+      err: `svc restore: ${shared} holds no snapshot of this database (${identity(live)}), only of ${[identity(one), identity(two)].sort().join(", ")}: name the one to restore (svc backup --list shows them), e.g. --from ${shared}/${names.at(-1)}; nothing was changed\n`,
+    });
+    expect(readFileSync(third.path)).toEqual(before);
+    // No database there yet: which one is meant cannot be told either.
+    const empty = freshBox();
+    const unknown = await cli(["restore", "--from", join(shared, "latest")], empty.env);
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toStartWith(`svc restore: ${shared} holds snapshots of 2 databases (`);
+    // Named, any of them restores.
+    const named = await cli(["restore", "--from", join(shared, names[0]!)], empty.env);
+    expect(named.code).toBe(0);
+  });
+});

@@ -87,7 +87,7 @@ describe("an S3 destination", () => {
     expect(destination.shown).toBe(`s3://${BUCKET}/box-1/`);
     const file = join(dir, "snapshot.gz");
     writeFileSync(file, Bun.gzipSync(new TextEncoder().encode("a snapshot")));
-    await destination.put("svc-20261126T100000Z-0.2.0.db.gz", file);
+    await destination.put("svc-20261126T100000Z-0.2.0-00000000000000a1.db.gz", file);
     await destination.put("svc-20261126T090000Z-0.1.9.db.gz", file);
     expect(await destination.list()).toEqual([
       {
@@ -95,19 +95,25 @@ describe("an S3 destination", () => {
         size: expect.any(Number),
         takenAt: "2026-11-26T09:00:00Z",
         version: "0.1.9",
+        database: null,
       },
       {
-        name: "svc-20261126T100000Z-0.2.0.db.gz",
+        name: "svc-20261126T100000Z-0.2.0-00000000000000a1.db.gz",
         size: Bun.file(file).size,
         takenAt: "2026-11-26T10:00:00Z",
         version: "0.2.0",
+        database: "00000000000000a1",
       },
     ]);
-    const read = await new Response(await destination.read("svc-20261126T100000Z-0.2.0.db.gz")).arrayBuffer();
+    const read = await new Response(
+      await destination.read("svc-20261126T100000Z-0.2.0-00000000000000a1.db.gz"),
+    ).arrayBuffer();
     expect(Bun.gunzipSync(new Uint8Array(read))).toEqual(new TextEncoder().encode("a snapshot"));
     await expect(destination.read("svc-20261126T110000Z-0.2.0.db.gz")).rejects.toThrow("no snapshot named");
     await destination.remove("svc-20261126T090000Z-0.1.9.db.gz");
-    expect((await destination.list()).map((s) => s.name)).toEqual(["svc-20261126T100000Z-0.2.0.db.gz"]);
+    expect((await destination.list()).map((s) => s.name)).toEqual([
+      "svc-20261126T100000Z-0.2.0-00000000000000a1.db.gz",
+    ]);
     const keys = (await bucket.list({})).contents!.map((o) => o.key);
     expect(keys).toContain("box-1/notes.txt");
     expect(keys).toContain("box-1/sub/svc-20260101T000000Z-0.2.0.db.gz");
@@ -144,7 +150,7 @@ describe("backups to S3", () => {
     await backups.idle();
     expect(backups.state()).toMatchObject({ status: "ok", failures: 2 });
     expect((await backups.list()).map((s) => s.name)).toEqual([
-      expect.stringMatching(/^svc-20261126T120000Z-0\.2\.0\.db\.gz$/),
+      expect.stringMatching(/^svc-20261126T120000Z-0\.2\.0-[0-9a-f]{16}\.db\.gz$/),
     ]);
     expect(written.filter((line) => line.includes("backup failed: ConnectionRefused"))).toHaveLength(2);
     await backups.stop();
@@ -154,7 +160,7 @@ describe("backups to S3", () => {
     const env = { SVC_DATABASE_URL: `sqlite:${live}`, SVC_BACKUP_TO: `s3://${BUCKET}/restored`, ...s3.env };
     expect((await cli(["backup", "--now"], env)).code).toBe(0);
     const listed = await cli(["backup", "--list"], env);
-    expect(listed.out.split("\n")[1]).toMatch(/^svc-\d{8}T\d{6}Z-[\d.]+\.db\.gz\t\d+\t/);
+    expect(listed.out.split("\n")[1]).toMatch(/^svc-\d{8}T\d{6}Z-[\d.]+-[0-9a-f]{16}\.db\.gz\t\d+\t/);
     const fresh = join(mkdtempSync(join(dir, "box-")), "data", "svc.db");
     const restored = await cli(["restore", "--from", `s3://${BUCKET}/restored/latest`], {
       SVC_DATABASE_URL: `sqlite:${fresh}`,

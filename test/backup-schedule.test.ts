@@ -12,6 +12,7 @@ import { type Backups, type BackupsDeps, createBackups } from "../src/backup/ser
 import { openSqliteStore } from "../src/db/sqlite/store.ts";
 import type { VersionedStore } from "../src/db/store.ts";
 import { ManualClock } from "./backup-clock.ts";
+import { Database } from "bun:sqlite";
 
 const HOUR = 3600_000;
 
@@ -71,6 +72,8 @@ function backups(overrides: Partial<BackupsDeps> = {}): Backups {
     version: "0.2.0",
     logger,
     clock,
+    // The listing's re-reads have tests of their own (below); here, only the runs' timers are set.
+    rereadMs: null,
     ...overrides,
   });
   made.push(made_);
@@ -89,6 +92,15 @@ const stored = () =>
     .sort();
 const scratch = () => readdirSync(dir).filter((name) => name.includes(".backup-") && !name.endsWith("-lock"));
 const at = (ms: number) => new Date(ms).toISOString().replace(".000Z", "Z");
+/** This database's identity, which its snapshots' names carry. */
+const identity = () => {
+  const db = new Database(databasePath, { readonly: true });
+  try {
+    return db.query<{ id: string }, []>("SELECT id FROM svc_database").get()!.id;
+  } finally {
+    db.close();
+  }
+};
 
 describe("the backup schedule", () => {
   test("takes a snapshot at start when there is none, then one every period, keeping the newest SVC_BACKUP_KEEP", async () => {
@@ -101,7 +113,7 @@ describe("the backup schedule", () => {
       nextRunAt: new Date(start).toISOString(),
     });
     for (let run = 0; run < 5; run++) await fire(b);
-    const names = [2, 3, 4].map((h) => snapshotName(new Date(start + h * HOUR), "0.2.0"));
+    const names = [2, 3, 4].map((h) => snapshotName(new Date(start + h * HOUR), "0.2.0", identity()));
     expect(stored()).toEqual(names);
     expect(b.state()).toMatchObject({
       status: "ok",
@@ -118,7 +130,7 @@ describe("the backup schedule", () => {
   test("counts the period from the newest snapshot there, which is also the last success it reports", async () => {
     const taken = clock.now() - 20 * 60_000;
     mkdirSync(join(dir, "out"));
-    writeFileSync(join(dir, "out", snapshotName(new Date(taken), "0.1.9")), "old");
+    writeFileSync(join(dir, "out", snapshotName(new Date(taken), "0.1.9", identity())), "old");
     const b = backups();
     await b.start();
     expect(b.state()).toMatchObject({ lastSuccessAt: at(taken), nextRunAt: new Date(taken + HOUR).toISOString() });
@@ -133,7 +145,7 @@ describe("the backup schedule", () => {
     for (let run = 0; run < 3; run++) await fire(b);
     expect(stored()).toEqual(
       [
-        snapshotName(new Date(clock.now()), "0.2.0"),
+        snapshotName(new Date(clock.now()), "0.2.0", identity()),
         "notes.txt",
         "svc-20200101T000000Z-0.1.0.db",
         "svc-backup.db.gz",
@@ -161,7 +173,7 @@ describe("the backup schedule", () => {
     destination.down = false;
     await fire(b);
     // One snapshot, taken at the first attempt, tried eight times.
-    const first = snapshotName(new Date(start), "0.2.0");
+    const first = snapshotName(new Date(start), "0.2.0", identity());
     expect(new Set(destination.puts)).toEqual(new Set([first]));
     expect(destination.puts).toHaveLength(8);
     expect(stored()).toEqual([first]);
@@ -189,7 +201,7 @@ describe("the backup schedule", () => {
     expect(clock.due()).toBe(start + 60_000);
     destination.down = false;
     await fire(b);
-    expect(stored()).toEqual([snapshotName(new Date(start + 60_000), "0.2.0")]);
+    expect(stored()).toEqual([snapshotName(new Date(start + 60_000), "0.2.0", identity())]);
     expect(scratch()).toEqual([]);
   });
 
@@ -243,5 +255,52 @@ describe("the backup schedule", () => {
     writeFileSync(join(leftover, "svc-20260101T000000Z-0.2.0.db"), "half a snapshot");
     await backups().start();
     expect(scratch()).toEqual([]);
+  });
+});
+
+describe("what the backups report as the last success", () => {
+  const place = (name: string) => {
+    mkdirSync(join(dir, "out"), { recursive: true });
+    writeFileSync(join(dir, "out", name), "x");
+  };
+
+  test("a snapshot dated in the future is no success: not reported, not waited for, not kept in place of one, and named in a warning", async () => {
+    const now = clock.now();
+    const future = snapshotName(new Date(now + 48 * HOUR), "0.2.0", identity());
+    const real = snapshotName(new Date(now - 20 * 60_000), "0.2.0", identity());
+    place(future);
+    place(real);
+    const b = backups({ keep: 1 });
+    await b.start();
+    expect(b.state()).toMatchObject({
+      status: "ok",
+      lastSuccessAt: at(now - 20 * 60_000),
+      nextRunAt: new Date(now + 40 * 60_000).toISOString(),
+    });
+    const warned = lines.filter((l) => l.level === "warn" && l.message.includes(future));
+    expect(warned).toHaveLength(1);
+    expect(warned[0]!.message).toContain("dated in the future");
+    await fire(b);
+    // SVC_BACKUP_KEEP=1 counts the real ones: the new one stays, the older goes; the future one is left for a person.
+    expect(stored()).toEqual([snapshotName(new Date(now + 40 * 60_000), "0.2.0", identity()), future].sort());
+    expect(b.state()).toMatchObject({ status: "ok", lastSuccessAt: at(now + 40 * 60_000) });
+    // Said once, not at every look.
+    expect(lines.filter((l) => l.level === "warn" && l.message.includes(future))).toHaveLength(1);
+  });
+
+  test("a snapshot stored by another process (svc backup --now from cron) shows at the next re-read, with no schedule here", async () => {
+    const b = backups({ everySeconds: null, rereadMs: 60_000 });
+    await b.start();
+    expect(b.state()).toMatchObject({ status: "pending", lastSuccessAt: null });
+    const taken = clock.now() + 30_000;
+    clock.pass(30_000);
+    place(snapshotName(new Date(taken), "0.2.0", identity()));
+    // Another database's, newer, at the same destination: not this one's success.
+    place(snapshotName(new Date(taken + 10_000), "0.2.0", "00000000000000aa"));
+    expect(clock.due()).toBe(taken + 30_000);
+    await fire(b);
+    expect(b.state()).toMatchObject({ status: "ok", lastSuccessAt: at(taken) });
+    // And on, once a period.
+    expect(clock.due()).toBe(taken + 90_000);
   });
 });

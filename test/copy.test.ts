@@ -236,3 +236,34 @@ describe("the target must be an svc database too: only serve and migrate make on
     },
   );
 });
+
+describe.each(TARGETS)("svc copy to $name: the database's identity", (target) => {
+  test.skipIf(target.skip)(
+    "the copy takes the source's identity (its backups are the same database's) and a new epoch (cursors RESYNC)",
+    async () => {
+      const source = `sqlite:${fresh("source.db")}`;
+      await populated(source, ["dan"]);
+      const { url, drop } = await target.make();
+      try {
+        const identities = async (of: string) => {
+          const store = await openStore(parseDatabaseUrl(of, {}, "url"));
+          try {
+            return { id: await store.categoryEvents.identity(), epoch: await store.categoryEvents.epoch() };
+          } finally {
+            await store.close();
+          }
+        };
+        const from = await identities(source);
+        const before = await identities(url);
+        expect(before.id).not.toBe(from.id);
+        expect((await cli("copy", "--from", source, "--to", url, "--force")).code).toBe(0);
+        const after = await identities(url);
+        expect(after.id).toBe(from.id);
+        expect(after.epoch).not.toBe(from.epoch);
+        expect(after.epoch).not.toBe(before.epoch);
+      } finally {
+        await drop();
+      }
+    },
+  );
+});

@@ -27,6 +27,7 @@ test("a hub started amid commits gives a resuming subscriber each change after i
   const done = new Promise<void>((resolve) => (caughtUp = resolve));
   const log: CategoryEventLog = {
     identity: async () => DATABASE,
+    epoch: async () => DATABASE,
     bounds: async () => ({ first: 1, last: LOGGED }),
     async after(seq, limit) {
       if (reads++ === 0) await released;

@@ -539,7 +539,7 @@ export interface components {
                 keep: number;
             };
             /**
-             * @description ok: the last run stored its snapshot; failing: it did not (retries follow); pending: none has ended yet.
+             * @description ok: the last run stored its snapshot, or one of this database's taken since shows at SVC_BACKUP_TO; failing: the last run did not (retries follow); pending: neither yet.
              * @enum {string}
              */
             status: "ok" | "failing" | "pending";
@@ -548,7 +548,7 @@ export interface components {
             scheduled_here: boolean | null;
             /** @description The next scheduled run, or retry if sooner. */
             next_run_at: string | null;
-            /** @description When the newest snapshot stored was taken (since svc started: the newest at SVC_BACKUP_TO). */
+            /** @description When the newest of this database's snapshots at SVC_BACKUP_TO was taken, whoever stored it (re-read every minute and after each run); one dated in the future is none. */
             last_success_at: string | null;
             /** @description The latest failure since svc started, in one line (never a credential). */
             last_failure: {
@@ -563,7 +563,7 @@ export interface components {
             listing_error: string | null;
         };
         BackupSnapshot: {
-            /** @description svc-<UTC time>-<svc version>.db.gz */
+            /** @description svc-<UTC time>-<svc version>-<database identity>.db.gz (svc-<UTC time>-<svc version>.db.gz before svc named databases) */
             name: string;
             /** @description Bytes, gzipped. */
             size: number;

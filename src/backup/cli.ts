@@ -10,6 +10,7 @@ import { UsageError } from "../errors.ts";
 import { missingSqlite } from "../db/sqlite/file.ts";
 import { type Destination, openDestination, placeOf } from "./destination.ts";
 import { failureReason } from "./failure.ts";
+import { databaseIdentity } from "./identity.ts";
 import { snapshotName } from "./names.ts";
 import { RestoreRefused, restoreSnapshot } from "./restore.ts";
 import { scratchPrefix, takeSnapshot } from "./snapshot.ts";
@@ -44,8 +45,8 @@ async function list(destination: Destination, io: Io): Promise<number> {
     io.err.write(`svc backup: no snapshots at ${destination.shown}\n`);
     return 0;
   }
-  io.out.write(`${["name", "bytes", "taken", "version"].join("\t")}\n`);
-  for (const s of snapshots) io.out.write(`${[s.name, s.size, s.takenAt, s.version].join("\t")}\n`);
+  io.out.write(`${["name", "bytes", "taken", "version", "database"].join("\t")}\n`);
+  for (const s of snapshots) io.out.write(`${[s.name, s.size, s.takenAt, s.version, s.database ?? "-"].join("\t")}\n`);
   return 0;
 }
 
@@ -60,8 +61,11 @@ async function backUpNow(config: Config, destination: Destination, io: Io): Prom
   }
   const scratch = await mkdtemp(scratchPrefix(database.path));
   try {
-    const taken = await takeSnapshot({ databasePath: database.path, scratch, name: snapshotName(new Date(), version) });
-    const { pruned, pruneError } = await storeSnapshot(destination, taken, backup.keep);
+    const identity = databaseIdentity(database.path);
+    const at = new Date();
+    const name = snapshotName(at, version, identity);
+    const taken = await takeSnapshot({ databasePath: database.path, scratch, name });
+    const { pruned, pruneError } = await storeSnapshot(destination, taken, backup.keep, identity, at.getTime());
     const what = `${taken.size} bytes: ${holding(taken.counts)}`;
     const gone = pruned.length > 0 ? `; deleted the ${pruned.length} oldest beyond SVC_BACKUP_KEEP=${backup.keep}` : "";
     io.out.write(

@@ -8,7 +8,10 @@ import type { BackupState } from "./service.ts";
 const instant = t.String({ format: "date-time" });
 
 export const backupSnapshotSchema = t.Object({
-  name: t.String({ description: "svc-<UTC time>-<svc version>.db.gz" }),
+  name: t.String({
+    description:
+      "svc-<UTC time>-<svc version>-<database identity>.db.gz (svc-<UTC time>-<svc version>.db.gz before svc named databases)",
+  }),
   size: integer({ description: "Bytes, gzipped." }),
   created_at: instant,
   version: t.String({ description: "The svc that took it." }),
@@ -24,7 +27,7 @@ export const backupsSchema = t.Object({
   }),
   status: enumOf(["ok", "failing", "pending"], {
     description:
-      "ok: the last run stored its snapshot; failing: it did not (retries follow); pending: none has ended yet.",
+      "ok: the last run stored its snapshot, or one of this database's taken since shows at SVC_BACKUP_TO; failing: the last run did not (retries follow); pending: neither yet.",
   }),
   running: t.Boolean(),
   scheduled_here: t.Union([t.Boolean(), t.Null()], {
@@ -33,7 +36,8 @@ export const backupsSchema = t.Object({
   }),
   next_run_at: t.Union([instant, t.Null()], { description: "The next scheduled run, or retry if sooner." }),
   last_success_at: t.Union([instant, t.Null()], {
-    description: "When the newest snapshot stored was taken (since svc started: the newest at SVC_BACKUP_TO).",
+    description:
+      "When the newest of this database's snapshots at SVC_BACKUP_TO was taken, whoever stored it (re-read every minute and after each run); one dated in the future is none.",
   }),
   last_failure: t.Union([t.Object({ at: instant, reason: t.String() }), t.Null()], {
     description: "The latest failure since svc started, in one line (never a credential).",

@@ -9,6 +9,7 @@ import { syncFolder } from "../db/sqlite/new-database.ts";
 import { nodeFs } from "../node-fs.ts";
 import { databaseInto } from "./compress.ts";
 import { failureReason } from "./failure.ts";
+import { databaseIdentity, renewEpochOf } from "./identity.ts";
 import { openElsewhere } from "./in-use.ts";
 import { parseSnapshotName } from "./names.ts";
 import { findSource } from "./source.ts";
@@ -54,7 +55,9 @@ export async function restoreSnapshot({ databasePath: path, from, force, s3 }: R
 
   let source;
   try {
-    source = await findSource(from, s3);
+    // "latest" is the newest of this database's own (source.ts).
+    // Nothing has it open (checked above): reading it leaves nothing beside it.
+    source = await findSource(from, s3, () => (there ? databaseIdentity(path, { tidy: true }) : null));
   } catch (error) {
     throw new RestoreRefused(failureReason(error, s3));
   }
@@ -72,6 +75,8 @@ export async function restoreSnapshot({ databasePath: path, from, force, s3 }: R
     if (!checked.counts)
       throw new RestoreRefused(`${source.shown} is not a sound svc database: ${checked.problems[0]}`);
     counts = checked.counts;
+    // The same database, its event log now on another history: cursors from before get RESYNC.
+    renewEpochOf(partial);
   } catch (error) {
     fs.rmSync(made ?? partial, { recursive: true, force: true });
     throw error;

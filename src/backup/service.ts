@@ -1,6 +1,8 @@
 // The backups of a serving svc: the schedule (SVC_BACKUP_EVERY), runs an administrator asks for, the
 // retries of a failed one, and the state the admin API, the metrics and health report. One run at a time
-// in a process; one process takes the schedule among those sharing the database (lock.ts).
+// in a process; one process takes the schedule among those sharing the database (lock.ts). The last success is
+// the newest of the database's own snapshots at the destination (names.ts), whoever stored it (another process,
+// `svc backup --now` from cron), re-read every REREAD_MS and after each run; one dated in the future is none.
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { S3Settings } from "../config.ts";
@@ -10,12 +12,16 @@ import type { Destination } from "./destination.ts";
 import { failureReason } from "./failure.ts";
 import { snapshotInWorker, type SnapshotJob } from "./in-worker.ts";
 import { backupLock, type BackupLock } from "./lock.ts";
-import { parseSnapshotName, snapshotName, type SnapshotInfo } from "./names.ts";
+import { databaseIdentity } from "./identity.ts";
+import { inTheFuture, ownSnapshots, parseSnapshotName, snapshotName, type SnapshotInfo } from "./names.ts";
 import { scratchPrefix, type SnapshotRequest, type TakenSnapshot } from "./snapshot.ts";
 import { storeSnapshot } from "./store.ts";
 
 /** The waits after one, two, three, four or more failures in a row; each is cut short by a scheduled run. */
 export const RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_000] as const;
+
+/** How often the destination's listing is read again: the last success there, whoever stored it. */
+export const REREAD_MS = 60_000;
 
 export interface BackupsDeps {
   databasePath: string;
@@ -31,12 +37,19 @@ export interface BackupsDeps {
   lock?: BackupLock;
   clock?: Clock;
   retryDelaysMs?: readonly number[];
+  /** The database's identity, which its snapshots' names carry; read from the file at each run by default. */
+  identity?: () => string | null;
+  /** How often the listing is read again (REREAD_MS); null: only at start and after each run. */
+  rereadMs?: number | null;
 }
 
 export interface BackupState {
   /** ok: the last run stored its snapshot; failing: it did not (retries may follow); pending: none has ended. */
   status: "ok" | "failing" | "pending";
-  /** When the newest snapshot stored from this process was taken; at start, the newest at the destination. */
+  /**
+   * When the newest of the database's snapshots at the destination was taken, whoever stored it, as last read (at
+   * start, every REREAD_MS, after each run); one dated in the future is none.
+   */
   lastSuccessAt: string | null;
   lastFailure: { at: string; reason: string } | null;
   /** Runs and retries that failed to store a snapshot, since svc started. */
@@ -60,7 +73,7 @@ export interface Backups {
   listing(): Promise<{ snapshots: SnapshotInfo[] } | { error: string }>;
   /** Begins a run now (retried as a scheduled one is), unless one is running. */
   runNow(): "started" | "running";
-  /** Resolves once no run is going on (retries waiting for their time are not runs). */
+  /** Resolves once no run, and no reading of the listing, is going on (retries waiting for their time are not runs). */
   idle(): Promise<void>;
   /** Begins the schedule: the first run when the newest snapshot at the destination is SVC_BACKUP_EVERY old. */
   start(): Promise<void>;
@@ -74,6 +87,8 @@ export function createBackups(deps: BackupsDeps): Backups {
   const lock = deps.lock ?? backupLock(databasePath);
   const delays = deps.retryDelaysMs ?? RETRY_DELAYS_MS;
   const everyMs = everySeconds === null ? null : everySeconds * 1000;
+  const identity = deps.identity ?? (() => databaseIdentity(databasePath));
+  const rereadMs = deps.rereadMs === undefined ? REREAD_MS : deps.rereadMs;
   const iso = (ms: number) => new Date(ms).toISOString();
 
   const state: Omit<BackupState, "running" | "nextRunAt"> = {
@@ -94,6 +109,11 @@ export function createBackups(deps: BackupsDeps): Backups {
   let job: SnapshotJob | null = null;
   let timer: unknown = null;
   let stopped = false;
+  let readTimer: unknown = null;
+  let reading: Promise<void> | null = null;
+  /** Snapshots dated in the future already warned of: once each. */
+  const warnedFuture = new Set<string>();
+  let listingFails = false;
 
   function arm(): void {
     if (timer !== null) clock.clearTimeout(timer);
@@ -129,6 +149,56 @@ export function createBackups(deps: BackupsDeps): Backups {
     return here;
   }
 
+  /**
+   * Reads the destination's listing: the last success is the newest of this database's snapshots there that is
+   * not dated in the future; one that is, is named in a warning. A failing or pending status turns ok when a
+   * snapshot taken after the last failure shows there. Returns the newest (null: none, or not readable).
+   */
+  async function readListing(): Promise<SnapshotInfo | null> {
+    let snapshots: SnapshotInfo[];
+    try {
+      snapshots = await destination.list();
+    } catch (error) {
+      if (!listingFails)
+        logger.warn({ to: destination.shown }, `could not list the backups: ${failureReason(error, deps.s3)}`);
+      listingFails = true;
+      return null;
+    }
+    listingFails = false;
+    const now = clock.now();
+    const mine = identity();
+    for (const s of snapshots)
+      if (s.database === mine && inTheFuture(s, now) && !warnedFuture.has(s.name)) {
+        warnedFuture.add(s.name);
+        logger.warn(
+          { to: destination.shown, snapshot: s.name },
+          `backup snapshot ${s.name} is dated in the future (${s.takenAt}): it does not count as a success, nor among SVC_BACKUP_KEEP; a clock was wrong when it was taken: check the box's clock, and delete or rename it`,
+        );
+      }
+    const newest = ownSnapshots(snapshots, mine, now).at(-1) ?? null;
+    state.lastSuccessAt = newest?.takenAt ?? null;
+    const failedAt = state.lastFailure ? Date.parse(state.lastFailure.at) : null;
+    if (newest && (state.status === "pending" || (failedAt !== null && Date.parse(newest.takenAt) > failedAt)))
+      state.status = "ok";
+    return newest;
+  }
+
+  function reread(): void {
+    readTimer = null;
+    reading = readListing()
+      .then(() => {})
+      .finally(() => {
+        reading = null;
+        armRead();
+      });
+  }
+
+  function armRead(): void {
+    if (readTimer !== null) clock.clearTimeout(readTimer);
+    readTimer = null;
+    if (!stopped && rereadMs !== null) readTimer = clock.setTimeout(reread, rereadMs);
+  }
+
   function run(fresh: boolean): Promise<void> {
     if (running) return running;
     running = attempt(fresh).finally(() => {
@@ -144,7 +214,7 @@ export function createBackups(deps: BackupsDeps): Backups {
     try {
       pending ??= await takeOne(started);
       const { taken } = pending;
-      const { pruned, pruneError } = await storeSnapshot(destination, taken, keep);
+      const { pruned, pruneError } = await storeSnapshot(destination, taken, keep, identity(), clock.now());
       state.status = "ok";
       state.lastSuccessAt = parseSnapshotName(taken.name)?.takenAt ?? iso(started);
       failuresInRow = 0;
@@ -168,12 +238,13 @@ export function createBackups(deps: BackupsDeps): Backups {
     } catch (error) {
       failed(error);
     }
+    await readListing();
   }
 
   async function takeOne(at: number): Promise<{ taken: TakenSnapshot; scratch: string }> {
     const scratch = await mkdtemp(scratchPrefix(databasePath));
     try {
-      job = snapshot({ databasePath, scratch, name: snapshotName(new Date(at), deps.version) });
+      job = snapshot({ databasePath, scratch, name: snapshotName(new Date(at), deps.version, identity()) });
       return { taken: await job.done, scratch };
     } catch (error) {
       await rm(scratch, { recursive: true, force: true });
@@ -240,21 +311,15 @@ export function createBackups(deps: BackupsDeps): Backups {
       return "started";
     },
     async idle() {
-      while (running) await running;
+      while (running || reading) await (running ?? reading);
     },
     async start() {
+      // Unreadable, the first run finds out again, and reports it.
+      const newest = await readListing();
+      armRead();
       if (everyMs === null) return;
       const now = clock.now();
-      let newest: number | null = null;
-      try {
-        const at = (await destination.list()).at(-1)?.takenAt;
-        newest = at ? Date.parse(at) : null;
-        state.lastSuccessAt ??= at ?? null;
-      } catch (error) {
-        // The first run finds out again, and reports it.
-        logger.warn({ to: destination.shown }, `could not list the backups: ${failureReason(error, deps.s3)}`);
-      }
-      nextScheduled = newest === null ? now : Math.max(now, newest + everyMs);
+      nextScheduled = newest === null ? now : Math.max(now, Date.parse(newest.takenAt) + everyMs);
       // Before this process has run any: what is left there is a dead process's.
       if (takeSchedule()) await removeLeftovers();
       arm();
@@ -262,6 +327,7 @@ export function createBackups(deps: BackupsDeps): Backups {
     async stop() {
       stopped = true;
       arm();
+      armRead();
       job?.stop();
       lock.release();
     },

@@ -1,10 +1,10 @@
 // What `svc restore --from` names: a snapshot file, a snapshot in a bucket (s3://bucket/prefix/<name>), or the
-// newest of those in a folder or under a prefix (<folder>/latest, s3://bucket/prefix/latest).
+// newest of the database's own in a folder or under a prefix (<folder>/latest, s3://bucket/prefix/latest).
 import { basename, dirname } from "node:path";
 import type { S3Settings } from "../config.ts";
 import { nodeFs } from "../node-fs.ts";
 import { type Destination, NoSuchSnapshot, openDestination, placeOf } from "./destination.ts";
-import { parseSnapshotName } from "./names.ts";
+import { inTheFuture, parseSnapshotName } from "./names.ts";
 
 export interface SnapshotSource {
   /** Where it is, as people may see it: no credential. */
@@ -16,13 +16,22 @@ export interface SnapshotSource {
 
 const LATEST = "latest";
 
-export async function findSource(from: string, s3: S3Settings): Promise<SnapshotSource> {
+/**
+ * The snapshot `from` names. "latest" is the newest snapshot of the database `identity()` names (the one being
+ * replaced); with none to replace (null: no database there, or none that can be read), the newest there when
+ * they are all of one database. A snapshot dated in the future is never "latest": name it.
+ */
+export async function findSource(
+  from: string,
+  s3: S3Settings,
+  identity: () => string | null = () => null,
+): Promise<SnapshotSource> {
   const bucket = /^s3:\/\/([^/@]+)\/(.*)$/i.exec(from);
   if (bucket) {
     const [, name, key] = bucket;
     const slash = key!.lastIndexOf("/");
     const at = await openDestination({ kind: "s3", bucket: name!, prefix: key!.slice(0, slash + 1) }, s3);
-    return inDestination(at, key!.slice(slash + 1));
+    return inDestination(at, key!.slice(slash + 1), identity);
   }
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(from))
     throw new NoSuchSnapshot(
@@ -30,18 +39,33 @@ export async function findSource(from: string, s3: S3Settings): Promise<Snapshot
     );
   const fs = nodeFs();
   if (basename(from) === LATEST && !fs.existsSync(from))
-    return inDestination(await openDestination({ kind: "folder", path: dirname(from) }, s3), LATEST);
+    return inDestination(await openDestination({ kind: "folder", path: dirname(from) }, s3), LATEST, identity);
   if (!fs.existsSync(from) || !fs.statSync(from).isFile()) throw new NoSuchSnapshot(`no file at ${from}`);
   return { shown: from, name: basename(from), read: async () => Bun.file(from).stream() };
 }
 
-async function inDestination(at: Destination, name: string): Promise<SnapshotSource> {
-  if (name === LATEST) {
-    const newest = (await at.list()).at(-1);
-    if (!newest) throw new NoSuchSnapshot(`no svc snapshots at ${at.shown}`);
-    name = newest.name;
-  }
+async function inDestination(at: Destination, name: string, identity: () => string | null): Promise<SnapshotSource> {
+  if (name === LATEST) name = (await latest(at, identity())).name;
   if (!parseSnapshotName(name))
-    throw new NoSuchSnapshot(`${name} is not the name of an svc snapshot (svc-<time>-<version>.db.gz)`);
+    throw new NoSuchSnapshot(`${name} is not the name of an svc snapshot (svc-<time>-<version>-<database>.db.gz)`);
   return { shown: placeOf(at.shown, name), name, read: () => at.read(name) };
+}
+
+async function latest(at: Destination, identity: string | null) {
+  const now = Date.now();
+  const all = (await at.list()).filter((s) => !inTheFuture(s, now));
+  const last = all.at(-1);
+  if (!last) throw new NoSuchSnapshot(`no svc snapshots at ${at.shown}`);
+  const databases = [...new Set(all.flatMap((s) => (s.database ? [s.database] : [])))].sort();
+  const unnamed = all.length - all.filter((s) => s.database).length;
+  const of = [...databases, ...(unnamed > 0 ? [`${unnamed} named before svc named databases`] : [])].join(", ");
+  const choose = `name the one to restore (svc backup --list shows them), e.g. --from ${placeOf(at.shown, last.name)}`;
+  if (identity !== null) {
+    const own = all.filter((s) => s.database === identity).at(-1);
+    if (own) return own;
+    throw new NoSuchSnapshot(`${at.shown} holds no snapshot of this database (${identity}), only of ${of}: ${choose}`);
+  }
+  if (databases.length > 1)
+    throw new NoSuchSnapshot(`${at.shown} holds snapshots of ${databases.length} databases (${of}): ${choose}`);
+  return last;
 }

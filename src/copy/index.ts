@@ -97,6 +97,7 @@ export async function runCopy(args: string[], env: Env, out: Output): Promise<nu
         categories: (await source.categories.list()).map(storableCategory),
         sessions: sessionPages(source),
         audit: auditPages(source),
+        identity: await source.categoryEvents.identity(),
       },
       { replace: options.force, expect: expected, onProgress: progress },
     );

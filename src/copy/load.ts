@@ -1,6 +1,6 @@
 // The target's side of `svc copy`: every record loaded exactly as given (ids, hashes, token versions,
 // timestamps) in one transaction, refused or rolled back unless the counts come out as the source's.
-import { renewIdentity } from "../db/category-events.ts";
+import { renewEpoch } from "../db/category-events.ts";
 import { count } from "drizzle-orm";
 import type { AuditEvent } from "../db/audit.ts";
 import type { CategoryRecord } from "../db/categories.ts";
@@ -26,6 +26,8 @@ export interface LoadData {
   sessions?: AsyncIterable<SessionBatch>;
   /** The audit log in batches, oldest first. */
   audit?: AsyncIterable<AuditEvent[]>;
+  /** The source's identity, which the target takes (a copy is the same database, moved); a new one when not given. */
+  identity?: string;
 }
 
 export interface LoadOptions {
@@ -90,8 +92,9 @@ export async function load(tx: Db, dialect: Dialect, data: LoadData, options: Lo
   for await (const batch of data.audit ?? []) {
     for (const part of chunks(batch, LOAD_BATCH)) await tx.insert(auditEvents).values(part);
   }
-  // Its categories are another database's: subscribers resuming from an earlier cursor start over (RESYNC).
-  await renewIdentity(tx, dialect.tables);
+  // The source's identity (the same database, moved), and a new epoch: its event numbers start over here, so
+  // subscribers resuming from an earlier cursor start over (RESYNC).
+  await renewEpoch(tx, dialect.tables, data.identity);
   const after = await countsIn(tx, dialect);
   if (after.users !== options.expect.users || after.categories !== options.expect.categories) {
     throw new LoadRefused(

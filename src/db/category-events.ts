@@ -1,10 +1,11 @@
 // The category event log: every committed change to a category, numbered in commit order by the
 // categories' own triggers (migration category_event_triggers), kept for a while so that a subscriber
 // can resume after a reconnect (`categoryEvents(after:)`). Read here; pruned by count and age.
-import { and, asc, desc, gt, inArray, lt, max, min, or, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, inArray, isNull, lt, max, min, or, sql } from "drizzle-orm";
 import type { CategoryChange } from "../realtime/events.ts";
 import type { CategoryRecord } from "./categories.ts";
 import type { Db, Dialect, Tables } from "./dialect.ts";
+import { newIdentity } from "./identity.ts";
 
 /** A change as the log holds it: its number, and what it did. */
 export interface LoggedChange {
@@ -13,8 +14,13 @@ export interface LoggedChange {
 }
 
 export interface CategoryEventLog {
-  /** This database's identity: made by its migration, made anew by a bulk load (whose data is another's). */
+  /** This database's identity: made when it is, kept across restore and `svc copy` (backups go by it). */
   identity(): Promise<string>;
+  /**
+   * The log's epoch, which cursors carry: made with the database, made anew by a restore and by a bulk load
+   * (`svc copy`), whose numbers go on from another history. A cursor of another epoch gets RESYNC.
+   */
+  epoch(): Promise<string>;
   /** Up to `limit` changes numbered after `seq`, oldest first. */
   after(seq: number, limit: number): Promise<LoggedChange[]>;
   /** The first and last numbers the log holds; null for both when it holds none. */
@@ -55,31 +61,46 @@ export function categoryOfRow(row: LoggedRow): CategoryRecord {
   };
 }
 
-/** Within a bulk load: its data is another database's, so earlier cursors must not resume here. */
-export async function renewIdentity(tx: Db, { categoryEvents, svcDatabase }: Tables): Promise<void> {
+/**
+ * Within a bulk load: its data is `identity`'s (the source's; a new database's when not given), and its
+ * numbers go on from nothing, so earlier cursors must not resume here: a new epoch.
+ */
+export async function renewEpoch(tx: Db, { categoryEvents, svcDatabase }: Tables, identity?: string): Promise<void> {
   await tx.delete(categoryEvents);
   await tx.delete(svcDatabase);
-  await tx.insert(svcDatabase).values({ id: newIdentity() });
-}
-
-function newIdentity(): string {
-  return Buffer.from(crypto.getRandomValues(new Uint8Array(8))).toString("hex");
+  await tx.insert(svcDatabase).values({ id: identity ?? newIdentity(), epoch: newIdentity() });
 }
 
 export function categoryEventLog({ db, run, tables }: Dialect): CategoryEventLog {
   const { categoryEvents: events, svcDatabase } = tables;
+  /** The database's row: made by its migrations; made here should it have gone (a table emptied by hand). */
+  const row = () =>
+    run(async () => {
+      // Ordered: should two instances each have made one at once, they agree on the first.
+      const read = async () =>
+        (
+          await db
+            .select({ id: svcDatabase.id, epoch: svcDatabase.epoch })
+            .from(svcDatabase)
+            .orderBy(svcDatabase.id)
+            .limit(1)
+        )[0];
+      let known = await read();
+      if (known === undefined) {
+        await db.insert(svcDatabase).values({ id: newIdentity(), epoch: newIdentity() }).onConflictDoNothing();
+        known = await read();
+      } else if (known.epoch === null) {
+        await db
+          .update(svcDatabase)
+          .set({ epoch: newIdentity() })
+          .where(and(eq(svcDatabase.id, known.id), isNull(svcDatabase.epoch)));
+        known = await read();
+      }
+      return { id: known?.id ?? "", epoch: known?.epoch ?? "" };
+    });
   return {
-    identity: () =>
-      run(async () => {
-        // Ordered: should two instances each have made one at once, they agree on the first.
-        const read = async () =>
-          (await db.select({ id: svcDatabase.id }).from(svcDatabase).orderBy(svcDatabase.id).limit(1))[0]?.id;
-        // Made by the migration; made here should the row have gone (a table emptied by hand).
-        const known = await read();
-        if (known !== undefined) return known;
-        await db.insert(svcDatabase).values({ id: newIdentity() }).onConflictDoNothing();
-        return (await read()) ?? "";
-      }),
+    identity: async () => (await row()).id,
+    epoch: async () => (await row()).epoch,
     after: (seq, limit) =>
       run(async () => {
         const rows = await db

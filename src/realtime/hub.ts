@@ -240,7 +240,7 @@ export function createHub(options: HubOptions) {
         again = false;
         if (checkGap) {
           checkGap = false;
-          const [identity, { first, last }] = await Promise.all([log.identity(), log.bounds()]);
+          const [identity, { first, last }] = await Promise.all([log.epoch(), log.bounds()]);
           if (identity !== database || (first !== null && first > lastSeq + 1) || (last ?? 0) < lastSeq) {
             database = identity;
             lastSeq = last ?? 0;
@@ -276,7 +276,7 @@ export function createHub(options: HubOptions) {
       () => catchUp(),
       () => catchUp(true),
     );
-    const [identity, { last }] = await Promise.all([log.identity(), log.bounds()]);
+    const [identity, { last }] = await Promise.all([log.epoch(), log.bounds()]);
     database = identity;
     lastSeq = last ?? 0;
     positioned = true;

@@ -16,6 +16,8 @@ const PATH = "/svc-api/v1/admin/backups";
 const dir = mkdtempSync(join(tmpdir(), "svc-backup-api-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+/** The database's identity, as its snapshots' names carry it (the snapshots here are stand-ins). */
+const IDENTITY = "00000000000000d1";
 
 /** Backups whose snapshots wait for `release()`; their destination fails while `down`. */
 function heldBackups(everySeconds: number | null = null) {
@@ -51,6 +53,7 @@ function heldBackups(everySeconds: number | null = null) {
     });
     return { done, stop() {} };
   };
+  const clock = new ManualClock();
   const backups = createBackups({
     databasePath: join(mkdtempSync(join(dir, "db-")), "svc.db"),
     destination,
@@ -60,9 +63,10 @@ function heldBackups(everySeconds: number | null = null) {
     version: "0.2.0",
     logger: quiet,
     snapshot,
-    clock: new ManualClock(),
+    clock,
+    identity: () => IDENTITY,
   });
-  return { backups, control, folder };
+  return { backups, control, folder, clock };
 }
 
 async function appWith(backups?: Backups, config: ConfigOverrides = {}) {
@@ -129,7 +133,7 @@ describe("admin/backups", () => {
     expect(after).toMatchObject({ status: "ok", running: false, failures: 0, last_failure: null });
     expect(after.snapshots).toEqual([
       {
-        name: expect.stringMatching(/^svc-\d{8}T\d{6}Z-0\.2\.0\.db\.gz$/),
+        name: expect.stringMatching(/^svc-\d{8}T\d{6}Z-0\.2\.0-00000000000000d1\.db\.gz$/),
         size: expect.any(Number),
         created_at: after.last_success_at,
         version: "0.2.0",
@@ -163,9 +167,8 @@ describe("admin/backups", () => {
 });
 
 describe("health and metrics", () => {
+  const metric = (text: string, name: string) => new RegExp(`^${name}\\{service="svc"\\} (\\S+)$`, "m").exec(text)?.[1];
   test("the metrics carry the last success and the failures, once there are backups", async () => {
-    const metric = (text: string, name: string) =>
-      new RegExp(`^${name}\\{service="svc"\\} (\\S+)$`, "m").exec(text)?.[1];
     const without = await appWith();
     const none = (await without.call("GET", "/svc/metrics")).text;
     expect(none).not.toContain("svc_backup_");
@@ -189,6 +192,28 @@ describe("health and metrics", () => {
     expect(Number(metric(after, "svc_backup_last_success_timestamp_seconds"))).toBe(
       Date.parse(backups.state().lastSuccessAt!) / 1000,
     );
+  });
+
+  test("a snapshot stored by another process (svc backup --now from cron) shows at the next re-read; one dated in the future never", async () => {
+    const { backups, folder, clock } = heldBackups();
+    await backups.start();
+    const app = await appWith(backups);
+    const taken = clock.now() - 60_000;
+    const stamp = (ms: number) => new Date(ms).toISOString().replace(/[-:]|\.\d+/g, "");
+    writeFileSync(join(folder, `svc-${stamp(taken)}-0.2.0-${IDENTITY}.db.gz`), "12345");
+    writeFileSync(join(folder, `svc-${stamp(taken + 86_400_000)}-0.2.0-${IDENTITY}.db.gz`), "12345");
+    expect((await app.call("GET", "/svc/health")).body.backup).toEqual({ status: "pending", last_success_at: null });
+    clock.fireNext();
+    await backups.idle();
+    const iso = new Date(taken).toISOString().replace(".000Z", "Z");
+    expect((await app.call("GET", "/svc/health")).body.backup).toEqual({ status: "ok", last_success_at: iso });
+    const metrics = (await app.call("GET", "/svc/metrics")).text;
+    expect(Number(metric(metrics, "svc_backup_last_success_timestamp_seconds"))).toBe(taken / 1000);
+    expect((await app.call("GET", PATH, { token: app.root.token })).body).toMatchObject({
+      status: "ok",
+      last_success_at: iso,
+    });
+    await backups.stop();
   });
 
   test("health's details tell how backups fare; a stranger to a production svc is not told", async () => {

@@ -3,7 +3,13 @@
 // graphql-transport-ws protocol), against a listening svc. On SQLite and (test:postgres) on
 // PostgreSQL, where the events travel through LISTEN/NOTIFY.
 import { afterEach, describe, expect, setSystemTime, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
 import { connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runCli } from "../../src/cli.ts";
+import { openSqliteStore } from "../../src/db/sqlite/store.ts";
+import type { VersionedStore } from "../../src/db/store.ts";
 import { testApp, testConfig, type ConfigOverrides, promote } from "../helpers.ts";
 import { EVENTS, listen, opened, RESUMABLE, type Received, sse, stopAll, ws } from "../subscriptions.ts";
 
@@ -466,5 +472,89 @@ describe("resuming by Last-Event-ID (SSE)", () => {
     const id = /^id: (.+)$/m.exec(text)?.[1];
     const data = JSON.parse(/^data: (.+)$/m.exec(text)![1]!);
     expect(id).toBe(data.data.categoryEvents.cursor);
+  });
+});
+
+// A database file made as `svc serve` makes one (the empty database written whole), and `svc restore`
+// into it: what a cursor from another database, or from history a restore discarded, is answered with.
+describe.skipIf(process.env.TEST_DATABASE === "postgres")("cursors across database files (SQLite)", () => {
+  const made: { dir: string; stores: VersionedStore[] }[] = [];
+  afterEach(async () => {
+    for (const { dir, stores } of made.splice(0)) {
+      for (const store of stores) await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+  function folder() {
+    const entry = { dir: mkdtempSync(join(tmpdir(), "svc-cursors-")), stores: [] as VersionedStore[] };
+    made.push(entry);
+    return {
+      path: (name: string) => join(entry.dir, name),
+      open: async (name: string) => {
+        const store = await openSqliteStore(join(entry.dir, name));
+        entry.stores.push(store);
+        return listen(await testApp({ on: store }));
+      },
+    };
+  }
+  const names = (stream: Received) =>
+    stream.results.map((r) => r.data?.categoryEvents.category?.name ?? r.data?.categoryEvents.kind);
+  async function create(
+    svc: { graphql: (q: string, o: { token: string }) => Promise<{ body: any }> },
+    token: string,
+    ...list: string[]
+  ) {
+    for (const name of list) {
+      const made = await svc.graphql(`mutation { createCategory(input: { name: "${name}" }) { id } }`, { token });
+      expect(made.body.errors).toBeUndefined();
+    }
+  }
+
+  test("two new databases: a cursor from one gets RESYNC first on the other, and misses nothing", async () => {
+    const files = folder();
+    const one = await files.open("one.db");
+    const two = await files.open("two.db");
+    const ann = await one.signUp("ann");
+    const seen = sse(one.url, ann.token, RESUMABLE);
+    await opened(one, 1);
+    await create(one, ann.token, "A");
+    await seen.count(1);
+    const cursor = seen.results[0]!.data!.categoryEvents.cursor!;
+    const bob = await two.signUp("bob");
+    // Numbered as A was, in its own database.
+    await create(two, bob.token, "B1");
+    const elsewhere = sse(two.url, bob.token, RESUMABLE, { after: cursor });
+    await opened(two, 1);
+    await create(two, bob.token, "B2");
+    await elsewhere.count(2);
+    expect(names(elsewhere)).toEqual(["RESYNC", "B2"]);
+  });
+
+  test("after svc restore, a cursor from the history it discarded gets RESYNC first, and misses nothing", async () => {
+    const files = folder();
+    const env = { SVC_DATABASE_URL: `sqlite:${files.path("svc.db")}` };
+    // Brought back beside it, as onto a new disk (svc.db itself stays open in this process).
+    const restoredEnv = { SVC_DATABASE_URL: `sqlite:${files.path("restored.db")}` };
+    const said: string[] = [];
+    const io = { out: { write: () => true }, err: { write: (text: string) => said.push(text) } };
+    let svc = await files.open("svc.db");
+    const ann = await svc.signUp("ann");
+    await create(svc, ann.token, "A", "B", "C");
+    expect(await runCli(["backup", files.path("snapshot.db")], env, io)).toBe(0);
+    const before = sse(svc.url, ann.token, RESUMABLE);
+    await opened(svc, 1);
+    await create(svc, ann.token, "D");
+    await before.count(1);
+    const cursor = before.results[0]!.data!.categoryEvents.cursor!;
+    before.stop();
+    expect(await runCli(["restore", "--from", files.path("snapshot.db")], restoredEnv, io), said.join("")).toBe(0);
+    svc = await files.open("restored.db");
+    // After the restore, changes are numbered on from C's: D's number again, then the next.
+    await create(svc, ann.token, "E");
+    const after = sse(svc.url, ann.token, RESUMABLE, { after: cursor });
+    await opened(svc, 1);
+    await create(svc, ann.token, "F");
+    await after.count(2);
+    expect(names(after)).toEqual(["RESYNC", "F"]);
   });
 });

@@ -79,9 +79,15 @@ export const categoryEvents = pgTable(
   (t) => [index("category_events_at_idx").on(t.at)],
 );
 
-/** This database's identity, made once when the table is: a cursor from another database is told apart. */
+/**
+ * This database's identity (`id`), made once when the database is and kept across restore and `svc copy`: the
+ * snapshots at a backup destination that are this database's carry it in their names. And its event log's epoch,
+ * made anew by a restore or a copy (whose event numbers go on from another history): a cursor carries it, so a
+ * cursor from another database or from a history discarded is told apart (RESYNC).
+ */
 export const svcDatabase = pgTable("svc_database", {
   id: text("id").primaryKey(),
+  epoch: text("epoch"),
 });
 
 /** Failed-login state, shared by every instance: one row per account or client key. */

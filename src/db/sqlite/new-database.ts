@@ -1,17 +1,32 @@
 // A first start's database: the empty, migrated file made at bundle time (empty-database.macro.ts),
 // written whole. Building it statement by statement, as SQLite and the migrations would, runs every
 // migration's statements and waits on the disk twice (the switch to WAL, the migrations' commit);
-// writing it whole waits once (docs/performance.md, "Footprint").
+// writing it whole waits once (docs/performance.md, "Footprint"). Each copy gets an identity and an epoch of its
+// own, put in place of the image's as it is written: no statement, no second wait (#53: every database made
+// from one binary's image had shared one identity).
 import { dirname } from "node:path";
 import { nodeFs } from "../../node-fs.ts";
+import { newIdentity } from "../identity.ts";
 import { PRIVATE_FILE } from "./file.ts";
 import { emptyDatabaseImage } from "./empty-database.macro.ts" with { type: "macro" };
 
 const IMAGE = emptyDatabaseImage();
 
-/** The empty database's file, as placeEmptyDatabase writes it. */
+/**
+ * The empty database's file, as placeEmptyDatabase writes it: with a new identity and epoch. Each is 16 hex digits
+ * as the image's were, in the table's row and the primary key's index: the same length, so every page, record
+ * header and order stays as it was (SQLite keeps no checksum of a page).
+ */
 export function emptyDatabase(): Uint8Array<ArrayBuffer> {
-  return Bun.gunzipSync(Buffer.from(IMAGE, "base64"));
+  const file = Bun.gunzipSync(Buffer.from(IMAGE.image, "base64"));
+  const bytes = Buffer.from(file.buffer, file.byteOffset, file.byteLength);
+  for (const old of [IMAGE.identity, IMAGE.epoch]) {
+    const text = Buffer.from(old, "latin1");
+    const replacement = Buffer.from(newIdentity(), "latin1");
+    for (let at = bytes.indexOf(text); at !== -1; at = bytes.indexOf(text, at + text.length))
+      replacement.copy(bytes, at);
+  }
+  return file;
 }
 
 /**

@@ -125,11 +125,14 @@ export function categoryChangesContract(use: () => Store): void {
       expect((await store.categoryEvents.bounds()).last).toBe(numbers[2]!);
     });
 
-    test("pruning keeps the newest changes and never the last one away; a bulk load makes the database another", async () => {
+    test("pruning keeps the newest changes and never the last one away; a bulk load starts a new epoch of the source's identity", async () => {
       for (const name of ["A", "B", "C", "D"]) await store.categories.create(newCategory(name));
       const { last } = await store.categoryEvents.bounds();
       const identity = await store.categoryEvents.identity();
+      const epoch = await store.categoryEvents.epoch();
       expect(identity).toMatch(/^[0-9a-f]{16}$/);
+      expect(epoch).toMatch(/^[0-9a-f]{16}$/);
+      expect(epoch).not.toBe(identity);
       // Keep 2: everything older goes, in batches of `limit`.
       let gone = 0;
       for (let n = -1; n !== 0; gone += n) n = await store.categoryEvents.prune(2, "1970-01-01T00:00:00.000Z", 1);
@@ -143,7 +146,16 @@ export function categoryChangesContract(use: () => Store): void {
         { replace: true, expect: { users: 0, categories: 0 } },
       );
       expect(await store.categoryEvents.identity()).not.toBe(identity);
+      expect(await store.categoryEvents.epoch()).not.toBe(epoch);
       expect(await store.categoryEvents.bounds()).toEqual({ first: null, last: null });
+      // A copy (svc copy) is the same database moved: it takes the source's identity, and starts a new epoch.
+      const before = await store.categoryEvents.epoch();
+      await store.load(
+        { users: (async function* () {})(), categories: [], identity: "00000000000000c0" },
+        { replace: true, expect: { users: 0, categories: 0 } },
+      );
+      expect(await store.categoryEvents.identity()).toBe("00000000000000c0");
+      expect(await store.categoryEvents.epoch()).not.toBe(before);
     });
   });
 }
