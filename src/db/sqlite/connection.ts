@@ -6,7 +6,7 @@ import { dirname } from "node:path";
 import { nodeFs } from "../../node-fs.ts";
 import { storageMonitor, type StorageMonitor } from "../storage.ts";
 import { DamagedDatabase, NoSuchDatabase, type OpenOptions } from "../store.ts";
-import { createPrivateFile, firstDamage, missingSqlite, utcStamp } from "./file.ts";
+import { createPrivateFile, firstDamage, makePrivateFolder, missingSqlite, utcStamp } from "./file.ts";
 import { migrateSqlite, refuseNewerSqlite } from "./migrate.ts";
 import { placeEmptyDatabase } from "./new-database.ts";
 
@@ -142,7 +142,7 @@ function setAsideLeftovers(path: string): string[] {
 
 function create(path: string): Database {
   // SQLite makes files, not folders: the first start in an empty folder has no data/ yet.
-  nodeFs().mkdirSync(dirname(path), { recursive: true });
+  makePrivateFolder(dirname(path));
   // Empty, it is an empty database; made here, it is the owner's alone, where SQLite makes it 0644.
   createPrivateFile(path, false);
   return new Database(path, { create: true, strict: true });
