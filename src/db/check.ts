@@ -7,9 +7,9 @@ import { getTableConfig } from "drizzle-orm/pg-core";
 import type { DatabaseConfig } from "../config.ts";
 import { describeError } from "../safe-errors.ts";
 import { describeDatabase } from "./describe.ts";
-import { MIGRATION_COUNT as POSTGRES_MIGRATIONS, refuseNewerPostgres } from "./postgres/migrate.ts";
+import { behindPostgres } from "./postgres/migrate.ts";
 import * as pgTables from "./postgres/schema.ts";
-import { MIGRATION_COUNT as SQLITE_MIGRATIONS, refuseNewerSqlite } from "./sqlite/migrate.ts";
+import { behindSqlite } from "./sqlite/migrate.ts";
 import { integrityProblems, missingSqlite } from "./sqlite/file.ts";
 
 /** Problems reported, at most: past it, restoring from a backup is the answer anyway. */
@@ -38,11 +38,10 @@ export function checkSqlite(path: string, { current = true }: { current?: boolea
   }
   try {
     // As every command: a database a later svc migrated is that svc's to judge (the one line says so).
-    refuseNewerSqlite(client, path);
+    const behind = behindSqlite(client, path);
     const problems = wholeCheck(client);
     if (problems.length > 0) return problems;
-    const applied = client.query<{ n: number }, []>("SELECT count(*) AS n FROM __drizzle_migrations").get()?.n ?? 0;
-    if (current && applied < SQLITE_MIGRATIONS) problems.push(behind(applied, SQLITE_MIGRATIONS));
+    if (current && behind) problems.push(behind.message);
     const orphans = client.query<{ table: string; rowid: number }, []>("PRAGMA foreign_key_check").all();
     for (const orphan of orphans.slice(0, MAX_PROBLEMS))
       problems.push(`${orphan.table} row ${orphan.rowid} names a row that does not exist`);
@@ -75,9 +74,10 @@ async function checkPostgres(url: string, name: string): Promise<string[]> {
   try {
     const [{ svc }] = await client`SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AS svc`;
     if (!svc) return ["not an svc database (it has no svc tables)"];
-    await refuseNewerPostgres(client, name);
-    const [{ applied }] = await client`SELECT count(*)::int AS applied FROM drizzle.__drizzle_migrations`;
-    const problems = applied < POSTGRES_MIGRATIONS ? [behind(applied, POSTGRES_MIGRATIONS)] : [];
+    // Behind, it lacks tables its migrations will make: the one line says what to do first.
+    const behind = await behindPostgres(client, name);
+    if (behind) return [behind.message];
+    const problems: string[] = [];
     // A full read of each table: a damaged page fails it (with data checksums on, so does a flipped bit).
     for (const table of TABLES) {
       try {
@@ -92,8 +92,4 @@ async function checkPostgres(url: string, name: string): Promise<string[]> {
   } finally {
     await client.close();
   }
-}
-
-function behind(applied: number, carried: number): string {
-  return `${applied} of this svc's ${carried} migrations are applied: run \`svc migrate\` (or start svc) to bring it up to date`;
 }

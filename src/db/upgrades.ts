@@ -23,6 +23,31 @@ export class NewerDatabase extends Error {
   override name = "NewerDatabase";
 }
 
+/**
+ * A database an earlier svc migrated, opened by a command that must not migrate it (every one but serve
+ * and migrate): an older svc may be serving it, and would then run on a schema it does not know.
+ */
+export class BehindDatabase extends Error {
+  override name = "BehindDatabase";
+}
+
+/** The refusal of a database behind this binary: one line naming the svc that migrated it and this one. */
+export function behindDatabase(
+  database: string,
+  latest: LatestMigration | null,
+  migrations: readonly EmbeddedMigration[],
+): BehindDatabase {
+  const theirs = latest?.svcVersion ? `svc ${latest.svcVersion}` : "an earlier svc";
+  // An svc that kept no record (0.1.1 and before) applied migrations this binary carries: named from them.
+  const known = latest && migrations.find((m) => m.folderMillis === latest.createdAt)?.name;
+  const migration = latest
+    ? (latest.name ?? known ?? `a migration of ${new Date(latest.createdAt).toISOString()}`)
+    : "none";
+  return new BehindDatabase(
+    `${database} is at ${theirs}'s schema (up to ${migration}), behind svc ${version} (up to ${migrations.at(-1)!.name}): run \`svc migrate\` with this svc first (or start it), after stopping any older svc serving it`,
+  );
+}
+
 /** A step of bringing a database up to this binary, told as it is done. */
 export type UpgradeStep = { snapshot: string } | { applied: string };
 

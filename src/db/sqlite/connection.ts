@@ -7,7 +7,7 @@ import { nodeFs } from "../../node-fs.ts";
 import { storageMonitor, type StorageMonitor } from "../storage.ts";
 import { DamagedDatabase, NoSuchDatabase, type OpenOptions } from "../store.ts";
 import { createPrivateFile, firstDamage, makePrivateFolder, missingSqlite, utcStamp } from "./file.ts";
-import { migrateSqlite, refuseNewerSqlite } from "./migrate.ts";
+import { behindSqlite, migrateSqlite, refuseNewerSqlite } from "./migrate.ts";
 import { placeEmptyDatabase } from "./new-database.ts";
 
 /** The largest file checked for damage at start: about 3,000,000 users, some 1.5 s of reading. */
@@ -67,7 +67,8 @@ export function openSqliteConnection(
 
 /**
  * Checks the database and readies it to serve; returns its journal mode. Refusals come before anything
- * is written: a file without svc's tables (with `existing`), a damaged one, one a later svc migrated.
+ * is written: a file without svc's tables (with `existing`), a damaged one, one a later svc migrated,
+ * and with `existing`, one an earlier svc migrated (it is migrated only without).
  */
 function prepare(client: Database, path: string, existing: boolean, onUpgrade: OpenOptions["onUpgrade"]): string {
   if (
@@ -85,13 +86,17 @@ function prepare(client: Database, path: string, existing: boolean, onUpgrade: O
       `${path} is damaged (${damage}); restore it from a backup, and see \`svc check\` for the full report`,
     );
   }
-  refuseNewerSqlite(client, path);
+  // Only serve and migrate migrate (`existing` is every other command): an older svc may be serving it.
+  if (existing) {
+    const behind = behindSqlite(client, path);
+    if (behind) throw behind;
+  } else refuseNewerSqlite(client, path);
   // WAL lets readers run beside the writer; FULL sync makes an acknowledged write survive a crash.
   const { journal_mode: journalMode } = client.query<{ journal_mode: string }, []>("PRAGMA journal_mode = WAL").get()!;
   client.run("PRAGMA synchronous = FULL");
   client.run("PRAGMA foreign_keys = ON");
   client.run("PRAGMA busy_timeout = 5000");
-  migrateSqlite(client, path, onUpgrade);
+  if (!existing) migrateSqlite(client, path, onUpgrade);
   return journalMode;
 }
 

@@ -8,6 +8,8 @@ import { nodeFs } from "../../node-fs.ts";
 import { describeDatabase } from "../describe.ts";
 import { embeddedMigrations } from "../migrations.macro.ts" with { type: "macro" };
 import {
+  type BehindDatabase,
+  behindDatabase,
   isNewer,
   newerDatabase,
   pendingMigrations,
@@ -44,6 +46,17 @@ export function refuseNewerSqlite(client: Database, path: string): number | null
   const latest = latestCreatedAt(client);
   if (latest === null || !isNewer(latest, MIGRATIONS)) return latest;
   throw newerDatabase(describeDatabase({ kind: "sqlite", path }), recorded(client, latest), MIGRATIONS);
+}
+
+/**
+ * Why a command that must not migrate cannot use the database: a later svc migrated it (thrown, as
+ * refuseNewerSqlite does), or it lacks some of this binary's migrations (returned); null when current.
+ */
+export function behindSqlite(client: Database, path: string): BehindDatabase | null {
+  const latest = refuseNewerSqlite(client, path);
+  if (pendingMigrations(MIGRATIONS, latest).length === 0) return null;
+  const database = describeDatabase({ kind: "sqlite", path });
+  return behindDatabase(database, latest === null ? null : recorded(client, latest), MIGRATIONS);
 }
 
 /** What svc recorded of the migration of `createdAt`: nothing, for one an svc that kept no record applied. */
