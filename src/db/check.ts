@@ -3,6 +3,7 @@
 // that every row of them reads. Each problem is one line; none means sound.
 import { Database } from "bun:sqlite";
 import { SQL } from "bun";
+import { dirname, resolve } from "node:path";
 import { getTableConfig } from "drizzle-orm/pg-core";
 import type { DatabaseConfig } from "../config.ts";
 import { describeError } from "../safe-errors.ts";
@@ -10,7 +11,8 @@ import { describeDatabase } from "./describe.ts";
 import { behindPostgres } from "./postgres/migrate.ts";
 import * as pgTables from "./postgres/schema.ts";
 import { behindSqlite } from "./sqlite/migrate.ts";
-import { integrityProblems, missingSqlite } from "./sqlite/file.ts";
+import { integrityProblems, isDamage, missingSqlite } from "./sqlite/file.ts";
+import { volumeFull } from "./storage.ts";
 
 /** Problems reported, at most: past it, restoring from a backup is the answer anyway. */
 const MAX_PROBLEMS = 20;
@@ -34,7 +36,7 @@ export function checkSqlite(path: string, { current = true }: { current?: boolea
   try {
     client = new Database(path, { readonly: true });
   } catch (error) {
-    return [`cannot open ${path}: ${describeError(error)}`];
+    return [volumeFull(resolve(dirname(path)), error)?.message ?? `cannot open ${path}: ${describeError(error)}`];
   }
   try {
     // As every command: a database a later svc migrated is that svc's to judge (the one line says so).
@@ -47,7 +49,8 @@ export function checkSqlite(path: string, { current = true }: { current?: boolea
       problems.push(`${orphan.table} row ${orphan.rowid} names a row that does not exist`);
     return problems;
   } catch (error) {
-    return [describeError(error)];
+    // A full disk stops the check before it has read the pages: said as such, never as damage.
+    return [volumeFull(resolve(dirname(path)), error)?.message ?? describeError(error)];
   } finally {
     client.close();
   }
@@ -61,6 +64,8 @@ function wholeCheck(client: Database): string[] {
   try {
     return integrityProblems(client, "integrity_check", MAX_PROBLEMS);
   } catch (error) {
+    // Only what SQLite found wrong with the pages is the file's problem; a full disk or an I/O error is not.
+    if (!isDamage(error)) throw error;
     try {
       return integrityProblems(client, "quick_check", 1);
     } catch {

@@ -2,9 +2,9 @@
 // Plain bun:sqlite, no Drizzle: `svc serve` opens this, answers the health probes from it, and only
 // then loads the store's code (store.ts) around the same connection.
 import { Database } from "bun:sqlite";
-import { dirname } from "node:path";
+import { dirname, resolve } from "node:path";
 import { nodeFs } from "../../node-fs.ts";
-import { storageMonitor, type StorageMonitor } from "../storage.ts";
+import { storageMonitor, type StorageMonitor, volumeFull } from "../storage.ts";
 import { DamagedDatabase, NoSuchDatabase, type OpenOptions } from "../store.ts";
 import { createPrivateFile, firstDamage, makePrivateFolder, missingSqlite, utcStamp } from "./file.ts";
 import { behindSqlite, migrateSqlite, refuseNewerSqlite } from "./migrate.ts";
@@ -37,13 +37,18 @@ export function openSqliteConnection(
     const problem = missingSqlite(path);
     if (problem) throw new NoSuchDatabase(problem);
   }
-  const client = existing ? new Database(path, { create: false, strict: true }) : openOrCreate(path, onSetAside);
+  let client: Database;
   let journalMode: string;
+  try {
+    client = existing ? new Database(path, { create: false, strict: true }) : openOrCreate(path, onSetAside);
+  } catch (error) {
+    throw fullVolume(path, error);
+  }
   try {
     journalMode = prepare(client, path, existing, onUpgrade);
   } catch (error) {
     client.close();
-    throw error;
+    throw fullVolume(path, error);
   }
   const storage = storageMonitor(path === ":memory:" ? undefined : dirname(path));
   const select1 = client.prepare("SELECT 1");
@@ -63,6 +68,11 @@ export function openSqliteConnection(
         .get()!.n,
     releaseMemory: () => client.run("PRAGMA shrink_memory"),
   };
+}
+
+/** `error`, or the full volume under the database at `path` when that is why opening it failed. */
+function fullVolume(path: string, error: unknown): unknown {
+  return (path !== ":memory:" && volumeFull(resolve(dirname(path)), error)) || error;
 }
 
 /**

@@ -44,14 +44,22 @@ export function integrityProblems(client: Database, check: "quick_check" | "inte
   return lines.slice(0, limit);
 }
 
-/** The first problem quick_check finds, or null for a sound file. */
+/** The first problem quick_check finds, or null for a sound file; what stops it other than damage is thrown. */
 export function firstDamage(client: Database): string | null {
   try {
     return integrityProblems(client, "quick_check", 1)[0] ?? null;
   } catch (error) {
-    // Some damage stops the check itself ("database disk image is malformed").
+    // Some damage stops the check itself ("database disk image is malformed"). Anything else (a full
+    // disk, an I/O error) says nothing of the file's pages: not damage, and no reason to restore it.
+    if (!isDamage(error)) throw error;
     return error instanceof Error ? error.message : String(error);
   }
+}
+
+/** Whether SQLite failed because what it read is not a sound database: SQLITE_CORRUPT*, SQLITE_NOTADB. */
+export function isDamage(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && /^SQLITE_(CORRUPT|NOTADB)/.test(code);
 }
 
 /**
