@@ -4,7 +4,7 @@
 import { Database } from "bun:sqlite";
 import { SQL } from "bun";
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCli } from "../src/cli.ts";
@@ -78,6 +78,11 @@ function behind(database: string, theirs: string, migrations = SQLITE, old = OLD
   return `${database} is at ${theirs}'s schema (up to ${migrations[old - 1]!.name}), behind svc ${version} (up to ${migrations.at(-1)!.name}): run \`svc migrate\` with this svc first (or start it), after stopping any older svc serving it`;
 }
 
+/** The way back an upgrade prints (#53 item 10). */
+function wayBack(path: string, snapshot: string, previous: string): string {
+  return `to go back to ${previous}: stop svc; copy ${snapshot} over ${path} and delete ${path}-wal and ${path}-shm; then start ${previous} (never on ${path} as it is now: it is migrated)`;
+}
+
 /** A current database, then migrated by "svc 9.9.9", whose migration this svc does not know. */
 async function laterDatabase(path: string): Promise<void> {
   expect((await cli(["migrate"], `sqlite:${path}`)).code).toBe(0);
@@ -123,6 +128,7 @@ describe("upgrading an SQLite database", () => {
       out: [
         `kept the database as it was in ${snapshot}`,
         ...SQLITE.slice(OLD).map((m) => `applied migration ${m.name}`),
+        wayBack(path, snapshot, "the earlier svc"),
         `migrated sqlite:${path}`,
         "",
       ].join("\n"),
@@ -144,14 +150,16 @@ describe("upgrading an SQLite database", () => {
     oldDatabase(path);
     const lines = await serveLines(`sqlite:${path}`);
     const upgrade = lines.filter((line) => line.migration !== undefined || line.snapshot !== undefined);
+    const snapshot = `${path}.before-${version}`;
     expect(upgrade.map(({ level, msg, migration, snapshot }) => ({ level, msg, migration, snapshot }))).toEqual([
-      { level: 30, msg: "kept the database as it was", migration: undefined, snapshot: `${path}.before-${version}` },
+      { level: 30, msg: "kept the database as it was", migration: undefined, snapshot },
       ...SQLITE.slice(OLD).map((m) => ({
         level: 30,
         msg: "applied migration",
         migration: m.name,
         snapshot: undefined,
       })),
+      { level: 30, msg: wayBack(path, snapshot, "the earlier svc"), migration: undefined, snapshot },
     ]);
     expect(lines.findIndex((line) => line.msg === "svc listening")).toBeGreaterThan(lines.indexOf(upgrade.at(-1)!));
   });
@@ -200,6 +208,32 @@ describe("upgrading an SQLite database", () => {
       out: "",
       err: `svc user: ${behind(url, "an earlier svc")}\n`,
     });
+  });
+
+  test("the way back names the svc that migrated it last; snapshots beyond the newest two are deleted, others kept (#53 item 10)", async () => {
+    const path = fresh("svc.db");
+    recordedOldDatabase(path, "0.1.1");
+    const folder = join(path, "..");
+    // Two earlier upgrades' snapshots, oldest first, and files that are not such snapshots.
+    const earlier = ["svc.db.before-0.1.0", "svc.db.before-0.1.1-20260101T000000Z"];
+    const others = ["svc.db.before-restore-20260102T000000Z", "other.db.before-0.1.0"];
+    for (const [i, name] of [...earlier, ...others].entries()) {
+      await Bun.write(join(folder, name), "a snapshot");
+      utimesSync(join(folder, name), 1_700_000_000 + i * 1000, 1_700_000_000 + i * 1000);
+    }
+    const snapshot = `${path}.before-${version}`;
+    const result = await cli(["migrate"], `sqlite:${path}`);
+    expect(result.code).toBe(0);
+    expect(result.out.split("\n").slice(-4, -1)).toEqual([
+      wayBack(path, snapshot, "svc 0.1.1"),
+      `deleted ${join(folder, earlier[0]!)}, an earlier upgrade's snapshot (the newest two are kept)`,
+      `migrated sqlite:${path}`,
+    ]);
+    expect(
+      readdirSync(folder)
+        .filter((f) => f.includes(".before-"))
+        .sort(),
+    ).toEqual([`svc.db.before-${version}`, earlier[1]!, ...others].sort());
   });
 
   test("a new database, or one up to date, gets no snapshot", async () => {

@@ -48,8 +48,16 @@ export function behindDatabase(
   );
 }
 
-/** A step of bringing a database up to this binary, told as it is done. */
-export type UpgradeStep = { snapshot: string } | { applied: string };
+/**
+ * A step of bringing a database up to this binary, told as it is done: the snapshot kept first (SQLite),
+ * each migration applied, then (SQLite) the way back to the svc before, and each earlier upgrade's
+ * snapshot deleted beyond the newest two.
+ */
+export type UpgradeStep =
+  | { snapshot: string }
+  | { applied: string }
+  | { wayBack: { database: string; snapshot: string; previous: string | null } }
+  | { pruned: string };
 
 /** The migrations a database whose newest is `latestCreatedAt` (null: none) has yet to apply, oldest first. */
 export function pendingMigrations<M extends { folderMillis: number }>(
@@ -79,5 +87,20 @@ export function newerDatabase(
 
 /** A step as a command prints it. */
 export function upgradeNotice(step: UpgradeStep): string {
-  return "snapshot" in step ? `kept the database as it was in ${step.snapshot}` : `applied migration ${step.applied}`;
+  if ("snapshot" in step) return `kept the database as it was in ${step.snapshot}`;
+  if ("applied" in step) return `applied migration ${step.applied}`;
+  if ("pruned" in step) return `deleted ${step.pruned}, an earlier upgrade's snapshot (the newest two are kept)`;
+  const { database, snapshot, previous } = step.wayBack;
+  const earlier = previous ? `svc ${previous}` : "the earlier svc";
+  // The old binary on the migrated file is what must never happen: 0.1.1 and before would serve it.
+  return `to go back to ${earlier}: stop svc; copy ${snapshot} over ${database} and delete ${database}-wal and ${database}-shm; then start ${earlier} (never on ${database} as it is now: it is migrated)`;
+}
+
+/** A step as `svc serve` logs it: the line's fields and its message. */
+export function upgradeLogLine(step: UpgradeStep): { fields: Record<string, unknown>; msg: string } {
+  if ("snapshot" in step) return { fields: { snapshot: step.snapshot }, msg: "kept the database as it was" };
+  if ("applied" in step) return { fields: { migration: step.applied, version }, msg: "applied migration" };
+  if ("pruned" in step) return { fields: { pruned: step.pruned }, msg: upgradeNotice(step) };
+  const { snapshot, previous } = step.wayBack;
+  return { fields: { snapshot, previous }, msg: upgradeNotice(step) };
 }

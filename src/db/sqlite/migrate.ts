@@ -2,7 +2,7 @@
 // for a database a later svc migrated, and preceded by a snapshot of one that holds anything, kept
 // beside it for going back (docs/operations.md, "Upgrading and going back").
 import type { Database } from "bun:sqlite";
-import { resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { version } from "../../../package.json";
 import { nodeFs } from "../../node-fs.ts";
 import { describeDatabase } from "../describe.ts";
@@ -33,12 +33,46 @@ export const MIGRATION_COUNT = MIGRATIONS.length;
 export function migrateSqlite(client: Database, path = ":memory:", onStep?: (step: UpgradeStep) => void): void {
   const latest = refuseNewerSqlite(client, path);
   if (pendingMigrations(MIGRATIONS, latest).length === 0) return;
-  if (path !== ":memory:" && holdsTables(client)) {
-    const snapshot = snapshotPath(path);
+  const snapshot = path !== ":memory:" && holdsTables(client) ? snapshotPath(path) : null;
+  if (snapshot) {
     snapshotInto(client, snapshot);
     onStep?.({ snapshot });
   }
+  const previous = latest === null ? null : recorded(client, latest).svcVersion;
   for (const migration of applyMigrations(client, MIGRATIONS, version)) onStep?.({ applied: migration.name });
+  if (!snapshot) return;
+  onStep?.({ wayBack: { database: resolve(path), snapshot, previous } });
+  for (const pruned of pruneSnapshots(resolve(path), KEPT_SNAPSHOTS)) onStep?.({ pruned });
+}
+
+/** How many upgrades' snapshots stay beside a database: this one's and the one before. */
+const KEPT_SNAPSHOTS = 2;
+
+/**
+ * Deletes the snapshots earlier upgrades left beside `path` (`<name>.before-<version>[-<time>]`, never a
+ * restore's `.before-restore-<time>`) beyond the newest `keep`, by when each was written; returns them.
+ * One that cannot be deleted stays: the upgrade is done, and the next one tries again.
+ */
+function pruneSnapshots(path: string, keep: number): string[] {
+  const fs = nodeFs();
+  const prefix = `${basename(path)}.before-`;
+  const snapshots = fs
+    .readdirSync(dirname(path))
+    .filter((name) => name.startsWith(prefix) && /^\d/.test(name.slice(prefix.length)))
+    .filter((name) => !/-(wal|shm|journal)$/.test(name))
+    .map((name) => join(dirname(path), name))
+    .map((file) => ({ file, written: fs.statSync(file).mtimeMs }))
+    .sort((a, b) => b.written - a.written);
+  const pruned: string[] = [];
+  for (const { file } of snapshots.slice(keep)) {
+    try {
+      fs.rmSync(file);
+      pruned.push(file);
+    } catch {
+      // Kept: see above.
+    }
+  }
+  return pruned;
 }
 
 /** The newest migration's created_at (null: none); throws NewerDatabase when a later svc migrated the database. */
