@@ -11,6 +11,7 @@ import { describeDatabase } from "./describe.ts";
 import { behindPostgres } from "./postgres/migrate.ts";
 import * as pgTables from "./postgres/schema.ts";
 import { behindSqlite } from "./sqlite/migrate.ts";
+import { schemaProblem } from "./sqlite/schema-check.ts";
 import { integrityProblems, isDamage, missingSqlite } from "./sqlite/file.ts";
 import { volumeFull } from "./storage.ts";
 
@@ -43,6 +44,9 @@ export function checkSqlite(path: string, { current = true }: { current?: boolea
     const behind = behindSqlite(client, path);
     const problems = wholeCheck(client);
     if (problems.length > 0) return problems;
+    // Read whole and sound: now whether it is only what svc made (a planted trigger would run in svc's transactions).
+    const schema = schemaProblem(client);
+    if (schema) return [schema];
     if (current && behind) problems.push(behind.message);
     const orphans = client.query<{ table: string; rowid: number }, []>("PRAGMA foreign_key_check").all();
     for (const orphan of orphans.slice(0, MAX_PROBLEMS))

@@ -21,7 +21,7 @@ import { applyMigrations, latestCreatedAt } from "./apply-migrations.ts";
 import { utcStamp } from "./file.ts";
 import { snapshotInto } from "./snapshot.ts";
 
-const MIGRATIONS = embeddedMigrations("sqlite");
+export const MIGRATIONS = embeddedMigrations("sqlite");
 /** How many migrations this binary carries: a database that applied fewer is behind it. */
 export const MIGRATION_COUNT = MIGRATIONS.length;
 
