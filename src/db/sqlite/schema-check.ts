@@ -40,7 +40,8 @@ export function schemaProblem(client: Database): string | null {
     if (normalised(own.sql) !== normalised(object.sql)) return `its ${described(object)} is not as svc makes it`;
   }
   for (const object of svc.values())
-    if (!found.has(key(object)) && !MAY_LACK.has(object.tbl_name)) return `it lacks ${described(object)}, which svc makes`;
+    if (!found.has(key(object)) && !MAY_LACK.has(object.tbl_name))
+      return `it lacks ${described(object)}, which svc makes`;
   return null;
 }
 
