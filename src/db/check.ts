@@ -1,6 +1,7 @@
 // `svc check`: what is wrong with the database SVC_DATABASE_URL names, without changing it. SQLite:
 // its full integrity and foreign-key checks; PostgreSQL: that svc's tables are there, migrated, and
-// that every row of them reads. Each problem is one line; none means sound.
+// that every row of them reads; on both, that the schema is only what svc's migrations make. Each
+// problem is one line; none means sound.
 import { Database } from "bun:sqlite";
 import { SQL } from "bun";
 import { dirname, resolve } from "node:path";
@@ -9,6 +10,7 @@ import type { DatabaseConfig } from "../config.ts";
 import { describeError } from "../safe-errors.ts";
 import { describeDatabase } from "./describe.ts";
 import { behindPostgres } from "./postgres/migrate.ts";
+import { postgresSchemaProblem } from "./postgres/schema-check.ts";
 import * as pgTables from "./postgres/schema.ts";
 import { behindSqlite } from "./sqlite/migrate.ts";
 import { schemaProblem } from "./sqlite/schema-check.ts";
@@ -95,7 +97,10 @@ async function checkPostgres(url: string, name: string): Promise<string[]> {
         problems.push(`${table} cannot be read: ${describeError(error)}`);
       }
     }
-    return problems;
+    if (problems.length > 0) return problems;
+    // Every table read: now whether the schema is only what svc made (a planted trigger would run in svc's transactions).
+    const schema = await postgresSchemaProblem(client);
+    return schema ? [schema] : [];
   } catch (error) {
     return [describeError(error)];
   } finally {

@@ -17,7 +17,7 @@ import {
   type UpgradeStep,
 } from "../upgrades.ts";
 
-const MIGRATIONS = embeddedMigrations("postgres");
+export const MIGRATIONS = embeddedMigrations("postgres");
 /** How many migrations this binary carries: a database that applied fewer is behind it. */
 export const MIGRATION_COUNT = MIGRATIONS.length;
 /** An arbitrary constant naming svc's migration lock ("svc" in ASCII). */
