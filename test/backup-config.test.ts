@@ -1,5 +1,6 @@
 // SVC_BACKUP_EVERY, SVC_BACKUP_TO, SVC_BACKUP_KEEP and the S3 client's variables, as parseConfig reads them.
 import { describe, expect, test } from "bun:test";
+import { runCli } from "../src/cli.ts";
 import { ConfigError, parseConfig } from "../src/config.ts";
 
 const refusal = (env: Record<string, string>) => {
@@ -61,6 +62,25 @@ describe("backup settings", () => {
     expect(refusal({ SVC_BACKUP_TO: "s3://b-1/p", S3_ACCESS_KEY_ID: "AKIAEXAMPLE" })).not.toContain("AKIAEXAMPLE");
     const mixed = { SVC_BACKUP_TO: "s3://b-1/p", AWS_ACCESS_KEY_ID: "AKIAEXAMPLE", S3_SECRET_ACCESS_KEY: "secret" };
     expect(parseConfig(mixed).backup.to).toEqual({ kind: "s3", bucket: "b-1", prefix: "p/" });
+  });
+
+  test("serve and the backup commands stop with that one line and exit 2 (#53 item 8)", async () => {
+    for (const argv of [["serve"], ["backup", "--now"], ["backup", "--list"]]) {
+      let err = "";
+      const code = await runCli(
+        argv,
+        { SVC_BACKUP_TO: "s3://b-1/p" },
+        {
+          out: { write: () => true },
+          err: { write: (t: string) => (err += t) },
+        },
+      );
+      expect({ argv, code, err }).toEqual({
+        argv,
+        code: 2,
+        err: 'svc: SVC_BACKUP_TO: a bucket needs S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) set (got "s3://b-1/p")\n',
+      });
+    }
   });
 
   test("a schedule needs a destination", () => {
