@@ -219,7 +219,9 @@ describe("upgrading an SQLite database", () => {
     const others = ["svc.db.before-restore-20260102T000000Z", "other.db.before-0.1.0"];
     for (const [i, name] of [...earlier, ...others].entries()) {
       await Bun.write(join(folder, name), "a snapshot");
-      utimesSync(join(folder, name), 1_700_000_000 + i * 1000, 1_700_000_000 + i * 1000);
+      // The second written "in the future" (a clock set wrong): the snapshot this upgrade makes is kept all the same.
+      const at = i === 1 ? 4_000_000_000 : 1_700_000_000 + i * 1000;
+      utimesSync(join(folder, name), at, at);
     }
     const snapshot = `${path}.before-${version}`;
     const result = await cli(["migrate"], `sqlite:${path}`);

@@ -42,7 +42,7 @@ export function migrateSqlite(client: Database, path = ":memory:", onStep?: (ste
   for (const migration of applyMigrations(client, MIGRATIONS, version)) onStep?.({ applied: migration.name });
   if (!snapshot) return;
   onStep?.({ wayBack: { database: resolve(path), snapshot, previous } });
-  for (const pruned of pruneSnapshots(resolve(path), KEPT_SNAPSHOTS)) onStep?.({ pruned });
+  for (const pruned of pruneSnapshots(resolve(path), snapshot, KEPT_SNAPSHOTS)) onStep?.({ pruned });
 }
 
 /** How many upgrades' snapshots stay beside a database: this one's and the one before. */
@@ -50,21 +50,28 @@ const KEPT_SNAPSHOTS = 2;
 
 /**
  * Deletes the snapshots earlier upgrades left beside `path` (`<name>.before-<version>[-<time>]`, never a
- * restore's `.before-restore-<time>`) beyond the newest `keep`, by when each was written; returns them.
- * One that cannot be deleted stays: the upgrade is done, and the next one tries again.
+ * restore's `.before-restore-<time>`) but `made` and the newest `keep - 1` of the others, by when each was
+ * written; returns them. One that cannot be deleted stays: the upgrade is done, and the next one tries again.
  */
-function pruneSnapshots(path: string, keep: number): string[] {
+function pruneSnapshots(path: string, made: string, keep: number): string[] {
   const fs = nodeFs();
   const prefix = `${basename(path)}.before-`;
-  const snapshots = fs
+  const earlier = fs
     .readdirSync(dirname(path))
     .filter((name) => name.startsWith(prefix) && /^\d/.test(name.slice(prefix.length)))
     .filter((name) => !/-(wal|shm|journal)$/.test(name))
     .map((name) => join(dirname(path), name))
-    .map((file) => ({ file, written: fs.statSync(file).mtimeMs }))
+    .filter((file) => file !== made)
+    .flatMap((file) => {
+      try {
+        return [{ file, written: fs.statSync(file).mtimeMs }];
+      } catch {
+        return []; // Gone meanwhile.
+      }
+    })
     .sort((a, b) => b.written - a.written);
   const pruned: string[] = [];
-  for (const { file } of snapshots.slice(keep)) {
+  for (const { file } of earlier.slice(keep - 1)) {
     try {
       fs.rmSync(file);
       pruned.push(file);
