@@ -92,7 +92,7 @@ const COMMANDS: Record<string, Command> = {
   check: {
     usage: "svc check",
     summary:
-      "Check the database SVC_DATABASE_URL names, changing nothing: SQLite's full integrity check, or that PostgreSQL's svc tables are migrated and read. Exit 1 on a problem.",
+      "Check the database SVC_DATABASE_URL names, changing nothing: SQLite's full integrity check and that its schema is only what svc's migrations make, or that PostgreSQL's svc tables are migrated, read and only svc's. Exit 1 on a problem.",
     async run(args, env, io) {
       if (args.length > 0) return usageError(io, "check", "check takes no arguments; it reads SVC_DATABASE_URL");
       const { database } = parseConfig(env);

@@ -186,6 +186,8 @@ export interface BackupConfig {
 }
 
 const BACKUP_TO = "a folder, or s3://bucket/prefix (keys go in S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY)";
+const S3_KEYS =
+  "a bucket needs S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) set";
 const POSTGRES_BACKUPS = "SQLite only: back PostgreSQL up with pg_dump or point-in-time recovery (docs/backups.md)";
 
 function backup(env: Env): BackupConfig {
@@ -210,6 +212,10 @@ function backup(env: Env): BackupConfig {
     if (every !== undefined) throw new ConfigError("SVC_BACKUP_EVERY", POSTGRES_BACKUPS, every);
     if (to !== undefined) throw new ConfigError("SVC_BACKUP_TO", POSTGRES_BACKUPS, redactUrl(to));
   }
+  // Bun's S3 client finds keys nowhere else (no instance role, no ~/.aws): without both, every
+  // snapshot would fail at its upload, long after a start-up that looked fine.
+  if (config.to?.kind === "s3" && !(config.s3.accessKeyId && config.s3.secretAccessKey))
+    throw new ConfigError("SVC_BACKUP_TO", S3_KEYS, to!);
   return config;
 }
 

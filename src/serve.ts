@@ -7,7 +7,7 @@
 // it; that request, and any arriving meanwhile, wait for it and are then served as usual
 // (docs/performance.md, "Footprint"; its cost in bench/results.md).
 import type { Config } from "./config.ts";
-import { describeDatabase, openDatabase, setAsideNotice, type OpenedDatabase } from "./db/open.ts";
+import { describeDatabase, openDatabase, setAsideNotice, type OpenedDatabase, upgradeLogLine } from "./db/open.ts";
 import { type AccessLog, type LineLogger, startLog } from "./log-lines.ts";
 import { describeError } from "./safe-errors.ts";
 import { version } from "../package.json";
@@ -50,10 +50,10 @@ export async function serve(config: Config): Promise<void> {
   try {
     opened = await openDatabase(config.database, {
       onSetAside: (moved) => (setAside = moved),
-      onUpgrade: (step) =>
-        "snapshot" in step
-          ? logger.info({ snapshot: step.snapshot }, "kept the database as it was")
-          : logger.info({ migration: step.applied, version }, "applied migration"),
+      onUpgrade: (step) => {
+        const { fields, msg } = upgradeLogLine(step);
+        logger.info(fields, msg);
+      },
     });
   } catch (error) {
     // Without its database svc can neither migrate nor serve; a supervisor restarts it once the database is back.

@@ -1,5 +1,6 @@
 // SVC_BACKUP_EVERY, SVC_BACKUP_TO, SVC_BACKUP_KEEP and the S3 client's variables, as parseConfig reads them.
 import { describe, expect, test } from "bun:test";
+import { runCli } from "../src/cli.ts";
 import { ConfigError, parseConfig } from "../src/config.ts";
 
 const refusal = (env: Record<string, string>) => {
@@ -12,6 +13,9 @@ const refusal = (env: Record<string, string>) => {
   throw new Error("accepted");
 };
 
+/** A key pair, which a bucket needs. */
+const keys = { S3_ACCESS_KEY_ID: "AKIAEXAMPLE", S3_SECRET_ACCESS_KEY: "secret" };
+
 describe("backup settings", () => {
   test("are off by default: no schedule, no destination, 14 kept", () => {
     expect(parseConfig({}).backup).toEqual({ everySeconds: null, to: null, keep: 14, s3: {} });
@@ -23,7 +27,7 @@ describe("backup settings", () => {
   });
 
   test("read a bucket and a prefix, which always ends in a slash", () => {
-    const to = (value: string) => parseConfig({ SVC_BACKUP_TO: value }).backup.to;
+    const to = (value: string) => parseConfig({ SVC_BACKUP_TO: value, ...keys }).backup.to;
     expect(to("s3://my-bucket")).toEqual({ kind: "s3", bucket: "my-bucket", prefix: "" });
     expect(to("s3://my-bucket/")).toEqual({ kind: "s3", bucket: "my-bucket", prefix: "" });
     expect(to("s3://my-bucket/svc/box-1")).toEqual({ kind: "s3", bucket: "my-bucket", prefix: "svc/box-1/" });
@@ -47,6 +51,36 @@ describe("backup settings", () => {
       secretAccessKey: "secret",
       sessionToken: "session",
     });
+  });
+
+  test("a bucket needs both keys, from S3_* or AWS_*: without them start-up stops with one line naming them (#53 item 8)", () => {
+    const missing =
+      "SVC_BACKUP_TO: a bucket needs S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)";
+    expect(refusal({ SVC_BACKUP_TO: "s3://b-1/p" })).toStartWith(missing);
+    expect(refusal({ SVC_BACKUP_TO: "s3://b-1/p", S3_ACCESS_KEY_ID: "AKIAEXAMPLE" })).toStartWith(missing);
+    expect(refusal({ SVC_BACKUP_TO: "s3://b-1/p", AWS_SECRET_ACCESS_KEY: "secret" })).toStartWith(missing);
+    expect(refusal({ SVC_BACKUP_TO: "s3://b-1/p", S3_ACCESS_KEY_ID: "AKIAEXAMPLE" })).not.toContain("AKIAEXAMPLE");
+    const mixed = { SVC_BACKUP_TO: "s3://b-1/p", AWS_ACCESS_KEY_ID: "AKIAEXAMPLE", S3_SECRET_ACCESS_KEY: "secret" };
+    expect(parseConfig(mixed).backup.to).toEqual({ kind: "s3", bucket: "b-1", prefix: "p/" });
+  });
+
+  test("serve and the backup commands stop with that one line and exit 2 (#53 item 8)", async () => {
+    for (const argv of [["serve"], ["backup", "--now"], ["backup", "--list"]]) {
+      let err = "";
+      const code = await runCli(
+        argv,
+        { SVC_BACKUP_TO: "s3://b-1/p" },
+        {
+          out: { write: () => true },
+          err: { write: (t: string) => (err += t) },
+        },
+      );
+      expect({ argv, code, err }).toEqual({
+        argv,
+        code: 2,
+        err: 'svc: SVC_BACKUP_TO: a bucket needs S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) set (got "s3://b-1/p")\n',
+      });
+    }
   });
 
   test("a schedule needs a destination", () => {

@@ -18,6 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { version } from "../package.json";
 import { runCli } from "../src/cli.ts";
+import { embeddedMigrations } from "../src/db/migrations.macro.ts";
 import { openSqliteStore } from "../src/db/sqlite/store.ts";
 import type { VersionedStore } from "../src/db/store.ts";
 import { testApp } from "./helpers.ts";
@@ -278,6 +279,97 @@ describe("svc restore", () => {
         }
       });
     }
+  });
+
+  describe("refuses a snapshot holding schema objects svc never made, with one line, changing nothing (#53 item 2)", () => {
+    /** The newest snapshot, plain, with `statement` run in it. */
+    const planted = (statement: string) => {
+      const db = Database.deserialize(Bun.gunzipSync(readFileSync(join(backups, snapshots().at(-1)!))));
+      db.run(statement);
+      const bytes = db.serialize();
+      db.close();
+      return bytes;
+    };
+    const cases: [string, string, string][] = [
+      [
+        "a trigger making every sign-up an administrator",
+        "CREATE TRIGGER everyone_admin AFTER INSERT ON users BEGIN UPDATE users SET role = 'admin' WHERE id = NEW.id; END",
+        'it holds trigger "everyone_admin" on users, which svc does not make',
+      ],
+      ["a table", "CREATE TABLE loot (x text)", 'it holds table "loot", which svc does not make'],
+      [
+        "a view",
+        "CREATE VIEW hashes AS SELECT password_hash FROM users",
+        'it holds view "hashes", which svc does not make',
+      ],
+      [
+        "one of svc's triggers changed",
+        "DROP TRIGGER users_insert_version; CREATE TRIGGER users_insert_version AFTER INSERT ON users BEGIN UPDATE users SET role = 'admin' WHERE id = NEW.id; END",
+        'its trigger "users_insert_version" on users is not as svc makes it',
+      ],
+      [
+        "one of svc's indexes gone",
+        "DROP INDEX users_role_status_idx",
+        'it lacks index "users_role_status_idx", which svc makes',
+      ],
+    ];
+    for (const [what, statement, why] of cases) {
+      test(what, async () => {
+        const file = join(dir, `planted-${what.replaceAll(" ", "-").replaceAll("'", "")}.db`);
+        writeFileSync(file, planted(statement));
+        for (const force of [false, true]) {
+          const { path, env } = freshBox();
+          if (force) {
+            mkdirSync(join(path, ".."), { recursive: true });
+            copyFileSync(live, path);
+          }
+          const before = force ? readFileSync(path) : null;
+          const refused = await cli(["restore", "--from", file, ...(force ? ["--force"] : [])], env);
+          expect(refused).toEqual({
+            code: 1,
+            out: "",
+            err: `svc restore: ${file} is not a sound svc database: ${why}; nothing was changed\n`,
+          });
+          expect(readdirSync(join(path, "..", ".."))).toEqual(force ? ["data"] : []);
+          if (before) expect(readFileSync(path)).toEqual(before);
+        }
+        // svc check says the same of such a database in place, exit 1.
+        expect(await cli(["check"], { SVC_DATABASE_URL: `sqlite:${file}` })).toEqual({
+          code: 1,
+          out: "",
+          err: `svc check: sqlite:${file}: ${why}\n`,
+        });
+      });
+    }
+
+    test("a snapshot an earlier svc took, with fewer migrations, is restored and checked as that svc made it", async () => {
+      const older = join(dir, "older.db");
+      const db = new Database(older, { create: true, strict: true });
+      // As Drizzle's migrator (svc 0.1.x) left it, its table written over several lines, and no svc record;
+      // up to 0007, the first with every table a restore counts.
+      db.run(`CREATE TABLE IF NOT EXISTS "__drizzle_migrations" (
+				id SERIAL PRIMARY KEY,
+				hash text NOT NULL,
+				created_at numeric
+			)`);
+      for (const migration of embeddedMigrations("sqlite").slice(0, 8)) {
+        for (const statement of migration.sql) db.run(statement);
+        db.run('INSERT INTO "__drizzle_migrations" (hash, created_at) VALUES (?, ?)', [
+          migration.hash,
+          migration.folderMillis,
+        ]);
+      }
+      db.close();
+      const { env } = freshBox();
+      expect(await cli(["restore", "--from", older], env)).toMatchObject({ code: 0, err: "" });
+      const planted = new Database(older, { strict: true });
+      planted.run("CREATE TABLE loot (x text)");
+      planted.close();
+      expect(await cli(["restore", "--from", older], freshBox().env)).toMatchObject({
+        code: 1,
+        err: `svc restore: ${older} is not a sound svc database: it holds table "loot", which svc does not make; nothing was changed\n`,
+      });
+    });
   });
 
   test("names what it cannot find", async () => {

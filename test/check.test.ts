@@ -125,4 +125,51 @@ describe.skipIf(!pgAvailable)("svc check on PostgreSQL", () => {
       await database.drop();
     }
   });
+
+  test("a problem, one line, for a schema object svc's migrations do not make, or one of its own changed (#53 item 2)", async () => {
+    const database = await createTestDatabase("check_schema");
+    try {
+      const io = { out: { write: () => true }, err: { write: () => true } };
+      expect(await runCli(["migrate"], { SVC_DATABASE_URL: database.url }, io)).toBe(0);
+      const admin = new SQL({ url: database.url, max: 1 });
+      const url = new URL(database.url);
+      const name = `postgres://${url.username}@${url.host}${url.pathname}`;
+      const cases: [string, string, string][] = [
+        [
+          "CREATE FUNCTION everyone_admin() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.role := 'admin'; RETURN NEW; END $$",
+          'it holds function "everyone_admin", which svc does not make',
+          "DROP FUNCTION everyone_admin()",
+        ],
+        [
+          "CREATE TRIGGER everyone_admin BEFORE INSERT ON users FOR EACH ROW EXECUTE FUNCTION bump_table_version()",
+          'it holds trigger "everyone_admin" on users, which svc does not make',
+          "DROP TRIGGER everyone_admin ON users",
+        ],
+        ["CREATE TABLE loot (x text)", 'it holds table "loot", which svc does not make', "DROP TABLE loot"],
+        [
+          "CREATE VIEW hashes AS SELECT password_hash FROM users",
+          'it holds view "hashes", which svc does not make',
+          "DROP VIEW hashes",
+        ],
+        [
+          "CREATE OR REPLACE FUNCTION announce_state_change() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$",
+          'its function "announce_state_change" is not as svc makes it',
+          "",
+        ],
+      ];
+      for (const [plant, problem, undo] of cases) {
+        await admin.unsafe(plant);
+        expect({ plant, ...(await check(database.url)) }).toEqual({
+          plant,
+          code: 1,
+          out: "",
+          err: `svc check: ${name}: ${problem}\n`,
+        });
+        if (undo) await admin.unsafe(undo);
+      }
+      await admin.close();
+    } finally {
+      await database.drop();
+    }
+  });
 });

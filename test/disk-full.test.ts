@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { openSqliteStore } from "../src/db/sqlite/store.ts";
 import { FULL_REMEMBERED_MS } from "../src/db/storage.ts";
 import { expectProblem, testApp } from "./helpers.ts";
+import { newUser } from "./store/conformance.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-full-"));
 const mounted = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", dir]).exitCode === 0;
@@ -43,13 +44,30 @@ describe.skipIf(!mounted)("SQLite on a full volume", () => {
   let token: string;
   let refresh: string;
   const filler = join(dir, "filler");
+  /**
+   * A sound svc database whose log holds rows. Its index (-shm) is gone each time the volume is
+   * starved (starve()), so whoever opens it next must write a new one: on a full volume that fails
+   * with SQLite's "disk I/O error", which svc took for damage.
+   */
+  const kept = join(dir, "kept.db");
+  let keptStore: ReturnType<typeof openSqliteStore>;
+  let fillers = 0;
+  function starve(): void {
+    rmSync(`${kept}-shm`, { force: true });
+    fill(join(dir, `filler-${++fillers}`));
+  }
   beforeAll(async () => {
+    keptStore = openSqliteStore(kept);
+    for (let i = 0; i < 50; i++) await keptStore.users.create(newUser(`kim${i}`));
     app = await testApp({ on: openSqliteStore(join(dir, "svc.db")) });
     ({ token, refresh } = await app.signUp("ann", "correct horse battery"));
     await app.graphql('mutation { createCategory(input: { name: "Books" }) { id } }', { token });
     fill(filler);
   });
-  afterAll(() => app?.store.close());
+  afterAll(async () => {
+    await app?.store.close();
+    await keptStore?.close();
+  });
 
   test("writes are 503 storage_full, REST and GraphQL, and change nothing", async () => {
     const before = await app.store.counts();
@@ -89,6 +107,11 @@ describe.skipIf(!mounted)("SQLite on a full volume", () => {
     );
   });
 
+  /** The one line for a database on the full volume: the disk by its path and free bytes, no restore. */
+  const fullDisk = new RegExp(
+    `the disk holding ${dir.replaceAll(".", "\\.")} is full \\(\\d+ bytes free\\): free space there, then try again \\(no sign of damage: do not restore the database\\)$`,
+  );
+
   test("starting another svc on the full volume fails with one line saying so", () => {
     const serve = Bun.spawnSync([process.execPath, join(import.meta.dir, "..", "src", "main.ts")], {
       env: { PATH: process.env.PATH ?? "", SVC_PORT: "0", SVC_DATABASE_URL: `sqlite:${join(dir, "other.db")}` },
@@ -96,8 +119,36 @@ describe.skipIf(!mounted)("SQLite on a full volume", () => {
     expect(serve.exitCode).toBe(1);
     const lines = serve.stderr.toString().trim().split("\n");
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^svc: cannot open the database sqlite:.*other\.db: database or disk is full/);
+    expect(lines[0]).toStartWith(`svc: cannot open the database sqlite:${join(dir, "other.db")}: `);
+    expect(lines[0]).toMatch(fullDisk);
   });
+
+  /** `svc <argv>` as a process on the kept database (in this one, SQLite would share the open store's index). */
+  function svc(argv: string[]) {
+    const run = Bun.spawnSync([process.execPath, join(import.meta.dir, "..", "src", "main.ts"), ...argv], {
+      env: { PATH: process.env.PATH ?? "", SVC_PORT: "0", SVC_DATABASE_URL: `sqlite:${kept}` },
+      // A serve that does not refuse would serve on: stopped, for the test to fail rather than hang.
+      timeout: 10_000,
+    });
+    return { code: run.exitCode, lines: run.stderr.toString().trim().split("\n") };
+  }
+
+  test("restarting svc, svc check or a command on a sound database on the full volume name the full disk, never damage or a restore (#53 item 1)", () => {
+    const before = Bun.file(kept).size;
+    for (const [argv, prefix] of [
+      [[], `svc: cannot open the database sqlite:${kept}: `],
+      [["check"], `svc check: sqlite:${kept}: `],
+      [["user", "list"], "svc user: "],
+    ] as const) {
+      starve();
+      const { code, lines } = svc([...argv]);
+      expect({ argv, code, lines: lines.length }).toEqual({ argv, code: 1, lines: 1 });
+      expect(lines[0]).toStartWith(prefix);
+      expect(lines[0]).toMatch(fullDisk);
+      expect(lines[0]).not.toMatch(/is damaged|restore it from/);
+    }
+    expect(Bun.file(kept).size).toBe(before);
+  }, 30_000);
 
   test("health and readiness say degraded, storage full, with 200", async () => {
     const health = await app.call("GET", "/svc/health");
@@ -111,6 +162,7 @@ describe.skipIf(!mounted)("SQLite on a full volume", () => {
 
   test("once space returns, health is ok and writes, logins and refreshes work, without a restart", async () => {
     rmSync(filler);
+    for (let i = 1; i <= fillers; i++) rmSync(join(dir, `filler-${i}`));
     // The failed write is remembered for a while: move the clock past it.
     setSystemTime(Date.now() + FULL_REMEMBERED_MS + 100);
     expect((await app.call("GET", "/svc/health")).body).toMatchObject({
@@ -127,5 +179,7 @@ describe.skipIf(!mounted)("SQLite on a full volume", () => {
       body: { username: "ann", password: "correct horse battery" },
     });
     expect(login.status).toBe(200);
+    rmSync(`${kept}-shm`, { force: true });
+    expect(svc(["check"])).toEqual({ code: 0, lines: [""] });
   }, 15_000);
 });

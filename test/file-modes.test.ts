@@ -1,5 +1,6 @@
 // svc's own files are its owner's alone (0600): the database with its WAL and shared-memory files, a
 // backup, the snapshot taken before migrating. Accounts, password hashes and sessions are in them.
+// The folders svc makes for them are 0700, whatever the umask: another user must not swap svc.db.
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -57,5 +58,43 @@ describe("files svc makes are 0600", () => {
     expect(await cli(["backup", backup], `sqlite:${path}`)).toEqual({ code: 0, err: "" });
     expect(mode(backup)).toBe("600");
     await opened.close();
+  });
+});
+
+describe("folders svc makes are 0700, whatever the umask (#53 item 14)", () => {
+  /** Runs `work` under umask 000, the widest, putting the process's umask back after. */
+  async function underUmask000<T>(work: () => Promise<T>): Promise<T> {
+    const before = process.umask(0);
+    try {
+      return await work();
+    } finally {
+      process.umask(before);
+    }
+  }
+
+  test("the data folder serve makes, and every parent it makes", async () => {
+    const path = join(dir, "umask-serve", "data", "svc.db");
+    const opened = await underUmask000(() => served(path));
+    await opened.close();
+    expect([mode(join(dir, "umask-serve")), mode(join(dir, "umask-serve", "data")), mode(path)]).toEqual([
+      "700",
+      "700",
+      "600",
+    ]);
+  });
+
+  test("svc migrate's data folder", async () => {
+    const path = join(dir, "umask-migrate", "data", "svc.db");
+    expect(await underUmask000(() => cli(["migrate"], `sqlite:${path}`))).toEqual({ code: 0, err: "" });
+    expect([mode(join(dir, "umask-migrate")), mode(join(dir, "umask-migrate", "data"))]).toEqual(["700", "700"]);
+  });
+
+  test("svc restore's data folder", async () => {
+    const source = join(dir, "umask-source.db");
+    expect(await cli(["migrate"], `sqlite:${source}`)).toEqual({ code: 0, err: "" });
+    const path = join(dir, "umask-restore", "data", "svc.db");
+    const restored = await underUmask000(() => cli(["restore", "--from", source], `sqlite:${path}`));
+    expect(restored).toEqual({ code: 0, err: "" });
+    expect([mode(join(dir, "umask-restore")), mode(join(dir, "umask-restore", "data"))]).toEqual(["700", "700"]);
   });
 });

@@ -4,7 +4,7 @@
 import { Database } from "bun:sqlite";
 import { SQL } from "bun";
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCli } from "../src/cli.ts";
@@ -63,6 +63,26 @@ function oldDatabase(path: string): void {
   db.close();
 }
 
+/** A database as svc `svcVersion` left it: the first five migrations, each recorded as its own. */
+function recordedOldDatabase(path: string, svcVersion: string): void {
+  mkdirSync(join(path, ".."), { recursive: true });
+  const db = new Database(path, { create: true, strict: true });
+  db.run("PRAGMA journal_mode = WAL");
+  applyMigrations(db, SQLITE.slice(0, OLD), svcVersion);
+  db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+  db.close();
+}
+
+/** The refusal of a database behind this binary, which `theirs` migrated to its OLDth migration. */
+function behind(database: string, theirs: string, migrations = SQLITE, old = OLD): string {
+  return `${database} is at ${theirs}'s schema (up to ${migrations[old - 1]!.name}), behind svc ${version} (up to ${migrations.at(-1)!.name}): run \`svc migrate\` with this svc first (or start it), after stopping any older svc serving it`;
+}
+
+/** The way back an upgrade prints (#53 item 10). */
+function wayBack(path: string, snapshot: string, previous: string): string {
+  return `to go back to ${previous}: stop svc; copy ${snapshot} over ${path} and delete ${path}-wal and ${path}-shm; then start ${previous} (never on ${path} as it is now: it is migrated)`;
+}
+
 /** A current database, then migrated by "svc 9.9.9", whose migration this svc does not know. */
 async function laterDatabase(path: string): Promise<void> {
   expect((await cli(["migrate"], `sqlite:${path}`)).code).toBe(0);
@@ -108,6 +128,7 @@ describe("upgrading an SQLite database", () => {
       out: [
         `kept the database as it was in ${snapshot}`,
         ...SQLITE.slice(OLD).map((m) => `applied migration ${m.name}`),
+        wayBack(path, snapshot, "the earlier svc"),
         `migrated sqlite:${path}`,
         "",
       ].join("\n"),
@@ -129,31 +150,92 @@ describe("upgrading an SQLite database", () => {
     oldDatabase(path);
     const lines = await serveLines(`sqlite:${path}`);
     const upgrade = lines.filter((line) => line.migration !== undefined || line.snapshot !== undefined);
+    const snapshot = `${path}.before-${version}`;
     expect(upgrade.map(({ level, msg, migration, snapshot }) => ({ level, msg, migration, snapshot }))).toEqual([
-      { level: 30, msg: "kept the database as it was", migration: undefined, snapshot: `${path}.before-${version}` },
+      { level: 30, msg: "kept the database as it was", migration: undefined, snapshot },
       ...SQLITE.slice(OLD).map((m) => ({
         level: 30,
         msg: "applied migration",
         migration: m.name,
         snapshot: undefined,
       })),
+      { level: 30, msg: wayBack(path, snapshot, "the earlier svc"), migration: undefined, snapshot },
     ]);
     expect(lines.findIndex((line) => line.msg === "svc listening")).toBeGreaterThan(lines.indexOf(upgrade.at(-1)!));
   });
 
-  test("a command on the box says on stderr what it applied", async () => {
+  test("every command but serve and migrate refuses a database that is behind: one line naming both versions, exit 1, nothing written (#53 item 9)", async () => {
+    const path = fresh("svc.db");
+    recordedOldDatabase(path, "0.1.1");
+    const url = `sqlite:${path}`;
+    const files = () => readdirSync(join(path, "..")).sort();
+    const before = { bytes: await Bun.file(path).bytes(), files: files() };
+    const target = fresh("target.db");
+    expect((await cli(["migrate"], `sqlite:${target}`)).code).toBe(0);
+    const source = fresh("source.db");
+    expect((await cli(["migrate"], `sqlite:${source}`)).code).toBe(0);
+    const commands = [
+      ["admin", "create", "--username", "root", "--email", "root@example.com", "--password-stdin"],
+      ["user", "list"],
+      ["user", "disable", "ann"],
+      ["invitation", "list"],
+      ["audit"],
+      ["copy", "--from", url, "--to", `sqlite:${target}`],
+      ["copy", "--from", `sqlite:${source}`, "--to", url],
+    ];
+    for (const argv of commands) {
+      const result = await cli(argv, url, "correct horse battery");
+      const prefix = argv[0] === "copy" ? "svc copy: nothing copied: " : `svc ${argv[0]}: `;
+      expect({ argv, ...result }).toEqual({ argv, code: 1, out: "", err: `${prefix}${behind(url, "svc 0.1.1")}\n` });
+    }
+    expect({ bytes: await Bun.file(path).bytes(), files: files() }).toEqual(before);
+    // svc check reports the same line, and `svc migrate` then brings it up, after which the commands work.
+    expect(await cli(["check"], url)).toEqual({
+      code: 1,
+      out: "",
+      err: `svc check: ${url}: ${behind(url, "svc 0.1.1")}\n`,
+    });
+    expect((await cli(["migrate"], url)).code).toBe(0);
+    expect(await cli(["user", "list"], url)).toMatchObject({ code: 0, err: `svc user: using ${url}\n` });
+  });
+
+  test("a database an svc that kept no record migrated is named as an earlier svc's", async () => {
     const path = fresh("svc.db");
     oldDatabase(path);
-    const result = await cli(["user", "list"], `sqlite:${path}`);
+    const url = `sqlite:${path}`;
+    expect(await cli(["user", "list"], url)).toEqual({
+      code: 1,
+      out: "",
+      err: `svc user: ${behind(url, "an earlier svc")}\n`,
+    });
+  });
+
+  test("the way back names the svc that migrated it last; snapshots beyond the newest two are deleted, others kept (#53 item 10)", async () => {
+    const path = fresh("svc.db");
+    recordedOldDatabase(path, "0.1.1");
+    const folder = join(path, "..");
+    // Two earlier upgrades' snapshots, oldest first, and files that are not such snapshots.
+    const earlier = ["svc.db.before-0.1.0", "svc.db.before-0.1.1-20260101T000000Z"];
+    const others = ["svc.db.before-restore-20260102T000000Z", "other.db.before-0.1.0"];
+    for (const [i, name] of [...earlier, ...others].entries()) {
+      await Bun.write(join(folder, name), "a snapshot");
+      // The second written "in the future" (a clock set wrong): the snapshot this upgrade makes is kept all the same.
+      const at = i === 1 ? 4_000_000_000 : 1_700_000_000 + i * 1000;
+      utimesSync(join(folder, name), at, at);
+    }
+    const snapshot = `${path}.before-${version}`;
+    const result = await cli(["migrate"], `sqlite:${path}`);
     expect(result.code).toBe(0);
-    expect(result.err).toBe(
-      [
-        `svc user: kept the database as it was in ${path}.before-${version}`,
-        ...SQLITE.slice(OLD).map((m) => `svc user: applied migration ${m.name}`),
-        `svc user: using sqlite:${path}`,
-        "",
-      ].join("\n"),
-    );
+    expect(result.out.split("\n").slice(-4, -1)).toEqual([
+      wayBack(path, snapshot, "svc 0.1.1"),
+      `deleted ${join(folder, earlier[0]!)}, an earlier upgrade's snapshot (the newest two are kept)`,
+      `migrated sqlite:${path}`,
+    ]);
+    expect(
+      readdirSync(folder)
+        .filter((f) => f.includes(".before-"))
+        .sort(),
+    ).toEqual([`svc.db.before-${version}`, earlier[1]!, ...others].sort());
   });
 
   test("a new database, or one up to date, gets no snapshot", async () => {
@@ -253,6 +335,49 @@ describe.skipIf(!pgAvailable)("on PostgreSQL", () => {
         err: "",
       });
       expect((await cli(["migrate"], database.url)).out).not.toContain("applied");
+    } finally {
+      await database.drop();
+    }
+  });
+
+  test("a database an earlier svc migrated is refused by every command but serve and migrate, untouched (#53 item 9)", async () => {
+    const database = await createTestDatabase("upgrade_behind");
+    try {
+      const admin = new SQL({ url: database.url, max: 1 });
+      // As svc 0.1.1 would leave it: its first five migrations, each recorded as its own.
+      await admin`CREATE SCHEMA drizzle`;
+      await admin`CREATE TABLE drizzle.__drizzle_migrations (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)`;
+      await admin`CREATE TABLE drizzle.__svc_migrations (created_at bigint PRIMARY KEY, name text NOT NULL, svc_version text NOT NULL)`;
+      for (const migration of POSTGRES.slice(0, OLD)) {
+        for (const statement of migration.sql) await admin.unsafe(statement);
+        await admin`INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES (${migration.hash}, ${migration.folderMillis})`;
+        await admin`INSERT INTO drizzle.__svc_migrations VALUES (${migration.folderMillis}, ${migration.name}, '0.1.1')`;
+      }
+      const url = new URL(database.url);
+      const described = `postgres://${url.username}@${url.host}${url.pathname}`;
+      const line = behind(described, "svc 0.1.1", POSTGRES);
+      const target = fresh("target.db");
+      expect((await cli(["migrate"], `sqlite:${target}`)).code).toBe(0);
+      for (const argv of [
+        ["user", "list"],
+        ["audit"],
+        ["invitation", "list"],
+        ["copy", "--from", database.url, "--to", `sqlite:${target}`],
+      ]) {
+        const result = await cli(argv, database.url);
+        const prefix = argv[0] === "copy" ? "svc copy: nothing copied: " : `svc ${argv[0]}: `;
+        expect({ argv, ...result }).toEqual({ argv, code: 1, out: "", err: `${prefix}${line}\n` });
+      }
+      expect(await cli(["check"], database.url)).toEqual({
+        code: 1,
+        out: "",
+        err: `svc check: ${described}: ${line}\n`,
+      });
+      const [{ n }] = await admin`SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations`;
+      expect(n).toBe(OLD);
+      expect((await cli(["migrate"], database.url)).code).toBe(0);
+      expect((await cli(["user", "list"], database.url)).code).toBe(0);
+      await admin.close();
     } finally {
       await database.drop();
     }

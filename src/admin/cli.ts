@@ -6,7 +6,6 @@ import { CLI_ORIGIN, isAuditAction, AUDIT_ACTIONS } from "../audit/model.ts";
 import type { Config } from "../config.ts";
 import { describeDatabase, openStore } from "../db/open.ts";
 import { ROLES, type AuditFilter, type Role, type Store, type UserRecord } from "../db/store.ts";
-import { upgradeNotice } from "../db/upgrades.ts";
 import { AppError, UsageError } from "../errors.ts";
 import { parseId } from "../ids.ts";
 import { createLoggers } from "../log.ts";
@@ -35,10 +34,8 @@ export async function withServices<T>(
   io: CommandIo,
   work: (store: Store, services: ReturnType<typeof accountServices>) => Promise<T>,
 ): Promise<T> {
-  const store = await openStore(config.database, {
-    existing: true,
-    onUpgrade: (step) => io.err.write(`svc ${command}: ${upgradeNotice(step)}\n`),
-  });
+  // Never migrated here (only serve and migrate do): one an earlier svc migrated is refused in one line.
+  const store = await openStore(config.database, { existing: true });
   io.err.write(`svc ${command}: using ${describeDatabase(config.database)}\n`);
   try {
     const { logger } = createLoggers("warn", { write: (line: string) => void io.err.write(line) });

@@ -4,7 +4,7 @@
 // A database already there is refused, or with --force kept aside (with its -wal and -shm) first.
 import { dirname, resolve } from "node:path";
 import type { S3Settings } from "../config.ts";
-import { utcStamp } from "../db/sqlite/file.ts";
+import { makePrivateFolder, utcStamp } from "../db/sqlite/file.ts";
 import { syncFolder } from "../db/sqlite/new-database.ts";
 import { nodeFs } from "../node-fs.ts";
 import { databaseInto } from "./compress.ts";
@@ -62,7 +62,7 @@ export async function restoreSnapshot({ databasePath: path, from, force, s3 }: R
     throw new RestoreRefused(failureReason(error, s3));
   }
   // A folder made for it goes again if the restore is refused: nothing changed means nothing left behind.
-  const made = fs.mkdirSync(dirname(path), { recursive: true });
+  const made = makePrivateFolder(dirname(path));
   const partial = `${path}.restore-${utcStamp()}-${crypto.randomUUID().slice(0, 8)}`;
   let counts: SnapshotCounts;
   try {

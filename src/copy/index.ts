@@ -17,7 +17,6 @@ import {
   type Store,
   type UserRecord,
 } from "../db/store.ts";
-import { upgradeNotice, type UpgradeStep } from "../db/upgrades.ts";
 import { describeError } from "../safe-errors.ts";
 import { unstorable } from "../text.ts";
 
@@ -70,10 +69,10 @@ export async function runCopy(args: string[], env: Env, out: Output): Promise<nu
 
   const stores: Store[] = [];
   try {
-    const onUpgrade = (step: UpgradeStep) => out.write(`svc copy: ${upgradeNotice(step)}\n`);
-    const source = await openStore(from, { existing: true, onUpgrade });
+    // Neither is migrated (only serve and migrate do): one an earlier svc migrated is refused in one line.
+    const source = await openStore(from, { existing: true });
     stores.push(source);
-    const target = await openStore(to, { existing: true, onUpgrade }).catch(makeItFirst);
+    const target = await openStore(to, { existing: true }).catch(makeItFirst);
     stores.push(target);
     const expected = await source.counts();
     const present = await target.counts();

@@ -1,16 +1,21 @@
 // `svc check`: what is wrong with the database SVC_DATABASE_URL names, without changing it. SQLite:
 // its full integrity and foreign-key checks; PostgreSQL: that svc's tables are there, migrated, and
-// that every row of them reads. Each problem is one line; none means sound.
+// that every row of them reads; on both, that the schema is only what svc's migrations make. Each
+// problem is one line; none means sound.
 import { Database } from "bun:sqlite";
 import { SQL } from "bun";
+import { dirname, resolve } from "node:path";
 import { getTableConfig } from "drizzle-orm/pg-core";
 import type { DatabaseConfig } from "../config.ts";
 import { describeError } from "../safe-errors.ts";
 import { describeDatabase } from "./describe.ts";
-import { MIGRATION_COUNT as POSTGRES_MIGRATIONS, refuseNewerPostgres } from "./postgres/migrate.ts";
+import { behindPostgres } from "./postgres/migrate.ts";
+import { postgresSchemaProblem } from "./postgres/schema-check.ts";
 import * as pgTables from "./postgres/schema.ts";
-import { MIGRATION_COUNT as SQLITE_MIGRATIONS, refuseNewerSqlite } from "./sqlite/migrate.ts";
-import { integrityProblems, missingSqlite } from "./sqlite/file.ts";
+import { behindSqlite } from "./sqlite/migrate.ts";
+import { schemaProblem } from "./sqlite/schema-check.ts";
+import { integrityProblems, isDamage, missingSqlite } from "./sqlite/file.ts";
+import { volumeFull } from "./storage.ts";
 
 /** Problems reported, at most: past it, restoring from a backup is the answer anyway. */
 const MAX_PROBLEMS = 20;
@@ -34,21 +39,24 @@ export function checkSqlite(path: string, { current = true }: { current?: boolea
   try {
     client = new Database(path, { readonly: true });
   } catch (error) {
-    return [`cannot open ${path}: ${describeError(error)}`];
+    return [volumeFull(resolve(dirname(path)), error)?.message ?? `cannot open ${path}: ${describeError(error)}`];
   }
   try {
     // As every command: a database a later svc migrated is that svc's to judge (the one line says so).
-    refuseNewerSqlite(client, path);
+    const behind = behindSqlite(client, path);
     const problems = wholeCheck(client);
     if (problems.length > 0) return problems;
-    const applied = client.query<{ n: number }, []>("SELECT count(*) AS n FROM __drizzle_migrations").get()?.n ?? 0;
-    if (current && applied < SQLITE_MIGRATIONS) problems.push(behind(applied, SQLITE_MIGRATIONS));
+    // Read whole and sound: now whether it is only what svc made (a planted trigger would run in svc's transactions).
+    const schema = schemaProblem(client);
+    if (schema) return [schema];
+    if (current && behind) problems.push(behind.message);
     const orphans = client.query<{ table: string; rowid: number }, []>("PRAGMA foreign_key_check").all();
     for (const orphan of orphans.slice(0, MAX_PROBLEMS))
       problems.push(`${orphan.table} row ${orphan.rowid} names a row that does not exist`);
     return problems;
   } catch (error) {
-    return [describeError(error)];
+    // A full disk stops the check before it has read the pages: said as such, never as damage.
+    return [volumeFull(resolve(dirname(path)), error)?.message ?? describeError(error)];
   } finally {
     client.close();
   }
@@ -62,6 +70,8 @@ function wholeCheck(client: Database): string[] {
   try {
     return integrityProblems(client, "integrity_check", MAX_PROBLEMS);
   } catch (error) {
+    // Only what SQLite found wrong with the pages is the file's problem; a full disk or an I/O error is not.
+    if (!isDamage(error)) throw error;
     try {
       return integrityProblems(client, "quick_check", 1);
     } catch {
@@ -75,9 +85,10 @@ async function checkPostgres(url: string, name: string): Promise<string[]> {
   try {
     const [{ svc }] = await client`SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AS svc`;
     if (!svc) return ["not an svc database (it has no svc tables)"];
-    await refuseNewerPostgres(client, name);
-    const [{ applied }] = await client`SELECT count(*)::int AS applied FROM drizzle.__drizzle_migrations`;
-    const problems = applied < POSTGRES_MIGRATIONS ? [behind(applied, POSTGRES_MIGRATIONS)] : [];
+    // Behind, it lacks tables its migrations will make: the one line says what to do first.
+    const behind = await behindPostgres(client, name);
+    if (behind) return [behind.message];
+    const problems: string[] = [];
     // A full read of each table: a damaged page fails it (with data checksums on, so does a flipped bit).
     for (const table of TABLES) {
       try {
@@ -86,14 +97,13 @@ async function checkPostgres(url: string, name: string): Promise<string[]> {
         problems.push(`${table} cannot be read: ${describeError(error)}`);
       }
     }
-    return problems;
+    if (problems.length > 0) return problems;
+    // Every table read: now whether the schema is only what svc made (a planted trigger would run in svc's transactions).
+    const schema = await postgresSchemaProblem(client);
+    return schema ? [schema] : [];
   } catch (error) {
     return [describeError(error)];
   } finally {
     await client.close();
   }
-}
-
-function behind(applied: number, carried: number): string {
-  return `${applied} of this svc's ${carried} migrations are applied: run \`svc migrate\` (or start svc) to bring it up to date`;
 }

@@ -5,6 +5,7 @@ import type { OpenOptions, Store, VersionedStore } from "./store.ts";
 
 export { describeDatabase } from "./describe.ts";
 export { setAsideNotice } from "./store.ts";
+export { upgradeLogLine } from "./upgrades.ts";
 
 export async function openStore(database: DatabaseConfig, options: OpenOptions = {}): Promise<VersionedStore> {
   if (database.kind === "sqlite") return (await import("./sqlite/store.ts")).openSqliteStore(database.path, options);

@@ -34,6 +34,28 @@ export function storageMonitor(directory?: string, now = () => Date.now()): Stor
   };
 }
 
+/** Opening or reading a database failed for want of space on its volume: nothing says the file is damaged. */
+export class VolumeFull extends Error {
+  override name = "VolumeFull";
+}
+
+/**
+ * The failure to open or read a database in `directory` as the full volume it is, when it is one:
+ * SQLite's "full", or an I/O error (SQLite could not write the log's index a reader needs) while the
+ * volume has less free than SQLite writes at once. Null for anything else, which is then said as it is.
+ */
+export function volumeFull(directory: string, error: unknown): VolumeFull | null {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== "string" || !/^SQLITE_(FULL|IOERR|CANTOPEN)/.test(code)) return null;
+  const free = freeBytes(directory);
+  if (free >= MIN_FREE_BYTES && !code.startsWith("SQLITE_FULL")) return null;
+  const figure = Number.isFinite(free) ? ` (${free} bytes free)` : "";
+  return new VolumeFull(
+    // Without SQLite's words as its cause: "disk I/O error" is what read as damage.
+    `the disk holding ${directory} is full${figure}: free space there, then try again (no sign of damage: do not restore the database)`,
+  );
+}
+
 function freeBytes(directory: string): number {
   try {
     const { bavail, bsize } = nodeFs().statfsSync(directory);

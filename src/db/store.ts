@@ -179,14 +179,14 @@ export class NoSuchDatabase extends Error {
 export interface OpenOptions {
   /**
    * Only an svc database that already exists (every command but serve and migrate): a missing file,
-   * an in-memory database or one without svc's tables is NoSuchDatabase, and nothing is created. An
-   * older svc database is migrated forward, as serve would. Either way, one a later svc migrated is
-   * NewerDatabase.
+   * an in-memory database or one without svc's tables is NoSuchDatabase, and nothing is created. It
+   * is not migrated: one an earlier svc migrated is BehindDatabase (an older svc may be serving it).
+   * Either way, one a later svc migrated is NewerDatabase.
    */
   existing?: boolean;
   /** Told where SQLite's log, left from a database that was gone, was moved before a new one was made (setAsideNotice). */
   onSetAside?: (moved: readonly string[]) => void;
-  /** Told of each step of bringing the database up to this binary: the snapshot before, each migration applied. */
+  /** Told of each step of bringing the database up to this binary (without `existing`): the snapshot before, each migration applied. */
   onUpgrade?: (step: UpgradeStep) => void;
 }
 

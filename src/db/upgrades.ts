@@ -23,8 +23,41 @@ export class NewerDatabase extends Error {
   override name = "NewerDatabase";
 }
 
-/** A step of bringing a database up to this binary, told as it is done. */
-export type UpgradeStep = { snapshot: string } | { applied: string };
+/**
+ * A database an earlier svc migrated, opened by a command that must not migrate it (every one but serve
+ * and migrate): an older svc may be serving it, and would then run on a schema it does not know.
+ */
+export class BehindDatabase extends Error {
+  override name = "BehindDatabase";
+}
+
+/** The refusal of a database behind this binary: one line naming the svc that migrated it and this one. */
+export function behindDatabase(
+  database: string,
+  latest: LatestMigration | null,
+  migrations: readonly EmbeddedMigration[],
+): BehindDatabase {
+  const theirs = latest?.svcVersion ? `svc ${latest.svcVersion}` : "an earlier svc";
+  // An svc that kept no record (0.1.1 and before) applied migrations this binary carries: named from them.
+  const known = latest && migrations.find((m) => m.folderMillis === latest.createdAt)?.name;
+  const migration = latest
+    ? (latest.name ?? known ?? `a migration of ${new Date(latest.createdAt).toISOString()}`)
+    : "none";
+  return new BehindDatabase(
+    `${database} is at ${theirs}'s schema (up to ${migration}), behind svc ${version} (up to ${migrations.at(-1)!.name}): run \`svc migrate\` with this svc first (or start it), after stopping any older svc serving it`,
+  );
+}
+
+/**
+ * A step of bringing a database up to this binary, told as it is done: the snapshot kept first (SQLite),
+ * each migration applied, then (SQLite) the way back to the svc before, and each earlier upgrade's
+ * snapshot deleted beyond the newest two.
+ */
+export type UpgradeStep =
+  | { snapshot: string }
+  | { applied: string }
+  | { wayBack: { database: string; snapshot: string; previous: string | null } }
+  | { pruned: string };
 
 /** The migrations a database whose newest is `latestCreatedAt` (null: none) has yet to apply, oldest first. */
 export function pendingMigrations<M extends { folderMillis: number }>(
@@ -54,5 +87,20 @@ export function newerDatabase(
 
 /** A step as a command prints it. */
 export function upgradeNotice(step: UpgradeStep): string {
-  return "snapshot" in step ? `kept the database as it was in ${step.snapshot}` : `applied migration ${step.applied}`;
+  if ("snapshot" in step) return `kept the database as it was in ${step.snapshot}`;
+  if ("applied" in step) return `applied migration ${step.applied}`;
+  if ("pruned" in step) return `deleted ${step.pruned}, an earlier upgrade's snapshot (the newest two are kept)`;
+  const { database, snapshot, previous } = step.wayBack;
+  const earlier = previous ? `svc ${previous}` : "the earlier svc";
+  // The old binary on the migrated file is what must never happen: 0.1.1 and before would serve it.
+  return `to go back to ${earlier}: stop svc; copy ${snapshot} over ${database} and delete ${database}-wal and ${database}-shm; then start ${earlier} (never on ${database} as it is now: it is migrated)`;
+}
+
+/** A step as `svc serve` logs it: the line's fields and its message. */
+export function upgradeLogLine(step: UpgradeStep): { fields: Record<string, unknown>; msg: string } {
+  if ("snapshot" in step) return { fields: { snapshot: step.snapshot }, msg: "kept the database as it was" };
+  if ("applied" in step) return { fields: { migration: step.applied, version }, msg: "applied migration" };
+  if ("pruned" in step) return { fields: { pruned: step.pruned }, msg: upgradeNotice(step) };
+  const { snapshot, previous } = step.wayBack;
+  return { fields: { snapshot, previous }, msg: upgradeNotice(step) };
 }

@@ -7,6 +7,8 @@ import type { SQL } from "bun";
 import { version } from "../../../package.json";
 import { embeddedMigrations } from "../migrations.macro.ts" with { type: "macro" };
 import {
+  type BehindDatabase,
+  behindDatabase,
   isNewer,
   newerDatabase,
   pendingMigrations,
@@ -15,7 +17,7 @@ import {
   type UpgradeStep,
 } from "../upgrades.ts";
 
-const MIGRATIONS = embeddedMigrations("postgres");
+export const MIGRATIONS = embeddedMigrations("postgres");
 /** How many migrations this binary carries: a database that applied fewer is behind it. */
 export const MIGRATION_COUNT = MIGRATIONS.length;
 /** An arbitrary constant naming svc's migration lock ("svc" in ASCII). */
@@ -51,23 +53,38 @@ export async function migratePostgres(
 
 /** The newest migration's created_at (null: none); throws NewerDatabase when a later svc migrated the database. */
 export async function refuseNewerPostgres(client: SQL, database: string): Promise<number | null> {
-  const [tables] = await client`SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AS drizzle,
-    to_regclass(${`drizzle.${RECORDED_MIGRATIONS}`}) IS NOT NULL AS svc`;
-  if (!tables.drizzle) return null;
+  const createdAt = await latestCreatedAt(client);
+  if (createdAt === null || !isNewer(createdAt, MIGRATIONS)) return createdAt;
+  throw newerDatabase(database, await recorded(client, createdAt), MIGRATIONS);
+}
+
+/**
+ * Why a command that must not migrate cannot use the database: a later svc migrated it (thrown, as
+ * refuseNewerPostgres does), or it lacks some of this binary's migrations (returned); null when current.
+ */
+export async function behindPostgres(client: SQL, database: string): Promise<BehindDatabase | null> {
+  const latest = await refuseNewerPostgres(client, database);
+  if (pendingMigrations(MIGRATIONS, latest).length === 0) return null;
+  return behindDatabase(database, latest === null ? null : await recorded(client, latest), MIGRATIONS);
+}
+
+async function latestCreatedAt(client: SQL): Promise<number | null> {
+  const [table] = await client`SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AS drizzle`;
+  if (!table.drizzle) return null;
   const [last] = await client`SELECT created_at FROM drizzle.__drizzle_migrations ORDER BY created_at DESC LIMIT 1`;
-  if (!last) return null;
-  const createdAt = Number(last.created_at);
-  if (!isNewer(createdAt, MIGRATIONS)) return createdAt;
+  return last ? Number(last.created_at) : null;
+}
+
+/** What svc recorded of the migration of `createdAt`: nothing, for one an svc that kept no record applied. */
+async function recorded(client: SQL, createdAt: number): Promise<LatestMigration> {
   const latest: LatestMigration = { createdAt, name: null, svcVersion: null };
-  if (tables.svc) {
-    const [recorded] = await client.unsafe(
-      `SELECT name, svc_version FROM drizzle.${RECORDED_MIGRATIONS} WHERE created_at = $1`,
-      [createdAt],
-    );
-    latest.name = recorded?.name ?? null;
-    latest.svcVersion = recorded?.svc_version ?? null;
-  }
-  throw newerDatabase(database, latest, MIGRATIONS);
+  const [table] = await client`SELECT to_regclass(${`drizzle.${RECORDED_MIGRATIONS}`}) IS NOT NULL AS svc`;
+  if (!table.svc) return latest;
+  const [row] = await client.unsafe(
+    `SELECT name, svc_version FROM drizzle.${RECORDED_MIGRATIONS} WHERE created_at = $1`,
+    [createdAt],
+  );
+  return { createdAt, name: row?.name ?? null, svcVersion: row?.svc_version ?? null };
 }
 
 async function apply(connection: SQL, pending: typeof MIGRATIONS): Promise<void> {

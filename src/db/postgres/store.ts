@@ -17,12 +17,12 @@ import { columns } from "../rows.ts";
 import { NoSuchDatabase, ReferenceGone, type OpenOptions, type VersionedStore } from "../store.ts";
 import { type ConnectionCount, connectionCount } from "./connections.ts";
 import { keptReads } from "./kept-reads.ts";
-import { migratePostgres } from "./migrate.ts";
+import { behindPostgres, migratePostgres } from "./migrate.ts";
 import * as tables from "./schema.ts";
 
 /**
- * Connects, migrates under an advisory lock (with `existing`, only a database svc made; never one a
- * later svc migrated), and returns the store.
+ * Connects, migrates under an advisory lock (never one a later svc migrated) or with `existing`
+ * refuses a database svc did not make or that is behind this binary, and returns the store.
  */
 export async function openPostgresStore(
   config: PostgresConfig,
@@ -47,7 +47,11 @@ export async function openPostgresStore(
       if (!found?.svc)
         throw new NoSuchDatabase(`${describeDatabase(config)} is not an svc database (it has no svc tables)`);
     }
-    await migratePostgres(client, describeDatabase(config), onUpgrade);
+    // Only serve and migrate migrate (`existing` is every other command): an older svc may be serving it.
+    if (existing) {
+      const behind = await behindPostgres(client, describeDatabase(config));
+      if (behind) throw behind;
+    } else await migratePostgres(client, describeDatabase(config), onUpgrade);
   } catch (error) {
     await client.close();
     throw error;

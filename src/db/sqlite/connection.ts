@@ -2,12 +2,12 @@
 // Plain bun:sqlite, no Drizzle: `svc serve` opens this, answers the health probes from it, and only
 // then loads the store's code (store.ts) around the same connection.
 import { Database } from "bun:sqlite";
-import { dirname } from "node:path";
+import { dirname, resolve } from "node:path";
 import { nodeFs } from "../../node-fs.ts";
-import { storageMonitor, type StorageMonitor } from "../storage.ts";
+import { storageMonitor, type StorageMonitor, volumeFull } from "../storage.ts";
 import { DamagedDatabase, NoSuchDatabase, type OpenOptions } from "../store.ts";
-import { createPrivateFile, firstDamage, missingSqlite, utcStamp } from "./file.ts";
-import { migrateSqlite, refuseNewerSqlite } from "./migrate.ts";
+import { createPrivateFile, firstDamage, makePrivateFolder, missingSqlite, utcStamp } from "./file.ts";
+import { behindSqlite, migrateSqlite, refuseNewerSqlite } from "./migrate.ts";
 import { placeEmptyDatabase } from "./new-database.ts";
 
 /** The largest file checked for damage at start: about 3,000,000 users, some 1.5 s of reading. */
@@ -37,13 +37,18 @@ export function openSqliteConnection(
     const problem = missingSqlite(path);
     if (problem) throw new NoSuchDatabase(problem);
   }
-  const client = existing ? new Database(path, { create: false, strict: true }) : openOrCreate(path, onSetAside);
+  let client: Database;
   let journalMode: string;
+  try {
+    client = existing ? new Database(path, { create: false, strict: true }) : openOrCreate(path, onSetAside);
+  } catch (error) {
+    throw fullVolume(path, error);
+  }
   try {
     journalMode = prepare(client, path, existing, onUpgrade);
   } catch (error) {
     client.close();
-    throw error;
+    throw fullVolume(path, error);
   }
   const storage = storageMonitor(path === ":memory:" ? undefined : dirname(path));
   const select1 = client.prepare("SELECT 1");
@@ -65,9 +70,15 @@ export function openSqliteConnection(
   };
 }
 
+/** `error`, or the full volume under the database at `path` when that is why opening it failed. */
+function fullVolume(path: string, error: unknown): unknown {
+  return (path !== ":memory:" && volumeFull(resolve(dirname(path)), error)) || error;
+}
+
 /**
  * Checks the database and readies it to serve; returns its journal mode. Refusals come before anything
- * is written: a file without svc's tables (with `existing`), a damaged one, one a later svc migrated.
+ * is written: a file without svc's tables (with `existing`), a damaged one, one a later svc migrated,
+ * and with `existing`, one an earlier svc migrated (it is migrated only without).
  */
 function prepare(client: Database, path: string, existing: boolean, onUpgrade: OpenOptions["onUpgrade"]): string {
   if (
@@ -85,13 +96,17 @@ function prepare(client: Database, path: string, existing: boolean, onUpgrade: O
       `${path} is damaged (${damage}); restore it from a backup, and see \`svc check\` for the full report`,
     );
   }
-  refuseNewerSqlite(client, path);
+  // Only serve and migrate migrate (`existing` is every other command): an older svc may be serving it.
+  if (existing) {
+    const behind = behindSqlite(client, path);
+    if (behind) throw behind;
+  } else refuseNewerSqlite(client, path);
   // WAL lets readers run beside the writer; FULL sync makes an acknowledged write survive a crash.
   const { journal_mode: journalMode } = client.query<{ journal_mode: string }, []>("PRAGMA journal_mode = WAL").get()!;
   client.run("PRAGMA synchronous = FULL");
   client.run("PRAGMA foreign_keys = ON");
   client.run("PRAGMA busy_timeout = 5000");
-  migrateSqlite(client, path, onUpgrade);
+  if (!existing) migrateSqlite(client, path, onUpgrade);
   return journalMode;
 }
 
@@ -142,7 +157,7 @@ function setAsideLeftovers(path: string): string[] {
 
 function create(path: string): Database {
   // SQLite makes files, not folders: the first start in an empty folder has no data/ yet.
-  nodeFs().mkdirSync(dirname(path), { recursive: true });
+  makePrivateFolder(dirname(path));
   // Empty, it is an empty database; made here, it is the owner's alone, where SQLite makes it 0644.
   createPrivateFile(path, false);
   return new Database(path, { create: true, strict: true });

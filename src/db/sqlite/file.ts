@@ -6,6 +6,18 @@ import { nodeFs } from "../../node-fs.ts";
 /** The mode of every file svc makes: its owner's alone. SQLite gives a database's -wal and -shm its mode. */
 export const PRIVATE_FILE = 0o600;
 
+/** The mode of every folder svc makes (the data folder and any parent): nobody else may swap svc.db in it. */
+export const PRIVATE_FOLDER = 0o700;
+
+/**
+ * Makes the folder `path` and any parent it lacks, each PRIVATE_FOLDER: without a mode, they would
+ * follow the umask (0777 under umask 000). A umask only takes away, so none is wider. Returns the
+ * first folder it made (undefined: all were there), as mkdirSync does.
+ */
+export function makePrivateFolder(path: string): string | undefined {
+  return nodeFs().mkdirSync(path, { recursive: true, mode: PRIVATE_FOLDER });
+}
+
 /**
  * Makes an empty file of mode PRIVATE_FILE at `path` for SQLite to fill (an empty file is an empty
  * database), where SQLite would make it 0644. With `exclusive`, a file already there is an error.
@@ -32,14 +44,22 @@ export function integrityProblems(client: Database, check: "quick_check" | "inte
   return lines.slice(0, limit);
 }
 
-/** The first problem quick_check finds, or null for a sound file. */
+/** The first problem quick_check finds, or null for a sound file; what stops it other than damage is thrown. */
 export function firstDamage(client: Database): string | null {
   try {
     return integrityProblems(client, "quick_check", 1)[0] ?? null;
   } catch (error) {
-    // Some damage stops the check itself ("database disk image is malformed").
+    // Some damage stops the check itself ("database disk image is malformed"). Anything else (a full
+    // disk, an I/O error) says nothing of the file's pages: not damage, and no reason to restore it.
+    if (!isDamage(error)) throw error;
     return error instanceof Error ? error.message : String(error);
   }
+}
+
+/** Whether SQLite failed because what it read is not a sound database: SQLITE_CORRUPT*, SQLITE_NOTADB. */
+export function isDamage(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && /^SQLITE_(CORRUPT|NOTADB)/.test(code);
 }
 
 /**

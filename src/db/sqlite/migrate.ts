@@ -2,12 +2,14 @@
 // for a database a later svc migrated, and preceded by a snapshot of one that holds anything, kept
 // beside it for going back (docs/operations.md, "Upgrading and going back").
 import type { Database } from "bun:sqlite";
-import { resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { version } from "../../../package.json";
 import { nodeFs } from "../../node-fs.ts";
 import { describeDatabase } from "../describe.ts";
 import { embeddedMigrations } from "../migrations.macro.ts" with { type: "macro" };
 import {
+  type BehindDatabase,
+  behindDatabase,
   isNewer,
   newerDatabase,
   pendingMigrations,
@@ -19,7 +21,7 @@ import { applyMigrations, latestCreatedAt } from "./apply-migrations.ts";
 import { utcStamp } from "./file.ts";
 import { snapshotInto } from "./snapshot.ts";
 
-const MIGRATIONS = embeddedMigrations("sqlite");
+export const MIGRATIONS = embeddedMigrations("sqlite");
 /** How many migrations this binary carries: a database that applied fewer is behind it. */
 export const MIGRATION_COUNT = MIGRATIONS.length;
 
@@ -31,12 +33,53 @@ export const MIGRATION_COUNT = MIGRATIONS.length;
 export function migrateSqlite(client: Database, path = ":memory:", onStep?: (step: UpgradeStep) => void): void {
   const latest = refuseNewerSqlite(client, path);
   if (pendingMigrations(MIGRATIONS, latest).length === 0) return;
-  if (path !== ":memory:" && holdsTables(client)) {
-    const snapshot = snapshotPath(path);
+  const snapshot = path !== ":memory:" && holdsTables(client) ? snapshotPath(path) : null;
+  if (snapshot) {
     snapshotInto(client, snapshot);
     onStep?.({ snapshot });
   }
+  const previous = latest === null ? null : recorded(client, latest).svcVersion;
   for (const migration of applyMigrations(client, MIGRATIONS, version)) onStep?.({ applied: migration.name });
+  if (!snapshot) return;
+  onStep?.({ wayBack: { database: resolve(path), snapshot, previous } });
+  for (const pruned of pruneSnapshots(resolve(path), snapshot, KEPT_SNAPSHOTS)) onStep?.({ pruned });
+}
+
+/** How many upgrades' snapshots stay beside a database: this one's and the one before. */
+const KEPT_SNAPSHOTS = 2;
+
+/**
+ * Deletes the snapshots earlier upgrades left beside `path` (`<name>.before-<version>[-<time>]`, never a
+ * restore's `.before-restore-<time>`) but `made` and the newest `keep - 1` of the others, by when each was
+ * written; returns them. One that cannot be deleted stays: the upgrade is done, and the next one tries again.
+ */
+function pruneSnapshots(path: string, made: string, keep: number): string[] {
+  const fs = nodeFs();
+  const prefix = `${basename(path)}.before-`;
+  const earlier = fs
+    .readdirSync(dirname(path))
+    .filter((name) => name.startsWith(prefix) && /^\d/.test(name.slice(prefix.length)))
+    .filter((name) => !/-(wal|shm|journal)$/.test(name))
+    .map((name) => join(dirname(path), name))
+    .filter((file) => file !== made)
+    .flatMap((file) => {
+      try {
+        return [{ file, written: fs.statSync(file).mtimeMs }];
+      } catch {
+        return []; // Gone meanwhile.
+      }
+    })
+    .sort((a, b) => b.written - a.written);
+  const pruned: string[] = [];
+  for (const { file } of earlier.slice(keep - 1)) {
+    try {
+      fs.rmSync(file);
+      pruned.push(file);
+    } catch {
+      // Kept: see above.
+    }
+  }
+  return pruned;
 }
 
 /** The newest migration's created_at (null: none); throws NewerDatabase when a later svc migrated the database. */
@@ -44,6 +87,17 @@ export function refuseNewerSqlite(client: Database, path: string): number | null
   const latest = latestCreatedAt(client);
   if (latest === null || !isNewer(latest, MIGRATIONS)) return latest;
   throw newerDatabase(describeDatabase({ kind: "sqlite", path }), recorded(client, latest), MIGRATIONS);
+}
+
+/**
+ * Why a command that must not migrate cannot use the database: a later svc migrated it (thrown, as
+ * refuseNewerSqlite does), or it lacks some of this binary's migrations (returned); null when current.
+ */
+export function behindSqlite(client: Database, path: string): BehindDatabase | null {
+  const latest = refuseNewerSqlite(client, path);
+  if (pendingMigrations(MIGRATIONS, latest).length === 0) return null;
+  const database = describeDatabase({ kind: "sqlite", path });
+  return behindDatabase(database, latest === null ? null : recorded(client, latest), MIGRATIONS);
 }
 
 /** What svc recorded of the migration of `createdAt`: nothing, for one an svc that kept no record applied. */

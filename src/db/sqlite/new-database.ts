@@ -7,7 +7,7 @@
 import { dirname } from "node:path";
 import { nodeFs } from "../../node-fs.ts";
 import { newIdentity } from "../identity.ts";
-import { PRIVATE_FILE } from "./file.ts";
+import { makePrivateFolder, PRIVATE_FILE } from "./file.ts";
 import { emptyDatabaseImage } from "./empty-database.macro.ts" with { type: "macro" };
 
 const IMAGE = emptyDatabaseImage();
@@ -42,7 +42,7 @@ export function placeEmptyDatabase(path: string): boolean {
   const scratch = `${path}.${process.pid}.new`;
   let written = false;
   try {
-    fs.mkdirSync(dirname(path), { recursive: true });
+    makePrivateFolder(dirname(path));
     // The owner's alone (as every file svc makes: accounts and sessions are in it); SQLite gives its
     // -wal and -shm files the database's mode. The umask may take more away, never add.
     const fd = fs.openSync(scratch, "w", PRIVATE_FILE);
