@@ -3,9 +3,10 @@
 // health says so, and all heals
 // once space returns. Mounting needs root, as CI has; elsewhere the test is skipped.
 import { afterAll, afterEach, beforeAll, describe, expect, setSystemTime, test } from "bun:test";
-import { mkdtempSync, openSync, rmSync, writeSync, closeSync } from "node:fs";
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { runCli } from "../src/cli.ts";
 import { openSqliteStore } from "../src/db/sqlite/store.ts";
 import { FULL_REMEMBERED_MS } from "../src/db/storage.ts";
 import { expectProblem, testApp } from "./helpers.ts";
@@ -149,6 +150,34 @@ describe.skipIf(!mounted)("SQLite on a full volume", () => {
     }
     expect(Bun.file(kept).size).toBe(before);
   }, 30_000);
+
+  test("restoring a sound snapshot onto the full volume names the full disk, never blames the snapshot", async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), "svc-snapshot-"));
+    try {
+      const snapshot = join(elsewhere, "svc.db");
+      await openSqliteStore(snapshot).close();
+      const target = join(dir, "restored.db");
+      let err = "";
+      const code = await runCli(
+        ["restore", "--from", snapshot],
+        { SVC_DATABASE_URL: `sqlite:${target}` },
+        {
+          out: { write: () => true },
+          err: { write: (text: string) => void (err += text) },
+        },
+      );
+      expect(code).not.toBe(0);
+      const lines = err.trim().split("\n");
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        /^svc restore: the disk holding \/.+ is full \(\d+ bytes free\): free space there, then restore again/,
+      );
+      expect(lines[0]).not.toMatch(/cannot be read as a snapshot|not a sound/);
+      expect(existsSync(target)).toBe(false);
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+  });
 
   test("health and readiness say degraded, storage full, with 200", async () => {
     const health = await app.call("GET", "/svc/health");

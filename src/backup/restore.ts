@@ -7,6 +7,7 @@ import type { S3Settings } from "../config.ts";
 import { makePrivateFolder, utcStamp } from "../db/sqlite/file.ts";
 import { syncFolder } from "../db/sqlite/new-database.ts";
 import { nodeFs } from "../node-fs.ts";
+import { fullDiskText, outOfSpace } from "../db/storage.ts";
 import { databaseInto } from "./compress.ts";
 import { failureReason } from "./failure.ts";
 import { databaseIdentity, renewEpochOf } from "./identity.ts";
@@ -69,6 +70,8 @@ export async function restoreSnapshot({ databasePath: path, from, force, s3 }: R
     try {
       await databaseInto(await source.read(), partial);
     } catch (error) {
+      // The snapshot may be sound: only the room to write it out was wanting (said below).
+      if (outOfSpace(error)) throw error;
       throw new RestoreRefused(`${source.shown} cannot be read as a snapshot: ${failureReason(error, s3)}`);
     }
     const checked = verifySnapshot(partial);
@@ -79,6 +82,8 @@ export async function restoreSnapshot({ databasePath: path, from, force, s3 }: R
     renewEpochOf(partial);
   } catch (error) {
     fs.rmSync(made ?? partial, { recursive: true, force: true });
+    if (outOfSpace(error))
+      throw new RestoreRefused(`${fullDiskText(dirname(resolve(path)))}: free space there, then restore again`);
     throw error;
   }
 

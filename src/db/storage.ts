@@ -49,11 +49,21 @@ export function volumeFull(directory: string, error: unknown): VolumeFull | null
   if (typeof code !== "string" || !/^SQLITE_(FULL|IOERR|CANTOPEN)/.test(code)) return null;
   const free = freeBytes(directory);
   if (free >= MIN_FREE_BYTES && !code.startsWith("SQLITE_FULL")) return null;
-  const figure = Number.isFinite(free) ? ` (${free} bytes free)` : "";
   return new VolumeFull(
     // Without SQLite's words as its cause: "disk I/O error" is what read as damage.
-    `the disk holding ${directory} is full${figure}: free space there, then try again (no sign of damage: do not restore the database)`,
+    `${fullDiskText(directory, free)}: free space there, then try again (no sign of damage: do not restore the database)`,
   );
+}
+
+/** Whether writing a file failed for want of space (the system's ENOSPC, a quota's EDQUOT, SQLite's FULL). */
+export function outOfSpace(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && /^(ENOSPC|EDQUOT|SQLITE_FULL)/.test(code);
+}
+
+/** "the disk holding <directory> is full (<n> bytes free)", as every full-disk message begins. */
+export function fullDiskText(directory: string, free = freeBytes(directory)): string {
+  return `the disk holding ${directory} is full${Number.isFinite(free) ? ` (${free} bytes free)` : ""}`;
 }
 
 function freeBytes(directory: string): number {
