@@ -232,7 +232,21 @@ describe("the compiled binary, alone in an empty folder", () => {
     expect(await stop(running)).toBe(0);
   }, 60_000);
 
-  test.each(["SIGTERM", "SIGHUP", "SIGINT"] as const)(
+  test("SIGHUP on plain HTTP is logged and ignored: svc keeps serving, and SIGTERM still stops it", async () => {
+    const dir = emptyFolderWithBinary();
+    const running = await start(dir);
+    for (let i = 1; i <= 2; i++) {
+      running.proc.kill("SIGHUP");
+      const heard = () => running.output().split('"msg":"SIGHUP: nothing to reload"').length - 1;
+      while (heard() < i && running.proc.exitCode === null) await Bun.sleep(1);
+      expect(running.proc.exitCode).toBeNull();
+      expect((await fetch(`${running.base}/svc/health/live`)).status).toBe(200);
+    }
+    expect(running.output()).not.toContain('"svc stopping');
+    expect(await stop(running)).toBe(0);
+  }, 30_000);
+
+  test.each(["SIGTERM", "SIGINT"] as const)(
     "%s lets in-flight requests finish, writes every access line, then exits 0",
     async (signal) => {
       const dir = emptyFolderWithBinary();
