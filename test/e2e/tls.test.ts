@@ -430,6 +430,9 @@ describe("refuses to start on a TLS file it cannot use: one line naming the vari
     const proc = Bun.spawnSync([join(dir, "svc")], {
       cwd: dir,
       env: { PATH: process.env.PATH ?? "", SVC_PORT: "0", SVC_JWT_SECRET: SECRET, ...env() },
+      // A refusal is immediate; one that hangs (a FIFO read whole) is a failure, not a stuck suite.
+      timeout: 20_000,
+      killSignal: "SIGKILL",
     });
     expect({ code: proc.exitCode, stderr: proc.stderr.toString(), stdout: proc.stdout.toString() }).toEqual({
       code: 2,
@@ -479,6 +482,29 @@ describe("refuses to start on a TLS file it cannot use: one line naming the vari
       () => `svc: SVC_TLS_KEY: ${pki.dir}: a folder, not a file`,
     ),
   );
+  test("a FIFO for the key: refused without opening it for a read that would wait for a writer", async () => {
+    const fifo = join(pki.dir, "key.fifo");
+    if (!existsSync(fifo)) expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+    await refusal(
+      () => ({ SVC_TLS_CERT: pki.a.chain, SVC_TLS_KEY: fifo }),
+      () => `svc: SVC_TLS_KEY: ${fifo}: not a regular file (a FIFO)`,
+    )();
+  });
+  test(
+    "a device for the certificate, which would never end",
+    refusal(
+      () => ({ SVC_TLS_CERT: "/dev/zero", SVC_TLS_KEY: pki.a.key }),
+      () => "svc: SVC_TLS_CERT: /dev/zero: not a regular file (a character device)",
+    ),
+  );
+  test("a file far larger than any certificate chain", async () => {
+    const large = join(pki.dir, "large.pem");
+    await Bun.write(large, `${await Bun.file(pki.a.chain).text()}${"#".repeat(2 * 1024 * 1024)}`);
+    await refusal(
+      () => ({ SVC_TLS_CERT: large, SVC_TLS_KEY: pki.a.key }),
+      () => `svc: SVC_TLS_CERT: ${large}: 2.0 MiB, larger than the 1 MiB a certificate chain or key could need`,
+    )();
+  });
   test(
     "a key file that holds no key",
     refusal(
