@@ -130,9 +130,14 @@ describe("upgrading an SQLite database", () => {
     const lines = await serveLines(`sqlite:${path}`);
     const upgrade = lines.filter((line) => line.migration !== undefined || line.snapshot !== undefined);
     expect(upgrade.map(({ level, msg, migration, snapshot }) => ({ level, msg, migration, snapshot }))).toEqual([
-      { level: 30, msg: "kept the database as it was", migration: undefined, snapshot: `${path}.before-${version}` },
+      {
+        level: "info",
+        msg: "kept the database as it was",
+        migration: undefined,
+        snapshot: `${path}.before-${version}`,
+      },
       ...SQLITE.slice(OLD).map((m) => ({
-        level: 30,
+        level: "info",
         msg: "applied migration",
         migration: m.name,
         snapshot: undefined,

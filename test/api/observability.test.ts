@@ -257,7 +257,7 @@ describe("the request log line", () => {
       "msg",
     ]);
     expect(line).toMatchObject({
-      level: 30,
+      level: "info",
       service: "svc",
       method: "GET",
       route: "/svc/health/live",

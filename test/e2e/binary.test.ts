@@ -335,7 +335,7 @@ describe("the compiled binary, alone in an empty folder", () => {
       .output()
       .split("\n")
       .find((line) => line.includes("set aside"));
-    expect(JSON.parse(warning!)).toMatchObject({ level: 40, set_aside: [join("data", aside[0]!)] });
+    expect(JSON.parse(warning!)).toMatchObject({ level: "warn", set_aside: [join("data", aside[0]!)] });
     expect(await stop(again)).toBe(0);
   }, 30_000);
 
@@ -403,7 +403,7 @@ describe("the compiled binary, alone in an empty folder", () => {
       running
         .output()
         .split("\n")
-        .filter((line) => line.includes('"level":50')),
+        .filter((line) => line.includes('"level":"error"')),
     ).toEqual([]);
   }, 30_000);
 

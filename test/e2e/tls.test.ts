@@ -338,7 +338,7 @@ describe("HTTPS", () => {
     await install(pki.b, files);
     running.proc.kill("SIGHUP");
     const reloaded = JSON.parse(await running.line('"TLS certificate reloaded"'));
-    expect(reloaded).toMatchObject({ level: 30, tls_fingerprint: pki.b.fingerprint });
+    expect(reloaded).toMatchObject({ level: "info", tls_fingerprint: pki.b.fingerprint });
     client.stdin.write("rotated\n");
     client.stdin.flush();
 
@@ -366,7 +366,7 @@ describe("HTTPS", () => {
       socket: "stream",
     });
     expect(await client.exited).toBe(0);
-    expect(running.output()).not.toContain('"level":50');
+    expect(running.output()).not.toContain('"level":"error"');
     expect(await stop(running)).toBe(0);
   }, 30_000);
 
@@ -379,7 +379,7 @@ describe("HTTPS", () => {
       running
         .output()
         .split("\n")
-        .filter((l) => l.includes('"level":50'));
+        .filter((l) => l.includes('"level":"error"'));
 
     const refusals: Array<[() => Promise<unknown>, string]> = [
       [
@@ -397,7 +397,10 @@ describe("HTTPS", () => {
       await breakIt();
       running.proc.kill("SIGHUP");
       const line = JSON.parse(await running.line(problem));
-      expect(line).toMatchObject({ level: 50, msg: `TLS certificate not reloaded, the one in use stays: ${problem}` });
+      expect(line).toMatchObject({
+        level: "error",
+        msg: `TLS certificate not reloaded, the one in use stays: ${problem}`,
+      });
       expect(errors()).toHaveLength(i + 1);
       expect(await servedFingerprint(running.base)).toBe(pki.a.fingerprint);
       expect((await fetchTls(`${running.base.replace("127.0.0.1", "localhost")}/svc/health/live`)).status).toBe(200);
