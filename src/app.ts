@@ -40,9 +40,11 @@ export interface AppDeps {
   probes?: Probes;
   /** The backups serve.ts runs (SVC_BACKUP_TO on SQLite); admin/backups answers backups_not_configured without. */
   backups?: Backups;
+  /** The certificate serve.ts serves now (SVC_TLS_CERT), for its expiry metric. */
+  certificate?: () => { notAfter: string };
 }
 
-export function createApp({ config, store: database, loggers, probes, backups }: AppDeps): App {
+export function createApp({ config, store: database, loggers, probes, backups, certificate }: AppDeps): App {
   const { logger } = loggers;
   // Everything below sees the plain contract; the cache layer alone knows the table versions.
   const cache = caching(database);
@@ -78,6 +80,7 @@ export function createApp({ config, store: database, loggers, probes, backups }:
   });
   metrics.reportSubscriptions(hub.counts);
   if (backups) metrics.reportBackups(backupFigures(backups));
+  if (certificate) metrics.reportCertificate(certificate);
 
   const graphql = graphqlRoutes({
     config: config.graphql,

@@ -40,6 +40,8 @@ export async function serve(config: Config): Promise<void> {
   const files = config.tls;
   const readTls = files && (async () => (await import("./http/tls.ts")).loadTls(files));
   const tls: TlsMaterial | null = readTls && (await readTls());
+  /** The certificate served now: the one read at start, then each reloaded at SIGHUP. */
+  let served = tls;
   const database = describeDatabase(config.database);
   // svc's own lines and the probes' access lines; pino comes with the app (log-lines.ts). Before the
   // database opens: an upgrade says what it does as it does it.
@@ -119,7 +121,14 @@ export async function serve(config: Config): Promise<void> {
       import("bun:jsc"),
     ]);
     await sockets();
-    app = createApp({ config, store, loggers: createLoggers(config.logLevel), probes, backups: backup ?? undefined });
+    app = createApp({
+      config,
+      store,
+      loggers: createLoggers(config.logLevel),
+      probes,
+      backups: backup ?? undefined,
+      certificate: served ? () => served! : undefined,
+    });
     listeners.reload(app.handlersOn);
     stopReturningMemory = returnMemoryWhenIdle(app.requestsBegun, opened.releaseMemory, config.releaseCodeAfterMs);
     void prune();
@@ -164,6 +173,7 @@ export async function serve(config: Config): Promise<void> {
         // A SIGTERM that came while the files were read: the drain has begun, and no new socket may open.
         if (stopping) return;
         listeners.public.rotate(material);
+        served = material;
         logger.info(
           { tls_fingerprint: material.fingerprint, tls_expires: material.notAfter },
           "TLS certificate reloaded",

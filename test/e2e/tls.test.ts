@@ -44,6 +44,8 @@ interface Leaf {
   chain: string;
   key: string;
   fingerprint: string;
+  /** notAfter, in Unix seconds. */
+  expires: number;
 }
 
 interface Pki {
@@ -107,7 +109,7 @@ async function makePki(dir: string): Promise<Pki> {
     ],
     dir,
   );
-  const leaf = async (name: string): Promise<Leaf> => {
+  const leaf = async (name: string, days: number): Promise<Leaf> => {
     openssl(["req", "-new", ...ec, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", "/CN=localhost"], dir);
     openssl(
       [
@@ -123,7 +125,7 @@ async function makePki(dir: string): Promise<Pki> {
         "-out",
         `${name}.pem`,
         "-days",
-        "2",
+        String(days),
         "-extfile",
         "leaf.ext",
       ],
@@ -132,9 +134,16 @@ async function makePki(dir: string): Promise<Pki> {
     const certificate = await Bun.file(join(dir, `${name}.pem`)).text();
     const chain = join(dir, `${name}-fullchain.pem`);
     await Bun.write(chain, certificate + (await Bun.file(join(dir, "int.pem")).text()));
-    return { chain, key: join(dir, `${name}.key`), fingerprint: new X509Certificate(certificate).fingerprint256 };
+    const x509 = new X509Certificate(certificate);
+    return {
+      chain,
+      key: join(dir, `${name}.key`),
+      fingerprint: x509.fingerprint256,
+      expires: Date.parse(x509.validTo) / 1000,
+    };
   };
-  return { ca: await Bun.file(join(dir, "root.pem")).text(), a: await leaf("a"), b: await leaf("b"), dir };
+  // Different lifetimes, so that the expiry metric tells them apart.
+  return { ca: await Bun.file(join(dir, "root.pem")).text(), a: await leaf("a", 2), b: await leaf("b", 1), dir };
 }
 
 /** An empty folder holding nothing but a copy of the binary. */
@@ -335,10 +344,19 @@ describe("HTTPS", () => {
       await Bun.sleep(20);
     }
 
+    const expiry = async () =>
+      Number(
+        /^svc_tls_certificate_expiry_timestamp_seconds\{service="svc"\} (\S+)$/m.exec(
+          await (await fetchTls(`${base}/svc/metrics`)).text(),
+        )?.[1],
+      );
+    expect(await expiry()).toBe(pki.a.expires);
+
     await install(pki.b, files);
     running.proc.kill("SIGHUP");
     const reloaded = JSON.parse(await running.line('"TLS certificate reloaded"'));
     expect(reloaded).toMatchObject({ level: "info", tls_fingerprint: pki.b.fingerprint });
+    expect(await expiry()).toBe(pki.b.expires);
     client.stdin.write("rotated\n");
     client.stdin.flush();
 
