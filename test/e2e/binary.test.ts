@@ -232,6 +232,34 @@ describe("the compiled binary, alone in an empty folder", () => {
     expect(await stop(running)).toBe(0);
   }, 60_000);
 
+  test("compiled with svc's flags, an error keeps its class's name and its stack names svc's functions and files", async () => {
+    // A small program of svc's own modules, built as the binary is (src/build/flags.ts): a logged error's
+    // `type` is what an operator greps for, and a minified name ("Ke") says nothing.
+    const dir = mkdtempSync(join(workdir, "names-"));
+    const src = join(import.meta.dir, "..", "..", "src");
+    await Bun.write(
+      join(dir, "entry.ts"),
+      `import { AppError } from ${JSON.stringify(join(src, "errors.ts"))};
+import { safeError } from ${JSON.stringify(join(src, "safe-errors.ts"))};
+function failingStep() { throw new AppError("database_unavailable"); }
+try { failingStep(); } catch (error) { console.log(JSON.stringify(safeError(error))); }
+`,
+    );
+    const { COMPILE_FLAGS } = await import("../../src/build/flags.ts");
+    const build = Bun.spawnSync(
+      [process.execPath, "build", ...COMPILE_FLAGS, join(dir, "entry.ts"), "--outfile", join(dir, "names")],
+      {
+        cwd: dir,
+        stderr: "pipe",
+      },
+    );
+    expect(build.stderr.toString()).toBe("");
+    const logged = JSON.parse(Bun.spawnSync([join(dir, "names")]).stdout.toString());
+    expect(logged.type).toBe("AppError");
+    expect(logged.stack).toStartWith("AppError: ");
+    expect(logged.stack).toMatch(/at failingStep \(.*entry\.ts:3:/);
+  }, 60_000);
+
   test("SIGHUP on plain HTTP is logged and ignored: svc keeps serving, and SIGTERM still stops it", async () => {
     const dir = emptyFolderWithBinary();
     const running = await start(dir);
