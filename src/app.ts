@@ -29,6 +29,7 @@ import type { Loggers } from "./log.ts";
 import { createMetrics, metricsRoutes } from "./metrics.ts";
 import { type Clock, REAL_CLOCK } from "./backup/clock.ts";
 import { summarisingRepeats } from "./log-dedupe.ts";
+import { describeDatabase } from "./db/describe.ts";
 import { accountServices } from "./services.ts";
 import { usersRoutes } from "./users/index.ts";
 import { AppError } from "./errors.ts";
@@ -58,7 +59,7 @@ export function createApp({
   clock = REAL_CLOCK,
 }: AppDeps): App {
   // Every per-request line goes through this: the database's failures are one line per event (log-dedupe.ts).
-  const logger = summarisingRepeats(given.logger, clock);
+  const logger = summarisingRepeats(given.logger, clock, describeDatabase(config.database));
   const loggers = { ...given, logger };
   // Everything below sees the plain contract; the cache layer alone knows the table versions.
   const cache = caching(database);

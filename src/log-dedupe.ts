@@ -24,10 +24,11 @@ export function databaseUnavailable(error: unknown): AppError | undefined {
 
 /**
  * `logger`, but a warn or error line whose `err` says the database is unavailable becomes a warn line
- * `database unavailable: <what happened>` (the driver's code and message, no stack), at most one per kind
+ * `database unavailable: <what happened>` (the driver's code and message, no stack; `database` names it
+ * as describeDatabase does, without a password), at most one per kind
  * of failure per WINDOW_MS, with the repeats counted and summarised. Every other line passes as it is.
  */
-export function summarisingRepeats(logger: Logger, clock: Clock): Logger {
+export function summarisingRepeats(logger: Logger, clock: Clock, database: string): Logger {
   // One window for the database's unavailability, whatever each request met (an open connection closed,
   // a new one refused, a deadline passed): in an outage they come together, and are one event.
   const windows = new Map<string, { repeats: number; timer: unknown }>();
@@ -40,14 +41,14 @@ export function summarisingRepeats(logger: Logger, clock: Clock): Logger {
     }
     const message = `database unavailable: ${firstCause(error)}`;
     const { err: _err, ...rest } = fields;
-    logger.warn({ ...rest, code: causeCode(error) }, message);
+    logger.warn({ ...rest, database, code: causeCode(error) }, message);
     const window = {
       repeats: 0,
       timer: clock.setTimeout(() => {
         windows.delete(kind);
         if (window.repeats > 0)
           logger.warn(
-            { repeated: window.repeats, window_s: WINDOW_MS / 1000 },
+            { database, repeated: window.repeats, window_s: WINDOW_MS / 1000 },
             `database unavailable (repeated ${window.repeats} times in the last ${WINDOW_MS / 1000} s)`,
           );
       }, WINDOW_MS),

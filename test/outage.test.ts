@@ -128,6 +128,9 @@ describe.skipIf(!available)("a PostgreSQL outage in the log", () => {
       expect.objectContaining({ level: "warn", msg: expect.stringMatching(/^database unavailable: /) }),
     ]);
     expect(said[0].err).toBeUndefined();
+    // Which database (SVC_DATABASE_URL without its password), and the driver's code for what happened.
+    expect(typeof said[0].database).toBe("string");
+    expect(said[0].code).toMatch(/^ERR_POSTGRES_CONNECTION_/);
     // The window ends: the repeats (2 REST, 1 GraphQL, and the 503s until503 saw) in one line.
     clock.fireNext();
     const summary = (await lines()).filter((l) => l.level === "warn").at(-1);
