@@ -410,6 +410,11 @@ describe("HTTPS", () => {
         `SVC_TLS_KEY: ${files.key}: not the private key of the certificate in SVC_TLS_CERT (${files.cert})`,
       ],
       [async () => rmSync(files.key), `SVC_TLS_KEY: ${files.key}: no such file`],
+      // A FIFO where the key was: refused without waiting for a writer, and svc goes on answering.
+      [
+        async () => expect(Bun.spawnSync(["mkfifo", files.key]).exitCode).toBe(0),
+        `SVC_TLS_KEY: ${files.key}: not a regular file (a FIFO)`,
+      ],
     ];
     for (const [i, [breakIt, problem]] of refusals.entries()) {
       await breakIt();
@@ -424,6 +429,7 @@ describe("HTTPS", () => {
       expect((await fetchTls(`${running.base.replace("127.0.0.1", "localhost")}/svc/health/live`)).status).toBe(200);
     }
 
+    rmSync(files.key);
     await install(pki.b, files);
     running.proc.kill("SIGHUP");
     await running.line('"TLS certificate reloaded"');
