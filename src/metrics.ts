@@ -81,22 +81,6 @@ export function createMetrics(store: Store): Metrics {
       "counter",
       unlabelled(() => throttledLogins),
     ),
-    // Asked at each scrape (a scrape is rare, and needs a token or the operations listener), not kept
-    // from the last health probe: nothing may have probed since.
-    computed(
-      "svc_database_up",
-      "1 while the database answers a ping (within 2 s) at the scrape, else 0.",
-      "gauge",
-      async () => [
-        {
-          labels: {},
-          value: await store.ping(PING_TIMEOUT_MS).then(
-            () => 1,
-            () => 0,
-          ),
-        },
-      ],
-    ),
     computed(
       "svc_storage_full",
       "1 while the database's storage counts as full (a write failed for want of space in the last 5 s, or an SQLite volume has under 1 MiB free): writes answer 503 storage_full, reads go on; else 0.",
@@ -111,6 +95,23 @@ export function createMetrics(store: Store): Metrics {
         const { max, open, busy } = store.pool();
         return { max, open, busy, idle: open - busy };
       }),
+    ),
+    // Asked at each scrape (a scrape is rare, and needs a token or the operations listener), not kept
+    // from the last health probe: nothing may have probed since. After the pool's figures, which the
+    // registry reads first: its ping would otherwise count as a busy connection.
+    computed(
+      "svc_database_up",
+      "1 while the database answers a ping (within 2 s) at the scrape, else 0.",
+      "gauge",
+      async () => [
+        {
+          labels: {},
+          value: await store.ping(PING_TIMEOUT_MS).then(
+            () => 1,
+            () => 0,
+          ),
+        },
+      ],
     ),
     // A `database` count that keeps up with the requests means LISTEN is not working (a pooler in the way).
     ...(store.tokenChecks
