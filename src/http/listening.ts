@@ -99,7 +99,7 @@ function alone<T>(hostname: string, port: number, bind: () => T, afterCheck?: ()
 
 const LOCK_WAIT_MS = 250;
 
-/** The port's lock, or null where abstract sockets do not exist (not Linux): the check alone, as before. */
+/** The port's lock, or null where abstract sockets cannot be had (not Linux, a sandbox): the check alone, as before. */
 function portLock(port: number): { stop(force: boolean): void } | null {
   if (process.platform !== "linux") return null;
   // Per port, whatever the host: 0.0.0.0:8443 and 127.0.0.1:8443 overlap.
@@ -109,7 +109,9 @@ function portLock(port: number): { stop(force: boolean): void } | null {
     try {
       return Bun.listen({ unix: name, socket: { data() {} } });
     } catch (error) {
-      if ((error as { code?: unknown }).code !== "EADDRINUSE" || Date.now() >= giveUp) throw error;
+      // No Unix sockets here (a sandbox's RestrictAddressFamilies): the check alone, as before.
+      if ((error as { code?: unknown }).code !== "EADDRINUSE") return null;
+      if (Date.now() >= giveUp) throw error;
       Bun.sleepSync(1);
     }
   }
