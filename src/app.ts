@@ -28,6 +28,9 @@ import { problemAnswers } from "./http/problem-answers.ts";
 import { proxySchemeWarning } from "./http/proxy-scheme.ts";
 import type { Loggers } from "./log.ts";
 import { createMetrics, metricsRoutes } from "./metrics.ts";
+import { type Clock, REAL_CLOCK } from "./backup/clock.ts";
+import { summarisingRepeats } from "./log-dedupe.ts";
+import { describeDatabase } from "./db/describe.ts";
 import { accountServices } from "./services.ts";
 import { usersRoutes } from "./users/index.ts";
 import { AppError } from "./errors.ts";
@@ -41,10 +44,24 @@ export interface AppDeps {
   probes?: Probes;
   /** The backups serve.ts runs (SVC_BACKUP_TO on SQLite); admin/backups answers backups_not_configured without. */
   backups?: Backups;
+  /** The certificate serve.ts serves now (SVC_TLS_CERT), for its expiry metric. */
+  certificate?: () => { notAfter: string };
+  /** What repeated log lines are summarised by (log-dedupe.ts); the real time unless a test moves it. */
+  clock?: Clock;
 }
 
-export function createApp({ config, store: database, loggers, probes, backups }: AppDeps): App {
-  const { logger } = loggers;
+export function createApp({
+  config,
+  store: database,
+  loggers: given,
+  probes,
+  backups,
+  certificate,
+  clock = REAL_CLOCK,
+}: AppDeps): App {
+  // Every per-request line goes through this: the database's failures are one line per event (log-dedupe.ts).
+  const logger = summarisingRepeats(given.logger, clock, describeDatabase(config.database));
+  const loggers = { ...given, logger };
   // Everything below sees the plain contract; the cache layer alone knows the table versions.
   const cache = caching(database);
   const { store } = cache;
@@ -79,6 +96,7 @@ export function createApp({ config, store: database, loggers, probes, backups }:
   });
   metrics.reportSubscriptions(hub.counts);
   if (backups) metrics.reportBackups(backupFigures(backups));
+  if (certificate) metrics.reportCertificate(certificate);
 
   const graphql = graphqlRoutes({
     config: config.graphql,

@@ -6,9 +6,10 @@
 import type { LogLevel } from "./config.ts";
 import { safeError } from "./safe-errors.ts";
 
-/** pino's level numbers. */
+/** pino's level numbers, for comparing levels; lines carry the names (log.ts's formatters.level). */
 export const LEVELS: Record<LogLevel, number> = { debug: 20, info: 30, warn: 40, error: 50, silent: Infinity };
 const INFO = LEVELS.info;
+const NAMES: Record<number, string> = { 20: '"debug"', 30: '"info"', 40: '"warn"', 50: '"error"' };
 const FLUSH_EVERY_MS = 100;
 /** About 70 access lines: one write(2) for them instead of one each. */
 const BATCH_CHARS = 16 * 1024;
@@ -113,7 +114,9 @@ export function startLog(level: LogLevel, out: LineBatch = processLines()) {
       fields = JSON.stringify(all).slice(1, -1);
       if (fields) fields = `,${fields}`;
     }
-    out.now(`{"level":${n},"time":"${now()}","service":"svc"${fields},"msg":${JSON.stringify(message ?? "")}}\n`);
+    out.now(
+      `{"level":${NAMES[n]},"time":"${now()}","service":"svc"${fields},"msg":${JSON.stringify(message ?? "")}}\n`,
+    );
   };
   const logger: LineLogger = {
     debug: (fields: object, message: string) => write(LEVELS.debug, fields, message),
@@ -138,7 +141,7 @@ export function accessLog(level: LogLevel, write: (line: string) => void): Acces
       const user = e.userId === null ? "" : `,"user_id":${quote(e.userId)}`;
       const client = e.clientRequestId === null ? "" : `,"client_request_id":"${e.clientRequestId}"`;
       write(
-        `{"level":${INFO},"time":"${now()}","service":"svc","request_id":"${e.requestId}"${client},"method":${method(e.method)},"route":"${e.route}","path":${path(e.path)},"status":${e.status},"duration_ms":${e.durationMs}${user},"client_address":${quote(e.clientAddress)},"user_agent":${e.userAgent === null ? "null" : agent(e.userAgent)},"msg":"request completed"}\n`,
+        `{"level":"info","time":"${now()}","service":"svc","request_id":"${e.requestId}"${client},"method":${method(e.method)},"route":"${e.route}","path":${path(e.path)},"status":${e.status},"duration_ms":${e.durationMs}${user},"client_address":${quote(e.clientAddress)},"user_agent":${e.userAgent === null ? "null" : agent(e.userAgent)},"msg":"request completed"}\n`,
       );
     },
   };

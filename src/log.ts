@@ -49,6 +49,8 @@ function makePino(level: LogLevel, destination: DestinationStream): Pino {
       level,
       base: { service: "svc" },
       timestamp: pino.stdTimeFunctions.isoTime,
+      // "level":"warn", not pino's 40: what an operator's alert rule or jq filter names.
+      formatters: { level: (label) => ({ level: label }) },
       serializers: { err: safeError },
       redact: {
         paths: ["password", "*.password", "token", "*.token", "authorization", "*.authorization"],

@@ -25,6 +25,8 @@ export interface Metrics {
   subscriptionDropped(reason: (typeof DROP_REASONS)[number]): void;
   /** Where the backup metrics are read from; without it (no SVC_BACKUP_TO) they are not exposed. */
   reportBackups(read: () => BackupFigures): void;
+  /** Where the certificate in use is read from; without it (no SVC_TLS_CERT) its expiry is not exposed. */
+  reportCertificate(read: () => { notAfter: string }): void;
 }
 
 /** What the backup metrics expose (src/backup/service.ts keeps it). */
@@ -36,6 +38,8 @@ export interface BackupFigures {
 }
 
 const LOGIN_ROUTE = "/svc-api/v1/auth/login";
+/** How long a scrape waits for the database to answer before svc_database_up says 0. */
+const PING_TIMEOUT_MS = 2000;
 const DROP_REASONS = ["slow", "revoked"] as const;
 const OUTCOMES: GraphqlOutcome[] = ["ok", "error", "invalid"];
 
@@ -78,6 +82,12 @@ export function createMetrics(store: Store): Metrics {
       unlabelled(() => throttledLogins),
     ),
     computed(
+      "svc_storage_full",
+      "1 while the database's storage counts as full (a write failed for want of space in the last 5 s, or an SQLite volume has under 1 MiB free): writes answer 503 storage_full, reads go on; else 0.",
+      "gauge",
+      unlabelled(() => (store.storage() === "full" ? 1 : 0)),
+    ),
+    computed(
       "svc_db_pool_connections",
       "Database connections: max (the pool's bound), open, and of those busy and idle.",
       "gauge",
@@ -85,6 +95,23 @@ export function createMetrics(store: Store): Metrics {
         const { max, open, busy } = store.pool();
         return { max, open, busy, idle: open - busy };
       }),
+    ),
+    // Asked at each scrape (a scrape is rare, and needs a token or the operations listener), not kept
+    // from the last health probe: nothing may have probed since. After the pool's figures, which the
+    // registry reads first: its ping would otherwise count as a busy connection.
+    computed(
+      "svc_database_up",
+      "1 while the database answers a ping (within 2 s) at the scrape, else 0.",
+      "gauge",
+      async () => [
+        {
+          labels: {},
+          value: await store.ping(PING_TIMEOUT_MS).then(
+            () => 1,
+            () => 0,
+          ),
+        },
+      ],
     ),
     // A `database` count that keeps up with the requests means LISTEN is not working (a pooler in the way).
     ...(store.tokenChecks
@@ -152,6 +179,16 @@ export function createMetrics(store: Store): Metrics {
     reportBackups(read) {
       // Told as the app is made, before the first scrape builds the registry from `all`.
       all.push(...backupMetrics(read));
+    },
+    reportCertificate(read) {
+      all.push(
+        computed(
+          "svc_tls_certificate_expiry_timestamp_seconds",
+          "When the certificate svc serves (SVC_TLS_CERT, as last loaded, at start or SIGHUP) expires (Unix time). Alert well before it.",
+          "gauge",
+          unlabelled(() => Date.parse(read().notAfter) / 1000),
+        ),
+      );
     },
     request(method, route, status, seconds) {
       requests.observe(method, route, status, seconds);

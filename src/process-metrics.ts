@@ -12,7 +12,7 @@ export function computed(
   name: string,
   help: string,
   type: "counter" | "gauge" | "histogram",
-  values: () => object[],
+  values: () => object[] | Promise<object[]>,
 ): Metric {
   // The registry reads name, help, type, aggregator and get(); Metric's other members are for callers
   // of a metric, which these have none of (hence the cast).
@@ -21,7 +21,7 @@ export function computed(
     help,
     type,
     aggregator: "sum",
-    get: async () => ({ name, help, type, aggregator: "sum", values: values() }),
+    get: async () => ({ name, help, type, aggregator: "sum", values: await values() }),
   } as unknown as Metric;
 }
 

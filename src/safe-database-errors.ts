@@ -34,6 +34,26 @@ const PG_SPEAKING = new Set([
   "57P03", // the database system is starting up
 ]);
 
+/**
+ * A server's refusals of a connection, whose messages name only what svc sent it (the database, the role,
+ * the client's host): said with their SQLSTATE, so that a start-up or `svc check` line tells what to fix.
+ */
+const PG_CONNECTION_REFUSALS = new Set([
+  "3D000", // database "x" does not exist
+  "28000", // role "x" does not exist; no pg_hba.conf entry for host "h", user "u", database "d"
+  "28P01", // password authentication failed for user "u" (never the password)
+]);
+
+/**
+ * Bun's own errors for a connection that did not open, in words an operator can act on; its own fixed
+ * texts otherwise (they quote no value). The line they end names the database's URL without its password.
+ */
+const CLIENT_CONNECTION: Record<string, string> = {
+  ERR_POSTGRES_CONNECTION_REFUSED: "connection refused: nothing listens at that host and port, or a firewall refuses",
+  ERR_POSTGRES_CONNECTION_CLOSED: "the server closed the connection",
+  ERR_POSTGRES_CONNECTION_FAILED: "the connection failed",
+};
+
 /** Names of the conditions most likely to be withheld, for the line that says so. */
 const PG_CONDITIONS: Record<string, string> = {
   P0001: "raise_exception",
@@ -72,6 +92,9 @@ export function databaseMessage(error: Error): string | undefined {
   const sqlstate = fields.errno;
   if (fields.code === "ERR_POSTGRES_SERVER_ERROR" && typeof sqlstate === "string")
     return postgresMessage(error.message, sqlstate, fields.where);
+  if (error.name === "PostgresError" && typeof fields.code === "string" && fields.code.startsWith("ERR_POSTGRES_")) {
+    return `${CLIENT_CONNECTION[fields.code] ?? firstLine(error.message)} (${fields.code})`;
+  }
   const code = fields.code;
   if (error.name === "SQLiteError" && typeof code === "string") {
     if (SQLITE_SPEAKING.test(code)) return firstLine(error.message);
@@ -81,6 +104,7 @@ export function databaseMessage(error: Error): string | undefined {
 }
 
 function postgresMessage(message: string, sqlstate: string, where: unknown): string {
+  if (PG_CONNECTION_REFUSALS.has(sqlstate)) return `${firstLine(message)} (SQLSTATE ${sqlstate})`;
   if (PG_SPEAKING.has(sqlstate)) return firstLine(message);
   const condition = PG_CONDITIONS[sqlstate];
   const raisedIn = typeof where === "string" ? firstLine(where) : "";

@@ -1,6 +1,7 @@
 // `svc serve`: TLS files (when set) → database (migrated) → listen → logger; the app on the first request
-// that needs it. SIGTERM and SIGINT drain, close the database, exit 0; so does SIGHUP, unless svc serves
-// HTTPS, when SIGHUP reads the certificate and key again and serves new connections with them.
+// that needs it. SIGTERM and SIGINT drain, close the database, exit 0. SIGHUP never stops svc: serving
+// HTTPS, it reads the certificate and key again and serves new connections with them; otherwise it is
+// logged and ignored.
 //
 // The socket opens as soon as the database is open and migrated, answering the health probes. The app
 // (the store's code, Elysia, the routes, GraphQL's engine, the caches) loads when a request first needs
@@ -22,24 +23,25 @@ import { PRUNE_EVERY_MS, startPruning, storeJobs, THROTTLE_KEPT_MS } from "./pru
 export async function serve(config: Config): Promise<void> {
   // Handlers first, long before "svc listening" tells anyone to expect them: a SIGTERM sent right after
   // that line killed the process outright (exit 143) while they were still being installed. A signal
-  // during start-up waits for it, then stops svc the same clean way. SIGHUP too (a closed terminal, a
-  // supervisor's stop): Bun's default for it is to die at once, losing in-flight requests and buffered
-  // access lines. Serving HTTPS, svc has something to reload at SIGHUP instead: its certificate (a
-  // SIGHUP during start-up reloads it once svc listens, in case the files changed meanwhile).
+  // during start-up waits for it, then stops svc the same clean way. SIGHUP too needs a handler: Bun's
+  // default for it is to die at once. A SIGHUP during start-up is handled once svc listens (serving
+  // HTTPS, the certificate is read again, in case the files changed meanwhile).
   let shutdown: ((signal: string) => Promise<void>) | undefined;
   let early: string | undefined;
   let reloadTls: (() => void) | undefined;
   let reloadWhenListening = false;
-  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
-    process.on(signal, () => {
-      if (signal === "SIGHUP" && config.tls) return reloadTls ? reloadTls() : void (reloadWhenListening = true);
-      return shutdown ? void shutdown(signal) : (early ??= signal);
-    });
-  }
+  let hangUp: (() => void) | undefined;
+  for (const signal of ["SIGTERM", "SIGINT"] as const)
+    process.on(signal, () => (shutdown ? void shutdown(signal) : (early ??= signal)));
+  // SIGHUP never stops svc (a stray one, a closed terminal, must not leave a service down that
+  // Restart=on-failure would not bring back): it reloads what can be reloaded, and is otherwise logged.
+  process.on("SIGHUP", () => (hangUp ? hangUp() : void (reloadWhenListening = true)));
   // Before the database: a missing or bad file stops start-up with one line (ConfigError: exit 2).
   const files = config.tls;
   const readTls = files && (async () => (await import("./http/tls.ts")).loadTls(files));
   const tls: TlsMaterial | null = readTls && (await readTls());
+  /** The certificate served now: the one read at start, then each reloaded at SIGHUP. */
+  let served = tls;
   const database = describeDatabase(config.database);
   // svc's own lines and the probes' access lines; pino comes with the app (log-lines.ts). Before the
   // database opens: an upgrade says what it does as it does it.
@@ -119,7 +121,14 @@ export async function serve(config: Config): Promise<void> {
       import("bun:jsc"),
     ]);
     await sockets();
-    app = createApp({ config, store, loggers: createLoggers(config.logLevel), probes, backups: backup ?? undefined });
+    app = createApp({
+      config,
+      store,
+      loggers: createLoggers(config.logLevel),
+      probes,
+      backups: backup ?? undefined,
+      certificate: served ? () => served! : undefined,
+    });
     listeners.reload(app.handlersOn);
     stopReturningMemory = returnMemoryWhenIdle(app.requestsBegun, opened.releaseMemory, config.releaseCodeAfterMs);
     void prune();
@@ -164,6 +173,7 @@ export async function serve(config: Config): Promise<void> {
         // A SIGTERM that came while the files were read: the drain has begun, and no new socket may open.
         if (stopping) return;
         listeners.public.rotate(material);
+        served = material;
         logger.info(
           { tls_fingerprint: material.fingerprint, tls_expires: material.notAfter },
           "TLS certificate reloaded",
@@ -175,8 +185,17 @@ export async function serve(config: Config): Promise<void> {
       }
     };
     reloadTls = () => void (rotating = rotating.then(rotate));
-    if (reloadWhenListening) reloadTls();
   }
+  // The log level comes from SVC_LOG_LEVEL, which a running process cannot see change: only the
+  // certificate can be reloaded (docs/operations.md, "Signals").
+  hangUp = () => {
+    logger.info(
+      { signal: "SIGHUP" },
+      reloadTls ? "SIGHUP: reloading the TLS certificate" : "SIGHUP: nothing to reload",
+    );
+    reloadTls?.();
+  };
+  if (reloadWhenListening) hangUp();
   shutdown = async (signal) => {
     if (stopping) return;
     stopping = true;

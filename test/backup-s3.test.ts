@@ -143,6 +143,8 @@ describe("backups to S3", () => {
       await backups.idle();
       expect(backups.state()).toMatchObject({ status: "failing", failures: 2, lastSuccessAt: null });
       expect(backups.state().lastFailure!.reason).toStartWith("ConnectionRefused");
+      // Which storage, and which bucket, an operator with several would otherwise have to guess.
+      expect(backups.state().lastFailure!.reason).toContain(`${s3.endpoint} s3://${BUCKET}/retried/`);
     } finally {
       await s3.start();
     }
@@ -182,6 +184,7 @@ describe("backups to S3", () => {
     const unknown = await cli(["backup", "--list"], { ...env, SVC_BACKUP_TO: "s3://no-such-bucket/x" });
     expect(unknown.code).toBe(1);
     expect(unknown.err).toStartWith("svc backup: NoSuchBucket: ");
+    expect(unknown.err).toContain(`${s3.endpoint} s3://no-such-bucket/x/`);
   });
 
   test("no line svc wrote holds a key", () => {

@@ -2,6 +2,7 @@
 import { expect } from "bun:test";
 import { createApp } from "../src/app.ts";
 import type { Backups } from "../src/backup/service.ts";
+import type { Clock } from "../src/backup/clock.ts";
 import { MINIMAL_PASSWORD_COST, parseConfig, type Config } from "../src/config.ts";
 import { openPostgresStore } from "../src/db/postgres/store.ts";
 import { openSqliteStore } from "../src/db/sqlite/store.ts";
@@ -50,6 +51,8 @@ export interface TestAppOptions {
   store?: (store: VersionedStore) => VersionedStore;
   /** The backups the app reports and runs (admin/backups, health, metrics); none by default. */
   backups?: Backups;
+  /** The clock the app's summaries of repeated log lines keep time by (src/log-dedupe.ts). */
+  clock?: Clock;
 }
 
 export interface Reply {
@@ -109,7 +112,13 @@ export async function testApp(options: TestAppOptions = {}) {
       return true;
     },
   };
-  const app = createApp({ config, store, loggers: createLoggers("debug", sink), backups: options.backups });
+  const app = createApp({
+    config,
+    store,
+    loggers: createLoggers("debug", sink),
+    backups: options.backups,
+    clock: options.clock,
+  });
 
   async function call(method: string, path: string, opts: CallOptions = {}): Promise<Reply> {
     const headers: Record<string, string> = { ...opts.headers };

@@ -46,7 +46,7 @@ test("access lines are JSON whatever the path holds: quotes, backslashes, contro
   expect(parsed.map((l) => l.path)).toEqual(paths.map((p) => JSON.parse(JSON.stringify(p))));
   expect(parsed.map((l) => l.user_agent)).toEqual(paths.map((p) => JSON.parse(JSON.stringify(`agent ${p}`))));
   expect(parsed[0]).toMatchObject({
-    level: 30,
+    level: "info",
     service: "svc",
     request_id: "r-1",
     client_request_id: "c-1",
@@ -108,5 +108,13 @@ test("svc's own lines before pino loads (startLog) are pino's lines, byte for by
     const comparable = (line: string) => withoutTime(line).replace(/"stack":"(?:[^"\\]|\\.)*"/, '"stack":"-"');
     expect(ours.map(comparable)).toEqual(byPino.map(comparable));
     expect(ours.length).toBe({ debug: 6, info: 5, warn: 3, error: 1, silent: 0 }[level]);
+    // Level names, as an operator's alert rule or `jq 'select(.level == "error")'` expects, not pino's numbers.
+    expect(ours.map((line) => JSON.parse(line).level)).toEqual(
+      (["info", "warn", "warn", "error", "debug", "info"] as const).filter(
+        (name) =>
+          ({ debug: 20, info: 30, warn: 40, error: 50 })[name] >=
+          { debug: 20, info: 30, warn: 40, error: 50, silent: 99 }[level],
+      ),
+    );
   }
 });

@@ -5,6 +5,7 @@ import type { VersionedStore } from "../src/db/store.ts";
 import { expectProblem, testApp } from "./helpers.ts";
 import { createTestDatabase, postgresAvailable, type TestDatabase } from "./postgres.ts";
 import { startTcpProxy, type TcpProxy } from "./tcp-proxy.ts";
+import { ManualClock } from "./backup-clock.ts";
 
 const available = await postgresAvailable();
 
@@ -77,6 +78,72 @@ describe.skipIf(!available)("a PostgreSQL outage", () => {
       expect((await app.call("GET", "/svc/health")).status).toBe(200);
     }, 60_000);
   }
+});
+
+describe.skipIf(!available)("a PostgreSQL outage in the log", () => {
+  let database: TestDatabase;
+  let proxy: TcpProxy;
+  let store: VersionedStore;
+
+  beforeAll(async () => {
+    database = await createTestDatabase("outage_log");
+    proxy = startTcpProxy(Number(new URL(database.url).port || 5432));
+    const url = new URL(database.url);
+    url.port = String(proxy.port);
+    store = await openPostgresStore({
+      kind: "postgres",
+      url: url.toString(),
+      poolMax: 4,
+      connectTimeoutS: 1,
+      statementTimeoutMs: 1000,
+      stalenessMs: 100,
+    });
+  });
+  afterAll(async () => {
+    proxy?.set("up");
+    await store?.close();
+    proxy?.stop();
+    await database?.drop();
+  });
+
+  test("writes failing while the database is gone: one warn line for the event, then the repeats counted and summarised", async () => {
+    const clock = new ManualClock();
+    const app = await testApp({ on: store, clock });
+    const { token } = await app.signUp("bea");
+    const before = (await app.logs()).length;
+    proxy.set("down");
+    let n = 0;
+    const write = () =>
+      app.call("POST", "/svc-api/v1/users/create", {
+        body: { username: `w${++n}`, email: `w${n}@example.com`, password: "correct horse battery" },
+      });
+    expectProblem(await until503(write), 503, "database_unavailable");
+    for (let i = 0; i < 2; i++) expectProblem(await write(), 503, "database_unavailable");
+    const graphql = await app.graphql('mutation { createCategory(input: { name: "g" }) { id } }', { token });
+    expect(graphql.body.errors[0].extensions.code).toBe("SERVICE_UNAVAILABLE");
+    const lines = () => (clock.due(), app.logs().then((all) => all.slice(before).map((l) => JSON.parse(l))));
+    const said = (await lines()).filter((l) => l.level !== "debug" && l.msg !== "request completed");
+    // No stack per request: one warn line, naming what happened.
+    expect(said).toEqual([
+      expect.objectContaining({ level: "warn", msg: expect.stringMatching(/^database unavailable: /) }),
+    ]);
+    expect(said[0].err).toBeUndefined();
+    // Which database (SVC_DATABASE_URL without its password), and the driver's code for what happened.
+    expect(typeof said[0].database).toBe("string");
+    expect(said[0].code).toMatch(/^ERR_POSTGRES_CONNECTION_/);
+    // The window ends: the repeats (2 REST, 1 GraphQL, and the 503s until503 saw) in one line.
+    clock.fireNext();
+    const summary = (await lines()).filter((l) => l.level === "warn").at(-1);
+    expect(summary).toMatchObject({
+      level: "warn",
+      msg: expect.stringMatching(/^database unavailable \(repeated \d+ times in the last 10 s\)$/),
+    });
+    expect(summary.repeated).toBeGreaterThanOrEqual(3);
+    // Another failure after the window is a new event: a line of its own.
+    expectProblem(await write(), 503, "database_unavailable");
+    expect((await lines()).filter((l) => l.level === "warn")).toHaveLength(3);
+    proxy.set("up");
+  }, 60_000);
 });
 
 /** The first answer that is not a 200: one kept in memory for a moment is repeated until it expires. */

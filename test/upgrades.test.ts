@@ -152,9 +152,9 @@ describe("upgrading an SQLite database", () => {
     const upgrade = lines.filter((line) => line.migration !== undefined || line.snapshot !== undefined);
     const snapshot = `${path}.before-${version}`;
     expect(upgrade.map(({ level, msg, migration, snapshot }) => ({ level, msg, migration, snapshot }))).toEqual([
-      { level: 30, msg: "kept the database as it was", migration: undefined, snapshot },
+      { level: "info", msg: "kept the database as it was", migration: undefined, snapshot },
       ...SQLITE.slice(OLD).map((m) => ({
-        level: 30,
+        level: "info",
         msg: "applied migration",
         migration: m.name,
         snapshot: undefined,

@@ -8,7 +8,9 @@ import { byAge, parseSnapshotName, type SnapshotInfo } from "./names.ts";
 export function s3Destination(bucket: string, prefix: string, settings: S3Settings): Destination {
   const client = new S3Client({ ...settings, bucket });
   const shown = `s3://${bucket}/${prefix}`;
-  return {
+  // Every failure names the storage and the bucket (an operator may have several), never the keys.
+  const where = `${settings.endpoint?.replace(/\/\/[^/@]*@/, "//") ?? "AWS S3"} ${shown}`;
+  const destination: Destination = {
     shown,
     async list() {
       const snapshots: SnapshotInfo[] = [];
@@ -37,4 +39,22 @@ export function s3Destination(bucket: string, prefix: string, settings: S3Settin
       await client.delete(`${prefix}${name}`);
     },
   };
+  return {
+    shown,
+    list: () => named(destination.list(), where),
+    put: (name, path) => named(destination.put(name, path), where),
+    read: (name) => named(destination.read(name), where),
+    remove: (name) => named(destination.remove(name), where),
+  };
+}
+
+/** Bun's S3 error (its code and name kept, for failure.ts) with `where` at the front of its message. */
+async function named<T>(work: Promise<T>, where: string): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof Error && !(error instanceof NoSuchSnapshot) && !error.message.startsWith(where))
+      error.message = `${where}: ${error.message}`;
+    throw error;
+  }
 }

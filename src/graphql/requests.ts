@@ -18,7 +18,8 @@ import { type AnswerSet, conditionalText, hasPreconditions, requirePreconditions
 import { IDEMPOTENCY_HEADER } from "../http/idempotency.ts";
 import { isJsonType, notJson, readCappedText } from "../http/json-body.ts";
 import { answerFailure } from "../http/failure-response.ts";
-import { auditIds, requestInfo } from "../http/request-context.ts";
+import { auditIds, logIds, requestInfo } from "../http/request-context.ts";
+import { databaseUnavailable } from "../log-dedupe.ts";
 import type { ServerContext } from "./context.ts";
 import type { GraphqlDeps } from "./index.ts";
 import { errorResponse, JSON_TYPE } from "./errors.ts";
@@ -75,7 +76,7 @@ export function graphqlRequests(deps: RequestPluginDeps): GraphqlRequests {
     const needsToken = config.auth === "required" || (config.auth === "mutations" && authorization);
     if (!needsToken || (config.introspection && asksForSchemaOnly(request, text))) return lookUp(request, text, null);
     const refused = (error: unknown) => {
-      if (error instanceof AppError) return errorResponse(error);
+      if (error instanceof AppError) return answered(request, error);
       throw error;
     };
     return attempt(
@@ -152,7 +153,7 @@ export function graphqlRequests(deps: RequestPluginDeps): GraphqlRequests {
         return typeof answer === "string" ? fromSet(answer, set) : answer;
       } catch (error) {
         // The refusals of the key (reused, in flight, malformed, one too many) and of the preconditions, in GraphQL's shape.
-        if (error instanceof AppError) return errorResponse(error);
+        if (error instanceof AppError) return answered(request, error);
         throw error;
       }
     }
@@ -165,6 +166,12 @@ export function graphqlRequests(deps: RequestPluginDeps): GraphqlRequests {
     cached?.keep({ body, contentType, operation: context.outcome.operation });
     return cachedAnswer(request, body, contentType);
   }
+
+  /** An AppError in GraphQL's shape; the database's unavailability is logged too (one line an event: log-dedupe.ts). */
+  const answered = (request: Request, error: AppError) => {
+    if (databaseUnavailable(error)) logger.error({ ...logIds(requestInfo(request)), err: error }, "request failed");
+    return errorResponse(error);
+  };
 
   /** What Elysia's error hook would answer (problem-answers.ts): a failure here is not GraphQL's to shape. */
   const failed = (request: Request) => (error: unknown) =>

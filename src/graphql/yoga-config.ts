@@ -14,6 +14,7 @@ import { armorPlugins } from "./armor.ts";
 import type { GraphqlCaches } from "./caches.ts";
 import type { GraphQLContext, ServerContext } from "./context.ts";
 import { isUnexpected, maskError } from "./errors.ts";
+import { databaseUnavailable } from "../log-dedupe.ts";
 import type { GraphqlDeps } from "./index.ts";
 import { operationLabels, operationMetrics, type OperationLabel } from "./operation-metrics.ts";
 import { resolvers } from "./resolvers.ts";
@@ -48,7 +49,8 @@ export function yogaConfig(deps: YogaConfigDeps) {
       const ctx = (
         phase === "execution" ? (context as { contextValue: unknown }).contextValue : context
       ) as Partial<GraphQLContext>;
-      for (const err of errors.filter(isUnexpected)) {
+      // The database's unavailability too: the app's logger makes it one line per event (log-dedupe.ts).
+      for (const err of errors.filter((error) => isUnexpected(error) || databaseUnavailable(error))) {
         const clientRequestId = ctx.origin?.clientRequestId ?? undefined;
         logger.error({ request_id: ctx.requestId, client_request_id: clientRequestId, err }, "graphql resolver failed");
       }

@@ -31,13 +31,15 @@ export interface Listening {
 /**
  * Opens the socket (Bun.serve's errors, such as EADDRINUSE, are thrown). With TLS it is opened with
  * SO_REUSEPORT, for the next certificate's server to share; unless `settings.reusePort` asks for sharing,
- * a port some other process holds is refused first, as it is without TLS (see portIsFree).
+ * a port some other process holds is refused first, as it is without TLS (see alone).
  */
 export function listen(
   settings: ServeSettings,
   handlers: ServerHandlers,
   websocket: WebSocketHandler<never> | undefined,
   tls: TlsMaterial | null,
+  /** For tests: runs between the check that the port is free and the bind, where a race would fall. */
+  afterCheck?: () => void,
 ): Listening {
   let current = handlers;
   const serve = (port: number, material: TlsMaterial | null) =>
@@ -45,8 +47,10 @@ export function listen(
       ...serveOptions({ ...settings, port, reusePort: settings.reusePort || material !== null }, current, websocket),
       ...(material && { tls: { cert: material.cert, key: material.key } }),
     } as Serve.Options<unknown>);
-  if (tls && !settings.reusePort && settings.port !== 0) portIsFree(settings.hostname, settings.port);
-  let server = serve(settings.port, tls);
+  let server =
+    tls && !settings.reusePort && settings.port !== 0
+      ? alone(settings.hostname, settings.port, () => serve(settings.port, tls), afterCheck)
+      : serve(settings.port, tls);
   const retiring = new Set<Server<unknown>>();
   /** Once stopping, no certificate opens a new socket: nothing would ever stop it. */
   let closed = false;
@@ -74,8 +78,48 @@ export function listen(
 }
 
 /**
+ * `bind()` (which opens a socket with SO_REUSEPORT) once no other socket holds the port; throws EADDRINUSE
+ * otherwise. The check and the bind are one step: between them, a second svc starting at the same moment
+ * would find the port free too, and both would then bind with SO_REUSEPORT, sharing it (seen once, #53).
+ * So each svc holds a lock for the port across both: an abstract Unix socket (Linux), named for the port,
+ * which one process at a time can bind, released when closed or when the process dies, and kept per
+ * network namespace as the port itself is. Another svc holding it is mid-check for a few microseconds:
+ * this one waits up to 250 ms for it, then takes the port as in use.
+ */
+function alone<T>(hostname: string, port: number, bind: () => T, afterCheck?: () => void): T {
+  const lock = portLock(port);
+  try {
+    portIsFree(hostname, port);
+    afterCheck?.();
+    return bind();
+  } finally {
+    lock?.stop(true);
+  }
+}
+
+const LOCK_WAIT_MS = 250;
+
+/** The port's lock, or null where abstract sockets cannot be had (not Linux, a sandbox): the check alone, as before. */
+function portLock(port: number): { stop(force: boolean): void } | null {
+  if (process.platform !== "linux") return null;
+  // Per port, whatever the host: 0.0.0.0:8443 and 127.0.0.1:8443 overlap.
+  const name = `\0svc-listen-port-${port}`;
+  const giveUp = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      return Bun.listen({ unix: name, socket: { data() {} } });
+    } catch (error) {
+      // No Unix sockets here (a sandbox's RestrictAddressFamilies): the check alone, as before.
+      if ((error as { code?: unknown }).code !== "EADDRINUSE") return null;
+      if (Date.now() >= giveUp) throw error;
+      Bun.sleepSync(1);
+    }
+  }
+}
+
+/**
  * Throws EADDRINUSE when another socket holds the port, even one opened with SO_REUSEPORT: Bun.listen
- * opens its socket without it, and so cannot join them. svc's own, with SO_REUSEPORT, opens at once after.
+ * opens its socket without it, and so cannot join them.
  */
 function portIsFree(hostname: string, port: number): void {
   Bun.listen({ hostname, port, socket: { data() {} } }).stop(true);

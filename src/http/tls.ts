@@ -3,6 +3,8 @@
 // without saying which file is at fault; this names the variable, the path and the problem. Loaded
 // only when TLS is on: it brings node:crypto.
 import { createPrivateKey, X509Certificate } from "node:crypto";
+import { constants, type Stats } from "node:fs";
+import { type FileHandle, open } from "node:fs/promises";
 import { ConfigError, type TlsFiles } from "../config.ts";
 
 /** The files' contents, as Bun.serve's `tls` takes them, and what the log says of the certificate. */
@@ -61,12 +63,57 @@ export async function loadTls({ certPath, keyPath }: TlsFiles): Promise<TlsMater
   return { cert, key, fingerprint: leaf.fingerprint256, notAfter: new Date(leaf.validTo).toISOString() };
 }
 
+/**
+ * Far more than a certificate chain (a few KB) or a key could need: a path to something else (a log, a
+ * device) is refused before it is read, rather than filling memory.
+ */
+const MAX_BYTES = 1024 * 1024;
+
+/**
+ * The file's text, opened without waiting (O_NONBLOCK: a FIFO would otherwise block the open until a
+ * writer came, with SIGTERM held until start-up ends) and read only when fstat says it is a regular
+ * file of at most MAX_BYTES. Symbolic links are followed (certbot's live/ folder is made of them).
+ */
 async function read(variable: "SVC_TLS_CERT" | "SVC_TLS_KEY", path: string): Promise<string> {
+  let file: FileHandle;
   try {
-    return await Bun.file(path).text();
+    file = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
     throw new TlsFileError(variable, path, readProblem(error));
   }
+  try {
+    const stats = await file.stat();
+    if (stats.isDirectory()) throw new TlsFileError(variable, path, "a folder, not a file");
+    if (!stats.isFile()) throw new TlsFileError(variable, path, `not a regular file (${kind(stats)})`);
+    if (stats.size > MAX_BYTES) throw new TlsFileError(variable, path, tooLarge(stats.size));
+    // At most one byte past the cap, in case the file grew since fstat.
+    const buffer = Buffer.alloc(MAX_BYTES + 1);
+    let length = 0;
+    for (;;) {
+      const { bytesRead } = await file.read(buffer, length, buffer.length - length, length);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+      if (length > MAX_BYTES) throw new TlsFileError(variable, path, tooLarge(length));
+    }
+    return buffer.toString("utf8", 0, length);
+  } catch (error) {
+    if (error instanceof TlsFileError) throw error;
+    throw new TlsFileError(variable, path, readProblem(error));
+  } finally {
+    await file.close();
+  }
+}
+
+function tooLarge(bytes: number): string {
+  return `${(bytes / MAX_BYTES).toFixed(1)} MiB, larger than the 1 MiB a certificate chain or key could need`;
+}
+
+function kind(stats: Stats): string {
+  if (stats.isFIFO()) return "a FIFO";
+  if (stats.isCharacterDevice()) return "a character device";
+  if (stats.isBlockDevice()) return "a block device";
+  if (stats.isSocket()) return "a socket";
+  return "not a file";
 }
 
 function readProblem(error: unknown): string {

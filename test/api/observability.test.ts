@@ -117,6 +117,25 @@ describe("GET /svc/metrics", () => {
     expect(text).toContain("svc_process_resident_memory_bytes");
   });
 
+  test("svc_database_up and svc_storage_full, for alerts: 1 and 0 while the database answers with room, else 0 and 1", async () => {
+    const { call } = await testApp();
+    const text = (await scrape(call)).text;
+    expect(sample(text, "svc_database_up")).toBe(1);
+    expect(sample(text, "svc_storage_full")).toBe(0);
+    // No certificate without SVC_TLS_CERT (test/e2e/tls.test.ts has the one with it).
+    expect(text).not.toContain("svc_tls_certificate_expiry_timestamp_seconds");
+    const down = await testApp({
+      store: (store: VersionedStore): VersionedStore => ({
+        ...store,
+        ping: () => Promise.reject(new Error("gone")),
+        storage: () => "full",
+      }),
+    });
+    const downText = (await scrape(down.call)).text;
+    expect(sample(downText, "svc_database_up")).toBe(0);
+    expect(sample(downText, "svc_storage_full")).toBe(1);
+  });
+
   test("every labelled counter shows its known label values at 0 before their first event, so rate() and alerts see them", async () => {
     const { call, graphql, signUp } = await testApp();
     let text = (await scrape(call)).text;
@@ -261,7 +280,7 @@ describe("the request log line", () => {
       "msg",
     ]);
     expect(line).toMatchObject({
-      level: 30,
+      level: "info",
       service: "svc",
       method: "GET",
       route: "/svc/health/live",

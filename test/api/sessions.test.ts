@@ -193,7 +193,7 @@ describe("POST /auth/refresh", () => {
     expectProblem(await app.refresh(refresh), 401, "invalid_refresh_token");
     expect((await app.me(other.token)).status).toBe(200);
     const warning = (await app.logs()).map((line) => JSON.parse(line)).find((l) => l.msg?.includes("presented again"));
-    expect(warning).toMatchObject({ level: 40, session_id: claims(successor.token).sid });
+    expect(warning).toMatchObject({ level: "warn", session_id: claims(successor.token).sid });
     expect(JSON.stringify(warning)).not.toContain(refresh);
   });
 

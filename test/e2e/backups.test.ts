@@ -206,7 +206,7 @@ describe("the binary's backups", () => {
         .filter((l) => l.includes("backup failed"));
       expect(failures.length).toBeGreaterThanOrEqual(2);
       expect(JSON.parse(failures[0]!)).toMatchObject({
-        level: 40,
+        level: "warn",
         to: `s3://${BUCKET}/retried/`,
         msg: expect.stringMatching(/^backup failed: ConnectionRefused/),
       });

@@ -232,7 +232,49 @@ describe("the compiled binary, alone in an empty folder", () => {
     expect(await stop(running)).toBe(0);
   }, 60_000);
 
-  test.each(["SIGTERM", "SIGHUP", "SIGINT"] as const)(
+  test("compiled with svc's flags, an error keeps its class's name and its stack names svc's functions and files", async () => {
+    // A small program of svc's own modules, built as the binary is (src/build/flags.ts): a logged error's
+    // `type` is what an operator greps for, and a minified name ("Ke") says nothing.
+    const dir = mkdtempSync(join(workdir, "names-"));
+    const src = join(import.meta.dir, "..", "..", "src");
+    await Bun.write(
+      join(dir, "entry.ts"),
+      `import { AppError } from ${JSON.stringify(join(src, "errors.ts"))};
+import { safeError } from ${JSON.stringify(join(src, "safe-errors.ts"))};
+function failingStep() { throw new AppError("database_unavailable"); }
+try { failingStep(); } catch (error) { console.log(JSON.stringify(safeError(error))); }
+`,
+    );
+    const { COMPILE_FLAGS } = await import("../../src/build/flags.ts");
+    const build = Bun.spawnSync(
+      [process.execPath, "build", ...COMPILE_FLAGS, join(dir, "entry.ts"), "--outfile", join(dir, "names")],
+      {
+        cwd: dir,
+        stderr: "pipe",
+      },
+    );
+    expect(build.stderr.toString()).toBe("");
+    const logged = JSON.parse(Bun.spawnSync([join(dir, "names")]).stdout.toString());
+    expect(logged.type).toBe("AppError");
+    expect(logged.stack).toStartWith("AppError: ");
+    expect(logged.stack).toMatch(/at failingStep \(.*entry\.ts:3:/);
+  }, 60_000);
+
+  test("SIGHUP on plain HTTP is logged and ignored: svc keeps serving, and SIGTERM still stops it", async () => {
+    const dir = emptyFolderWithBinary();
+    const running = await start(dir);
+    for (let i = 1; i <= 2; i++) {
+      running.proc.kill("SIGHUP");
+      const heard = () => running.output().split('"msg":"SIGHUP: nothing to reload"').length - 1;
+      while (heard() < i && running.proc.exitCode === null) await Bun.sleep(1);
+      expect(running.proc.exitCode).toBeNull();
+      expect((await fetch(`${running.base}/svc/health/live`)).status).toBe(200);
+    }
+    expect(running.output()).not.toContain('"svc stopping');
+    expect(await stop(running)).toBe(0);
+  }, 30_000);
+
+  test.each(["SIGTERM", "SIGINT"] as const)(
     "%s lets in-flight requests finish, writes every access line, then exits 0",
     async (signal) => {
       const dir = emptyFolderWithBinary();
@@ -321,7 +363,7 @@ describe("the compiled binary, alone in an empty folder", () => {
       .output()
       .split("\n")
       .find((line) => line.includes("set aside"));
-    expect(JSON.parse(warning!)).toMatchObject({ level: 40, set_aside: [join("data", aside[0]!)] });
+    expect(JSON.parse(warning!)).toMatchObject({ level: "warn", set_aside: [join("data", aside[0]!)] });
     expect(await stop(again)).toBe(0);
   }, 30_000);
 
@@ -389,7 +431,7 @@ describe("the compiled binary, alone in an empty folder", () => {
       running
         .output()
         .split("\n")
-        .filter((line) => line.includes('"level":50')),
+        .filter((line) => line.includes('"level":"error"')),
     ).toEqual([]);
   }, 30_000);
 

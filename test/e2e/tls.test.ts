@@ -44,6 +44,8 @@ interface Leaf {
   chain: string;
   key: string;
   fingerprint: string;
+  /** notAfter, in Unix seconds. */
+  expires: number;
 }
 
 interface Pki {
@@ -107,7 +109,7 @@ async function makePki(dir: string): Promise<Pki> {
     ],
     dir,
   );
-  const leaf = async (name: string): Promise<Leaf> => {
+  const leaf = async (name: string, days: number): Promise<Leaf> => {
     openssl(["req", "-new", ...ec, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", "/CN=localhost"], dir);
     openssl(
       [
@@ -123,7 +125,7 @@ async function makePki(dir: string): Promise<Pki> {
         "-out",
         `${name}.pem`,
         "-days",
-        "2",
+        String(days),
         "-extfile",
         "leaf.ext",
       ],
@@ -132,9 +134,16 @@ async function makePki(dir: string): Promise<Pki> {
     const certificate = await Bun.file(join(dir, `${name}.pem`)).text();
     const chain = join(dir, `${name}-fullchain.pem`);
     await Bun.write(chain, certificate + (await Bun.file(join(dir, "int.pem")).text()));
-    return { chain, key: join(dir, `${name}.key`), fingerprint: new X509Certificate(certificate).fingerprint256 };
+    const x509 = new X509Certificate(certificate);
+    return {
+      chain,
+      key: join(dir, `${name}.key`),
+      fingerprint: x509.fingerprint256,
+      expires: Date.parse(x509.validTo) / 1000,
+    };
   };
-  return { ca: await Bun.file(join(dir, "root.pem")).text(), a: await leaf("a"), b: await leaf("b"), dir };
+  // Different lifetimes, so that the expiry metric tells them apart.
+  return { ca: await Bun.file(join(dir, "root.pem")).text(), a: await leaf("a", 2), b: await leaf("b", 1), dir };
 }
 
 /** An empty folder holding nothing but a copy of the binary. */
@@ -335,10 +344,19 @@ describe("HTTPS", () => {
       await Bun.sleep(20);
     }
 
+    const expiry = async () =>
+      Number(
+        /^svc_tls_certificate_expiry_timestamp_seconds\{service="svc"\} (\S+)$/m.exec(
+          await (await fetchTls(`${base}/svc/metrics`)).text(),
+        )?.[1],
+      );
+    expect(await expiry()).toBe(pki.a.expires);
+
     await install(pki.b, files);
     running.proc.kill("SIGHUP");
     const reloaded = JSON.parse(await running.line('"TLS certificate reloaded"'));
-    expect(reloaded).toMatchObject({ level: 30, tls_fingerprint: pki.b.fingerprint });
+    expect(reloaded).toMatchObject({ level: "info", tls_fingerprint: pki.b.fingerprint });
+    expect(await expiry()).toBe(pki.b.expires);
     client.stdin.write("rotated\n");
     client.stdin.flush();
 
@@ -366,7 +384,7 @@ describe("HTTPS", () => {
       socket: "stream",
     });
     expect(await client.exited).toBe(0);
-    expect(running.output()).not.toContain('"level":50');
+    expect(running.output()).not.toContain('"level":"error"');
     expect(await stop(running)).toBe(0);
   }, 30_000);
 
@@ -379,7 +397,7 @@ describe("HTTPS", () => {
       running
         .output()
         .split("\n")
-        .filter((l) => l.includes('"level":50'));
+        .filter((l) => l.includes('"level":"error"'));
 
     const refusals: Array<[() => Promise<unknown>, string]> = [
       [
@@ -392,17 +410,26 @@ describe("HTTPS", () => {
         `SVC_TLS_KEY: ${files.key}: not the private key of the certificate in SVC_TLS_CERT (${files.cert})`,
       ],
       [async () => rmSync(files.key), `SVC_TLS_KEY: ${files.key}: no such file`],
+      // A FIFO where the key was: refused without waiting for a writer, and svc goes on answering.
+      [
+        async () => expect(Bun.spawnSync(["mkfifo", files.key]).exitCode).toBe(0),
+        `SVC_TLS_KEY: ${files.key}: not a regular file (a FIFO)`,
+      ],
     ];
     for (const [i, [breakIt, problem]] of refusals.entries()) {
       await breakIt();
       running.proc.kill("SIGHUP");
       const line = JSON.parse(await running.line(problem));
-      expect(line).toMatchObject({ level: 50, msg: `TLS certificate not reloaded, the one in use stays: ${problem}` });
+      expect(line).toMatchObject({
+        level: "error",
+        msg: `TLS certificate not reloaded, the one in use stays: ${problem}`,
+      });
       expect(errors()).toHaveLength(i + 1);
       expect(await servedFingerprint(running.base)).toBe(pki.a.fingerprint);
       expect((await fetchTls(`${running.base.replace("127.0.0.1", "localhost")}/svc/health/live`)).status).toBe(200);
     }
 
+    rmSync(files.key);
     await install(pki.b, files);
     running.proc.kill("SIGHUP");
     await running.line('"TLS certificate reloaded"');
@@ -430,6 +457,9 @@ describe("refuses to start on a TLS file it cannot use: one line naming the vari
     const proc = Bun.spawnSync([join(dir, "svc")], {
       cwd: dir,
       env: { PATH: process.env.PATH ?? "", SVC_PORT: "0", SVC_JWT_SECRET: SECRET, ...env() },
+      // A refusal is immediate; one that hangs (a FIFO read whole) is a failure, not a stuck suite.
+      timeout: 20_000,
+      killSignal: "SIGKILL",
     });
     expect({ code: proc.exitCode, stderr: proc.stderr.toString(), stdout: proc.stdout.toString() }).toEqual({
       code: 2,
@@ -479,6 +509,29 @@ describe("refuses to start on a TLS file it cannot use: one line naming the vari
       () => `svc: SVC_TLS_KEY: ${pki.dir}: a folder, not a file`,
     ),
   );
+  test("a FIFO for the key: refused without opening it for a read that would wait for a writer", async () => {
+    const fifo = join(pki.dir, "key.fifo");
+    if (!existsSync(fifo)) expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+    await refusal(
+      () => ({ SVC_TLS_CERT: pki.a.chain, SVC_TLS_KEY: fifo }),
+      () => `svc: SVC_TLS_KEY: ${fifo}: not a regular file (a FIFO)`,
+    )();
+  });
+  test(
+    "a device for the certificate, which would never end",
+    refusal(
+      () => ({ SVC_TLS_CERT: "/dev/zero", SVC_TLS_KEY: pki.a.key }),
+      () => "svc: SVC_TLS_CERT: /dev/zero: not a regular file (a character device)",
+    ),
+  );
+  test("a file far larger than any certificate chain", async () => {
+    const large = join(pki.dir, "large.pem");
+    await Bun.write(large, `${await Bun.file(pki.a.chain).text()}${"#".repeat(2 * 1024 * 1024)}`);
+    await refusal(
+      () => ({ SVC_TLS_CERT: large, SVC_TLS_KEY: pki.a.key }),
+      () => `svc: SVC_TLS_CERT: ${large}: 2.0 MiB, larger than the 1 MiB a certificate chain or key could need`,
+    )();
+  });
   test(
     "a key file that holds no key",
     refusal(

@@ -2,8 +2,11 @@
 // client reports opens and closes (and failed attempts, as closes) without saying which connection.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
+import { join } from "node:path";
+import { runCli } from "../../src/cli.ts";
 import { connectionCount } from "../../src/db/postgres/connections.ts";
 import { createTestDatabase, postgresAvailable, type TestDatabase } from "../postgres.ts";
+import { startTcpProxy } from "../tcp-proxy.ts";
 
 const available = await postgresAvailable();
 
@@ -63,5 +66,79 @@ describe.skipIf(!available)("the PostgreSQL connection count", () => {
     await turnedAway.close();
     expect(count.open()).toBe(2);
     await sql.close();
+  });
+});
+
+/**
+ * What an operator reads when svc cannot connect: at start (one line, exit 1: a supervisor retries) and from
+ * `svc check`. Each names the database, the role, the host and the port and says what happened; never the password.
+ */
+describe.skipIf(!available)("connection failures, in words", () => {
+  const PASSWORD = "pw-never-shown-8f3a";
+  const url = (role: string, port: number | string, name: string) =>
+    `postgres://${role}:${PASSWORD}@127.0.0.1:${port}/${name}`;
+
+  async function check(databaseUrl: string) {
+    let err = "";
+    const code = await runCli(
+      ["check"],
+      { SVC_DATABASE_URL: databaseUrl },
+      { out: { write: () => {} }, err: { write: (t: string) => (err += t) } },
+    );
+    return { code, err };
+  }
+
+  /** `svc serve`'s refusal: its one line on stderr and its exit code. */
+  async function start(databaseUrl: string) {
+    const proc = Bun.spawn([process.execPath, join(import.meta.dir, "..", "..", "src", "main.ts")], {
+      env: { PATH: process.env.PATH ?? "", SVC_PORT: "0", SVC_DATABASE_URL: databaseUrl, SVC_DB_CONNECT_TIMEOUT: "1s" },
+      stdout: "ignore",
+      stderr: "pipe",
+    });
+    const [code, err] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
+    return { code, err };
+  }
+
+  const cases = [
+    {
+      name: "a database that does not exist",
+      url: () => url("postgres", 5432, "svc_no_such_database"),
+      says: 'database "svc_no_such_database" does not exist (SQLSTATE 3D000)',
+    },
+    {
+      name: "a role that does not exist",
+      url: () => url("svc_no_such_role", 5432, "postgres"),
+      says: 'role "svc_no_such_role" does not exist (SQLSTATE 28000)',
+    },
+    {
+      name: "a port nothing listens on",
+      url: () => url("postgres", 1, "postgres"),
+      says: "connection refused: nothing listens at that host and port, or a firewall refuses (ERR_POSTGRES_CONNECTION_REFUSED)",
+    },
+  ];
+  for (const each of cases) {
+    test(`${each.name}: svc check and start-up say so, naming database, role, host and port`, async () => {
+      const where = each.url().replace(`:${PASSWORD}@`, "@");
+      expect(await check(each.url())).toEqual({ code: 1, err: `svc check: ${where}: ${each.says}\n` });
+      expect(await start(each.url())).toEqual({
+        code: 1,
+        err: `svc: cannot open the database ${where}: ${each.says}\n`,
+      });
+    });
+  }
+
+  test("a server that accepts and never answers: start-up says it timed out, and where", async () => {
+    const proxy = startTcpProxy(5432);
+    proxy.set("silent");
+    try {
+      const silent = url("postgres", proxy.port, "postgres");
+      const where = silent.replace(`:${PASSWORD}@`, "@");
+      expect(await start(silent)).toEqual({
+        code: 1,
+        err: `svc: cannot open the database ${where}: Connection timeout after 1s (sent startup message, but never received response) (ERR_POSTGRES_CONNECTION_TIMEOUT)\n`,
+      });
+    } finally {
+      proxy.stop();
+    }
   });
 });
