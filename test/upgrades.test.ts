@@ -159,7 +159,7 @@ describe("upgrading an SQLite database", () => {
         migration: m.name,
         snapshot: undefined,
       })),
-      { level: 30, msg: wayBack(path, snapshot, "the earlier svc"), migration: undefined, snapshot },
+      { level: "info", msg: wayBack(path, snapshot, "the earlier svc"), migration: undefined, snapshot },
     ]);
     expect(lines.findIndex((line) => line.msg === "svc listening")).toBeGreaterThan(lines.indexOf(upgrade.at(-1)!));
   });
