@@ -10,6 +10,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { S3Client, type Subprocess } from "bun";
+import { compiledBinary } from "./support/binary.ts";
 import { BUCKET, S3_ACCESS_KEY, S3_SECRET_KEY, type S3Server, startS3Server } from "../s3-server.ts";
 
 const SECRET = "backups-test-secret-of-at-least-32-bytes";
@@ -22,12 +23,7 @@ const everything: string[] = [];
 
 beforeAll(async () => {
   workdir = mkdtempSync(join(tmpdir(), "svc-backups-e2e-"));
-  binary = join(workdir, "svc");
-  const build = Bun.spawnSync([process.execPath, "src/build/compile.ts", binary], {
-    cwd: join(import.meta.dir, "..", ".."),
-    stderr: "pipe",
-  });
-  if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`);
+  binary = await compiledBinary();
   s3 = await startS3Server();
 }, 120_000);
 

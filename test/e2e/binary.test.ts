@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Glob, SQL, type Subprocess } from "bun";
 import { freePort } from "../ports.ts";
+import { compiledBinary } from "./support/binary.ts";
 import { createTestDatabase, postgresAvailable } from "../postgres.ts";
 
 const SECRET = "binary-test-secret-of-at-least-32-bytes";
@@ -15,13 +16,7 @@ let binary: string;
 
 beforeAll(async () => {
   workdir = mkdtempSync(join(tmpdir(), "svc-binary-"));
-  // `bun run build`'s own script and flags.
-  const build = Bun.spawnSync([process.execPath, "src/build/compile.ts", join(workdir, "build", "svc")], {
-    cwd: join(import.meta.dir, "..", ".."),
-    stderr: "pipe",
-  });
-  if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`);
-  binary = join(workdir, "build", "svc");
+  binary = await compiledBinary();
 }, 120_000);
 
 afterAll(() => rmSync(workdir, { recursive: true, force: true }));

@@ -11,6 +11,7 @@ import type { SvcError } from "../../client/src/errors.ts";
 import type { memoryStorage, SessionStorage } from "../../client/src/storage.ts";
 import type { Users } from "../../client/src/users.ts";
 import { createTestDatabase } from "../postgres.ts";
+import { compiledBinary } from "./support/binary.ts";
 
 /** What createClient takes as `fetch`: Bun's fetch type carries `preconnect`, which the client never calls. */
 export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -51,10 +52,9 @@ export interface Built {
   remove(): void;
 }
 
-/** `bun run build`'s script into a temp folder, and `bun client/scripts/build.ts` (what npm pack runs), at once. */
+/** The run's compiled binary (support/binary.ts), and `bun client/scripts/build.ts` (what npm pack runs), at once. */
 export async function built(): Promise<Built> {
   const workdir = mkdtempSync(join(tmpdir(), "svc-client-e2e-"));
-  const binary = join(workdir, "svc");
   const run = async (args: string[]) => {
     const proc = Bun.spawn([process.execPath, ...args], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
     const [code, out, err] = await Promise.all([
@@ -65,16 +65,22 @@ export async function built(): Promise<Built> {
     if (code !== 0) throw new Error(`${args.join(" ")} failed (${code}):\n${out}${err}`);
   };
   // Both to the end, so that neither goes on writing after a failure of the other.
-  const builds = await Promise.allSettled([run(["src/build/compile.ts", binary]), run(["client/scripts/build.ts"])]);
-  const failed = builds.find((build) => build.status === "rejected");
-  if (failed) {
+  const [binary, client] = await Promise.allSettled([compiledBinary(), run(["client/scripts/build.ts"])]);
+  const failed = [binary, client].find((build) => build.status === "rejected");
+  if (failed || binary.status !== "fulfilled") {
     rmSync(workdir, { recursive: true, force: true });
-    throw failed.reason;
+    throw failed?.reason;
   }
   // The bundle an app installs, not client/src.
   const dist = join(ROOT, "client/dist/index.js");
-  const client = (await import(dist)) as ClientModule;
-  return { binary, dist, client, workdir, remove: () => rmSync(workdir, { recursive: true, force: true }) };
+  const module = (await import(dist)) as ClientModule;
+  return {
+    binary: binary.value,
+    dist,
+    client: module,
+    workdir,
+    remove: () => rmSync(workdir, { recursive: true, force: true }),
+  };
 }
 
 export type DatabaseKind = "sqlite" | "postgres";

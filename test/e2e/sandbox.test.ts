@@ -5,9 +5,20 @@
 // here rather than on a server. Needs root, gcc, libseccomp 2, unshare, setpriv and systemd-analyze: CI has them;
 // elsewhere the file is skipped, saying so.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { compiledBinary } from "./support/binary.ts";
 
 const root = join(import.meta.dir, "..", "..");
 const JAIL_UID = 61999; // jail.sh's user
@@ -48,7 +59,7 @@ let work: string;
 let state: string;
 let bin: string;
 
-beforeAll(() => {
+beforeAll(async () => {
   if (missing.length > 0) return;
   work = mkdtempSync(join(tmpdir(), "svc-sandbox-"));
   state = join(work, "state");
@@ -56,8 +67,9 @@ beforeAll(() => {
   mkdirSync(state, { mode: 0o700 });
   chownSync(state, JAIL_UID, JAIL_UID); // as systemd gives StateDirectory= to the unit's user
   mkdirSync(bin);
-  const build = Bun.spawnSync([process.execPath, "src/build/compile.ts", join(bin, "svc")], { cwd: root });
-  if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`);
+  // A copy: the jail's user must be able to read it where the jail can see it.
+  copyFileSync(await compiledBinary(), join(bin, "svc"));
+  chmodSync(join(bin, "svc"), 0o755);
   const seccomp = [join(import.meta.dir, "sandbox", "seccomp.c"), libseccomp!];
   const cc = Bun.spawnSync(["gcc", "-O2", "-Wall", "-Werror", "-o", join(bin, "seccomp"), ...seccomp]);
   if (cc.exitCode !== 0) throw new Error(`seccomp.c: ${cc.stderr.toString()}`);

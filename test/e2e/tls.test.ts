@@ -8,6 +8,7 @@ import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { freePort } from "../ports.ts";
+import { compiledBinary } from "./support/binary.ts";
 
 const SECRET = "tls-test-secret-of-at-least-32-bytes-long";
 const METRICS_TOKEN = "metrics-token-of-at-least-24-characters";
@@ -22,12 +23,7 @@ let pki: Pki;
 
 beforeAll(async () => {
   workdir = mkdtempSync(join(tmpdir(), "svc-tls-"));
-  const build = Bun.spawnSync([process.execPath, "src/build/compile.ts", join(workdir, "build", "svc")], {
-    cwd: join(import.meta.dir, "..", ".."),
-    stderr: "pipe",
-  });
-  if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`);
-  binary = join(workdir, "build", "svc");
+  binary = await compiledBinary();
   pki = await makePki(join(workdir, "pki"));
 }, 120_000);
 
