@@ -4,7 +4,7 @@
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { CLI_ORIGIN, isAuditAction, AUDIT_ACTIONS } from "../audit/model.ts";
 import type { Config } from "../config.ts";
-import { describeDatabase, openStore } from "../db/open.ts";
+import { describeDatabase, openFailure, openStore } from "../db/open.ts";
 import { ROLES, type AuditFilter, type Role, type Store, type UserRecord } from "../db/store.ts";
 import { AppError, UsageError } from "../errors.ts";
 import { parseId } from "../ids.ts";
@@ -35,7 +35,9 @@ export async function withServices<T>(
   work: (store: Store, services: ReturnType<typeof accountServices>) => Promise<T>,
 ): Promise<T> {
   // Never migrated here (only serve and migrate do): one an earlier svc migrated is refused in one line.
-  const store = await openStore(config.database, { existing: true });
+  const store = await openStore(config.database, { existing: true }).catch((error: unknown) => {
+    throw openFailure(config.database, error);
+  });
   io.err.write(`svc ${command}: using ${describeDatabase(config.database)}\n`);
   try {
     const { logger } = createLoggers("warn", { write: (line: string) => void io.err.write(line) });

@@ -4,7 +4,7 @@
 // migrate makes a new one); nothing is created by a copy.
 import { parseArgs } from "node:util";
 import { ConfigError, parseDatabaseUrl, type Env } from "../config.ts";
-import { describeDatabase, openStore } from "../db/open.ts";
+import { describeDatabase, openFailure, openStore } from "../db/open.ts";
 import {
   CATEGORY_FIELDS,
   LoadRefused,
@@ -70,9 +70,15 @@ export async function runCopy(args: string[], env: Env, out: Output): Promise<nu
   const stores: Store[] = [];
   try {
     // Neither is migrated (only serve and migrate do): one an earlier svc migrated is refused in one line.
-    const source = await openStore(from, { existing: true });
+    const source = await openStore(from, { existing: true }).catch((error: unknown) => {
+      throw openFailure(from, error);
+    });
     stores.push(source);
-    const target = await openStore(to, { existing: true }).catch(makeItFirst);
+    const target = await openStore(to, { existing: true })
+      .catch(makeItFirst)
+      .catch((error: unknown) => {
+        throw openFailure(to, error);
+      });
     stores.push(target);
     const expected = await source.counts();
     const present = await target.counts();

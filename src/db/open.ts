@@ -1,11 +1,30 @@
 // Opens the store SVC_DATABASE_URL names, migrated and ready. Each database's code is imported when it
 // is the one in use: svc on SQLite never loads the PostgreSQL driver's code, nor the other way round.
 import type { DatabaseConfig } from "../config.ts";
-import type { OpenOptions, Store, VersionedStore } from "./store.ts";
+import { describeError } from "../safe-errors.ts";
+import { describeDatabase } from "./describe.ts";
+import { NoSuchDatabase, type OpenOptions, type Store, type VersionedStore } from "./store.ts";
+import { BehindDatabase, NewerDatabase } from "./upgrades.ts";
 
 export { describeDatabase } from "./describe.ts";
 export { setAsideNotice } from "./store.ts";
 export { upgradeLogLine } from "./upgrades.ts";
+
+/** A PostgreSQL database a command could not reach, said with where it was tried. */
+export class CannotOpen extends Error {
+  override name = "CannotOpen";
+}
+
+/**
+ * What a command says when opening `database` failed: a PostgreSQL connection's failure with the database,
+ * role, host and port it was tried at (never the password), as serve's start-up line does. svc's own
+ * refusals, and SQLite's failures, already name the file.
+ */
+export function openFailure(database: DatabaseConfig, error: unknown): unknown {
+  const named = error instanceof NoSuchDatabase || error instanceof NewerDatabase || error instanceof BehindDatabase;
+  if (database.kind !== "postgres" || named) return error;
+  return new CannotOpen(`cannot open the database ${describeDatabase(database)}: ${describeError(error)}`);
+}
 
 export async function openStore(database: DatabaseConfig, options: OpenOptions = {}): Promise<VersionedStore> {
   if (database.kind === "sqlite") return (await import("./sqlite/store.ts")).openSqliteStore(database.path, options);

@@ -78,10 +78,10 @@ describe.skipIf(!available)("connection failures, in words", () => {
   const url = (role: string, port: number | string, name: string) =>
     `postgres://${role}:${PASSWORD}@127.0.0.1:${port}/${name}`;
 
-  async function check(databaseUrl: string) {
+  async function check(databaseUrl: string, argv = ["check"]) {
     let err = "";
     const code = await runCli(
-      ["check"],
+      argv,
       { SVC_DATABASE_URL: databaseUrl },
       { out: { write: () => {} }, err: { write: (t: string) => (err += t) } },
     );
@@ -120,6 +120,11 @@ describe.skipIf(!available)("connection failures, in words", () => {
     test(`${each.name}: svc check and start-up say so, naming database, role, host and port`, async () => {
       const where = each.url().replace(`:${PASSWORD}@`, "@");
       expect(await check(each.url())).toEqual({ code: 1, err: `svc check: ${where}: ${each.says}\n` });
+      // Every other command too: an operator's `svc user list` names where it tried.
+      expect(await check(each.url(), ["user", "list"])).toEqual({
+        code: 1,
+        err: `svc user: cannot open the database ${where}: ${each.says}\n`,
+      });
       expect(await start(each.url())).toEqual({
         code: 1,
         err: `svc: cannot open the database ${where}: ${each.says}\n`,
