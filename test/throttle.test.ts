@@ -127,4 +127,31 @@ describe("the login throttle", () => {
     await ok.succeeded();
     expect((await store.get("client:x"))?.failures).toBe(3);
   });
+
+  test("an attempt between the account's reservation and the client's is in flight: a right password waits for it", async () => {
+    // On PostgreSQL the two reservations are two round trips. An attempt arriving between them saw the
+    // account full and nothing in flight here, and was refused at once: correct passwords got 429 in a burst.
+    const memory = memoryThrottleStore();
+    let release = () => {};
+    const clientGate = new Promise<void>((resolve) => (release = resolve));
+    const gated = {
+      ...memory,
+      async transition(key: string, step: Parameters<typeof memory.transition>[1]) {
+        if (key === "client:x") await clientGate;
+        return memory.transition(key, step);
+      },
+    } as typeof memory;
+    const t = createLoginThrottle(gated, settings, () => Date.parse("2026-01-01T00:00:00.000Z"));
+    const first = Array.from({ length: 5 }, () => t.reserve("user:a", "client:x"));
+    // Every one of the five has its account reservation, none its client's yet.
+    while ((await memory.get("user:a"))?.failures !== 5) await new Promise((resolve) => setImmediate(resolve));
+    const right = t.reserve("user:a", "client:y");
+    expect(await settled(right)).toBe(false);
+    release();
+    const reserved = await Promise.all(first);
+    await reserved[0]!.succeeded();
+    for (const reservation of reserved) reservation[Symbol.dispose]();
+    using ok = await right;
+    await ok.succeeded();
+  });
 });

@@ -93,8 +93,8 @@ export function createLoginThrottle(
     return { blocked: "client" as const, waitMs: client };
   }
 
+  /** The reservation made; the attempt was counted in flight (inFlight.enter) before its first step. */
   function reservation(accountKey: string, clientKey: string): Reservation {
-    inFlight.enter(accountKey);
     let done = false;
     const finish = (succeeded: boolean) => {
       if (done) return;
@@ -116,8 +116,19 @@ export function createLoginThrottle(
     async reserve(accountKey, clientKey) {
       const deadline = inFlight.deadline();
       for (;;) {
-        const refused = await reserveOnce(accountKey, clientKey);
+        // In flight from before its first step: the account's reservation and the client's are two round
+        // trips on PostgreSQL, and an attempt that found the account full between them, with nothing in
+        // flight here yet, would be refused instead of waiting for this one.
+        inFlight.enter(accountKey);
+        let refused: Awaited<ReturnType<typeof reserveOnce>>;
+        try {
+          refused = await reserveOnce(accountKey, clientKey);
+        } catch (error) {
+          inFlight.leave(accountKey, false);
+          throw error;
+        }
         if (!refused) return reservation(accountKey, clientKey);
+        inFlight.leave(accountKey, false);
         // A blocked client waits for nothing; a blocked account, for its attempts in flight here.
         if (refused.blocked === "client" || !(await inFlight.wait(accountKey, deadline))) throw blocked(refused.waitMs);
       }

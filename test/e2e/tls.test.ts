@@ -604,7 +604,13 @@ describe("the operations listener, in production", () => {
         const stranger = await fetch(`http://${OUTSIDE}:${new URL(publicBase).port}/svc/health`);
         expect({ moment, body: await stranger.json() }).toEqual({
           moment,
-          body: { service: "svc", status: "ok", checks: { database: "ok", storage: "ok" } },
+          body: {
+            service: "svc",
+            version: expect.any(String),
+            environment: "production",
+            status: "ok",
+            checks: { database: "ok", storage: "ok" },
+          },
         });
       }
       const full = await (await fetch(`${ops}/svc/health`)).json();
