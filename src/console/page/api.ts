@@ -59,9 +59,9 @@ client.auth.onChange((session) => {
   // The console's own sign-in and sign-out say so themselves; renewals of the same account change nothing.
   if (!shown) return;
   const user = session?.user ?? null;
-  if (user && user.id === shown.id && user.role === shown.role) return void (shown = user);
+  const same = user !== null && user.id === shown.id && user.role === shown.role;
   shown = user && admin(user);
-  onChange(shown);
+  if (!same) onChange(shown);
 });
 
 /** Signs in; only an administrator's session is kept. */
