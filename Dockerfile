@@ -5,8 +5,11 @@
 FROM oven/bun:1.4.5 AS build
 WORKDIR /src
 COPY package.json bun.lock bunfig.toml tsconfig.json ./
+# @svc/client is a workspace of the project's: the console is built on it.
+COPY client/package.json ./client/
 RUN bun install --frozen-lockfile
 COPY src ./src
+COPY client/src ./client/src
 COPY schema ./schema
 COPY drizzle ./drizzle
 RUN bun run build && mkdir -p /data

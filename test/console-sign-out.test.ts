@@ -1,7 +1,11 @@
-// The console's session (src/console/page/api.ts) without a browser: the page's own module, run by Bun
-// against a listening svc, with the browser's part of a same-origin fetch stood in for (the Origin header
-// on a POST, one cookie jar that honours Path). The page itself is test/e2e/console-browser.test.ts.
+// The console's session (src/console/page/api.ts, on @svc/client) without a browser: the page's own module,
+// bundled as the page is and run by Bun against a listening svc, with the browser's part of a same-origin fetch
+// stood in for (the page's location, the Origin header on a POST, one cookie jar that honours Path). The page
+// itself is test/e2e/console-browser.test.ts.
 import { afterAll, beforeEach, expect, setSystemTime, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { expectProblem, promote, testApp } from "./helpers.ts";
 
 const svc = await testApp();
@@ -14,14 +18,16 @@ const jar = new Map<string, { value: string; path: string }>();
 /** Every request the page made, as sent. */
 const sent: Array<{ path: string; method: string; headers: Headers; body: unknown }> = [];
 const realFetch = globalThis.fetch;
-globalThis.fetch = (async (path: string, init: RequestInit = {}) => {
+globalThis.fetch = (async (input: string | URL, init: RequestInit = {}) => {
+  const url = new URL(input, ORIGIN);
+  const path = `${url.pathname}${url.search}`;
   const headers = new Headers(init.headers);
   const method = init.method ?? "GET";
   if (method !== "GET") headers.set("origin", ORIGIN);
   const cookies = [...jar].filter(([, cookie]) => path.startsWith(cookie.path));
   if (cookies.length) headers.set("cookie", cookies.map(([name, cookie]) => `${name}=${cookie.value}`).join("; "));
   sent.push({ path, method, headers, body: typeof init.body === "string" ? JSON.parse(init.body) : undefined });
-  const response = await realFetch(new URL(path, ORIGIN), { ...init, headers });
+  const response = await realFetch(url, { ...init, headers });
   for (const line of response.headers.getSetCookie()) {
     const cookie = Bun.Cookie.parse(line);
     if (cookie.maxAge === 0) jar.delete(cookie.name);
@@ -36,10 +42,21 @@ beforeEach(() => {
   sent.length = 0;
 });
 
-// A path the root tsconfig does not follow: the page is typed with the DOM's library, in its own project.
-const PAGE_API = "../src/console/page/api.ts";
+// The page's module as the console's build makes it: @svc/client from its source (the svc-source condition,
+// which Bun's runtime cannot be told of but by a flag), for a browser. The page's client is on its origin.
+const built = mkdtempSync(join(tmpdir(), "svc-console-api-"));
+afterAll(() => rmSync(built, { recursive: true, force: true }));
+const bundle = await Bun.build({
+  entrypoints: [join(import.meta.dir, "..", "src", "console", "page", "api.ts")],
+  outdir: built,
+  target: "browser",
+  conditions: ["svc-source"],
+});
+if (!bundle.success) throw new AggregateError(bundle.logs, "the console's api.ts did not build");
+Object.assign(globalThis, { location: { origin: ORIGIN } });
+afterAll(() => Reflect.deleteProperty(globalThis, "location"));
 // any: the page's module, typed by its own project (src/console/page/tsconfig.json), not this one.
-const page: any = await import(PAGE_API);
+const page: any = await import(bundle.outputs[0]!.path);
 
 const root = await svc.signUp("root");
 await promote(svc.store, root.user.id);
@@ -74,7 +91,7 @@ test("signs in in cookie mode: the refresh token only in the cookie, which resum
   await page.signOut();
 });
 
-test("requests refused for an expired access token share one refresh, and go through after it", async () => {
+test("requests made after the access token expired share one refresh, and go through after it", async () => {
   await page.signIn("root", root.password);
   sent.length = 0;
   // Idle past the access token's 15 minutes.
@@ -86,8 +103,10 @@ test("requests refused for an expired access token share one refresh, and go thr
       "root",
       "root",
     ]);
-    // Each sent twice (refused, then with the new token), after one refresh between them.
-    expect(sent.filter(({ path }) => path === "/svc-api/v1/users/me")).toHaveLength(6);
+    // Each sent once, with the new token: the client renews a token it knows has expired before sending, rather
+    // than have svc refuse it (the refusal and the one retry after it: test/client/request.test.ts).
+    expect(sent.filter(({ path }) => path === "/svc-api/v1/users/me")).toHaveLength(3);
+    expect(sent.findIndex(({ path }) => path === "/svc-api/v1/auth/refresh")).toBe(0);
     expect(sent.filter(({ path }) => path === "/svc-api/v1/auth/refresh")).toHaveLength(1);
     await page.signOut();
   } finally {
@@ -145,4 +164,45 @@ test("a user who is not an administrator is signed out at once, by the cookie ju
   await expect(page.signIn("ann", ann.password)).rejects.toThrow("Not an administrator");
   expect(jar.size).toBe(0);
   expect((await svc.call("GET", "/svc-api/v1/auth/sessions", { token: ann.token })).body).toHaveLength(1);
+});
+
+test("the page's session is @svc/client's: a sign-out while a renewal is on its way waits for it, and stays", async () => {
+  const sessions = async () => (await svc.call("GET", "/svc-api/v1/auth/sessions", { token: root.token })).body;
+  const before = (await sessions()).length;
+  await page.signIn("root", root.password);
+  expect(await sessions()).toHaveLength(before + 1);
+  expect(page.client.auth.session.user.username).toBe("root");
+  // svc's answer to the renewal is held on its way to the page until the sign-out has begun.
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let renewing!: () => void;
+  const renewalSent = new Promise<void>((resolve) => (renewing = resolve));
+  const shim = globalThis.fetch;
+  globalThis.fetch = (async (input: string | URL, init?: RequestInit) => {
+    const response = await shim(input, init);
+    if (new URL(input, ORIGIN).pathname.endsWith("/auth/refresh")) {
+      renewing();
+      await held;
+    }
+    return response;
+  }) as typeof fetch;
+  const cookie = jar.get("svc_refresh")!.value;
+  setSystemTime(new Date(Date.now() + 901_000));
+  try {
+    const asking = page.request("GET", "/users/me").catch(() => null);
+    await renewalSent;
+    const leaving = page.signOut();
+    release();
+    await asking;
+    await leaving;
+  } finally {
+    setSystemTime();
+    globalThis.fetch = shim;
+  }
+  expect(page.client.auth.session).toBeNull();
+  expect(jar.size).toBe(0);
+  // Ended on svc by the cookie the renewal left: neither it nor the one before it refreshes.
+  expectProblem(await refreshBy(cookie), 401, "invalid_refresh_token");
+  expect(await page.resume()).toBeNull();
+  expect(await sessions()).toHaveLength(before);
 });

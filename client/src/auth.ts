@@ -42,6 +42,8 @@ export interface AuthOptions {
   storageKey: string;
   /** The longest a refresh may take before it counts as no answer (network_error); 30 s by default. */
   renewTimeoutMs?: number;
+  /** Renew on a timer when the token is due, calls or not (a page left open stays signed in). */
+  keepAlive?: boolean;
 }
 
 /** Renewed this long before it expires: a fifth of its life, at most 30 s. */
@@ -50,6 +52,8 @@ const RENEW_AT_MOST_MS = 30_000;
 
 const AUTH = "/svc-api/v1/auth";
 const RENEW_TIMEOUT_MS = 30_000;
+/** The longest delay setTimeout takes (about 24.8 days; a longer one fires at once). */
+const LONGEST_TIMEOUT_MS = 2 ** 31 - 1;
 
 export class Auth {
   readonly #http: Http;
@@ -58,6 +62,9 @@ export class Auth {
   readonly #key: string;
   readonly #lockName: string;
   readonly #renewTimeoutMs: number;
+  readonly #keepAlive: boolean;
+  /** keepAlive: the renewal due next. */
+  #timer: ReturnType<typeof setTimeout> | undefined;
   /** What the renewal lock is held on: the shared store, or (cookie mode: the browser's cookie) the site. */
   readonly #holder: object;
   readonly #listeners = new Set<(session: Session | null) => void>();
@@ -80,6 +87,7 @@ export class Auth {
     this.#storage = options.storage;
     this.#key = options.storageKey;
     this.#renewTimeoutMs = options.renewTimeoutMs ?? RENEW_TIMEOUT_MS;
+    this.#keepAlive = options.keepAlive ?? false;
     this.#lockName = `svc-session:${http.baseUrl}:${this.#key}`;
     this.#holder = options.mode === "cookie" ? siteHolder(http.baseUrl) : options.storage;
     this.ready = this.mode === "json" ? this.#reload(false) : Promise.resolve();
@@ -98,6 +106,7 @@ export class Auth {
 
   /** Stops listening to the store and the other tabs; the session stays where it is kept. */
   close(): void {
+    clearTimeout(this.#timer);
     this.#channel?.close();
     this.#unsubscribe?.();
     this.#listeners.clear();
@@ -234,8 +243,27 @@ export class Auth {
   }
 
   #dueForRenewal(held: Held): boolean {
-    const margin = Math.min(RENEW_AT_MOST_MS, (held.expiresAt - held.issuedAt) * RENEW_SHARE);
-    return Date.now() >= held.expiresAt - margin;
+    return Date.now() >= renewAt(held);
+  }
+
+  /**
+   * keepAlive: renews when the session held now is due, whether or not a call needs it. Each client (each tab)
+   * renews on its own timer, so an idle page's session lives on with the page. A renewal that fails is not
+   * tried again here: the next call tries.
+   */
+  #schedule(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const held = this.#held;
+    if (!this.#keepAlive || !held) return;
+    const delay = Math.min(Math.max(0, renewAt(held) - Date.now()), LONGEST_TIMEOUT_MS);
+    this.#timer = setTimeout(() => {
+      if (this.#held !== held) return;
+      if (!this.#dueForRenewal(held)) return this.#schedule();
+      this.#renew(held.token, true).catch(() => {});
+    }, delay);
+    // Node and Bun: a timer would keep the process alive after its last call.
+    (this.#timer as { unref?: () => void }).unref?.();
   }
 
   /**
@@ -313,6 +341,7 @@ export class Auth {
   }
 
   #notify(): void {
+    this.#schedule();
     const session = this.session;
     for (const listener of this.#listeners) listener(session);
   }
@@ -344,7 +373,13 @@ export class Auth {
     if (JSON.stringify(held) === JSON.stringify(this.#held)) return;
     this.#held = held;
     if (notify) this.#notify();
+    else this.#schedule();
   }
+}
+
+/** When a token is renewed: a fifth of its life before it expires, at most 30 s before. */
+function renewAt(held: Held): number {
+  return held.expiresAt - Math.min(RENEW_AT_MOST_MS, (held.expiresAt - held.issuedAt) * RENEW_SHARE);
 }
 
 function heldFrom(pair: TokenPair, user: Me, mode: SessionMode): Held {

@@ -8,7 +8,7 @@ import {
   type TypedDocument,
   type UntypedDocument,
 } from "./graphql.js";
-import { type Fetch, Http } from "./http.js";
+import { answerOf, type Fetch, Http, type Method, nextLink } from "./http.js";
 import { memoryStorage, type SessionStorage } from "./storage.js";
 import { Users } from "./users.js";
 
@@ -29,8 +29,33 @@ export interface ClientOptions {
    * holds the lock every call, client and tab of the session waits on.
    */
   renewTimeoutMs?: number;
+  /**
+   * Renew the access token when it is due even while no call is made (false by default: an idle client renews
+   * at its next call). For a page left open that should stay signed in, as svc's admin console does.
+   */
+  keepAlive?: boolean;
   /** A fetch of your own (a test's, a proxy's); the global one by default. */
   fetch?: Fetch;
+}
+
+/** A call to a route the client does not wrap (`client.request`). */
+export interface RequestOptions {
+  /** Sent as JSON; left out, no body. */
+  body?: unknown;
+  /** Added to the URL's query. */
+  query?: Record<string, string | number | undefined>;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+/** What `client.request` answers: a success, read. */
+export interface Answer<T> {
+  status: number;
+  headers: Headers;
+  /** The answer's JSON; undefined for 204 No Content. */
+  body: T;
+  /** The next page's URL, from a Link header's rel="next" (svc's lists); null on the last page. */
+  next: string | null;
 }
 
 export interface Client {
@@ -39,6 +64,13 @@ export interface Client {
   readonly categories: Categories;
   /** Stops listening to other tabs and the store (a script can then exit); the session is kept. */
   close(): void;
+  /**
+   * A call to any route of svc's, as the client makes its own: JSON in and out, the session's token (renewed
+   * first when due; on a 401 renewed and the call sent again once). For the routes the client does not wrap
+   * (`/svc-api/v1/admin/...`); `path` is from the site root, or a whole URL on svc's origin (a `next`). A
+   * failure throws SvcError.
+   */
+  request<T = unknown>(method: Method, path: string, options?: RequestOptions): Promise<Answer<T>>;
   /** Runs a query or mutation: typed by a typed document (graphql-codegen), else `unknown` unless you say. */
   graphql<Result, Variables extends object = Record<string, unknown>>(
     document: TypedDocument<Result, Variables>,
@@ -68,12 +100,18 @@ export function createClient(options: ClientOptions = {}): Client {
     storage: options.storage ?? memoryStorage(),
     storageKey: options.storageKey ?? "svc.session",
     renewTimeoutMs: options.renewTimeoutMs,
+    keepAlive: options.keepAlive,
   });
   return {
     auth,
     users: new Users(http, auth),
     categories: new Categories(http, auth),
     close: () => auth.close(),
+    request: async <T>(method: Method, path: string, request: RequestOptions = {}): Promise<Answer<T>> => {
+      const response = await auth.authorized({ method, path, ...request });
+      const body = await answerOf<T>(response);
+      return { status: response.status, headers: response.headers, body, next: nextLink(response.headers.get("link")) };
+    },
     graphql: <Result>(document: Document, variables?: object, requestOptions?: GraphQLRequestOptions) =>
       runGraphQL<Result>(auth, document, variables, requestOptions),
   };

@@ -11,8 +11,10 @@ export interface HttpOptions {
   credentials: RequestCredentials;
 }
 
+export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
 export interface Call {
-  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  method: Method;
   /** From the site root, or a whole URL (a Link header's). */
   path: string;
   query?: Record<string, string | number | undefined>;
@@ -90,4 +92,13 @@ export async function answerOf<T>(response: Response): Promise<T> {
       cause: error,
     });
   }
+}
+
+/** The URL of a Link header's rel="next", or null. */
+export function nextLink(header: string | null): string | null {
+  for (const part of header?.split(",") ?? []) {
+    const match = /<([^>]*)>\s*;(.*)/.exec(part.trim());
+    if (match && /\brel="?next"?/.test(match[2] ?? "")) return match[1] ?? null;
+  }
+  return null;
 }

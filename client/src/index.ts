@@ -1,6 +1,6 @@
 // @svc/client: svc's REST and GraphQL from browsers, Bun and Node 20+.
-export { createClient, type Client, type ClientOptions } from "./client.js";
-export type { Fetch } from "./http.js";
+export { createClient, type Answer, type Client, type ClientOptions, type RequestOptions } from "./client.js";
+export type { Fetch, Method } from "./http.js";
 export type { Auth, LogoutScope, Me, Session, SessionMode } from "./auth.js";
 export type { NewUser, PasswordChange, User, UserChanges, UserList, Users } from "./users.js";
 export type {

@@ -2,7 +2,7 @@
 import type { Auth, Me } from "./auth.js";
 import type { components } from "./openapi.generated.js";
 import { SvcError } from "./errors.js";
-import { answerOf, type Call, type Http } from "./http.js";
+import { answerOf, type Call, type Http, nextLink } from "./http.js";
 
 export type User = components["schemas"]["User"];
 /** `invitation`: the code an administrator issued, where svc takes sign-ups by invitation (SVC_SIGNUP=invite). */
@@ -94,13 +94,4 @@ export class Users {
   async #call<T>(call: Call): Promise<T> {
     return answerOf<T>(await this.#auth.authorized(call));
   }
-}
-
-/** The URL of a Link header's rel="next", or null. */
-function nextLink(header: string | null): string | null {
-  for (const part of header?.split(",") ?? []) {
-    const match = /<([^>]*)>\s*;(.*)/.exec(part.trim());
-    if (match && /\brel="?next"?/.test(match[2] ?? "")) return match[1] ?? null;
-  }
-  return null;
 }

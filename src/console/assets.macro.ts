@@ -23,7 +23,19 @@ export function consoleFiles(publicPath: string): ConsoleFile[] {
   try {
     const entry = join(import.meta.dir, "page", "index.html");
     const built = Bun.spawnSync(
-      [process.execPath, "build", entry, "--outdir", out, "--minify", "--public-path", `${publicPath}/`],
+      // svc-source: @svc/client (a workspace package) from its source, as the console's tsconfig reads it.
+      [
+        process.execPath,
+        "build",
+        entry,
+        "--outdir",
+        out,
+        "--minify",
+        "--public-path",
+        `${publicPath}/`,
+        "--conditions",
+        "svc-source",
+      ],
       { stderr: "pipe", stdout: "pipe" },
     );
     if (built.exitCode !== 0) throw new Error(`the console did not build: ${built.stderr.toString()}`);

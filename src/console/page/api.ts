@@ -1,16 +1,17 @@
-// Talking to svc's own API, same origin, in cookie mode: the refresh token is in svc's HttpOnly cookie,
-// which no script can read, and the access token lives only in memory; nothing goes to the page's
-// storage. A reload or a duplicated tab resumes the session by one refresh through the cookie. The
-// browser keeps one cookie for every tab, so each refreshes with the latest refresh token, and tabs
-// refreshing at once get the same successor (svc's reuse window). Within a tab, one refresh at a time:
-// shortly before the access token expires, and on a 401, shared by every request waiting on it.
-import type { components } from "../../../client/src/openapi.generated.ts";
+// The console is a client of svc like any other: @svc/client in cookie mode, on the page's own origin. The
+// refresh token is in svc's HttpOnly cookie, which no script can read; the access token lives in memory only,
+// shared with the page's other tabs (nothing goes to the page's storage). The client renews it (one refresh at a
+// time across the tabs, bounded, on a timer while the page is open, and on a 401) and keeps a sign-out from being
+// undone by a renewal on its way. What is left here: the administrator rule, the admin routes the client does not
+// wrap (through its `request`), and the pages' ApiError.
+import { type Answer as ClientAnswer, createClient, isSvcError, type Me, type Method } from "@svc/client";
+
+export type { Me };
 
 const API = "/svc-api/v1";
-/** How long before the access token expires it is renewed: a minute, or a fifth of a shorter lifetime. */
-const RENEW_AHEAD_MS = 60_000;
-/** The longest delay setTimeout takes (about 24.8 days; a longer one fires at once). */
-const LONGEST_TIMEOUT_MS = 2 ** 31 - 1;
+
+/** The page's one client: its session is the console's. */
+export const client = createClient({ mode: "cookie", keepAlive: true });
 
 /** An answer that was not a success, as the API's problem details (or GraphQL's error) tell it. */
 export class ApiError extends Error {
@@ -24,23 +25,27 @@ export class ApiError extends Error {
   }
 }
 
-export type Me = components["schemas"]["Me"];
-
-/** A cookie-mode answer of login and refresh: the refresh token went to the cookie. */
-interface Session {
-  token: string;
-  expires_in: number;
-  user: Me;
+/** The client's SvcError as the pages show it; GraphQL's codes by name ("Conflict"), REST's by svc's title. */
+function apiError(error: unknown): unknown {
+  if (!isSvcError(error)) return error;
+  if (error.graphqlCode !== null)
+    return new ApiError(titleOf(error.graphqlCode), error.detail, error.status, error.graphqlCode);
+  return new ApiError(error.title, error.detail, error.status, error.code);
 }
 
-let access: string | null = null;
-/** The account of the session, once signed in or resumed. */
-let account: Me | null = null;
-let refreshing: Promise<boolean> | null = null;
-let renewal: ReturnType<typeof setTimeout> | undefined;
+async function call<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw apiError(error);
+  }
+}
+
+/** The administrator the console shows; null while it shows the sign-in. */
+let shown: Me | null = null;
 let onChange: (me: Me | null) => void = () => {};
-/** Aborted when the session ends here: every subscription's stream stops with it. */
-let streams = new AbortController();
+
+const admin = (me: Me): Me | null => (me.role === "admin" ? me : null);
 
 /**
  * Called when the session changes under the console: null when it is gone (refused refresh, signed out in
@@ -50,130 +55,53 @@ export function whenSessionChanges(callback: (me: Me | null) => void): void {
   onChange = callback;
 }
 
-async function problem(response: Response): Promise<ApiError> {
-  try {
-    const body = (await response.json()) as { title?: string; detail?: string; code?: string };
-    return new ApiError(body.title ?? response.statusText, body.detail ?? "", response.status, body.code ?? "");
-  } catch {
-    return new ApiError(response.statusText || "Error", `The server answered ${response.status}.`, response.status, "");
-  }
-}
-
-/**
- * A POST to the auth routes, with the cookie. Always a JSON body: svc refuses a request the cookie
- * authenticates unless it is one no cross-site form can send. Never an access token: the cookie names
- * the session.
- */
-function postWithCookie(path: string, body: unknown = {}): Promise<Response> {
-  return fetch(`${API}/auth${path}`, {
-    method: "POST",
-    credentials: "same-origin",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-}
-
-/** Keeps the session's access token, and renews it shortly before it expires. */
-function start(session: Session): void {
-  access = session.token;
-  account = session.user;
-  clearTimeout(renewal);
-  const lifetime = session.expires_in * 1000;
-  renewal = setTimeout(renew, Math.min(lifetime - Math.min(RENEW_AHEAD_MS, lifetime / 5), LONGEST_TIMEOUT_MS));
-}
-
-function forget(): void {
-  access = null;
-  account = null;
-  clearTimeout(renewal);
-  streams.abort();
-  streams = new AbortController();
-}
-
-function renew(): void {
-  // Unreachable or refusing for now (not a 400 or 401): the next request's 401 tries again.
-  refresh().catch(() => {});
-}
-
-/**
- * Trades the cookie for a new access token (svc rotates the cookie). false when there is no session:
- * no cookie (400) or one svc refused (401, and svc cleared it). Any other failure is thrown.
- */
-function refresh(): Promise<boolean> {
-  refreshing ??= (async () => {
-    const response = await postWithCookie("/refresh");
-    if (response.status === 400 || response.status === 401) {
-      const had = account !== null;
-      forget();
-      if (had) onChange(null);
-      return false;
-    }
-    if (!response.ok) throw await problem(response);
-    const before = account;
-    const session = (await response.json()) as Session;
-    start(session);
-    if (before && (before.id !== session.user.id || session.user.role !== before.role)) onChange(admin(session.user));
-    return true;
-  })().finally(() => {
-    refreshing = null;
-  });
-  return refreshing;
-}
-
-const admin = (me: Me): Me | null => (me.role === "admin" ? me : null);
+client.auth.onChange((session) => {
+  // The console's own sign-in and sign-out say so themselves; renewals of the same account change nothing.
+  if (!shown) return;
+  const user = session?.user ?? null;
+  const same = user !== null && user.id === shown.id && user.role === shown.role;
+  shown = user && admin(user);
+  if (!same) onChange(shown);
+});
 
 /** Signs in; only an administrator's session is kept. */
 export async function signIn(username: string, password: string): Promise<Me> {
-  const response = await postWithCookie("/login", { username, password, mode: "cookie" });
-  if (!response.ok) throw await problem(response);
-  const session = (await response.json()) as Session;
-  if (!admin(session.user)) {
+  const { user } = await call(() => client.auth.login({ username, password }));
+  if (!admin(user)) {
     // Not kept: the session just started is ended at once, by the cookie it set (which svc clears).
-    await postWithCookie("/logout");
+    await client.auth.logout().catch(() => {});
     throw new ApiError(
       "Not an administrator",
-      `${session.user.username} is not an administrator of this svc.`,
+      `${user.username} is not an administrator of this svc.`,
       403,
       "forbidden",
     );
   }
-  start(session);
-  return session.user;
+  shown = user;
+  return user;
 }
 
 /** Resumes the session the cookie holds (after a reload, in a duplicated tab). null: none to resume. */
 export async function resume(): Promise<Me | null> {
-  if (!(await refresh()) || !account) return null;
-  return admin(account);
+  const session = await call(() => client.auth.refresh());
+  shown = session && admin(session.user);
+  return shown;
 }
 
 /**
- * Ends this session on the server (its tokens stop working, svc clears the cookie), then here. By the
- * cookie, which outlives the access token: after a long idle the access token has expired, and a logout
- * by it would be refused while the session went on.
+ * Ends this session on the server (its tokens stop working, svc clears the cookie), then here, in every tab.
+ * By the cookie, which outlives the access token, after any renewal on its way (the client waits for it).
  */
 export async function signOut(): Promise<void> {
-  // A refresh under way would rotate the cookie after the logout had named the one it replaces.
-  await refreshing?.catch(() => {});
-  const response = await postWithCookie("/logout");
-  // 400 or 401: no cookie, or one already spent: the session had ended. Otherwise it goes on: say so.
-  if (!response.ok && response.status !== 400 && response.status !== 401) throw await problem(response);
-  forget();
-}
-
-/**
- * Sends with the access token; on a 401, sends once more after one refresh (none when another request
- * renewed the token meanwhile). A 401 after that: the session is gone.
- */
-async function authorized(send: (token: string | null) => Promise<Response>): Promise<Response> {
-  const sent = access;
-  let response = await send(sent);
-  if (response.status === 401 && (access !== sent || (await refresh()))) response = await send(access);
-  if (response.status === 401) {
-    forget();
-    onChange(null);
+  const was = shown;
+  shown = null;
+  try {
+    await call(() => client.auth.logout());
+  } catch (error) {
+    // No answer: the session goes on, and signing out can be tried again.
+    shown = client.auth.session ? was : null;
+    throw error;
   }
-  return response;
 }
 
 export interface Answer<T> {
@@ -183,86 +111,18 @@ export interface Answer<T> {
 }
 
 /** A call to the REST API (path under /svc-api/v1, or absolute); one refresh and retry on 401. */
-export async function request<T = unknown>(method: string, path: string, body?: unknown): Promise<Answer<T>> {
+export async function request<T = unknown>(method: Method, path: string, body?: unknown): Promise<Answer<T>> {
   const url = path.startsWith("/svc") ? path : `${API}${path}`;
-  const response = await authorized((token) =>
-    fetch(url, {
-      method,
-      headers: {
-        ...(body !== undefined && { "content-type": "application/json" }),
-        ...(token && { authorization: `Bearer ${token}` }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    }),
-  );
-  if (!response.ok) throw await problem(response);
-  const next = /<([^>]+)>;\s*rel="next"/.exec(response.headers.get("link") ?? "")?.[1] ?? null;
-  return { body: (response.status === 204 ? null : await response.json()) as T, next };
+  const answer: ClientAnswer<T> = await call(() => client.request<T>(method, url, { body }));
+  return { body: (answer.status === 204 ? null : answer.body) as T, next: answer.next };
 }
 
 /** A GraphQL operation; its first error becomes an ApiError with the error's code. */
-export async function graphql<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
-  const response = await authorized((token) =>
-    fetch("/graphql", {
-      method: "POST",
-      headers: { "content-type": "application/json", ...(token && { authorization: `Bearer ${token}` }) },
-      body: JSON.stringify({ query, variables }),
-    }),
-  );
-  const result = (await response.json()) as {
-    data?: T;
-    errors?: Array<{ message: string; extensions?: { code?: string } }>;
-  };
-  const error = result.errors?.[0];
-  if (error)
-    throw new ApiError(titleOf(error.extensions?.code), error.message, response.status, error.extensions?.code ?? "");
-  return result.data as T;
+export function graphql<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
+  return call(() => client.graphql<T>(query, variables));
 }
 
-/** An open subscription: svc's answer (its stream unread) and the access token it was opened with. */
-export interface Opened {
-  response: Response;
-  token: string | null;
-}
-
-/**
- * A GraphQL subscription by Server-Sent Events (graphql-sse's distinct connections mode), with the access
- * token; one refresh and retry on 401. null when there is no session. The stream is aborted by `signal`,
- * and when the session ends here (signed out, or svc refused the cookie).
- */
-export async function subscribe(
-  query: string,
-  variables: Record<string, unknown>,
-  signal: AbortSignal,
-): Promise<Opened | null> {
-  if (!account) return null;
-  const stopped = AbortSignal.any([signal, streams.signal]);
-  let token: string | null = null;
-  const response = await authorized((sent) => {
-    token = sent;
-    return fetch("/graphql", {
-      method: "POST",
-      headers: {
-        accept: "text/event-stream",
-        "content-type": "application/json",
-        ...(sent && { authorization: `Bearer ${sent}` }),
-      },
-      body: JSON.stringify({ query, variables }),
-      signal: stopped,
-    });
-  });
-  return account ? { response, token } : null;
-}
-
-/**
- * After a stream ended for its token (expired, or no longer valid): whether there is a fresh one. None is
- * asked for when another request renewed it meanwhile. false: the session is gone.
- */
-export async function renewedSince(token: string | null): Promise<boolean> {
-  return (access !== null && access !== token) || (await refresh());
-}
-
-function titleOf(code: string | undefined): string {
+function titleOf(code: string): string {
   const titles: Record<string, string> = {
     BAD_USER_INPUT: "Invalid input",
     CONFLICT: "Conflict",
@@ -270,5 +130,5 @@ function titleOf(code: string | undefined): string {
     NOT_FOUND: "Not found",
     UNAUTHENTICATED: "Signed out",
   };
-  return (code && titles[code]) ?? "Error";
+  return titles[code] ?? "Error";
 }

@@ -1,6 +1,6 @@
 // The audit log, newest first: filtered by action, user (by name, e-mail or id) and time.
 import { useEffect, useState } from "preact/hooks";
-import type { components } from "../../../client/src/openapi.generated.ts";
+import type { components } from "@svc/client";
 import { ApiError, request } from "./api.ts";
 import type { Names } from "./names.ts";
 import { ErrorNote, Field, useAction, When } from "./parts.tsx";

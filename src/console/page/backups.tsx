@@ -1,7 +1,7 @@
 // Backups (SQLite with SVC_BACKUP_TO): the schedule and how it fares, the snapshots at the target newest first,
 // and "Back up now". Where backups are not configured, says how to turn them on.
 import { useEffect, useState } from "preact/hooks";
-import type { components } from "../../../client/src/openapi.generated.ts";
+import type { components } from "@svc/client";
 import { ApiError, request } from "./api.ts";
 import { ErrorNote, useAction, When } from "./parts.tsx";
 

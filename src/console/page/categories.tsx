@@ -1,5 +1,5 @@
 // Categories, through GraphQL as any client reaches them: the list with colour swatches and icons,
-// kept current by the categoryEvents subscription (live.ts), and create, edit and delete (an
+// kept current by the client's categoryEvents subscription (live.ts), and create, edit and delete (an
 // administrator may change any category).
 import { useEffect, useRef, useState } from "preact/hooks";
 import { graphql } from "./api.ts";
@@ -85,7 +85,7 @@ export function Categories({ names }: { names: Names }) {
 
   useEffect(() => {
     // The changes that arrived while the list was being read: applied again to the list read.
-    let arrived: CategoryEvent<Category>[] | null = null;
+    let arrived: CategoryEvent[] | null = null;
     let reading = 0;
     reload.current = async () => {
       const mine = ++reading;
@@ -101,7 +101,7 @@ export function Categories({ names }: { names: Names }) {
         if (mine === reading) arrived = null;
       }
     };
-    return followCategoryEvents<Category>(FIELDS, {
+    return followCategoryEvents({
       reload: () => void action.run(reload.current),
       change: (event) => {
         arrived?.push(event);

@@ -1,7 +1,6 @@
 // The categories view's list, kept as svc lists it (by name without regard to case, then id) while
 // changes are applied to it one by one.
-import type { CategoryEvent } from "./live.ts";
-import type { Category as SchemaCategory } from "../../../client/src/schema.generated.ts";
+import type { CategoryEvent, Category as SchemaCategory } from "@svc/client";
 
 /** The fields the console selects (categories.tsx's FIELDS). */
 export type Category = Pick<
@@ -23,7 +22,7 @@ function before(a: Category, b: Category): number {
  * already, an id it no longer has), so changes that arrived while the list was being read may be
  * applied again to it.
  */
-export function applied(rows: Category[], event: CategoryEvent<Category>): Category[] {
+export function applied(rows: Category[], event: CategoryEvent): Category[] {
   const category = event.category;
   if (event.kind === "DELETED")
     return rows.some((row) => row.id === event.id) ? rows.filter((row) => row.id !== event.id) : rows;

@@ -1,7 +1,7 @@
 // Invitations, for sign-up while SVC_SIGNUP=invite: issue one (for an e-mail address or anyone; its code
 // shown once, with a copy button), see who issued and who redeemed each, newest first, and revoke one.
 import { useEffect, useState } from "preact/hooks";
-import type { components } from "../../../client/src/openapi.generated.ts";
+import type { components } from "@svc/client";
 import { request } from "./api.ts";
 import type { Names } from "./names.ts";
 import { ConfirmButton, ErrorNote, Field, useAction, When } from "./parts.tsx";

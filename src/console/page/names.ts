@@ -1,7 +1,7 @@
 // Usernames for the ids the console shows: the audit log's actors and targets, categories' creators.
 // The first thousand accounts come in one request; an id past them is asked for on its own when it
 // comes into view, so a box with more accounts names them all, at a request per account not seen yet.
-import type { components } from "../../../client/src/openapi.generated.ts";
+import type { components } from "@svc/client";
 import { request } from "./api.ts";
 
 /** Accounts asked for by id at once: a page of the audit log can bring up to a hundred new ids. */

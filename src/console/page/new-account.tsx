@@ -1,7 +1,7 @@
 // "New account": an administrator makes an account of either role (POST admin/users), whatever
 // SVC_SIGNUP says, under the same rules a sign-up meets; svc names any broken one.
 import { useState } from "preact/hooks";
-import type { components } from "../../../client/src/openapi.generated.ts";
+import type { components } from "@svc/client";
 import { request } from "./api.ts";
 import { ErrorNote, Field, useAction } from "./parts.tsx";
 

@@ -1,6 +1,6 @@
 // The status strip: health, version, environment and database, from /svc/health, every 30 s.
 import { useEffect, useState } from "preact/hooks";
-import type { components } from "../../../client/src/openapi.generated.ts";
+import type { components } from "@svc/client";
 
 type Health = components["schemas"]["Health"];
 

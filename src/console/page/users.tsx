@@ -1,7 +1,7 @@
 // Accounts: make one (new-account.tsx), find (search, status, role), page through, and act on one: disable
 // or enable, promote or demote, issue a reset code (shown once), delete after confirming.
 import { useEffect, useState } from "preact/hooks";
-import type { components } from "../../../client/src/openapi.generated.ts";
+import type { components } from "@svc/client";
 import { request } from "./api.ts";
 import { NewAccount } from "./new-account.tsx";
 import { ConfirmButton, ErrorNote, Field, useAction, When } from "./parts.tsx";
