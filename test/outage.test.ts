@@ -9,6 +9,24 @@ import { ManualClock } from "./backup-clock.ts";
 
 const available = await postgresAvailable();
 
+/** A new database reached through a TCP proxy the test can cut, with short timeouts. */
+async function behindProxy(label: string) {
+  const database = await createTestDatabase(label);
+  const proxy = startTcpProxy(Number(new URL(database.url).port || 5432));
+  const url = new URL(database.url);
+  url.port = String(proxy.port);
+  const store = await openPostgresStore({
+    kind: "postgres",
+    url: url.toString(),
+    poolMax: 4,
+    connectTimeoutS: 1,
+    statementTimeoutMs: 1000,
+    // Short, so that memory gives way to the database soon after the outage begins.
+    stalenessMs: 100,
+  });
+  return { database, proxy, store };
+}
+
 describe.skipIf(!available)("a PostgreSQL outage", () => {
   let database: TestDatabase;
   let proxy: TcpProxy;
@@ -17,19 +35,7 @@ describe.skipIf(!available)("a PostgreSQL outage", () => {
   let token: string;
 
   beforeAll(async () => {
-    database = await createTestDatabase("outage");
-    proxy = startTcpProxy(Number(new URL(database.url).port || 5432));
-    const url = new URL(database.url);
-    url.port = String(proxy.port);
-    store = await openPostgresStore({
-      kind: "postgres",
-      url: url.toString(),
-      poolMax: 4,
-      connectTimeoutS: 1,
-      statementTimeoutMs: 1000,
-      // Short, so that memory gives way to the database soon after the outage begins.
-      stalenessMs: 100,
-    });
+    ({ database, proxy, store } = await behindProxy("outage"));
     app = await testApp({ on: store });
     token = (await app.signUp("ann")).token;
   });
@@ -86,18 +92,7 @@ describe.skipIf(!available)("a PostgreSQL outage in the log", () => {
   let store: VersionedStore;
 
   beforeAll(async () => {
-    database = await createTestDatabase("outage_log");
-    proxy = startTcpProxy(Number(new URL(database.url).port || 5432));
-    const url = new URL(database.url);
-    url.port = String(proxy.port);
-    store = await openPostgresStore({
-      kind: "postgres",
-      url: url.toString(),
-      poolMax: 4,
-      connectTimeoutS: 1,
-      statementTimeoutMs: 1000,
-      stalenessMs: 100,
-    });
+    ({ database, proxy, store } = await behindProxy("outage_log"));
   });
   afterAll(async () => {
     proxy?.set("up");
