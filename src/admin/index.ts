@@ -38,7 +38,7 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
 
   /** The account as GET admin/users/{id} shows it: what a write on it is held to. */
   const account: Target<UserRecord> = {
-    current: ({ params }: { params: { id: string } }) => admin.get(params.id),
+    current: ({ params }) => admin.get(params.id!),
     shown: adminUserView,
   };
 

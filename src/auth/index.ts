@@ -102,8 +102,13 @@ export function authRoutes({
       // If-None-Match always does (RFC 9110).
       .use(operations({ idempotency, trustProxy }))
       .macro({
-        /** `ending`: the session a logout ends. Listed before the route's operation, whose key it names. */
-        endingSession: { resolve: async ({ body, request }) => ({ ending: await sessionToEnd(body, request) }) },
+        /** `ending`: the session a logout ends; listed before the route's operation, whose key it names. */
+        endingSession: {
+          async resolve({ body, request }) {
+            const ending = await sessionToEnd(body, request);
+            return { ending, keyHolder: ending.holder };
+          },
+        },
       })
       .post(
         "/login",
@@ -233,7 +238,7 @@ export function authRoutes({
             body: { schema: logoutBody, required: false },
             operationId: "logout",
             conditional: "guarded",
-            idempotent: ({ ending }: { ending: Ending }) => ending.holder,
+            idempotent: "resolved",
             summary:
               "Log out: end this session (or the others, or all) at once; named by the Bearer token, or by the session's refresh token in the body",
             tag: "auth",

@@ -21,7 +21,7 @@ const PREFIX = "/svc-api/v1/users";
 
 /** The caller's own record, as GET users/me shows it: what their writes on themselves are held to. */
 const yourself: Target<UserRecord> = {
-  current: ({ caller }: { caller: UserRecord }) => caller,
+  current: ({ caller }) => caller,
   shown: (user) => userView(user, user.id),
 };
 
