@@ -4,11 +4,12 @@ import { Elysia, t } from "elysia";
 import type { Authenticator } from "../auth/authenticator.ts";
 import { bearer } from "../auth/bearer.ts";
 import { clientInfo } from "../http/client-address.ts";
-import { conditionalJson, hasPreconditions, requirePreconditions, taggedJson } from "../http/etag.ts";
+import { conditionalJson, taggedJson } from "../http/etag.ts";
 import type { Idempotency } from "../http/idempotency.ts";
 import type { UserRecord } from "../db/store.ts";
 import { jsonBody } from "../http/json-body.ts";
-import { documented, ref } from "../http/openapi.ts";
+import { ref } from "../http/openapi.ts";
+import { operations, type Target } from "../http/operations.ts";
 import {
   accountChangeBody,
   adminUsersQuery,
@@ -35,15 +36,14 @@ export interface AdminRouteDeps {
 export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, trustProxy }: AdminRouteDeps) {
   const userId = t.Object({ id: t.String({ description: "A user id (UUID)." }) });
 
-  /** The account as GET admin/users/{id} shows it, when the write carries preconditions, which it met (else 412). */
-  async function preconditioned(request: Request, id: string): Promise<UserRecord | undefined> {
-    if (!hasPreconditions(request)) return undefined;
-    const account = await admin.get(id);
-    requirePreconditions(request, adminUserView(account));
-    return account;
-  }
+  /** The account as GET admin/users/{id} shows it: what a write on it is held to. */
+  const account: Target<UserRecord> = {
+    current: ({ params }) => admin.get(params.id!),
+    shown: adminUserView,
+  };
 
   return new Elysia({ prefix: PREFIX })
+    .use(operations<UserRecord>({ idempotency, trustProxy }))
     .use(bearer(authenticator, { admin: true }))
     .get(
       "/users",
@@ -57,7 +57,7 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
         return conditionalJson(request, set, page.map(adminUserView));
       },
       {
-        detail: documented({
+        operation: {
           operationId: "adminListUsers",
           conditional: "read",
           summary: "List accounts with their e-mail, role, status and last login, oldest first",
@@ -71,27 +71,25 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
             headers: { Link: 'The next page, as <url>; rel="next", while more remain' },
           },
           errors: ["validation_failed", "forbidden"],
-        }),
+        },
       },
     )
     .post(
       "/users",
-      ({ body, caller, request, set }) =>
-        idempotency.run({ request, set, body, caller: `user:${caller.id}` }, async () => {
-          // A new account has no representation yet: If-Match cannot hold.
-          requirePreconditions(request, null);
-          const user = await admin.create(caller.id, body, clientInfo(request, trustProxy));
-          set.status = 201;
-          set.headers.location = `${PREFIX}/users/${user.id}`;
-          return adminUserView(user);
-        }),
+      async ({ body, caller, request, set }) => {
+        const user = await admin.create(caller.id, body, clientInfo(request, trustProxy));
+        set.status = 201;
+        set.headers.location = `${PREFIX}/users/${user.id}`;
+        return adminUserView(user);
+      },
       {
         parse: jsonBody(maxBodyBytes),
         body: newAccountBody,
-        detail: documented({
+        operation: {
           operationId: "adminCreateUser",
+          // A new account has no representation yet: If-Match cannot hold.
           conditional: "guarded",
-          idempotent: true,
+          idempotent: "user",
           summary:
             "Create an account of either role, whatever SVC_SIGNUP says, under sign-up's rules (not its per-client limit)",
           tag: "admin",
@@ -111,7 +109,7 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
             "payload_too_large",
             "unsupported_media_type",
           ],
-        }),
+        },
       },
     )
     .get(
@@ -119,7 +117,7 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
       async ({ params, request, set }) => conditionalJson(request, set, adminUserView(await admin.get(params.id))),
       {
         params: userId,
-        detail: documented({
+        operation: {
           operationId: "adminGetUser",
           conditional: "read",
           summary: "Get one account",
@@ -127,26 +125,25 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
           auth: true,
           ok: { status: 200, description: "The account", schema: ref("AdminUser") },
           errors: ["forbidden", "not_found"],
-        }),
+        },
       },
     )
     .patch(
       "/users/:id",
-      ({ params, body, caller, request, set }) =>
-        idempotency.run({ request, set, body, caller: `user:${caller.id}` }, async () => {
-          // Checked again within the write: of two writers holding one tag, one gets 412.
-          const unchanged = await preconditioned(request, params.id);
-          const client = clientInfo(request, trustProxy);
-          return taggedJson(set, adminUserView(await admin.update(caller.id, params.id, body, client, unchanged)));
-        }),
+      async ({ params, body, caller, unchanged, request, set }) => {
+        // Checked again within the write: of two writers holding one tag, one gets 412.
+        const client = clientInfo(request, trustProxy);
+        return taggedJson(set, adminUserView(await admin.update(caller.id, params.id, body, client, unchanged)));
+      },
       {
         params: userId,
         parse: jsonBody(maxBodyBytes),
         body: accountChangeBody,
-        detail: documented({
+        operation: {
           operationId: "adminUpdateUser",
           conditional: "write",
-          idempotent: true,
+          target: account,
+          idempotent: "user",
           summary:
             "Change an account's role or status (JSON or application/merge-patch+json). Disabling ends its sessions and tokens at once.",
           tag: "admin",
@@ -161,53 +158,51 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
             "payload_too_large",
             "unsupported_media_type",
           ],
-        }),
+        },
       },
     )
     .delete(
       "/users/:id",
-      ({ params, caller, request, set }) =>
-        idempotency.run({ request, set, body: null, caller: `user:${caller.id}` }, async () => {
-          await preconditioned(request, params.id);
-          await admin.delete(caller.id, params.id, clientInfo(request, trustProxy));
-          set.status = 204;
-        }),
+      async ({ params, caller, request, set }) => {
+        await admin.delete(caller.id, params.id, clientInfo(request, trustProxy));
+        set.status = 204;
+      },
       {
         params: userId,
-        detail: documented({
+        operation: {
           operationId: "adminDeleteUser",
           conditional: "guarded",
-          idempotent: true,
+          target: account,
+          idempotent: "user",
           summary: "Delete an account: its sessions end, its categories stay with no creator",
           tag: "admin",
           auth: true,
           ok: { status: 204, description: "Deleted" },
           errors: ["forbidden", "not_found", "last_admin"],
-        }),
+        },
       },
     )
     .post(
       "/users/:id/password-reset",
-      ({ params, caller, request, set }) =>
-        idempotency.run({ request, set, body: null, caller: `user:${caller.id}` }, async () => {
-          await preconditioned(request, params.id);
-          const issued = await admin.issueReset(caller.id, params.id, clientInfo(request, trustProxy));
-          set.status = 201;
-          set.headers["cache-control"] = "no-store";
-          return issued;
-        }),
+      async ({ params, caller, request, set }) => {
+        const issued = await admin.issueReset(caller.id, params.id, clientInfo(request, trustProxy));
+        set.status = 201;
+        set.headers["cache-control"] = "no-store";
+        return issued;
+      },
       {
         params: userId,
-        detail: documented({
+        operation: {
           operationId: "adminIssuePasswordReset",
           conditional: "guarded",
-          idempotent: true,
+          target: account,
+          idempotent: "user",
           summary: "Issue a one-time password reset code for the account (it replaces any earlier one)",
           tag: "admin",
           auth: true,
           ok: { status: 201, description: "The code, shown once, and when it expires", schema: ref("IssuedReset") },
           errors: ["forbidden", "not_found"],
-        }),
+        },
       },
     )
     .get(
@@ -221,7 +216,7 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
         return conditionalJson(request, set, page.map(auditEventView));
       },
       {
-        detail: documented({
+        operation: {
           operationId: "adminListAudit",
           conditional: "read",
           summary: "The audit log, newest first",
@@ -235,7 +230,7 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
             headers: { Link: 'The next (older) page, as <url>; rel="next", while more remain' },
           },
           errors: ["validation_failed", "forbidden"],
-        }),
+        },
       },
     );
 }

@@ -5,10 +5,11 @@ import { Elysia, t } from "elysia";
 import type { Authenticator } from "../auth/authenticator.ts";
 import { bearer } from "../auth/bearer.ts";
 import { clientInfo } from "../http/client-address.ts";
-import { conditionalJson, requirePreconditions } from "../http/etag.ts";
+import { conditionalJson } from "../http/etag.ts";
 import type { Idempotency } from "../http/idempotency.ts";
 import { optionalJsonBody } from "../http/json-body.ts";
-import { documented, ref } from "../http/openapi.ts";
+import { ref } from "../http/openapi.ts";
+import { operations } from "../http/operations.ts";
 import type { InvitationService } from "../signup/invitations.ts";
 import { invitationsQuery, invitationView, issueInvitationBody, parseInvitationPage } from "../signup/model.ts";
 import { nextPageQuery } from "./model.ts";
@@ -32,25 +33,24 @@ export function invitationRoutes({
 }: InvitationRouteDeps) {
   return (
     new Elysia({ prefix: PREFIX })
+      .use(operations({ idempotency, trustProxy }))
       .use(bearer(authenticator, { admin: true }))
       // "" rather than "/": one path with and without the slash, and the document lists it without.
       .post(
         "",
-        ({ body, caller, request, set }) =>
-          idempotency.run({ request, set, body, caller: `user:${caller.id}` }, async () => {
-            requirePreconditions(request, null);
-            const issued = await invitations.issue(caller.id, body, clientInfo(request, trustProxy));
-            set.status = 201;
-            set.headers["cache-control"] = "no-store";
-            return issued;
-          }),
+        async ({ body, caller, request, set }) => {
+          const issued = await invitations.issue(caller.id, body, clientInfo(request, trustProxy));
+          set.status = 201;
+          set.headers["cache-control"] = "no-store";
+          return issued;
+        },
         {
           parse: optionalJsonBody(maxBodyBytes),
           body: issueInvitationBody,
-          detail: documented({
+          operation: {
             operationId: "adminIssueInvitation",
             conditional: "guarded",
-            idempotent: true,
+            idempotent: "user",
             summary: "Issue a one-time invitation code for signing up while SVC_SIGNUP=invite",
             tag: "admin",
             auth: true,
@@ -60,7 +60,7 @@ export function invitationRoutes({
               schema: ref("IssuedInvitation"),
             },
             errors: ["validation_failed", "malformed_json", "forbidden", "payload_too_large", "unsupported_media_type"],
-          }),
+          },
         },
       )
       .get(
@@ -75,7 +75,7 @@ export function invitationRoutes({
           return conditionalJson(request, set, shown.map(invitationView));
         },
         {
-          detail: documented({
+          operation: {
             operationId: "adminListInvitations",
             conditional: "read",
             summary: "List invitations, newest first, without their codes: who issued each, and who redeemed it",
@@ -89,27 +89,26 @@ export function invitationRoutes({
               headers: { Link: 'The next (older) page, as <url>; rel="next", while more remain' },
             },
             errors: ["validation_failed", "forbidden"],
-          }),
+          },
         },
       )
       .delete(
         "/:id",
-        ({ params, caller, request, set }) =>
-          idempotency.run({ request, set, body: null, caller: `user:${caller.id}` }, async () => {
-            await invitations.revoke(caller.id, params.id, clientInfo(request, trustProxy));
-            set.status = 204;
-          }),
+        async ({ params, caller, request, set }) => {
+          await invitations.revoke(caller.id, params.id, clientInfo(request, trustProxy));
+          set.status = 204;
+        },
         {
           params: t.Object({ id: t.String({ description: "An invitation id (UUID)." }) }),
-          detail: documented({
+          operation: {
             operationId: "adminRevokeInvitation",
-            idempotent: true,
+            idempotent: "user",
             summary: "Revoke an invitation: its code stops working (a redeemed one just leaves the list)",
             tag: "admin",
             auth: true,
             ok: { status: 204, description: "Revoked" },
             errors: ["forbidden", "not_found"],
-          }),
+          },
         },
       )
   );

@@ -2,10 +2,11 @@
 // logout, and the caller's sessions.
 import { Elysia, t } from "elysia";
 import { clientInfo } from "../http/client-address.ts";
-import { bySession, type Idempotency, type IdempotentRequest } from "../http/idempotency.ts";
-import { requirePreconditions } from "../http/etag.ts";
+import { bySession, type Idempotency, type KeyHolder } from "../http/idempotency.ts";
 import { jsonBody, optionalJsonBody } from "../http/json-body.ts";
-import { documented, ref } from "../http/openapi.ts";
+import { ref } from "../http/openapi.ts";
+import { operations } from "../http/operations.ts";
+import type { UserRecord } from "../db/store.ts";
 import { loginBody, redeemResetBody, userView } from "../users/model.ts";
 import type { UserService } from "../users/service.ts";
 import type { Authenticator } from "./authenticator.ts";
@@ -18,9 +19,10 @@ import {
   type SessionMode,
   withRefreshInCookie,
 } from "./cookie-session.ts";
-import { logoutBody, logoutRequest, refreshBody, refreshRequest } from "./model.ts";
+import { type LogoutScope, logoutBody, logoutRequest, refreshBody, refreshRequest } from "./model.ts";
 import { refreshDigest } from "./refresh-tokens.ts";
 import type { SessionService, TokenPair } from "./sessions.ts";
+import type { VerifiedToken } from "./tokens.ts";
 
 /** What a request that starts a session can be refused with, besides its own credentials' error. */
 const NEW_SESSION_ERRORS = [
@@ -32,6 +34,12 @@ const NEW_SESSION_ERRORS = [
   "payload_too_large",
   "unsupported_media_type",
 ] as const;
+
+/** The session a logout ends, as the request names it, and whose the request's Idempotency-Key is. */
+type Ending = { scope: LogoutScope; holder: KeyHolder } & (
+  | { by: "refresh token" | "cookie"; refreshToken: string }
+  | { by: "bearer"; caller: UserRecord; token: VerifiedToken }
+);
 
 const COOKIE_DOC =
   "Cookie mode only: the session cookie (__Host-svc_refresh over HTTPS, svc_refresh over plain HTTP), HttpOnly, SameSite=Strict, holding the new refresh token.";
@@ -67,12 +75,40 @@ export function authRoutes({
     request: Request,
     headers: Record<string, string | number>,
   ) => (mode === "cookie" ? withRefreshInCookie(pair, request, trustProxy, headers) : pair);
+
+  /** The session a logout ends: named by the refresh token in its body, by the session cookie, or by the Bearer token. */
+  async function sessionToEnd(body: unknown, request: Request): Promise<Ending> {
+    const { scope, refreshToken } = logoutRequest(body);
+    // By refresh token, the session is named without an access token: one that expired can still sign out.
+    // A repeat finds the token spent, so the key is held under its digest, not under a user.
+    if (refreshToken !== undefined) {
+      return { by: "refresh token", scope, refreshToken, holder: { caller: `refresh:${refreshDigest(refreshToken)}` } };
+    }
+    // By the session cookie, when nothing else names a session: its answer clears the cookie.
+    const cookie = request.headers.has("authorization") ? undefined : cookieRefreshToken(request, trustProxy);
+    if (cookie !== undefined) {
+      cookieOrigin(request);
+      return { by: "cookie", scope, refreshToken: cookie, holder: { caller: `refresh:${refreshDigest(cookie)}` } };
+    }
+    // By Bearer token, the key is the session's own: another session's repeat ends its own session.
+    const { caller, token } = await identify(request, body);
+    return { by: "bearer", scope, caller, token, holder: bySession(caller, token) };
+  }
+
   return (
     new Elysia({ prefix: "/svc-api/v1/auth" })
       // Every write here acts on something with no representation a client could hold a tag of (a new
-      // session, a token, an account's password): If-Match cannot hold, If-None-Match always does (RFC 9110).
-      .onBeforeHandle(({ request }) => {
-        if (request.method !== "GET") requirePreconditions(request, null);
+      // session, a token, an account's password): "guarded" without a target, so If-Match cannot hold and
+      // If-None-Match always does (RFC 9110).
+      .use(operations({ idempotency, trustProxy }))
+      .macro({
+        /** `ending`: the session a logout ends; listed before the route's operation, whose key it names. */
+        endingSession: {
+          async resolve({ body, request }) {
+            const ending = await sessionToEnd(body, request);
+            return { ending, keyHolder: ending.holder };
+          },
+        },
       })
       .post(
         "/login",
@@ -84,7 +120,7 @@ export function authRoutes({
         {
           parse: json,
           body: loginBody,
-          detail: documented({
+          operation: {
             operationId: "login",
             conditional: "guarded",
             summary: "Log in with username (or e-mail) and password: a new session",
@@ -97,7 +133,7 @@ export function authRoutes({
               headers: { "Set-Cookie": COOKIE_DOC },
             },
             errors: ["invalid_credentials", ...NEW_SESSION_ERRORS],
-          }),
+          },
         },
       )
       .post(
@@ -125,7 +161,7 @@ export function authRoutes({
         },
         {
           parse: optionalJsonBody(maxBodyBytes),
-          detail: documented({
+          operation: {
             body: { schema: refreshBody, required: false },
             operationId: "refresh",
             conditional: "guarded",
@@ -148,7 +184,7 @@ export function authRoutes({
               "payload_too_large",
               "unsupported_media_type",
             ],
-          }),
+          },
         },
       )
       .post(
@@ -161,7 +197,7 @@ export function authRoutes({
         {
           parse: json,
           body: redeemResetBody,
-          detail: documented({
+          operation: {
             operationId: "redeemPasswordReset",
             conditional: "guarded",
             summary:
@@ -174,51 +210,35 @@ export function authRoutes({
               headers: { "Set-Cookie": COOKIE_DOC },
             },
             errors: ["invalid_reset_code", ...NEW_SESSION_ERRORS],
-          }),
+          },
         },
       )
       .post(
         "/logout",
-        async ({ body, set, request }) => {
-          const { scope, refreshToken } = logoutRequest(body);
+        async ({ ending, set, request }) => {
           const client = clientInfo(request, trustProxy);
-          const run = (key: Pick<IdempotentRequest, "caller" | "session" | "perSession">, work: () => Promise<void>) =>
-            idempotency.run({ request, set, body: body ?? null, ...key }, async () => {
-              await work();
-              set.status = 204;
+          if (ending.by === "bearer") await sessions.logout(ending.caller, ending.token, ending.scope, client);
+          else if (ending.by === "refresh token")
+            await sessions.logoutByRefresh(ending.refreshToken, ending.scope, client);
+          else {
+            // Ending this session, the cookie is of no more use (and nor is one that ended long ago);
+            // ending the others, it goes on.
+            await sessions.logoutByRefresh(ending.refreshToken, ending.scope, client).catch((error: unknown) => {
+              clearRefreshCookie(request, trustProxy, set.headers);
+              throw error;
             });
-          // By refresh token, the session is named without an access token: one that expired can still sign out.
-          // A repeat finds the token spent, so the key is held under its digest, not under a user.
-          if (refreshToken !== undefined) {
-            return run({ caller: `refresh:${refreshDigest(refreshToken)}` }, () =>
-              sessions.logoutByRefresh(refreshToken, scope, client),
-            );
+            if (ending.scope !== "others") clearRefreshCookie(request, trustProxy, set.headers);
           }
-          // By the session cookie, when nothing else names a session: its answer clears the cookie.
-          const cookie = request.headers.has("authorization") ? undefined : cookieRefreshToken(request, trustProxy);
-          if (cookie !== undefined) {
-            cookieOrigin(request);
-            return run({ caller: `refresh:${refreshDigest(cookie)}` }, async () => {
-              // Ending this session, the cookie is of no more use (and nor is one that ended long ago);
-              // ending the others, it goes on.
-              await sessions.logoutByRefresh(cookie, scope, client).catch((error: unknown) => {
-                clearRefreshCookie(request, trustProxy, set.headers);
-                throw error;
-              });
-              if (scope !== "others") clearRefreshCookie(request, trustProxy, set.headers);
-            });
-          }
-          // By Bearer token, the key is the session's own: another session's repeat ends its own session.
-          const { caller, token } = await identify(request, body);
-          return run(bySession(caller, token), () => sessions.logout(caller, token, scope, client));
+          set.status = 204;
         },
         {
           parse: optionalJsonBody(maxBodyBytes),
-          detail: documented({
+          endingSession: true,
+          operation: {
             body: { schema: logoutBody, required: false },
             operationId: "logout",
             conditional: "guarded",
-            idempotent: true,
+            idempotent: "resolved",
             summary:
               "Log out: end this session (or the others, or all) at once; named by the Bearer token, or by the session's refresh token in the body",
             tag: "auth",
@@ -237,19 +257,19 @@ export function authRoutes({
               "payload_too_large",
               "unsupported_media_type",
             ],
-          }),
+          },
         },
       )
       .use(bearer(authenticator, { idempotency }))
       .get("/sessions", ({ caller, token }) => sessions.list(caller, token), {
-        detail: documented({
+        operation: {
           operationId: "listSessions",
           summary: "Your live sessions, newest first",
           tag: "auth",
           auth: true,
           ok: { status: 200, description: "Your sessions; current marks this one", schema: t.Array(ref("Session")) },
           errors: [],
-        }),
+        },
       })
       .delete(
         "/sessions/:id",
@@ -260,7 +280,7 @@ export function authRoutes({
         {
           // Any text: an id that is not one names no session of yours, the same 404.
           params: t.Object({ id: t.String({ description: "A session id (UUID)." }) }),
-          detail: documented({
+          operation: {
             operationId: "endSession",
             conditional: "guarded",
             summary: "End one of your sessions",
@@ -268,7 +288,7 @@ export function authRoutes({
             auth: true,
             ok: { status: 204, description: "Ended: its access and refresh tokens stop working" },
             errors: ["not_found"],
-          }),
+          },
         },
       )
   );

@@ -47,6 +47,23 @@ export interface IdempotentRequest {
   perSession?: boolean;
 }
 
+/** A request's key, before its work runs (IdempotentRequest without the answer's `set`). */
+export type KeyedRequest = Omit<IdempotentRequest, "set">;
+
+/** Whose a key is: the caller, and the session for keys or answers that are the session's own. */
+export type KeyHolder = Pick<IdempotentRequest, "caller" | "session" | "perSession">;
+
+/** A key claimed by one request, until its work ends. */
+export interface Claim {
+  /**
+   * Keeps `result` as the key's answer, with `set`'s status and headers; a refusal (a status from 400)
+   * frees the key instead. Only the first of keep and release acts.
+   */
+  keep(result: unknown, set: AnswerHeaders): Promise<void>;
+  /** Frees the key: the work failed and changed nothing, so its retry runs again. */
+  release(): Promise<void>;
+}
+
 /** Which record a key names within its caller's, and what seals its answer. */
 interface Scope {
   /** The key's digest, as stored. */
@@ -62,15 +79,12 @@ function sessionOf(token: TokenSession): string {
 }
 
 /** Whose a bearer request's key is: its user's, noting the session that asked (see replayFor). */
-export function byUser(user: { id: string }, token: TokenSession): Pick<IdempotentRequest, "caller" | "session"> {
+export function byUser(user: { id: string }, token: TokenSession): KeyHolder {
   return { caller: `user:${user.id}`, session: sessionOf(token) };
 }
 
 /** As byUser, the key being the session's own: for answers that carry tokens, or that act on the session itself. */
-export function bySession(
-  user: { id: string },
-  token: TokenSession,
-): Pick<IdempotentRequest, "caller" | "session" | "perSession"> {
+export function bySession(user: { id: string }, token: TokenSession): KeyHolder {
   return { ...byUser(user, token), perSession: true };
 }
 
@@ -161,7 +175,68 @@ export function createIdempotency({ store, secret, ttlSeconds, keysPerCaller, no
   const unseal = async (where: Scope, sealed: string) =>
     (await unsealUnder(SEAL_LABEL, where.sealSecret, sealed)) as StoredAnswer | null;
 
+  /** The key's claim for one request: settled once, by keeping its answer or by freeing the key. */
+  function claimed(req: KeyedRequest, where: Scope): Claim {
+    let settled = false;
+    return {
+      async keep(result, set) {
+        if (settled) return;
+        settled = true;
+        const status = Number(set.status ?? 200);
+        if (status >= 400) return store.release(req.caller, where.key);
+        const contentType = String(set.headers["content-type"] ?? "application/json");
+        const location = set.headers.location;
+        const answer: StoredAnswer = {
+          headers: keptHeaders(set.headers),
+          status,
+          body:
+            result === undefined || result === null ? "" : typeof result === "string" ? result : JSON.stringify(result),
+          contentType,
+          ...(location !== undefined && { location: String(location) }),
+          ...(req.session !== undefined && { session: req.session }),
+        };
+        await store.complete(req.caller, where.key, status, await sealUnder(SEAL_LABEL, where.sealSecret, answer));
+      },
+      async release() {
+        if (settled) return;
+        settled = true;
+        await store.release(req.caller, where.key);
+      },
+    };
+  }
+
+  /**
+   * The request's claim on its key, before its work runs: null when it carries no key (it just runs),
+   * the first answer when it repeats a completed request (Idempotent-Replayed: true); throws the draft's
+   * refusals (a key in flight, reused with another request, or one too many).
+   */
+  async function begin(req: KeyedRequest): Promise<Claim | Response | null> {
+    const raw = keyOf(req.request);
+    if (raw === null) return null;
+    const where = scope(req.caller, raw, req.perSession ? req.session : undefined);
+    const print = fingerprint(req);
+    const at = now();
+    const claim = await store.claim(
+      {
+        caller: req.caller,
+        key: where.key,
+        fingerprint: print,
+        createdAt: iso(at),
+        expiresAt: iso(at + ttlSeconds * 1000),
+        lockedUntil: iso(at + CLAIM_LEASE_MS),
+      },
+      keysPerCaller,
+    );
+    if (!claim.claimed) {
+      if (claim.held === null) throw exhausted(Date.parse(claim.freeAt) - at);
+      return replay(where, claim.held, print);
+    }
+    return claimed(req, where);
+  }
+
   return {
+    begin,
+
     /**
      * Runs `work` once per caller and key: a request without a key just runs; a repeat gets the
      * first answer (Idempotent-Replayed: true). Only a successful answer is kept: after a refusal or a
@@ -173,54 +248,23 @@ export function createIdempotency({ store, secret, ttlSeconds, keysPerCaller, no
       work: () => Promise<T>,
       changedNothing: (result: T) => boolean = () => false,
     ): Promise<T | Response> {
-      const raw = keyOf(req.request);
-      if (raw === null) return work();
-      const where = scope(req.caller, raw, req.perSession ? req.session : undefined);
-      const { key } = where;
-      const print = fingerprint(req);
-      const at = now();
-      const claim = await store.claim(
-        {
-          caller: req.caller,
-          key,
-          fingerprint: print,
-          createdAt: iso(at),
-          expiresAt: iso(at + ttlSeconds * 1000),
-          lockedUntil: iso(at + CLAIM_LEASE_MS),
-        },
-        keysPerCaller,
-      );
-      if (!claim.claimed) {
-        if (claim.held === null) throw exhausted(Date.parse(claim.freeAt) - at);
-        return replay(where, claim.held, print);
-      }
-      const keep = async (answer: StoredAnswer) =>
-        store.complete(req.caller, key, answer.status, await sealUnder(SEAL_LABEL, where.sealSecret, answer));
+      const claim = await begin(req);
+      if (claim === null) return work();
+      if (claim instanceof Response) return claim;
       let result: T;
       try {
         result = await work();
       } catch (error) {
         // A refusal changed nothing, so its retry may as well run again: keeping it would only let
         // anyone fill the disk with refused requests under fresh keys.
-        await store.release(req.caller, key).catch(() => {});
+        await claim.release().catch(() => {});
         throw error;
       }
-      const status = Number(req.set.status ?? 200);
-      if (status >= 400 || changedNothing(result)) {
-        await store.release(req.caller, key);
+      if (changedNothing(result)) {
+        await claim.release();
         return result;
       }
-      const contentType = String(req.set.headers["content-type"] ?? "application/json");
-      const location = req.set.headers.location;
-      await keep({
-        headers: keptHeaders(req.set.headers),
-        status,
-        body:
-          result === undefined || result === null ? "" : typeof result === "string" ? result : JSON.stringify(result),
-        contentType,
-        ...(location !== undefined && { location: String(location) }),
-        ...(req.session !== undefined && { session: req.session }),
-      });
+      await claim.keep(result, req.set);
       return result;
     },
 

@@ -70,7 +70,7 @@ export interface QueryParameter {
   schema: TSchema;
 }
 
-interface Doc {
+export interface Doc {
   /** What a generated client calls it: createUser, login, … */
   operationId: string;
   summary: string;

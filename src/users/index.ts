@@ -6,16 +6,24 @@ import { bearer } from "../auth/bearer.ts";
 import type { UserRecord } from "../db/store.ts";
 import { withRefreshInCookie } from "../auth/cookie-session.ts";
 import { clientInfo } from "../http/client-address.ts";
-import { type AnswerSet, conditionalJson, hasPreconditions, requirePreconditions, taggedJson } from "../http/etag.ts";
-import { bySession, byUser, type Idempotency } from "../http/idempotency.ts";
+import { type AnswerSet, conditionalJson, taggedJson } from "../http/etag.ts";
+import type { Idempotency } from "../http/idempotency.ts";
 import { jsonBody } from "../http/json-body.ts";
-import { documented, ref } from "../http/openapi.ts";
+import { ref } from "../http/openapi.ts";
+import { operations, type Target } from "../http/operations.ts";
 import { changePasswordBody, createUserBody, listUsersQuery, updateSelfBody, userView } from "./model.ts";
 import { parsePage, type UserService } from "./service.ts";
+import type { VerifiedToken } from "../auth/tokens.ts";
 import type { PageJson } from "./page-json.ts";
 import type { SignupService } from "../signup/service.ts";
 
 const PREFIX = "/svc-api/v1/users";
+
+/** The caller's own record, as GET users/me shows it: what their writes on themselves are held to. */
+const yourself: Target<UserRecord> = {
+  current: ({ caller }) => caller,
+  shown: (user) => userView(user, user.id),
+};
 
 export interface UsersRouteDeps {
   users: UserService;
@@ -73,26 +81,23 @@ export function usersRoutes({
 
   return (
     new Elysia({ prefix: PREFIX })
+      .use(operations<UserRecord>({ idempotency, trustProxy }))
       .post(
         "/create",
-        ({ body, set, request }) => {
-          const client = clientInfo(request, trustProxy);
-          return idempotency.run({ request, set, body, caller: `client:${client.address}` }, async () => {
-            // A new account has no representation yet: If-Match cannot hold.
-            requirePreconditions(request, null);
-            const user = await signups.signUp(body, client);
-            set.status = 201;
-            set.headers.location = `${PREFIX}/${user.id}`;
-            return userView(user, user.id);
-          });
+        async ({ body, set, request }) => {
+          const user = await signups.signUp(body, clientInfo(request, trustProxy));
+          set.status = 201;
+          set.headers.location = `${PREFIX}/${user.id}`;
+          return userView(user, user.id);
         },
         {
           parse: admittedJson,
           body: createUserBody,
-          detail: documented({
+          operation: {
             operationId: "createUser",
+            // A new account has no representation yet: If-Match cannot hold.
             conditional: "guarded",
-            idempotent: true,
+            idempotent: "client",
             summary:
               "Sign up: create your own account, as SVC_SIGNUP allows (open, by invitation, or closed). At most SVC_SIGNUP_CLIENT_MAX attempts per SVC_SIGNUP_CLIENT_WINDOW from one client, whatever their outcome.",
             tag: "users",
@@ -114,13 +119,13 @@ export function usersRoutes({
               "unsupported_media_type",
               "too_many_requests",
             ],
-          }),
+          },
         },
       )
       .use(bearer(authenticator, { idempotency }))
       .get("/all", ({ query, caller, set, request }) => listPage(request, query, caller, set), {
         // The query is read by parsePage, so that the document can say what limit is: an integer.
-        detail: documented({
+        operation: {
           operationId: "listUsers",
           conditional: "read",
           summary: "List users, oldest first, a page at a time",
@@ -134,10 +139,10 @@ export function usersRoutes({
             headers: { Link: 'The next page, as <url>; rel="next", while more remain' },
           },
           errors: ["validation_failed"],
-        }),
+        },
       })
       .get("/me", ({ caller, request, set }) => conditionalJson(request, set, userView(caller, caller.id)), {
-        detail: documented({
+        operation: {
           operationId: "getMe",
           conditional: "read",
           summary: "Get yourself: the record the token belongs to, e-mail included",
@@ -145,7 +150,7 @@ export function usersRoutes({
           auth: true,
           ok: { status: 200, description: "You", schema: ref("Me") },
           errors: [],
-        }),
+        },
       })
       .get(
         "/:user_id",
@@ -153,7 +158,7 @@ export function usersRoutes({
           conditionalJson(request, set, userView(await users.get(params.user_id), caller.id)),
         {
           params: t.Object({ user_id: t.String({ description: "A user id (UUID)." }) }),
-          detail: documented({
+          operation: {
             operationId: "getUser",
             conditional: "read",
             summary: "Get one user (the e-mail only in your own record)",
@@ -161,26 +166,25 @@ export function usersRoutes({
             auth: true,
             ok: { status: 200, description: "The user", schema: ref("User") },
             errors: ["not_found"],
-          }),
+          },
         },
       )
       // "" rather than "/": one path with and without the slash, and the document lists it without.
       .put(
         "",
-        ({ body, caller, token, request, set }) =>
-          idempotency.run({ request, set, body, ...byUser(caller, token) }, async () => {
-            // Preconditions on the record as GET users/me showed it; failed, 412 and nothing written.
-            requirePreconditions(request, userView(caller, caller.id));
-            const ifUnchanged = hasPreconditions(request);
-            return taggedJson(set, userView(await users.updateSelf(caller, body, { ifUnchanged }), caller.id));
-          }),
+        async ({ body, caller, unchanged, set }) => {
+          const ifUnchanged = unchanged !== undefined;
+          return taggedJson(set, userView(await users.updateSelf(caller, body, { ifUnchanged }), caller.id));
+        },
         {
           parse: json,
           body: updateSelfBody,
-          detail: documented({
+          operation: {
             operationId: "updateMe",
+            // Preconditions on the record as GET users/me showed it; failed, 412 and nothing written.
             conditional: "write",
-            idempotent: true,
+            target: yourself,
+            idempotent: "user",
             summary: "Update yourself; changing the e-mail needs current_password",
             tag: "users",
             auth: true,
@@ -194,26 +198,25 @@ export function usersRoutes({
               "payload_too_large",
               "unsupported_media_type",
             ],
-          }),
+          },
         },
       )
       .put(
         "/password",
-        ({ body, caller, token, request, set }) =>
-          // The answer is a new token pair: this session's alone.
-          idempotency.run({ request, set, body, ...bySession(caller, token) }, async () => {
-            requirePreconditions(request, userView(caller, caller.id));
-            const pair = await users.changePassword(caller, token, body, clientInfo(request, trustProxy));
-            // A cookie session (its token says so) goes on in its cookie.
-            return token.mode === "cookie" ? withRefreshInCookie(pair, request, trustProxy, set.headers) : pair;
-          }),
+        async ({ body, caller, token, request, set }) => {
+          const pair = await users.changePassword(caller, token, body, clientInfo(request, trustProxy));
+          // A cookie session (its token says so) goes on in its cookie.
+          return token.mode === "cookie" ? withRefreshInCookie(pair, request, trustProxy, set.headers) : pair;
+        },
         {
           parse: json,
           body: changePasswordBody,
-          detail: documented({
+          operation: {
             operationId: "changePassword",
             conditional: "guarded",
-            idempotent: true,
+            target: yourself,
+            // The answer is a new token pair: this session's alone.
+            idempotent: "session",
             summary: "Change your password; every earlier token and every other session stops working",
             tag: "users",
             auth: true,
@@ -231,28 +234,27 @@ export function usersRoutes({
               "payload_too_large",
               "unsupported_media_type",
             ],
-          }),
+          },
         },
       )
       .delete(
         "",
-        ({ caller, token, set, request }) =>
-          idempotency.run({ request, set, body: null, ...byUser(caller, token) }, async () => {
-            requirePreconditions(request, userView(caller, caller.id));
-            await users.deleteSelf(caller, clientInfo(request, trustProxy));
-            set.status = 204;
-          }),
+        async ({ caller, set, request }) => {
+          await users.deleteSelf(caller, clientInfo(request, trustProxy));
+          set.status = 204;
+        },
         {
-          detail: documented({
+          operation: {
             operationId: "deleteMe",
             conditional: "guarded",
-            idempotent: true,
+            target: yourself,
+            idempotent: "user",
             summary: "Delete yourself; your categories stay, with no creator",
             tag: "users",
             auth: true,
             ok: { status: 204, description: "Deleted; your tokens stop working" },
             errors: ["last_admin"],
-          }),
+          },
         },
       )
   );
