@@ -202,6 +202,18 @@ describe("subscriptions over HTTP", () => {
   });
 });
 
+describe("GraphQL over WebSocket", () => {
+  test("where introspection is off, an introspection query over WebSocket is refused as over HTTP", async () => {
+    const svc = await listening({ graphql: { introspection: false } });
+    const ann = await svc.signUp("ann");
+    const asked = ws(svc.url, ann.token, "{ __schema { queryType { name } } }");
+    // graphql-ws sends a refusal in validation as the operation's error, and no result.
+    const refusal = (await asked.ended) as Array<{ message: string }>;
+    expect(asked.results).toEqual([]);
+    expect(refusal[0]!.message).toContain("introspection has been disabled");
+  });
+});
+
 describe("subscription metrics", () => {
   test("count open subscriptions by transport and the events sent", async () => {
     const svc = await listening();
