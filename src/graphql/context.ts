@@ -37,13 +37,15 @@ export interface Caller {
   outcome: GraphQLContext["outcome"];
 }
 
-export interface ContextDeps {
+export function graphqlContext({
+  categories,
+  hub,
+  auth,
+}: {
   categories: CategoryService;
   hub: Hub;
   auth: GraphqlAuth;
-}
-
-export function graphqlContext({ categories, hub, auth }: ContextDeps) {
+}) {
   return (caller: Caller): GraphQLContext => {
     const { viewer, authorization, tokenExpiresAt, transport, requestId, origin, resumeAfter, outcome } = caller;
     return {

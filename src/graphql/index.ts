@@ -3,7 +3,7 @@
 // same path and schema (websocket.ts), which the server upgrades to. Also the SDL for code generators
 // and GraphiQL, when enabled.
 import { yoga } from "@elysiajs/graphql-yoga";
-import type { Server, WebSocketHandler } from "bun";
+import type { WebSocketHandler } from "bun";
 import { Elysia } from "elysia";
 import type { Authenticator } from "../auth/authenticator.ts";
 import type { Caching } from "../cache/caching.ts";
@@ -66,20 +66,15 @@ export function graphqlRoutes(deps: GraphqlDeps) {
     );
   }
   // Yoga's GET and POST, with svc's hooks around them: local to this instance, they reach only those two.
-  const yogaRoutes = new Elysia({ name: "svc/graphql-yoga" })
-    .derive(() => ({ graphql: {} as { asked?: Asked } }))
-    .onBeforeHandle(requests.beforeHandle)
-    .onAfterHandle(requests.afterHandle)
-    .onError(requests.error)
-    .use(yoga({ path: GRAPHQL_PATH, ...options }));
-  routes.use(yogaRoutes);
-  const websocket = {
-    // Typed for the server, which hands each event the socket graphqlWebSocket upgraded (its data is that module's).
-    handler: () => sockets.handler as unknown as WebSocketHandler<never>,
-    /** Upgrades a GraphQL WebSocket handshake on the GraphQL path; null when the request is not one. */
-    upgrade: (request: Request, server: Server<unknown>) => sockets.upgrade(request, server),
-    /** Closes every socket once its operations complete. */
-    closeAll: () => sockets.closeAll(),
-  };
+  routes.use(
+    new Elysia({ name: "svc/graphql-yoga" })
+      .derive(() => ({ graphql: {} as { asked?: Asked } }))
+      .onBeforeHandle(requests.beforeHandle)
+      .onAfterHandle(requests.afterHandle)
+      .onError(requests.error)
+      .use(yoga({ path: GRAPHQL_PATH, ...options })),
+  );
+  // The handler typed for the server, which hands each event the socket graphqlWebSocket upgraded (its data is that module's).
+  const websocket = { ...sockets, handler: () => sockets.handler as unknown as WebSocketHandler<never> };
   return { routes, websocket };
 }

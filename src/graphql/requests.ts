@@ -27,9 +27,6 @@ import { fromSet, type HeldAnswer, holdAnswer, mutationOf } from "./mutations.ts
 /** Past this a request's text is not worth caching an answer under: such queries are rare and would crowd out the rest. */
 const MAX_KEY_CHARS = 16 * 1024;
 
-/** The routes' own dependencies, but for what only the resolvers and subscriptions use. */
-export type RequestHookDeps = Omit<GraphqlDeps, "categories" | "hub">;
-
 /** What is learnt of a request before Yoga runs it. */
 export interface Asked {
   viewer: UserRecord | null;
@@ -49,7 +46,8 @@ interface HookContext {
   graphql: { asked?: Asked };
 }
 
-export function graphqlRequests(deps: RequestHookDeps) {
+/** From the routes' dependencies, all but what only the resolvers and subscriptions use. */
+export function graphqlRequests(deps: Omit<GraphqlDeps, "categories" | "hub">) {
   const { config, metrics, authenticator, answers, maxBodyBytes, trustProxy, idempotency } = deps;
   /** What the hook learnt of each request it let through to Yoga. */
   const learnt = new WeakMap<Request, Asked>();
@@ -130,15 +128,9 @@ export function graphqlRequests(deps: RequestHookDeps) {
     return cachedAnswer(request, body, contentType);
   }
 
-  /** The refusals of the token, the key (reused, in flight, malformed, one too many) and the preconditions, in GraphQL's shape. */
-  const refused = (error: unknown) => {
-    if (error instanceof AppError) return errorResponse(error);
-    throw error;
-  };
-
   return {
-    /** What the hook learnt of a request Yoga runs: for Yoga's context factory. */
-    askedBy: (request: Request): Asked | undefined => learnt.get(request),
+    /** What the hook learnt of a request Yoga runs, for Yoga's context factory (every route Yoga answers has the hook). */
+    askedBy: (request: Request): Asked => learnt.get(request)!,
     /** A cached answer or a refusal; nothing for Yoga to run. */
     beforeHandle({ request, graphql }: HookContext): Awaitable<Response | undefined> {
       return attempt(
@@ -148,7 +140,11 @@ export function graphqlRequests(deps: RequestHookDeps) {
           graphql.asked = asked;
           learnt.set(request, asked);
         },
-        refused,
+        // The refusals of the token, the key (reused, in flight, malformed, one too many) and the preconditions, in GraphQL's shape.
+        (error) => {
+          if (error instanceof AppError) return errorResponse(error);
+          throw error;
+        },
       );
     },
     afterHandle({ request, graphql, responseValue }: HookContext & { responseValue: unknown }) {

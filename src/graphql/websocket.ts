@@ -4,7 +4,7 @@
 // where SVC_GRAPHQL_AUTH needs one and it is missing or invalid, the socket closes with 4403.
 import type { Server, ServerWebSocket, WebSocketHandler } from "bun";
 import type { GetEnvelopedFn } from "@envelop/core";
-import type { ExecutionArgs, GraphQLError } from "graphql";
+import type { GraphQLError } from "graphql";
 import { CloseCode, GRAPHQL_TRANSPORT_WS_PROTOCOL } from "graphql-ws";
 import { handleProtocols, makeHandler } from "graphql-ws/use/bun";
 import type { Authenticator } from "../auth/authenticator.ts";
@@ -32,11 +32,6 @@ type Socket = ServerWebSocket<SocketData>;
 /** The adapter's socket, which carries what upgrade() gave it (the adapter types its data as nothing). */
 const socketOf = (extra: { socket: ServerWebSocket }) => extra.socket as unknown as Socket;
 
-interface RootValue {
-  execute: (args: ExecutionArgs) => unknown;
-  subscribe: (args: ExecutionArgs) => unknown;
-}
-
 export interface GraphqlWebSocketDeps {
   enveloped: GetEnvelopedFn<unknown>;
   contextFor: (caller: Caller) => GraphQLContext;
@@ -47,13 +42,13 @@ export interface GraphqlWebSocketDeps {
   onSlowReader: () => void;
 }
 
-export type GraphqlWebSocket = ReturnType<typeof graphqlWebSocket>;
-
 export function graphqlWebSocket(deps: GraphqlWebSocketDeps) {
   const { enveloped, contextFor, authenticator, auth, trustProxy, logger, onSlowReader } = deps;
   const sockets = new Set<Socket>();
   let stopping = false;
   const goAway = (socket: Socket) => socket.close(1001, "svc is stopping");
+  // Once for every operation: no plugin keeps anything by the context these are made for.
+  const { schema, execute, subscribe, parse, validate } = enveloped();
 
   const graphqlWs = makeHandler<Record<string, unknown> | undefined>({
     async onConnect({ connectionParams, extra }) {
@@ -87,7 +82,6 @@ export function graphqlWebSocket(deps: GraphqlWebSocketDeps) {
           return [];
         }
       }
-      const { schema, execute, subscribe, contextFactory, parse, validate } = enveloped();
       let document;
       try {
         document = parse(payload.query);
@@ -100,7 +94,6 @@ export function graphqlWebSocket(deps: GraphqlWebSocketDeps) {
       const requestId = Bun.randomUUIDv7();
       const origin = { address, requestId: null };
       const caller = { viewer, authorization, tokenExpiresAt, transport: "ws", requestId, origin } as const;
-      const rootValue: RootValue = { execute, subscribe };
       // It runs from here on, until onComplete.
       socket.data.active++;
       return {
@@ -108,8 +101,7 @@ export function graphqlWebSocket(deps: GraphqlWebSocketDeps) {
         document,
         operationName: payload.operationName,
         variableValues: payload.variables,
-        contextValue: await contextFactory(contextFor({ ...caller, resumeAfter: null, outcome: {} })),
-        rootValue,
+        contextValue: contextFor({ ...caller, resumeAfter: null, outcome: {} }),
       };
     },
     onComplete({ extra }) {
@@ -121,8 +113,8 @@ export function graphqlWebSocket(deps: GraphqlWebSocketDeps) {
         if (stopping && socket.data.active <= 0) goAway(socket);
       }, 0);
     },
-    execute: (args) => (args.rootValue as RootValue).execute(args) as never,
-    subscribe: (args) => (args.rootValue as RootValue).subscribe(args) as never,
+    execute: (args) => execute(args) as never,
+    subscribe: (args) => subscribe(args) as never,
     onNext({ extra }, _id, _payload, _args, result) {
       // A reader this far behind cannot keep up; nobody else waits for it (the adapter sends without looking).
       const socket = socketOf(extra);

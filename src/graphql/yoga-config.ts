@@ -29,7 +29,7 @@ export type YogaConfigDeps = GraphqlDeps & {
   caches: GraphqlCaches;
   typeDefs: string;
   /** What the routes' hook learnt of a request (requests.ts). */
-  askedBy: (request: Request) => Asked | undefined;
+  askedBy: (request: Request) => Asked;
 };
 
 export function yogaConfig(deps: YogaConfigDeps) {
@@ -66,8 +66,6 @@ export function yogaConfig(deps: YogaConfigDeps) {
     maskedErrors: { maskError },
     context({ request }: YogaInitialContext): GraphQLContext {
       const asked = askedBy(request);
-      // Every route Yoga answers has the hook; a request without it would run as nobody.
-      if (!asked) throw new Error("GraphQL request that svc's hook did not see");
       const info = requestInfo(request);
       return contextFor({
         viewer: asked.viewer,
