@@ -37,15 +37,9 @@ export interface Caller {
   outcome: GraphQLContext["outcome"];
 }
 
-export function graphqlContext({
-  categories,
-  hub,
-  auth,
-}: {
-  categories: CategoryService;
-  hub: Hub;
-  auth: GraphqlAuth;
-}) {
+type ContextDeps = Pick<GraphQLContext, "categories" | "auth"> & { hub: Hub };
+
+export function graphqlContext({ categories, hub, auth }: ContextDeps) {
   return (caller: Caller): GraphQLContext => {
     const { viewer, authorization, tokenExpiresAt, transport, requestId, origin, resumeAfter, outcome } = caller;
     return {

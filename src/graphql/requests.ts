@@ -2,12 +2,11 @@
 // Before Yoga: the body read within the size limit, the token checked once, a query asked before
 // answered from the cache, a mutation held to its preconditions and Idempotency-Key. After Yoga: a
 // stream's events given ids, a mutation's answer kept under its key, a query that ran cleanly kept for
-// next time. Yoga does the rest (parsing, validation, execution, its answer's shape), reading the body
-// itself.
+// next time. Yoga does the rest (parsing, validation, execution, its answer's shape).
 //
 // @elysiajs/graphql-yoga hands Yoga the Request alone, so Yoga's context factory finds what the hook
-// learnt of the caller by the Request (`askedBy`), and its outcome goes back the same way: the one side
-// channel the plugin forces (docs/upstream/graphql-yoga.md).
+// learnt by the Request (`askedBy`: the caller, the body as read), and its outcome goes back the same
+// way: the one side channel the plugin forces (docs/upstream/graphql-yoga.md).
 import { type Awaitable, attempt, then } from "../awaitable.ts";
 import type { AnswerLookup } from "../cache/caching.ts";
 import type { UserRecord } from "../db/store.ts";
@@ -29,6 +28,8 @@ const MAX_KEY_CHARS = 16 * 1024;
 
 /** What is learnt of a request before Yoga runs it. */
 export interface Asked {
+  /** A POST's body, read (a GET's query is in its URL). */
+  text: string | undefined;
   viewer: UserRecord | null;
   /** When the viewer's token expires (ms since the epoch). */
   tokenExpiresAt: number | null;
@@ -59,8 +60,9 @@ export function graphqlRequests(deps: Omit<GraphqlDeps, "categories" | "hub">) {
     // web page can make a visitor's browser send without a preflight, so accepting one would let pages
     // on other origins run mutations (with SVC_GRAPHQL_AUTH=off, as the visitor).
     if (!isJsonType(request.headers.get("content-type"))) return errorResponse(notJson());
-    // A clone's, as text (what a cached answer is found by): Yoga reads the request's own.
-    return then(readCappedText(request.clone(), maxBodyBytes), (text) => identify(request, text));
+    // As text, which is what a cached answer is found by; Yoga's parser reads a Request made again from it
+    // (yoga-config.ts), only when the operation runs: a clone read over a socket costs far more (bench/results.md).
+    return then(readCappedText(request, maxBodyBytes), (text) => identify(request, text));
   }
 
   /** Who asks: the token, where the settings want one (the schema alone needs none while introspection is on). */
@@ -85,7 +87,7 @@ export function graphqlRequests(deps: Omit<GraphqlDeps, "categories" | "hub">) {
     // By GET, the request is its query string.
     const question = request.method === "GET" ? queryString(request.url) : text;
     const key = question === undefined ? null : answerKey(viewer?.id ?? null, request.headers, question);
-    const asked = (cached: AnswerLookup | null) => held(request, text, { viewer, tokenExpiresAt, cached, outcome: {} });
+    const asked = (cached: AnswerLookup | null) => held(request, { text, viewer, tokenExpiresAt, cached, outcome: {} });
     if (key === null) return asked(null);
     return then(answers.lookup(key), (cached) => {
       if (!cached.hit) return asked(cached);
@@ -98,9 +100,9 @@ export function graphqlRequests(deps: Omit<GraphqlDeps, "categories" | "hub">) {
    * A mutation is held to its preconditions and, under an Idempotency-Key, runs once per caller and key:
    * its key claimed here, or the answer kept under it (a repeat) given at once.
    */
-  function held(request: Request, text: string | undefined, asked: Asked): Awaitable<Response | Asked> {
+  function held(request: Request, asked: Asked): Awaitable<Response | Asked> {
     const keyed = request.headers.has(IDEMPOTENCY_HEADER);
-    const mutation = text !== undefined && (keyed || hasPreconditions(request)) ? mutationOf(text) : null;
+    const mutation = asked.text !== undefined && (keyed || hasPreconditions(request)) ? mutationOf(asked.text) : null;
     if (!mutation) return asked;
     // /graphql has no representation to match, so If-Match cannot hold: a category's version goes in ifVersion.
     requirePreconditions(request, null);

@@ -5,7 +5,6 @@
 import { envelop, useEngine, useMaskedErrors, useSchema } from "@envelop/core";
 import {
   execute,
-  getOperationAST,
   type GraphQLSchema,
   NoSchemaIntrospectionCustomRule,
   parse,
@@ -21,11 +20,11 @@ import type { GraphqlCaches } from "./caches.ts";
 import { type GraphQLContext, graphqlContext } from "./context.ts";
 import { isUnexpected, maskError } from "./errors.ts";
 import type { GraphqlDeps } from "./index.ts";
-import { operationLabels, operationMetrics, type OperationLabel } from "./operation-metrics.ts";
+import { operationMetrics } from "./operation-metrics.ts";
 import type { Asked } from "./requests.ts";
 import { resolvers } from "./resolvers.ts";
 
-export type YogaConfigDeps = GraphqlDeps & {
+type YogaConfigDeps = GraphqlDeps & {
   caches: GraphqlCaches;
   typeDefs: string;
   /** What the routes' hook learnt of a request (requests.ts). */
@@ -34,13 +33,11 @@ export type YogaConfigDeps = GraphqlDeps & {
 
 export function yogaConfig(deps: YogaConfigDeps) {
   const { config, metrics, logger, caches, typeDefs, askedBy, trustProxy } = deps;
-  const label = operationLabels();
   const contextFor = graphqlContext({ ...deps, auth: config.auth });
   // Widened to a plain GraphQLSchema: Yoga's context typing cannot name ours.
   const schema: GraphQLSchema = createSchema<GraphQLContext>({ typeDefs, resolvers });
   const plugins = [
-    operationMetrics(metrics, label),
-    cacheableOutcome(label),
+    operationMetrics(metrics),
     ...armorPlugins(config.introspection),
     ...(config.introspection ? [] : [noIntrospection]),
     useErrorHandler(({ errors, context, phase }) => {
@@ -58,8 +55,8 @@ export function yogaConfig(deps: YogaConfigDeps) {
     schema,
     graphiql: false as const,
     landingPage: false,
-    // The routes' hook has read the body (a clone of it) within SVC_MAX_BODY_BYTES; Yoga's own limit
-    // would pipe it through a stream a second time.
+    // The routes' hook has read the body within SVC_MAX_BODY_BYTES; Yoga's own limit would pipe it
+    // through a stream a second time.
     maxRequestBodySize: false as const,
     parserAndValidationCache: caches.parser,
     logging: false,
@@ -79,7 +76,7 @@ export function yogaConfig(deps: YogaConfigDeps) {
         outcome: asked.outcome,
       });
     },
-    plugins,
+    plugins: [bodyAsRead(askedBy), ...plugins],
   };
   /** The same schema and plugins for operations over WebSocket. */
   const enveloped = envelop({
@@ -93,23 +90,22 @@ export function yogaConfig(deps: YogaConfigDeps) {
   return { yoga, enveloped, contextFor };
 }
 
+/**
+ * Yoga's own parser (chosen by method and Content-Type) on a Request made again from the body the routes'
+ * hook read, the request's own stream being spent.
+ */
+function bodyAsRead(askedBy: YogaConfigDeps["askedBy"]): Plugin {
+  return {
+    onRequestParse({ request, requestParser, setRequestParser }) {
+      const { text } = askedBy(request);
+      if (text === undefined || !requestParser) return;
+      const { url, method, headers } = request;
+      setRequestParser(() => requestParser(new Request(url, { method, headers, body: text })));
+    },
+  };
+}
+
 /** Introspection refused, over either transport (Yoga's own plugin for this marks HTTP requests only). */
 const noIntrospection: Plugin = {
   onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule),
 };
-
-/** Marks a query (never a mutation) that ran without errors: its answer may be cached. */
-function cacheableOutcome(label: OperationLabel): Plugin {
-  return {
-    onExecute({ args }) {
-      if (getOperationAST(args.document, args.operationName)?.operation !== "query") return;
-      const { outcome } = args.contextValue as unknown as GraphQLContext;
-      return {
-        onExecuteDone({ result }) {
-          if (Symbol.asyncIterator in result || (result.errors?.length ?? 0) > 0) return;
-          outcome.operation = label(args.document, args.operationName);
-        },
-      };
-    },
-  };
-}
