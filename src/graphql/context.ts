@@ -1,9 +1,11 @@
-// What each GraphQL resolver receives. Built per request from what the HTTP layer learned.
+// What each GraphQL resolver receives, built per operation from what the transport learned of the
+// caller: Yoga's context factory (HTTP) and graphql-ws's (WebSocket) both build it here.
 import type { Origin } from "../audit/model.ts";
 import type { CategoryService } from "../categories/service.ts";
 import type { GraphqlAuth } from "../config.ts";
 import type { UserRecord } from "../db/store.ts";
-import type { HubItem, Transport } from "../realtime/hub.ts";
+import { limitKey } from "../http/client-address.ts";
+import type { Hub, HubItem, Transport } from "../realtime/hub.ts";
 
 // A type alias, not an interface: Yoga wants a context assignable to Record<string, unknown>.
 export type GraphQLContext = {
@@ -16,10 +18,12 @@ export type GraphQLContext = {
   origin: Origin;
   /** Opens this caller's subscription to category changes (over the request's transport), after a cursor if given. */
   subscribe: (after: string | null) => Promise<AsyncIterableIterator<HubItem>>;
+  /** Set once a query has run without errors: its answer may be kept, counted under this label. */
+  outcome: { operation?: string };
 };
 
-/** What serve() (or the WebSocket server) hands Yoga along with the request. */
-export interface ServerContext {
+/** What a transport knows of the caller of an operation. */
+export interface Caller {
   viewer: UserRecord | null;
   /** The Authorization the viewer was authenticated with: a subscription checks it again while open. */
   authorization: string | null;
@@ -28,8 +32,31 @@ export interface ServerContext {
   transport: Transport;
   requestId: string | undefined;
   origin: Origin;
-  /** A POST's body, already read: Yoga's parser reads it from here, the request's stream being spent. */
-  body: Uint8Array<ArrayBuffer> | undefined;
-  /** Set once a query has run without errors: its answer may be kept, counted under this label. */
-  outcome: { operation?: string };
+  /** The cursor a reconnecting client resumes after when the operation names none (SSE's Last-Event-ID). */
+  resumeAfter: string | null;
+  outcome: GraphQLContext["outcome"];
+}
+
+type ContextDeps = Pick<GraphQLContext, "categories" | "auth"> & { hub: Hub };
+
+export function graphqlContext({ categories, hub, auth }: ContextDeps) {
+  return (caller: Caller): GraphQLContext => {
+    const { viewer, authorization, tokenExpiresAt, transport, requestId, origin, resumeAfter, outcome } = caller;
+    return {
+      categories,
+      viewer,
+      auth,
+      requestId,
+      origin,
+      outcome,
+      subscribe: (after) =>
+        hub.subscribe({
+          owner: viewer ? `user:${viewer.id}` : `client:${origin.address && limitKey(origin.address)}`,
+          authorization: viewer ? authorization : null,
+          expiresAt: viewer ? tokenExpiresAt : null,
+          transport,
+          after: after ?? resumeAfter,
+        }),
+    };
+  };
 }

@@ -1,9 +1,9 @@
 // GraphQL at /graphql, mounted through @elysiajs/graphql-yoga: GET and POST are Yoga's, with svc's own
-// part of a request (requests.ts) in one local hook before Yoga and a Yoga plugin (yoga-config.ts), and
-// graphql-ws on the same path (websocket.ts), which the server upgrades to. Also the SDL for code
-// generators and GraphiQL, when enabled.
+// part of a request (requests.ts) in Elysia hooks local to them, and graphql-ws's Bun adapter on the
+// same path and schema (websocket.ts), which the server upgrades to. Also the SDL for code generators
+// and GraphiQL, when enabled.
 import { yoga } from "@elysiajs/graphql-yoga";
-import type { Server, WebSocketHandler } from "bun";
+import type { WebSocketHandler } from "bun";
 import { Elysia } from "elysia";
 import type { Authenticator } from "../auth/authenticator.ts";
 import type { Caching } from "../cache/caching.ts";
@@ -16,8 +16,8 @@ import type { Metrics } from "../metrics.ts";
 import type { Hub } from "../realtime/hub.ts";
 import typeDefs from "../../schema/categories.graphql" with { type: "text" };
 import { graphqlCaches } from "./caches.ts";
-import { graphqlRequests } from "./requests.ts";
-import { type GraphqlWebSocket, graphqlWebSocket } from "./websocket.ts";
+import { type Asked, graphqlRequests } from "./requests.ts";
+import { graphqlWebSocket } from "./websocket.ts";
 import { yogaConfig } from "./yoga-config.ts";
 
 export const GRAPHQL_PATH = "/graphql";
@@ -39,23 +39,14 @@ export function graphqlRoutes(deps: GraphqlDeps) {
   const { config, metrics, answers } = deps;
   const caches = graphqlCaches();
   metrics.reportCaches(() => ({ ...caches.sizes(), responses: answers.size }));
-  let sockets: GraphqlWebSocket | undefined;
   const requests = graphqlRequests(deps);
-  const options = yogaConfig({
+  const { yoga: options, enveloped, contextFor } = yogaConfig({ ...deps, caches, typeDefs, askedBy: requests.askedBy });
+  const sockets = graphqlWebSocket({
     ...deps,
-    caches,
-    typeDefs,
-    requestPlugin: requests.plugin,
-    onYoga(made) {
-      sockets = graphqlWebSocket({
-        yoga: made,
-        authenticator: deps.authenticator,
-        auth: config.auth,
-        trustProxy: deps.trustProxy,
-        logger: deps.logger,
-        onSlowReader: () => metrics.subscriptionDropped("slow"),
-      });
-    },
+    enveloped,
+    contextFor,
+    auth: config.auth,
+    onSlowReader: () => metrics.subscriptionDropped("slow"),
   });
   const routes = new Elysia({ name: "svc/graphql" });
 
@@ -74,15 +65,16 @@ export function graphqlRoutes(deps: GraphqlDeps) {
       assetResponse(request, "graphiql.html", "text/html; charset=utf-8"),
     );
   }
-  // Last: the hook is local, so it reaches only the plugin's two routes, mounted after it.
-  routes.onBeforeHandle(requests.beforeYoga).use(yoga({ path: GRAPHQL_PATH, ...options }));
-  const websocket = {
-    // Typed for the server, which hands each event the socket graphqlWebSocket upgraded (its data is that module's).
-    handler: () => sockets!.handler as unknown as WebSocketHandler<never>,
-    /** Upgrades a GraphQL WebSocket handshake on the GraphQL path; null when the request is not one. */
-    upgrade: (request: Request, server: Server<unknown>) => sockets!.upgrade(request, server),
-    /** Closes every socket once its operations complete. */
-    closeAll: async () => sockets?.closeAll(),
-  };
+  // Yoga's GET and POST, with svc's hooks around them: local to this instance, they reach only those two.
+  routes.use(
+    new Elysia({ name: "svc/graphql-yoga" })
+      .derive(() => ({ graphql: {} as { asked?: Asked } }))
+      .onBeforeHandle(requests.beforeHandle)
+      .onAfterHandle(requests.afterHandle)
+      .onError(requests.error)
+      .use(yoga({ path: GRAPHQL_PATH, ...options })),
+  );
+  // The handler typed for the server, which hands each event the socket graphqlWebSocket upgraded (its data is that module's).
+  const websocket = { ...sockets, handler: () => sockets.handler as unknown as WebSocketHandler<never> };
   return { routes, websocket };
 }

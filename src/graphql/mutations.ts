@@ -1,6 +1,9 @@
-// The mutation a GraphQL request names, for its Idempotency-Key: what a repeat must match, and whether
-// a failed answer means nothing changed (so the key is free again).
+// The mutation a GraphQL request names, for its Idempotency-Key: what a repeat must match, whether a
+// failed answer means nothing changed (so the key is free again), and the key held while Yoga runs it.
 import { getOperationAST, Kind, parse } from "graphql";
+import type { AnswerSet } from "../http/etag.ts";
+import type { Idempotency } from "../http/idempotency.ts";
+import { JSON_TYPE } from "./errors.ts";
 
 /** A POST that names a mutation to run (the operation it selects). */
 export interface MutationRequest {
@@ -42,4 +45,55 @@ export function failedAsAWhole(answer: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** A mutation's Idempotency-Key, claimed before Yoga runs it: Yoga's answer goes in, what to send comes out. */
+export interface HeldAnswer {
+  answer(yoga: Response): Promise<Response>;
+  /** Yoga failed: the key is free again. */
+  fail(): void;
+}
+
+/**
+ * idempotency.run around an answer that Yoga makes between two Elysia hooks: the Response to send at
+ * once (the answer kept for a repeat; a refusal rejects), or, once `run` has claimed the key and starts
+ * the work, the hold that Yoga's answer completes.
+ */
+export async function holdAnswer(
+  idempotency: Idempotency,
+  { request, caller, mutation }: { request: Request; caller: string; mutation: MutationRequest },
+): Promise<Response | HeldAnswer> {
+  const set: AnswerSet = { headers: {} };
+  const text = Promise.withResolvers<string>();
+  const started = Promise.withResolvers<void>();
+  const run = idempotency.run(
+    { request, set, caller, body: mutation.body },
+    () => {
+      started.resolve();
+      return text.promise;
+    },
+    (answer) => mutation.single && failedAsAWhole(answer),
+  );
+  const first = await Promise.race([started.promise, run]);
+  // Before the work starts, `run` settles only with the kept answer.
+  if (first instanceof Response) return first;
+  return {
+    async answer(yoga) {
+      set.status = yoga.status;
+      set.headers["content-type"] = yoga.headers.get("content-type") ?? JSON_TYPE;
+      text.resolve(yoga.text());
+      const kept = await run;
+      return typeof kept === "string" ? fromSet(kept, set) : kept;
+    },
+    fail() {
+      text.reject(new Error("GraphQL failed"));
+      run.catch(() => {});
+    },
+  };
+}
+
+export function fromSet(body: string, set: AnswerSet): Response {
+  const status = Number(set.status ?? 200);
+  // Header values are strings in every `set` here; Headers would turn a number into one anyway.
+  return new Response(status === 304 ? null : body, { status, headers: set.headers as Record<string, string> });
 }

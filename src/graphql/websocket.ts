@@ -1,19 +1,19 @@
-// GraphQL over WebSocket at /graphql: graphql-ws's server (the graphql-transport-ws protocol) on Bun's
-// own WebSocket server, running operations through the same Yoga (plugins, limits, error masking,
-// context) as HTTP. The token comes in `connection_init`'s payload as { "Authorization": "Bearer …" };
+// GraphQL over WebSocket at /graphql: graphql-ws's own Bun adapter (the graphql-transport-ws protocol),
+// running operations on the same schema and plugins (limits, error masking, metrics) as HTTP, with a
+// context of its own. The token comes in `connection_init`'s payload as { "Authorization": "Bearer …" };
 // where SVC_GRAPHQL_AUTH needs one and it is missing or invalid, the socket closes with 4403.
 import type { Server, ServerWebSocket, WebSocketHandler } from "bun";
-import type { ExecutionArgs, GraphQLError } from "graphql";
-import { CloseCode, GRAPHQL_TRANSPORT_WS_PROTOCOL, handleProtocols, makeServer } from "graphql-ws";
-import type { YogaServerInstance } from "graphql-yoga";
+import type { GetEnvelopedFn } from "@envelop/core";
+import type { GraphQLError } from "graphql";
+import { CloseCode, GRAPHQL_TRANSPORT_WS_PROTOCOL } from "graphql-ws";
+import { handleProtocols, makeHandler } from "graphql-ws/use/bun";
 import type { Authenticator } from "../auth/authenticator.ts";
 import type { GraphqlAuth } from "../config.ts";
-import { AppError, invalidFields, problemResponse } from "../errors.ts";
 import type { UserRecord } from "../db/store.ts";
+import { AppError, invalidFields, problemResponse } from "../errors.ts";
 import { clientAddress } from "../http/client-address.ts";
 import type { Logger } from "../log.ts";
-import type { GraphQLContext } from "./context.ts";
-import type { ServerContext } from "./context.ts";
+import type { Caller, GraphQLContext } from "./context.ts";
 
 /** Bytes waiting to be sent to one socket past which its reader counts as too slow, and is dropped. */
 const SEND_BUFFER_MAX = 1024 * 1024;
@@ -25,17 +25,16 @@ interface SocketData {
   authorization: string | null;
   /** Operations running on it: at shutdown it closes once they have sent their "complete". */
   active: number;
-  onMessage?: (data: string) => Promise<void>;
-  closed?: (code?: number, reason?: string) => Promise<void>;
 }
 
-interface RootValue {
-  execute: (args: ExecutionArgs) => unknown;
-  subscribe: (args: ExecutionArgs) => unknown;
-}
+type Socket = ServerWebSocket<SocketData>;
+
+/** The adapter's socket, which carries what upgrade() gave it (the adapter types its data as nothing). */
+const socketOf = (extra: { socket: ServerWebSocket }) => extra.socket as unknown as Socket;
 
 export interface GraphqlWebSocketDeps {
-  yoga: YogaServerInstance<ServerContext, GraphQLContext>;
+  enveloped: GetEnvelopedFn<unknown>;
+  contextFor: (caller: Caller) => GraphQLContext;
   authenticator: Authenticator;
   auth: GraphqlAuth;
   trustProxy: number;
@@ -43,29 +42,24 @@ export interface GraphqlWebSocketDeps {
   onSlowReader: () => void;
 }
 
-export type GraphqlWebSocket = ReturnType<typeof graphqlWebSocket>;
-
-export function graphqlWebSocket({
-  yoga,
-  authenticator,
-  auth,
-  trustProxy,
-  logger,
-  onSlowReader,
-}: GraphqlWebSocketDeps) {
-  const sockets = new Set<ServerWebSocket<SocketData>>();
+export function graphqlWebSocket(deps: GraphqlWebSocketDeps) {
+  const { enveloped, contextFor, authenticator, auth, trustProxy, logger, onSlowReader } = deps;
+  const sockets = new Set<Socket>();
   let stopping = false;
-  const goAway = (socket: ServerWebSocket<SocketData>) => socket.close(1001, "svc is stopping");
+  const goAway = (socket: Socket) => socket.close(1001, "svc is stopping");
+  // Once for every operation: no plugin keeps anything by the context these are made for.
+  const { schema, execute, subscribe, parse, validate } = enveloped();
 
-  const server = makeServer<Record<string, unknown> | undefined, { socket: ServerWebSocket<SocketData> }>({
+  const graphqlWs = makeHandler<Record<string, unknown> | undefined>({
     async onConnect({ connectionParams, extra }) {
+      const socket = socketOf(extra);
       const given = connectionParams?.Authorization ?? connectionParams?.authorization;
       const authorization = typeof given === "string" ? given : null;
       if (auth === "off" || (auth === "mutations" && authorization === null)) return true;
       try {
         const caller = await authenticator.authenticate(authorization);
-        extra.socket.data.viewer = caller.user;
-        extra.socket.data.authorization = authorization;
+        socket.data.viewer = caller.user;
+        socket.data.authorization = authorization;
         return true;
       } catch {
         // graphql-ws closes with 4403 Forbidden.
@@ -73,9 +67,10 @@ export function graphqlWebSocket({
       }
     },
     async onSubscribe({ extra }, _id, payload) {
-      const { authorization, address } = extra.socket.data;
+      const socket = socketOf(extra);
+      const { authorization, address } = socket.data;
       // The token is checked again for every operation: one revoked since the connection opened gets no further.
-      let viewer = extra.socket.data.viewer;
+      let viewer = socket.data.viewer;
       let tokenExpiresAt: number | null = null;
       if (viewer) {
         try {
@@ -83,21 +78,10 @@ export function graphqlWebSocket({
           viewer = caller.user;
           tokenExpiresAt = caller.token.exp * 1000;
         } catch {
-          extra.socket.close(CloseCode.Forbidden, "Forbidden: the token is no longer valid");
+          socket.close(CloseCode.Forbidden, "Forbidden: the token is no longer valid");
           return [];
         }
       }
-      const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
-        viewer,
-        authorization,
-        tokenExpiresAt,
-        transport: "ws",
-        // Ours, not the client's operation id: it goes into the logs.
-        requestId: Bun.randomUUIDv7(),
-        origin: { address, requestId: null },
-        body: undefined,
-        outcome: {},
-      } as ServerContext & Record<string, unknown>);
       let document;
       try {
         document = parse(payload.query);
@@ -106,30 +90,44 @@ export function graphqlWebSocket({
       }
       const errors = validate(schema, document);
       if (errors.length > 0) return errors;
-      const rootValue: RootValue = { execute, subscribe };
+      // Ours, not the client's operation id: it goes into the logs.
+      const requestId = Bun.randomUUIDv7();
+      const origin = { address, requestId: null };
+      const caller = { viewer, authorization, tokenExpiresAt, transport: "ws", requestId, origin } as const;
       // It runs from here on, until onComplete.
-      extra.socket.data.active++;
+      socket.data.active++;
       return {
         schema,
         document,
         operationName: payload.operationName,
         variableValues: payload.variables,
-        contextValue: await contextFactory(),
-        rootValue,
+        contextValue: contextFor({ ...caller, resumeAfter: null, outcome: {} }),
       };
     },
     onComplete({ extra }) {
+      const socket = socketOf(extra);
       // Counted down once graphql-ws has sent "complete", which it does after this returns: a timer
       // runs after the promise jobs that send it.
       setTimeout(() => {
-        extra.socket.data.active--;
-        if (stopping && extra.socket.data.active <= 0) goAway(extra.socket);
+        socket.data.active--;
+        if (stopping && socket.data.active <= 0) goAway(socket);
       }, 0);
     },
-    execute: (args) => (args.rootValue as RootValue).execute(args) as never,
-    subscribe: (args) => (args.rootValue as RootValue).subscribe(args) as never,
-    // Yoga's HTTP answers drop `extensions.http` (a status for HTTP's sake); a socket has no status.
-    onNext(_ctx, _id, _payload, _args, result) {
+    execute: (args) => execute(args) as never,
+    subscribe: (args) => subscribe(args) as never,
+    onNext({ extra }, _id, _payload, _args, result) {
+      // A reader this far behind cannot keep up; nobody else waits for it (the adapter sends without looking).
+      const socket = socketOf(extra);
+      if (socket.getBufferedAmount() > SEND_BUFFER_MAX) {
+        onSlowReader();
+        logger.warn(
+          { address: socket.data.address },
+          "WebSocket subscriber dropped: it reads slower than categories change",
+        );
+        socket.close(CloseCode.InternalServerError, "Too slow a reader");
+        return;
+      }
+      // Yoga's HTTP answers drop `extensions.http` (a status for HTTP's sake); a socket has no status.
       if (!result.errors?.length) return;
       return {
         ...result,
@@ -139,49 +137,23 @@ export function graphqlWebSocket({
         }),
       };
     },
-  });
+  }) as WebSocketHandler<SocketData>;
 
   const handler: WebSocketHandler<SocketData> = {
     open(socket) {
       sockets.add(socket);
-      socket.data.closed = server.opened(
-        {
-          protocol: GRAPHQL_TRANSPORT_WS_PROTOCOL,
-          send(data) {
-            if (socket.readyState !== WebSocket.OPEN) return;
-            // A reader this far behind cannot keep up; nobody else waits for it.
-            if (socket.getBufferedAmount() > SEND_BUFFER_MAX) {
-              onSlowReader();
-              logger.warn(
-                { address: socket.data.address },
-                "WebSocket subscriber dropped: it reads slower than categories change",
-              );
-              socket.close(CloseCode.InternalServerError, "Too slow a reader");
-              return;
-            }
-            socket.send(data);
-          },
-          close(code, reason) {
-            socket.close(code, reason);
-          },
-          onMessage(callback) {
-            socket.data.onMessage = callback;
-          },
-        },
-        { socket },
-      );
+      graphqlWs.open?.(socket);
     },
     message(socket, message) {
-      const onMessage = socket.data.onMessage;
-      if (!onMessage) return;
-      onMessage(typeof message === "string" ? message : new TextDecoder().decode(message)).catch((error: unknown) => {
+      // The adapter hands back the message's promise, which Bun would leave unhandled.
+      Promise.resolve(graphqlWs.message!(socket, message)).catch((error: unknown) => {
         logger.warn({ err: error }, "WebSocket message failed");
         socket.close(CloseCode.InternalServerError, "Internal error");
       });
     },
     close(socket, code, reason) {
       sockets.delete(socket);
-      void socket.data.closed?.(code, reason);
+      void graphqlWs.close?.(socket, code, reason);
     },
   };
 
@@ -220,7 +192,7 @@ export function graphqlWebSocket({
     async closeAll() {
       stopping = true;
       for (const socket of sockets) if (socket.data.active <= 0) goAway(socket);
-      for (let waited = 0; sockets.size > 0 && waited < 1000; waited += 20) await Bun.sleep(20);
+      for (let waited = 0; waited < 1000 && sockets.size > 0; waited += 20) await Bun.sleep(20);
       for (const socket of sockets) goAway(socket);
     },
   };

@@ -173,7 +173,10 @@ export function outerHandler({
     !websocket
       ? (request, server) => handle(request, server, listener)
       : (request, server) => {
-          // A GraphQL WebSocket handshake: its refusal, or undefined once upgraded.
+          // A GraphQL WebSocket handshake: its refusal, or undefined once upgraded. Here, not in an Elysia
+          // `.ws()` route (whose socket's `raw` graphql-ws's Bun adapter could take): Elysia's fetch takes the
+          // Request alone and `.ws()` upgrades through `app.server`, which only Elysia's own `listen()` sets,
+          // while svc listens with its own servers (public, operations, serve.ts's before the app loads).
           if (pathOf(request.url) === websocket.path && request.headers.get("upgrade")?.toLowerCase() === "websocket") {
             const refused = websocket.upgrade(request, server);
             if (refused !== null) return refused;

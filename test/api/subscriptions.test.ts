@@ -202,6 +202,82 @@ describe("subscriptions over HTTP", () => {
   });
 });
 
+describe("GraphQL over WebSocket", () => {
+  // As the SSE test above: the hub's queue is kept short of the socket's 1 MiB, so the socket's limit is what drops it.
+  test.skipIf(process.env.TEST_DATABASE === "postgres")(
+    "a subscriber that stops reading its socket is dropped once 1 MiB waits for it; the others get every event",
+    async () => {
+      const svc = await listening({ subscriptions: { buffer: 1024 } });
+      const ann = await svc.signUp("ann");
+      const fast = ws(svc.url, ann.token);
+      // A client that subscribes over WebSocket and then never reads from its socket.
+      const stalled = connect(Number(new URL(svc.url).port), "127.0.0.1");
+      stalled.write(
+        "GET /graphql HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+          "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n" +
+          "Sec-WebSocket-Protocol: graphql-transport-ws\r\n\r\n",
+      );
+      stalled.write(
+        clientFrame(JSON.stringify({ type: "connection_init", payload: { Authorization: `Bearer ${ann.token}` } })),
+      );
+      let heard = "";
+      await new Promise<void>((acknowledged) =>
+        stalled.on("data", (chunk) => {
+          heard += chunk.toString("latin1");
+          if (heard.includes("connection_ack")) acknowledged();
+        }),
+      );
+      stalled.removeAllListeners("data");
+      stalled.pause();
+      const query = "subscription { categoryEvents { kind id category { description } } }";
+      stalled.write(clientFrame(JSON.stringify({ id: "1", type: "subscribe", payload: { query } })));
+      await opened(svc, 2);
+      const made = await svc.graphql(`mutation { createCategory(input: { name: "Busy" }) { id } }`, {
+        token: ann.token,
+      });
+      const id = made.body.data.createCategory.id;
+      // Written through the store, past the API's 500 characters, to fill buffers sooner.
+      const description = "x".repeat(32_000);
+      const dropped = /^svc_subscriptions_dropped_total\{reason="slow".*\} 1$/m;
+      let n = 0;
+      for (let round = 0; round < 200; round++) {
+        // Paced, so that the reader in this very process gets its turns.
+        for (let i = 0; i < 20; i++, n++)
+          await svc.store.categories.update(id, { description: `${description}${n}` }, new Date().toISOString());
+        await fast.count(n + 1, 10_000);
+        if (dropped.test((await svc.call("GET", "/svc/metrics")).text)) break;
+      }
+      const metrics = (await svc.call("GET", "/svc/metrics")).text;
+      expect(metrics.match(/^svc_subscriptions_dropped_total\{reason="slow".*$/m)?.[0]).toMatch(dropped);
+      await opened(svc, 1);
+      expect(fast.results.at(-1)!.data?.categoryEvents.category?.version).toBe(n + 1);
+      stalled.destroy();
+    },
+  );
+
+  test("where introspection is off, an introspection query over WebSocket is refused as over HTTP", async () => {
+    const svc = await listening({ graphql: { introspection: false } });
+    const ann = await svc.signUp("ann");
+    const asked = ws(svc.url, ann.token, "{ __schema { queryType { name } } }");
+    // graphql-ws sends a refusal in validation as the operation's error, and no result.
+    const refusal = (await asked.ended) as Array<{ message: string }>;
+    expect(asked.results).toEqual([]);
+    expect(refusal[0]!.message).toContain("introspection has been disabled");
+  });
+});
+
+/** A client frame (masked, as RFC 6455 has clients send them) holding one text message. */
+function clientFrame(text: string): Buffer {
+  const payload = Buffer.from(text);
+  const mask = Buffer.from([1, 2, 3, 4]);
+  const length =
+    payload.length < 126
+      ? Buffer.from([0x80 | payload.length])
+      : Buffer.from([0x80 | 126, payload.length >> 8, payload.length & 0xff]);
+  const masked = payload.map((byte, i) => byte ^ mask[i % 4]!);
+  return Buffer.concat([Buffer.from([0x81]), length, mask, masked]);
+}
+
 describe("subscription metrics", () => {
   test("count open subscriptions by transport and the events sent", async () => {
     const svc = await listening();
