@@ -1,0 +1,105 @@
+// The one way tests run svc's command line: in process through `runCli` (fast, the default), or as a real
+// process (`bun src/main.ts …` or the compiled binary) where the test needs one: a signal, a terminal, exit
+// on its own, another process's view of a file. test/test-kit.test.ts holds every test file to this module.
+import type { Subprocess } from "bun";
+import type { SecretInput } from "../../src/admin/secret-input.ts";
+import { type Io, runCli } from "../../src/cli.ts";
+
+/** `src/main.ts`, the entry point `svc` is compiled from. */
+export const MAIN = new URL("../../src/main.ts", import.meta.url).pathname;
+
+/** The command that runs svc from its source: `bun src/main.ts`. */
+export const SOURCE_SVC: readonly string[] = [process.execPath, MAIN];
+
+export interface CliRun {
+  code: number;
+  out: string;
+  err: string;
+}
+
+/** Runs `svc <argv>` in process, with this environment (nothing else of the process's), capturing both streams. */
+export async function cli(
+  argv: string[],
+  env: Record<string, string | undefined> = {},
+  options: { secrets?: SecretInput; isTTY?: boolean } = {},
+): Promise<CliRun> {
+  let out = "";
+  let err = "";
+  const io: Io = {
+    out: { write: (text: string) => (out += text) },
+    err: { write: (text: string) => (err += text), ...(options.isTTY === undefined ? {} : { isTTY: options.isTTY }) },
+    ...(options.secrets ? { secrets: options.secrets } : {}),
+  };
+  const code = await runCli(argv, env as Record<string, string>, io);
+  return { code, out, err };
+}
+
+/** A password source for `svc admin create` in process: `text` on a pipe, or nothing (null). */
+export function pipedSecrets(text: string | null): SecretInput {
+  return { isTTY: false, readAll: async () => text ?? "", ask: async () => "" };
+}
+
+export interface SpawnOptions {
+  cwd?: string;
+  /** The child's whole environment (the test's own is not passed on unless given here). */
+  env?: Record<string, string | undefined>;
+  /** Written to the child's standard input, which is then closed; "inherit"/"ignore" as Bun takes them. */
+  stdin?: string | Uint8Array | "ignore" | "inherit";
+  /** The child is killed (SIGKILL) after this long: a failure guard, never a measure. 20 s by default. */
+  timeoutMs?: number;
+}
+
+export interface ProcessRun {
+  code: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+}
+
+const DEFAULT_TIMEOUT_MS = 20_000;
+
+/** Runs a process to its end and returns what it wrote; killed when `timeoutMs` passes. */
+export async function runProcess(command: readonly string[], options: SpawnOptions = {}): Promise<ProcessRun> {
+  const proc = spawnProcess(command, options);
+  const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+  await proc.exited;
+  return { code: proc.exitCode, signal: proc.signalCode, stdout, stderr };
+}
+
+/** Runs `svc <argv>` from source as its own process, to its end. */
+export function runSourceSvc(argv: string[], options: SpawnOptions = {}): Promise<ProcessRun> {
+  return runProcess([...SOURCE_SVC, ...argv], options);
+}
+
+/**
+ * Starts a process with both output streams piped and standard input as asked (a pipe the test writes to by
+ * default when `stdin` is not given); it is killed when `timeoutMs` passes, and when the test process exits.
+ */
+export function spawnProcess(
+  command: readonly string[],
+  options: SpawnOptions & { stdin?: SpawnOptions["stdin"] | "pipe"; terminal?: Bun.TerminalOptions } = {},
+): Subprocess<"pipe", "pipe", "pipe"> {
+  const stdin =
+    typeof options.stdin === "string" &&
+    options.stdin !== "ignore" &&
+    options.stdin !== "inherit" &&
+    options.stdin !== "pipe"
+      ? new TextEncoder().encode(options.stdin)
+      : (options.stdin ?? "ignore");
+  const proc = Bun.spawn([...command], {
+    cwd: options.cwd,
+    env: options.env as Record<string, string> | undefined,
+    stdin,
+    stdout: "pipe",
+    stderr: "pipe",
+    ...(options.terminal ? { terminal: options.terminal } : {}),
+  }) as unknown as Subprocess<"pipe", "pipe", "pipe">;
+  const guard = setTimeout(() => proc.kill("SIGKILL"), options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  const onExit = () => proc.kill("SIGKILL");
+  process.once("exit", onExit);
+  void proc.exited.then(() => {
+    clearTimeout(guard);
+    process.off("exit", onExit);
+  });
+  return proc;
+}
