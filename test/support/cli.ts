@@ -18,7 +18,7 @@ export interface CliRun {
 }
 
 /** Runs `svc <argv>` in process, with this environment (nothing else of the process's), capturing both streams. */
-export async function cli(
+export async function captureCli(
   argv: string[],
   env: Record<string, string | undefined> = {},
   options: { secrets?: SecretInput; isTTY?: boolean } = {},
@@ -34,11 +34,6 @@ export async function cli(
   return { code, out, err };
 }
 
-/** A password source for `svc admin create` in process: `text` on a pipe, or nothing (null). */
-export function pipedSecrets(text: string | null): SecretInput {
-  return { isTTY: false, readAll: async () => text ?? "", ask: async () => "" };
-}
-
 export interface SpawnOptions {
   cwd?: string;
   /** The child's whole environment (the test's own is not passed on unless given here). */
@@ -51,7 +46,7 @@ export interface SpawnOptions {
 
 export interface ProcessRun {
   code: number | null;
-  signal: string | null;
+  signal: Subprocess["signalCode"];
   stdout: string;
   stderr: string;
 }
@@ -72,28 +67,28 @@ export function runSourceSvc(argv: string[], options: SpawnOptions = {}): Promis
 }
 
 /**
- * Starts a process with both output streams piped and standard input as asked (a pipe the test writes to by
- * default when `stdin` is not given); it is killed when `timeoutMs` passes, and when the test process exits.
+ * Starts a process with both output streams piped (or on a terminal, given `terminal`), standard input as
+ * asked (closed by default); it is killed when `timeoutMs` passes, and when the test process exits.
  */
 export function spawnProcess(
   command: readonly string[],
-  options: SpawnOptions & { stdin?: SpawnOptions["stdin"] | "pipe"; terminal?: Bun.TerminalOptions } = {},
+  options: Omit<SpawnOptions, "stdin"> & {
+    stdin?: SpawnOptions["stdin"] | "pipe";
+    terminal?: Bun.TerminalOptions;
+  } = {},
 ): Subprocess<"pipe", "pipe", "pipe"> {
-  const stdin =
-    typeof options.stdin === "string" &&
-    options.stdin !== "ignore" &&
-    options.stdin !== "inherit" &&
-    options.stdin !== "pipe"
-      ? new TextEncoder().encode(options.stdin)
-      : (options.stdin ?? "ignore");
+  const { stdin } = options;
+  const input =
+    stdin === undefined
+      ? "ignore"
+      : typeof stdin === "string" && !STDIO.has(stdin)
+        ? new TextEncoder().encode(stdin)
+        : stdin;
   const proc = Bun.spawn([...command], {
     cwd: options.cwd,
     env: options.env as Record<string, string> | undefined,
-    stdin,
-    stdout: "pipe",
-    stderr: "pipe",
-    ...(options.terminal ? { terminal: options.terminal } : {}),
-  }) as unknown as Subprocess<"pipe", "pipe", "pipe">;
+    ...(options.terminal ? { terminal: options.terminal } : { stdin: input, stdout: "pipe", stderr: "pipe" }),
+  } as Bun.SpawnOptions.OptionsObject<"pipe", "pipe", "pipe">) as Subprocess<"pipe", "pipe", "pipe">;
   const guard = setTimeout(() => proc.kill("SIGKILL"), options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   const onExit = () => proc.kill("SIGKILL");
   process.once("exit", onExit);
@@ -103,3 +98,5 @@ export function spawnProcess(
   });
   return proc;
 }
+
+const STDIO = new Set(["ignore", "inherit", "pipe"]);
