@@ -3,6 +3,8 @@
 import { createClient as createSseClient } from "graphql-sse";
 import { createClient as createWsClient } from "graphql-ws";
 import type { App } from "../src/app.ts";
+import { type ConfigOverrides, testApp } from "./helpers.ts";
+import { waitUntil } from "./support/wait.ts";
 
 export const EVENTS = "subscription { categoryEvents { kind id category { name version } } }";
 
@@ -35,16 +37,17 @@ export function listen<T extends { app: App }>(svc: T): T & { url: string } {
 
 /** Waits until svc counts `n` open subscriptions (a subscription is live once counted). */
 export async function opened(svc: { call: (method: string, path: string) => Promise<{ text: string }> }, n: number) {
-  for (let waited = 0; waited < 3000; waited += 20) {
-    const metrics = (await svc.call("GET", "/svc/metrics")).text;
-    const open = [...metrics.matchAll(/^svc_subscriptions_open\{.*\} (\d+)$/gm)].reduce(
-      (sum, m) => sum + Number(m[1]),
-      0,
-    );
-    if (open === n) return;
-    await Bun.sleep(20);
-  }
-  throw new Error(`never ${n} open subscriptions`);
+  await waitUntil(
+    async () => {
+      const metrics = (await svc.call("GET", "/svc/metrics")).text;
+      const open = [...metrics.matchAll(/^svc_subscriptions_open\{.*\} (\d+)$/gm)].reduce(
+        (sum, m) => sum + Number(m[1]),
+        0,
+      );
+      return open === n;
+    },
+    { what: `${n} open subscriptions`, timeoutMs: 3000 },
+  );
 }
 
 /** What a subscription has received so far, and its end. */
@@ -123,3 +126,26 @@ export function ws(url: string, token: string | null, query = EVENTS, variables?
   stops.push(() => client.dispose());
   return collector((sink) => client.subscribe({ query, variables }, sink as never));
 }
+
+/** A subscription request by SSE as any HTTP client sends it: the raw answer, its stream unread. */
+export function subscribeBySse(url: string, token: string | null, signal?: AbortSignal): Promise<Response> {
+  return fetch(url, {
+    method: "POST",
+    headers: {
+      accept: "text/event-stream",
+      "content-type": "application/json",
+      ...(token && { authorization: `Bearer ${token}` }),
+    },
+    body: JSON.stringify({ query: EVENTS }),
+    signal,
+  });
+}
+
+/** A listening svc on a fresh app, stopped by stopAll. */
+export const listening = async (config: ConfigOverrides = {}) => listen(await testApp({ config }));
+
+/** Both transports, for describe.each. */
+export const TRANSPORTS = [
+  ["SSE", sse],
+  ["WebSocket", ws],
+] as const;
