@@ -40,7 +40,8 @@ export interface SpawnOptions {
   env?: Record<string, string | undefined>;
   /** Written to the child's standard input, which is then closed; "inherit"/"ignore" as Bun takes them. */
   stdin?: string | Uint8Array | "ignore" | "inherit";
-  /** The child is killed (SIGKILL) after this long: a failure guard, never a measure. 20 s by default. */
+  /** The child is killed (SIGKILL) after this long: a failure guard, never a measure. 30 s for a command
+   * run to its end, 3 minutes for a process started. */
   timeoutMs?: number;
 }
 
@@ -51,14 +52,39 @@ export interface ProcessRun {
   stderr: string;
 }
 
-const DEFAULT_TIMEOUT_MS = 20_000;
+/** The guard of a command run to its end, and of a process started (a server a test stops itself). */
+const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_PROCESS_TIMEOUT_MS = 180_000;
 
 /** Runs a process to its end and returns what it wrote; killed when `timeoutMs` passes. */
 export async function runProcess(command: readonly string[], options: SpawnOptions = {}): Promise<ProcessRun> {
-  const proc = spawnProcess(command, options);
+  const proc = spawnProcess(command, { ...options, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS });
   const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   await proc.exited;
   return { code: proc.exitCode, signal: proc.signalCode, stdout, stderr };
+}
+
+/** As runProcess, blocking the test's thread (for a child that needs nothing from it while it runs). */
+export function runProcessSync(command: readonly string[], options: SpawnOptions = {}): ProcessRun {
+  const { stdin } = options;
+  const proc = Bun.spawnSync([...command], {
+    cwd: options.cwd,
+    env: options.env as Record<string, string> | undefined,
+    stdin: (typeof stdin === "string" && !STDIO.has(stdin) ? new TextEncoder().encode(stdin) : (stdin ?? "ignore")) as
+      | Uint8Array
+      | "ignore"
+      | "inherit",
+    stdout: "pipe",
+    stderr: "pipe",
+    timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    killSignal: "SIGKILL",
+  });
+  return {
+    code: proc.exitCode,
+    signal: (proc.signalCode ?? null) as ProcessRun["signal"],
+    stdout: proc.stdout.toString(),
+    stderr: proc.stderr.toString(),
+  };
 }
 
 /** Runs `svc <argv>` from source as its own process, to its end. */
@@ -89,7 +115,7 @@ export function spawnProcess(
     env: options.env as Record<string, string> | undefined,
     ...(options.terminal ? { terminal: options.terminal } : { stdin: input, stdout: "pipe", stderr: "pipe" }),
   } as Bun.SpawnOptions.OptionsObject<"pipe", "pipe", "pipe">) as Subprocess<"pipe", "pipe", "pipe">;
-  const guard = setTimeout(() => proc.kill("SIGKILL"), options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  const guard = setTimeout(() => proc.kill("SIGKILL"), options.timeoutMs ?? DEFAULT_PROCESS_TIMEOUT_MS);
   const onExit = () => proc.kill("SIGKILL");
   process.once("exit", onExit);
   void proc.exited.then(() => {
