@@ -17,11 +17,11 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { version } from "../package.json";
-import { runCli } from "../src/cli.ts";
 import { embeddedMigrations } from "../src/db/migrations.macro.ts";
 import { openSqliteStore } from "../src/db/sqlite/store.ts";
 import type { VersionedStore } from "../src/db/store.ts";
 import { testApp } from "./helpers.ts";
+import { captureCli } from "./support/cli.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-backup-restore-"));
 const live = join(dir, "live", "svc.db");
@@ -44,15 +44,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function cli(argv: string[], env: Record<string, string> = {}) {
-  let out = "";
-  let err = "";
-  const code = await runCli(argv, env, {
-    out: { write: (t: string) => (out += t) },
-    err: { write: (t: string) => (err += t) },
-  });
-  return { code, out, err };
-}
+const cli = (argv: string[], env: Record<string, string> = {}) => captureCli(argv, env);
 
 /** Every row of the tables a restore reports, in a stable order. */
 function rows(path: string): Record<string, unknown[]> {

@@ -11,12 +11,12 @@ import { S3Client } from "bun";
 import { parseConfig } from "../src/config.ts";
 import { s3Destination } from "../src/backup/s3.ts";
 import { createBackups } from "../src/backup/service.ts";
-import { runCli } from "../src/cli.ts";
 import { openSqliteStore } from "../src/db/sqlite/store.ts";
 import type { VersionedStore } from "../src/db/store.ts";
 import { ManualClock } from "./backup-clock.ts";
 import { testApp } from "./helpers.ts";
 import { BUCKET, S3_ACCESS_KEY, S3_SECRET_KEY, type S3Server, startS3Server } from "./s3-server.ts";
+import { captureCli } from "./support/cli.ts";
 
 let s3: S3Server;
 let dir: string;
@@ -53,14 +53,9 @@ const logger = {
 };
 
 async function cli(argv: string[], env: Record<string, string>) {
-  let out = "";
-  let err = "";
-  const code = await runCli(argv, env, {
-    out: { write: (t: string) => (out += t) },
-    err: { write: (t: string) => (err += t) },
-  });
-  written.push(out, err);
-  return { code, out, err };
+  const run = await captureCli(argv, env);
+  written.push(run.out, run.err);
+  return run;
 }
 
 function rows(path: string) {

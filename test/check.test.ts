@@ -5,10 +5,11 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runCli } from "../src/cli.ts";
 import { openSqliteStore } from "../src/db/sqlite/store.ts";
 import { DamagedDatabase } from "../src/db/store.ts";
 import { createTestDatabase, postgresAvailable } from "./postgres.ts";
+import { runProcessSync, SOURCE_SVC } from "./support/cli.ts";
+import { captureCli } from "./support/cli.ts";
 
 const pgAvailable = await postgresAvailable();
 const dir = mkdtempSync(join(tmpdir(), "svc-check-"));
@@ -39,16 +40,7 @@ function damage(path: string): void {
   closeSync(fd);
 }
 
-async function check(url: string) {
-  let out = "";
-  let err = "";
-  const code = await runCli(
-    ["check"],
-    { SVC_DATABASE_URL: url },
-    { out: { write: (t: string) => (out += t) }, err: { write: (t: string) => (err += t) } },
-  );
-  return { code, out, err };
-}
+const check = (url: string) => captureCli(["check"], { SVC_DATABASE_URL: url });
 
 describe("a damaged SQLite file", () => {
   test("svc check: 0 and ok for a sound file; 1 with the problems for a damaged one", async () => {
@@ -73,11 +65,11 @@ describe("a damaged SQLite file", () => {
   test("svc serve exits 1 with one line naming it", () => {
     return svcDatabase().then((path) => {
       damage(path);
-      const serve = Bun.spawnSync([process.execPath, join(import.meta.dir, "..", "src", "main.ts")], {
+      const serve = runProcessSync(SOURCE_SVC, {
         env: { PATH: process.env.PATH ?? "", SVC_PORT: "0", SVC_DATABASE_URL: `sqlite:${path}` },
       });
-      expect(serve.exitCode).toBe(1);
-      const lines = serve.stderr.toString().trim().split("\n");
+      expect(serve.code).toBe(1);
+      const lines = serve.stderr.trim().split("\n");
       expect(lines).toHaveLength(1);
       expect(lines[0]).toStartWith(`svc: cannot open the database sqlite:${path}: ${path} is damaged`);
     });
@@ -101,13 +93,7 @@ describe.skipIf(!pgAvailable)("svc check on PostgreSQL", () => {
       const bare = await check(database.url);
       expect(bare.code).toBe(1);
       expect(bare.err).toContain("not an svc database");
-      expect(
-        await runCli(
-          ["migrate"],
-          { SVC_DATABASE_URL: database.url },
-          { out: { write: () => true }, err: { write: () => true } },
-        ),
-      ).toBe(0);
+      expect((await captureCli(["migrate"], { SVC_DATABASE_URL: database.url })).code).toBe(0);
       const sound = await check(database.url);
       expect(sound.code).toBe(0);
       expect(sound.out).toEndWith(": ok\n");
@@ -129,8 +115,7 @@ describe.skipIf(!pgAvailable)("svc check on PostgreSQL", () => {
   test("a problem, one line, for a schema object svc's migrations do not make, or one of its own changed (#53 item 2)", async () => {
     const database = await createTestDatabase("check_schema");
     try {
-      const io = { out: { write: () => true }, err: { write: () => true } };
-      expect(await runCli(["migrate"], { SVC_DATABASE_URL: database.url }, io)).toBe(0);
+      expect((await captureCli(["migrate"], { SVC_DATABASE_URL: database.url })).code).toBe(0);
       const admin = new SQL({ url: database.url, max: 1 });
       const url = new URL(database.url);
       const name = `postgres://${url.username}@${url.host}${url.pathname}`;

@@ -5,14 +5,14 @@ import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { MAIN, runProcessSync, SOURCE_SVC } from "./support/cli.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-pipe-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const main = join(import.meta.dir, "..", "src", "main.ts");
 const env = { PATH: process.env.PATH ?? "", SVC_DATABASE_URL: `sqlite:${join(dir, "svc.db")}` };
 
 test("svc user list | head -1: the first line, exit 0, nothing on stderr but which database", async () => {
-  expect(Bun.spawnSync([process.execPath, main, "migrate"], { env }).exitCode).toBe(0);
+  expect(runProcessSync([...SOURCE_SVC, "migrate"], { env }).code).toBe(0);
   // More rows than a pipe holds (64 KiB), so that writes go on after head has gone.
   const db = new Database(join(dir, "svc.db"));
   const insert = db.prepare(
@@ -24,12 +24,14 @@ test("svc user list | head -1: the first line, exit 0, nothing on stderr but whi
       insert.run(crypto.randomUUID(), `user${i}`, `user${i}`, `u${i}@example.com`, now, now);
   })();
   db.close();
-  const shell = Bun.spawnSync(
-    ["bash", "-c", `"${process.execPath}" "${main}" user list | head -1; exit \${PIPESTATUS[0]}`],
-    { env, stderr: "pipe" },
+  const shell = runProcessSync(
+    ["bash", "-c", `"${process.execPath}" "${MAIN}" user list | head -1; exit \${PIPESTATUS[0]}`],
+    {
+      env,
+    },
   );
-  expect(shell.stdout.toString()).toStartWith("id\tusername");
-  expect({ exitCode: shell.exitCode, stderr: shell.stderr.toString().trim() }).toEqual({
+  expect(shell.stdout).toStartWith("id\tusername");
+  expect({ exitCode: shell.code, stderr: shell.stderr.trim() }).toEqual({
     exitCode: 0,
     stderr: `svc user: using sqlite:${join(dir, "svc.db")}`,
   });

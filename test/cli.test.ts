@@ -4,23 +4,15 @@ import { Database } from "bun:sqlite";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runCli } from "../src/cli.ts";
 import { openSqliteStore } from "../src/db/sqlite/store.ts";
 import { newUser } from "./store/conformance.ts";
 import { version } from "../package.json";
+import { captureCli } from "./support/cli.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-cli-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function cli(argv: string[], env: Record<string, string> = {}) {
-  let out = "";
-  let err = "";
-  const code = await runCli(argv, env, {
-    out: { write: (t: string) => (out += t) },
-    err: { write: (t: string) => (err += t) },
-  });
-  return { code, out, err };
-}
+const cli = (argv: string[], env: Record<string, string> = {}) => captureCli(argv, env);
 
 describe("svc <command>", () => {
   test("--help lists every command; <command> --help describes one", async () => {

@@ -12,6 +12,7 @@ import { openStore } from "../src/db/open.ts";
 import { parseDatabaseUrl } from "../src/config.ts";
 import { testApp } from "./helpers.ts";
 import { createTestDatabase, postgresAvailable } from "./postgres.ts";
+import { captureCli } from "./support/cli.ts";
 
 const pgAvailable = await postgresAvailable();
 const dir = mkdtempSync(join(tmpdir(), "svc-copy-"));
@@ -21,8 +22,7 @@ let n = 0;
 const fresh = (name: string) => join(dir, `${++n}-${name}`);
 
 async function cli(...argv: string[]) {
-  let err = "";
-  const code = await runCli(argv, {}, { out: { write: () => true }, err: { write: (t: string) => (err += t) } });
+  const { code, err } = await captureCli(argv);
   return { code, err };
 }
 

@@ -11,6 +11,7 @@ import { openSqliteStore } from "../src/db/sqlite/store.ts";
 import { FULL_REMEMBERED_MS } from "../src/db/storage.ts";
 import { expectProblem, testApp } from "./helpers.ts";
 import { newUser } from "./store/conformance.ts";
+import { runProcessSync, SOURCE_SVC } from "./support/cli.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-full-"));
 const mounted = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", dir]).exitCode === 0;
@@ -114,11 +115,11 @@ describe.skipIf(!mounted)("SQLite on a full volume", () => {
   );
 
   test("starting another svc on the full volume fails with one line saying so", () => {
-    const serve = Bun.spawnSync([process.execPath, join(import.meta.dir, "..", "src", "main.ts")], {
+    const serve = runProcessSync(SOURCE_SVC, {
       env: { PATH: process.env.PATH ?? "", SVC_PORT: "0", SVC_DATABASE_URL: `sqlite:${join(dir, "other.db")}` },
     });
-    expect(serve.exitCode).toBe(1);
-    const lines = serve.stderr.toString().trim().split("\n");
+    expect(serve.code).toBe(1);
+    const lines = serve.stderr.trim().split("\n");
     expect(lines).toHaveLength(1);
     expect(lines[0]).toStartWith(`svc: cannot open the database sqlite:${join(dir, "other.db")}: `);
     expect(lines[0]).toMatch(fullDisk);
@@ -126,12 +127,12 @@ describe.skipIf(!mounted)("SQLite on a full volume", () => {
 
   /** `svc <argv>` as a process on the kept database (in this one, SQLite would share the open store's index). */
   function svc(argv: string[]) {
-    const run = Bun.spawnSync([process.execPath, join(import.meta.dir, "..", "src", "main.ts"), ...argv], {
+    const run = runProcessSync([...SOURCE_SVC, ...argv], {
       env: { PATH: process.env.PATH ?? "", SVC_PORT: "0", SVC_DATABASE_URL: `sqlite:${kept}` },
       // A serve that does not refuse would serve on: stopped, for the test to fail rather than hang.
-      timeout: 10_000,
+      timeoutMs: 10_000,
     });
-    return { code: run.exitCode, lines: run.stderr.toString().trim().split("\n") };
+    return { code: run.code, lines: run.stderr.trim().split("\n") };
   }
 
   test("restarting svc, svc check or a command on a sound database on the full volume name the full disk, never damage or a restore (#53 item 1)", () => {

@@ -5,9 +5,9 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runCli } from "../src/cli.ts";
 import { openDatabase } from "../src/db/open.ts";
 import { newUser } from "./store/conformance.ts";
+import { captureCli } from "./support/cli.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-modes-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -15,12 +15,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
 
 async function cli(argv: string[], url: string) {
-  let err = "";
-  const code = await runCli(
-    argv,
-    { SVC_DATABASE_URL: url },
-    { out: { write: () => true }, err: { write: (t) => (err += t) } },
-  );
+  const { code, err } = await captureCli(argv, { SVC_DATABASE_URL: url });
   return { code, err };
 }
 

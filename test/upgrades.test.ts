@@ -7,16 +7,15 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runCli } from "../src/cli.ts";
 import { applyMigrations } from "../src/db/sqlite/apply-migrations.ts";
 import { embeddedMigrations } from "../src/db/migrations.macro.ts";
 import { version } from "../package.json";
 import { createTestDatabase, postgresAvailable } from "./postgres.ts";
+import { captureCli, runProcessSync, SOURCE_SVC, spawnProcess } from "./support/cli.ts";
 
 const pgAvailable = await postgresAvailable();
 const dir = mkdtempSync(join(tmpdir(), "svc-upgrades-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const MAIN = join(import.meta.dir, "..", "src", "main.ts");
 
 const SQLITE = embeddedMigrations("sqlite");
 const POSTGRES = embeddedMigrations("postgres");
@@ -27,19 +26,12 @@ const SECRET = "upgrades-test-secret-of-at-least-32-bytes";
 let n = 0;
 const fresh = (name: string) => join(dir, `${++n}`, name);
 
-async function cli(argv: string[], url: string, stdin = "") {
-  let out = "";
-  let err = "";
-  const code = await runCli(
+function cli(argv: string[], url: string, stdin = "") {
+  return captureCli(
     argv,
     { SVC_DATABASE_URL: url, SVC_ENV: "test" },
-    {
-      out: { write: (t: string) => (out += t) },
-      err: { write: (t: string) => (err += t) },
-      secrets: { isTTY: false, readAll: async () => stdin, ask: async () => "" },
-    },
+    { secrets: { isTTY: false, readAll: async () => stdin, ask: async () => "" } },
   );
-  return { code, out, err };
 }
 
 /** A database as svc 0.1.0 left it: its five migrations in Drizzle's bookkeeping, and one user. */
@@ -96,9 +88,8 @@ async function laterDatabase(path: string): Promise<void> {
 
 /** The JSON lines `svc serve` writes until it listens; then it is stopped. */
 async function serveLines(url: string): Promise<Array<Record<string, unknown>>> {
-  const proc = Bun.spawn(["bun", MAIN], {
+  const proc = spawnProcess(SOURCE_SVC, {
     env: { PATH: process.env.PATH ?? "", SVC_DATABASE_URL: url, SVC_PORT: "0", SVC_JWT_SECRET: SECRET },
-    stdout: "pipe",
   });
   let text = "";
   const decoder = new TextDecoder();
@@ -268,15 +259,13 @@ describe("a database a later svc migrated", () => {
     const path = fresh("svc.db");
     await laterDatabase(path);
     const before = await Bun.file(path).bytes();
-    const serve = Bun.spawnSync(["bun", MAIN], {
+    const serve = runProcessSync(SOURCE_SVC, {
       env: { PATH: process.env.PATH ?? "", SVC_PORT: "0", SVC_DATABASE_URL: `sqlite:${path}`, SVC_JWT_SECRET: SECRET },
       // A server that does not refuse would serve on: stopped, for the test to fail rather than hang.
-      timeout: 15_000,
+      timeoutMs: 15_000,
     });
-    expect(serve.exitCode).toBe(1);
-    expect(serve.stderr.toString()).toBe(
-      `svc: cannot open the database sqlite:${path}: ${refusal(`sqlite:${path}`)}\n`,
-    );
+    expect(serve.code).toBe(1);
+    expect(serve.stderr).toBe(`svc: cannot open the database sqlite:${path}: ${refusal(`sqlite:${path}`)}\n`);
     expect(await Bun.file(path).bytes()).toEqual(before);
   });
 
@@ -395,11 +384,11 @@ describe.skipIf(!pgAvailable)("on PostgreSQL", () => {
       const described = `postgres://${url.username}@${url.host}${url.pathname}`;
       const refusal = `${described} was migrated by a later svc (to a migration of ${new Date(future).toISOString()}), which svc ${version} (up to ${POSTGRES.at(-1)!.name}) does not know: run that svc or later, or go back to the copy kept before that upgrade (docs/operations.md, "Upgrading and going back")`;
 
-      const serve = Bun.spawnSync(["bun", MAIN], {
+      const serve = runProcessSync(SOURCE_SVC, {
         env: { PATH: process.env.PATH ?? "", SVC_PORT: "0", SVC_DATABASE_URL: database.url, SVC_JWT_SECRET: SECRET },
-        timeout: 15_000,
+        timeoutMs: 15_000,
       });
-      expect({ code: serve.exitCode, err: serve.stderr.toString() }).toEqual({
+      expect({ code: serve.code, err: serve.stderr }).toEqual({
         code: 1,
         err: `svc: cannot open the database ${described}: ${refusal}\n`,
       });

@@ -2,11 +2,11 @@
 // client reports opens and closes (and failed attempts, as closes) without saying which connection.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
-import { join } from "node:path";
-import { runCli } from "../../src/cli.ts";
 import { connectionCount } from "../../src/db/postgres/connections.ts";
 import { createTestDatabase, postgresAvailable, type TestDatabase } from "../postgres.ts";
 import { startTcpProxy } from "../tcp-proxy.ts";
+import { runProcess, SOURCE_SVC } from "../support/cli.ts";
+import { captureCli } from "../support/cli.ts";
 
 const available = await postgresAvailable();
 
@@ -79,24 +79,16 @@ describe.skipIf(!available)("connection failures, in words", () => {
     `postgres://${role}:${PASSWORD}@127.0.0.1:${port}/${name}`;
 
   async function check(databaseUrl: string, argv = ["check"]) {
-    let err = "";
-    const code = await runCli(
-      argv,
-      { SVC_DATABASE_URL: databaseUrl },
-      { out: { write: () => {} }, err: { write: (t: string) => (err += t) } },
-    );
+    const { code, err } = await captureCli(argv, { SVC_DATABASE_URL: databaseUrl });
     return { code, err };
   }
 
   /** `svc serve`'s refusal: its one line on stderr and its exit code. */
   async function start(databaseUrl: string) {
-    const proc = Bun.spawn([process.execPath, join(import.meta.dir, "..", "..", "src", "main.ts")], {
+    const proc = await runProcess(SOURCE_SVC, {
       env: { PATH: process.env.PATH ?? "", SVC_PORT: "0", SVC_DATABASE_URL: databaseUrl, SVC_DB_CONNECT_TIMEOUT: "1s" },
-      stdout: "ignore",
-      stderr: "pipe",
     });
-    const [code, err] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
-    return { code, err };
+    return { code: proc.code, err: proc.stderr };
   }
 
   const cases = [
