@@ -6,6 +6,7 @@ import { expectProblem, testApp } from "./helpers.ts";
 import { createTestDatabase, postgresAvailable, type TestDatabase } from "./postgres.ts";
 import { startTcpProxy, type TcpProxy } from "./tcp-proxy.ts";
 import { ManualClock } from "./backup-clock.ts";
+import { waitUntil } from "./support/wait.ts";
 
 const available = await postgresAvailable();
 
@@ -48,13 +49,16 @@ describe.skipIf(!available)("a PostgreSQL outage", () => {
 
   async function healsWithin(ms: number): Promise<number> {
     const started = performance.now();
-    for (;;) {
-      const reply = await app.call("GET", "/svc-api/v1/users/all", { token });
-      if (reply.status === 200) return performance.now() - started;
-      expect(reply.status).toBe(503);
-      if (performance.now() - started > ms) throw new Error(`still ${reply.status} after ${ms} ms`);
-      await Bun.sleep(100);
-    }
+    await waitUntil(
+      async () => {
+        const reply = await app.call("GET", "/svc-api/v1/users/all", { token });
+        if (reply.status === 200) return true;
+        expect(reply.status).toBe(503);
+        return false;
+      },
+      { what: "a 200 once the database is back", timeoutMs: ms, everyMs: 100 },
+    );
+    return performance.now() - started;
   }
 
   for (const mode of ["down", "silent"] as const) {
@@ -143,9 +147,11 @@ describe.skipIf(!available)("a PostgreSQL outage in the log", () => {
 
 /** The first answer that is not a 200: one kept in memory for a moment is repeated until it expires. */
 async function until503<T extends { status: number }>(call: () => Promise<T>): Promise<T> {
-  for (;;) {
-    const reply = await call();
-    if (reply.status !== 200) return reply;
-    await Bun.sleep(50);
-  }
+  let reply: T | undefined;
+  await waitUntil(async () => (reply = await call()).status !== 200, {
+    what: "an answer other than 200",
+    timeoutMs: 30_000,
+    everyMs: 50,
+  });
+  return reply!;
 }

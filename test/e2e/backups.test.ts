@@ -11,6 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { S3Client, type Subprocess } from "bun";
 import { compiledBinary } from "./support/binary.ts";
+import { runProcess, spawnProcess } from "../support/cli.ts";
+import { cameToHold } from "../support/wait.ts";
 import { BUCKET, S3_ACCESS_KEY, S3_SECRET_KEY, type S3Server, startS3Server } from "../s3-server.ts";
 
 const SECRET = "backups-test-secret-of-at-least-32-bytes";
@@ -33,7 +35,7 @@ afterAll(async () => {
 });
 
 interface Running {
-  proc: Subprocess<"ignore", "pipe", "pipe">;
+  proc: Subprocess<"pipe", "pipe", "pipe">;
   base: string;
   output: () => string;
 }
@@ -52,7 +54,7 @@ const baseEnv = (extra: Record<string, string>) => ({
 
 /** svc serving from `dir`, once it says it listens; its output read as it comes. */
 async function start(dir: string, env: Record<string, string> = {}): Promise<Running> {
-  const proc = Bun.spawn([binary], { cwd: dir, env: baseEnv(env), stdout: "pipe", stderr: "pipe" });
+  const proc = spawnProcess([binary], { cwd: dir, env: baseEnv(env) });
   let text = "";
   const read = async (stream: ReadableStream<Uint8Array>) => {
     const decoder = new TextDecoder();
@@ -61,7 +63,9 @@ async function start(dir: string, env: Record<string, string> = {}): Promise<Run
   };
   void read(proc.stdout);
   void read(proc.stderr);
-  const listening = await until(() => text.includes('"svc listening"') || proc.exitCode !== null, 10_000);
+  const listening = await cameToHold(() => text.includes('"svc listening"') || proc.exitCode !== null, {
+    timeoutMs: 10_000,
+  });
   if (!listening || proc.exitCode !== null) throw new Error(`svc did not start: ${text}`);
   const line = JSON.parse(text.split("\n").find((l) => l.includes('"svc listening"'))!);
   const running = { proc, base: line.address, output: () => text };
@@ -81,24 +85,9 @@ async function stop(running: Running): Promise<number> {
  * would not answer while it waits.
  */
 async function svc(dir: string, args: string[], env: Record<string, string> = {}) {
-  const run = Bun.spawn([binary, ...args], { cwd: dir, env: baseEnv(env), stdout: "pipe", stderr: "pipe" });
-  const [out, err, code] = await Promise.all([
-    new Response(run.stdout).text(),
-    new Response(run.stderr).text(),
-    run.exited,
-  ]);
-  everything.push(out, err);
-  return { code, out, err };
-}
-
-/** Polls `check` until it holds or `ms` pass: a condition svc makes true, not a guess at how long it takes. */
-async function until(check: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await Bun.sleep(25);
-  }
-  return check();
+  const run = await runProcess([binary, ...args], { cwd: dir, env: baseEnv(env), timeoutMs: 60_000 });
+  everything.push(run.stdout, run.stderr);
+  return { code: run.code, out: run.stdout, err: run.stderr };
 }
 
 async function json(base: string, method: string, path: string, body?: unknown, token?: string) {
@@ -172,7 +161,7 @@ describe("the binary's backups", () => {
       SVC_BACKUP_KEEP: "3",
       SVC_BACKUP_TO: `s3://${BUCKET}/scheduled`,
     });
-    expect(await until(() => stored(running).length >= 5, 15_000)).toBe(true);
+    expect(await cameToHold(() => stored(running).length >= 5, { timeoutMs: 15_000 })).toBe(true);
     const names = stored(running).map((line) => `scheduled/${line.snapshot}`);
     const kept = await keysUnder("scheduled/");
     expect(kept).toHaveLength(3);
@@ -194,7 +183,11 @@ describe("the binary's backups", () => {
     try {
       running = await start(dir, { SVC_BACKUP_EVERY: "1s", SVC_BACKUP_TO: `s3://${BUCKET}/retried` });
       const base = running.base;
-      expect(await until(async () => metric(await metrics(base), "svc_backup_failures_total") >= 2, 15_000)).toBe(true);
+      expect(
+        await cameToHold(async () => metric(await metrics(base), "svc_backup_failures_total") >= 2, {
+          timeoutMs: 15_000,
+        }),
+      ).toBe(true);
       expect(await healthBackup(base)).toEqual({ status: "failing", last_success_at: null });
       const failures = running
         .output()
@@ -210,7 +203,7 @@ describe("the binary's backups", () => {
       await s3.start();
     }
     const base = running.base;
-    expect(await until(async () => (await healthBackup(base))?.status === "ok", 15_000)).toBe(true);
+    expect(await cameToHold(async () => (await healthBackup(base))?.status === "ok", { timeoutMs: 15_000 })).toBe(true);
     expect((await keysUnder("retried/")).length).toBeGreaterThanOrEqual(1);
     expect(metric(await metrics(base), "svc_backup_last_success_timestamp_seconds")).toBeGreaterThan(0);
     expect(await stop(running)).toBe(0);
@@ -236,10 +229,10 @@ describe("the binary's backups", () => {
     const begun = await json(running.base, "POST", "/svc-api/v1/admin/backups", undefined, token);
     expect(begun.status).toBe(202);
     expect(
-      await until(
+      await cameToHold(
         async () =>
           (await json(running.base, "GET", "/svc-api/v1/admin/backups", undefined, token)).body.status === "ok",
-        10_000,
+        { timeoutMs: 10_000 },
       ),
     ).toBe(true);
     const listed = (await json(running.base, "GET", "/svc-api/v1/admin/backups", undefined, token)).body;
@@ -286,15 +279,15 @@ describe("the binary's backups", () => {
         if ((await signUp(running.base, name)) === 201) acknowledged.add(name);
       }
     });
-    expect(await until(() => acknowledged.size >= 300, 30_000)).toBe(true);
+    expect(await cameToHold(() => acknowledged.size >= 300, { timeoutMs: 30_000 })).toBe(true);
     const beforeBegun = new Set(acknowledged);
     const begun = await json(running.base, "POST", "/svc-api/v1/admin/backups", undefined, token);
     expect(begun.status).toBe(202);
     const duringFrom = acknowledged.size;
     expect(
-      await until(
+      await cameToHold(
         async () => !(await json(running.base, "GET", "/svc-api/v1/admin/backups", undefined, token)).body.running,
-        30_000,
+        { timeoutMs: 30_000 },
       ),
     ).toBe(true);
     const whileRunning = acknowledged.size - duringFrom;
@@ -342,12 +335,12 @@ describe("the binary's backups", () => {
     const env = { SVC_BACKUP_EVERY: "1s", SVC_BACKUP_TO: join(dir, "snapshots") };
     const first = await start(dir, env);
     const second = await start(dir, env);
-    expect(await until(() => stored(first).length >= 3, 15_000)).toBe(true);
+    expect(await cameToHold(() => stored(first).length >= 3, { timeoutMs: 15_000 })).toBe(true);
     expect(stored(second)).toEqual([]);
     expect(second.output()).toContain("scheduled backups are taken by another svc process sharing this database");
     first.proc.kill("SIGKILL");
     await first.proc.exited;
-    expect(await until(() => stored(second).length >= 2, 15_000)).toBe(true);
+    expect(await cameToHold(() => stored(second).length >= 2, { timeoutMs: 15_000 })).toBe(true);
     expect(second.output()).toContain("scheduled backups are taken by this process");
     expect(await stop(second)).toBe(0);
   }, 40_000);
@@ -380,7 +373,9 @@ describe("the binary's backups", () => {
     expect(await stop(serving)).toBe(0);
     const again = await start(one, env);
     // It reads the listing once it listens.
-    expect(await until(async () => (await healthBackup(again.base)).status !== "pending", 10_000)).toBe(true);
+    expect(
+      await cameToHold(async () => (await healthBackup(again.base)).status !== "pending", { timeoutMs: 10_000 }),
+    ).toBe(true);
     expect(await healthBackup(again.base)).toEqual({ status: "ok", last_success_at: taken });
     expect(metric(await metrics(again.base), "svc_backup_last_success_timestamp_seconds")).toBe(
       Date.parse(taken) / 1000,

@@ -6,6 +6,7 @@ import { freePort } from "../ports.ts";
 import { postgresAvailable } from "../postgres.ts";
 import { spawnProcess } from "../support/cli.ts";
 import { emptyFolderWithBinary, json, prepareBinary, SECRET, start, stop, svcIn } from "./support/svc.ts";
+import { cameToHold, waitUntil } from "../support/wait.ts";
 
 const pgAvailable = await postgresAvailable();
 
@@ -22,16 +23,19 @@ describe("the compiled binary, alone in an empty folder", () => {
     });
     // Until each has an answer: every attempt before the socket opens is refused by the kernel, none after.
     const firstAnswer = async (path: string): Promise<number> => {
-      const deadline = Date.now() + 10_000;
-      for (;;) {
-        const status = await fetch(`http://127.0.0.1:${port}${path}`).then(
-          (r) => r.status,
-          (error: { code?: string }) => (error.code === "ECONNREFUSED" ? null : Promise.reject(error)),
-        );
-        if (status !== null) return status;
-        if (Date.now() > deadline || proc.exitCode !== null) throw new Error("svc did not answer");
-        await Bun.sleep(1);
-      }
+      let status: number | null = null;
+      await waitUntil(
+        async () => {
+          status = await fetch(`http://127.0.0.1:${port}${path}`).then(
+            (r) => r.status,
+            (error: { code?: string }) => (error.code === "ECONNREFUSED" ? null : Promise.reject(error)),
+          );
+          if (status === null && proc.exitCode !== null) throw new Error("svc did not answer");
+          return status !== null;
+        },
+        { what: `svc to answer ${path}`, everyMs: 1 },
+      );
+      return status!;
     };
     try {
       const [health, me, graphql] = await Promise.all([
@@ -175,12 +179,15 @@ describe("the compiled binary, alone in an empty folder", () => {
       ),
     );
     // Both open (as the metrics count them), then one change.
-    for (let i = 0; i < 100; i++) {
-      const metrics = await (await fetch(`${running.base}/svc/metrics`)).text();
-      if (/svc_subscriptions_open\{transport="sse".*\} 1\n/.test(metrics) && /transport="ws".*\} 1\n/.test(metrics))
-        break;
-      await Bun.sleep(50);
-    }
+    await waitUntil(
+      async () => {
+        const metrics = await (await fetch(`${running.base}/svc/metrics`)).text();
+        return (
+          /svc_subscriptions_open\{transport="sse".*\} 1\n/.test(metrics) && /transport="ws".*\} 1\n/.test(metrics)
+        );
+      },
+      { what: "both subscriptions counted", everyMs: 50 },
+    );
     await json(
       running.base,
       "POST",
@@ -188,7 +195,7 @@ describe("the compiled binary, alone in an empty folder", () => {
       { query: 'mutation { createCategory(input: { name: "Pushed" }) { id } }' },
       body.token,
     );
-    for (let i = 0; received.length === 0 && i < 50; i++) await Bun.sleep(20);
+    await cameToHold(() => received.length > 0, { timeoutMs: 5000 });
     expect(received[0]).toEqual({
       categoryEvents: { kind: "CREATED", category: { name: expect.stringMatching(/^Pushed/) } },
     });

@@ -7,6 +7,7 @@ import { SQL } from "bun";
 import { createTestDatabase, postgresAvailable } from "../postgres.ts";
 import { runProcess } from "../support/cli.ts";
 import { emptyFolderWithBinary, json, prepareBinary, SECRET, start, stop, svcIn } from "./support/svc.ts";
+import { waitUntil } from "../support/wait.ts";
 
 const pgAvailable = await postgresAvailable();
 
@@ -19,7 +20,7 @@ describe("the compiled binary, alone in an empty folder", () => {
     for (let i = 1; i <= 2; i++) {
       running.proc.kill("SIGHUP");
       const heard = () => running.output().split('"msg":"SIGHUP: nothing to reload"').length - 1;
-      while (heard() < i && running.proc.exitCode === null) await Bun.sleep(1);
+      await waitUntil(() => heard() >= i || running.proc.exitCode !== null, { what: `SIGHUP ${i} logged`, everyMs: 1 });
       expect(running.proc.exitCode).toBeNull();
       expect((await fetch(`${running.base}/svc/health/live`)).status).toBe(200);
     }
@@ -42,7 +43,7 @@ describe("the compiled binary, alone in an empty folder", () => {
         }),
       );
       const started = () => running.output().split('"msg":"request started"').length - 1;
-      while (started() < count) await Bun.sleep(1);
+      await waitUntil(() => started() >= count, { what: `${count} requests started`, everyMs: 1 });
       running.proc.kill(signal);
       const replies = await Promise.all(inFlight);
       expect(replies.map((r) => r.status)).toEqual(Array(count).fill(201));
@@ -80,7 +81,7 @@ describe("the compiled binary, alone in an empty folder", () => {
       }
     };
     const clients = Array.from({ length: 8 }, client);
-    while (acknowledged.length < 40) await Bun.sleep(5);
+    await waitUntil(() => acknowledged.length >= 40, { what: "40 writes acknowledged", everyMs: 5 });
     running.proc.kill("SIGKILL");
     killed = true;
     await Promise.all(clients);

@@ -12,6 +12,7 @@ import type { memoryStorage, SessionStorage } from "../../client/src/storage.ts"
 import type { Users } from "../../client/src/users.ts";
 import { createTestDatabase } from "../postgres.ts";
 import { compiledBinary } from "./support/binary.ts";
+import { runProcess, spawnProcess } from "../support/cli.ts";
 
 /** What createClient takes as `fetch`: Bun's fetch type carries `preconnect`, which the client never calls. */
 export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -56,12 +57,15 @@ export interface Built {
 export async function built(): Promise<Built> {
   const workdir = mkdtempSync(join(tmpdir(), "svc-client-e2e-"));
   const run = async (args: string[]) => {
-    const proc = Bun.spawn([process.execPath, ...args], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
-    const [code, out, err] = await Promise.all([
-      proc.exited,
-      new Response(proc.stdout).text(),
-      new Response(proc.stderr).text(),
-    ]);
+    const {
+      code,
+      stdout: out,
+      stderr: err,
+    } = await runProcess([process.execPath, ...args], {
+      cwd: ROOT,
+      env: process.env,
+      timeoutMs: 120_000,
+    });
     if (code !== 0) throw new Error(`${args.join(" ")} failed (${code}):\n${out}${err}`);
   };
   // Both to the end, so that neither goes on writing after a failure of the other.
@@ -113,7 +117,7 @@ export async function launch(built: Built, kind: DatabaseKind, vars: Record<stri
     SVC_SIGNUP_CLIENT_MAX: "1000000",
     ...vars,
   };
-  const proc = Bun.spawn([built.binary], { cwd: dir, env, stdout: "pipe", stderr: "pipe" });
+  const proc = spawnProcess([built.binary], { cwd: dir, env });
   const text = { out: "" };
   const listening = readLines(proc, text);
   const line = (await within(listening, 15_000)) ? await listening : null;
@@ -126,19 +130,12 @@ export async function launch(built: Built, kind: DatabaseKind, vars: Record<stri
     base,
     port: Number(new URL(base).port),
     async cli(args, stdin) {
-      const command = Bun.spawn([built.binary, ...args], {
+      const command = await runProcess([built.binary, ...args], {
         cwd: dir,
         env,
-        stdin: stdin === undefined ? "ignore" : new TextEncoder().encode(stdin),
-        stdout: "pipe",
-        stderr: "pipe",
+        ...(stdin === undefined ? {} : { stdin }),
       });
-      const [code, out, err] = await Promise.all([
-        command.exited,
-        new Response(command.stdout).text(),
-        new Response(command.stderr).text(),
-      ]);
-      return { code, out, err };
+      return { code: command.code ?? -1, out: command.stdout, err: command.stderr };
     },
     async stop() {
       proc.kill("SIGTERM");
@@ -153,7 +150,7 @@ export async function launch(built: Built, kind: DatabaseKind, vars: Record<stri
  * Collects stdout and stderr into `text` until svc listens (to explain a start that fails), then only drains
  * them; resolves with the "svc listening" line, or null when svc exits first.
  */
-function readLines(proc: Subprocess<"ignore", "pipe", "pipe">, text: { out: string }): Promise<string | null> {
+function readLines(proc: Subprocess<"pipe", "pipe", "pipe">, text: { out: string }): Promise<string | null> {
   let found: (line: string | null) => void;
   let started = false;
   const listening = new Promise<string | null>((resolve) => (found = resolve));

@@ -19,6 +19,7 @@ import {
   startConsole,
   storageIsEmpty,
 } from "./support/console.ts";
+import { waitUntil } from "../support/wait.ts";
 
 describe.skipIf(!chromiumAvailable)("the console in Chromium", () => {
   let browser: Console["browser"];
@@ -79,11 +80,8 @@ describe.skipIf(!chromiumAvailable)("the console in Chromium", () => {
     }
 
     /** Asks again every 50 ms until `condition` holds, for up to 20 s. */
-    async function until(what: string, condition: () => Promise<boolean>) {
-      for (const deadline = Date.now() + 20_000; !(await condition()); await Bun.sleep(50)) {
-        if (Date.now() > deadline) throw new Error(`not so after 20 s: ${what}`);
-      }
-    }
+    const until = (what: string, condition: () => Promise<boolean>) =>
+      waitUntil(condition, { what, timeoutMs: 20_000, everyMs: 50 });
 
     /** A list of accounts read afresh: it shows only once a request with a valid access token went through. */
     async function listsAfresh(page: Page, search: string) {

@@ -17,6 +17,7 @@ import { pruneExpired, storeJobs } from "../../src/pruning.ts";
 import { testApp, testConfig } from "../helpers.ts";
 import { createTestDatabase, postgresAvailable, postgresConfig } from "../postgres.ts";
 import { type Event, opened, RESUMABLE, type Result } from "../subscriptions.ts";
+import { cameToHold } from "../support/wait.ts";
 
 const V1 = "/svc-api/v1";
 /** Categories the writer creates, and the time it takes (its pace is the scenario, not a synchronisation). */
@@ -482,7 +483,7 @@ describe.each([
           },
           await writerSession.fresh(instance),
         );
-        for (let waited = 0; events.length < 2 && waited < 5000; waited += 20) await Bun.sleep(20);
+        await cameToHold(() => events.length >= 2, { timeoutMs: 5000 });
         subscription.dispose();
         expect(events.map((event) => event.category?.name ?? event.kind)).toEqual(["RESYNC", name]);
         await opened(instance, 0);

@@ -22,6 +22,7 @@ import {
 } from "./support/tls.ts";
 import { runProcessSync } from "../support/cli.ts";
 import { svcIn } from "./support/tls.ts";
+import { waitUntil } from "../support/wait.ts";
 
 beforeAll(prepareTls, 120_000);
 afterAll(cleanUpTls);
@@ -117,11 +118,11 @@ describe("HTTPS", () => {
     expect(before).toMatchObject({ status: 200, socket: 1, fingerprint: pki.a.fingerprint });
     expect(await said("stream")).toMatchObject({ status: 200, fingerprint: pki.a.fingerprint });
     // The subscription is registered (as the metrics count it) before anything changes.
-    for (let i = 0; i < 100; i++) {
-      const metrics = await (await fetchTls(`${base}/svc/metrics`)).text();
-      if (/svc_subscriptions_open\{transport="sse".*\} 1\n/.test(metrics)) break;
-      await Bun.sleep(20);
-    }
+    await waitUntil(
+      async () =>
+        /svc_subscriptions_open\{transport="sse".*\} 1\n/.test(await (await fetchTls(`${base}/svc/metrics`)).text()),
+      { what: "the subscription counted" },
+    );
 
     const expiry = async () =>
       Number(

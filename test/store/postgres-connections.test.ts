@@ -7,6 +7,7 @@ import { createTestDatabase, postgresAvailable, type TestDatabase } from "../pos
 import { startTcpProxy } from "../tcp-proxy.ts";
 import { runProcess, SOURCE_SVC } from "../support/cli.ts";
 import { captureCli } from "../support/cli.ts";
+import { cameToHold } from "../support/wait.ts";
 
 const available = await postgresAvailable();
 
@@ -24,10 +25,7 @@ describe.skipIf(!available)("the PostgreSQL connection count", () => {
   }
 
   /** Until `check` holds: the client reports connections as their sockets open and close. */
-  async function eventually(check: () => boolean) {
-    for (let i = 0; i < 200 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
-    return check();
-  }
+  const eventually = (check: () => boolean) => cameToHold(check, { timeoutMs: 2000, everyMs: 10 });
 
   test("counts the pool's connections as they open, and none once it is closed", async () => {
     const { sql, count } = client(database.url, 3);
