@@ -9,6 +9,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { testApp, testConfig } from "../helpers.ts";
 import { opened } from "../subscriptions.ts";
 import { chromiumAvailable, launchChromium } from "./chromium.ts";
+import { runProcess } from "../support/cli.ts";
 
 const CLIENT = join(import.meta.dir, "..", "..", "client");
 const BUILT = join(CLIENT, "dist", "index.js");
@@ -134,17 +135,15 @@ function appServer(script: string) {
 
 /** Runs a command to its end, with what it printed. */
 async function run(command: string[], cwd: string) {
-  const child = Bun.spawn(command, {
+  const {
+    code: exitCode,
+    stdout,
+    stderr,
+  } = await runProcess(command, {
     cwd,
-    stdout: "pipe",
-    stderr: "pipe",
     env: { ...process.env, npm_config_update_notifier: "false", npm_config_audit: "false", npm_config_fund: "false" },
+    timeoutMs: 120_000,
   });
-  const [stdout, stderr, exitCode] = await Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-    child.exited,
-  ]);
   return { exitCode, output: `${stdout}${stderr}` };
 }
 
