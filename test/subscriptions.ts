@@ -46,7 +46,7 @@ export async function opened(svc: { call: (method: string, path: string) => Prom
       );
       return open === n;
     },
-    { what: `${n} open subscriptions`, timeoutMs: 3000 },
+    { what: `${n} open subscriptions` },
   );
 }
 

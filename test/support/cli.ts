@@ -21,13 +21,13 @@ export interface CliRun {
 export async function captureCli(
   argv: string[],
   env: Record<string, string | undefined> = {},
-  options: { secrets?: SecretInput; isTTY?: boolean } = {},
+  options: { secrets?: SecretInput } = {},
 ): Promise<CliRun> {
   let out = "";
   let err = "";
   const io: Io = {
     out: { write: (text: string) => (out += text) },
-    err: { write: (text: string) => (err += text), ...(options.isTTY === undefined ? {} : { isTTY: options.isTTY }) },
+    err: { write: (text: string) => (err += text) },
     ...(options.secrets ? { secrets: options.secrets } : {}),
   };
   const code = await runCli(argv, env as Record<string, string>, io);
@@ -36,7 +36,7 @@ export async function captureCli(
 
 export interface SpawnOptions {
   cwd?: string;
-  /** The child's whole environment (the test's own is not passed on unless given here). */
+  /** The child's whole environment; the test process's own when left out. */
   env?: Record<string, string | undefined>;
   /** Written to the child's standard input, which is then closed; "inherit"/"ignore" as Bun takes them. */
   stdin?: string | Uint8Array | "ignore" | "inherit";
@@ -87,11 +87,6 @@ export function runProcessSync(command: readonly string[], options: SpawnOptions
   };
 }
 
-/** Runs `svc <argv>` from source as its own process, to its end. */
-export function runSourceSvc(argv: string[], options: SpawnOptions = {}): Promise<ProcessRun> {
-  return runProcess([...SOURCE_SVC, ...argv], options);
-}
-
 /**
  * Starts a process with both output streams piped (or on a terminal, given `terminal`), standard input as
  * asked (closed by default); it is killed when `timeoutMs` passes, and when the test process exits.
@@ -116,6 +111,7 @@ export function spawnProcess(
     ...(options.terminal ? { terminal: options.terminal } : { stdin: input, stdout: "pipe", stderr: "pipe" }),
   } as Bun.SpawnOptions.OptionsObject<"pipe", "pipe", "pipe">) as Subprocess<"pipe", "pipe", "pipe">;
   const guard = setTimeout(() => proc.kill("SIGKILL"), options.timeoutMs ?? DEFAULT_PROCESS_TIMEOUT_MS);
+  guard.unref();
   const onExit = () => proc.kill("SIGKILL");
   process.once("exit", onExit);
   void proc.exited.then(() => {
