@@ -1,7 +1,7 @@
 // SVC_BACKUP_EVERY, SVC_BACKUP_TO, SVC_BACKUP_KEEP and the S3 client's variables, as parseConfig reads them.
 import { describe, expect, test } from "bun:test";
-import { runCli } from "../src/cli.ts";
 import { ConfigError, parseConfig } from "../src/config.ts";
+import { captureCli } from "./support/cli.ts";
 
 const refusal = (env: Record<string, string>) => {
   try {
@@ -66,15 +66,7 @@ describe("backup settings", () => {
 
   test("serve and the backup commands stop with that one line and exit 2 (#53 item 8)", async () => {
     for (const argv of [["serve"], ["backup", "--now"], ["backup", "--list"]]) {
-      let err = "";
-      const code = await runCli(
-        argv,
-        { SVC_BACKUP_TO: "s3://b-1/p" },
-        {
-          out: { write: () => true },
-          err: { write: (t: string) => (err += t) },
-        },
-      );
+      const { code, err } = await captureCli(argv, { SVC_BACKUP_TO: "s3://b-1/p" });
       expect({ argv, code, err }).toEqual({
         argv,
         code: 2,

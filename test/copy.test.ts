@@ -7,7 +7,6 @@ import { SQL } from "bun";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runCli } from "../src/cli.ts";
 import { openStore } from "../src/db/open.ts";
 import { parseDatabaseUrl } from "../src/config.ts";
 import { testApp } from "./helpers.ts";
@@ -180,14 +179,10 @@ describe("the source is never created or changed into an svc database", () => {
     const missing = fresh("missing.db");
     const copy = await cli("copy", "--from", `sqlite:${missing}`, "--to", `sqlite:${fresh("t.db")}`);
     const backupEnv = { SVC_DATABASE_URL: `sqlite:${missing}` };
-    let err = "";
-    const backup = await runCli(["backup", fresh("b.db")], backupEnv, {
-      out: { write: () => true },
-      err: { write: (t: string) => (err += t) },
-    });
-    expect([copy.code, backup]).toEqual([1, 1]);
+    const backup = await captureCli(["backup", fresh("b.db")], backupEnv);
+    expect([copy.code, backup.code]).toEqual([1, 1]);
     expect(copy.err).toContain(`no database at ${missing}`);
-    expect(err).toContain(`no database at ${missing}`);
+    expect(backup.err).toContain(`no database at ${missing}`);
     expect(existsSync(missing)).toBe(false);
   });
 });
@@ -222,12 +217,8 @@ describe("the target must be an svc database too: only serve and migrate make on
           await db`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema IN ('public', 'drizzle')`;
         await db.close();
         expect(row.n).toBe(0);
-        const migrate = await runCli(
-          ["migrate"],
-          { SVC_DATABASE_URL: target.url },
-          { out: { write: () => true }, err: { write: () => true } },
-        );
-        expect(migrate).toBe(0);
+        const migrate = await captureCli(["migrate"], { SVC_DATABASE_URL: target.url });
+        expect(migrate.code).toBe(0);
         expect((await cli("copy", "--from", source, "--to", target.url)).code).toBe(0);
         expect(await counts(target.url)).toEqual({ users: 1, categories: 1 });
       } finally {

@@ -6,12 +6,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, setSystemTime, test }
 import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runCli } from "../src/cli.ts";
 import { openSqliteStore } from "../src/db/sqlite/store.ts";
 import { FULL_REMEMBERED_MS } from "../src/db/storage.ts";
 import { expectProblem, testApp } from "./helpers.ts";
 import { newUser } from "./store/conformance.ts";
-import { runProcessSync, SOURCE_SVC } from "./support/cli.ts";
+import { captureCli, runProcessSync, SOURCE_SVC } from "./support/cli.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-full-"));
 const mounted = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", dir]).exitCode === 0;
@@ -158,15 +157,7 @@ describe.skipIf(!mounted)("SQLite on a full volume", () => {
       const snapshot = join(elsewhere, "svc.db");
       await openSqliteStore(snapshot).close();
       const target = join(dir, "restored.db");
-      let err = "";
-      const code = await runCli(
-        ["restore", "--from", snapshot],
-        { SVC_DATABASE_URL: `sqlite:${target}` },
-        {
-          out: { write: () => true },
-          err: { write: (text: string) => void (err += text) },
-        },
-      );
+      const { code, err } = await captureCli(["restore", "--from", snapshot], { SVC_DATABASE_URL: `sqlite:${target}` });
       expect(code).not.toBe(0);
       const lines = err.trim().split("\n");
       expect(lines).toHaveLength(1);
