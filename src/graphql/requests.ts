@@ -20,7 +20,7 @@ import { databaseUnavailable } from "../log-dedupe.ts";
 import type { GraphQLContext } from "./context.ts";
 import { errorResponse, JSON_TYPE } from "./errors.ts";
 import { withEventIds } from "./event-ids.ts";
-import type { GraphqlDeps } from "./index.ts";
+import type { GraphqlDeps } from "./deps.ts";
 import { asksForSchemaOnly } from "./introspection-only.ts";
 import { fromSet, type HeldAnswer, holdAnswer, mutationOf } from "./mutations.ts";
 
