@@ -9,7 +9,7 @@ import { columns, pruneBefore } from "./rows.ts";
 import { currentToken, type NewRefreshToken, type SessionRecord } from "./sessions.ts";
 import { ReferenceGone } from "./store.ts";
 import type { UserRecord } from "./users.ts";
-import { ROLL_BACK, TIMED, undoable } from "./transactions.ts";
+import { ROLL_BACK, TIMED, runUndoable } from "./transactions.ts";
 
 /** A one-time password reset code an administrator issued, as stored: its digest, never the code. */
 export interface PasswordResetRecord {
@@ -71,7 +71,7 @@ export function resetStore({ db, run, tables, transaction }: Dialect): PasswordR
     redeem(digest, userId, { passwordHash, at, session, refresh }, audit) {
       const user = parseId(userId);
       if (!user) return Promise.resolve("invalid" as const);
-      return undoable(
+      return runUndoable(
         transaction,
         async (tx) => {
           const live = and(

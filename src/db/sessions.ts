@@ -7,7 +7,7 @@ import type { Db, DbColumn, Dialect, Tables } from "./dialect.ts";
 import { REFRESH_FIELDS, SESSION_FIELDS, USER_FIELDS } from "./records.ts";
 import { columns, first, pruneBefore } from "./rows.ts";
 import type { UserRecord } from "./users.ts";
-import { ROLL_BACK, TIMED, undoable } from "./transactions.ts";
+import { ROLL_BACK, TIMED, runUndoable } from "./transactions.ts";
 
 export interface SessionRecord {
   id: string;
@@ -186,7 +186,7 @@ export function sessionStore(dialect: Dialect): SessionStore {
       // a rotation racing a logout, a deletion or a password change waits for it instead of deadlocking.
       const current = and(eq(refreshTokens.digest, digest), isNull(refreshTokens.rotatedAt));
       const ofToken = db.select({ id: refreshTokens.sessionId }).from(refreshTokens).where(current);
-      return undoable(
+      return runUndoable(
         transaction,
         async (tx) => {
           const [session] = await tx

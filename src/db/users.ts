@@ -11,7 +11,7 @@ import type { Dialect, Tables } from "./dialect.ts";
 import { nameKey, USER_FIELDS, type AccountStatus, type Role } from "./records.ts";
 import { columns, first } from "./rows.ts";
 import { inScope, renewSession, type NewRefreshToken } from "./sessions.ts";
-import { ROLL_BACK, undoable } from "./transactions.ts";
+import { ROLL_BACK, runUndoable } from "./transactions.ts";
 
 export interface UserRecord {
   id: string;
@@ -100,7 +100,7 @@ export const insertable = (user: NewUser) => ({
 });
 
 /** The user's row while it still holds what a client saw. */
-export function still({ users }: Tables, state: RecordState & { lastLoginAt?: string | null }): SQL {
+export function unchangedSince({ users }: Tables, state: RecordState & { lastLoginAt?: string | null }): SQL {
   return and(
     eq(users.username, state.username),
     eq(users.email, state.email),
@@ -114,7 +114,7 @@ export function still({ users }: Tables, state: RecordState & { lastLoginAt?: st
 }
 
 /** The user with this id, and with a token version, only while it is still that one. */
-export function heldAt({ users }: Tables, id: string, tokenVersion: number | undefined) {
+export function userAtVersion({ users }: Tables, id: string, tokenVersion: number | undefined) {
   return tokenVersion === undefined ? eq(users.id, id) : and(eq(users.id, id), eq(users.tokenVersion, tokenVersion));
 }
 
@@ -175,15 +175,15 @@ export function userStore({ db, run, tables, transaction }: Dialect): Omit<UserS
         ...(patch.username !== undefined && { usernameKey: nameKey(patch.username) }),
         updatedAt,
       };
-      const held = heldAt(tables, key, tokenVersion);
-      const where = unchanged ? and(held, still(tables, unchanged)) : held;
+      const held = userAtVersion(tables, key, tokenVersion);
+      const where = unchanged ? and(held, unchangedSince(tables, unchanged)) : held;
       return run(async () => first(await db.update(users).set(changes).where(where).returning(userColumns)), userClash);
     },
     async setPassword(id, passwordHash, updatedAt, tokenVersion, keep, audit) {
       const key = parseId(id);
       if (!key) return null;
       const changes = { passwordHash, updatedAt, tokenVersion: sql`${users.tokenVersion} + 1` };
-      return undoable(
+      return runUndoable(
         transaction,
         async (tx) => {
           // The user's row first, then sessions: the order a deletion takes them in (see rotate).
@@ -191,7 +191,7 @@ export function userStore({ db, run, tables, transaction }: Dialect): Omit<UserS
             await tx
               .update(users)
               .set(changes)
-              .where(heldAt(tables, key, tokenVersion))
+              .where(userAtVersion(tables, key, tokenVersion))
               .returning(userColumns),
           );
           if (!user) return null;
