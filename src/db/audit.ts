@@ -49,12 +49,12 @@ export async function recordIn(tx: Db, { auditEvents }: Tables, event: AuditEven
   if (event) await tx.insert(auditEvents).values(event);
 }
 
-export function auditStore({ db, run, tables }: Dialect): AuditStore {
+export function auditStore({ db, run, write, tables }: Dialect): AuditStore {
   const { auditEvents } = tables;
   const auditColumns = columns(auditEvents, AUDIT_FIELDS);
   return {
     record: (event) =>
-      run(async () => {
+      write(async () => {
         await db.insert(auditEvents).values(event);
       }),
     list: ({ action, actorId, targetId, userId, since, before, limit }) =>
@@ -77,7 +77,7 @@ export function auditStore({ db, run, tables }: Dialect): AuditStore {
           .orderBy(desc(auditEvents.id))
           .limit(limit);
       }),
-    prune: (before, limit) => run(() => pruneBefore(db, auditEvents, auditEvents.id, auditEvents.at, before, limit)),
+    prune: (before, limit) => write(() => pruneBefore(db, auditEvents, auditEvents.id, auditEvents.at, before, limit)),
     page: (limit, after) =>
       run(async () => {
         const from = after === undefined ? null : parseId(after);

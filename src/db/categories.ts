@@ -59,7 +59,7 @@ export interface CategoryStore {
 
 const categoryClash = (): ErrorCode => "category_name_taken";
 
-export function categoryStore({ db, run, tables, transaction, feed }: Dialect): CategoryStore {
+export function categoryStore({ db, run, write, tables, transaction, feed }: Dialect): CategoryStore {
   const { categories } = tables;
   const categoryColumns = columns(categories, CATEGORY_FIELDS);
   const byId = db
@@ -78,7 +78,7 @@ export function categoryStore({ db, run, tables, transaction, feed }: Dialect): 
     changeOf: (result: T) => CategoryChange | null,
     { clash, atomic = false }: { clash?: Clash; atomic?: boolean } = {},
   ): Promise<T> {
-    const result = atomic ? await transaction(work, { ...TIMED, clash }) : await run(() => work(db), clash);
+    const result = atomic ? await transaction(work, { ...TIMED, clash }) : await write(() => work(db), clash);
     const change = changeOf(result);
     if (change) feed.committed();
     return result;

@@ -60,7 +60,7 @@ export interface InvitationStore {
   prune(now: string, limit: number): Promise<number>;
 }
 
-export function invitationStore({ db, run, tables, transaction }: Dialect): InvitationStore {
+export function invitationStore({ db, run, write, tables, transaction }: Dialect): InvitationStore {
   const { invitations, users } = tables;
   const invitationColumns = columns(invitations, INVITATION_FIELDS);
   const userColumns = columns(users, USER_FIELDS);
@@ -120,6 +120,6 @@ export function invitationStore({ db, run, tables, transaction }: Dialect): Invi
         },
         { timed: true, clash: userClash },
       ),
-    prune: (now, limit) => run(() => pruneBefore(db, invitations, invitations.id, invitations.expiresAt, now, limit)),
+    prune: (now, limit) => write(() => pruneBefore(db, invitations, invitations.id, invitations.expiresAt, now, limit)),
   };
 }

@@ -47,7 +47,7 @@ export interface PasswordResetStore {
   prune(now: string, limit: number): Promise<number>;
 }
 
-export function resetStore({ db, run, tables, transaction }: Dialect): PasswordResetStore {
+export function resetStore({ db, write, tables, transaction }: Dialect): PasswordResetStore {
   const { passwordResets, users, sessions, refreshTokens } = tables;
   const userColumns = columns(users, USER_FIELDS);
   return {
@@ -101,6 +101,6 @@ export function resetStore({ db, run, tables, transaction }: Dialect): PasswordR
       );
     },
     prune: (now, limit) =>
-      run(() => pruneBefore(db, passwordResets, passwordResets.digest, passwordResets.expiresAt, now, limit)),
+      write(() => pruneBefore(db, passwordResets, passwordResets.digest, passwordResets.expiresAt, now, limit)),
   };
 }

@@ -137,7 +137,7 @@ export async function renewSession(
 }
 
 export function sessionStore(dialect: Dialect): SessionStore {
-  const { db, run, tables, transaction } = dialect;
+  const { db, run, write, tables, transaction } = dialect;
   const { sessions, refreshTokens, users } = tables;
   const sessionColumns = columns(sessions, SESSION_FIELDS);
   const p = sql.placeholder;
@@ -180,7 +180,7 @@ export function sessionStore(dialect: Dialect): SessionStore {
       }, TIMED),
     findRefresh: (digest) => run(async () => first(await byDigest.execute({ digest }))),
     async rotate(digest, rotation) {
-      if (dialect.rotate) return dialect.rotate(digest, rotation);
+      if (dialect.postgres) return dialect.postgres.rotate(digest, rotation);
       const { at, successor, sealed } = rotation;
       // Rows are locked in the order every other write takes them (user, session, refresh tokens), so
       // a rotation racing a logout, a deletion or a password change waits for it instead of deadlocking.
@@ -217,7 +217,7 @@ export function sessionStore(dialect: Dialect): SessionStore {
       const which = user && inScope(tables, user, scope);
       if (!which) return Promise.resolve(0);
       const endIn = async (tx: Db) => (await tx.delete(sessions).where(which).returning({ id: sessions.id })).length;
-      if (!audit) return run(() => endIn(db));
+      if (!audit) return write(() => endIn(db));
       return transaction(async (tx) => {
         const ended = await endIn(tx);
         if (ended > 0) await recordIn(tx, tables, audit);
@@ -241,7 +241,7 @@ export function sessionStore(dialect: Dialect): SessionStore {
         return { sessions: page, refreshTokens: tokens };
       }),
     prune: (now, limit) =>
-      run(async () => {
+      write(async () => {
         // Sessions first: their tokens go with them, and what is left of the limit goes to tokens.
         const gone = await pruneOne(sessions, sessions.id, now, limit);
         return gone < limit ? gone + (await pruneOne(refreshTokens, refreshTokens.digest, now, limit - gone)) : gone;

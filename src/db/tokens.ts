@@ -43,9 +43,9 @@ export interface TokenState extends TokenStanding {
 /** A well-formed id no session has (the nil UUID), for a session id that is not an id at all. */
 const NO_SESSION = "00000000-0000-0000-0000-000000000000";
 
-/** The token check and the table versions: ids parsed here, the reads the dialect's own or else Drizzle's. */
+/** The token check and the table versions: ids parsed here, the reads the dialect's own. */
 export function tokenReads(dialect: Dialect): Pick<VersionedStore, "tokenState" | "versions"> {
-  const reads = dialect.hotReads ?? hotReads(dialect);
+  const reads = dialect.hotReads;
   return {
     tokenState(userId, jti, sessionId) {
       const id = parseId(userId);
@@ -109,11 +109,11 @@ export function hotReads({ db, run, tables }: Pick<Dialect, "db" | "run" | "tabl
 /** The table versions a token state's row carries beside the standing. */
 const versionsOf = (row: TableVersions): TableVersions => ({ users: row.users, categories: row.categories });
 
-export function revocationStore({ db, run, tables }: Dialect): RevocationStore {
+export function revocationStore({ db, write, tables }: Dialect): RevocationStore {
   const { revokedTokens } = tables;
   return {
     revoke: (jti, expiresAt) =>
-      run(async () => {
+      write(async () => {
         await db.delete(revokedTokens).where(lt(revokedTokens.expiresAt, new Date().toISOString()));
         await db.insert(revokedTokens).values({ jti, expiresAt }).onConflictDoNothing();
       }),

@@ -119,7 +119,7 @@ export function userAtVersion({ users }: Tables, id: string, tokenVersion: numbe
 }
 
 /** The store's users but for administration (administration.ts), which the store joins to them. */
-export function userStore({ db, run, tables, transaction }: Dialect): Omit<UserStore, keyof UserAdministration> {
+export function userStore({ db, run, write, tables, transaction }: Dialect): Omit<UserStore, keyof UserAdministration> {
   const { users } = tables;
   const userColumns = columns(users, USER_FIELDS);
   const p = sql.placeholder;
@@ -152,7 +152,7 @@ export function userStore({ db, run, tables, transaction }: Dialect): Omit<UserS
             },
             { timed: true, clash: userClash },
           )
-        : run(async () => (await db.insert(users).values(insertable(user)).returning(userColumns))[0]!, userClash),
+        : write(async () => (await db.insert(users).values(insertable(user)).returning(userColumns))[0]!, userClash),
     findById(id) {
       const key = parseId(id);
       return key ? run(async () => first(await byId.execute({ id: key }))) : Promise.resolve(null);
@@ -177,7 +177,10 @@ export function userStore({ db, run, tables, transaction }: Dialect): Omit<UserS
       };
       const held = userAtVersion(tables, key, tokenVersion);
       const where = unchanged ? and(held, unchangedSince(tables, unchanged)) : held;
-      return run(async () => first(await db.update(users).set(changes).where(where).returning(userColumns)), userClash);
+      return write(
+        async () => first(await db.update(users).set(changes).where(where).returning(userColumns)),
+        userClash,
+      );
     },
     async setPassword(id, passwordHash, updatedAt, tokenVersion, keep, audit) {
       const key = parseId(id);

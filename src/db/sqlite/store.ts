@@ -78,6 +78,8 @@ function sqliteDialect(
     db,
     tables,
     run,
+    // In process, nothing is kept that a write must wait to hear of: a write runs as any operation.
+    write: run,
     // Timed or not alike: in-process, a transaction cannot be kept waiting by a database that went away.
     transaction: (work, options) =>
       gate.exclusive(async () => {
