@@ -1,7 +1,6 @@
 // No module of svc or its client imports itself round a cycle: a module that does runs before the module it
 // imports has finished loading, and reads whatever that one has not yet defined. Type-only imports vanish
-// when the code runs, but a cycle through them still means two files that each need the other to be read;
-// the store's contract is the one such knot left (src/db/, for the store's layout rework), and it must not grow.
+// when the code runs, but a cycle through them still means two files that each need the other to be read.
 import { expect, test } from "bun:test";
 import { Glob } from "bun";
 import { dirname, join, relative, resolve } from "node:path";
@@ -69,31 +68,6 @@ function cycles(graph: Graph): string[][] {
   return groups;
 }
 
-/** The store's contract and its implementations, which import one another's types (see the top). */
-const STORE_KNOT = new Set([
-  "src/audit/model.ts",
-  "src/copy/load.ts",
-  "src/db/administration.ts",
-  "src/db/audit.ts",
-  "src/db/categories.ts",
-  "src/db/category-events.ts",
-  "src/db/dialect.ts",
-  "src/db/feeds.ts",
-  "src/db/idempotency.ts",
-  "src/db/invitations.ts",
-  "src/db/postgres/schema.ts",
-  "src/db/records.ts",
-  "src/db/resets.ts",
-  "src/db/rows.ts",
-  "src/db/sessions.ts",
-  "src/db/store.ts",
-  "src/db/throttle.ts",
-  "src/db/tokens.ts",
-  "src/db/transactions.ts",
-  "src/db/users.ts",
-  "src/realtime/events.ts",
-]);
-
 test("the cycle finder finds a cycle, and the import scan sees imports of values and of types", async () => {
   const graph: Graph = new Map([
     ["a", ["b"]],
@@ -117,8 +91,6 @@ test("no module imports itself round a cycle of imports of values", async () => 
   expect(cycles(await importGraph(false))).toEqual([]);
 });
 
-test("nor round a cycle of type imports, but for the store's contract, which does not grow", async () => {
-  const groups = cycles(await importGraph(true));
-  const elsewhere = groups.filter((group) => !group.every((file) => STORE_KNOT.has(file)));
-  expect(elsewhere).toEqual([]);
+test("nor round a cycle of imports of types", async () => {
+  expect(cycles(await importGraph(true))).toEqual([]);
 });

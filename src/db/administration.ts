@@ -9,7 +9,8 @@ import type { Db, Dialect, Tables } from "./dialect.ts";
 import { nameKey, USER_FIELDS, type AccountStatus, type Role } from "./records.ts";
 import { columns, first } from "./rows.ts";
 import { TIMED } from "./transactions.ts";
-import { userAtVersion, unchangedSince, type RecordState, type UserPage, type UserRecord } from "./users.ts";
+import type { RecordState, UserPage, UserRecord } from "./records.ts";
+import { unchangedSince, userAtVersion } from "./user-conditions.ts";
 
 /** What an administrator may change of an account. */
 export type AccountChange = Partial<Pick<UserRecord, "role" | "status">>;

@@ -6,20 +6,9 @@ import { parseId } from "../ids.ts";
 import type { Db, Dialect, Tables } from "./dialect.ts";
 import { AUDIT_FIELDS } from "./records.ts";
 import { columns, pruneBefore } from "./rows.ts";
+import type { AuditEvent } from "./records.ts";
 
-export interface AuditEvent {
-  /** UUIDv7 from `at`: id order is time order. */
-  id: string;
-  at: string;
-  action: AuditAction;
-  actorId: string | null;
-  targetId: string | null;
-  clientAddress: string | null;
-  requestId: string | null;
-  outcome: "success" | "failure";
-  /** A JSON object of non-secret particulars, or null. */
-  detail: string | null;
-}
+export type { AuditEvent } from "./records.ts";
 
 /** Which events to read: newest first, at most `limit`, older than `before` (an event id) when given. */
 export interface AuditFilter {

@@ -5,9 +5,9 @@ import type { PgColumn, PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core
 import type { ErrorCode } from "../errors.ts";
 import type * as pgTables from "./postgres/schema.ts";
 import type { DialectFeed } from "./feeds.ts";
-import type { Rotation } from "./sessions.ts";
 import type { StorageState } from "./storage.ts";
-import type { PoolState, TokenChecks, VersionedStore } from "./store.ts";
+import type { Awaitable } from "../awaitable.ts";
+import type { Rotation, TableVersions, TokenState } from "./records.ts";
 
 /**
  * The Drizzle database, in PostgreSQL's types. Drizzle types each dialect apart and offers no type for
@@ -92,4 +92,23 @@ export interface PostgresExtras {
 }
 
 /** A dialect's own statements for the reads of every request; tokenState gets an id already parsed. */
-export type HotReads = Pick<VersionedStore, "tokenState" | "versions">;
+export interface HotReads {
+  /** See VersionedStore.tokenState. */
+  tokenState(userId: string, jti: string, sessionId?: string): Awaitable<TokenState | null>;
+  /** See VersionedStore.versions. */
+  versions(): Awaitable<TableVersions>;
+}
+
+/** The database's connections: how many may be pooled, how many are open, and how many of those are busy. */
+export interface TokenChecks {
+  memory: number;
+  database: number;
+}
+
+export interface PoolState {
+  max: number;
+  /** Open now (on PostgreSQL, with the LISTEN connection beside the pool once someone subscribes). */
+  open: number;
+  /** Serving an operation now; never more than `open`. */
+  busy: number;
+}

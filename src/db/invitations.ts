@@ -8,21 +8,9 @@ import { INVITATION_FIELDS, USER_FIELDS } from "./records.ts";
 import { columns, first, pruneBefore } from "./rows.ts";
 import { insertable, userClash, type NewUser, type UserRecord } from "./users.ts";
 import { TIMED } from "./transactions.ts";
+import type { InvitationRecord } from "./records.ts";
 
-/** An invitation as listed: never its code, nor the code's digest. */
-export interface InvitationRecord {
-  id: string;
-  /** Lower case; null: whoever holds the code may sign up with any address. */
-  email: string | null;
-  /** The administrator who issued it; null: the CLI. */
-  createdBy: string | null;
-  createdAt: string;
-  expiresAt: string;
-  /** null: not redeemed. */
-  usedAt: string | null;
-  /** The account its redemption made (its id stays after that account is deleted). */
-  usedBy: string | null;
-}
+export type { InvitationRecord } from "./records.ts";
 
 /** An invitation to record: unused, with the SHA-256 digest of its code. */
 export type NewInvitation = Pick<InvitationRecord, "id" | "email" | "createdBy" | "createdAt" | "expiresAt"> & {

@@ -7,8 +7,8 @@ import type { Dialect } from "./dialect.ts";
 import { USER_FIELDS } from "./records.ts";
 import { columns, pruneBefore } from "./rows.ts";
 import { currentToken, type NewRefreshToken, type SessionRecord } from "./sessions.ts";
-import { ReferenceGone } from "./store.ts";
-import type { UserRecord } from "./users.ts";
+import { ReferenceGone } from "./store-errors.ts";
+import type { UserRecord } from "./records.ts";
 import { ROLL_BACK, TIMED, runUndoable } from "./transactions.ts";
 
 /** A one-time password reset code an administrator issued, as stored: its digest, never the code. */

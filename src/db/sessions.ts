@@ -6,46 +6,16 @@ import { recordIn, type AuditEvent } from "./audit.ts";
 import type { Db, DbColumn, Dialect, Tables } from "./dialect.ts";
 import { REFRESH_FIELDS, SESSION_FIELDS, USER_FIELDS } from "./records.ts";
 import { columns, first, pruneBefore } from "./rows.ts";
-import type { UserRecord } from "./users.ts";
 import { ROLL_BACK, TIMED, runUndoable } from "./transactions.ts";
+import type { NewRefreshToken, RefreshTokenRecord, Rotation, SessionRecord, UserRecord } from "./records.ts";
 
-export interface SessionRecord {
-  id: string;
-  userId: string;
-  createdAt: string;
-  /** The last login or refresh. */
-  lastUsedAt: string;
-  /** When its newest refresh token expires, never past its absolute limit: the session ends then. */
-  expiresAt: string;
-  userAgent: string | null;
-  clientAddress: string | null;
-}
-
-/** A refresh token as stored: its SHA-256 digest, never the token. */
-export interface RefreshTokenRecord {
-  digest: string;
-  sessionId: string;
-  expiresAt: string;
-  /** null: the session's current token. */
-  rotatedAt: string | null;
-  /** The answer its rotation gave, sealed with a key derived from the token itself (null until rotated). */
-  successor: string | null;
-}
-
-export type NewRefreshToken = Pick<RefreshTokenRecord, "digest" | "expiresAt">;
+export type { NewRefreshToken, RefreshTokenRecord, Rotation, SessionRecord } from "./records.ts";
 
 /** A refresh token presented: the token, its session and the session's user. */
 export interface PresentedRefresh {
   token: RefreshTokenRecord;
   session: SessionRecord;
   user: UserRecord;
-}
-
-/** Rotating a refresh token: when, the successor token, and the answer sealed for replays. */
-export interface Rotation {
-  at: string;
-  successor: NewRefreshToken;
-  sealed: string;
 }
 
 /** Which of a user's sessions to end. */

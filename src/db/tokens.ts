@@ -4,8 +4,9 @@ import { eq, lt, sql, type SQL } from "drizzle-orm";
 import { parseId } from "../ids.ts";
 import type { Dialect, HotReads } from "./dialect.ts";
 import { first } from "./rows.ts";
-import type { VersionedStore } from "./store.ts";
-import type { UserRecord } from "./users.ts";
+import type { TableVersions, TokenStanding, UserRecord } from "./records.ts";
+
+export type { TableVersions, TokenStanding, TokenState } from "./records.ts";
 
 /** Single tokens revoked before their expiry (logout). Every instance sees the same list. */
 export interface RevocationStore {
@@ -18,33 +19,11 @@ export interface TokenHolder extends TokenStanding {
   user: UserRecord;
 }
 
-/** Whether a token was revoked, and until when it may serve. */
-export interface TokenStanding {
-  revoked: boolean;
-  /**
-   * The expires_at of the token's session while it has one; null for a token without a session, or one
-   * revoked. Given, not judged: whoever checks the token compares it with their clock, so an answer kept
-   * in memory stays right as time passes.
-   */
-  expiresAt: string | null;
-}
-
-/** Counters that change whenever their table does, whichever instance wrote (database triggers). */
-export interface TableVersions {
-  users: number;
-  categories: number;
-}
-
-/** A token's standing and the table versions, read in one statement. */
-export interface TokenState extends TokenStanding {
-  versions: TableVersions;
-}
-
 /** A well-formed id no session has (the nil UUID), for a session id that is not an id at all. */
 const NO_SESSION = "00000000-0000-0000-0000-000000000000";
 
 /** The token check and the table versions: ids parsed here, the reads the dialect's own. */
-export function tokenReads(dialect: Dialect): Pick<VersionedStore, "tokenState" | "versions"> {
+export function tokenReads(dialect: Dialect): HotReads {
   const reads = dialect.hotReads;
   return {
     tokenState(userId, jti, sessionId) {
