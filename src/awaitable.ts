@@ -5,7 +5,7 @@
 export type Awaitable<T> = T | Promise<T>;
 
 /** `next` applied to the value: at once when there is one, once it arrives when it is a promise. */
-export function then<T, U>(value: Awaitable<T>, next: (value: T) => Awaitable<U>): Awaitable<U> {
+export function chain<T, U>(value: Awaitable<T>, next: (value: T) => Awaitable<U>): Awaitable<U> {
   return value instanceof Promise ? value.then(next) : next(value);
 }
 
@@ -13,7 +13,7 @@ export function then<T, U>(value: Awaitable<T>, next: (value: T) => Awaitable<U>
  * `next` applied to what `work` gives, or `failed` to what it throws or rejects with: at once when `work`
  * answers at once. A failure of `next` itself is not handed to `failed`.
  */
-export function attempt<T, U>(
+export function tryChain<T, U>(
   work: () => Awaitable<T>,
   next: (value: T) => Awaitable<U>,
   failed: (error: unknown) => Awaitable<U>,

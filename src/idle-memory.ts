@@ -4,10 +4,8 @@
 // (by default that same first check) it also asks JavaScriptCore to shrink its footprint, which throws
 // away compiled code: most of what a load leaves behind.
 //
-// The period is short, so memory comes back a quarter of a second after a burst rather than one or two
-// seconds: some of it JavaScriptCore returns only about 4 s after the shrink, which then lands 4.5 s
-// after the burst instead of 6. The shrink costs the next request about 1 ms (its code runs
-// unoptimised again) and a burst at 256 connections a tail, so there is at most one per
+// The period is short, so memory comes back soon after a burst. The shrink slows the next request (its
+// code runs unoptimised again) and puts a tail on a burst (bench/results.md, "Figures behind the code"), so there is at most one per
 // RELEASE_AT_MOST_EVERY_MS, and SVC_RELEASE_CODE_AFTER lets a service whose clients come back within
 // seconds keep its code for them. docs/performance.md, "Footprint".
 

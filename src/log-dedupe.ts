@@ -1,5 +1,5 @@
 // Per-request database failures in the log: one warn line per event, not one error with a stack per request.
-// While the database is gone every request fails the same way (a 7 s outage wrote 408 stacks, #53); the first
+// While the database is gone every request fails the same way (bench/results.md, "Figures behind the code"); the first
 // failure of a kind is a line at once, the same failure again within WINDOW_MS is only counted, and when the
 // window ends the count is one line: `database unavailable (repeated N times in the last 10 s)`. A failure after that is a new
 // event with a line of its own.

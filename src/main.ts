@@ -8,7 +8,7 @@ import { runCli, type Io } from "./cli.ts";
  * of the output has nobody to read it, and the command still finishes its work (a copy, a backup). Node's
  * streams report the broken pipe as an error event after the write, which unheard would end the process
  * with a stack trace. The stream is made on the first write: Bun builds process.stdout and process.stderr
- * as Node streams, some 3 ms of a start-up that `svc serve` never needs them for (it logs through Bun.stdout).
+ * as Node streams, time a start-up of `svc serve` never needs them for (it logs through Bun.stdout; bench/results.md, "Figures behind the code").
  */
 function writer(stream: () => NodeJS.WriteStream): (text: string) => void {
   let unread = false;

@@ -1,6 +1,6 @@
 // The process's own figures, as Bun gives them truthfully. prom-client's default set is written for
-// Node: under Bun its "heap" was the 6.5 GB address-space reservation, its event-loop lag NaN, its
-// version Bun's Node-compatibility level, and some of its gauges ended in _total.
+// Node: under Bun its heap and event-loop lag are not what they say (bench/results.md, "Figures behind the code"), its version is
+// Bun's Node-compatibility level, and some of its gauges end in _total.
 import { readdirSync } from "node:fs";
 import type { Metric } from "prom-client";
 import { version } from "../package.json";

@@ -193,6 +193,24 @@ describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
     expect((await list(a)).find((c: { name: string }) => c.name === "Fresher").icon).toBe("new");
   });
 
+  test("a write outside a transaction (a profile update) shows at once on the writer, its list kept in memory", async () => {
+    const made = await a.signUp("kept-writer");
+    const names = async () =>
+      (await a.call("GET", "/svc-api/v1/users/all?limit=1000", { token: made.token })).body.map(
+        (u: { username: string }) => u.username,
+      );
+    await heard(0);
+    for (let i = 0; i < 3; i++) expect(await names()).toContain("kept-writer");
+    const renamed = await a.call("PUT", "/svc-api/v1/users/", {
+      token: made.token,
+      body: { username: "kept-writer-2" },
+    });
+    expect(renamed.status).toBe(200);
+    const after = await names();
+    expect(after).toContain("kept-writer-2");
+    expect(after).not.toContain("kept-writer");
+  });
+
   test("a revocation is refused at once on the instance that made it, though the token's standing was kept in memory there", async () => {
     const root = await a.signUp("root-k");
     await promote(a.store, root.user.id);

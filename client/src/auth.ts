@@ -1,60 +1,33 @@
 // The session: who is signed in, the access token every call carries, and its renewal. One refresh at a
 // time however many calls need one (single-flight here, a lock across clients and tabs), shortly before the
 // token expires or when svc refuses it; the failed call is then sent again.
-import type { components } from "./openapi.generated.js";
 import { isSvcError } from "./errors.js";
 import { answerOf, type Call, type Http } from "./http.js";
 import { exclusive } from "./locks.js";
+import {
+  type AuthOptions,
+  dueForRenewal,
+  type Held,
+  heldFrom,
+  type LoginAnswer,
+  type LogoutScope,
+  type Me,
+  readHeld,
+  type Session,
+  type SessionMode,
+  sessionOf,
+  sessionOver,
+  siteHolder,
+  type TokenPair,
+} from "./held-session.js";
 import type { SessionStorage } from "./storage.js";
+import { keepAlive, type KeepAlive } from "./keep-alive.js";
+import { tabChannel, tabNews } from "./tabs.js";
 
-export type Me = components["schemas"]["Me"];
-type LoginAnswer = components["schemas"]["Login"];
-type TokenPair = components["schemas"]["TokenPair"];
-
-/** json: the refresh token is the client's to keep (in `storage`). cookie: svc keeps it in an HttpOnly cookie. */
-export type SessionMode = "json" | "cookie";
-export type LogoutScope = "local" | "others" | "global";
-
-export interface Session {
-  user: Me;
-  mode: SessionMode;
-  /** When the access token expires; the client renews it shortly before. */
-  tokenExpiresAt: Date;
-  /** When the session ends unless it is renewed before (the refresh token's expiry). */
-  expiresAt: Date;
-}
-
-/** What is kept in storage (json mode) and in memory (both). Times are this machine's, in ms. */
-interface Held {
-  v: 1;
-  mode: SessionMode;
-  token: string;
-  issuedAt: number;
-  expiresAt: number;
-  refreshToken: string | null;
-  refreshExpiresAt: number;
-  user: Me;
-}
-
-export interface AuthOptions {
-  mode: SessionMode;
-  storage: SessionStorage;
-  storageKey: string;
-  /** The longest a refresh may take before it counts as no answer (network_error); 30 s by default. */
-  renewTimeoutMs?: number;
-  /** Renew on a timer when the token is due, calls or not (a page left open stays signed in). */
-  keepAlive?: boolean;
-}
-
-/** Renewed this long before it expires: a fifth of its life, at most 30 s. */
-const RENEW_SHARE = 0.2;
-const RENEW_AT_MOST_MS = 30_000;
+export type { AuthOptions, LogoutScope, Me, Session, SessionMode } from "./held-session.js";
 
 const AUTH = "/svc-api/v1/auth";
 const RENEW_TIMEOUT_MS = 30_000;
-/** The longest delay setTimeout takes (about 24.8 days; a longer one fires at once). */
-const LONGEST_TIMEOUT_MS = 2 ** 31 - 1;
-
 export class Auth {
   readonly #http: Http;
   readonly #mode: SessionMode;
@@ -62,9 +35,8 @@ export class Auth {
   readonly #key: string;
   readonly #lockName: string;
   readonly #renewTimeoutMs: number;
-  readonly #keepAlive: boolean;
-  /** keepAlive: the renewal due next. */
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  /** keepAlive: the timer that renews the session when it is due; null without keepAlive. */
+  readonly #keepAlive: KeepAlive | null;
   /** What the renewal lock is held on: the shared store, or (cookie mode: the browser's cookie) the site. */
   readonly #holder: object;
   readonly #listeners = new Set<(session: Session | null) => void>();
@@ -87,26 +59,22 @@ export class Auth {
     this.#storage = options.storage;
     this.#key = options.storageKey;
     this.#renewTimeoutMs = options.renewTimeoutMs ?? RENEW_TIMEOUT_MS;
-    this.#keepAlive = options.keepAlive ?? false;
+    this.#keepAlive = options.keepAlive
+      ? keepAlive(
+          () => this.#held,
+          (held) => void this.#renew(held.token, true).catch(() => {}),
+        )
+      : null;
     this.#lockName = `svc-session:${http.baseUrl}:${this.#key}`;
     this.#holder = options.mode === "cookie" ? siteHolder(http.baseUrl) : options.storage;
     this.ready = this.mode === "json" ? this.#reload(false) : Promise.resolve();
     this.#unsubscribe = options.storage.subscribe?.(this.#key, () => void this.#reload(true)) ?? null;
-    // Tabs share news of the session: in json mode "read the store again"; in cookie mode the session itself,
-    // which is right only where every client shares one cookie jar: a browser's pages. In a server process
-    // each client may hold a jar (and a user) of its own.
-    const tabs = options.mode === "json" || typeof (globalThis as { document?: unknown }).document !== "undefined";
-    this.#channel = tabs && typeof BroadcastChannel === "function" ? new BroadcastChannel(this.#lockName) : null;
-    if (this.#channel) {
-      this.#channel.onmessage = (event: MessageEvent) => this.#heard(event.data);
-      // Node and Bun: an open channel would keep the process alive after its last call.
-      (this.#channel as { unref?: () => void }).unref?.();
-    }
+    this.#channel = tabChannel(options.mode, this.#lockName, (message) => this.#heard(message));
   }
 
   /** Stops listening to the store and the other tabs; the session stays where it is kept. */
   close(): void {
-    clearTimeout(this.#timer);
+    this.#keepAlive?.stop();
     this.#channel?.close();
     this.#unsubscribe?.();
     this.#listeners.clear();
@@ -118,14 +86,7 @@ export class Auth {
 
   /** The signed-in user and the session's expiry, or null. */
   get session(): Session | null {
-    const held = this.#held;
-    if (!held) return null;
-    return {
-      user: held.user,
-      mode: held.mode,
-      tokenExpiresAt: new Date(held.expiresAt),
-      expiresAt: new Date(held.refreshExpiresAt),
-    };
+    return sessionOf(this.#held);
   }
 
   /** Calls `listener` with the session whenever it starts, is renewed, changes user details, or ends (null). */
@@ -134,21 +95,22 @@ export class Auth {
     return () => this.#listeners.delete(listener);
   }
 
-  async login(credentials: { username: string; password: string }): Promise<Session> {
-    const response = await this.#http.send(
-      { method: "POST", path: `${AUTH}/login`, body: { ...credentials, mode: this.#mode } },
-      null,
-    );
-    return this.#started(await answerOf<LoginAnswer>(response));
+  login(credentials: { username: string; password: string }): Promise<Session> {
+    return this.#signIn("login", credentials);
   }
 
   /** Redeems a reset code an administrator issued: a new password, and a new session (every other one ends). */
-  async redeemReset(input: { username: string; reset_code: string; new_password: string }): Promise<Session> {
-    const response = await this.#http.send(
-      { method: "POST", path: `${AUTH}/password-reset`, body: { ...input, mode: this.#mode } },
-      null,
-    );
-    return this.#started(await answerOf<LoginAnswer>(response));
+  redeemReset(input: { username: string; reset_code: string; new_password: string }): Promise<Session> {
+    return this.#signIn("password-reset", input);
+  }
+
+  /** Starts a session at `route` (login, password-reset) with `body`, in this client's mode. */
+  async #signIn(route: string, body: object): Promise<Session> {
+    const call = { method: "POST", path: `${AUTH}/${route}`, body: { ...body, mode: this.#mode } } as const;
+    const answer = await answerOf<LoginAnswer>(await this.#http.send(call, null));
+    await this.#keep(heldFrom(answer, answer.user, this.#mode));
+    this.#restored = true;
+    return this.session as Session;
   }
 
   /**
@@ -194,7 +156,7 @@ export class Auth {
     // Signed out here: another client sharing the store may have signed in since (a store without notices).
     if (!this.#held) await this.#reload(true);
     const held = this.#held;
-    if (held && !this.#dueForRenewal(held)) return held.token;
+    if (held && !dueForRenewal(held)) return held.token;
     if (!held && (this.#mode === "json" || this.#restored)) return null;
     return this.#renew(held?.token ?? null, false);
   }
@@ -242,30 +204,6 @@ export class Auth {
     return exclusive(this.#holder, this.#lockName, () => this.#end());
   }
 
-  #dueForRenewal(held: Held): boolean {
-    return Date.now() >= renewAt(held);
-  }
-
-  /**
-   * keepAlive: renews when the session held now is due, whether or not a call needs it. Each client (each tab)
-   * renews on its own timer, so an idle page's session lives on with the page. A renewal that fails is not
-   * tried again here: the next call tries.
-   */
-  #schedule(): void {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    const held = this.#held;
-    if (!this.#keepAlive || !held) return;
-    const delay = Math.min(Math.max(0, renewAt(held) - Date.now()), LONGEST_TIMEOUT_MS);
-    this.#timer = setTimeout(() => {
-      if (this.#held !== held) return;
-      if (!this.#dueForRenewal(held)) return this.#schedule();
-      this.#renew(held.token, true).catch(() => {});
-    }, delay);
-    // Node and Bun: a timer would keep the process alive after its last call.
-    (this.#timer as { unref?: () => void }).unref?.();
-  }
-
   /**
    * One renewal for every caller at once. Under the lock, the shared store is read again: when another
    * client or tab renewed the session meanwhile (its token is not `stale` and not due), that token is
@@ -275,7 +213,7 @@ export class Auth {
     this.#renewal ??= exclusive(this.#holder, this.#lockName, async () => {
       if (this.#mode === "json") await this.#reload(true);
       const held = this.#held;
-      if (!force && held && held.token !== stale && !this.#dueForRenewal(held)) return held.token;
+      if (!force && held && held.token !== stale && !dueForRenewal(held)) return held.token;
       if (this.#mode === "json" && !held?.refreshToken) return null;
       return this.#refresh(held);
     }).finally(() => {
@@ -298,22 +236,14 @@ export class Auth {
       await this.#keep(heldFrom(answer, answer.user, this.#mode));
       return answer.token;
     } catch (error) {
-      // Spent, expired, ended, the account disabled, or (cookie mode) no cookie: the session is over. Anything else (no network,
-      // svc busy) leaves it for the next try.
-      if (isSvcError(error, "account_disabled", "validation_failed") || (isSvcError(error) && error.status === 401)) {
-        // A definitive answer: the cookie holds no session. No answer at all (offline) settles nothing.
+      // A definitive answer (in cookie mode: the cookie holds no session); anything else is left for the next try.
+      if (sessionOver(error)) {
         this.#restored = true;
         await this.#end();
         return null;
       }
       throw error;
     }
-  }
-
-  async #started(answer: LoginAnswer): Promise<Session> {
-    await this.#keep(heldFrom(answer, answer.user, this.#mode));
-    this.#restored = true;
-    return this.session as Session;
   }
 
   async #keep(held: Held): Promise<void> {
@@ -341,22 +271,16 @@ export class Auth {
   }
 
   #notify(): void {
-    this.#schedule();
+    this.#keepAlive?.schedule();
     const session = this.session;
     for (const listener of this.#listeners) listener(session);
   }
 
   /** Another tab's news: json mode reads the store again; cookie mode takes the session it sent. */
   #heard(message: unknown): void {
-    if (this.#mode === "json") {
-      void this.#reload(true);
-      return;
-    }
-    const { held } = (message ?? {}) as { held?: Held | null };
+    if (this.#mode === "json") return void this.#reload(true);
+    const held = tabNews(message, this.#held, this.#endedAt);
     if (held === undefined) return;
-    // Messages may cross: a renewal older than the one held, or than this tab's sign-out, is news no more.
-    if (held && this.#held && held.issuedAt < this.#held.issuedAt) return;
-    if (held && held.issuedAt < this.#endedAt) return;
     // Another tab's sign-out ends the session here too: a renewal this tab began before it keeps nothing.
     if (held === null) this.#generation++;
     this.#held = held;
@@ -367,48 +291,10 @@ export class Auth {
   /** Reads the stored session (json mode); tells listeners when it differs from the one held. */
   async #reload(notify: boolean): Promise<void> {
     if (this.#mode !== "json") return;
-    const read = this.#storage.getItem(this.#key);
-    const text = typeof read === "string" || read === null ? read : await read;
-    const held = parseHeld(text);
+    const held = await readHeld(this.#storage, this.#key);
     if (JSON.stringify(held) === JSON.stringify(this.#held)) return;
     this.#held = held;
     if (notify) this.#notify();
-    else this.#schedule();
+    else this.#keepAlive?.schedule();
   }
-}
-
-/** When a token is renewed: a fifth of its life before it expires, at most 30 s before. */
-function renewAt(held: Held): number {
-  return held.expiresAt - Math.min(RENEW_AT_MOST_MS, (held.expiresAt - held.issuedAt) * RENEW_SHARE);
-}
-
-function heldFrom(pair: TokenPair, user: Me, mode: SessionMode): Held {
-  const now = Date.now();
-  return {
-    v: 1,
-    mode,
-    token: pair.token,
-    issuedAt: now,
-    expiresAt: now + pair.expires_in * 1000,
-    refreshToken: pair.refresh_token ?? null,
-    refreshExpiresAt: now + pair.refresh_expires_in * 1000,
-    user,
-  };
-}
-
-function parseHeld(text: string | null): Held | null {
-  if (text === null) return null;
-  try {
-    const held = JSON.parse(text) as Held;
-    return held?.v === 1 && typeof held.token === "string" ? held : null;
-  } catch {
-    return null;
-  }
-}
-
-const sites = new Map<string, object>();
-function siteHolder(baseUrl: string): object {
-  let holder = sites.get(baseUrl);
-  if (!holder) sites.set(baseUrl, (holder = {}));
-  return holder;
 }

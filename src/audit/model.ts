@@ -1,5 +1,5 @@
 // The audit log's vocabulary: what can be recorded, and how an event is made. Knows nothing of HTTP.
-import type { AuditEvent } from "../db/store.ts";
+import type { AuditEvent } from "../db/records.ts";
 
 export { AUDIT_ACTIONS, type AuditAction, isAuditAction } from "./actions.ts";
 import type { AuditAction } from "./actions.ts";

@@ -1,6 +1,6 @@
 // The one bearer check REST and GraphQL share: header → token → live user at the token's version.
 import type { Store, UserRecord } from "../db/store.ts";
-import { type Awaitable, then } from "../awaitable.ts";
+import { type Awaitable, chain } from "../awaitable.ts";
 import { AppError } from "../errors.ts";
 import type { TokenService, VerifiedToken } from "./tokens.ts";
 
@@ -39,9 +39,9 @@ export function createAuthenticator(
       if (!authorization) throw unauthorized(false, "A Bearer token is required.");
       const token = bearerToken(authorization, tokens);
       if (token === null) throw unauthorized(true, "The Authorization header must read 'Bearer <token>'.");
-      return then(tokens.verify(token), (verified) => {
+      return chain(tokens.verify(token), (verified) => {
         if (!verified) throw invalid();
-        return then(store.tokenHolder(verified.userId, verified.jti, verified.sessionId), (holder) => {
+        return chain(store.tokenHolder(verified.userId, verified.jti, verified.sessionId), (holder) => {
           // A deleted user, a token from before a password change, or one whose session ended (logout,
           // refresh token reuse, or its expires_at passed though the background pruning has not yet
           // deleted it) is as invalid as a forged one.

@@ -1,7 +1,7 @@
 // The bearer check of a route: `.use(bearer(...))` gives the routes registered after it `caller` and its
 // `token`.
 import { Elysia } from "elysia";
-import { type Awaitable, attempt } from "../awaitable.ts";
+import { type Awaitable, tryChain } from "../awaitable.ts";
 import type { UserRecord } from "../db/store.ts";
 import { AppError, Replayed } from "../errors.ts";
 import type { Idempotency } from "../http/idempotency.ts";
@@ -47,7 +47,7 @@ export function identifier(authenticator: Authenticator, { admin = false, idempo
       if (admin && caller.role !== "admin") throw new AppError("forbidden", "This needs an administrator's token.");
       return { caller, token };
     };
-    return attempt(
+    return tryChain(
       () => authenticator.authenticate(authorization),
       accept,
       (error) => refused(request, authorization, body, error),

@@ -8,7 +8,7 @@
 // no form can send (a JSON body, or one of the headers only a script sets). docs/browser-apps.md.
 import { CORS_REQUEST_HEADERS } from "../http/cors.ts";
 import { AppError } from "../errors.ts";
-import type { TokenPair } from "./sessions.ts";
+import type { TokenPair } from "./session-types.ts";
 
 export const SESSION_MODES = ["json", "cookie"] as const;
 export type SessionMode = (typeof SESSION_MODES)[number];

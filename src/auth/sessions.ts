@@ -7,7 +7,6 @@
 import { auditEvent, type Origin } from "../audit/model.ts";
 import type { SessionConfig } from "../config.ts";
 import {
-  type PresentedRefresh,
   ReferenceGone,
   type RevocationStore,
   type SessionRecord,
@@ -19,40 +18,14 @@ import { AppError } from "../errors.ts";
 import { newId } from "../ids.ts";
 import type { LogoutScope } from "./model.ts";
 import type { Logger } from "../log.ts";
-import { newRefreshToken, refreshDigest, seal, unseal, wellFormed } from "./refresh-tokens.ts";
+import { newRefreshToken, refreshDigest, wellFormed } from "./refresh-tokens.ts";
 import type { LoginThrottle } from "./throttle.ts";
 import type { SessionMode } from "./cookie-session.ts";
-import type { IssuedToken, TokenService, VerifiedToken } from "./tokens.ts";
+import type { TokenService, VerifiedToken } from "./tokens.ts";
+import { createRefresher } from "./refresh.ts";
+import type { ClientInfo, SessionView, TokenPair } from "./session-types.ts";
 
-/** What login, refresh and a password change answer: an access token and the refresh token that renews it. */
-export interface TokenPair extends IssuedToken {
-  refresh_token: string;
-  refresh_expires_in: number;
-}
-
-/** Where a request came from, as a session and the audit log record it. */
-export interface ClientInfo extends Origin {
-  address: string;
-  userAgent: string | null;
-}
-
-export interface SessionView {
-  id: string;
-  created_at: string;
-  last_used_at: string;
-  expires_at: string;
-  user_agent: string | null;
-  client_address: string | null;
-  current: boolean;
-}
-
-/** What a rotation seals for replays: the pair, with absolute expiries (seconds since the epoch). */
-interface SealedPair {
-  token: string;
-  refresh_token: string;
-  expires_at: number;
-  refresh_expires_at: number;
-}
+export type { ClientInfo, SessionView, TokenPair } from "./session-types.ts";
 
 export interface SessionServiceDeps {
   sessions: SessionStore;
@@ -108,19 +81,8 @@ export function createSessionService({
     } satisfies TokenPair;
   }
 
-  const invalid = () => new AppError("invalid_refresh_token", "The refresh token is unknown, expired or revoked.");
-  /** Failed refresh tokens count against the client, whichever route they came to. */
-  const clientKey = (client: ClientInfo) => `refresh:${client.address}`;
-  /** The refusal, once counted against the client. */
-  const refused = async (client: ClientInfo, error: AppError) => {
-    await throttle.clientFailed(clientKey(client));
-    return error;
-  };
-  /** A refresh token found, within its lifetime and its session's, of an active user. */
-  const usable = (found: PresentedRefresh | null, at: number): found is PresentedRefresh => {
-    const over = (when: string) => Date.parse(when) <= at;
-    return !!found && !over(found.token.expiresAt) && !over(found.session.expiresAt) && found.user.status === "active";
-  };
+  const refresher = createRefresher({ sessions, throttle, settings, logger, now, refreshExpiry, pair });
+  const { invalid, clientKey, refused, usable } = refresher;
 
   /** Ends the user's sessions that `scope` names, counted from `current` (the session asking). */
   async function endFrom(user: UserRecord, current: string, scope: LogoutScope, client: Origin): Promise<void> {
@@ -186,85 +148,7 @@ export function createSessionService({
       return prepared.pair(user);
     },
 
-    /**
-     * A new pair for the refresh token, and its user; the same pair for a repeat within the reuse window.
-     * `mode`: where the token came from, and so where its successor goes.
-     */
-    async refresh(
-      presented: string,
-      client: ClientInfo,
-      mode: SessionMode = "json",
-    ): Promise<TokenPair & { user: UserRecord }> {
-      await throttle.checkClient(clientKey(client));
-      if (!wellFormed(presented)) throw await refused(client, invalid());
-      const digest = refreshDigest(presented);
-      const at = now();
-      let found = await sessions.findRefresh(digest);
-      if (!usable(found, at)) throw await refused(client, invalid());
-      const { session, user } = found;
-
-      if (found.token.rotatedAt === null) {
-        const successor = newRefreshToken();
-        const expiresAt = refreshExpiry(session, at);
-        const answer = await pair(user, session.id, successor, expiresAt, at, mode);
-        const sealed = await seal(presented, {
-          token: answer.token,
-          refresh_token: successor,
-          expires_at: Math.floor(at / 1000) + answer.expires_in,
-          refresh_expires_at: Math.floor(expiresAt / 1000),
-        } satisfies SealedPair);
-        const rotation = {
-          at: iso(at),
-          successor: { digest: refreshDigest(successor), expiresAt: iso(expiresAt) },
-          sealed,
-        };
-        if (await sessions.rotate(digest, rotation)) return { ...answer, user };
-        // Another rotation of this token landed first: its answer is the one to give.
-        found = await sessions.findRefresh(digest);
-        if (!found?.token.rotatedAt) throw await refused(client, invalid());
-      }
-
-      const rotatedAt = Date.parse(found.token.rotatedAt!);
-      // Strictly within: a window of 0 lets no repeat through, not even one in the same millisecond.
-      if (at - rotatedAt < settings.reuseWindowMs && found.token.successor) {
-        const kept = (await unseal(presented, found.token.successor)) as SealedPair | null;
-        if (kept) {
-          const seconds = Math.floor(at / 1000);
-          return {
-            token: kept.token,
-            token_type: "Bearer",
-            expires_in: Math.max(0, kept.expires_at - seconds),
-            refresh_token: kept.refresh_token,
-            refresh_expires_in: Math.max(0, kept.refresh_expires_at - seconds),
-            user: found.user,
-          };
-        }
-      }
-      // Rotated away long enough ago that no honest client still holds it: the token was copied, and
-      // whoever holds the session now may be the thief. Both lose it.
-      await sessions.end(
-        user.id,
-        { only: session.id },
-        auditEvent("refresh.reuse_detected", {
-          actor: user.id,
-          target: user.id,
-          origin: client,
-          failed: true,
-          detail: { session_id: session.id },
-        }),
-      );
-      logger.warn(
-        { session_id: session.id, user_id: user.id, rotated_at: found.token.rotatedAt },
-        "refresh token presented again after its rotation: session ended",
-      );
-      throw await refused(
-        client,
-        new AppError(
-          "refresh_token_reused",
-          "This refresh token was already used; the session is ended. Log in again.",
-        ),
-      );
-    },
+    refresh: refresher.refresh,
 
     /** The user's live sessions, newest first, marking the one `token` belongs to. */
     async list(user: UserRecord, token: VerifiedToken): Promise<SessionView[]> {

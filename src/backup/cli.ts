@@ -3,12 +3,12 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { version } from "../../package.json";
-import type { Io } from "../cli.ts";
 import { type Config, ConfigError } from "../config.ts";
 import { describeDatabase } from "../db/describe.ts";
 import { UsageError } from "../errors.ts";
 import { missingSqlite } from "../db/sqlite/file.ts";
-import { type Destination, openDestination, placeOf } from "./destination.ts";
+import { type Destination, placeOf } from "./destination.ts";
+import { openDestination } from "./open-destination.ts";
 import { failureReason } from "./failure.ts";
 import { databaseIdentity } from "./identity.ts";
 import { snapshotName } from "./names.ts";
@@ -18,6 +18,12 @@ import { storeSnapshot } from "./store.ts";
 import type { SnapshotCounts } from "./verify.ts";
 
 /** `svc backup --list` or `svc backup --now`. */
+/** The streams a command writes to: cli.ts's Io, not imported from there, which imports this file. */
+interface Io {
+  out: { write(text: string): unknown };
+  err: { write(text: string): unknown };
+}
+
 export async function backupCommand(args: string[], config: Config, io: Io): Promise<number> {
   const [flag, ...rest] = args;
   if ((flag !== "--list" && flag !== "--now") || rest.length > 0)

@@ -1,6 +1,6 @@
 // gzip, as streams through node:zlib: a snapshot is as large as the database, and a stream holds a few
 // chunks of it at a time where Bun.gzipSync would hold all of it (twice). gzip rather than zstd: any box
-// reads it back with gunzip, and svc's snapshots compress about as well either way (bench/results.md, #46).
+// reads it back with gunzip, and svc's snapshots compress about as well either way (bench/results.md, "Figures behind the code").
 import { createReadStream, createWriteStream } from "node:fs";
 import { pipeline } from "node:stream/promises";
 import { createGunzip, createGzip } from "node:zlib";

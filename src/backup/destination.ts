@@ -1,6 +1,6 @@
 // Where snapshots go (SVC_BACKUP_TO): a folder, or a bucket of S3-compatible storage. One small contract,
-// one file per kind; each kind's code is imported when it is the one configured.
-import type { BackupDestination, S3Settings } from "../config.ts";
+// one file per kind (open-destination.ts imports the one configured).
+import type { BackupDestination } from "../config.ts";
 import type { SnapshotInfo } from "./names.ts";
 
 export interface Destination {
@@ -18,11 +18,6 @@ export interface Destination {
 
 export class NoSuchSnapshot extends Error {
   override name = "NoSuchSnapshot";
-}
-
-export async function openDestination(to: BackupDestination, s3: S3Settings): Promise<Destination> {
-  if (to.kind === "folder") return (await import("./folder.ts")).folderDestination(to.path);
-  return (await import("./s3.ts")).s3Destination(to.bucket, to.prefix, s3);
 }
 
 /** SVC_BACKUP_TO as people may see it (the configuration holds no credential in it: config.ts refuses one). */

@@ -3,8 +3,7 @@
 // in a process; one process takes the schedule among those sharing the database (lock.ts). The last success is
 // the newest of the database's own snapshots at the destination (names.ts), whoever stored it (another process,
 // `svc backup --now` from cron), re-read every REREAD_MS and after each run; one dated in the future is none.
-import { mkdtemp, readdir, rm } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { mkdtemp, rm } from "node:fs/promises";
 import type { S3Settings } from "../config.ts";
 import type { LineLogger } from "../log-lines.ts";
 import { type Clock, REAL_CLOCK } from "./clock.ts";
@@ -13,7 +12,9 @@ import { failureReason } from "./failure.ts";
 import { snapshotInWorker, type SnapshotJob } from "./in-worker.ts";
 import { backupLock, type BackupLock } from "./lock.ts";
 import { databaseIdentity } from "./identity.ts";
-import { inTheFuture, ownSnapshots, parseSnapshotName, snapshotName, type SnapshotInfo } from "./names.ts";
+import { removeLeftovers } from "./leftovers.ts";
+import { listingReader } from "./listing.ts";
+import { parseSnapshotName, snapshotName, type SnapshotInfo } from "./names.ts";
 import { scratchPrefix, type SnapshotRequest, type TakenSnapshot } from "./snapshot.ts";
 import { storeSnapshot } from "./store.ts";
 
@@ -111,9 +112,7 @@ export function createBackups(deps: BackupsDeps): Backups {
   let stopped = false;
   let readTimer: unknown = null;
   let reading: Promise<void> | null = null;
-  /** Snapshots dated in the future already warned of: once each. */
-  const warnedFuture = new Set<string>();
-  let listingFails = false;
+  const readListing = listingReader({ destination, identity, clock, logger, s3: deps.s3, state });
 
   function arm(): void {
     if (timer !== null) clock.clearTimeout(timer);
@@ -147,40 +146,6 @@ export function createBackups(deps: BackupsDeps): Backups {
       state.scheduledHere = scheduledHere = here;
     }
     return here;
-  }
-
-  /**
-   * Reads the destination's listing: the last success is the newest of this database's snapshots there that is
-   * not dated in the future; one that is, is named in a warning. A failing or pending status turns ok when a
-   * snapshot taken after the last failure shows there. Returns the newest (null: none, or not readable).
-   */
-  async function readListing(): Promise<SnapshotInfo | null> {
-    let snapshots: SnapshotInfo[];
-    try {
-      snapshots = await destination.list();
-    } catch (error) {
-      if (!listingFails)
-        logger.warn({ to: destination.shown }, `could not list the backups: ${failureReason(error, deps.s3)}`);
-      listingFails = true;
-      return null;
-    }
-    listingFails = false;
-    const now = clock.now();
-    const mine = identity();
-    for (const s of snapshots)
-      if (s.database === mine && inTheFuture(s, now) && !warnedFuture.has(s.name)) {
-        warnedFuture.add(s.name);
-        logger.warn(
-          { to: destination.shown, snapshot: s.name },
-          `backup snapshot ${s.name} is dated in the future (${s.takenAt}): it does not count as a success, nor among SVC_BACKUP_KEEP; a clock was wrong when it was taken: check the box's clock, and delete or rename it`,
-        );
-      }
-    const newest = ownSnapshots(snapshots, mine, now).at(-1) ?? null;
-    state.lastSuccessAt = newest?.takenAt ?? null;
-    const failedAt = state.lastFailure ? Date.parse(state.lastFailure.at) : null;
-    if (newest && (state.status === "pending" || (failedAt !== null && Date.parse(newest.takenAt) > failedAt)))
-      state.status = "ok";
-    return newest;
   }
 
   function reread(): void {
@@ -279,18 +244,6 @@ export function createBackups(deps: BackupsDeps): Backups {
     await rm(scratch, { recursive: true, force: true });
   }
 
-  /** Scratch folders a run in a process that has since died left beside the database. */
-  async function removeLeftovers(): Promise<void> {
-    const folder = dirname(databasePath);
-    const prefix = basename(scratchPrefix(databasePath));
-    try {
-      for (const name of await readdir(folder))
-        if (name.startsWith(prefix)) await rm(join(folder, name), { recursive: true, force: true });
-    } catch (error) {
-      logger.warn({ folder }, `could not remove a backup's leftover files: ${failureReason(error, deps.s3)}`);
-    }
-  }
-
   return {
     everySeconds,
     keep,
@@ -321,7 +274,7 @@ export function createBackups(deps: BackupsDeps): Backups {
       const now = clock.now();
       nextScheduled = newest === null ? now : Math.max(now, Date.parse(newest.takenAt) + everyMs);
       // Before this process has run any: what is left there is a dead process's.
-      if (takeSchedule()) await removeLeftovers();
+      if (takeSchedule()) await removeLeftovers(databasePath, logger, deps.s3);
       arm();
     },
     async stop() {

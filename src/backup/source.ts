@@ -3,7 +3,8 @@
 import { basename, dirname } from "node:path";
 import type { S3Settings } from "../config.ts";
 import { nodeFs } from "../node-fs.ts";
-import { type Destination, NoSuchSnapshot, openDestination, placeOf } from "./destination.ts";
+import { type Destination, NoSuchSnapshot, placeOf } from "./destination.ts";
+import { openDestination } from "./open-destination.ts";
 import { inTheFuture, parseSnapshotName } from "./names.ts";
 
 export interface SnapshotSource {

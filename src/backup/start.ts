@@ -3,7 +3,7 @@
 import { version } from "../../package.json";
 import type { Config } from "../config.ts";
 import type { LineLogger } from "../log-lines.ts";
-import { openDestination } from "./destination.ts";
+import { openDestination } from "./open-destination.ts";
 import { type Backups, createBackups } from "./service.ts";
 
 export async function startBackups(config: Config, logger: LineLogger): Promise<Backups | null> {

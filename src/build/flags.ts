@@ -5,7 +5,7 @@
 // logs pointing at src/ (part of the file read only when a trace is printed). docs/performance.md, "Footprint".
 // Minified but for identifiers: a logged error's `type` and its stack's function names stay svc's own
 // (AppError, not "u"). Bun 1.4.5's --keep-names does not keep them in a --bytecode build; leaving the
-// identifiers costs 0.8 MB of 124.5 and no measurable start-up time (bench/results.md, #53).
+// identifiers costs a little size and no start-up time (bench/results.md, "Figures behind the code").
 export const COMPILE_FLAGS = [
   "--compile",
   "--minify-whitespace",

@@ -7,7 +7,7 @@
 // transaction) is seen by the next request everywhere. Within one request the versions are read once,
 // with its token, and serve all of its cached reads: on PostgreSQL that is one round trip, not two.
 import { AsyncLocalStorage } from "node:async_hooks";
-import { type Awaitable, then } from "../awaitable.ts";
+import { type Awaitable, chain } from "../awaitable.ts";
 import { setBounded } from "../bounded-map.ts";
 import type {
   CategoryPage,
@@ -64,7 +64,7 @@ export function caching(base: VersionedStore): Caching {
   function versions(): Awaitable<TableVersions> {
     const state = requests.getStore();
     if (state?.versions) return state.versions;
-    return then(base.versions(), (read) => {
+    return chain(base.versions(), (read) => {
       if (state) state.versions = read;
       return read;
     });
@@ -84,7 +84,7 @@ export function caching(base: VersionedStore): Caching {
   const users: UserStore = {
     ...base.users,
     list(page) {
-      return then(versions(), ({ users: version }) =>
+      return chain(versions(), ({ users: version }) =>
         pages.get(`${page.limit} ${page.after ?? ""}`, version, () => base.users.list(page)),
       );
     },
@@ -115,7 +115,7 @@ export function caching(base: VersionedStore): Caching {
     resets: { ...base.resets, redeem: (...args) => wrote(base.resets.redeem(...args)) },
     invitations: { ...base.invitations, redeem: (...args) => wrote(base.invitations.redeem(...args)) },
     tokenHolder(userId, jti, sessionId) {
-      return then(base.tokenState(userId, jti, sessionId), (state) => {
+      return chain(base.tokenState(userId, jti, sessionId), (state) => {
         if (!state) return null;
         const request = requests.getStore();
         if (request) request.versions = state.versions;
@@ -139,7 +139,7 @@ export function caching(base: VersionedStore): Caching {
     store,
     answers: {
       lookup(key) {
-        return then(versions(), (at) => ({
+        return chain(versions(), (at) => ({
           hit: answers.get(key, at),
           keep: (answer) => answers.set(key, { ...answer, versions: at }),
         }));

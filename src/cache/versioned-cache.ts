@@ -2,7 +2,7 @@
 // was read at, and is used only while the database still reports that version. The version is read
 // before the data, so an entry can be tagged older than its data (and be refreshed needlessly once)
 // but never newer (and be served stale).
-import { type Awaitable, then } from "../awaitable.ts";
+import { type Awaitable, chain } from "../awaitable.ts";
 import { setBounded } from "../bounded-map.ts";
 
 export class VersionedCache<T> {
@@ -14,7 +14,7 @@ export class VersionedCache<T> {
   get(key: string, version: number, read: () => Awaitable<T>): Awaitable<T> {
     const hit = this.entries.get(key);
     if (hit && hit.version === version) return hit.value;
-    return then(read(), (value) => {
+    return chain(read(), (value) => {
       setBounded(this.entries, key, { version, value }, this.capacity);
       return value;
     });

@@ -7,8 +7,8 @@ import type { CategoryRecord } from "../db/categories.ts";
 import type { Db, Dialect } from "../db/dialect.ts";
 import { nameKey } from "../db/records.ts";
 import type { SessionBatch } from "../db/sessions.ts";
-import { LoadRefused } from "../db/store.ts";
-import type { UserRecord } from "../db/users.ts";
+import { LoadRefused } from "../db/store-errors.ts";
+import type { UserRecord } from "../db/records.ts";
 import { chunks } from "./chunks.ts";
 
 /** How many users and categories a database holds: what a copy is checked by. */

@@ -9,7 +9,8 @@ import type { Db, Dialect, Tables } from "./dialect.ts";
 import { nameKey, USER_FIELDS, type AccountStatus, type Role } from "./records.ts";
 import { columns, first } from "./rows.ts";
 import { TIMED } from "./transactions.ts";
-import { heldAt, still, type RecordState, type UserPage, type UserRecord } from "./users.ts";
+import type { RecordState, UserPage, UserRecord } from "./records.ts";
+import { unchangedSince, userAtVersion } from "./user-conditions.ts";
 
 /** What an administrator may change of an account. */
 export type AccountChange = Partial<Pick<UserRecord, "role" | "status">>;
@@ -143,7 +144,7 @@ export function userAdministration({ db, run, tables, transaction, serialize }: 
         const [updated] = await tx
           .update(users)
           .set({ ...next, updatedAt, ...(disabling && { tokenVersion: sql`${users.tokenVersion} + 1` }) })
-          .where(unchanged ? and(eq(users.id, key), still(tables, unchanged)) : eq(users.id, key))
+          .where(unchanged ? and(eq(users.id, key), unchangedSince(tables, unchanged)) : eq(users.id, key))
           .returning(userColumns);
         if (!updated) return "changed" as const;
         if (disabling) await tx.delete(sessions).where(eq(sessions.userId, key));
@@ -160,13 +161,13 @@ export function userAdministration({ db, run, tables, transaction, serialize }: 
           await tx
             .select(userColumns)
             .from(users)
-            .where(heldAt(tables, key, tokenVersion)),
+            .where(userAtVersion(tables, key, tokenVersion)),
         );
         if (!target) return false;
         await keepAnAdmin(tx, tables, target, null);
         const gone = await tx
           .delete(users)
-          .where(heldAt(tables, key, tokenVersion))
+          .where(userAtVersion(tables, key, tokenVersion))
           .returning({ id: users.id });
         if (gone.length === 0) return false;
         await recordIn(tx, tables, audit);

@@ -6,20 +6,9 @@ import { parseId } from "../ids.ts";
 import type { Db, Dialect, Tables } from "./dialect.ts";
 import { AUDIT_FIELDS } from "./records.ts";
 import { columns, pruneBefore } from "./rows.ts";
+import type { AuditEvent } from "./records.ts";
 
-export interface AuditEvent {
-  /** UUIDv7 from `at`: id order is time order. */
-  id: string;
-  at: string;
-  action: AuditAction;
-  actorId: string | null;
-  targetId: string | null;
-  clientAddress: string | null;
-  requestId: string | null;
-  outcome: "success" | "failure";
-  /** A JSON object of non-secret particulars, or null. */
-  detail: string | null;
-}
+export type { AuditEvent } from "./records.ts";
 
 /** Which events to read: newest first, at most `limit`, older than `before` (an event id) when given. */
 export interface AuditFilter {
@@ -49,12 +38,12 @@ export async function recordIn(tx: Db, { auditEvents }: Tables, event: AuditEven
   if (event) await tx.insert(auditEvents).values(event);
 }
 
-export function auditStore({ db, run, tables }: Dialect): AuditStore {
+export function auditStore({ db, run, write, tables }: Dialect): AuditStore {
   const { auditEvents } = tables;
   const auditColumns = columns(auditEvents, AUDIT_FIELDS);
   return {
     record: (event) =>
-      run(async () => {
+      write(async () => {
         await db.insert(auditEvents).values(event);
       }),
     list: ({ action, actorId, targetId, userId, since, before, limit }) =>
@@ -77,7 +66,7 @@ export function auditStore({ db, run, tables }: Dialect): AuditStore {
           .orderBy(desc(auditEvents.id))
           .limit(limit);
       }),
-    prune: (before, limit) => run(() => pruneBefore(db, auditEvents, auditEvents.id, auditEvents.at, before, limit)),
+    prune: (before, limit) => write(() => pruneBefore(db, auditEvents, auditEvents.id, auditEvents.at, before, limit)),
     page: (limit, after) =>
       run(async () => {
         const from = after === undefined ? null : parseId(after);

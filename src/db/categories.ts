@@ -8,23 +8,11 @@ import { recordIn, type AuditEvent } from "./audit.ts";
 import type { Clash, Db, Dialect } from "./dialect.ts";
 import { CATEGORY_FIELDS, nameKey } from "./records.ts";
 import { columns, first } from "./rows.ts";
-import { StaleVersion } from "./store.ts";
+import { StaleVersion } from "./store-errors.ts";
 import { TIMED } from "./transactions.ts";
+import type { CategoryRecord } from "./records.ts";
 
-export interface CategoryRecord {
-  id: string;
-  name: string;
-  description: string | null;
-  /** "#RRGGBB", upper case. */
-  colorHex: string;
-  icon: string | null;
-  /** null once the creator is deleted, or when created without authentication. */
-  createdBy: string | null;
-  createdAt: string;
-  updatedAt: string;
-  /** 1 when created, one more with every update. */
-  version: number;
-}
+export type { CategoryRecord } from "./records.ts";
 
 /** A category to insert: the store sets updatedAt to createdAt and version to 1. */
 export type NewCategory = Omit<CategoryRecord, "updatedAt" | "version">;
@@ -59,7 +47,7 @@ export interface CategoryStore {
 
 const categoryClash = (): ErrorCode => "category_name_taken";
 
-export function categoryStore({ db, run, tables, transaction, feed }: Dialect): CategoryStore {
+export function categoryStore({ db, run, write, tables, transaction, feed }: Dialect): CategoryStore {
   const { categories } = tables;
   const categoryColumns = columns(categories, CATEGORY_FIELDS);
   const byId = db
@@ -78,7 +66,7 @@ export function categoryStore({ db, run, tables, transaction, feed }: Dialect): 
     changeOf: (result: T) => CategoryChange | null,
     { clash, atomic = false }: { clash?: Clash; atomic?: boolean } = {},
   ): Promise<T> {
-    const result = atomic ? await transaction(work, { ...TIMED, clash }) : await run(() => work(db), clash);
+    const result = atomic ? await transaction(work, { ...TIMED, clash }) : await write(() => work(db), clash);
     const change = changeOf(result);
     if (change) feed.committed();
     return result;

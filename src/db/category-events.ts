@@ -71,33 +71,36 @@ export async function renewEpoch(tx: Db, { categoryEvents, svcDatabase }: Tables
   await tx.insert(svcDatabase).values({ id: identity ?? newIdentity(), epoch: newIdentity() });
 }
 
-export function categoryEventLog({ db, run, tables }: Dialect): CategoryEventLog {
+export function categoryEventLog({ db, run, write, tables }: Dialect): CategoryEventLog {
   const { categoryEvents: events, svcDatabase } = tables;
-  /** The database's row: made by its migrations; made here should it have gone (a table emptied by hand). */
-  const row = () =>
-    run(async () => {
-      // Ordered: should two instances each have made one at once, they agree on the first.
-      const read = async () =>
-        (
-          await db
-            .select({ id: svcDatabase.id, epoch: svcDatabase.epoch })
-            .from(svcDatabase)
-            .orderBy(svcDatabase.id)
-            .limit(1)
-        )[0];
-      let known = await read();
+  // Ordered: should two instances each have made one at once, they agree on the first.
+  const read = async () =>
+    (
+      await db
+        .select({ id: svcDatabase.id, epoch: svcDatabase.epoch })
+        .from(svcDatabase)
+        .orderBy(svcDatabase.id)
+        .limit(1)
+    )[0];
+  /** Makes the row again, or its epoch: a write, unlike the read every call makes. */
+  const repair = (known: { id: string; epoch: string | null } | undefined) =>
+    write(async () => {
       if (known === undefined) {
         await db.insert(svcDatabase).values({ id: newIdentity(), epoch: newIdentity() }).onConflictDoNothing();
-        known = await read();
-      } else if (known.epoch === null) {
+      } else {
         await db
           .update(svcDatabase)
           .set({ epoch: newIdentity() })
           .where(and(eq(svcDatabase.id, known.id), isNull(svcDatabase.epoch)));
-        known = await read();
       }
-      return { id: known?.id ?? "", epoch: known?.epoch ?? "" };
+      return read();
     });
+  /** The database's row: made by its migrations; made here should it have gone (a table emptied by hand). */
+  const row = async () => {
+    let known = await run(read);
+    if (known === undefined || known.epoch === null) known = await repair(known);
+    return { id: known?.id ?? "", epoch: known?.epoch ?? "" };
+  };
   return {
     identity: async () => (await row()).id,
     epoch: async () => (await row()).epoch,
@@ -124,7 +127,7 @@ export function categoryEventLog({ db, run, tables }: Dialect): CategoryEventLog
         return { first: number(row?.first), last: number(row?.last) };
       }),
     prune: (keep, before, limit) =>
-      run(async () => {
+      write(async () => {
         const [newest] = await db.select({ seq: events.seq }).from(events).orderBy(desc(events.seq)).limit(1);
         if (!newest) return 0;
         const last = Number(newest.seq);

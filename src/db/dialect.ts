@@ -5,9 +5,9 @@ import type { PgColumn, PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core
 import type { ErrorCode } from "../errors.ts";
 import type * as pgTables from "./postgres/schema.ts";
 import type { DialectFeed } from "./feeds.ts";
-import type { Rotation } from "./sessions.ts";
 import type { StorageState } from "./storage.ts";
-import type { PoolState, TokenChecks, VersionedStore } from "./store.ts";
+import type { Awaitable } from "../awaitable.ts";
+import type { Rotation, TableVersions, TokenState } from "./records.ts";
 
 /**
  * The Drizzle database, in PostgreSQL's types. Drizzle types each dialect apart and offers no type for
@@ -40,6 +40,12 @@ export interface Dialect {
    */
   run<T>(work: () => Promise<T>, clash?: Clash): Promise<T>;
   /**
+   * Runs one store operation that writes (insert, update or delete), as run does. Every operation that
+   * writes outside a transaction says so here: on PostgreSQL, kept reads then wait to hear of the write
+   * before memory answers again (postgres/kept-reads.ts). A transaction is always taken for a write.
+   */
+  write<T>(work: () => Promise<T>, clash?: Clash): Promise<T>;
+  /**
    * Runs `work` in one transaction; errors as run's. Its deadline is run's when `timed`, else none (a
    * bulk load is as long as its data). A write referring to a row that is gone (a foreign key) throws
    * ReferenceGone.
@@ -57,17 +63,12 @@ export interface Dialect {
    */
   silenceFeed(tx: Db): Promise<void>;
   /**
-   * SessionStore.rotate in one statement, where a transaction of three costs round trips (PostgreSQL:
-   * bench/results.md); absent: the store's transaction. Locks the session before its token, as every
-   * other write does.
+   * The reads every authenticated request makes: SQLite's as plain statements (cheaper than Drizzle's
+   * in process), PostgreSQL's kept in memory while provably recent (postgres/kept-reads.ts).
    */
-  rotate?(digest: string, rotation: Rotation): Promise<boolean>;
-  /** Hand-written statements for reads every request makes, where Drizzle's own cost more (measured). */
-  hotReads?: HotReads;
-  /** See Store.tokenChecks. */
-  tokenChecks?(): TokenChecks;
-  /** See VersionedStore.settled; absent where nothing is kept. */
-  settled?(): Promise<void>;
+  hotReads: HotReads;
+  /** What only PostgreSQL has; absent on SQLite. */
+  postgres?: PostgresExtras;
   /** Resolves when the database answers a trivial query within timeoutMs; rejects otherwise. */
   ping(timeoutMs: number): Promise<void>;
   storage(): StorageState;
@@ -77,5 +78,37 @@ export interface Dialect {
   close(): Promise<void>;
 }
 
+/** PostgreSQL's fast paths, which SQLite, in process, has no need of. */
+export interface PostgresExtras {
+  /**
+   * SessionStore.rotate in one statement, where the store's transaction of three costs round trips
+   * (bench/results.md). Locks the session before its token, as every other write does.
+   */
+  rotate(digest: string, rotation: Rotation): Promise<boolean>;
+  /** See Store.tokenChecks. */
+  tokenChecks(): TokenChecks;
+  /** See VersionedStore.settled. */
+  settled(): Promise<void>;
+}
+
 /** A dialect's own statements for the reads of every request; tokenState gets an id already parsed. */
-export type HotReads = Pick<VersionedStore, "tokenState" | "versions">;
+export interface HotReads {
+  /** See VersionedStore.tokenState. */
+  tokenState(userId: string, jti: string, sessionId?: string): Awaitable<TokenState | null>;
+  /** See VersionedStore.versions. */
+  versions(): Awaitable<TableVersions>;
+}
+
+/** The database's connections: how many may be pooled, how many are open, and how many of those are busy. */
+export interface TokenChecks {
+  memory: number;
+  database: number;
+}
+
+export interface PoolState {
+  max: number;
+  /** Open now (on PostgreSQL, with the LISTEN connection beside the pool once someone subscribes). */
+  open: number;
+  /** Serving an operation now; never more than `open`. */
+  busy: number;
+}

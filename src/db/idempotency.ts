@@ -47,7 +47,7 @@ export interface IdempotencyStore {
   prune(now: string, limit: number): Promise<number>;
 }
 
-export function idempotencyStore({ db, run, tables, transaction, serialize }: Dialect): IdempotencyStore {
+export function idempotencyStore({ db, run, write, tables, transaction, serialize }: Dialect): IdempotencyStore {
   const { idempotencyKeys: keys } = tables;
   const one = (caller: string, key: string) => and(eq(keys.caller, caller), eq(keys.key, key));
   /** The caller's records that still hold their place at `at`: completed and unexpired, or claimed within their lease. */
@@ -91,13 +91,13 @@ export function idempotencyStore({ db, run, tables, transaction, serialize }: Di
         ),
       ),
     complete: (caller, key, status, answer) =>
-      run(async () => {
+      write(async () => {
         await db.update(keys).set({ status, answer }).where(one(caller, key));
       }),
     release: (caller, key) =>
-      run(async () => {
+      write(async () => {
         await db.delete(keys).where(and(one(caller, key), isNull(keys.status)));
       }),
-    prune: (now, limit) => run(() => pruneBefore(db, keys, keys.key, keys.expiresAt, now, limit)),
+    prune: (now, limit) => write(() => pruneBefore(db, keys, keys.key, keys.expiresAt, now, limit)),
   };
 }

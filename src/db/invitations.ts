@@ -8,21 +8,9 @@ import { INVITATION_FIELDS, USER_FIELDS } from "./records.ts";
 import { columns, first, pruneBefore } from "./rows.ts";
 import { insertable, userClash, type NewUser, type UserRecord } from "./users.ts";
 import { TIMED } from "./transactions.ts";
+import type { InvitationRecord } from "./records.ts";
 
-/** An invitation as listed: never its code, nor the code's digest. */
-export interface InvitationRecord {
-  id: string;
-  /** Lower case; null: whoever holds the code may sign up with any address. */
-  email: string | null;
-  /** The administrator who issued it; null: the CLI. */
-  createdBy: string | null;
-  createdAt: string;
-  expiresAt: string;
-  /** null: not redeemed. */
-  usedAt: string | null;
-  /** The account its redemption made (its id stays after that account is deleted). */
-  usedBy: string | null;
-}
+export type { InvitationRecord } from "./records.ts";
 
 /** An invitation to record: unused, with the SHA-256 digest of its code. */
 export type NewInvitation = Pick<InvitationRecord, "id" | "email" | "createdBy" | "createdAt" | "expiresAt"> & {
@@ -60,7 +48,7 @@ export interface InvitationStore {
   prune(now: string, limit: number): Promise<number>;
 }
 
-export function invitationStore({ db, run, tables, transaction }: Dialect): InvitationStore {
+export function invitationStore({ db, run, write, tables, transaction }: Dialect): InvitationStore {
   const { invitations, users } = tables;
   const invitationColumns = columns(invitations, INVITATION_FIELDS);
   const userColumns = columns(users, USER_FIELDS);
@@ -120,6 +108,6 @@ export function invitationStore({ db, run, tables, transaction }: Dialect): Invi
         },
         { timed: true, clash: userClash },
       ),
-    prune: (now, limit) => run(() => pruneBefore(db, invitations, invitations.id, invitations.expiresAt, now, limit)),
+    prune: (now, limit) => write(() => pruneBefore(db, invitations, invitations.id, invitations.expiresAt, now, limit)),
   };
 }

@@ -45,8 +45,8 @@ export interface OpenedDatabase {
 
 /**
  * For `svc serve`, which listens between the two steps. On SQLite the file is opened, checked and
- * migrated with bun:sqlite alone, and Drizzle and the store's code load on store(): some 5 ms that
- * the health probes then need not wait for. PostgreSQL's store is whole from the start (its pool is
+ * migrated with bun:sqlite alone, and Drizzle and the store's code load on store(): time the health
+ * probes then need not wait for (bench/results.md, "Figures behind the code"). PostgreSQL's store is whole from the start (its pool is
  * the connection).
  */
 export async function openDatabase(database: DatabaseConfig, options: OpenOptions = {}): Promise<OpenedDatabase> {

@@ -7,9 +7,9 @@ import type { Dialect } from "./dialect.ts";
 import { USER_FIELDS } from "./records.ts";
 import { columns, pruneBefore } from "./rows.ts";
 import { currentToken, type NewRefreshToken, type SessionRecord } from "./sessions.ts";
-import { ReferenceGone } from "./store.ts";
-import type { UserRecord } from "./users.ts";
-import { ROLL_BACK, TIMED, undoable } from "./transactions.ts";
+import { ReferenceGone } from "./store-errors.ts";
+import type { UserRecord } from "./records.ts";
+import { ROLL_BACK, TIMED, runUndoable } from "./transactions.ts";
 
 /** A one-time password reset code an administrator issued, as stored: its digest, never the code. */
 export interface PasswordResetRecord {
@@ -47,7 +47,7 @@ export interface PasswordResetStore {
   prune(now: string, limit: number): Promise<number>;
 }
 
-export function resetStore({ db, run, tables, transaction }: Dialect): PasswordResetStore {
+export function resetStore({ db, write, tables, transaction }: Dialect): PasswordResetStore {
   const { passwordResets, users, sessions, refreshTokens } = tables;
   const userColumns = columns(users, USER_FIELDS);
   return {
@@ -71,7 +71,7 @@ export function resetStore({ db, run, tables, transaction }: Dialect): PasswordR
     redeem(digest, userId, { passwordHash, at, session, refresh }, audit) {
       const user = parseId(userId);
       if (!user) return Promise.resolve("invalid" as const);
-      return undoable(
+      return runUndoable(
         transaction,
         async (tx) => {
           const live = and(
@@ -101,6 +101,6 @@ export function resetStore({ db, run, tables, transaction }: Dialect): PasswordR
       );
     },
     prune: (now, limit) =>
-      run(() => pruneBefore(db, passwordResets, passwordResets.digest, passwordResets.expiresAt, now, limit)),
+      write(() => pruneBefore(db, passwordResets, passwordResets.digest, passwordResets.expiresAt, now, limit)),
   };
 }

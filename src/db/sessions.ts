@@ -6,46 +6,16 @@ import { recordIn, type AuditEvent } from "./audit.ts";
 import type { Db, DbColumn, Dialect, Tables } from "./dialect.ts";
 import { REFRESH_FIELDS, SESSION_FIELDS, USER_FIELDS } from "./records.ts";
 import { columns, first, pruneBefore } from "./rows.ts";
-import type { UserRecord } from "./users.ts";
-import { ROLL_BACK, TIMED, undoable } from "./transactions.ts";
+import { ROLL_BACK, TIMED, runUndoable } from "./transactions.ts";
+import type { NewRefreshToken, RefreshTokenRecord, Rotation, SessionRecord, UserRecord } from "./records.ts";
 
-export interface SessionRecord {
-  id: string;
-  userId: string;
-  createdAt: string;
-  /** The last login or refresh. */
-  lastUsedAt: string;
-  /** When its newest refresh token expires, never past its absolute limit: the session ends then. */
-  expiresAt: string;
-  userAgent: string | null;
-  clientAddress: string | null;
-}
-
-/** A refresh token as stored: its SHA-256 digest, never the token. */
-export interface RefreshTokenRecord {
-  digest: string;
-  sessionId: string;
-  expiresAt: string;
-  /** null: the session's current token. */
-  rotatedAt: string | null;
-  /** The answer its rotation gave, sealed with a key derived from the token itself (null until rotated). */
-  successor: string | null;
-}
-
-export type NewRefreshToken = Pick<RefreshTokenRecord, "digest" | "expiresAt">;
+export type { NewRefreshToken, RefreshTokenRecord, Rotation, SessionRecord } from "./records.ts";
 
 /** A refresh token presented: the token, its session and the session's user. */
 export interface PresentedRefresh {
   token: RefreshTokenRecord;
   session: SessionRecord;
   user: UserRecord;
-}
-
-/** Rotating a refresh token: when, the successor token, and the answer sealed for replays. */
-export interface Rotation {
-  at: string;
-  successor: NewRefreshToken;
-  sealed: string;
 }
 
 /** Which of a user's sessions to end. */
@@ -137,7 +107,7 @@ export async function renewSession(
 }
 
 export function sessionStore(dialect: Dialect): SessionStore {
-  const { db, run, tables, transaction } = dialect;
+  const { db, run, write, tables, transaction } = dialect;
   const { sessions, refreshTokens, users } = tables;
   const sessionColumns = columns(sessions, SESSION_FIELDS);
   const p = sql.placeholder;
@@ -180,13 +150,13 @@ export function sessionStore(dialect: Dialect): SessionStore {
       }, TIMED),
     findRefresh: (digest) => run(async () => first(await byDigest.execute({ digest }))),
     async rotate(digest, rotation) {
-      if (dialect.rotate) return dialect.rotate(digest, rotation);
+      if (dialect.postgres) return dialect.postgres.rotate(digest, rotation);
       const { at, successor, sealed } = rotation;
       // Rows are locked in the order every other write takes them (user, session, refresh tokens), so
       // a rotation racing a logout, a deletion or a password change waits for it instead of deadlocking.
       const current = and(eq(refreshTokens.digest, digest), isNull(refreshTokens.rotatedAt));
       const ofToken = db.select({ id: refreshTokens.sessionId }).from(refreshTokens).where(current);
-      return undoable(
+      return runUndoable(
         transaction,
         async (tx) => {
           const [session] = await tx
@@ -217,7 +187,7 @@ export function sessionStore(dialect: Dialect): SessionStore {
       const which = user && inScope(tables, user, scope);
       if (!which) return Promise.resolve(0);
       const endIn = async (tx: Db) => (await tx.delete(sessions).where(which).returning({ id: sessions.id })).length;
-      if (!audit) return run(() => endIn(db));
+      if (!audit) return write(() => endIn(db));
       return transaction(async (tx) => {
         const ended = await endIn(tx);
         if (ended > 0) await recordIn(tx, tables, audit);
@@ -241,7 +211,7 @@ export function sessionStore(dialect: Dialect): SessionStore {
         return { sessions: page, refreshTokens: tokens };
       }),
     prune: (now, limit) =>
-      run(async () => {
+      write(async () => {
         // Sessions first: their tokens go with them, and what is left of the limit goes to tokens.
         const gone = await pruneOne(sessions, sessions.id, now, limit);
         return gone < limit ? gone + (await pruneOne(refreshTokens, refreshTokens.digest, now, limit - gone)) : gone;

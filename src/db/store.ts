@@ -4,6 +4,7 @@
 // conformance suite (test/store/) holds each implementation to it. Only types come from the
 // aggregates, so this file loads no Drizzle: services and `svc serve` import it before any store.
 import type { Awaitable } from "../awaitable.ts";
+import type { PoolState, TokenChecks } from "./dialect.ts";
 import type { Counts, LoadData, LoadOptions } from "../copy/load.ts";
 import type { ChangeFeed } from "../realtime/events.ts";
 import type { AuditStore } from "./audit.ts";
@@ -64,6 +65,8 @@ export type {
   IdempotencyStore,
 } from "./idempotency.ts";
 export type { Counts, LoadData, LoadOptions } from "../copy/load.ts";
+export type { PoolState, TokenChecks } from "./dialect.ts";
+export { DamagedDatabase, LoadRefused, NoSuchDatabase, ReferenceGone, StaleVersion } from "./store-errors.ts";
 
 /** The storage contract: what services, the authenticator and the commands use. */
 export interface Store {
@@ -113,20 +116,6 @@ export interface Store {
   close(): Promise<void>;
 }
 
-/** The database's connections: how many may be pooled, how many are open, and how many of those are busy. */
-export interface TokenChecks {
-  memory: number;
-  database: number;
-}
-
-export interface PoolState {
-  max: number;
-  /** Open now (on PostgreSQL, with the LISTEN connection beside the pool once someone subscribes). */
-  open: number;
-  /** Serving an operation now; never more than `open`. */
-  busy: number;
-}
-
 /**
  * What a database offers besides the contract, for the cache layer (src/cache/) that decorates it:
  * the tables' change counters, which let every instance keep reads while nothing has changed.
@@ -146,34 +135,6 @@ export interface VersionedStore extends Store {
    * nothing is kept.
    */
   settled?(): Promise<void>;
-}
-
-/** A write referred to a row that no longer exists (a user deleted while the request ran). */
-export class ReferenceGone extends Error {
-  override name = "ReferenceGone";
-}
-
-/** A conditional change found the record at another version: nothing was written. */
-export class StaleVersion extends Error {
-  override name = "StaleVersion";
-  constructor(readonly current: number) {
-    super(`the record is at version ${current}`);
-  }
-}
-
-/** A bulk load (`svc copy`) was refused or rolled back: the target is as it was. */
-export class LoadRefused extends Error {
-  override name = "LoadRefused";
-}
-
-/** The database file is damaged (SQLite's integrity check found a problem); nothing was written to it. */
-export class DamagedDatabase extends Error {
-  override name = "DamagedDatabase";
-}
-
-/** Opening with `existing` found no svc database there; nothing was created. */
-export class NoSuchDatabase extends Error {
-  override name = "NoSuchDatabase";
 }
 
 export interface OpenOptions {

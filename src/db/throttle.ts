@@ -46,7 +46,7 @@ export interface ThrottleStore {
  * instances, with no lock held between the statements. Within one process a key's transitions also
  * queue behind each other, so a burst at one key costs no retries.
  */
-export function throttleStore({ db, run, tables }: Dialect): ThrottleStore {
+export function throttleStore({ db, run, write, tables }: Dialect): ThrottleStore {
   const { loginThrottle } = tables;
   const byKey = db
     .select()
@@ -84,7 +84,7 @@ export function throttleStore({ db, run, tables }: Dialect): ThrottleStore {
     get: (key) => run(() => read(key)),
     transition: (key, step) =>
       queued(key, () =>
-        run(async () => {
+        write(async () => {
           for (;;) {
             const current = await read(key);
             const { next, result } = step(current);
@@ -94,12 +94,12 @@ export function throttleStore({ db, run, tables }: Dialect): ThrottleStore {
       ),
     clear: (key) =>
       queued(key, () =>
-        run(async () => {
+        write(async () => {
           await db.delete(loginThrottle).where(eq(loginThrottle.key, key));
         }),
       ),
     prune: (before, limit) =>
-      run(async () => {
+      write(async () => {
         const idle = and(
           lt(loginThrottle.lastFailureAt, before),
           or(isNull(loginThrottle.blockedUntil), lt(loginThrottle.blockedUntil, before)),

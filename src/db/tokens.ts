@@ -4,8 +4,9 @@ import { eq, lt, sql, type SQL } from "drizzle-orm";
 import { parseId } from "../ids.ts";
 import type { Dialect, HotReads } from "./dialect.ts";
 import { first } from "./rows.ts";
-import type { VersionedStore } from "./store.ts";
-import type { UserRecord } from "./users.ts";
+import type { TableVersions, TokenStanding, UserRecord } from "./records.ts";
+
+export type { TableVersions, TokenStanding, TokenState } from "./records.ts";
 
 /** Single tokens revoked before their expiry (logout). Every instance sees the same list. */
 export interface RevocationStore {
@@ -18,34 +19,12 @@ export interface TokenHolder extends TokenStanding {
   user: UserRecord;
 }
 
-/** Whether a token was revoked, and until when it may serve. */
-export interface TokenStanding {
-  revoked: boolean;
-  /**
-   * The expires_at of the token's session while it has one; null for a token without a session, or one
-   * revoked. Given, not judged: whoever checks the token compares it with their clock, so an answer kept
-   * in memory stays right as time passes.
-   */
-  expiresAt: string | null;
-}
-
-/** Counters that change whenever their table does, whichever instance wrote (database triggers). */
-export interface TableVersions {
-  users: number;
-  categories: number;
-}
-
-/** A token's standing and the table versions, read in one statement. */
-export interface TokenState extends TokenStanding {
-  versions: TableVersions;
-}
-
 /** A well-formed id no session has (the nil UUID), for a session id that is not an id at all. */
 const NO_SESSION = "00000000-0000-0000-0000-000000000000";
 
-/** The token check and the table versions: ids parsed here, the reads the dialect's own or else Drizzle's. */
-export function tokenReads(dialect: Dialect): Pick<VersionedStore, "tokenState" | "versions"> {
-  const reads = dialect.hotReads ?? hotReads(dialect);
+/** The token check and the table versions: ids parsed here, the reads the dialect's own. */
+export function tokenReads(dialect: Dialect): HotReads {
+  const reads = dialect.hotReads;
   return {
     tokenState(userId, jti, sessionId) {
       const id = parseId(userId);
@@ -109,11 +88,11 @@ export function hotReads({ db, run, tables }: Pick<Dialect, "db" | "run" | "tabl
 /** The table versions a token state's row carries beside the standing. */
 const versionsOf = (row: TableVersions): TableVersions => ({ users: row.users, categories: row.categories });
 
-export function revocationStore({ db, run, tables }: Dialect): RevocationStore {
+export function revocationStore({ db, write, tables }: Dialect): RevocationStore {
   const { revokedTokens } = tables;
   return {
     revoke: (jti, expiresAt) =>
-      run(async () => {
+      write(async () => {
         await db.delete(revokedTokens).where(lt(revokedTokens.expiresAt, new Date().toISOString()));
         await db.insert(revokedTokens).values({ jti, expiresAt }).onConflictDoNothing();
       }),

@@ -5,11 +5,11 @@ import type { Db, Dialect } from "./dialect.ts";
 /** A transaction of a few statements, held to run's deadline (a bulk load is not). */
 export const TIMED = { timed: true } as const;
 
-/** Thrown inside `undoable`'s work to undo the transaction. */
+/** Thrown inside `runUndoable`'s work to undo the transaction. */
 export const ROLL_BACK = Symbol("roll back");
 
 /** A timed transaction whose work may throw ROLL_BACK: then nothing it wrote stays, and the answer is `undone`. */
-export async function undoable<T, U>(transaction: Dialect["transaction"], work: (tx: Db) => Promise<T>, undone: U) {
+export async function runUndoable<T, U>(transaction: Dialect["transaction"], work: (tx: Db) => Promise<T>, undone: U) {
   try {
     return await transaction(work, TIMED);
   } catch (error) {

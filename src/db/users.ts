@@ -1,33 +1,22 @@
 // Users: created, found by id or login, listed a page at a time, and changed only while the token
 // that asks (its version) and the record the client saw (If-Match) still stand. What administrators
 // do to accounts, and deletion, is administration.ts's.
-import { and, eq, gt, isNull, sql, type Column, type SQL } from "drizzle-orm";
+import { and, eq, gt, sql, type Column } from "drizzle-orm";
 import type { Awaitable } from "../awaitable.ts";
 import type { ErrorCode } from "../errors.ts";
 import { parseId } from "../ids.ts";
 import type { UserAdministration } from "./administration.ts";
 import { recordIn, type AuditEvent } from "./audit.ts";
-import type { Dialect, Tables } from "./dialect.ts";
-import { nameKey, USER_FIELDS, type AccountStatus, type Role } from "./records.ts";
+import type { Dialect } from "./dialect.ts";
+import { nameKey, USER_FIELDS, type Role } from "./records.ts";
 import { columns, first } from "./rows.ts";
 import { inScope, renewSession, type NewRefreshToken } from "./sessions.ts";
-import { ROLL_BACK, undoable } from "./transactions.ts";
+import { ROLL_BACK, runUndoable } from "./transactions.ts";
+import type { RecordState, UserPage, UserRecord } from "./records.ts";
+import { unchangedSince, userAtVersion } from "./user-conditions.ts";
 
-export interface UserRecord {
-  id: string;
-  username: string;
-  /** Lower case. */
-  email: string;
-  passwordHash: string;
-  /** Tokens carry the version they were issued under; bumping it revokes every earlier token. */
-  tokenVersion: number;
-  createdAt: string;
-  updatedAt: string;
-  role: Role;
-  status: AccountStatus;
-  /** The last successful login (or redeemed reset code); null: never. */
-  lastLoginAt: string | null;
-}
+export type { RecordState, UserPage, UserRecord } from "./records.ts";
+export { unchangedSince, userAtVersion } from "./user-conditions.ts";
 
 /**
  * A user to insert: the store sets the token version to 0, updatedAt to createdAt, the status to
@@ -37,16 +26,7 @@ export type NewUser = Pick<UserRecord, "id" | "username" | "email" | "passwordHa
   role?: Role;
 };
 
-/** The values a client saw, for writes conditional on them (If-Match). */
-export type RecordState = Pick<UserRecord, "username" | "email" | "role" | "status" | "updatedAt">;
-
 export type UserPatch = Partial<Pick<UserRecord, "username" | "email">>;
-
-export interface UserPage {
-  limit: number;
-  /** Only users whose id sorts after this one (keyset paging). */
-  after?: string;
-}
 
 /** Users, and (administration.ts) what administrators do to them. */
 export interface UserStore extends UserAdministration {
@@ -99,27 +79,8 @@ export const insertable = (user: NewUser) => ({
   updatedAt: user.createdAt,
 });
 
-/** The user's row while it still holds what a client saw. */
-export function still({ users }: Tables, state: RecordState & { lastLoginAt?: string | null }): SQL {
-  return and(
-    eq(users.username, state.username),
-    eq(users.email, state.email),
-    eq(users.role, state.role),
-    eq(users.status, state.status),
-    eq(users.updatedAt, state.updatedAt),
-    ...(state.lastLoginAt === undefined
-      ? []
-      : [state.lastLoginAt === null ? isNull(users.lastLoginAt) : eq(users.lastLoginAt, state.lastLoginAt)]),
-  )!;
-}
-
-/** The user with this id, and with a token version, only while it is still that one. */
-export function heldAt({ users }: Tables, id: string, tokenVersion: number | undefined) {
-  return tokenVersion === undefined ? eq(users.id, id) : and(eq(users.id, id), eq(users.tokenVersion, tokenVersion));
-}
-
 /** The store's users but for administration (administration.ts), which the store joins to them. */
-export function userStore({ db, run, tables, transaction }: Dialect): Omit<UserStore, keyof UserAdministration> {
+export function userStore({ db, run, write, tables, transaction }: Dialect): Omit<UserStore, keyof UserAdministration> {
   const { users } = tables;
   const userColumns = columns(users, USER_FIELDS);
   const p = sql.placeholder;
@@ -152,7 +113,7 @@ export function userStore({ db, run, tables, transaction }: Dialect): Omit<UserS
             },
             { timed: true, clash: userClash },
           )
-        : run(async () => (await db.insert(users).values(insertable(user)).returning(userColumns))[0]!, userClash),
+        : write(async () => (await db.insert(users).values(insertable(user)).returning(userColumns))[0]!, userClash),
     findById(id) {
       const key = parseId(id);
       return key ? run(async () => first(await byId.execute({ id: key }))) : Promise.resolve(null);
@@ -175,15 +136,18 @@ export function userStore({ db, run, tables, transaction }: Dialect): Omit<UserS
         ...(patch.username !== undefined && { usernameKey: nameKey(patch.username) }),
         updatedAt,
       };
-      const held = heldAt(tables, key, tokenVersion);
-      const where = unchanged ? and(held, still(tables, unchanged)) : held;
-      return run(async () => first(await db.update(users).set(changes).where(where).returning(userColumns)), userClash);
+      const held = userAtVersion(tables, key, tokenVersion);
+      const where = unchanged ? and(held, unchangedSince(tables, unchanged)) : held;
+      return write(
+        async () => first(await db.update(users).set(changes).where(where).returning(userColumns)),
+        userClash,
+      );
     },
     async setPassword(id, passwordHash, updatedAt, tokenVersion, keep, audit) {
       const key = parseId(id);
       if (!key) return null;
       const changes = { passwordHash, updatedAt, tokenVersion: sql`${users.tokenVersion} + 1` };
-      return undoable(
+      return runUndoable(
         transaction,
         async (tx) => {
           // The user's row first, then sessions: the order a deletion takes them in (see rotate).
@@ -191,7 +155,7 @@ export function userStore({ db, run, tables, transaction }: Dialect): Omit<UserS
             await tx
               .update(users)
               .set(changes)
-              .where(heldAt(tables, key, tokenVersion))
+              .where(userAtVersion(tables, key, tokenVersion))
               .returning(userColumns),
           );
           if (!user) return null;

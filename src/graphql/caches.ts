@@ -1,6 +1,6 @@
 // Every cache that GraphQL requests fill, bounded by entries and by size. Which documents arrive is the
-// client's choice, so a cache without a bound grows with every distinct one (as 0.1.0's did: bench/results.md,
-// "Figures behind the code", has what these bounds were measured against).
+// client's choice, so a cache without a bound grows with every distinct one (bench/results.md, "Figures behind the code" has
+// what these bounds were measured against).
 import type { DocumentNode } from "graphql";
 import { LRUCache } from "lru-cache";
 

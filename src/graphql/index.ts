@@ -5,35 +5,17 @@
 import { yoga } from "@elysiajs/graphql-yoga";
 import type { WebSocketHandler } from "bun";
 import { Elysia } from "elysia";
-import type { Authenticator } from "../auth/authenticator.ts";
-import type { Caching } from "../cache/caching.ts";
-import type { CategoryService } from "../categories/service.ts";
-import type { Config } from "../config.ts";
 import { assetResponse } from "../http/embedded.ts";
-import type { Idempotency } from "../http/idempotency.ts";
-import type { Logger } from "../log.ts";
-import type { Metrics } from "../metrics.ts";
-import type { Hub } from "../realtime/hub.ts";
 import typeDefs from "../../schema/categories.graphql" with { type: "text" };
 import { graphqlCaches } from "./caches.ts";
+import type { GraphqlDeps } from "./deps.ts";
 import { type Asked, graphqlRequests } from "./requests.ts";
 import { graphqlWebSocket } from "./websocket.ts";
 import { yogaConfig } from "./yoga-config.ts";
 
 export const GRAPHQL_PATH = "/graphql";
 
-export interface GraphqlDeps {
-  config: Config["graphql"];
-  metrics: Metrics;
-  categories: CategoryService;
-  authenticator: Authenticator;
-  logger: Logger;
-  answers: Caching["answers"];
-  maxBodyBytes: number;
-  trustProxy: number;
-  idempotency: Idempotency;
-  hub: Hub;
-}
+export type { GraphqlDeps } from "./deps.ts";
 
 export function graphqlRoutes(deps: GraphqlDeps) {
   const { config, metrics, answers } = deps;

@@ -7,7 +7,7 @@
 // @elysiajs/graphql-yoga hands Yoga the Request alone, so Yoga's context factory finds what the hook
 // learnt by the Request (`askedBy`: the caller, the body as read), and its outcome goes back the same
 // way: the one side channel the plugin forces (docs/upstream/graphql-yoga.md).
-import { type Awaitable, attempt, then } from "../awaitable.ts";
+import { type Awaitable, tryChain, chain } from "../awaitable.ts";
 import type { AnswerLookup } from "../cache/caching.ts";
 import type { UserRecord } from "../db/store.ts";
 import { AppError } from "../errors.ts";
@@ -20,7 +20,7 @@ import { databaseUnavailable } from "../log-dedupe.ts";
 import type { GraphQLContext } from "./context.ts";
 import { errorResponse, JSON_TYPE } from "./errors.ts";
 import { withEventIds } from "./event-ids.ts";
-import type { GraphqlDeps } from "./index.ts";
+import type { GraphqlDeps } from "./deps.ts";
 import { asksForSchemaOnly } from "./introspection-only.ts";
 import { fromSet, type HeldAnswer, holdAnswer, mutationOf } from "./mutations.ts";
 
@@ -63,7 +63,7 @@ export function graphqlRequests(deps: Omit<GraphqlDeps, "categories" | "hub">) {
     if (!isJsonType(request.headers.get("content-type"))) return errorResponse(notJson());
     // As text, which is what a cached answer is found by; Yoga's parser reads a Request made again from it
     // (yoga-config.ts), only when the operation runs: a clone read over a socket costs far more (bench/results.md).
-    return then(readCappedText(request, maxBodyBytes), (text) => identify(request, text));
+    return chain(readCappedText(request, maxBodyBytes), (text) => identify(request, text));
   }
 
   /** Who asks: the token, where the settings want one (the schema alone needs none while introspection is on). */
@@ -71,7 +71,7 @@ export function graphqlRequests(deps: Omit<GraphqlDeps, "categories" | "hub">) {
     const authorization = request.headers.get("authorization");
     const needsToken = config.auth === "required" || (config.auth === "mutations" && authorization);
     if (!needsToken || (config.introspection && asksForSchemaOnly(request, text))) return lookUp(request, text, null);
-    return then(authenticator.authenticate(authorization), ({ user, token }) => {
+    return chain(authenticator.authenticate(authorization), ({ user, token }) => {
       const info = requestInfo(request);
       if (info) info.userId = user.id;
       return lookUp(request, text, user, token.exp * 1000);
@@ -90,7 +90,7 @@ export function graphqlRequests(deps: Omit<GraphqlDeps, "categories" | "hub">) {
     const key = question === undefined ? null : answerKey(viewer?.id ?? null, request.headers, question);
     const asked = (cached: AnswerLookup | null) => held(request, { text, viewer, tokenExpiresAt, cached, outcome: {} });
     if (key === null) return asked(null);
-    return then(answers.lookup(key), (cached) => {
+    return chain(answers.lookup(key), (cached) => {
       if (!cached.hit) return asked(cached);
       metrics.graphqlOperation(cached.hit.operation, "ok");
       return cachedAnswer(request, cached.hit.body, cached.hit.contentType);
@@ -109,7 +109,7 @@ export function graphqlRequests(deps: Omit<GraphqlDeps, "categories" | "hub">) {
     requirePreconditions(request, null);
     if (!keyed) return asked;
     const caller = asked.viewer ? `user:${asked.viewer.id}` : `client:${clientAddress(request, trustProxy)}`;
-    return then(holdAnswer(idempotency, { request, caller, mutation }), (hold) => {
+    return chain(holdAnswer(idempotency, { request, caller, mutation }), (hold) => {
       if (hold instanceof Response) return hold;
       asked.held = hold;
       return asked;
@@ -136,7 +136,7 @@ export function graphqlRequests(deps: Omit<GraphqlDeps, "categories" | "hub">) {
     askedBy: (request: Request): Asked => learnt.get(request)!,
     /** A cached answer or a refusal; nothing for Yoga to run. */
     beforeHandle({ request, graphql }: HookContext): Awaitable<Response | undefined> {
-      return attempt(
+      return tryChain(
         () => ask(request),
         (asked) => {
           if (asked instanceof Response) return asked;

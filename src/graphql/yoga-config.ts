@@ -20,7 +20,7 @@ import type { GraphqlCaches } from "./caches.ts";
 import { type GraphQLContext, graphqlContext } from "./context.ts";
 import { isUnexpected, maskError } from "./errors.ts";
 import { databaseUnavailable } from "../log-dedupe.ts";
-import type { GraphqlDeps } from "./index.ts";
+import type { GraphqlDeps } from "./deps.ts";
 import { operationMetrics } from "./operation-metrics.ts";
 import type { Asked } from "./requests.ts";
 import { resolvers } from "./resolvers.ts";

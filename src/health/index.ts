@@ -12,7 +12,7 @@ export type HealthDetails = (request: Request) => boolean;
 
 export function healthRoutes(probes: Probes, details: HealthDetails) {
   // Elysia compiles a handler whose source returns a call's result as asynchronous (a promise and a turn
-  // for every probe, bench/results.md, #40); a bound function shows no source, so a probe answered from a
+  // for every probe, bench/results.md, "Figures behind the code"); a bound function shows no source, so a probe answered from a
   // fresh check stays synchronous. The outer handler adds the headers every answer carries.
   const answer = (path: keyof Probes) => respond.bind(null, probes[path], details);
   return new Elysia({ name: "svc/health" })

@@ -5,7 +5,7 @@
 // environment, database and uptime only to loopback clients (outside production, to anyone).
 import type { Config } from "../config.ts";
 import { AppError } from "../errors.ts";
-import type { RequestInfo } from "./request-context.ts";
+import type { Server } from "bun";
 
 /** Which of svc's listeners a request came in on. */
 export type Listener = "public" | "ops";
@@ -47,8 +47,15 @@ export function exposure(config: Pick<Config, "env" | "metricsToken" | "opsAddre
   };
 }
 
+/** What viaOf reads of a request's facts (request-context.ts's RequestInfo, which imports Listener from here). */
+export interface Arrival {
+  server: Server<unknown> | undefined;
+  received: Request;
+  listener: Listener;
+}
+
 /** Where a request came from: its listener, its socket's peer, and whether a trusted proxy forwarded it. */
-export function viaOf(info: RequestInfo | undefined): Via {
+export function viaOf(info: Arrival | undefined): Via {
   if (!info) return { listener: "public", peer: undefined, proxied: false };
   const { headers } = info.received;
   return {

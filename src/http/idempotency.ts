@@ -7,6 +7,23 @@
 import type { IdempotencyStore } from "../db/store.ts";
 import { AppError, invalidFields } from "../errors.ts";
 import { sealUnder, unsealUnder } from "../sealing.ts";
+import {
+  type AnswerHeaders,
+  type Claim,
+  type IdempotentRequest,
+  type KeyedRequest,
+  sessionOf,
+} from "./idempotency-keys.ts";
+
+export {
+  type AnswerHeaders,
+  bySession,
+  byUser,
+  type Claim,
+  type IdempotentRequest,
+  type KeyedRequest,
+  type KeyHolder,
+} from "./idempotency-keys.ts";
 
 export const IDEMPOTENCY_HEADER = "idempotency-key";
 const KEY_FORMAT = /^[\x20-\x7e]{1,255}$/;
@@ -25,67 +42,11 @@ interface StoredAnswer {
   session?: string;
 }
 
-/** Elysia's `set`, as much of it as an answer is read from. */
-export interface AnswerHeaders {
-  status?: number | string;
-  headers: Record<string, string | number>;
-}
-
-export interface IdempotentRequest {
-  request: Request;
-  set: AnswerHeaders;
-  /** "user:<id>", or "client:<address>" for routes without a caller. */
-  caller: string;
-  /** The request's body as parsed (null for none): the same key with another body is refused. */
-  body: unknown;
-  /** The caller's session (sessionOf its token), for requests made with one. */
-  session?: string;
-  /**
-   * The key is the session's own, not the caller's: for answers that carry tokens (a password change)
-   * or act on the session itself (logout).
-   */
-  perSession?: boolean;
-}
-
-/** A request's key, before its work runs (IdempotentRequest without the answer's `set`). */
-export type KeyedRequest = Omit<IdempotentRequest, "set">;
-
-/** Whose a key is: the caller, and the session for keys or answers that are the session's own. */
-export type KeyHolder = Pick<IdempotentRequest, "caller" | "session" | "perSession">;
-
-/** A key claimed by one request, until its work ends. */
-export interface Claim {
-  /**
-   * Keeps `result` as the key's answer, with `set`'s status and headers; a refusal (a status from 400)
-   * frees the key instead. Only the first of keep and release acts.
-   */
-  keep(result: unknown, set: AnswerHeaders): Promise<void>;
-  /** Frees the key: the work failed and changed nothing, so its retry runs again. */
-  release(): Promise<void>;
-}
-
 /** Which record a key names within its caller's, and what seals its answer. */
 interface Scope {
   /** The key's digest, as stored. */
   key: string;
   sealSecret: string;
-}
-
-type TokenSession = { sessionId?: string; jti: string };
-
-/** A token's session: its `sid`, or the token itself for one from before sessions. */
-function sessionOf(token: TokenSession): string {
-  return token.sessionId ?? `token:${token.jti}`;
-}
-
-/** Whose a bearer request's key is: its user's, noting the session that asked (see replayFor). */
-export function byUser(user: { id: string }, token: TokenSession): KeyHolder {
-  return { caller: `user:${user.id}`, session: sessionOf(token) };
-}
-
-/** As byUser, the key being the session's own: for answers that carry tokens, or that act on the session itself. */
-export function bySession(user: { id: string }, token: TokenSession): KeyHolder {
-  return { ...byUser(user, token), perSession: true };
 }
 
 export interface IdempotencyOptions {

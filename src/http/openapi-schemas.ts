@@ -7,30 +7,9 @@ import { backupSnapshotSchema, backupsSchema } from "../backup/model.ts";
 import { checksSchema, healthSchema, liveSchema, readySchema } from "../health/model.ts";
 import { invitationSchema, issuedInvitationSchema } from "../signup/model.ts";
 import { loginSchema, meSchema, pairSchema, userSchema } from "../users/model.ts";
-import { problemSchema } from "./openapi.ts";
+import { problemSchema, type SchemaName } from "./openapi-parts.ts";
 
-/**
- * The names, spelled out rather than read off the registry: schemas that refer to others would
- * otherwise make the registry's type depend on itself. Its Record type holds the registry to exactly these.
- */
-export type SchemaName =
-  | "User"
-  | "Me"
-  | "TokenPair"
-  | "Login"
-  | "Session"
-  | "AdminUser"
-  | "IssuedReset"
-  | "AuditEvent"
-  | "Invitation"
-  | "IssuedInvitation"
-  | "Backups"
-  | "BackupSnapshot"
-  | "Live"
-  | "Ready"
-  | "Health"
-  | "HealthChecks"
-  | "Problem";
+export type { SchemaName } from "./openapi-parts.ts";
 
 export const NAMED_SCHEMAS: Record<SchemaName, TSchema> = {
   User: userSchema,

@@ -1,73 +1,20 @@
 // How a route describes itself in the OpenAPI 3.1 document (openapi-routes.ts serves it): `documented(...)`
 // gives its success schemas and the problem+json errors each status can carry, `ref(name)` points at a
-// schema the document names (openapi-schemas.ts), and a few helpers make t schemas read well in clients.
+// schema the document names (openapi-schemas.ts), and a few helpers (openapi-parts.ts) make t schemas read
+// well in clients.
 import { t, type TSchema } from "elysia";
 import type { OpenAPIV3 } from "openapi-types";
-import { ERROR_CODES, statusOf, type ErrorCode } from "../errors.ts";
-// A type only: the registry imports the models, which import this file.
-import type { SchemaName } from "./openapi-schemas.ts";
+import { statusOf, type ErrorCode } from "../errors.ts";
+import { enumOf, type QueryParameter, ref } from "./openapi-parts.ts";
 
-/**
- * The schema keyword holding the message a broken rule is answered with (problem-answers.ts reads it).
- * An extension keyword, as OpenAPI allows in a schema, so that the document stays valid.
- */
-export const RULE_MESSAGE = "x-message";
-
-/**
- * An integer as a client reads it. Elysia's t.Integer also takes a numeric string and says so
- * (anyOf string | integer), which typed clients turn into string | number. For schemas that are only
- * described, never validated: responses, and parameters a route checks itself.
- */
-export function integer(options: { description?: string; minimum?: number; maximum?: number; default?: number } = {}) {
-  return t.Unsafe<number>({ type: "integer", ...options });
-}
-
-/**
- * One of the values. Elysia's t.UnionEnum also sets `default` to the first value, and Elysia fills a
- * default into a request body that left the field out: `PATCH {status}` would have set the role too.
- */
-export function enumOf<const T extends readonly [string, ...string[]]>(
-  values: T,
-  options: { description?: string } = {},
-) {
-  const schema = t.UnionEnum(values, options);
-  delete (schema as { default?: unknown }).default;
-  return schema;
-}
-
-/**
- * A schema the document names, by reference: a generated client gets one type for it, and the
- * document one definition. Its TS type is unknown: response schemas are never validated.
- */
-export function ref(name: SchemaName) {
-  return t.Unsafe<unknown>({ $ref: `#/components/schemas/${name}` });
-}
-
-const fieldError = t.Object({ field: t.String(), message: t.String() });
-export const problemSchema = t.Object(
-  {
-    type: t.String({ examples: ["about:blank"] }),
-    title: t.String(),
-    status: integer(),
-    detail: t.String(),
-    code: enumOf(ERROR_CODES, { description: "Stable, machine-readable: switch on this." }),
-    errors: t.Optional(t.Array(fieldError, { description: "For validation_failed: one entry per bad field." })),
-  },
-  { description: "RFC 9457 problem details." },
-);
+// The pieces models use, apart so that the models import no file that imports them.
+export { enumOf, integer, problemSchema, type QueryParameter, ref, RULE_MESSAGE } from "./openapi-parts.ts";
 
 interface Success {
   status: number;
   description: string;
   schema?: TSchema;
   headers?: Record<string, string>;
-}
-
-/** A query parameter the route reads itself (so Elysia does not describe it). */
-export interface QueryParameter {
-  name: string;
-  description: string;
-  schema: TSchema;
 }
 
 export interface Doc {

@@ -1,7 +1,7 @@
 // What subscribers are told: a category created, updated or deleted, or RESYNC when changes may have
 // been missed (a cursor older than the log, or from another database). Each event carries its
 // cursor: where a subscription resumes from (`categoryEvents(after:)`).
-import type { CategoryRecord } from "../db/store.ts";
+import type { CategoryRecord } from "../db/records.ts";
 
 export type CategoryEventKind = "CREATED" | "UPDATED" | "DELETED" | "RESYNC";
 

@@ -15,11 +15,17 @@ import { AppError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { formatCursor, parseCursor } from "./cursors.ts";
 import type { CategoryEvent, ChangeFeed } from "./events.ts";
+import { tokenRechecks } from "./token-rechecks.ts";
+import {
+  type HubItem,
+  PAGE,
+  type SubscribeRequest,
+  Subscription,
+  type SubscriptionHub,
+  type Transport,
+} from "./subscription.ts";
 
-export type Transport = "sse" | "ws";
-
-/** What a subscription yields: an event, or the error it ends with. */
-export type HubItem = CategoryEvent | { ending: AppError };
+export type { HubItem, SubscribeRequest, Transport } from "./subscription.ts";
 
 export interface HubMetrics {
   sent(count: number): void;
@@ -44,22 +50,7 @@ export interface HubOptions {
   now?: () => number;
 }
 
-export interface SubscribeRequest {
-  /** Whose subscription this is, for the per-user cap: "user:<id>", or "client:<address>" without a token. */
-  owner: string;
-  /** The Authorization it was opened with, checked again while it is open; null without a token. */
-  authorization: string | null;
-  /** When that token expires (ms since the epoch); null without one. */
-  expiresAt: number | null;
-  transport: Transport;
-  /** The cursor to resume after (an event's, as the client got it); null: live changes only. */
-  after: string | null;
-}
-
 export type Hub = ReturnType<typeof createHub>;
-
-/** Changes read from the log at once, when catching up or replaying. */
-const PAGE = 200;
 
 export function createHub(options: HubOptions) {
   const { feed, log, perUser, max, buffer, recheckMs, stillValid, metrics, logger, now = Date.now } = options;
@@ -67,7 +58,6 @@ export function createHub(options: HubOptions) {
   const perOwner = new Map<string, number>();
   let listening: Promise<void> | null = null;
   let stopListening: (() => Promise<void>) | null = null;
-  let recheck: ReturnType<typeof setInterval> | null = null;
   let closed = false;
   /** The database's identity and the last number handed to subscribers: where the live stream stands. */
   let database = "";
@@ -77,6 +67,7 @@ export function createHub(options: HubOptions) {
     ...change,
     cursor: formatCursor({ database, seq }),
   });
+  const rechecks = tokenRechecks({ open, stillValid, recheckMs, metrics, logger, now });
   const resync = (): CategoryEvent => ({
     kind: "RESYNC",
     id: "",
@@ -84,114 +75,7 @@ export function createHub(options: HubOptions) {
     cursor: formatCursor({ database, seq: lastSeq }),
   });
 
-  class Subscription implements AsyncIterableIterator<HubItem> {
-    private readonly queue: HubItem[] = [];
-    private waiting: ((result: IteratorResult<HubItem>) => void) | null = null;
-    private finished = false;
-    private expiry: ReturnType<typeof setTimeout> | null = null;
-    /** Replayed first: the log after `replayFrom`, up to `replayUntil` (where the live queue begins). */
-    private replayed: CategoryEvent[] = [];
-    private replayFrom = 0;
-    private replayUntil = 0;
-    /** Live changes up to this number are the client's already (its cursor is ahead of this instance). */
-    private skipThrough = 0;
-
-    constructor(readonly request: SubscribeRequest) {}
-
-    /** Replays the log after `from` up to `until` before the live events, which begin after `until`. */
-    replay(from: number, until: number): void {
-      this.replayFrom = from;
-      this.replayUntil = Math.max(from, until);
-      this.skipThrough = from;
-    }
-
-    /** Comes before anything else (a RESYNC). */
-    lead(event: CategoryEvent): void {
-      this.replayed.unshift(event);
-    }
-
-    /** Ends it with TOKEN_EXPIRED when its token expires. */
-    expireAt(at: number): void {
-      const end = () => this.end(tokenExpired());
-      const wait = at - now();
-      if (wait <= 0) return end();
-      this.expiry = setTimeout(end, Math.min(wait, 2 ** 31 - 1));
-      this.expiry.unref?.();
-    }
-
-    /** Queues the event (numbered `seq`); false when the queue is full (the subscriber is too slow). */
-    offer(event: CategoryEvent, seq: number): boolean {
-      if (this.finished || seq <= this.skipThrough) return true;
-      if (this.waiting) {
-        const resolve = this.waiting;
-        this.waiting = null;
-        metrics.sent(1);
-        resolve({ value: event, done: false });
-        return true;
-      }
-      if (this.queue.length >= buffer) return false;
-      this.queue.push(event);
-      return true;
-    }
-
-    /**
-     * Ends it. With `ending`, or `drain` (shutdown), after the events already queued; otherwise at once,
-     * its queue dropped (a reader too slow for them, or gone).
-     */
-    end(ending?: AppError, drain = false): void {
-      if (this.finished) return;
-      if (this.expiry) clearTimeout(this.expiry);
-      if (ending) this.queue.push({ ending });
-      else if (!drain) {
-        this.queue.length = 0;
-        this.replayed.length = 0;
-        this.replayFrom = this.replayUntil;
-      }
-      this.finished = true;
-      forget(this);
-      if (this.waiting) {
-        const resolve = this.waiting;
-        this.waiting = null;
-        resolve(this.take());
-      }
-    }
-
-    private take(): IteratorResult<HubItem> {
-      const item = this.queue.shift();
-      if (item === undefined) return { value: undefined, done: true };
-      if (!("ending" in item)) metrics.sent(1);
-      return { value: item, done: false };
-    }
-
-    async next(): Promise<IteratorResult<HubItem>> {
-      // The replay, read a page at a time as the reader asks: the live queue waits behind it.
-      while (this.replayed.length > 0 || this.replayFrom < this.replayUntil) {
-        const event = this.replayed.shift();
-        if (event) {
-          metrics.sent(1);
-          return { value: event, done: false };
-        }
-        const page = (await log.after(this.replayFrom, PAGE)).filter(({ seq }) => seq <= this.replayUntil);
-        if (page.length === 0) this.replayFrom = this.replayUntil;
-        else {
-          this.replayFrom = page.at(-1)!.seq;
-          this.replayed.push(...page.map(eventOf));
-        }
-      }
-      if (this.queue.length > 0 || this.finished) return this.take();
-      return new Promise((resolve) => (this.waiting = resolve));
-    }
-
-    /** The transport is done with it (the client went away, or the stream completed). */
-    return(): Promise<IteratorResult<HubItem>> {
-      this.end();
-      return Promise.resolve({ value: undefined, done: true });
-    }
-
-    [Symbol.asyncIterator]() {
-      return this;
-    }
-  }
+  const subscriptionHub: SubscriptionHub = { log, metrics, buffer, now, eventOf, forget };
 
   function forget(subscription: Subscription) {
     if (!open.delete(subscription)) return;
@@ -199,10 +83,7 @@ export function createHub(options: HubOptions) {
     const left = (perOwner.get(owner) ?? 1) - 1;
     if (left > 0) perOwner.set(owner, left);
     else perOwner.delete(owner);
-    if (open.size === 0 && recheck) {
-      clearInterval(recheck);
-      recheck = null;
-    }
+    if (open.size === 0) rechecks.stop();
   }
 
   /** Offers the event to every subscriber; a RESYNC is numbered Infinity (nobody holds it already). */
@@ -284,48 +165,6 @@ export function createHub(options: HubOptions) {
     if (again) catchUp();
   }
 
-  /** Every open subscription's token, asked once per distinct token. */
-  async function checkTokens() {
-    const byToken = new Map<string, Subscription[]>();
-    for (const subscription of open) {
-      const authorization = subscription.request.authorization;
-      if (authorization === null) continue;
-      const group = byToken.get(authorization);
-      if (group) group.push(subscription);
-      else byToken.set(authorization, [subscription]);
-    }
-    for (const [authorization, group] of byToken) {
-      if ((await stillValid(authorization)) !== false) continue;
-      for (const subscription of group) {
-        const expiresAt = subscription.request.expiresAt;
-        if (expiresAt !== null && expiresAt <= now()) {
-          subscription.end(tokenExpired());
-          continue;
-        }
-        metrics.dropped("revoked");
-        subscription.end(
-          new AppError(
-            "unauthorized",
-            "The token this subscription was opened with is no longer valid (revoked, or its account was deleted or disabled).",
-          ),
-        );
-      }
-    }
-  }
-
-  let checking = false;
-  function startRechecks() {
-    if (recheck) return;
-    recheck = setInterval(() => {
-      if (checking) return;
-      checking = true;
-      checkTokens()
-        .catch((error: unknown) => logger.warn({ err: error }, "could not check the tokens of open subscriptions"))
-        .finally(() => (checking = false));
-    }, recheckMs);
-    recheck.unref?.();
-  }
-
   /** Where a subscription with this cursor starts: a replay from its number, or a RESYNC (the log no longer covers it). */
   async function resumeFrom(after: string): Promise<number | "resync"> {
     const cursor = parseCursor(after);
@@ -342,7 +181,7 @@ export function createHub(options: HubOptions) {
   return {
     /** A new subscription, once the feed is listening. Throws AppError `too_many_subscriptions` past a cap. */
     async subscribe(request: SubscribeRequest): Promise<AsyncIterableIterator<HubItem>> {
-      const subscription = new Subscription(request);
+      const subscription = new Subscription(subscriptionHub, request);
       if (closed) {
         subscription.end();
         return subscription;
@@ -380,7 +219,7 @@ export function createHub(options: HubOptions) {
       else subscription.replay(start, until);
       open.add(subscription);
       perOwner.set(request.owner, (perOwner.get(request.owner) ?? 0) + 1);
-      if (request.authorization !== null) startRechecks();
+      if (request.authorization !== null) rechecks.start();
       if (request.expiresAt !== null) subscription.expireAt(request.expiresAt);
       return subscription;
     },
@@ -396,8 +235,7 @@ export function createHub(options: HubOptions) {
     async close(): Promise<void> {
       closed = true;
       for (const subscription of [...open]) subscription.end(undefined, true);
-      if (recheck) clearInterval(recheck);
-      recheck = null;
+      rechecks.stop();
       const started = listening;
       listening = null;
       if (started) await started.catch(() => {});
@@ -407,11 +245,4 @@ export function createHub(options: HubOptions) {
       await catching;
     },
   };
-}
-
-function tokenExpired(): AppError {
-  return new AppError(
-    "token_expired",
-    "The token this subscription was opened with has expired: subscribe again with a fresh token and the last cursor.",
-  );
 }

@@ -1,6 +1,6 @@
 // The /svc-api/v1/users routes: thin adapters from HTTP to the user service.
 import { Elysia, t } from "elysia";
-import { type Awaitable, then } from "../awaitable.ts";
+import { type Awaitable, chain } from "../awaitable.ts";
 import type { Authenticator } from "../auth/authenticator.ts";
 import { bearer } from "../auth/bearer.ts";
 import type { UserRecord } from "../db/store.ts";
@@ -68,7 +68,7 @@ export function usersRoutes({
   ): Awaitable<string> {
     const page = parsePage(query);
     // One extra row tells whether another page exists without a count query.
-    return then(users.list({ ...page, limit: page.limit + 1 }), (rows) => {
+    return chain(users.list({ ...page, limit: page.limit + 1 }), (rows) => {
       const count = Math.min(rows.length, page.limit);
       if (rows.length > page.limit) {
         const next = `${PREFIX}/all?limit=${page.limit}&after=${rows[count - 1]!.id}`;

@@ -1,6 +1,7 @@
 // The rules a username, e-mail address and password must meet, as per-field errors.
 import type { FieldError } from "../errors.ts";
 import { PASSWORD_MAX, PASSWORD_MIN, passwordLength } from "../auth/passwords.ts";
+import { isCommonPassword } from "../auth/common-passwords.ts";
 import { unstorable, UNSTORABLE_MESSAGE } from "../text.ts";
 
 export const USERNAME = /^[A-Za-z0-9_.-]{3,32}$/;
@@ -35,6 +36,15 @@ export function fieldProblems(
   for (const [field, value, rule] of checks) {
     const message = value === undefined ? null : rule(value);
     if (message) problems.push({ field, message });
+  }
+  return problems;
+}
+
+/** The rules' problems, plus a common password; the list is only consulted for an otherwise valid one. */
+export async function newPasswordProblems(field: string, password: string): Promise<FieldError[]> {
+  const problems = fieldProblems([[field, password, passwordProblem]]);
+  if (problems.length === 0 && (await isCommonPassword(password))) {
+    problems.push({ field, message: "is too common: it appears in lists of breached passwords" });
   }
   return problems;
 }

@@ -1,16 +1,12 @@
 // What can be done with accounts, in domain terms. Knows nothing of HTTP; throws AppError.
 import { auditEvent, type AuditAction, type Origin } from "../audit/model.ts";
 import type { Awaitable } from "../awaitable.ts";
-import { isCommonPassword } from "../auth/common-passwords.ts";
-import { canonicalResetCode, resetDigest } from "../auth/reset-codes.ts";
-import { setBounded } from "../bounded-map.ts";
 import { unauthorized } from "../auth/authenticator.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import type { LoginThrottle } from "../auth/throttle.ts";
 import type { ClientInfo, SessionService, TokenPair } from "../auth/sessions.ts";
 import type { VerifiedToken } from "../auth/tokens.ts";
 import {
-  nameKey,
   type AuditEvent,
   type AuditStore,
   type NewUser,
@@ -21,19 +17,13 @@ import {
   type UserStore,
 } from "../db/store.ts";
 import type { Logger } from "../log.ts";
-import { AppError, invalidFields, UNKNOWN_FIELD, type FieldError } from "../errors.ts";
+import { AppError, invalidFields } from "../errors.ts";
 import { newId, parseId } from "../ids.ts";
-import {
-  userView,
-  type ChangePasswordInput,
-  type CreateUserInput,
-  type LoginInput,
-  type RedeemResetInput,
-  type UpdateSelfInput,
-  type UserView,
-} from "./model.ts";
-import { emailProblem, fieldProblems, passwordProblem, usernameProblem } from "./rules.ts";
-import { limitKey } from "../http/client-address.ts";
+import { type ChangePasswordInput, type CreateUserInput, type UpdateSelfInput } from "./model.ts";
+import { emailProblem, fieldProblems, newPasswordProblems, usernameProblem } from "./rules.ts";
+import { createSignIn } from "./sign-in.ts";
+
+export { PAGE_DEFAULT, PAGE_MAX, parsePage } from "./paging.ts";
 
 export interface UserServiceDeps {
   users: UserStore;
@@ -44,12 +34,6 @@ export interface UserServiceDeps {
   throttle: LoginThrottle;
   logger: Logger;
 }
-
-/** How many accounts' running blocks are remembered, so that each block is recorded once per instance. */
-const THROTTLED_NOTED = 10_000;
-
-export const PAGE_DEFAULT = 100;
-export const PAGE_MAX = 1000;
 
 export type UserService = ReturnType<typeof createUserService>;
 
@@ -65,58 +49,11 @@ export interface AccountOptions {
 }
 
 export function createUserService({ users, resets, audit, passwords, sessions, throttle, logger }: UserServiceDeps) {
-  /**
-   * Records an event that goes with no change (a refused login). Its write failing (a full disk) must
-   * not change the answer, so the event goes to the log instead.
-   */
-  async function note(event: AuditEvent): Promise<void> {
-    try {
-      await audit.record(event);
-    } catch (error) {
-      logger.warn({ err: error, audit: event }, "audit event not recorded");
-    }
-  }
-
-  /** Until when each account's current block has been recorded: a block is one event, not one per request. */
-  const throttledUntil = new Map<string, number>();
-  /** Reserves a login attempt; a refusal is recorded once per block. */
-  async function reserve(
-    action: AuditAction,
-    account: string,
-    clientKey: string,
-    target: string | null,
-    origin: Origin,
-  ) {
-    try {
-      return await throttle.reserve(account, clientKey);
-    } catch (error) {
-      const retryAfter =
-        error instanceof AppError && error.code === "too_many_requests" && error.headers?.["retry-after"];
-      const now = Date.now();
-      if (retryAfter && (throttledUntil.get(account) ?? 0) <= now) {
-        setBounded(throttledUntil, account, now + Number(retryAfter) * 1000, THROTTLED_NOTED);
-        await note(auditEvent(action, { target, origin, failed: true, detail: { retry_after_s: Number(retryAfter) } }));
-      }
-      throw error;
-    }
-  }
-
-  const disabled = () => new AppError("account_disabled", "This account is disabled; an administrator can enable it.");
-
   async function requirePassword(user: UserRecord, password: string | undefined, field: string): Promise<void> {
     if (password === undefined) throw invalidFields([{ field, message: "is required" }]);
     if (!(await passwords.verify(password, user.passwordHash))) {
       throw new AppError("current_password_mismatch", `${field} does not match.`);
     }
-  }
-
-  /** The rules' problems, plus a common password; the list is only consulted for an otherwise valid one. */
-  async function newPasswordProblems(field: string, password: string): Promise<FieldError[]> {
-    const problems = fieldProblems([[field, password, passwordProblem]]);
-    if (problems.length === 0 && (await isCommonPassword(password))) {
-      problems.push({ field, message: "is too common: it appears in lists of breached passwords" });
-    }
-    return problems;
   }
 
   /**
@@ -156,44 +93,12 @@ export function createUserService({ users, resets, audit, passwords, sessions, t
 
   return {
     newAccount,
+    ...createSignIn({ users, resets, audit, passwords, sessions, throttle, logger }),
 
     /** Creates an account (see newAccount); the CLI and administrators make accounts of any role with `role`. */
     async create(input: AccountInput, origin: Origin, options: AccountOptions = {}): Promise<UserRecord> {
       const { user, event } = await newAccount(input, origin, options);
       return users.create(user, event);
-    },
-
-    /** Checks the password and starts a session; `client.address` also keys the per-client failure limit. */
-    async login({ username, password, mode }: LoginInput, client: ClientInfo): Promise<TokenPair & { user: UserView }> {
-      const user = await users.findByLogin(username);
-      // Unknown names are throttled like accounts, so a block does not reveal who exists either.
-      const account = user ? `user:${user.id}` : `login:${nameKey(username)}`;
-      const clientKey = `client:${limitKey(client.address)}`;
-      // Counted as a failure from here on unless it succeeds: a burst cannot get more guesses checked.
-      using attempt = await reserve("login.throttled", account, clientKey, user?.id ?? null, client);
-      // An unknown user still costs one argon2id verify, so timing does not reveal who exists.
-      const ok = user ? await passwords.verify(password, user.passwordHash) : await passwords.verifyNothing(password);
-      const refused = (reason: string) =>
-        note(
-          auditEvent("login.failed", { target: user?.id ?? null, origin: client, failed: true, detail: { reason } }),
-        );
-      if (!user || !ok) {
-        await refused(user ? "wrong_password" : "unknown_account");
-        throw new AppError("invalid_credentials", "Username or password is incorrect.");
-      }
-      await attempt.succeeded();
-      // Only the right password learns that the account is disabled: a guess gets the ordinary 401.
-      if (user.status !== "active") {
-        await refused("account_disabled");
-        throw disabled();
-      }
-      const started = await sessions.start(user, client, { login: true, ...(mode && { mode }) });
-      if (!started) {
-        // Changed while its password was checked: disabled, or deleted (as unknown as any missing account).
-        if ((await users.findById(user.id))?.status === "disabled") throw disabled();
-        throw new AppError("invalid_credentials", "Username or password is incorrect.");
-      }
-      return { ...started, user: userView(user, user.id) };
     },
 
     list(page: UserPage): Awaitable<UserRecord[]> {
@@ -267,59 +172,6 @@ export function createUserService({ users, resets, audit, passwords, sessions, t
       const event = auditEvent("user.deleted", { actor: caller.id, target: caller.id, origin });
       if (!(await users.delete(caller.id, caller.tokenVersion, event))) throw revokedMeanwhile();
     },
-
-    /**
-     * Redeems a reset code an administrator issued: sets the new password, ends every earlier session
-     * and starts one (answered as a login). Attempts are throttled as logins are, under their own key.
-     */
-    async redeemReset(input: RedeemResetInput, client: ClientInfo): Promise<TokenPair & { user: UserView }> {
-      const problems = await newPasswordProblems("new_password", input.new_password);
-      if (problems.length > 0) throw invalidFields(problems);
-      const user = await users.findByLogin(input.username);
-      const account = `reset:${user ? user.id : nameKey(input.username)}`;
-      const clientKey = `client:${limitKey(client.address)}`;
-      using attempt = await reserve("password_reset.throttled", account, clientKey, user?.id ?? null, client);
-      const refused = (reason: string) =>
-        note(
-          auditEvent("password_reset.failed", {
-            target: user?.id ?? null,
-            origin: client,
-            failed: true,
-            detail: { reason },
-          }),
-        );
-      const invalid = async (reason: "unknown_account" | "malformed_code" | "invalid_code") => {
-        await refused(reason);
-        return new AppError(
-          "invalid_reset_code",
-          "The reset code is wrong, expired or already used; ask for a new one.",
-        );
-      };
-      const code = canonicalResetCode(input.reset_code);
-      if (!user) throw await invalid("unknown_account");
-      if (!code) throw await invalid("malformed_code");
-      const prepared = sessions.prepare(user, client, input.mode ?? "json");
-      const at = prepared.session.createdAt;
-      const result = await resets.redeem(
-        resetDigest(code),
-        user.id,
-        {
-          passwordHash: await passwords.hash(input.new_password),
-          at,
-          session: prepared.session,
-          refresh: prepared.refresh,
-        },
-        auditEvent("password_reset.redeemed", { actor: user.id, target: user.id, origin: client }, at),
-      );
-      // Wrong, spent, replaced or expired: the store keeps only the live code's digest, so they look alike.
-      if (result === "invalid") throw await invalid("invalid_code");
-      await attempt.succeeded();
-      if (result === "disabled") {
-        await refused("account_disabled");
-        throw disabled();
-      }
-      return { ...(await prepared.pair(result)), user: userView(result, result.id) };
-    },
   };
 }
 
@@ -332,25 +184,4 @@ function revokedMeanwhile(): AppError {
     true,
     "The token was revoked while this request ran (the password changed, the session ended, or the account was deleted).",
   );
-}
-
-const PAGE_PARAMETERS = new Set(["limit", "after"]);
-
-/** Reads `limit` and `after` from a query string: limit 1-1000 (default 100), after a user id; nothing else. */
-export function parsePage(query: Record<string, string | undefined>): UserPage {
-  let unknown: string[] | undefined;
-  for (const name in query) if (!PAGE_PARAMETERS.has(name)) (unknown ??= []).push(name);
-  if (unknown) throw invalidFields(unknown.map((field) => ({ field, message: UNKNOWN_FIELD })));
-  const { limit, after } = query;
-  const problems: FieldError[] = [];
-  let size = PAGE_DEFAULT;
-  if (limit !== undefined) {
-    size = /^\d{1,4}$/.test(limit) ? Number(limit) : NaN;
-    if (!(size >= 1 && size <= PAGE_MAX))
-      problems.push({ field: "limit", message: `must be an integer from 1 to ${PAGE_MAX}` });
-  }
-  const afterId = after === undefined ? undefined : parseId(after);
-  if (afterId === null) problems.push({ field: "after", message: "must be a user id" });
-  if (problems.length > 0 || afterId === null) throw invalidFields(problems);
-  return afterId === undefined ? { limit: size } : { limit: size, after: afterId };
 }

@@ -11,7 +11,7 @@
 // write has: a lost, lagging or not yet open listening connection, or a write of our own not yet heard,
 // sends each request to the database, as if nothing were kept. So a change on another instance is seen
 // here within stalenessMs (in practice as soon as its notice arrives), and one made here at once.
-import { then } from "../../awaitable.ts";
+import { chain } from "../../awaitable.ts";
 import { setBounded } from "../../bounded-map.ts";
 import type { HotReads } from "../dialect.ts";
 import type { TokenChecks } from "../store.ts";
@@ -211,7 +211,7 @@ export function keptReads(
       } else wake();
       checks.database++;
       const before = changes;
-      return then(base.tokenState(id, jti, sid), (state: TokenState | null) => {
+      return chain(base.tokenState(id, jti, sid), (state: TokenState | null) => {
         if (state && changes === before) {
           versions = state.versions;
           if (!state.revoked) setBounded(standings, key, { userId: id, expiresAt: state.expiresAt }, KEPT_STANDINGS);
@@ -225,7 +225,7 @@ export function keptReads(
       if (versions && fresh(at)) return versions;
       wake();
       const before = changes;
-      return then(base.versions(), (read: TableVersions) => {
+      return chain(base.versions(), (read: TableVersions) => {
         if (changes === before) versions = read;
         return read;
       });

@@ -1,8 +1,8 @@
 // PostgreSQL tables: the same columns as sqlite/schema.ts (a parity test holds them together),
 // with native uuid and timestamptz types.
 import { bigint, customType, index, integer, pgTable, primaryKey, text, uniqueIndex, uuid } from "drizzle-orm/pg-core";
-import type { AuditAction } from "../../audit/model.ts";
-import type { AuditEvent } from "../audit.ts";
+import type { AuditAction } from "../../audit/actions.ts";
+import type { AuditEvent } from "../records.ts";
 import type { AccountStatus, Role } from "../records.ts";
 
 /**

@@ -60,21 +60,7 @@ export async function openPostgresStore(
 }
 
 function postgresDialect(client: SQL, config: PostgresConfig, connections: ConnectionCount): Dialect {
-  // Statements that change something, counted as Drizzle sends them: a store operation that sent one has
-  // written, and kept reads must hear of it before memory answers again (kept-reads.ts).
-  let changing = 0;
-  const watched = new Proxy(client, {
-    get(target, property) {
-      if (property === "unsafe")
-        return (query: string, parameters?: unknown[]) => {
-          if (!/^\s*select\b/i.test(query)) changing++;
-          return target.unsafe(query, parameters);
-        };
-      const value: unknown = Reflect.get(target, property);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-  const db: Db = drizzle({ client: watched });
+  const db: Db = drizzle({ client });
   const categoryColumns = columns(tables.categories, CATEGORY_FIELDS);
   const first = <T>(rows: T[]): T | null => rows[0] ?? null;
   // The server cancels a statement at statement_timeout; this deadline also covers a server that
@@ -92,19 +78,20 @@ function postgresDialect(client: SQL, config: PostgresConfig, connections: Conne
   };
   const read = <T>(work: () => Promise<T>, clash?: Clash) => guard(work, clash, deadlineMs);
   const kept = keptReads(client, hotReads({ db, tables, run: read }), { stalenessMs: config.stalenessMs });
-  async function counted<T>(work: () => Promise<T>, clash?: Clash): Promise<T> {
-    const before = changing;
+  /** A store operation that writes: once it has ended (committed or not), kept reads wait to hear of it. */
+  async function write<T>(work: () => Promise<T>, clash?: Clash): Promise<T> {
     try {
       return await read(work, clash);
     } finally {
-      if (changing !== before) kept.wrote();
+      kept.wrote();
     }
   }
   return {
     kind: "postgres",
     db,
     tables,
-    run: counted,
+    run: read,
+    write,
     async transaction(work, options) {
       try {
         return await guard(
@@ -120,14 +107,15 @@ function postgresDialect(client: SQL, config: PostgresConfig, connections: Conne
     serialize: async (tx, name) => void (await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${name}))`)),
     // Read by the category_events trigger: it announces nothing for this transaction.
     silenceFeed: async (tx) => void (await tx.execute(sql`select set_config('svc.bulk', 'on', true)`)),
-    // SessionStore.rotate's transaction, as one statement: one round trip instead of five (bench/results.md).
-    // The session's row is locked first, as every other write takes it, so a rotation racing a logout or a
-    // deletion waits for it; of rotations racing each other, the later finds its token rotated and writes
-    // nothing.
-    rotate: (digest, { at, successor, sealed }) =>
-      counted(async () => {
-        // Drizzle types execute's answer by the generic PostgreSQL result; Bun's client answers with the rows.
-        const rows = (await db.execute(sql`with locked as (
+    postgres: {
+      // SessionStore.rotate's transaction, as one statement: one round trip instead of five (bench/results.md).
+      // The session's row is locked first, as every other write takes it, so a rotation racing a logout or a
+      // deletion waits for it; of rotations racing each other, the later finds its token rotated and writes
+      // nothing.
+      rotate: (digest, { at, successor, sealed }) =>
+        write(async () => {
+          // Drizzle types execute's answer by the generic PostgreSQL result; Bun's client answers with the rows.
+          const rows = (await db.execute(sql`with locked as (
             select id from sessions where id = (select session_id from refresh_tokens where digest = ${digest})
             for update
           ), rotated as (
@@ -142,11 +130,12 @@ function postgresDialect(client: SQL, config: PostgresConfig, connections: Conne
           insert into refresh_tokens (digest, session_id, expires_at)
           select ${successor.digest}::text, id, ${successor.expiresAt}::timestamptz from moved
           returning session_id`)) as unknown as unknown[];
-        return rows.length === 1;
-      }),
+          return rows.length === 1;
+        }),
+      settled: () => kept.settled(),
+      tokenChecks: () => kept.checks(),
+    },
     hotReads: kept,
-    settled: () => kept.settled(),
-    tokenChecks: () => kept.checks(),
     ping: (timeoutMs) =>
       guard(async () => void (await db.execute(sql`select 1`)), undefined, Math.min(timeoutMs, deadlineMs)),
     storage: () => storage.state(),

@@ -2,8 +2,8 @@
 // written whole. Building it statement by statement, as SQLite and the migrations would, runs every
 // migration's statements and waits on the disk twice (the switch to WAL, the migrations' commit);
 // writing it whole waits once (docs/performance.md, "Footprint"). Each copy gets an identity and an epoch of its
-// own, put in place of the image's as it is written: no statement, no second wait (#53: every database made
-// from one binary's image had shared one identity).
+// own, put in place of the image's as it is written: no statement, no second wait, and no two databases made
+// from one binary's image share an identity.
 import { dirname } from "node:path";
 import { nodeFs } from "../../node-fs.ts";
 import { newIdentity } from "../identity.ts";

@@ -1,7 +1,7 @@
 // SQLite tables. Timestamps are ISO-8601 UTC text so that string order is time order.
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import type { AuditAction } from "../../audit/model.ts";
-import type { AuditEvent } from "../audit.ts";
+import type { AuditAction } from "../../audit/actions.ts";
+import type { AuditEvent } from "../records.ts";
 import type { AccountStatus, Role } from "../records.ts";
 
 export const users = sqliteTable(

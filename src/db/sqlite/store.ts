@@ -78,6 +78,8 @@ function sqliteDialect(
     db,
     tables,
     run,
+    // In process, nothing is kept that a write must wait to hear of: a write runs as any operation.
+    write: run,
     // Timed or not alike: in-process, a transaction cannot be kept waiting by a database that went away.
     transaction: (work, options) =>
       gate.exclusive(async () => {
@@ -123,8 +125,8 @@ const KEPT_TOKEN_STATES = 10_000;
 
 /**
  * The two reads of every authenticated request, as plain statements: through Drizzle's prepared
- * queries (placeholders filled, rows mapped) they cost about twice as much on an in-process database
- * (bun run bench:micro; bench/results.md). PostgreSQL, a round trip away, keeps the one store's.
+ * queries (placeholders filled, rows mapped) they cost more on an in-process database (bun run
+ * bench:micro; bench/results.md, "Figures behind the code"). PostgreSQL, a round trip away, keeps the one store's.
  *
  * On a database file, their answers are also kept until the next commit by anyone (commits.ts): a
  * token used again meanwhile is answered from memory, since nothing it depends on can have changed.

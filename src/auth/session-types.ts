@@ -1,0 +1,34 @@
+// What sessions answer with and what they record of a client: the shapes the session service, its
+// routes and the account service share.
+import type { Origin } from "../audit/model.ts";
+import type { IssuedToken } from "./tokens.ts";
+
+/** What login, refresh and a password change answer: an access token and the refresh token that renews it. */
+export interface TokenPair extends IssuedToken {
+  refresh_token: string;
+  refresh_expires_in: number;
+}
+
+/** Where a request came from, as a session and the audit log record it. */
+export interface ClientInfo extends Origin {
+  address: string;
+  userAgent: string | null;
+}
+
+export interface SessionView {
+  id: string;
+  created_at: string;
+  last_used_at: string;
+  expires_at: string;
+  user_agent: string | null;
+  client_address: string | null;
+  current: boolean;
+}
+
+/** What a rotation seals for replays: the pair, with absolute expiries (seconds since the epoch). */
+export interface SealedPair {
+  token: string;
+  refresh_token: string;
+  expires_at: number;
+  refresh_expires_at: number;
+}

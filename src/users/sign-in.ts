@@ -1,0 +1,158 @@
+// Signing in, with a password or with a reset code an administrator issued: both throttled per account
+// and per client, both recording what they refuse. Knows nothing of HTTP; throws AppError.
+import { auditEvent, type AuditAction, type Origin } from "../audit/model.ts";
+import { canonicalResetCode, resetDigest } from "../auth/reset-codes.ts";
+import { setBounded } from "../bounded-map.ts";
+import type { PasswordHasher } from "../auth/passwords.ts";
+import type { LoginThrottle } from "../auth/throttle.ts";
+import type { ClientInfo, SessionService, TokenPair } from "../auth/sessions.ts";
+import { nameKey, type AuditEvent, type AuditStore, type PasswordResetStore, type UserStore } from "../db/store.ts";
+import type { Logger } from "../log.ts";
+import { AppError, invalidFields } from "../errors.ts";
+import { limitKey } from "../http/client-address.ts";
+import { userView, type LoginInput, type RedeemResetInput, type UserView } from "./model.ts";
+import { newPasswordProblems } from "./rules.ts";
+
+export interface SignInDeps {
+  users: UserStore;
+  resets: PasswordResetStore;
+  audit: AuditStore;
+  passwords: PasswordHasher;
+  sessions: SessionService;
+  throttle: LoginThrottle;
+  logger: Logger;
+}
+
+/** How many accounts' running blocks are remembered, so that each block is recorded once per instance. */
+const THROTTLED_NOTED = 10_000;
+
+export function accountDisabled(): AppError {
+  return new AppError("account_disabled", "This account is disabled; an administrator can enable it.");
+}
+
+/** login and redeemReset, the two ways to start a session with a secret. */
+export function createSignIn({ users, resets, audit, passwords, sessions, throttle, logger }: SignInDeps) {
+  /**
+   * Records an event that goes with no change (a refused login). Its write failing (a full disk) must
+   * not change the answer, so the event goes to the log instead.
+   */
+  async function note(event: AuditEvent): Promise<void> {
+    try {
+      await audit.record(event);
+    } catch (error) {
+      logger.warn({ err: error, audit: event }, "audit event not recorded");
+    }
+  }
+
+  /** Until when each account's current block has been recorded: a block is one event, not one per request. */
+  const throttledUntil = new Map<string, number>();
+  /** Reserves a login attempt; a refusal is recorded once per block. */
+  async function reserve(
+    action: AuditAction,
+    account: string,
+    clientKey: string,
+    target: string | null,
+    origin: Origin,
+  ) {
+    try {
+      return await throttle.reserve(account, clientKey);
+    } catch (error) {
+      const retryAfter =
+        error instanceof AppError && error.code === "too_many_requests" && error.headers?.["retry-after"];
+      const now = Date.now();
+      if (retryAfter && (throttledUntil.get(account) ?? 0) <= now) {
+        setBounded(throttledUntil, account, now + Number(retryAfter) * 1000, THROTTLED_NOTED);
+        await note(auditEvent(action, { target, origin, failed: true, detail: { retry_after_s: Number(retryAfter) } }));
+      }
+      throw error;
+    }
+  }
+
+  return {
+    /** Checks the password and starts a session; `client.address` also keys the per-client failure limit. */
+    async login({ username, password, mode }: LoginInput, client: ClientInfo): Promise<TokenPair & { user: UserView }> {
+      const user = await users.findByLogin(username);
+      // Unknown names are throttled like accounts, so a block does not reveal who exists either.
+      const account = user ? `user:${user.id}` : `login:${nameKey(username)}`;
+      const clientKey = `client:${limitKey(client.address)}`;
+      // Counted as a failure from here on unless it succeeds: a burst cannot get more guesses checked.
+      using attempt = await reserve("login.throttled", account, clientKey, user?.id ?? null, client);
+      // An unknown user still costs one argon2id verify, so timing does not reveal who exists.
+      const ok = user ? await passwords.verify(password, user.passwordHash) : await passwords.verifyNothing(password);
+      const refused = (reason: string) =>
+        note(
+          auditEvent("login.failed", { target: user?.id ?? null, origin: client, failed: true, detail: { reason } }),
+        );
+      if (!user || !ok) {
+        await refused(user ? "wrong_password" : "unknown_account");
+        throw new AppError("invalid_credentials", "Username or password is incorrect.");
+      }
+      await attempt.succeeded();
+      // Only the right password learns that the account is disabled: a guess gets the ordinary 401.
+      if (user.status !== "active") {
+        await refused("account_disabled");
+        throw accountDisabled();
+      }
+      const started = await sessions.start(user, client, { login: true, ...(mode && { mode }) });
+      if (!started) {
+        // Changed while its password was checked: disabled, or deleted (as unknown as any missing account).
+        if ((await users.findById(user.id))?.status === "disabled") throw accountDisabled();
+        throw new AppError("invalid_credentials", "Username or password is incorrect.");
+      }
+      return { ...started, user: userView(user, user.id) };
+    },
+
+    /**
+     * Redeems a reset code an administrator issued: sets the new password, ends every earlier session
+     * and starts one (answered as a login). Attempts are throttled as logins are, under their own key.
+     */
+    async redeemReset(input: RedeemResetInput, client: ClientInfo): Promise<TokenPair & { user: UserView }> {
+      const problems = await newPasswordProblems("new_password", input.new_password);
+      if (problems.length > 0) throw invalidFields(problems);
+      const user = await users.findByLogin(input.username);
+      const account = `reset:${user ? user.id : nameKey(input.username)}`;
+      const clientKey = `client:${limitKey(client.address)}`;
+      using attempt = await reserve("password_reset.throttled", account, clientKey, user?.id ?? null, client);
+      const refused = (reason: string) =>
+        note(
+          auditEvent("password_reset.failed", {
+            target: user?.id ?? null,
+            origin: client,
+            failed: true,
+            detail: { reason },
+          }),
+        );
+      const invalid = async (reason: "unknown_account" | "malformed_code" | "invalid_code") => {
+        await refused(reason);
+        return new AppError(
+          "invalid_reset_code",
+          "The reset code is wrong, expired or already used; ask for a new one.",
+        );
+      };
+      const code = canonicalResetCode(input.reset_code);
+      if (!user) throw await invalid("unknown_account");
+      if (!code) throw await invalid("malformed_code");
+      const prepared = sessions.prepare(user, client, input.mode ?? "json");
+      const at = prepared.session.createdAt;
+      const result = await resets.redeem(
+        resetDigest(code),
+        user.id,
+        {
+          passwordHash: await passwords.hash(input.new_password),
+          at,
+          session: prepared.session,
+          refresh: prepared.refresh,
+        },
+        auditEvent("password_reset.redeemed", { actor: user.id, target: user.id, origin: client }, at),
+      );
+      // Wrong, spent, replaced or expired: the store keeps only the live code's digest, so they look alike.
+      if (result === "invalid") throw await invalid("invalid_code");
+      await attempt.succeeded();
+      if (result === "disabled") {
+        await refused("account_disabled");
+        throw accountDisabled();
+      }
+      return { ...(await prepared.pair(result)), user: userView(result, result.id) };
+    },
+  };
+}
