@@ -2,6 +2,7 @@
 // logout, and the caller's sessions.
 import { Elysia, t } from "elysia";
 import { clientInfo } from "../http/client-address.ts";
+import { requestInfo } from "../http/request-context.ts";
 import { bySession, type Idempotency, type KeyHolder } from "../http/idempotency.ts";
 import { jsonBody, optionalJsonBody } from "../http/json-body.ts";
 import { ref } from "../http/openapi.ts";
@@ -91,7 +92,7 @@ export function authRoutes({
       return { by: "cookie", scope, refreshToken: cookie, holder: { caller: `refresh:${refreshDigest(cookie)}` } };
     }
     // By Bearer token, the key is the session's own: another session's repeat ends its own session.
-    const { caller, token } = await identify(request, body);
+    const { caller, token } = await identify(request, body, requestInfo(request));
     return { by: "bearer", scope, caller, token, holder: bySession(caller, token) };
   }
 

@@ -1,0 +1,98 @@
+// What every request gets inside Elysia: its id (the client's X-Request-Id beside it) in the context, the
+// headers every answer carries, the body limit and, with an operations listener, 404 on the public one for
+// the operations paths; once answered, its metrics and access line under the route Elysia matched. The
+// hooks are sync: only async ones make Elysia's compiled handlers async (bench/results.md, "#54: the
+// pipeline in Elysia").
+import { Elysia, StatusMap } from "elysia";
+import { AppError } from "../errors.ts";
+import type { Loggers } from "../log.ts";
+import type { Metrics } from "../metrics.ts";
+import { stampHeaders, logCompleted } from "./access-line.ts";
+import { tooLarge } from "./json-body.ts";
+import { beginRequest, logIds, type RequestInfo, shareByRequest, socketOf } from "./request-context.ts";
+
+export interface PipelineOptions {
+  /**
+   * The health probes' paths: they do not count as the app's requests (what tells a busy svc from an idle
+   * one), and with `logProbes` false their 200s write no access line (they are still counted in the metrics).
+   */
+  probes: readonly string[];
+  logProbes: boolean;
+  loggers: Loggers;
+  metrics: Metrics;
+  maxBodyBytes: number;
+  /** SVC_TRUST_PROXY: how the access line reads the client's address. */
+  trustProxy: number;
+  /** With an operations listener: whether a path is its alone, the public listener answering 404 (exposure.ts). */
+  opsOnly?: ((path: string) => boolean) | null;
+  /** Strict-Transport-Security on every answer of the public listener (production over TLS). */
+  hsts?: boolean;
+}
+
+export function requestPipeline(options: PipelineOptions) {
+  const { probes, logProbes, loggers, metrics, maxBodyBytes, trustProxy, opsOnly = null, hsts = false } = options;
+  const probePaths = new Set(probes);
+  const { logger, access } = loggers;
+  const debug = logger.isLevelEnabled("debug");
+  /** Requests handed to the app (the probes, which allocate next to nothing, are not counted). */
+  let begun = 0;
+
+  const plugin = new Elysia({ name: "svc/request-pipeline" })
+    // Set per request by beginRequest, before any route's code runs.
+    .decorate("requestInfo", undefined as unknown as RequestInfo)
+    .onRequest(function startRequest(context) {
+      const { request, set } = context;
+      // Elysia has read the path by now; its onRequest context carries it, untyped.
+      const { path } = context as unknown as { path: string };
+      const info = beginRequest(request, socketOf(request));
+      (context as { requestInfo?: RequestInfo }).requestInfo = info;
+      shareByRequest(request, info);
+      if (!probePaths.has(path)) begun++;
+      if (debug) logger.debug({ ...logIds(info), method: request.method, path }, "request started");
+      stampHeaders(set.headers, info, info.listener === "public" && hsts);
+      if (info.listener === "public" && opsOnly?.(path)) throw new AppError("not_found", `Nothing lives at ${path}.`);
+      // Before anyone reads it; chunked bodies meet the limit in json-body.ts and, on a socket, Bun's
+      // maxRequestBodySize (the adapter reads a refused body away: outer-handler.ts).
+      if (Number(request.headers.get("content-length") ?? 0) > maxBodyBytes) throw tooLarge(maxBodyBytes);
+    })
+    // Before the answer leaves: its line is there for whoever reads the log on getting it. A failure's
+    // answer is problem-answers.ts's, which calls `answered` itself (Elysia maps no onError Response).
+    .mapResponse({ as: "global" }, function finishRequest({ request, requestInfo, route, path, set, responseValue }) {
+      answered({ request, requestInfo, route, path, set }, responseValue);
+    });
+
+  /** Metrics and the access line of an answer (a route's value, a Response, or a promise of either). */
+  function answered(context: Answered, answer: unknown): void {
+    // A route that answers with a promise without being async: what Elysia sends is what it resolves to.
+    if (answer instanceof Promise)
+      return void answer.then(
+        (value: unknown) => answered(context, value),
+        () => {},
+      );
+    const { request, requestInfo, route, path, set } = context;
+    // A route's failure reaches Elysia's mapResponse after problem-answers.ts has answered it.
+    if (requestInfo.recorded) return;
+    requestInfo.recorded = true;
+    const seconds = (performance.now() - requestInfo.startedAt) / 1000;
+    const status = answer instanceof Response ? answer.status : statusOf(set.status);
+    // The template, not the path: ids in paths would make a label per user.
+    const label = route || "unmatched";
+    metrics.request(request.method, label, status, seconds);
+    if (!logProbes && status === 200 && probePaths.has(label)) return;
+    logCompleted(access, request, requestInfo, label, path, status, seconds, trustProxy);
+  }
+  return { plugin, answered, requestsBegun: () => begun };
+}
+
+/** What `answered` reads of Elysia's context. */
+export interface Answered {
+  request: Request;
+  requestInfo: RequestInfo;
+  route: string | undefined;
+  path: string;
+  set: { status?: number | keyof typeof StatusMap };
+}
+
+function statusOf(status: number | keyof typeof StatusMap | undefined): number {
+  return typeof status === "number" ? status : status === undefined ? 200 : StatusMap[status];
+}
