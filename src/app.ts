@@ -25,7 +25,7 @@ import { requestPipeline } from "./http/request-pipeline.ts";
 import { routeTemplates, type RouteTemplates } from "./http/route-templates.ts";
 import { DOCS_PATH, openapiRoutes, SPEC_PATH } from "./http/openapi-routes.ts";
 import { exposure, viaOf } from "./http/exposure.ts";
-import { requestInfo } from "./http/request-context.ts";
+import { shareByRequest, socketOf } from "./http/request-context.ts";
 import { problemAnswers } from "./http/problem-answers.ts";
 import { proxySchemeWarning } from "./http/proxy-scheme.ts";
 import type { Loggers } from "./log.ts";
@@ -76,7 +76,7 @@ export function createApp({
     keysPerCaller: config.idempotencyKeysPerCaller,
   });
   const exposed = exposure(config);
-  const via = (request: Request) => viaOf(requestInfo(request));
+  const via = (request: Request) => viaOf(socketOf(request));
   const routeDeps = { authenticator, idempotency, maxBodyBytes: config.maxBodyBytes, trustProxy: config.trustProxy };
   const corsOrigins = config.corsOrigins;
   const categories = createCategoryService(store.categories);
@@ -150,7 +150,16 @@ export function createApp({
     .use(adminRoutes({ admin, ...routeDeps }))
     .use(invitationRoutes({ invitations, ...routeDeps }))
     .use(backupRoutes({ backups: backups ?? null, databaseKind: store.kind, audit: store.audit, ...routeDeps }))
-    .use(graphql.routes);
+    // Yoga's context reaches a request's facts by its Request only (docs/upstream/graphql-yoga.md).
+    // A block, not `=> share(...)`: Elysia counts a hook that returns a call as async (request-pipeline.ts).
+    .guard(
+      {
+        transform({ request, requestInfo }) {
+          shareByRequest(request, requestInfo);
+        },
+      },
+      (routes) => routes.use(graphql.routes),
+    );
   routes = routeTemplates(app.routes);
   opsPaths = routeTemplates(opsRoutes(app.routes));
   const handle = app.fetch;

@@ -6,6 +6,7 @@ import type { UserRecord } from "../db/store.ts";
 import { AppError, Replayed } from "../errors.ts";
 import type { Idempotency } from "../http/idempotency.ts";
 import type { RequestInfo } from "../http/request-context.ts";
+import { requestFacts } from "../http/request-pipeline.ts";
 import type { Authenticator, Caller } from "./authenticator.ts";
 import type { VerifiedToken } from "./tokens.ts";
 
@@ -63,6 +64,6 @@ export function bearer(authenticator: Authenticator, options: BearerOptions = {}
   const identify = identifier(authenticator, options);
   // derive, not resolve: the token is checked before the body's fields are, so a stranger learns nothing.
   return new Elysia({ name: options.admin ? "svc/bearer-admin" : "svc/bearer" })
-    .decorate("requestInfo", undefined as RequestInfo | undefined)
+    .use(requestFacts)
     .derive({ as: "scoped" }, ({ request, body, requestInfo }) => identify(request, body, requestInfo));
 }

@@ -49,7 +49,7 @@ export const HSTS = "max-age=31536000";
 export function stampHeaders(headers: Record<string, string | number>, info: RequestInfo, hsts: boolean): void {
   headers["x-content-type-options"] = "nosniff";
   // Every answer is live state or someone's own data: nothing may be cached on the way.
-  headers["cache-control"] = "no-store";
+  headers["cache-control"] ??= "no-store";
   headers["x-request-id"] = answeredId(info);
   if (hsts) headers["strict-transport-security"] = HSTS;
 }

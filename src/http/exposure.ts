@@ -5,7 +5,7 @@
 // environment, database and uptime only to loopback clients (outside production, to anyone).
 import type { Config } from "../config.ts";
 import { AppError } from "../errors.ts";
-import type { RequestInfo } from "./request-context.ts";
+import type { Socket } from "./request-context.ts";
 
 /** Which of svc's listeners a request came in on. */
 export type Listener = "public" | "ops";
@@ -48,12 +48,11 @@ export function exposure(config: Pick<Config, "env" | "metricsToken" | "opsAddre
 }
 
 /** Where a request came from: its listener, its socket's peer, and whether a trusted proxy forwarded it. */
-export function viaOf(info: RequestInfo | undefined): Via {
-  if (!info) return { listener: "public", peer: undefined, proxied: false };
-  const { headers } = info.received;
+export function viaOf(socket: Socket): Via {
+  const { headers } = socket.received;
   return {
-    listener: info.listener,
-    peer: info.server?.requestIP(info.received)?.address,
+    listener: socket.listener,
+    peer: socket.server?.requestIP(socket.received)?.address,
     // A proxy on the box connects from loopback for every client it forwards, and says so in one of these
     // headers, which a client behind it cannot take away. Whether svc trusts the proxy (SVC_TRUST_PROXY)
     // does not matter here: a forwarded request is never the box's own, so a proxy left out of the setting

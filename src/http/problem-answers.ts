@@ -5,34 +5,30 @@ import { AppError, internalError, invalidFields, Replayed, UNKNOWN_FIELD, type F
 import type { Logger } from "../log.ts";
 import { answerFailure } from "./failure-response.ts";
 import { RULE_MESSAGE } from "./openapi.ts";
-import type { RequestInfo } from "./request-context.ts";
-import type { Answered } from "./request-pipeline.ts";
+import { type Answered, requestFacts } from "./request-pipeline.ts";
 
 export interface ProblemAnswersOptions {
   logger: Logger;
   /** Methods the app answers on a path; called only for unmatched requests. */
   methodsFor: (path: string) => string[];
   /** The request pipeline's record of an answer (request-pipeline.ts): metrics and the access line. */
-  answered?: (context: Answered, response: Response) => void;
+  answered?: (context: Answered, response: Response) => Response | undefined;
 }
 
 export function problemAnswers({ logger, methodsFor, answered }: ProblemAnswersOptions) {
-  return (
-    new Elysia({ name: "svc/problem-answers" })
-      // The request pipeline's (request-pipeline.ts); undefined only in an app without it.
-      .decorate("requestInfo", undefined as RequestInfo | undefined)
-      .onError({ as: "global" }, ({ code, error, path, set, request, route, requestInfo }) => {
-        // A repeat under an Idempotency-Key, answered from before its token was revoked (idempotency.ts):
-        // its stored answer. Elysia answers a thrown error with its own status unless told otherwise.
-        const response =
-          error instanceof Replayed
-            ? error.response
-            : answerFailure(error, toAppError(code, error, path, methodsFor), requestInfo, logger);
-        set.status = response.status;
-        if (answered && requestInfo) answered({ request, requestInfo, route, path, set }, response);
-        return response;
-      })
-  );
+  return new Elysia({ name: "svc/problem-answers" })
+    .use(requestFacts)
+    .onError({ as: "global" }, ({ code, error, path, set, request, route, requestInfo }) => {
+      // A repeat under an Idempotency-Key, answered from before its token was revoked (idempotency.ts):
+      // its stored answer. Elysia answers a thrown error with its own status unless told otherwise.
+      const response =
+        error instanceof Replayed
+          ? error.response
+          : answerFailure(error, toAppError(code, error, path, methodsFor), requestInfo, logger);
+      set.status = response.status;
+      if (answered && requestInfo) answered({ request, requestInfo, route, path, set }, response);
+      return response;
+    });
 }
 
 function toAppError(code: unknown, error: unknown, path: string, methodsFor: (path: string) => string[]): AppError {

@@ -1,8 +1,7 @@
 // Per-request facts (id, start time, caller, socket): made by the request pipeline and carried in Elysia's
 // context as `requestInfo`. Two side channels by the Request: the socket it came in on (the server adapter
-// knows it before Elysia runs), and the facts themselves for what reads them by the Request: Yoga, whose
-// context reaches a request's facts by its Request only (docs/upstream/graphql-yoga.md), and, until they
-// take them from the context, clientInfo's callers (client-address.ts).
+// knows it before Elysia runs), and, on GraphQL's routes alone, the facts themselves for Yoga, whose context
+// reaches a request's facts by its Request only (docs/upstream/graphql-yoga.md).
 import type { Server } from "bun";
 import type { Listener } from "./exposure.ts";
 
@@ -57,12 +56,12 @@ export function beginRequest(request: Request, socket: Socket): RequestInfo {
   };
 }
 
-/** Keeps the request's facts beside the Request, for what reads them by it (requestInfo). */
+/** Keeps a GraphQL request's facts beside its Request, for Yoga's side (requestInfo). */
 export function shareByRequest(request: Request, info: RequestInfo): void {
   shared.set(request, info);
 }
 
-/** The facts kept beside a Request (shareByRequest). */
+/** A GraphQL request's facts, on Yoga's side (shareByRequest). */
 export function requestInfo(request: Request): RequestInfo | undefined {
   return shared.get(request);
 }

@@ -7,9 +7,15 @@ import { Elysia, StatusMap } from "elysia";
 import { AppError } from "../errors.ts";
 import type { Loggers } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
-import { stampHeaders, logCompleted } from "./access-line.ts";
+import { HSTS, logCompleted, stampHeaders } from "./access-line.ts";
 import { tooLarge } from "./json-body.ts";
-import { beginRequest, logIds, type RequestInfo, shareByRequest, socketOf } from "./request-context.ts";
+import { answeredId, beginRequest, logIds, type RequestInfo, socketOf } from "./request-context.ts";
+
+/** `requestInfo` in a route's context: set by the pipeline's onRequest before any route's code runs. */
+export const requestFacts = new Elysia({ name: "svc/request-facts" }).decorate(
+  "requestInfo",
+  undefined as unknown as RequestInfo,
+);
 
 export interface PipelineOptions {
   /**
@@ -38,18 +44,15 @@ export function requestPipeline(options: PipelineOptions) {
   let begun = 0;
 
   const plugin = new Elysia({ name: "svc/request-pipeline" })
-    // Set per request by beginRequest, before any route's code runs.
-    .decorate("requestInfo", undefined as unknown as RequestInfo)
+    .use(requestFacts)
     .onRequest(function startRequest(context) {
-      const { request, set } = context;
+      const { request } = context;
       // Elysia has read the path by now; its onRequest context carries it, untyped.
       const { path } = context as unknown as { path: string };
       const info = beginRequest(request, socketOf(request));
       (context as { requestInfo?: RequestInfo }).requestInfo = info;
-      shareByRequest(request, info);
       if (!probePaths.has(path)) begun++;
       if (debug) logger.debug({ ...logIds(info), method: request.method, path }, "request started");
-      stampHeaders(set.headers, info, info.listener === "public" && hsts);
       if (info.listener === "public" && opsOnly?.(path)) throw new AppError("not_found", `Nothing lives at ${path}.`);
       // Before anyone reads it; chunked bodies meet the limit in json-body.ts and, on a socket, Bun's
       // maxRequestBodySize (the adapter reads a refused body away: outer-handler.ts).
@@ -58,30 +61,59 @@ export function requestPipeline(options: PipelineOptions) {
     // Before the answer leaves: its line is there for whoever reads the log on getting it. A failure's
     // answer is problem-answers.ts's, which calls `answered` itself (Elysia maps no onError Response).
     .mapResponse({ as: "global" }, function finishRequest({ request, requestInfo, route, path, set, responseValue }) {
-      answered({ request, requestInfo, route, path, set }, responseValue);
+      // A hook whose source returns a call counts as async to Elysia (1.4.30's isAsync reads the source:
+      // /(?:return|=>)\s?\S+\(|a(?:sync|wait)/), and would make every route's handler async.
+      const copy = answered({ request, requestInfo, route, path, set }, responseValue);
+      if (copy) return copy;
     });
 
-  /** Metrics and the access line of an answer (a route's value, a Response, or a promise of either). */
-  function answered(context: Answered, answer: unknown): void {
+  /**
+   * Stamps an answer (a route's value, a Response, or a promise of either) with the headers every answer
+   * carries, then counts and logs it; returns a stamped copy of a Response whose headers cannot change.
+   */
+  function answered(context: Answered, answer: unknown): Response | undefined {
     // A route that answers with a promise without being async: what Elysia sends is what it resolves to.
-    if (answer instanceof Promise)
-      return void answer.then(
-        (value: unknown) => answered(context, value),
-        () => {},
-      );
+    if (answer instanceof Promise) {
+      answer.then((value: unknown) => answered(context, value), ignore);
+      return undefined;
+    }
     const { request, requestInfo, route, path, set } = context;
     // A route's failure reaches Elysia's mapResponse after problem-answers.ts has answered it.
     if (requestInfo.recorded) return;
     requestInfo.recorded = true;
+    const strict = requestInfo.listener === "public" && hsts;
+    const isResponse = answer instanceof Response;
+    // Into the Response itself: Elysia copies a Response to merge `set.headers` into it.
+    const copy = isResponse ? stampResponse(answer, requestInfo, strict) : undefined;
+    if (!isResponse) stampHeaders(set.headers, requestInfo, strict);
     const seconds = (performance.now() - requestInfo.startedAt) / 1000;
-    const status = answer instanceof Response ? answer.status : statusOf(set.status);
+    const status = isResponse ? answer.status : statusOf(set.status);
     // The template, not the path: ids in paths would make a label per user.
     const label = route || "unmatched";
     metrics.request(request.method, label, status, seconds);
-    if (!logProbes && status === 200 && probePaths.has(label)) return;
-    logCompleted(access, request, requestInfo, label, path, status, seconds, trustProxy);
+    if (logProbes || status !== 200 || !probePaths.has(label))
+      logCompleted(access, request, requestInfo, label, path, status, seconds, trustProxy);
+    return copy;
   }
   return { plugin, answered, requestsBegun: () => begun };
+}
+
+const ignore = () => {};
+
+/** The Response stamped (as stampHeaders does); a stamped copy when its headers cannot change (a fetch's). */
+function stampResponse(response: Response, info: RequestInfo, hsts: boolean): Response | undefined {
+  const headers = response.headers;
+  try {
+    headers.set("x-content-type-options", "nosniff");
+    if (!headers.has("cache-control")) headers.set("cache-control", "no-store");
+    headers.set("x-request-id", answeredId(info));
+    if (hsts) headers.set("strict-transport-security", HSTS);
+    return undefined;
+  } catch {
+    const copy = new Response(response.body, response);
+    stampResponse(copy, info, hsts);
+    return copy;
+  }
 }
 
 /** What `answered` reads of Elysia's context. */
@@ -90,7 +122,7 @@ export interface Answered {
   requestInfo: RequestInfo;
   route: string | undefined;
   path: string;
-  set: { status?: number | keyof typeof StatusMap };
+  set: { status?: number | keyof typeof StatusMap; headers: Record<string, string | number> };
 }
 
 function statusOf(status: number | keyof typeof StatusMap | undefined): number {
