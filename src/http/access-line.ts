@@ -5,7 +5,6 @@ import type { Loggers } from "../log.ts";
 import { clientAddress } from "./client-address.ts";
 import { answeredId, type RequestInfo } from "./request-context.ts";
 
-/** The access line: by the request pipeline, and by serve.ts's probes before the app has loaded. */
 export function logCompleted(
   access: Loggers["access"],
   request: Request,

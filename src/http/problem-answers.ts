@@ -12,7 +12,7 @@ export interface ProblemAnswersOptions {
   /** Methods the app answers on a path; called only for unmatched requests. */
   methodsFor: (path: string) => string[];
   /** The request pipeline's record of an answer (request-pipeline.ts): metrics and the access line. */
-  answered?: (context: Answered, response: Response) => Response | undefined;
+  answered?: (context: Answered, response: Response) => Response | undefined | void;
 }
 
 export function problemAnswers({ logger, methodsFor, answered }: ProblemAnswersOptions) {

@@ -1,8 +1,7 @@
 // What every request gets inside Elysia: its id (the client's X-Request-Id beside it) in the context, the
 // headers every answer carries, the body limit and, with an operations listener, 404 on the public one for
-// the operations paths; once answered, its metrics and access line under the route Elysia matched. The
-// hooks are sync: only async ones make Elysia's compiled handlers async (bench/results.md, "#54: the
-// pipeline in Elysia").
+// the operations paths; once answered, its metrics and access line under the route Elysia matched. Sync
+// hooks: async ones make every compiled handler async (bench/results.md, "#54: the pipeline in Elysia").
 import { Elysia, StatusMap } from "elysia";
 import { AppError } from "../errors.ts";
 import type { Loggers } from "../log.ts";
@@ -18,10 +17,7 @@ export const requestFacts = new Elysia({ name: "svc/request-facts" }).decorate(
 );
 
 export interface PipelineOptions {
-  /**
-   * The health probes' paths: they do not count as the app's requests (what tells a busy svc from an idle
-   * one), and with `logProbes` false their 200s write no access line (they are still counted in the metrics).
-   */
+  /** The health probes' paths: not the app's requests (requestsBegun); with `logProbes` false their 200s go unlogged. */
   probes: readonly string[];
   logProbes: boolean;
   loggers: Loggers;
@@ -40,7 +36,7 @@ export function requestPipeline(options: PipelineOptions) {
   const probePaths = new Set(probes);
   const { logger, access } = loggers;
   const debug = logger.isLevelEnabled("debug");
-  /** Requests handed to the app (the probes, which allocate next to nothing, are not counted). */
+  /** Requests handed to the app, probes aside: what tells a busy svc from an idle one. */
   let begun = 0;
 
   const plugin = new Elysia({ name: "svc/request-pipeline" })
@@ -71,12 +67,9 @@ export function requestPipeline(options: PipelineOptions) {
    * Stamps an answer (a route's value, a Response, or a promise of either) with the headers every answer
    * carries, then counts and logs it; returns a stamped copy of a Response whose headers cannot change.
    */
-  function answered(context: Answered, answer: unknown): Response | undefined {
+  function answered(context: Answered, answer: unknown): Response | undefined | void {
     // A route that answers with a promise without being async: what Elysia sends is what it resolves to.
-    if (answer instanceof Promise) {
-      answer.then((value: unknown) => answered(context, value), ignore);
-      return undefined;
-    }
+    if (answer instanceof Promise) return void answer.then((value: unknown) => answered(context, value), ignore);
     const { request, requestInfo, route, path, set } = context;
     // A route's failure reaches Elysia's mapResponse after problem-answers.ts has answered it.
     if (requestInfo.recorded) return;

@@ -26,19 +26,13 @@ export interface ServeSettings extends ListenOptions {
   logger: Pick<LineLogger, "error">;
 }
 
-/** A declared body past the limit, up to this size (or twice the limit), is read and thrown away before the 413. */
 const SWALLOW_MIN_BYTES = 64 * 1024 * 1024;
 
-/**
- * A declared body up to this size is read and thrown away before its 413: the client is still sending
- * it, and a server that answers and closes meanwhile leaves it a reset (Node's fetch: EPIPE) instead
- * of the answer. Past it, Bun answers a bare 413 itself.
- */
+/** A declared body past the limit, up to this size, is read away before its 413 (outer-handler.ts); past it, Bun answers a bare 413. */
 export function bodyReadLimit(maxBodyBytes: number): number {
   return Math.max(SWALLOW_MIN_BYTES, 2 * maxBodyBytes);
 }
 
-/** Bun.serve's options for svc: the socket's settings with the adapter's handlers (outer-handler.ts). */
 export function serveOptions(
   settings: ServeSettings,
   handlers: ServerHandlers,
