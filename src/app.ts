@@ -125,6 +125,7 @@ export function createApp({
     trustProxy: config.trustProxy,
     opsOnly: config.opsAddress ? (path) => opsPaths!.methodsFor(path).length > 0 : null,
     hsts: config.env === "production" && config.tls !== null,
+    preflights: config.corsOrigins.length > 0,
   });
   const app = new Elysia({ normalize: false })
     .use(pipeline.plugin)

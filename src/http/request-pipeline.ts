@@ -29,10 +29,13 @@ export interface PipelineOptions {
   opsOnly?: ((path: string) => boolean) | null;
   /** Strict-Transport-Security on every answer of the public listener (production over TLS). */
   hsts?: boolean;
+  /** CORS is open (cors.ts): @elysiajs/cors answers a preflight in its own onRequest, with a 204. */
+  preflights?: boolean;
 }
 
 export function requestPipeline(options: PipelineOptions) {
   const { probes, logProbes, loggers, metrics, maxBodyBytes, trustProxy, opsOnly = null, hsts = false } = options;
+  const preflights = options.preflights === true;
   const probePaths = new Set(probes);
   const { logger, access } = loggers;
   const debug = logger.isLevelEnabled("debug");
@@ -42,7 +45,7 @@ export function requestPipeline(options: PipelineOptions) {
   const plugin = new Elysia({ name: "svc/request-pipeline" })
     .use(requestFacts)
     .onRequest(function startRequest(context) {
-      const { request } = context;
+      const { request, set } = context;
       // Elysia has read the path by now; its onRequest context carries it, untyped.
       const { path } = context as unknown as { path: string };
       const info = beginRequest(request, socketOf(request));
@@ -53,6 +56,11 @@ export function requestPipeline(options: PipelineOptions) {
       // Before anyone reads it; chunked bodies meet the limit in json-body.ts and, on a socket, Bun's
       // maxRequestBodySize (the adapter reads a refused body away: outer-handler.ts).
       if (Number(request.headers.get("content-length") ?? 0) > maxBodyBytes) throw tooLarge(maxBodyBytes);
+      // Its answer passes no later hook (Elysia merges `set` into an onRequest's answer): recorded now.
+      if (preflights && request.method === "OPTIONS") {
+        set.status = 204;
+        answered({ request, requestInfo: info, route: undefined, path, set }, undefined);
+      }
     })
     // Before the answer leaves: its line is there for whoever reads the log on getting it. A failure's
     // answer is problem-answers.ts's, which calls `answered` itself (Elysia maps no onError Response).

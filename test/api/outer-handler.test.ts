@@ -192,6 +192,29 @@ describe("the busiest reads", () => {
   });
 });
 
+test("a CORS preflight, answered by the CORS plugin before any route, is logged, counted and stamped", async () => {
+  const { call, logs } = await testApp({ config: { corsOrigins: ["https://app.example"] } });
+  const headers = {
+    origin: "https://app.example",
+    "access-control-request-method": "GET",
+    "x-request-id": "preflight",
+  };
+  const reply = await call("OPTIONS", "/svc-api/v1/users/me", { headers });
+  expect({ status: reply.status, ...stamp(reply.headers), contentType: null }).toEqual({
+    status: 204,
+    contentType: null,
+    cacheControl: "no-store",
+    nosniff: "nosniff",
+    requestId: "preflight",
+  });
+  const line = (await logs())
+    .map((l) => JSON.parse(l))
+    .find((l) => l.client_request_id === "preflight" && l.msg === "request completed");
+  expect(line).toMatchObject({ method: "OPTIONS", route: "unmatched", status: 204 });
+  const metrics = (await call("GET", "/svc/metrics")).text;
+  expect(metrics).toMatch(/svc_http_requests_total\{method="OPTIONS",route="unmatched",status="204"[^}]*\} 1/);
+});
+
 describe("SVC_LOG_PROBES=false", () => {
   test.each([
     ["CORS closed", []],
