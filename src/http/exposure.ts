@@ -1,6 +1,6 @@
 // Who may see what svc says about itself. With SVC_OPS_ADDRESS, the operations paths (metrics, the
 // console, the API docs, the playground) are the operations listener's alone: the public listener answers
-// 404 there (outer-handler.ts), and only it hears health's details. Without it, in production, /svc/metrics
+// 404 there (request-pipeline.ts), and only it hears health's details. Without it, in production, /svc/metrics
 // is served with SVC_METRICS_TOKEN or else to loopback clients only; and /svc/health says version,
 // environment, database and uptime only to loopback clients (outside production, to anyone).
 import type { Config } from "../config.ts";

@@ -1,10 +1,18 @@
 // The one onError that turns every failure inside Elysia into problem+json (the rest of what every
 // request goes through is in request-pipeline.ts).
 import { Elysia, ValidationError } from "elysia";
-import { AppError, internalError, invalidFields, Replayed, UNKNOWN_FIELD, type FieldError } from "../errors.ts";
+import {
+  AppError,
+  internalError,
+  invalidFields,
+  problemResponse,
+  Replayed,
+  UNKNOWN_FIELD,
+  type FieldError,
+} from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { answerFailure } from "./failure-response.ts";
 import { RULE_MESSAGE } from "./openapi.ts";
+import { logIds } from "./request-context.ts";
 import { type Answered, requestFacts } from "./request-pipeline.ts";
 
 export interface ProblemAnswersOptions {
@@ -16,6 +24,11 @@ export interface ProblemAnswersOptions {
 }
 
 export function problemAnswers({ logger, methodsFor, answered }: ProblemAnswersOptions) {
+  /** `appError` as problem+json; a 5xx is logged with the request's ids, the client learns no more. */
+  const failure = (error: unknown, appError: AppError, ids: Parameters<typeof logIds>[0]) => {
+    if (appError.status >= 500) logger.error({ ...logIds(ids), err: error }, "request failed");
+    return problemResponse(appError);
+  };
   return new Elysia({ name: "svc/problem-answers" })
     .use(requestFacts)
     .onError({ as: "global" }, ({ code, error, path, set, request, route, requestInfo }) => {
@@ -24,10 +37,10 @@ export function problemAnswers({ logger, methodsFor, answered }: ProblemAnswersO
       const response =
         error instanceof Replayed
           ? error.response
-          : answerFailure(error, toAppError(code, error, path, methodsFor), requestInfo, logger);
+          : failure(error, toAppError(code, error, path, methodsFor), requestInfo);
       set.status = response.status;
-      if (answered && requestInfo) answered({ request, requestInfo, route, path, set }, response);
-      return response;
+      // The pipeline stamps, counts and logs it (a copy when its headers cannot change).
+      return (requestInfo && answered?.({ request, requestInfo, route, path, set }, response)) || response;
     });
 }
 

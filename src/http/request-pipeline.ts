@@ -34,8 +34,7 @@ export interface PipelineOptions {
 }
 
 export function requestPipeline(options: PipelineOptions) {
-  const { probes, logProbes, loggers, metrics, maxBodyBytes, trustProxy, opsOnly = null, hsts = false } = options;
-  const preflights = options.preflights === true;
+  const { probes, logProbes, loggers, metrics, maxBodyBytes, trustProxy, opsOnly, hsts, preflights } = options;
   const probePaths = new Set(probes);
   const { logger, access } = loggers;
   const debug = logger.isLevelEnabled("debug");
@@ -82,7 +81,7 @@ export function requestPipeline(options: PipelineOptions) {
     // A route's failure reaches Elysia's mapResponse after problem-answers.ts has answered it.
     if (requestInfo.recorded) return;
     requestInfo.recorded = true;
-    const strict = requestInfo.listener === "public" && hsts;
+    const strict = requestInfo.listener === "public" && hsts === true;
     const isResponse = answer instanceof Response;
     // Into the Response itself: Elysia copies a Response to merge `set.headers` into it.
     const copy = isResponse ? stampResponse(answer, requestInfo, strict) : undefined;
@@ -112,8 +111,7 @@ function stampResponse(response: Response, info: RequestInfo, hsts: boolean): Re
     return undefined;
   } catch {
     const copy = new Response(response.body, response);
-    stampResponse(copy, info, hsts);
-    return copy;
+    return stampResponse(copy, info, hsts) ?? copy;
   }
 }
 
