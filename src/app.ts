@@ -25,7 +25,7 @@ import { requestPipeline } from "./http/request-pipeline.ts";
 import { routeTemplates, type RouteTemplates } from "./http/route-templates.ts";
 import { DOCS_PATH, openapiRoutes, SPEC_PATH } from "./http/openapi-routes.ts";
 import { exposure, viaOf } from "./http/exposure.ts";
-import { shareByRequest, socketOf } from "./http/request-context.ts";
+import { socketOf } from "./http/request-context.ts";
 import { problemAnswers } from "./http/problem-answers.ts";
 import { proxySchemeWarning } from "./http/proxy-scheme.ts";
 import type { Loggers } from "./log.ts";
@@ -126,6 +126,7 @@ export function createApp({
     opsOnly: config.opsAddress ? (path) => opsPaths!.methodsFor(path).length > 0 : null,
     hsts: config.env === "production" && config.tls !== null,
     preflights: config.corsOrigins.length > 0,
+    yogaPaths: GRAPHQL_PATH,
   });
   const app = new Elysia({ normalize: false })
     .use(pipeline.plugin)
@@ -152,15 +153,7 @@ export function createApp({
     .use(invitationRoutes({ invitations, ...routeDeps }))
     .use(backupRoutes({ backups: backups ?? null, databaseKind: store.kind, audit: store.audit, ...routeDeps }))
     // Yoga's context reaches a request's facts by its Request only (docs/upstream/graphql-yoga.md).
-    // A block, not `=> share(...)`: Elysia counts a hook that returns a call as async (request-pipeline.ts).
-    .guard(
-      {
-        transform({ request, requestInfo }) {
-          shareByRequest(request, requestInfo);
-        },
-      },
-      (routes) => routes.use(graphql.routes),
-    );
+    .use(graphql.routes);
   routes = routeTemplates(app.routes);
   opsPaths = routeTemplates(opsRoutes(app.routes));
   const handle = app.fetch;
