@@ -35,10 +35,7 @@ export function logCompleted(
 /** Enough for any real browser's or tool's User-Agent. */
 const MAX_USER_AGENT_CHARS = 256;
 
-/**
- * HSTS for a year, on svc's own host name only: includeSubDomains would bind every other host under the
- * same domain to HTTPS, which svc cannot know of (docs/operations.md, "TLS and a reverse proxy").
- */
+/** HSTS for a year, svc's host only: includeSubDomains would bind hosts svc cannot know of (docs/operations.md). */
 export const HSTS = "max-age=31536000";
 
 /**

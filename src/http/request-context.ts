@@ -1,7 +1,6 @@
-// Per-request facts (id, start time, caller, socket): made by the request pipeline and carried in Elysia's
-// context as `requestInfo`. Two side channels by the Request: the socket it came in on (the server adapter
-// knows it before Elysia runs), and, on GraphQL's routes alone, the facts themselves for Yoga, whose context
-// reaches a request's facts by its Request only (docs/upstream/graphql-yoga.md).
+// Per-request facts (id, start time, caller, socket), made by the request pipeline, travel in Elysia's context
+// as `requestInfo`. Two side channels by the Request: its socket (the server adapter knows it before Elysia
+// runs) and, on GraphQL's paths alone, the facts for Yoga, which reaches them by the Request only.
 import type { Server } from "bun";
 import type { Listener } from "./exposure.ts";
 

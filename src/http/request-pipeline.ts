@@ -59,7 +59,7 @@ export function requestPipeline(options: PipelineOptions) {
       // Before anyone reads it; chunked bodies meet the limit in json-body.ts and, on a socket, Bun's
       // maxRequestBodySize (the adapter reads a refused body away: outer-handler.ts).
       if (Number(request.headers.get("content-length") ?? 0) > maxBodyBytes) throw tooLarge(maxBodyBytes);
-      // Its answer passes no later hook (Elysia merges `set` into an onRequest's answer): recorded now.
+      // The CORS plugin answers a preflight from its own onRequest, past which no hook runs: recorded now.
       if (preflights && request.method === "OPTIONS") {
         set.status = 204;
         answered({ request, requestInfo: info, route: undefined, path, set }, undefined);
