@@ -1,5 +1,6 @@
-// createApp(deps): every feature mounted in one visible place, inside the outer handler (request id,
-// body limit, metrics, access line). Tests call app.handle(request); serve.ts serves app.handlers.
+// createApp(deps): every feature mounted in one visible place, behind the request pipeline (request id,
+// headers, body limit, metrics, access line). Tests call app.handle(request); serve.ts serves
+// app.handlersOn(listener), the server adapter's (outer-handler.ts).
 import { Elysia } from "elysia";
 import { adminRoutes } from "./admin/index.ts";
 import { backupFigures, backupHealth } from "./backup/health.ts";
@@ -20,10 +21,11 @@ import { CONSOLE_PATH, consoleRoutes } from "./console/index.ts";
 import { corsFor } from "./http/cors.ts";
 import { createIdempotency } from "./http/idempotency.ts";
 import { outerHandler, type OuterHandler } from "./http/outer-handler.ts";
+import { requestPipeline } from "./http/request-pipeline.ts";
 import { routeTemplates, type RouteTemplates } from "./http/route-templates.ts";
 import { DOCS_PATH, openapiRoutes, SPEC_PATH } from "./http/openapi-routes.ts";
 import { exposure, viaOf } from "./http/exposure.ts";
-import { requestInfo } from "./http/request-context.ts";
+import { socketOf } from "./http/request-context.ts";
 import { problemAnswers } from "./http/problem-answers.ts";
 import { proxySchemeWarning } from "./http/proxy-scheme.ts";
 import type { Loggers } from "./log.ts";
@@ -74,7 +76,7 @@ export function createApp({
     keysPerCaller: config.idempotencyKeysPerCaller,
   });
   const exposed = exposure(config);
-  const via = (request: Request) => viaOf(requestInfo(request));
+  const via = (request: Request) => viaOf(socketOf(request));
   const routeDeps = { authenticator, idempotency, maxBodyBytes: config.maxBodyBytes, trustProxy: config.trustProxy };
   const corsOrigins = config.corsOrigins;
   const categories = createCategoryService(store.categories);
@@ -111,10 +113,24 @@ export function createApp({
     hub,
   });
 
-  // The 405 check needs every route, so it reads them once they are all mounted.
+  // The 405 check and the operations paths need every route, so they read them once they are all mounted.
   let routes: RouteTemplates | undefined;
+  let opsPaths: RouteTemplates | undefined;
+  const pipeline = requestPipeline({
+    probes: PROBE_PATHS,
+    logProbes: config.logProbes,
+    loggers,
+    metrics,
+    maxBodyBytes: config.maxBodyBytes,
+    trustProxy: config.trustProxy,
+    opsOnly: config.opsAddress ? (path) => opsPaths!.methodsFor(path).length > 0 : null,
+    hsts: config.env === "production" && config.tls !== null,
+    preflights: config.corsOrigins.length > 0,
+    yogaPaths: GRAPHQL_PATH,
+  });
   const app = new Elysia({ normalize: false })
-    .use(problemAnswers({ logger, methodsFor: (path) => routes!.methodsFor(path) }))
+    .use(pipeline.plugin)
+    .use(problemAnswers({ logger, methodsFor: (path) => routes!.methodsFor(path), answered: pipeline.answered }))
     .use(corsFor(config.corsOrigins))
     .use(proxySchemeWarning(config, logger))
     .use(openapiRoutes())
@@ -136,34 +152,29 @@ export function createApp({
     .use(adminRoutes({ admin, ...routeDeps }))
     .use(invitationRoutes({ invitations, ...routeDeps }))
     .use(backupRoutes({ backups: backups ?? null, databaseKind: store.kind, audit: store.audit, ...routeDeps }))
+    // Yoga's context reaches a request's facts by its Request only (docs/upstream/graphql-yoga.md).
     .use(graphql.routes);
   routes = routeTemplates(app.routes);
+  opsPaths = routeTemplates(opsRoutes(app.routes));
   const handle = app.fetch;
   const outer = outerHandler({
     app: (request) => cache.request(() => handle(request)),
-    routes,
-    probes: PROBE_PATHS,
-    logProbes: config.logProbes,
-    loggers,
-    metrics,
     maxBodyBytes: config.maxBodyBytes,
-    trustProxy: config.trustProxy,
-    opsRoutes: config.opsAddress ? opsRoutes(app.routes) : null,
-    hsts: config.env === "production" && config.tls !== null,
+    logger,
     websocket: { path: GRAPHQL_PATH, upgrade: graphql.websocket.upgrade, handler: graphql.websocket.handler },
   });
   async function closeStreams() {
     await hub.close();
     await graphql.websocket.closeAll();
   }
-  return Object.assign(outer, { closeStreams, routes });
+  return Object.assign(outer, { closeStreams, routes, requestsBegun: pipeline.requestsBegun });
 }
 
 /**
  * The routes the operations listener alone serves when there is one: metrics, the console, the API docs
  * and GraphiQL. Health, the REST API (which the console calls) and GraphQL are served on both.
  */
-function opsRoutes(routes: ReadonlyArray<{ method: string; path: string }>): Set<string> {
+function opsRoutes<Route extends { method: string; path: string }>(routes: readonly Route[]): Route[] {
   const ops = (path: string) =>
     path === "/svc/metrics" ||
     path === CONSOLE_PATH ||
@@ -172,7 +183,7 @@ function opsRoutes(routes: ReadonlyArray<{ method: string; path: string }>): Set
     path === DOCS_PATH ||
     path.startsWith(`${DOCS_PATH}/`) ||
     path === `${GRAPHQL_PATH}/playground`;
-  return new Set(routes.filter((route) => route.method === "GET" && ops(route.path)).map((route) => route.path));
+  return routes.filter((route) => route.method === "GET" && ops(route.path));
 }
 
 export type App = OuterHandler & {
@@ -180,4 +191,6 @@ export type App = OuterHandler & {
   closeStreams(): Promise<void>;
   /** Every route's template and methods, from the app's public list of routes. */
   routes: RouteTemplates;
+  /** Requests handed to the app so far, probes aside: what tells a busy svc from an idle one. */
+  requestsBegun(): number;
 };

@@ -138,7 +138,7 @@ export function internalError(cause: unknown): AppError {
   return new AppError("internal", "Something went wrong on our side; the request id identifies it.", { cause });
 }
 
-/** Thrown to answer with a stored response at once (see problem-answers.ts, failure-response.ts). */
+/** Thrown to answer with a stored response at once (see problem-answers.ts). */
 export class Replayed extends Error {
   override name = "Replayed";
   constructor(readonly response: Response) {

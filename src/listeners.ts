@@ -6,8 +6,9 @@ import type { WebSocketHandler } from "bun";
 import type { Config, ListenAddress } from "./config.ts";
 import { exposure, type Listener, viaOf } from "./http/exposure.ts";
 import { listen, type Listening } from "./http/listening.ts";
-import { baseHeaders, logCompleted, type ServeSettings, type ServerHandlers } from "./http/outer-handler.ts";
-import { answeredId, beginRequest, type RequestInfo } from "./http/request-context.ts";
+import { logCompleted, stampHeaders } from "./http/access-line.ts";
+import { beginRequest, type RequestInfo } from "./http/request-context.ts";
+import type { ServeSettings, ServerHandlers } from "./http/serve-options.ts";
 import type { TlsMaterial } from "./http/tls.ts";
 import type { Probes } from "./health/probes.ts";
 import type { AccessLog, LineLogger } from "./log-lines.ts";
@@ -108,9 +109,11 @@ function earlyProbes(
         return response;
       };
       const answer: ServerHandlers["routes"][string]["GET"] = (request, server) => {
-        const info = beginRequest(request, server, false, request, listener);
+        const info = beginRequest(request, { server, received: request, listener });
         const details = exposed.healthDetails(viaOf(info));
-        const response = probe(request, baseHeaders(answeredId(info), hsts), details);
+        const headers: Record<string, string> = {};
+        stampHeaders(headers, info, hsts);
+        const response = probe(request, headers, details);
         return response instanceof Promise
           ? response.then((r) => logged(request, info, r))
           : logged(request, info, response);

@@ -12,7 +12,7 @@ import { describeDatabase, openDatabase, setAsideNotice, type OpenedDatabase, up
 import { type AccessLog, type LineLogger, startLog } from "./log-lines.ts";
 import { describeError } from "./safe-errors.ts";
 import { version } from "../package.json";
-import { forwardSocketEvents } from "./http/outer-handler.ts";
+import { forwardSocketEvents } from "./http/serve-options.ts";
 import { healthProbes } from "./health/probes.ts";
 import type { TlsMaterial } from "./http/tls.ts";
 import { type Listeners, openListeners } from "./listeners.ts";

@@ -76,8 +76,8 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
     )
     .post(
       "/users",
-      async ({ body, caller, request, set }) => {
-        const user = await admin.create(caller.id, body, clientInfo(request, trustProxy));
+      async ({ body, caller, requestInfo, request, set }) => {
+        const user = await admin.create(caller.id, body, clientInfo(request, trustProxy, requestInfo));
         set.status = 201;
         set.headers.location = `${PREFIX}/users/${user.id}`;
         return adminUserView(user);
@@ -130,9 +130,9 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
     )
     .patch(
       "/users/:id",
-      async ({ params, body, caller, unchanged, request, set }) => {
+      async ({ params, body, caller, unchanged, requestInfo, request, set }) => {
         // Checked again within the write: of two writers holding one tag, one gets 412.
-        const client = clientInfo(request, trustProxy);
+        const client = clientInfo(request, trustProxy, requestInfo);
         return taggedJson(set, adminUserView(await admin.update(caller.id, params.id, body, client, unchanged)));
       },
       {
@@ -163,8 +163,8 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
     )
     .delete(
       "/users/:id",
-      async ({ params, caller, request, set }) => {
-        await admin.delete(caller.id, params.id, clientInfo(request, trustProxy));
+      async ({ params, caller, requestInfo, request, set }) => {
+        await admin.delete(caller.id, params.id, clientInfo(request, trustProxy, requestInfo));
         set.status = 204;
       },
       {
@@ -184,8 +184,8 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
     )
     .post(
       "/users/:id/password-reset",
-      async ({ params, caller, request, set }) => {
-        const issued = await admin.issueReset(caller.id, params.id, clientInfo(request, trustProxy));
+      async ({ params, caller, requestInfo, request, set }) => {
+        const issued = await admin.issueReset(caller.id, params.id, clientInfo(request, trustProxy, requestInfo));
         set.status = 201;
         set.headers["cache-control"] = "no-store";
         return issued;

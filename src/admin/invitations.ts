@@ -38,8 +38,8 @@ export function invitationRoutes({
       // "" rather than "/": one path with and without the slash, and the document lists it without.
       .post(
         "",
-        async ({ body, caller, request, set }) => {
-          const issued = await invitations.issue(caller.id, body, clientInfo(request, trustProxy));
+        async ({ body, caller, requestInfo, request, set }) => {
+          const issued = await invitations.issue(caller.id, body, clientInfo(request, trustProxy, requestInfo));
           set.status = 201;
           set.headers["cache-control"] = "no-store";
           return issued;
@@ -94,8 +94,8 @@ export function invitationRoutes({
       )
       .delete(
         "/:id",
-        async ({ params, caller, request, set }) => {
-          await invitations.revoke(caller.id, params.id, clientInfo(request, trustProxy));
+        async ({ params, caller, requestInfo, request, set }) => {
+          await invitations.revoke(caller.id, params.id, clientInfo(request, trustProxy, requestInfo));
           set.status = 204;
         },
         {

@@ -5,7 +5,8 @@ import { type Awaitable, tryChain } from "../awaitable.ts";
 import type { UserRecord } from "../db/store.ts";
 import { AppError, Replayed } from "../errors.ts";
 import type { Idempotency } from "../http/idempotency.ts";
-import { requestInfo } from "../http/request-context.ts";
+import type { RequestInfo } from "../http/request-context.ts";
+import { requestFacts } from "../http/request-pipeline.ts";
 import type { Authenticator, Caller } from "./authenticator.ts";
 import type { VerifiedToken } from "./tokens.ts";
 
@@ -20,7 +21,11 @@ export interface BearerOptions {
  * The caller of a request and their token, at once when the authenticator knows them from memory;
  * throws (or rejects with) the request's refusal, or a Replayed answer.
  */
-export type Identify = (request: Request, body: unknown) => Awaitable<{ caller: UserRecord; token: VerifiedToken }>;
+export type Identify = (
+  request: Request,
+  body: unknown,
+  info?: RequestInfo,
+) => Awaitable<{ caller: UserRecord; token: VerifiedToken }>;
 
 export function identifier(authenticator: Authenticator, { admin = false, idempotency }: BearerOptions = {}): Identify {
   /** The refusal, unless the request repeats one whose answer was lost. */
@@ -38,10 +43,10 @@ export function identifier(authenticator: Authenticator, { admin = false, idempo
     throw error;
   }
 
-  return (request, body) => {
+  return (request, body, info) => {
     const authorization = request.headers.get("authorization");
     const accept = ({ user: caller, token }: Caller) => {
-      const info = requestInfo(request);
+      // For the access line (request-pipeline.ts).
       if (info) info.userId = caller.id;
       // The role is read from the account on every request: a demotion takes effect at once.
       if (admin && caller.role !== "admin") throw new AppError("forbidden", "This needs an administrator's token.");
@@ -58,8 +63,7 @@ export function identifier(authenticator: Authenticator, { admin = false, idempo
 export function bearer(authenticator: Authenticator, options: BearerOptions = {}) {
   const identify = identifier(authenticator, options);
   // derive, not resolve: the token is checked before the body's fields are, so a stranger learns nothing.
-  return new Elysia({ name: options.admin ? "svc/bearer-admin" : "svc/bearer" }).derive(
-    { as: "scoped" },
-    ({ request, body }) => identify(request, body),
-  );
+  return new Elysia({ name: options.admin ? "svc/bearer-admin" : "svc/bearer" })
+    .use(requestFacts)
+    .derive({ as: "scoped" }, ({ request, body, requestInfo }) => identify(request, body, requestInfo));
 }

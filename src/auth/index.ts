@@ -2,6 +2,8 @@
 // logout, and the caller's sessions.
 import { Elysia, t } from "elysia";
 import { clientInfo } from "../http/client-address.ts";
+import type { RequestInfo } from "../http/request-context.ts";
+import { requestFacts } from "../http/request-pipeline.ts";
 import { bySession, type Idempotency, type KeyHolder } from "../http/idempotency.ts";
 import { jsonBody, optionalJsonBody } from "../http/json-body.ts";
 import { ref } from "../http/openapi.ts";
@@ -77,7 +79,7 @@ export function authRoutes({
   ) => (mode === "cookie" ? withRefreshInCookie(pair, request, trustProxy, headers) : pair);
 
   /** The session a logout ends: named by the refresh token in its body, by the session cookie, or by the Bearer token. */
-  async function sessionToEnd(body: unknown, request: Request): Promise<Ending> {
+  async function sessionToEnd(body: unknown, request: Request, info: RequestInfo): Promise<Ending> {
     const { scope, refreshToken } = logoutRequest(body);
     // By refresh token, the session is named without an access token: one that expired can still sign out.
     // A repeat finds the token spent, so the key is held under its digest, not under a user.
@@ -91,12 +93,13 @@ export function authRoutes({
       return { by: "cookie", scope, refreshToken: cookie, holder: { caller: `refresh:${refreshDigest(cookie)}` } };
     }
     // By Bearer token, the key is the session's own: another session's repeat ends its own session.
-    const { caller, token } = await identify(request, body);
+    const { caller, token } = await identify(request, body, info);
     return { by: "bearer", scope, caller, token, holder: bySession(caller, token) };
   }
 
   return (
     new Elysia({ prefix: "/svc-api/v1/auth" })
+      .use(requestFacts)
       // Every write here acts on something with no representation a client could hold a tag of (a new
       // session, a token, an account's password): "guarded" without a target, so If-Match cannot hold and
       // If-None-Match always does (RFC 9110).
@@ -104,18 +107,23 @@ export function authRoutes({
       .macro({
         /** `ending`: the session a logout ends; listed before the route's operation, whose key it names. */
         endingSession: {
-          async resolve({ body, request }) {
-            const ending = await sessionToEnd(body, request);
+          async resolve({ body, request, requestInfo }) {
+            const ending = await sessionToEnd(body, request, requestInfo);
             return { ending, keyHolder: ending.holder };
           },
         },
       })
       .post(
         "/login",
-        async ({ body, request, set }) => {
+        async ({ body, requestInfo, request, set }) => {
           // A cookie is set only for a page that may use it: no login CSRF from another site.
           if (body.mode === "cookie") cookieOrigin(request);
-          return answered(await users.login(body, clientInfo(request, trustProxy)), body.mode, request, set.headers);
+          return answered(
+            await users.login(body, clientInfo(request, trustProxy, requestInfo)),
+            body.mode,
+            request,
+            set.headers,
+          );
         },
         {
           parse: json,
@@ -138,8 +146,8 @@ export function authRoutes({
       )
       .post(
         "/refresh",
-        async ({ body, request, set }) => {
-          const client = clientInfo(request, trustProxy);
+        async ({ body, requestInfo, request, set }) => {
+          const client = clientInfo(request, trustProxy, requestInfo);
           const { refreshToken } = refreshRequest(body);
           if (refreshToken !== undefined) {
             const { user, ...pair } = await sessions.refresh(refreshToken, client);
@@ -189,9 +197,9 @@ export function authRoutes({
       )
       .post(
         "/password-reset",
-        async ({ body, request, set }) => {
+        async ({ body, requestInfo, request, set }) => {
           if (body.mode === "cookie") cookieOrigin(request);
-          const answer = await users.redeemReset(body, clientInfo(request, trustProxy));
+          const answer = await users.redeemReset(body, clientInfo(request, trustProxy, requestInfo));
           return answered(answer, body.mode, request, set.headers);
         },
         {
@@ -215,8 +223,8 @@ export function authRoutes({
       )
       .post(
         "/logout",
-        async ({ ending, set, request }) => {
-          const client = clientInfo(request, trustProxy);
+        async ({ ending, set, requestInfo, request }) => {
+          const client = clientInfo(request, trustProxy, requestInfo);
           if (ending.by === "bearer") await sessions.logout(ending.caller, ending.token, ending.scope, client);
           else if (ending.by === "refresh token")
             await sessions.logoutByRefresh(ending.refreshToken, ending.scope, client);
@@ -273,8 +281,8 @@ export function authRoutes({
       })
       .delete(
         "/sessions/:id",
-        async ({ params, caller, set, request }) => {
-          await sessions.end(caller, params.id, clientInfo(request, trustProxy));
+        async ({ params, caller, set, requestInfo, request }) => {
+          await sessions.end(caller, params.id, clientInfo(request, trustProxy, requestInfo));
           set.status = 204;
         },
         {

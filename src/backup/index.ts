@@ -50,11 +50,11 @@ export function backupRoutes({ backups, databaseKind, audit, authenticator, trus
     })
     .post(
       PATH,
-      async ({ caller, request, set }) => {
+      async ({ caller, requestInfo, request, set }) => {
         const of = configured();
         if (of.runNow() === "running")
           throw new AppError("backup_in_progress", "A backup is running already; GET admin/backups shows how it ends.");
-        const origin = clientInfo(request, trustProxy);
+        const origin = clientInfo(request, trustProxy, requestInfo);
         await audit.record(auditEvent("backup.requested", { actor: caller.id, origin, detail: { to: of.shown } }));
         set.status = 202;
         set.headers.location = PATH;

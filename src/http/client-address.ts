@@ -2,9 +2,9 @@
 // with n trusted proxies the client is the n-th address from the right, the one the outermost
 // trusted proxy saw; anything to its left was written by the client and proves nothing.
 import type { ClientInfo } from "../auth/sessions.ts";
-import { auditIds, requestInfo } from "./request-context.ts";
+import { auditIds, type RequestInfo, type Socket, socketOf } from "./request-context.ts";
 
-export function clientAddress(request: Request, trustProxy: number, info = requestInfo(request)): string {
+export function clientAddress(request: Request, trustProxy: number, socket: Socket = socketOf(request)): string {
   if (trustProxy > 0) {
     const hops = (request.headers.get("x-forwarded-for") ?? "")
       .split(",")
@@ -13,7 +13,7 @@ export function clientAddress(request: Request, trustProxy: number, info = reque
     const seen = hops[hops.length - trustProxy];
     if (seen) return seen;
   }
-  return info?.server?.requestIP(info.received)?.address ?? "unknown";
+  return socket.server?.requestIP(socket.received)?.address ?? "unknown";
 }
 
 /**
@@ -55,11 +55,11 @@ function ipv6Groups(address: string): number[] | null {
   return all.map((g) => Number.parseInt(g, 16));
 }
 
-/** Where a request came from, as its session and the audit log record it. */
-export function clientInfo(request: Request, trustProxy: number): ClientInfo {
+/** Where a request came from, as its session and the audit log record it (`info`: Elysia's context's). */
+export function clientInfo(request: Request, trustProxy: number, info: RequestInfo): ClientInfo {
   return {
-    address: clientAddress(request, trustProxy),
+    address: clientAddress(request, trustProxy, info),
     userAgent: request.headers.get("user-agent"),
-    ...auditIds(requestInfo(request)),
+    ...auditIds(info),
   };
 }

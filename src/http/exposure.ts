@@ -1,6 +1,6 @@
 // Who may see what svc says about itself. With SVC_OPS_ADDRESS, the operations paths (metrics, the
 // console, the API docs, the playground) are the operations listener's alone: the public listener answers
-// 404 there (outer-handler.ts), and only it hears health's details. Without it, in production, /svc/metrics
+// 404 there (request-pipeline.ts), and only it hears health's details. Without it, in production, /svc/metrics
 // is served with SVC_METRICS_TOKEN or else to loopback clients only; and /svc/health says version,
 // environment, database and uptime only to loopback clients (outside production, to anyone).
 import type { Config } from "../config.ts";
@@ -47,7 +47,7 @@ export function exposure(config: Pick<Config, "env" | "metricsToken" | "opsAddre
   };
 }
 
-/** What viaOf reads of a request's facts (request-context.ts's RequestInfo, which imports Listener from here). */
+/** What viaOf reads of a request's socket (request-context.ts's Socket, which imports Listener from here). */
 export interface Arrival {
   server: Server<unknown> | undefined;
   received: Request;
@@ -55,12 +55,11 @@ export interface Arrival {
 }
 
 /** Where a request came from: its listener, its socket's peer, and whether a trusted proxy forwarded it. */
-export function viaOf(info: Arrival | undefined): Via {
-  if (!info) return { listener: "public", peer: undefined, proxied: false };
-  const { headers } = info.received;
+export function viaOf(socket: Arrival): Via {
+  const { headers } = socket.received;
   return {
-    listener: info.listener,
-    peer: info.server?.requestIP(info.received)?.address,
+    listener: socket.listener,
+    peer: socket.server?.requestIP(socket.received)?.address,
     // A proxy on the box connects from loopback for every client it forwards, and says so in one of these
     // headers, which a client behind it cannot take away. Whether svc trusts the proxy (SVC_TRUST_PROXY)
     // does not matter here: a forwarded request is never the box's own, so a proxy left out of the setting

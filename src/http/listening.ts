@@ -10,7 +10,7 @@
 // connections, as an idle timeout would: a client's next request opens a new one
 // (docs/operations.md, "Certificate rotation").
 import type { Serve, Server, WebSocketHandler } from "bun";
-import { type ServeSettings, type ServerHandlers, serveOptions } from "./outer-handler.ts";
+import { type ServeSettings, type ServerHandlers, serveOptions } from "./serve-options.ts";
 import type { TlsMaterial } from "./tls.ts";
 
 export interface Listening {
@@ -60,7 +60,7 @@ export function listen(
     },
     reload(handlers) {
       current = handlers;
-      server.reload(serveOptions(settings, handlers) as Serve.Options<unknown>);
+      server.reload(serveOptions(settings, handlers));
     },
     rotate(material) {
       if (closed) return;

@@ -1,31 +1,47 @@
 // The one onError that turns every failure inside Elysia into problem+json (the rest of what every
-// request goes through is in outer-handler.ts).
+// request goes through is in request-pipeline.ts).
 import { Elysia, ValidationError } from "elysia";
-import { AppError, internalError, invalidFields, Replayed, UNKNOWN_FIELD, type FieldError } from "../errors.ts";
+import {
+  AppError,
+  internalError,
+  invalidFields,
+  problemResponse,
+  Replayed,
+  UNKNOWN_FIELD,
+  type FieldError,
+} from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { answerFailure } from "./failure-response.ts";
 import { RULE_MESSAGE } from "./openapi.ts";
-import { requestInfo } from "./request-context.ts";
+import { logIds } from "./request-context.ts";
+import { type Answered, requestFacts } from "./request-pipeline.ts";
 
 export interface ProblemAnswersOptions {
   logger: Logger;
   /** Methods the app answers on a path; called only for unmatched requests. */
   methodsFor: (path: string) => string[];
+  /** The request pipeline's record of an answer (request-pipeline.ts): metrics and the access line. */
+  answered?: (context: Answered, response: Response) => Response | undefined | void;
 }
 
-export function problemAnswers({ logger, methodsFor }: ProblemAnswersOptions) {
-  return new Elysia({ name: "svc/problem-answers" }).onError(
-    { as: "global" },
-    ({ code, error, request, path, set }) => {
-      // A repeat under an Idempotency-Key, answered from before its token was revoked (idempotency.ts).
-      // Elysia answers a thrown error with its own status unless told otherwise.
-      if (error instanceof Replayed) {
-        set.status = error.response.status;
-        return error.response;
-      }
-      return answerFailure(error, toAppError(code, error, path, methodsFor), requestInfo(request), logger);
-    },
-  );
+export function problemAnswers({ logger, methodsFor, answered }: ProblemAnswersOptions) {
+  /** `appError` as problem+json; a 5xx is logged with the request's ids, the client learns no more. */
+  const failure = (error: unknown, appError: AppError, ids: Parameters<typeof logIds>[0]) => {
+    if (appError.status >= 500) logger.error({ ...logIds(ids), err: error }, "request failed");
+    return problemResponse(appError);
+  };
+  return new Elysia({ name: "svc/problem-answers" })
+    .use(requestFacts)
+    .onError({ as: "global" }, ({ code, error, path, set, request, route, requestInfo }) => {
+      // A repeat under an Idempotency-Key, answered from before its token was revoked (idempotency.ts):
+      // its stored answer. Elysia answers a thrown error with its own status unless told otherwise.
+      const response =
+        error instanceof Replayed
+          ? error.response
+          : failure(error, toAppError(code, error, path, methodsFor), requestInfo);
+      set.status = response.status;
+      // The pipeline stamps, counts and logs it (a copy when its headers cannot change).
+      return (requestInfo && answered?.({ request, requestInfo, route, path, set }, response)) || response;
+    });
 }
 
 function toAppError(code: unknown, error: unknown, path: string, methodsFor: (path: string) => string[]): AppError {

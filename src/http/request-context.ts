@@ -1,5 +1,6 @@
-// Per-request facts (id, start time, caller, socket) kept beside the Request, for logs, error reports
-// and per-client limits. A WeakMap because the Request is the one thing Elysia and Yoga both see.
+// Per-request facts (id, start time, caller, socket), made by the request pipeline, travel in Elysia's context
+// as `requestInfo`. Two side channels by the Request: its socket (the server adapter knows it before Elysia
+// runs) and, on GraphQL's paths alone, the facts for Yoga, which reaches them by the Request only.
 import type { Server } from "bun";
 import type { Listener } from "./exposure.ts";
 
@@ -20,38 +21,48 @@ export interface RequestInfo {
   received: Request;
   /** The listener it came in on (src/http/exposure.ts). */
   listener: Listener;
+  /** Whether its answer is counted and logged (request-pipeline.ts): once, whichever hook sees it first. */
+  recorded: boolean;
 }
 
-const infos = new WeakMap<Request, RequestInfo>();
+/** What the server adapter knows of a request's socket and Elysia does not carry. */
+export type Socket = Pick<RequestInfo, "server" | "received" | "listener">;
+
+const sockets = new WeakMap<Request, Socket>();
+const shared = new WeakMap<Request, RequestInfo>();
 const ACCEPTABLE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/**
- * Makes the request's id, and takes the caller's X-Request-Id beside it when it is sane. Kept beside
- * the request for whoever handles it; pass `keep: false` when nobody will look.
- */
-export function beginRequest(
-  request: Request,
-  server: Server<unknown> | undefined,
-  keep = true,
-  received = request,
-  listener: Listener = "public",
-): RequestInfo {
+/** Called by the server adapter before Elysia sees the request. */
+export function arrivedOn(request: Request, socket: Socket): void {
+  sockets.set(request, socket);
+}
+
+/** The request's socket; a request handed over in process without one came in on the public listener. */
+export function socketOf(request: Request): Socket {
+  return sockets.get(request) ?? { server: undefined, received: request, listener: "public" };
+}
+
+/** Makes the request's id, and takes the caller's X-Request-Id beside it when it is sane. */
+export function beginRequest(request: Request, socket: Socket): RequestInfo {
   const given = request.headers.get("x-request-id");
-  const info: RequestInfo = {
+  return {
     id: Bun.randomUUIDv7(),
     clientId: given && ACCEPTABLE_ID.test(given) ? given : null,
     startedAt: performance.now(),
     userId: null,
-    server,
-    received,
-    listener,
+    recorded: false,
+    ...socket,
   };
-  if (keep) infos.set(request, info);
-  return info;
 }
 
+/** Keeps a GraphQL request's facts beside its Request, for Yoga's side (requestInfo). */
+export function shareByRequest(request: Request, info: RequestInfo): void {
+  shared.set(request, info);
+}
+
+/** A GraphQL request's facts, on Yoga's side (shareByRequest). */
 export function requestInfo(request: Request): RequestInfo | undefined {
-  return infos.get(request);
+  return shared.get(request);
 }
 
 /** The X-Request-Id an answer carries: the client's own back (echoed), or else svc's. */

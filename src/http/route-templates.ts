@@ -1,10 +1,9 @@
-// Which route template a request is answered by (for metrics and the access line, where ids in paths
-// would make a label per user) and which methods a path answers to (so an unknown method on a known path
-// is 405 with Allow). Both read from the app's public list of routes (Elysia's `app.routes`), matched as
+// Which methods a path answers to, so that an unknown method on a known path is 405 with Allow (a request's
+// own route is Elysia's `route`), read from the app's public list of routes (`app.routes`), matched as
 // Elysia's router prefers: at each segment a fixed name before a parameter, a parameter before a wildcard.
 
 export interface RouteTemplates {
-  /** The template a request is answered by, such as /svc-api/v1/users/:user_id; undefined when none. */
+  /** The template a path is answered by for a method (methodsFor's question), undefined when none. */
   template(method: string, path: string): string | undefined;
   /** The methods a path answers to, sorted. */
   methodsFor(path: string): string[];

@@ -6,6 +6,7 @@ import { bearer } from "../auth/bearer.ts";
 import type { UserRecord } from "../db/store.ts";
 import { withRefreshInCookie } from "../auth/cookie-session.ts";
 import { clientInfo } from "../http/client-address.ts";
+import type { RequestInfo } from "../http/request-context.ts";
 import { type AnswerSet, conditionalJson, taggedJson } from "../http/etag.ts";
 import type { Idempotency } from "../http/idempotency.ts";
 import { jsonBody } from "../http/json-body.ts";
@@ -53,7 +54,9 @@ export function usersRoutes({
    */
   const admittedJson: typeof json = [
     async (context) => {
-      await signups.admit(clientInfo(context.request, trustProxy));
+      // A parser's context is the route's: the pipeline's requestInfo is there (request-pipeline.ts).
+      const { requestInfo } = context as typeof context & { requestInfo: RequestInfo };
+      await signups.admit(clientInfo(context.request, trustProxy, requestInfo));
       return readJson(context);
     },
     mediaType,
@@ -84,8 +87,8 @@ export function usersRoutes({
       .use(operations<UserRecord>({ idempotency, trustProxy }))
       .post(
         "/create",
-        async ({ body, set, request }) => {
-          const user = await signups.signUp(body, clientInfo(request, trustProxy));
+        async ({ body, set, requestInfo, request }) => {
+          const user = await signups.signUp(body, clientInfo(request, trustProxy, requestInfo));
           set.status = 201;
           set.headers.location = `${PREFIX}/${user.id}`;
           return userView(user, user.id);
@@ -203,8 +206,8 @@ export function usersRoutes({
       )
       .put(
         "/password",
-        async ({ body, caller, token, request, set }) => {
-          const pair = await users.changePassword(caller, token, body, clientInfo(request, trustProxy));
+        async ({ body, caller, token, requestInfo, request, set }) => {
+          const pair = await users.changePassword(caller, token, body, clientInfo(request, trustProxy, requestInfo));
           // A cookie session (its token says so) goes on in its cookie.
           return token.mode === "cookie" ? withRefreshInCookie(pair, request, trustProxy, set.headers) : pair;
         },
@@ -239,8 +242,8 @@ export function usersRoutes({
       )
       .delete(
         "",
-        async ({ caller, set, request }) => {
-          await users.deleteSelf(caller, clientInfo(request, trustProxy));
+        async ({ caller, set, requestInfo, request }) => {
+          await users.deleteSelf(caller, clientInfo(request, trustProxy, requestInfo));
           set.status = 204;
         },
         {

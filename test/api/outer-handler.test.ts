@@ -6,7 +6,6 @@ import { Elysia } from "elysia";
 import { outerHandler } from "../../src/http/outer-handler.ts";
 import { routeTemplates } from "../../src/http/route-templates.ts";
 import { createLoggers } from "../../src/log.ts";
-import type { Metrics } from "../../src/metrics.ts";
 import { type CallOptions, expectProblem, type Reply, testApp } from "../helpers.ts";
 
 const PROBES = ["/svc/health", "/svc/health/live", "/svc/health/ready"];
@@ -193,6 +192,29 @@ describe("the busiest reads", () => {
   });
 });
 
+test("a CORS preflight, answered by the CORS plugin before any route, is logged, counted and stamped", async () => {
+  const { call, logs } = await testApp({ config: { corsOrigins: ["https://app.example"] } });
+  const headers = {
+    origin: "https://app.example",
+    "access-control-request-method": "GET",
+    "x-request-id": "preflight",
+  };
+  const reply = await call("OPTIONS", "/svc-api/v1/users/me", { headers });
+  expect({ status: reply.status, ...stamp(reply.headers), contentType: null }).toEqual({
+    status: 204,
+    contentType: null,
+    cacheControl: "no-store",
+    nosniff: "nosniff",
+    requestId: "preflight",
+  });
+  const line = (await logs())
+    .map((l) => JSON.parse(l))
+    .find((l) => l.client_request_id === "preflight" && l.msg === "request completed");
+  expect(line).toMatchObject({ method: "OPTIONS", route: "unmatched", status: 204 });
+  const metrics = (await call("GET", "/svc/metrics")).text;
+  expect(metrics).toMatch(/svc_http_requests_total\{method="OPTIONS",route="unmatched",status="204"[^}]*\} 1/);
+});
+
 describe("SVC_LOG_PROBES=false", () => {
   test.each([
     ["CORS closed", []],
@@ -282,19 +304,12 @@ describe("over a socket", () => {
 test("a failure even outside the app is answered as problem+json, never Bun's HTML error page", async () => {
   const lines: string[] = [];
   const loggers = createLoggers("info", { write: (line: string) => void lines.push(line) });
-  const broken = {
-    request: () => {
-      throw new Error("metrics broke");
-    },
-  } as unknown as Metrics;
+  // What the adapter hands requests to fails outside Elysia's own error handling.
   const outer = outerHandler({
-    app: () => new Response("inner"),
-    routes: routeTemplates(new Elysia().get("/probe", () => "ok").routes),
-    probes: ["/probe"],
-    logProbes: true,
-    trustProxy: 0,
-    loggers,
-    metrics: broken,
+    app: () => {
+      throw new Error("the app broke");
+    },
+    logger: loggers.logger,
     maxBodyBytes: 1024,
   });
   const server = outer.listen({ hostname: "127.0.0.1", port: 0, reusePort: false });
