@@ -2,38 +2,19 @@
 import { auditEvent, type AuditAction, type Origin } from "../audit/model.ts";
 import type { Awaitable } from "../awaitable.ts";
 import { unauthorized } from "../auth/authenticator.ts";
-import type { PasswordHasher } from "../auth/passwords.ts";
-import type { LoginThrottle } from "../auth/throttle.ts";
-import type { ClientInfo, SessionService, TokenPair } from "../auth/sessions.ts";
+import type { ClientInfo, TokenPair } from "../auth/sessions.ts";
 import type { VerifiedToken } from "../auth/tokens.ts";
-import {
-  type AuditEvent,
-  type AuditStore,
-  type NewUser,
-  type PasswordResetStore,
-  type Role,
-  type UserPage,
-  type UserRecord,
-  type UserStore,
-} from "../db/store.ts";
-import type { Logger } from "../log.ts";
+import { type AuditEvent, type NewUser, type Role, type UserPage, type UserRecord } from "../db/store.ts";
 import { AppError, invalidFields } from "../errors.ts";
 import { newId, parseId } from "../ids.ts";
 import { type ChangePasswordInput, type CreateUserInput, type UpdateSelfInput } from "./model.ts";
 import { emailProblem, fieldProblems, newPasswordProblems, usernameProblem } from "./rules.ts";
-import { createSignIn } from "./sign-in.ts";
+import { createSignIn, type SignInDeps } from "./sign-in.ts";
 
 export { PAGE_DEFAULT, PAGE_MAX, parsePage } from "./paging.ts";
 
-export interface UserServiceDeps {
-  users: UserStore;
-  resets: PasswordResetStore;
-  audit: AuditStore;
-  passwords: PasswordHasher;
-  sessions: SessionService;
-  throttle: LoginThrottle;
-  logger: Logger;
-}
+/** The account service needs what signing in does (sign-in.ts), and no more. */
+export type UserServiceDeps = SignInDeps;
 
 export type UserService = ReturnType<typeof createUserService>;
 
