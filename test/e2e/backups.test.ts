@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { S3Client, type Subprocess } from "bun";
 import { compiledBinary } from "./support/binary.ts";
+import { json } from "./support/svc.ts";
 import { runProcess, spawnProcess } from "../support/cli.ts";
 import { cameToHold } from "../support/wait.ts";
 import { BUCKET, S3_ACCESS_KEY, S3_SECRET_KEY, type S3Server, startS3Server } from "../s3-server.ts";
@@ -88,19 +89,6 @@ async function svc(dir: string, args: string[], env: Record<string, string> = {}
   const run = await runProcess([binary, ...args], { cwd: dir, env: baseEnv(env), timeoutMs: 60_000 });
   everything.push(run.stdout, run.stderr);
   return { code: run.code, out: run.stdout, err: run.stderr };
-}
-
-async function json(base: string, method: string, path: string, body?: unknown, token?: string) {
-  const headers: Record<string, string> = {};
-  if (body !== undefined) headers["content-type"] = "application/json";
-  if (token) headers.authorization = `Bearer ${token}`;
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
 }
 
 async function signUp(base: string, username: string): Promise<number> {
