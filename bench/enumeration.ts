@@ -3,9 +3,9 @@
 // both); prints the medians, their ratio, and the ratio's spread over the pairs. The suite proves
 // both paths do the same work (test/api/enumeration.test.ts); this measures that it takes the same time.
 import { createApp } from "../src/app.ts";
-import { parseConfig } from "../src/config.ts";
+import { parseConfig } from "../src/config/index.ts";
 import { openSqliteStore } from "../src/db/sqlite/store.ts";
-import { createLoggers } from "../src/log.ts";
+import { createLoggers } from "../src/observability/log.ts";
 
 const PAIRS = Number(process.argv.find((a) => a.startsWith("--pairs="))?.slice("--pairs=".length) ?? 200);
 const config = {

@@ -8,9 +8,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Elysia } from "elysia";
 import { createApp } from "../src/app.ts";
-import { parseConfig } from "../src/config.ts";
+import { parseConfig } from "../src/config/index.ts";
 import { openStore } from "../src/db/open.ts";
-import { createLoggers } from "../src/log.ts";
+import { createLoggers } from "../src/observability/log.ts";
 
 const RUNS = 3;
 const REQUESTS = 20_000;

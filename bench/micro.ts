@@ -4,7 +4,7 @@ import { Database } from "bun:sqlite";
 import { eq, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import pino from "pino";
-import { createLoggers } from "../src/log.ts";
+import { createLoggers } from "../src/observability/log.ts";
 import { migrateSqlite } from "../src/db/sqlite/migrate.ts";
 import * as t from "../src/db/sqlite/schema.ts";
 

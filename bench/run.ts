@@ -11,7 +11,7 @@ import { $, type Subprocess } from "bun";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseConfig } from "../src/config.ts";
+import { parseConfig } from "../src/config/index.ts";
 import { openStore } from "../src/db/open.ts";
 import type { CategoryRecord, UserRecord } from "../src/db/store.ts";
 import { freePort } from "../test/ports.ts";

@@ -10,7 +10,7 @@ import { invitationRoutes } from "./admin/invitations.ts";
 import { authRoutes } from "./auth/index.ts";
 import { createAuthenticator } from "./auth/authenticator.ts";
 import { createCategoryService } from "./categories/service.ts";
-import type { Config } from "./config.ts";
+import type { Config } from "./config/index.ts";
 import type { VersionedStore } from "./db/store.ts";
 import { caching } from "./cache/caching.ts";
 import { createPageJson } from "./users/page-json.ts";
@@ -28,14 +28,14 @@ import { exposure, viaOf } from "./http/exposure.ts";
 import { socketOf } from "./http/request-context.ts";
 import { problemAnswers } from "./http/problem-answers.ts";
 import { proxySchemeWarning } from "./http/proxy-scheme.ts";
-import type { Loggers } from "./log.ts";
-import { createMetrics, metricsRoutes } from "./metrics.ts";
+import type { Loggers } from "./observability/log.ts";
+import { createMetrics, metricsRoutes } from "./observability/metrics.ts";
 import { type Clock, REAL_CLOCK } from "./backup/clock.ts";
-import { summarisingRepeats } from "./log-dedupe.ts";
+import { summarisingRepeats } from "./observability/log-dedupe.ts";
 import { describeDatabase } from "./db/describe.ts";
-import { accountServices } from "./services.ts";
+import { accountServices } from "./process/services.ts";
 import { usersRoutes } from "./users/index.ts";
-import { AppError } from "./errors.ts";
+import { AppError } from "./errors/index.ts";
 import { createHub } from "./realtime/hub.ts";
 
 export interface AppDeps {
@@ -85,7 +85,7 @@ export function createApp({
     feed: store.changes,
     log: store.categoryEvents,
     ...config.subscriptions,
-    async stillValid(authorization) {
+    async recheckToken(authorization) {
       try {
         await authenticator.authenticate(authorization);
         return true;

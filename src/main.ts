@@ -1,7 +1,7 @@
-// Entry point of the one binary: `svc [command]`, serving by default (see src/cli.ts).
+// Entry point of the one binary: `svc [command]`, serving by default (see src/process/cli.ts).
 // No top-level await: the binary is compiled to bytecode (faster start), which does not allow it.
 import { processSecrets } from "./admin/secret-input.ts";
-import { runCli, type Io } from "./cli.ts";
+import { runCli, type Io } from "./process/cli.ts";
 
 /**
  * Writes to one of the process's streams until its reader goes away (`svc user list | head -1`): the rest

@@ -1,6 +1,6 @@
 // SVC_BACKUP_EVERY, SVC_BACKUP_TO, SVC_BACKUP_KEEP and the S3 client's variables, as parseConfig reads them.
 import { describe, expect, test } from "bun:test";
-import { ConfigError, parseConfig } from "../src/config.ts";
+import { ConfigError, parseConfig } from "../src/config/index.ts";
 import { captureCli } from "./support/cli.ts";
 
 const refusal = (env: Record<string, string>) => {

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { S3Client } from "bun";
-import { parseConfig } from "../src/config.ts";
+import { parseConfig } from "../src/config/index.ts";
 import { s3Destination } from "../src/backup/s3.ts";
 import { createBackups } from "../src/backup/service.ts";
 import { openSqliteStore } from "../src/db/sqlite/store.ts";

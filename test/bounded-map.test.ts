@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { setBounded } from "../src/bounded-map.ts";
+import { setBounded } from "../src/lib/bounded-map.ts";
 
 test("a bounded map drops the oldest inserted entry, and a key set again counts as new", () => {
   const map = new Map<string, number>();

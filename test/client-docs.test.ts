@@ -114,8 +114,8 @@ describe("the client's pages", () => {
     expect(problems).toEqual([]);
   });
 
-  test("errors.md lists every code of src/errors.ts, with its status and GraphQL code", () => {
-    const source = readFileSync(join(root, "src/errors.ts"), "utf8");
+  test("errors.md lists every code of src/errors/index.ts, with its status and GraphQL code", () => {
+    const source = readFileSync(join(root, "src/errors/index.ts"), "utf8");
     const catalog = source.slice(source.indexOf("const CATALOG = {"), source.indexOf("} as const satisfies"));
     const codes = [...catalog.matchAll(/(\w+): \{\s*status: (\d+),\s*title: "[^"]*",\s*graphql: "(\w+)"/g)].map(
       (m) => `${m[1]} ${m[2]} ${m[3]}`,

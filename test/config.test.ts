@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { ConfigError, MINIMAL_PASSWORD_COST, parseConfig, PRODUCTION_PASSWORD_COST } from "../src/config.ts";
+import { ConfigError, MINIMAL_PASSWORD_COST, parseConfig, PRODUCTION_PASSWORD_COST } from "../src/config/index.ts";
 
 // A secret as `openssl rand -base64 48` makes one: long, and varied.
 const SECRET = "3q2+7wAbCdEfGhIjKlMnOpQrStUvWxYz0123456789/+==";

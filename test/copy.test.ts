@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore } from "../src/db/open.ts";
-import { parseDatabaseUrl } from "../src/config.ts";
+import { parseDatabaseUrl } from "../src/config/index.ts";
 import { testApp } from "./helpers.ts";
 import { createTestDatabase, postgresAvailable } from "./postgres.ts";
 import { captureCli } from "./support/cli.ts";

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseConfig } from "../src/config.ts";
+import { parseConfig } from "../src/config/index.ts";
 
 const root = join(import.meta.dir, "..");
 const unitPath = join(root, "docs", "deploy", "svc.service");

@@ -3,12 +3,12 @@ import { expect } from "bun:test";
 import { createApp } from "../src/app.ts";
 import type { Backups } from "../src/backup/service.ts";
 import type { Clock } from "../src/backup/clock.ts";
-import { MINIMAL_PASSWORD_COST, parseConfig, type Config } from "../src/config.ts";
+import { MINIMAL_PASSWORD_COST, parseConfig, type Config } from "../src/config/index.ts";
 import { openPostgresStore } from "../src/db/postgres/store.ts";
 import { openSqliteStore } from "../src/db/sqlite/store.ts";
 import type { Store, VersionedStore } from "../src/db/store.ts";
 import { auditEvent, CLI_ORIGIN } from "../src/audit/model.ts";
-import { createLoggers } from "../src/log.ts";
+import { createLoggers } from "../src/observability/log.ts";
 import type { InProcessVia } from "../src/http/outer-handler.ts";
 import { createTestDatabase, postgresConfig, type TestDatabase } from "./postgres.ts";
 
@@ -51,7 +51,7 @@ export interface TestAppOptions {
   store?: (store: VersionedStore) => VersionedStore;
   /** The backups the app reports and runs (admin/backups, health, metrics); none by default. */
   backups?: Backups;
-  /** The clock the app's summaries of repeated log lines keep time by (src/log-dedupe.ts). */
+  /** The clock the app's summaries of repeated log lines keep time by (src/observability/log-dedupe.ts). */
   clock?: Clock;
 }
 

@@ -6,7 +6,7 @@
 // the hub knows where the log stands.
 import { expect, test } from "bun:test";
 import type { CategoryEventLog, LoggedChange } from "../src/db/store.ts";
-import { createLoggers } from "../src/log.ts";
+import { createLoggers } from "../src/observability/log.ts";
 import { formatCursor } from "../src/realtime/cursors.ts";
 import { createHub } from "../src/realtime/hub.ts";
 
@@ -51,7 +51,7 @@ test("a hub started amid commits gives a resuming subscriber each change after i
     max: 10,
     buffer: 1024,
     recheckMs: 60_000,
-    stillValid: async () => true,
+    recheckToken: async () => true,
     metrics: { sent() {}, dropped() {} },
     logger: createLoggers("error", { write: () => true }).logger,
   });

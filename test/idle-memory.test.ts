@@ -1,6 +1,6 @@
 // Memory is handed back once per quiet spell after requests, never while they keep coming.
 import { expect, test } from "bun:test";
-import { quietSpellCheck } from "../src/idle-memory.ts";
+import { quietSpellCheck } from "../src/process/idle-memory.ts";
 
 test("releases once after a burst goes quiet, not while busy, not again until the next burst", () => {
   let requests = 0;

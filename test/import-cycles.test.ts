@@ -78,10 +78,10 @@ test("the cycle finder finds a cycle, and the import scan sees imports of values
   expect(cycles(graph)).toEqual([["a", "b", "c"]]);
   const values = await importGraph(false);
   const all = await importGraph(true);
-  expect(values.get("src/main.ts")).toContain("src/cli.ts");
+  expect(values.get("src/main.ts")).toContain("src/process/cli.ts");
   // cli.ts imports backup/cli.ts when the command runs (import()); backup's service needs only the type
   // of its destination.
-  expect(values.get("src/cli.ts")).toContain("src/backup/cli.ts");
+  expect(values.get("src/process/cli.ts")).toContain("src/backup/cli.ts");
   expect(values.get("src/backup/service.ts")).not.toContain("src/backup/destination.ts");
   expect(all.get("src/backup/service.ts")).toContain("src/backup/destination.ts");
   expect(values.get("client/src/client.ts")).toContain("client/src/auth.ts");

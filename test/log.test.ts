@@ -1,9 +1,9 @@
 // The access line is written by hand in pino's format: it must stay valid JSON whatever it carries.
 import { expect, test } from "bun:test";
 import { Writable } from "node:stream";
-import type { LogLevel } from "../src/config.ts";
-import { createLoggers } from "../src/log.ts";
-import { type LineLogger, lineBatch, startLog } from "../src/log-lines.ts";
+import type { LogLevel } from "../src/config/index.ts";
+import { createLoggers } from "../src/observability/log.ts";
+import { type LineLogger, lineBatch, startLog } from "../src/observability/log-lines.ts";
 
 function capture(level: LogLevel) {
   const lines: string[] = [];

@@ -6,11 +6,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
 import { auditEvent, CLI_ORIGIN } from "../src/audit/model.ts";
-import { pruneExpired, startPruning, storeJobs } from "../src/pruning.ts";
+import { pruneExpired, startPruning, storeJobs } from "../src/process/pruning.ts";
 import { openPostgresStore } from "../src/db/postgres/store.ts";
 import { openSqliteStore } from "../src/db/sqlite/store.ts";
 import type { SessionStore, VersionedStore } from "../src/db/store.ts";
-import { createLoggers } from "../src/log.ts";
+import { createLoggers } from "../src/observability/log.ts";
 import { testApp } from "./helpers.ts";
 import { createTestDatabase, postgresAvailable, postgresConfig } from "./postgres.ts";
 

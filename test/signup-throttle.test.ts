@@ -2,7 +2,7 @@
 // that starts with a client's first, then 429 until that window ends; each client counted apart.
 import { describe, expect, test } from "bun:test";
 import { memoryThrottleStore } from "../src/auth/throttle-memory.ts";
-import { AppError } from "../src/errors.ts";
+import { AppError } from "../src/errors/index.ts";
 import { createSignupThrottle } from "../src/signup/throttle.ts";
 
 const HOUR = 3_600_000;

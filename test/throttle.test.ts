@@ -5,7 +5,7 @@ import { describe, expect, test } from "bun:test";
 import { memoryThrottleStore } from "../src/auth/throttle-memory.ts";
 import type { WaitLimits } from "../src/auth/attempts-in-flight.ts";
 import { createLoginThrottle, type Reservation } from "../src/auth/throttle.ts";
-import { AppError } from "../src/errors.ts";
+import { AppError } from "../src/errors/index.ts";
 
 const settings = {
   maxFailures: 5,

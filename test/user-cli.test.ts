@@ -1,8 +1,8 @@
 // `svc user create`, `svc invitation` and `svc audit`, in process through runCli (test/support/admin-cli.ts).
 import { describe, expect, test } from "bun:test";
-import { runCli } from "../src/cli.ts";
+import { runCli } from "../src/process/cli.ts";
 import { openStore } from "../src/db/open.ts";
-import { parseConfig } from "../src/config.ts";
+import { parseConfig } from "../src/config/index.ts";
 import { testApp } from "./helpers.ts";
 import { cli, create, freshDatabase, inspect, PASSWORD, secrets, using } from "./support/admin-cli.ts";
 

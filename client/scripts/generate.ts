@@ -3,9 +3,9 @@
 import { join } from "node:path";
 import openapiTS, { astToString } from "openapi-typescript";
 import { createApp } from "../../src/app.ts";
-import { parseConfig } from "../../src/config.ts";
+import { parseConfig } from "../../src/config/index.ts";
 import { SPEC_PATH } from "../../src/http/openapi-routes.ts";
-import { createLoggers } from "../../src/log.ts";
+import { createLoggers } from "../../src/observability/log.ts";
 import { openStore } from "../../src/db/open.ts";
 
 const config = parseConfig({

@@ -3,13 +3,13 @@
 // a transaction; caches on every instance see it at their next request).
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { CLI_ORIGIN, isAuditAction, AUDIT_ACTIONS } from "../audit/model.ts";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/index.ts";
 import { describeDatabase, openFailure, openStore } from "../db/open.ts";
 import { ROLES, type AuditFilter, type Role, type Store, type UserRecord } from "../db/store.ts";
-import { AppError, UsageError } from "../errors.ts";
-import { parseId } from "../ids.ts";
-import { createLoggers } from "../log.ts";
-import { accountServices } from "../services.ts";
+import { AppError, UsageError } from "../errors/index.ts";
+import { parseId } from "../lib/ids.ts";
+import { createLoggers } from "../observability/log.ts";
+import { accountServices } from "../process/services.ts";
 import { auditEventView, parseSince } from "./model.ts";
 import type { SecretInput } from "./secret-input.ts";
 

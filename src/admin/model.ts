@@ -2,7 +2,7 @@
 // answer with, and the query strings they read.
 import { t, type Static } from "elysia";
 import { AUDIT_ACTIONS, isAuditAction } from "../audit/model.ts";
-import { parseDuration } from "../config.ts";
+import { parseDuration } from "../config/index.ts";
 import {
   ACCOUNT_STATUSES,
   ROLES,
@@ -13,8 +13,8 @@ import {
   type UserFilter,
   type UserRecord,
 } from "../db/store.ts";
-import { invalidFields, UNKNOWN_FIELD, type FieldError } from "../errors.ts";
-import { parseId } from "../ids.ts";
+import { invalidFields, UNKNOWN_FIELD, type FieldError } from "../errors/index.ts";
+import { parseId } from "../lib/ids.ts";
 import { enumOf, integer, type QueryParameter } from "../http/openapi-parts.ts";
 import { accountFields } from "../users/model.ts";
 import { parsePage } from "../users/service.ts";

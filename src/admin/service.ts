@@ -14,8 +14,8 @@ import type {
   UserRecord,
   UserStore,
 } from "../db/store.ts";
-import { AppError } from "../errors.ts";
-import { parseId } from "../ids.ts";
+import { AppError } from "../errors/index.ts";
+import { parseId } from "../lib/ids.ts";
 import type { AccountInput, UserService } from "../users/service.ts";
 
 export interface AdminServiceDeps {

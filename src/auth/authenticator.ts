@@ -1,8 +1,8 @@
 // The one bearer check REST and GraphQL share: header → token → live user at the token's version.
 import type { Store, UserRecord } from "../db/store.ts";
-import { type Awaitable, chain } from "../awaitable.ts";
-import { AppError } from "../errors.ts";
-import type { TokenService, VerifiedToken } from "./tokens.ts";
+import { type Awaitable, chain } from "../lib/awaitable.ts";
+import { AppError } from "../errors/index.ts";
+import type { TokenService, TokenVerifier, VerifiedToken } from "./tokens.ts";
 
 export interface Caller {
   user: UserRecord;
@@ -14,12 +14,14 @@ export interface Authenticator {
    * The calling user and their token: at once when the token and its holder are known from memory. Throws
    * (or rejects with) AppError `unauthorized`, with WWW-Authenticate, when there is none.
    */
-  authenticate(authorization: string | null): Awaitable<Caller>;
+  authenticate(authorization: string | null, verifier?: TokenVerifier): Awaitable<Caller>;
   /**
    * The token (its user and session), its signature and expiry checked but not whether it was revoked
    * since: for a repeat under an Idempotency-Key of the request that revoked it. null: no such token.
    */
-  subject(authorization: string | null): Promise<VerifiedToken | null>;
+  subject(authorization: string | null, verifier?: TokenVerifier): Promise<VerifiedToken | null>;
+  /** @elysiajs/jwt, for routes to mount: their context's `accessToken` is the verifier to pass. */
+  plugin: TokenService["plugin"];
 }
 
 const CHALLENGE = 'Bearer realm="svc"';
@@ -35,11 +37,12 @@ export function createAuthenticator(
   now: () => number = Date.now,
 ): Authenticator {
   return {
-    authenticate(authorization) {
+    plugin: tokens.plugin,
+    authenticate(authorization, verifier) {
       if (!authorization) throw unauthorized(false, "A Bearer token is required.");
       const token = bearerToken(authorization, tokens);
       if (token === null) throw unauthorized(true, "The Authorization header must read 'Bearer <token>'.");
-      return chain(tokens.verify(token), (verified) => {
+      return chain(tokens.verify(token, verifier), (verified) => {
         if (!verified) throw invalid();
         return chain(store.tokenHolder(verified.userId, verified.jti, verified.sessionId), (holder) => {
           // A deleted user, a token from before a password change, or one whose session ended (logout,
@@ -59,9 +62,9 @@ export function createAuthenticator(
         });
       });
     },
-    async subject(authorization) {
+    async subject(authorization, verifier) {
       const token = authorization && bearerToken(authorization, tokens);
-      return token ? await tokens.verify(token) : null;
+      return token ? await tokens.verify(token, verifier) : null;
     },
   };
 }

@@ -7,7 +7,7 @@
 // the cookie authenticates must come from svc's own origin or a listed CORS origin, and be one that
 // no form can send (a JSON body, or one of the headers only a script sets). docs/browser-apps.md.
 import { CORS_REQUEST_HEADERS } from "../http/cors.ts";
-import { AppError } from "../errors.ts";
+import { AppError } from "../errors/index.ts";
 import type { TokenPair } from "./session-types.ts";
 
 export const SESSION_MODES = ["json", "cookie"] as const;

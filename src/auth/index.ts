@@ -12,7 +12,7 @@ import type { UserRecord } from "../db/store.ts";
 import { loginBody, redeemResetBody, userView } from "../users/model.ts";
 import type { UserService } from "../users/service.ts";
 import type { Authenticator } from "./authenticator.ts";
-import { AppError, invalidFields } from "../errors.ts";
+import { AppError, invalidFields } from "../errors/index.ts";
 import { bearer, identifier } from "./bearer.ts";
 import {
   clearRefreshCookie,
@@ -24,7 +24,7 @@ import {
 import { type LogoutScope, logoutBody, logoutRequest, refreshBody, refreshRequest } from "./model.ts";
 import { refreshDigest } from "./refresh-tokens.ts";
 import type { SessionService, TokenPair } from "./sessions.ts";
-import type { VerifiedToken } from "./tokens.ts";
+import type { TokenVerifier, VerifiedToken } from "./tokens.ts";
 
 /** What a request that starts a session can be refused with, besides its own credentials' error. */
 const NEW_SESSION_ERRORS = [
@@ -79,7 +79,12 @@ export function authRoutes({
   ) => (mode === "cookie" ? withRefreshInCookie(pair, request, trustProxy, headers) : pair);
 
   /** The session a logout ends: named by the refresh token in its body, by the session cookie, or by the Bearer token. */
-  async function sessionToEnd(body: unknown, request: Request, info: RequestInfo): Promise<Ending> {
+  async function sessionToEnd(
+    body: unknown,
+    request: Request,
+    info: RequestInfo,
+    verifier: TokenVerifier,
+  ): Promise<Ending> {
     const { scope, refreshToken } = logoutRequest(body);
     // By refresh token, the session is named without an access token: one that expired can still sign out.
     // A repeat finds the token spent, so the key is held under its digest, not under a user.
@@ -93,13 +98,14 @@ export function authRoutes({
       return { by: "cookie", scope, refreshToken: cookie, holder: { caller: `refresh:${refreshDigest(cookie)}` } };
     }
     // By Bearer token, the key is the session's own: another session's repeat ends its own session.
-    const { caller, token } = await identify(request, body, info);
+    const { caller, token } = await identify(request, body, info, verifier);
     return { by: "bearer", scope, caller, token, holder: bySession(caller, token) };
   }
 
   return (
     new Elysia({ prefix: "/svc-api/v1/auth" })
       .use(requestFacts)
+      .use(authenticator.plugin)
       // Every write here acts on something with no representation a client could hold a tag of (a new
       // session, a token, an account's password): "guarded" without a target, so If-Match cannot hold and
       // If-None-Match always does (RFC 9110).
@@ -107,8 +113,8 @@ export function authRoutes({
       .macro({
         /** `ending`: the session a logout ends; listed before the route's operation, whose key it names. */
         endingSession: {
-          async resolve({ body, request, requestInfo }) {
-            const ending = await sessionToEnd(body, request, requestInfo);
+          async resolve({ body, request, requestInfo, accessToken }) {
+            const ending = await sessionToEnd(body, request, requestInfo, accessToken);
             return { ending, keyHolder: ending.holder };
           },
         },

@@ -1,6 +1,6 @@
 // Request and answer shapes of the session routes (t schemas).
 import { t } from "elysia";
-import { invalidFields, UNKNOWN_FIELD, type FieldError } from "../errors.ts";
+import { invalidFields, UNKNOWN_FIELD, type FieldError } from "../errors/index.ts";
 
 const closed = { additionalProperties: false } as const;
 

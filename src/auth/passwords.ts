@@ -1,5 +1,5 @@
 // Password hashing with argon2id through Bun.password, and the rules a password must meet.
-import type { PasswordCost } from "../config.ts";
+import type { PasswordCost } from "../config/index.ts";
 
 export const PASSWORD_MIN = 8;
 export const PASSWORD_MAX = 128;

@@ -1,7 +1,7 @@
 // Refresh tokens: 256 random bits, stored only as their SHA-256 digest. The answer a rotation gave is
 // kept sealed (AES-256-GCM) under a key derived from the rotated token itself, so only whoever presents
 // that token again can read it: the database alone yields neither the tokens nor the answers.
-import { sealUnder, unsealUnder } from "../sealing.ts";
+import { sealUnder, unsealUnder } from "../lib/sealing.ts";
 
 const TOKEN_BYTES = 32;
 /** 32 bytes in unpadded base64url. */

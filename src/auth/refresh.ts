@@ -1,10 +1,10 @@
 // Refreshing a session: the rotation of its refresh token, safe under concurrency (see sessions.ts), the
 // same answer for a repeat within the reuse window, and the session's end for a copied token.
 import { auditEvent } from "../audit/model.ts";
-import type { SessionConfig } from "../config.ts";
+import type { SessionConfig } from "../config/index.ts";
 import type { PresentedRefresh, SessionRecord, SessionStore, UserRecord } from "../db/store.ts";
-import { AppError } from "../errors.ts";
-import type { Logger } from "../log.ts";
+import { AppError } from "../errors/index.ts";
+import type { Logger } from "../observability/log.ts";
 import type { SessionMode } from "./cookie-session.ts";
 import { newRefreshToken, refreshDigest, seal, unseal, wellFormed } from "./refresh-tokens.ts";
 import type { ClientInfo, SealedPair, TokenPair } from "./session-types.ts";

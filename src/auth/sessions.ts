@@ -5,7 +5,7 @@
 // window (a second tab, a retry after a lost response, another instance) opens the same answer. After
 // the window, a rotated token presented again means it was copied: the session ends.
 import { auditEvent, type Origin } from "../audit/model.ts";
-import type { SessionConfig } from "../config.ts";
+import type { SessionConfig } from "../config/index.ts";
 import {
   ReferenceGone,
   type RevocationStore,
@@ -14,10 +14,10 @@ import {
   type SessionStore,
   type UserRecord,
 } from "../db/store.ts";
-import { AppError } from "../errors.ts";
-import { newId } from "../ids.ts";
+import { AppError } from "../errors/index.ts";
+import { newId } from "../lib/ids.ts";
 import type { LogoutScope } from "./model.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../observability/log.ts";
 import { newRefreshToken, refreshDigest, wellFormed } from "./refresh-tokens.ts";
 import type { LoginThrottle } from "./throttle.ts";
 import type { SessionMode } from "./cookie-session.ts";

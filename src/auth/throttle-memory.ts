@@ -1,9 +1,9 @@
 // Failed-login state in this process's memory, for when the database cannot record it: while its
 // storage is full, logins go on with their attempts still counted, atomically, before the password is
 // checked (for this instance alone, until the database takes writes again).
-import { setBounded } from "../bounded-map.ts";
+import { setBounded } from "../lib/bounded-map.ts";
 import type { ThrottleRecord, ThrottleStore } from "../db/store.ts";
-import { AppError } from "../errors.ts";
+import { AppError } from "../errors/index.ts";
 
 /** Keys kept at most; the oldest go first. */
 const KEYS_KEPT = 10_000;

@@ -7,9 +7,9 @@
 // instance or several, at most maxFailures guesses at an account are ever checked before its block.
 // An attempt refused while the account's reservations are still in flight on this instance waits for
 // them (bounded): a success among them frees the account, so right passwords sent together all get in.
-import type { LoginThrottleConfig } from "../config.ts";
+import type { LoginThrottleConfig } from "../config/index.ts";
 import type { ThrottleRecord, ThrottleStore, ThrottleTransition } from "../db/store.ts";
-import { AppError } from "../errors.ts";
+import { AppError } from "../errors/index.ts";
 import { AttemptsInFlight, type WaitLimits } from "./attempts-in-flight.ts";
 
 /** A reserved attempt. Disposed (`using`) once its check is done, whatever the outcome. */

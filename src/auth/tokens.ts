@@ -1,9 +1,26 @@
-// Issues and verifies svc's access tokens: HS256 JWTs through @elysiajs/jwt, algorithm pinned.
-import type { Awaitable } from "../awaitable.ts";
+// svc's access tokens: HS256 JWTs, algorithm pinned, with one set of rules for every place that reads them.
+//
+// Two libraries, one format. Routes verify a token they have not seen through @elysiajs/jwt used as a plugin
+// (`accessTokenPlugin`, mounted by auth/bearer.ts): its `accessToken.verify` in the request's context. Signing
+// happens inside the session service, which the CLI shares and which seals a pair before its transaction
+// commits, and verifying also happens where no Elysia context exists (GraphQL over WebSocket, a subscription's
+// token rechecks): there svc calls jose, the library the plugin wraps, directly. Both are given RULES, because
+// the plugin verifies with whatever algorithm the token's header names unless told otherwise, and does not
+// require an exp (README, "The card's packages").
 import { jwt } from "@elysiajs/jwt";
-import { setBounded } from "../bounded-map.ts";
+import { type JWTPayload, type JWTVerifyOptions, jwtVerify, SignJWT } from "jose";
+import type { Awaitable } from "../lib/awaitable.ts";
+import { setBounded } from "../lib/bounded-map.ts";
 
 export const TOKEN_ISSUER = "svc";
+const ALGORITHM = "HS256";
+
+/** What a token must be to be svc's: checked by jose, whether called by the plugin or by svc. */
+export const RULES = {
+  algorithms: [ALGORITHM],
+  issuer: TOKEN_ISSUER,
+  requiredClaims: ["exp", "iat", "sub", "jti"],
+} as const satisfies JWTVerifyOptions;
 
 export interface IssuedToken {
   token: string;
@@ -28,33 +45,58 @@ export interface VerifiedToken extends TokenSubject {
   exp: number;
 }
 
+/** What checks a token's signature and claims: the plugin's `accessToken` in a request, jose elsewhere. */
+export interface TokenVerifier {
+  /** The token's claims, or false (@elysiajs/jwt's answer) when it is not valid under `rules`. */
+  verify(token: string, rules: JWTVerifyOptions): Promise<JWTPayload | false>;
+}
+
 export interface TokenService {
   issue(subject: TokenSubject): Promise<IssuedToken>;
-  /** null: not a token svc issued, or expired, or not yet valid. Never throws. At once for a token verified before. */
-  verify(token: string): Awaitable<VerifiedToken | null>;
+  /**
+   * null: not a token svc issued, or expired, or not yet valid. Never throws. At once for a token verified
+   * before; otherwise checked by `verifier` (jose directly when none is given).
+   */
+  verify(token: string, verifier?: TokenVerifier): Awaitable<VerifiedToken | null>;
   /** Whether `token` is one verified before and still remembered (expired or not): a well-formed token. */
   remembers(token: string): boolean;
+  /** @elysiajs/jwt for routes: decorates their context with `accessToken` (sign and verify under this key). */
+  plugin: ReturnType<typeof accessTokenPlugin>;
 }
 
 /** How many verified tokens are remembered; the oldest go first. */
 const VERIFIED_CACHE_SIZE = 10_000;
 
+/** The plugin as routes mount it: one seed, so Elysia mounts it once however many route groups use it. */
+export function accessTokenPlugin(secret: Uint8Array) {
+  return jwt({ name: "accessToken", secret, alg: ALGORITHM, iss: TOKEN_ISSUER });
+}
+
 export function createTokenService(secret: Uint8Array, ttlSeconds: number): TokenService {
-  const signer = jwt({ name: "jwt", secret, alg: "HS256", iss: TOKEN_ISSUER }).decorator.jwt;
-  // @elysiajs/jwt verifies with whatever the header says unless told otherwise, and does not require exp.
-  const rules = { algorithms: ["HS256"], issuer: TOKEN_ISSUER, requiredClaims: ["exp", "iat", "sub", "jti"] };
   const verified = new Map<string, VerifiedToken>();
+  const direct: TokenVerifier = {
+    verify: (token, rules) =>
+      jwtVerify(token, secret, rules).then(
+        (result) => result.payload,
+        () => false as const,
+      ),
+  };
 
   return {
+    plugin: accessTokenPlugin(secret),
     async issue({ userId, version, sessionId, mode }) {
-      // Relative: jose computes exp microseconds before the iat the plugin stamps, in the same synchronous
-      // step, instead of from a clock read before an await (which let exp - iat come out one second short).
       const claims = { sub: userId, ver: version, ...(sessionId && { sid: sessionId }), ...(mode && { mode }) };
-      const token = await signer.sign({ ...claims, jti: crypto.randomUUID(), exp: `${ttlSeconds}s` });
+      // exp relative to iat, both stamped in the same synchronous step: a clock read before an await let
+      // exp - iat come out one second short.
+      const token = await new SignJWT({ ...claims, iss: TOKEN_ISSUER, jti: crypto.randomUUID() })
+        .setProtectedHeader({ alg: ALGORITHM, typ: "JWT" })
+        .setIssuedAt()
+        .setExpirationTime(`${ttlSeconds}s`)
+        .sign(secret);
       return { token, token_type: "Bearer", expires_in: ttlSeconds };
     },
     remembers: (token) => verified.has(token),
-    verify(token) {
+    verify(token, verifier = direct) {
       // A token's signature and claims never change, so a verified token is remembered until it
       // expires; revocation (version, jti) is checked by the authenticator on every request anyway.
       const known = verified.get(token);
@@ -63,30 +105,30 @@ export function createTokenService(secret: Uint8Array, ttlSeconds: number): Toke
         verified.delete(token);
         return null;
       }
-      return verifyOnce(token).then((result) => {
+      // jose also refuses a future nbf and an iat it cannot read.
+      return verifier.verify(token, RULES).then((claims) => {
+        const result = claims ? accessClaims(claims) : null;
         if (result) setBounded(verified, token, result, VERIFIED_CACHE_SIZE);
         return result;
       });
     },
   };
+}
 
-  async function verifyOnce(token: string): Promise<VerifiedToken | null> {
-    // jose also refuses a future nbf and an iat it cannot read.
-    const claims = await signer.verify(token, rules);
-    if (!claims || typeof claims.sub !== "string" || typeof claims.jti !== "string" || typeof claims.exp !== "number")
-      return null;
-    const version = claims.ver;
-    if (typeof version !== "number" || !Number.isSafeInteger(version) || version < 0) return null;
-    const { sid, mode } = claims;
-    if (sid !== undefined && typeof sid !== "string") return null;
-    if (mode !== undefined && mode !== "cookie") return null;
-    return {
-      userId: claims.sub,
-      version,
-      jti: claims.jti,
-      exp: claims.exp,
-      ...(sid !== undefined && { sessionId: sid }),
-      ...(mode === "cookie" && { mode }),
-    };
-  }
+/** The subject a verified payload names, or null when a claim svc reads is missing or of the wrong kind. */
+function accessClaims(claims: JWTPayload): VerifiedToken | null {
+  if (typeof claims.sub !== "string" || typeof claims.jti !== "string" || typeof claims.exp !== "number") return null;
+  const version = claims.ver;
+  if (typeof version !== "number" || !Number.isSafeInteger(version) || version < 0) return null;
+  const { sid, mode } = claims;
+  if (sid !== undefined && typeof sid !== "string") return null;
+  if (mode !== undefined && mode !== "cookie") return null;
+  return {
+    userId: claims.sub,
+    version,
+    jti: claims.jti,
+    exp: claims.exp,
+    ...(sid !== undefined && { sessionId: sid }),
+    ...(mode === "cookie" && { mode }),
+  };
 }

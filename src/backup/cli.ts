@@ -1,11 +1,11 @@
 // `svc backup --list`, `svc backup --now` and `svc restore`: the snapshots at SVC_BACKUP_TO seen, taken and
-// brought back from the box's shell. (`svc backup <file>`, one plain snapshot, is src/cli.ts's own.)
+// brought back from the box's shell. (`svc backup <file>`, one plain snapshot, is src/process/cli.ts's own.)
 import { mkdtemp, rm } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { version } from "../../package.json";
-import { type Config, ConfigError } from "../config.ts";
+import { type Config, ConfigError } from "../config/index.ts";
 import { describeDatabase } from "../db/describe.ts";
-import { UsageError } from "../errors.ts";
+import { UsageError } from "../errors/index.ts";
 import { missingSqlite } from "../db/sqlite/file.ts";
 import { type Destination, placeOf } from "./destination.ts";
 import { openDestination } from "./open-destination.ts";

@@ -1,6 +1,6 @@
 // Where snapshots go (SVC_BACKUP_TO): a folder, or a bucket of S3-compatible storage. One small contract,
 // one file per kind (open-destination.ts imports the one configured).
-import type { BackupDestination } from "../config.ts";
+import type { BackupDestination } from "../config/index.ts";
 import type { SnapshotInfo } from "./names.ts";
 
 export interface Destination {

@@ -1,7 +1,7 @@
 // A failed backup in one line, for its log line, the admin API and `svc backup --now`: what went wrong and
 // where, without a credential or a signed URL (whose query carries a signature and the key's id).
-import type { S3Settings } from "../config.ts";
-import { describeError } from "../safe-errors.ts";
+import type { S3Settings } from "../config/index.ts";
+import { describeError } from "../errors/safe-errors.ts";
 
 export function failureReason(error: unknown, s3: S3Settings): string {
   const code = (error as { code?: unknown }).code;

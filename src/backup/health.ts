@@ -1,7 +1,7 @@
 // What health and the metrics tell of the backups (service.ts keeps their state): types only come from
 // there, so that the app loads none of the backup code when there are no backups.
 import type { BackupHealth } from "../health/probes.ts";
-import type { BackupFigures } from "../metrics.ts";
+import type { BackupFigures } from "../observability/metrics.ts";
 import type { Backups } from "./service.ts";
 
 /** /svc/health's backup detail. */

@@ -2,7 +2,7 @@
 // restored snapshot gets, read and written with bun:sqlite alone: `svc restore` and `svc backup --now` load no store.
 import { Database } from "bun:sqlite";
 import { newIdentity } from "../db/identity.ts";
-import { nodeFs } from "../node-fs.ts";
+import { nodeFs } from "../process/node-fs.ts";
 
 /**
  * The identity of the SQLite database at `path`; null when there is none to read (no file, not svc's, damaged).

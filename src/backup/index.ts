@@ -6,7 +6,7 @@ import { auditEvent } from "../audit/model.ts";
 import type { Authenticator } from "../auth/authenticator.ts";
 import { bearer } from "../auth/bearer.ts";
 import type { AuditStore } from "../db/store.ts";
-import { AppError } from "../errors.ts";
+import { AppError } from "../errors/index.ts";
 import { clientInfo } from "../http/client-address.ts";
 import { documented, ref } from "../http/openapi.ts";
 import { backupsView } from "./model.ts";

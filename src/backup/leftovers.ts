@@ -1,8 +1,8 @@
 // A run's scratch folder sits beside the database; one a process left when it died is removed at start.
 import { readdir, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import type { S3Settings } from "../config.ts";
-import type { LineLogger } from "../log-lines.ts";
+import type { S3Settings } from "../config/index.ts";
+import type { LineLogger } from "../observability/log-lines.ts";
 import { failureReason } from "./failure.ts";
 import { scratchPrefix } from "./snapshot.ts";
 

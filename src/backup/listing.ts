@@ -1,7 +1,7 @@
 // The last success, read from the destination's listing: the newest of this database's snapshots there,
 // whoever stored it, unless it is dated in the future (then it is named in a warning, once).
-import type { S3Settings } from "../config.ts";
-import type { LineLogger } from "../log-lines.ts";
+import type { S3Settings } from "../config/index.ts";
+import type { LineLogger } from "../observability/log-lines.ts";
 import type { Clock } from "./clock.ts";
 import type { Destination } from "./destination.ts";
 import { failureReason } from "./failure.ts";

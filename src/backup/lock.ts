@@ -8,7 +8,7 @@
 // itself it needs a local file system, not a network share.
 import { Database } from "bun:sqlite";
 import { createPrivateFile } from "../db/sqlite/file.ts";
-import { nodeFs } from "../node-fs.ts";
+import { nodeFs } from "../process/node-fs.ts";
 
 export interface BackupLock {
   /** True when this process holds the lock, taking it now if it is free. */

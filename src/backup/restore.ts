@@ -3,10 +3,10 @@
 // temporary name, checked as backups are (verify.ts), and only then does it take the database's name.
 // A database already there is refused, or with --force kept aside (with its -wal and -shm) first.
 import { dirname, resolve } from "node:path";
-import type { S3Settings } from "../config.ts";
+import type { S3Settings } from "../config/index.ts";
 import { makePrivateFolder, utcStamp } from "../db/sqlite/file.ts";
 import { syncFolder } from "../db/sqlite/new-database.ts";
-import { nodeFs } from "../node-fs.ts";
+import { nodeFs } from "../process/node-fs.ts";
 import { fullDiskText, outOfSpace } from "../db/storage.ts";
 import { databaseInto } from "./compress.ts";
 import { failureReason } from "./failure.ts";

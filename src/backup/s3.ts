@@ -1,7 +1,7 @@
 // Snapshots in a bucket of S3-compatible storage (AWS S3, MinIO, R2, B2, Garage), through Bun's own S3
 // client. An object appears only once its upload is complete, so a reader never finds half a snapshot.
 import { S3Client } from "bun";
-import type { S3Settings } from "../config.ts";
+import type { S3Settings } from "../config/index.ts";
 import { NoSuchSnapshot, type Destination } from "./destination.ts";
 import { byAge, parseSnapshotName, type SnapshotInfo } from "./names.ts";
 

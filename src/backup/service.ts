@@ -4,8 +4,8 @@
 // the newest of the database's own snapshots at the destination (names.ts), whoever stored it (another process,
 // `svc backup --now` from cron), re-read every REREAD_MS and after each run; one dated in the future is none.
 import { mkdtemp, rm } from "node:fs/promises";
-import type { S3Settings } from "../config.ts";
-import type { LineLogger } from "../log-lines.ts";
+import type { S3Settings } from "../config/index.ts";
+import type { LineLogger } from "../observability/log-lines.ts";
 import { type Clock, REAL_CLOCK } from "./clock.ts";
 import type { Destination } from "./destination.ts";
 import { failureReason } from "./failure.ts";

@@ -1,6 +1,6 @@
 // The worker thread a snapshot is taken in while svc serves (in-worker.ts): one request, one answer. An
 // entry point of its own in the binary (src/build/compile.ts).
-import { describeError } from "../safe-errors.ts";
+import { describeError } from "../errors/safe-errors.ts";
 import { type SnapshotRequest, takeSnapshot } from "./snapshot.ts";
 
 declare const self: Worker;

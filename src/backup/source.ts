@@ -1,8 +1,8 @@
 // What `svc restore --from` names: a snapshot file, a snapshot in a bucket (s3://bucket/prefix/<name>), or the
 // newest of the database's own in a folder or under a prefix (<folder>/latest, s3://bucket/prefix/latest).
 import { basename, dirname } from "node:path";
-import type { S3Settings } from "../config.ts";
-import { nodeFs } from "../node-fs.ts";
+import type { S3Settings } from "../config/index.ts";
+import { nodeFs } from "../process/node-fs.ts";
 import { type Destination, NoSuchSnapshot, placeOf } from "./destination.ts";
 import { openDestination } from "./open-destination.ts";
 import { inTheFuture, parseSnapshotName } from "./names.ts";

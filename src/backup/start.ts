@@ -1,8 +1,8 @@
 // The backups of `svc serve`, when SVC_BACKUP_TO is set on SQLite: made, and their schedule begun.
 // serve.ts imports this only then.
 import { version } from "../../package.json";
-import type { Config } from "../config.ts";
-import type { LineLogger } from "../log-lines.ts";
+import type { Config } from "../config/index.ts";
+import type { LineLogger } from "../observability/log-lines.ts";
 import { openDestination } from "./open-destination.ts";
 import { type Backups, createBackups } from "./service.ts";
 

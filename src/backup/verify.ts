@@ -3,7 +3,7 @@
 // what it holds.
 import { Database } from "bun:sqlite";
 import { checkSqlite } from "../db/check.ts";
-import { describeError } from "../safe-errors.ts";
+import { describeError } from "../errors/safe-errors.ts";
 
 /** What a snapshot holds, as `svc restore` reports it. */
 export interface SnapshotCounts {

@@ -7,8 +7,8 @@
 // transaction) is seen by the next request everywhere. Within one request the versions are read once,
 // with its token, and serve all of its cached reads: on PostgreSQL that is one round trip, not two.
 import { AsyncLocalStorage } from "node:async_hooks";
-import { type Awaitable, chain } from "../awaitable.ts";
-import { setBounded } from "../bounded-map.ts";
+import { type Awaitable, chain } from "../lib/awaitable.ts";
+import { setBounded } from "../lib/bounded-map.ts";
 import type {
   CategoryPage,
   CategoryRecord,

@@ -2,8 +2,8 @@
 // was read at, and is used only while the database still reports that version. The version is read
 // before the data, so an entry can be tagged older than its data (and be refreshed needlessly once)
 // but never newer (and be served stale).
-import { type Awaitable, chain } from "../awaitable.ts";
-import { setBounded } from "../bounded-map.ts";
+import { type Awaitable, chain } from "../lib/awaitable.ts";
+import { setBounded } from "../lib/bounded-map.ts";
 
 export class VersionedCache<T> {
   private readonly entries = new Map<string, { version: number; value: T }>();

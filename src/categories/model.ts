@@ -1,7 +1,7 @@
 // Rules for category fields, as the GraphQL inputs carry them.
 import type { CategoryPatch } from "../db/store.ts";
-import type { FieldError } from "../errors.ts";
-import { unstorable, UNSTORABLE_MESSAGE } from "../text.ts";
+import type { FieldError } from "../errors/index.ts";
+import { unstorable, UNSTORABLE_MESSAGE } from "../lib/text.ts";
 
 export const DEFAULT_COLOR = "#64748B";
 const NAME_MAX = 64;

@@ -8,8 +8,8 @@ import {
   type CategoryRecord,
   type CategoryStore,
 } from "../db/store.ts";
-import { AppError, invalidFields } from "../errors.ts";
-import { newId, parseId } from "../ids.ts";
+import { AppError, invalidFields } from "../errors/index.ts";
+import { newId, parseId } from "../lib/ids.ts";
 import { cleanCategory, DEFAULT_COLOR, type CategoryInput } from "./model.ts";
 
 /** Who acts: a user (an administrator may change any category), or anyone at all when GraphQL authentication is off. */

@@ -3,7 +3,7 @@
 // REST and GraphQL API, same origin, which checks every request. Its files are read on the first
 // request for one (files.ts), not at start.
 import { Elysia } from "elysia";
-import { AppError } from "../errors.ts";
+import { AppError } from "../errors/index.ts";
 import { acceptsGzip } from "../http/accept-encoding.ts";
 import type { ConsoleFile } from "./assets.macro.ts";
 

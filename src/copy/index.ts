@@ -3,7 +3,7 @@
 // The source is only read, and the target written: each must be an svc database that exists (svc
 // migrate makes a new one); nothing is created by a copy.
 import { parseArgs } from "node:util";
-import { ConfigError, parseDatabaseUrl, type Env } from "../config.ts";
+import { ConfigError, parseDatabaseUrl, type Env } from "../config/index.ts";
 import { describeDatabase, openFailure, openStore } from "../db/open.ts";
 import {
   CATEGORY_FIELDS,
@@ -17,8 +17,8 @@ import {
   type Store,
   type UserRecord,
 } from "../db/store.ts";
-import { describeError } from "../safe-errors.ts";
-import { unstorable } from "../text.ts";
+import { describeError } from "../errors/safe-errors.ts";
+import { unstorable } from "../lib/text.ts";
 
 const PAGE = 1000;
 const USAGE = "usage: svc copy --from <url> --to <url> [--force] [--allow-empty]";

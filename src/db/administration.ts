@@ -2,8 +2,8 @@
 // status) and deletion: the changes that may take an admin away serialize on one lock, so that one
 // active admin always remains, whichever instances the changes come from.
 import { and, count, eq, gt, ne, or, sql, type SQL } from "drizzle-orm";
-import { AppError } from "../errors.ts";
-import { parseId } from "../ids.ts";
+import { AppError } from "../errors/index.ts";
+import { parseId } from "../lib/ids.ts";
 import { recordIn, type AuditEvent } from "./audit.ts";
 import type { Db, Dialect, Tables } from "./dialect.ts";
 import { nameKey, USER_FIELDS, type AccountStatus, type Role } from "./records.ts";

@@ -2,7 +2,7 @@
 // first by administrators, pruned by age, and paged whole for `svc copy`.
 import { and, desc, eq, gt, gte, lt, or, type SQL } from "drizzle-orm";
 import type { AuditAction } from "../audit/model.ts";
-import { parseId } from "../ids.ts";
+import { parseId } from "../lib/ids.ts";
 import type { Db, Dialect, Tables } from "./dialect.ts";
 import { AUDIT_FIELDS } from "./records.ts";
 import { columns, pruneBefore } from "./rows.ts";

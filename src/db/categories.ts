@@ -1,8 +1,8 @@
 // Categories: listed by name without regard to case, changed under a version, and each change handed
 // to the feed realtime subscribers hear, once committed.
 import { and, eq, sql } from "drizzle-orm";
-import type { ErrorCode } from "../errors.ts";
-import { parseId } from "../ids.ts";
+import type { ErrorCode } from "../errors/index.ts";
+import { parseId } from "../lib/ids.ts";
 import type { CategoryChange } from "../realtime/events.ts";
 import { recordIn, type AuditEvent } from "./audit.ts";
 import type { Clash, Db, Dialect } from "./dialect.ts";

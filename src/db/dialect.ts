@@ -2,11 +2,11 @@
 // (users.ts, categories.ts, ...), joined in drizzle-store.ts, is written against this; sqlite/store.ts
 // and postgres/store.ts each make one.
 import type { PgColumn, PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
-import type { ErrorCode } from "../errors.ts";
+import type { ErrorCode } from "../errors/index.ts";
 import type * as pgTables from "./postgres/schema.ts";
 import type { DialectFeed } from "./feeds.ts";
 import type { StorageState } from "./storage.ts";
-import type { Awaitable } from "../awaitable.ts";
+import type { Awaitable } from "../lib/awaitable.ts";
 import type { Rotation, TableVersions, TokenState } from "./records.ts";
 
 /**

@@ -1,7 +1,7 @@
 // Invitations an administrator issues while sign-up is by invitation: kept as digests, listed newest
 // first, revoked by deletion, and spent by the sign-up that redeems one in the same change as its account.
 import { and, desc, eq, gt, isNull, lt, or } from "drizzle-orm";
-import { parseId } from "../ids.ts";
+import { parseId } from "../lib/ids.ts";
 import { recordIn, type AuditEvent } from "./audit.ts";
 import type { Dialect } from "./dialect.ts";
 import { INVITATION_FIELDS, USER_FIELDS } from "./records.ts";

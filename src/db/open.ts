@@ -1,7 +1,7 @@
 // Opens the store SVC_DATABASE_URL names, migrated and ready. Each database's code is imported when it
 // is the one in use: svc on SQLite never loads the PostgreSQL driver's code, nor the other way round.
-import type { DatabaseConfig } from "../config.ts";
-import { describeError } from "../safe-errors.ts";
+import type { DatabaseConfig } from "../config/index.ts";
+import { describeError } from "../errors/safe-errors.ts";
 import { describeDatabase } from "./describe.ts";
 import { NoSuchDatabase, type OpenOptions, type Store, type VersionedStore } from "./store.ts";
 import { BehindDatabase, NewerDatabase } from "./upgrades.ts";

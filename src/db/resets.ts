@@ -1,7 +1,7 @@
 // One-time password reset codes an administrator issues: at most one outstanding per user, spent by
 // redeeming it in one change with the new password and a new session.
 import { and, eq, gt, sql } from "drizzle-orm";
-import { parseId } from "../ids.ts";
+import { parseId } from "../lib/ids.ts";
 import { recordIn, type AuditEvent } from "./audit.ts";
 import type { Dialect } from "./dialect.ts";
 import { USER_FIELDS } from "./records.ts";

@@ -1,7 +1,7 @@
 // Sessions and their refresh tokens: started at login, rotated with every refresh (of concurrent
 // rotations exactly one lands), listed and ended by their user, pruned once expired.
 import { and, desc, eq, gt, inArray, isNull, ne, sql, type SQL } from "drizzle-orm";
-import { parseId } from "../ids.ts";
+import { parseId } from "../lib/ids.ts";
 import { recordIn, type AuditEvent } from "./audit.ts";
 import type { Db, DbColumn, Dialect, Tables } from "./dialect.ts";
 import { REFRESH_FIELDS, SESSION_FIELDS, USER_FIELDS } from "./records.ts";

@@ -1,8 +1,8 @@
 // Whether the database has room to write: what the health check reports while a full volume turns
 // writes into 503 storage_full and reads go on. Each store tells it when a write failed for want of
 // space; an SQLite store can also look at its volume's free space.
-import { nodeFs } from "../node-fs.ts";
-import { AppError } from "../errors.ts";
+import { nodeFs } from "../process/node-fs.ts";
+import { AppError } from "../errors/index.ts";
 
 export type StorageState = "ok" | "full";
 

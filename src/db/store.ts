@@ -3,7 +3,7 @@
 // under the names the rest of svc imports. Every database svc supports implements it, and one
 // conformance suite (test/store/) holds each implementation to it. Only types come from the
 // aggregates, so this file loads no Drizzle: services and `svc serve` import it before any store.
-import type { Awaitable } from "../awaitable.ts";
+import type { Awaitable } from "../lib/awaitable.ts";
 import type { PoolState, TokenChecks } from "./dialect.ts";
 import type { Counts, LoadData, LoadOptions } from "../copy/load.ts";
 import type { ChangeFeed } from "../realtime/events.ts";

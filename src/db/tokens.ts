@@ -1,7 +1,7 @@
 // Tokens: those revoked one by one (logout), and the check every authenticated request makes of its
 // token (revoked? until when?) read in one statement with the table versions the cache layer keys on.
 import { eq, lt, sql, type SQL } from "drizzle-orm";
-import { parseId } from "../ids.ts";
+import { parseId } from "../lib/ids.ts";
 import type { Dialect, HotReads } from "./dialect.ts";
 import { first } from "./rows.ts";
 import type { TableVersions, TokenStanding, UserRecord } from "./records.ts";

@@ -2,9 +2,9 @@
 // that asks (its version) and the record the client saw (If-Match) still stand. What administrators
 // do to accounts, and deletion, is administration.ts's.
 import { and, eq, gt, sql, type Column } from "drizzle-orm";
-import type { Awaitable } from "../awaitable.ts";
-import type { ErrorCode } from "../errors.ts";
-import { parseId } from "../ids.ts";
+import type { Awaitable } from "../lib/awaitable.ts";
+import type { ErrorCode } from "../errors/index.ts";
+import { parseId } from "../lib/ids.ts";
 import type { UserAdministration } from "./administration.ts";
 import { recordIn, type AuditEvent } from "./audit.ts";
 import type { Dialect } from "./dialect.ts";

@@ -2,7 +2,7 @@
 // caller: Yoga's context factory (HTTP) and graphql-ws's (WebSocket) both build it here.
 import type { Origin } from "../audit/model.ts";
 import type { CategoryService } from "../categories/service.ts";
-import type { GraphqlAuth } from "../config.ts";
+import type { GraphqlAuth } from "../config/index.ts";
 import type { UserRecord } from "../db/store.ts";
 import { limitKey } from "../http/client-address.ts";
 import type { Hub, HubItem, Transport } from "../realtime/hub.ts";

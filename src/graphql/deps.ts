@@ -3,10 +3,10 @@
 import type { Authenticator } from "../auth/authenticator.ts";
 import type { Caching } from "../cache/caching.ts";
 import type { CategoryService } from "../categories/service.ts";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/index.ts";
 import type { Idempotency } from "../http/idempotency.ts";
-import type { Logger } from "../log.ts";
-import type { Metrics } from "../metrics.ts";
+import type { Logger } from "../observability/log.ts";
+import type { Metrics } from "../observability/metrics.ts";
 import type { Hub } from "../realtime/hub.ts";
 
 export interface GraphqlDeps {

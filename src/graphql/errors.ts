@@ -1,6 +1,6 @@
 // GraphQL's side of the error table: AppError → extensions.code and .reason; anything unexpected is masked.
 import { GraphQLError } from "graphql";
-import { AppError } from "../errors.ts";
+import { AppError } from "../errors/index.ts";
 
 export function maskError(error: unknown): Error {
   const original = error instanceof GraphQLError ? error.originalError : error;

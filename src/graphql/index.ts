@@ -50,6 +50,7 @@ export function graphqlRoutes(deps: GraphqlDeps) {
   // Yoga's GET and POST, with svc's hooks around them: local to this instance, they reach only those two.
   routes.use(
     new Elysia({ name: "svc/graphql-yoga" })
+      .use(deps.authenticator.plugin)
       .derive(() => ({ graphql: {} as { asked?: Asked } }))
       .onBeforeHandle(requests.beforeHandle)
       .onAfterHandle(requests.afterHandle)

@@ -3,7 +3,7 @@
 // later ones count as "other".
 import { getOperationAST, type DocumentNode } from "graphql";
 import type { Plugin } from "graphql-yoga";
-import type { Metrics } from "../metrics.ts";
+import type { Metrics } from "../observability/metrics.ts";
 import type { GraphQLContext } from "./context.ts";
 
 const MAX_NAMES = 100;

@@ -7,19 +7,20 @@
 // @elysiajs/graphql-yoga hands Yoga the Request alone, so Yoga's context factory finds what the hook
 // learnt by the Request (`askedBy`: the caller, the body as read), and its outcome goes back the same
 // way: the one side channel the plugin forces (docs/upstream/graphql-yoga.md).
-import { type Awaitable, tryChain, chain } from "../awaitable.ts";
+import { type Awaitable, tryChain, chain } from "../lib/awaitable.ts";
 import type { AnswerLookup } from "../cache/caching.ts";
 import type { UserRecord } from "../db/store.ts";
-import { AppError } from "../errors.ts";
+import { AppError } from "../errors/index.ts";
 import { clientAddress } from "../http/client-address.ts";
 import { type AnswerSet, conditionalText, hasPreconditions, requirePreconditions } from "../http/etag.ts";
 import { IDEMPOTENCY_HEADER } from "../http/idempotency.ts";
 import { isJsonType, notJson, readCappedText } from "../http/json-body.ts";
 import { logIds, requestInfo } from "../http/request-context.ts";
-import { databaseUnavailable } from "../log-dedupe.ts";
+import { databaseUnavailable } from "../observability/log-dedupe.ts";
 import type { GraphQLContext } from "./context.ts";
 import { errorResponse, JSON_TYPE } from "./errors.ts";
 import { withEventIds } from "./event-ids.ts";
+import type { TokenVerifier } from "../auth/tokens.ts";
 import type { GraphqlDeps } from "./deps.ts";
 import { asksForSchemaOnly } from "./introspection-only.ts";
 import { fromSet, type HeldAnswer, holdAnswer, mutationOf } from "./mutations.ts";
@@ -46,6 +47,8 @@ export interface Asked {
 interface HookContext {
   request: Request;
   graphql: { asked?: Asked };
+  /** @elysiajs/jwt's, which the routes mount: it checks a token not seen before. */
+  accessToken: TokenVerifier;
 }
 
 /** From the routes' dependencies, all but what only the resolvers and subscriptions use. */
@@ -55,23 +58,23 @@ export function graphqlRequests(deps: Omit<GraphqlDeps, "categories" | "hub">) {
   const learnt = new WeakMap<Request, Asked>();
 
   /** A refusal or a cached answer, or what Yoga needs to run the request. */
-  function ask(request: Request): Awaitable<Response | Asked> {
-    if (request.method !== "POST") return identify(request, undefined);
+  function ask(request: Request, verifier: TokenVerifier): Awaitable<Response | Asked> {
+    if (request.method !== "POST") return identify(request, undefined, verifier);
     // JSON only, as the GraphQL over HTTP spec has it: a form, multipart or text/plain body is what any
     // web page can make a visitor's browser send without a preflight, so accepting one would let pages
     // on other origins run mutations (with SVC_GRAPHQL_AUTH=off, as the visitor).
     if (!isJsonType(request.headers.get("content-type"))) return errorResponse(notJson());
     // As text, which is what a cached answer is found by; Yoga's parser reads a Request made again from it
     // (yoga-config.ts), only when the operation runs: a clone read over a socket costs far more (bench/results.md).
-    return chain(readCappedText(request, maxBodyBytes), (text) => identify(request, text));
+    return chain(readCappedText(request, maxBodyBytes), (text) => identify(request, text, verifier));
   }
 
   /** Who asks: the token, where the settings want one (the schema alone needs none while introspection is on). */
-  function identify(request: Request, text: string | undefined): Awaitable<Response | Asked> {
+  function identify(request: Request, text: string | undefined, verifier: TokenVerifier): Awaitable<Response | Asked> {
     const authorization = request.headers.get("authorization");
     const needsToken = config.auth === "required" || (config.auth === "mutations" && authorization);
     if (!needsToken || (config.introspection && asksForSchemaOnly(request, text))) return lookUp(request, text, null);
-    return chain(authenticator.authenticate(authorization), ({ user, token }) => {
+    return chain(authenticator.authenticate(authorization, verifier), ({ user, token }) => {
       const info = requestInfo(request);
       if (info) info.userId = user.id;
       return lookUp(request, text, user, token.exp * 1000);
@@ -135,9 +138,9 @@ export function graphqlRequests(deps: Omit<GraphqlDeps, "categories" | "hub">) {
     /** What the hook learnt of a request Yoga runs, for Yoga's context factory (every route Yoga answers has the hook). */
     askedBy: (request: Request): Asked => learnt.get(request)!,
     /** A cached answer or a refusal; nothing for Yoga to run. */
-    beforeHandle({ request, graphql }: HookContext): Awaitable<Response | undefined> {
+    beforeHandle({ request, graphql, accessToken }: HookContext): Awaitable<Response | undefined> {
       return tryChain(
-        () => ask(request),
+        () => ask(request, accessToken),
         (asked) => {
           if (asked instanceof Response) return asked;
           graphql.asked = asked;

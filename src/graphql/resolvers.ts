@@ -1,5 +1,5 @@
 // Resolvers for schema/*.graphql: thin calls into the category service.
-import { AppError } from "../errors.ts";
+import { AppError } from "../errors/index.ts";
 import type { Actor } from "../categories/service.ts";
 import type { HubItem } from "../realtime/hub.ts";
 import type { GraphQLContext } from "./context.ts";

@@ -8,11 +8,11 @@ import type { GraphQLError } from "graphql";
 import { CloseCode, GRAPHQL_TRANSPORT_WS_PROTOCOL } from "graphql-ws";
 import { handleProtocols, makeHandler } from "graphql-ws/use/bun";
 import type { Authenticator } from "../auth/authenticator.ts";
-import type { GraphqlAuth } from "../config.ts";
+import type { GraphqlAuth } from "../config/index.ts";
 import type { UserRecord } from "../db/store.ts";
-import { AppError, invalidFields, problemResponse } from "../errors.ts";
+import { AppError, invalidFields, problemResponse } from "../errors/index.ts";
 import { clientAddress } from "../http/client-address.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../observability/log.ts";
 import type { Caller, GraphQLContext } from "./context.ts";
 
 /** Bytes waiting to be sent to one socket past which its reader counts as too slow, and is dropped. */

@@ -19,7 +19,7 @@ import { armorPlugins } from "./armor.ts";
 import type { GraphqlCaches } from "./caches.ts";
 import { type GraphQLContext, graphqlContext } from "./context.ts";
 import { isUnexpected, maskError } from "./errors.ts";
-import { databaseUnavailable } from "../log-dedupe.ts";
+import { databaseUnavailable } from "../observability/log-dedupe.ts";
 import type { GraphqlDeps } from "./deps.ts";
 import { operationMetrics } from "./operation-metrics.ts";
 import type { Asked } from "./requests.ts";

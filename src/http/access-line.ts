@@ -1,7 +1,7 @@
 // The access line of an answered request and the headers every answer carries: the request pipeline's
 // (request-pipeline.ts), and the health probes' before the app has loaded (listeners.ts), which must not
 // load Elysia.
-import type { Loggers } from "../log.ts";
+import type { Loggers } from "../observability/log.ts";
 import { clientAddress } from "./client-address.ts";
 import { answeredId, type RequestInfo } from "./request-context.ts";
 

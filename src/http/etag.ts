@@ -3,7 +3,7 @@
 // If-None-Match names the current tag gets 304 and no body; a write is held to RFC 9110's
 // preconditions before it runs (412, never 304: see users, admin and GraphQL).
 import { LRUCache } from "lru-cache";
-import { AppError } from "../errors.ts";
+import { AppError } from "../errors/index.ts";
 
 const JSON_TYPE = "application/json;charset=utf-8";
 

@@ -3,8 +3,8 @@
 // 404 there (request-pipeline.ts), and only it hears health's details. Without it, in production, /svc/metrics
 // is served with SVC_METRICS_TOKEN or else to loopback clients only; and /svc/health says version,
 // environment, database and uptime only to loopback clients (outside production, to anyone).
-import type { Config } from "../config.ts";
-import { AppError } from "../errors.ts";
+import type { Config } from "../config/index.ts";
+import { AppError } from "../errors/index.ts";
 import type { Server } from "bun";
 
 /** Which of svc's listeners a request came in on. */

@@ -5,8 +5,8 @@
 // alone yields no token an answer held. An answer that carries tokens, or acts on the session itself,
 // is its session's alone: another session's request with the same key runs as its own.
 import type { IdempotencyStore } from "../db/store.ts";
-import { AppError, invalidFields } from "../errors.ts";
-import { sealUnder, unsealUnder } from "../sealing.ts";
+import { AppError, invalidFields } from "../errors/index.ts";
+import { sealUnder, unsealUnder } from "../lib/sealing.ts";
 import {
   type AnswerHeaders,
   type Claim,

@@ -1,6 +1,6 @@
 // Reads a JSON request body for Elysia's `parse` hook: 415 unless JSON, 413 past the limit, 400 unless it parses.
-import { AppError, invalidFields } from "../errors.ts";
-import { firstUnstorable, UNSTORABLE_MESSAGE } from "../text.ts";
+import { AppError, invalidFields } from "../errors/index.ts";
+import { firstUnstorable, UNSTORABLE_MESSAGE } from "../lib/text.ts";
 
 /** No svc body nests at all; this leaves room and still stops a parser being made to recurse deeply. */
 export const MAX_NESTING = 32;

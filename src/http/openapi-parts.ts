@@ -2,7 +2,7 @@
 // schemas read well in clients, ref(name) to a schema the document names, and the problem+json shape.
 // Apart from openapi.ts and openapi-schemas.ts, which import the models, so that no import goes round.
 import { t, type TSchema } from "elysia";
-import { ERROR_CODES } from "../errors.ts";
+import { ERROR_CODES } from "../errors/index.ts";
 
 /**
  * The names, spelled out rather than read off the registry: schemas that refer to others would

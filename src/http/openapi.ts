@@ -4,7 +4,7 @@
 // well in clients.
 import { t, type TSchema } from "elysia";
 import type { OpenAPIV3 } from "openapi-types";
-import { statusOf, type ErrorCode } from "../errors.ts";
+import { statusOf, type ErrorCode } from "../errors/index.ts";
 import { enumOf, type QueryParameter, ref } from "./openapi-parts.ts";
 
 // The pieces models use, apart so that the models import no file that imports them.

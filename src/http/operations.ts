@@ -3,10 +3,10 @@
 // (etag.ts), and an Idempotency-Key's answer kept and replayed around the handler (idempotency.ts).
 // An Elysia macro: its hooks are on the routes whose operation asks for them, and on no other.
 import { Elysia } from "elysia";
-import type { Awaitable } from "../awaitable.ts";
+import type { Awaitable } from "../lib/awaitable.ts";
 import type { UserRecord } from "../db/store.ts";
 import type { VerifiedToken } from "../auth/tokens.ts";
-import { Replayed } from "../errors.ts";
+import { Replayed } from "../errors/index.ts";
 import { clientAddress } from "./client-address.ts";
 import { hasPreconditions, requirePreconditions } from "./etag.ts";
 import { bySession, byUser, type Claim, type Idempotency, type KeyHolder } from "./idempotency.ts";

@@ -5,7 +5,7 @@
 // (request-pipeline.ts); serve.ts answers the health probes itself until the app has loaded.
 import type { Server, WebSocketHandler } from "bun";
 import type { Listener } from "./exposure.ts";
-import type { LineLogger } from "../log-lines.ts";
+import type { LineLogger } from "../observability/log-lines.ts";
 import { arrivedOn } from "./request-context.ts";
 import { bodyReadLimit, forwardSocketEvents, serveOptions } from "./serve-options.ts";
 import type { Fetch, ListenOptions, ServerHandlers } from "./serve-options.ts";

@@ -9,8 +9,8 @@ import {
   Replayed,
   UNKNOWN_FIELD,
   type FieldError,
-} from "../errors.ts";
-import type { Logger } from "../log.ts";
+} from "../errors/index.ts";
+import type { Logger } from "../observability/log.ts";
 import { RULE_MESSAGE } from "./openapi.ts";
 import { logIds } from "./request-context.ts";
 import { type Answered, requestFacts } from "./request-pipeline.ts";

@@ -3,8 +3,8 @@
 // for development, and a cookie-mode login from svc's own page is refused as cross-origin). Said in the
 // log, since nothing else would show it.
 import { Elysia } from "elysia";
-import type { Config } from "../config.ts";
-import type { LineLogger } from "../log-lines.ts";
+import type { Config } from "../config/index.ts";
+import type { LineLogger } from "../observability/log-lines.ts";
 
 /** How long after a warning the next one waits, however many requests lack the header. */
 const WARN_EVERY_MS = 60 * 60 * 1000;

@@ -3,9 +3,9 @@
 // the operations paths; once answered, its metrics and access line under the route Elysia matched. Sync
 // hooks: async ones make every compiled handler async (bench/results.md, "#54: the pipeline in Elysia").
 import { Elysia, StatusMap } from "elysia";
-import { AppError } from "../errors.ts";
-import type { Loggers } from "../log.ts";
-import type { Metrics } from "../metrics.ts";
+import { AppError } from "../errors/index.ts";
+import type { Loggers } from "../observability/log.ts";
+import type { Metrics } from "../observability/metrics.ts";
 import { HSTS, logCompleted, stampHeaders } from "./access-line.ts";
 import { tooLarge } from "./json-body.ts";
 import { answeredId, beginRequest, logIds, type RequestInfo, shareByRequest, socketOf } from "./request-context.ts";

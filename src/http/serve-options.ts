@@ -1,8 +1,8 @@
 // Bun.serve's options for svc's sockets: the listener's settings with the adapter's handlers
-// (outer-handler.ts), as listening.ts opens them and serve.ts reloads them once the app has loaded.
+// (outer-handler.ts), as reloadable-listener.ts opens them and serve.ts reloads them once the app has loaded.
 import type { Serve, Server, WebSocketHandler } from "bun";
-import { AppError, problemResponse } from "../errors.ts";
-import type { LineLogger } from "../log-lines.ts";
+import { AppError, problemResponse } from "../errors/index.ts";
+import type { LineLogger } from "../observability/log-lines.ts";
 
 export interface ListenOptions {
   hostname: string;

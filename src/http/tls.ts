@@ -5,7 +5,7 @@
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import { constants, type Stats } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
-import { ConfigError, type TlsFiles } from "../config.ts";
+import { ConfigError, type TlsFiles } from "../config/index.ts";
 
 /** The files' contents, as Bun.serve's `tls` takes them, and what the log says of the certificate. */
 export interface TlsMaterial {

@@ -1,6 +1,6 @@
 // Subscription cursors: the database's identity and a change's number, as one opaque string. Numbers
 // are zero-padded, so that within one database a later cursor also sorts later as text.
-import { AppError } from "../errors.ts";
+import { AppError } from "../errors/index.ts";
 
 export interface Cursor {
   database: string;

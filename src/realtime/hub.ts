@@ -11,8 +11,8 @@
 // that token expires, and with UNAUTHENTICATED once a check (every few seconds) finds it revoked or its
 // account deleted or disabled: a client re-subscribes with a fresh token and its last cursor.
 import type { CategoryEventLog, LoggedChange } from "../db/store.ts";
-import { AppError } from "../errors.ts";
-import type { Logger } from "../log.ts";
+import { AppError } from "../errors/index.ts";
+import type { Logger } from "../observability/log.ts";
 import { formatCursor, parseCursor } from "./cursors.ts";
 import type { CategoryEvent, ChangeFeed } from "./events.ts";
 import { tokenRechecks } from "./token-rechecks.ts";
@@ -44,7 +44,7 @@ export interface HubOptions {
   /** How often the tokens of open subscriptions are checked again. */
   recheckMs: number;
   /** Whether the token still authenticates; "unknown" when it cannot be told now (the database is away). */
-  stillValid(authorization: string): Promise<boolean | "unknown">;
+  recheckToken(authorization: string): Promise<boolean | "unknown">;
   metrics: HubMetrics;
   logger: Logger;
   now?: () => number;
@@ -53,7 +53,7 @@ export interface HubOptions {
 export type Hub = ReturnType<typeof createHub>;
 
 export function createHub(options: HubOptions) {
-  const { feed, log, perUser, max, buffer, recheckMs, stillValid, metrics, logger, now = Date.now } = options;
+  const { feed, log, perUser, max, buffer, recheckMs, recheckToken, metrics, logger, now = Date.now } = options;
   const open = new Set<Subscription>();
   const perOwner = new Map<string, number>();
   let listening: Promise<void> | null = null;
@@ -67,7 +67,7 @@ export function createHub(options: HubOptions) {
     ...change,
     cursor: formatCursor({ database, seq }),
   });
-  const rechecks = tokenRechecks({ open, stillValid, recheckMs, metrics, logger, now });
+  const rechecks = tokenRechecks({ open, recheckToken, recheckMs, metrics, logger, now });
   const resync = (): CategoryEvent => ({
     kind: "RESYNC",
     id: "",

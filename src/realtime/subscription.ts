@@ -1,7 +1,7 @@
 // One subscriber's stream: the replay its cursor asks for, then its own bounded queue of live changes,
 // drained by its transport (SSE or WebSocket); it ends with an error, on shutdown, or when dropped.
 import type { CategoryEventLog, LoggedChange } from "../db/store.ts";
-import { AppError } from "../errors.ts";
+import { AppError } from "../errors/index.ts";
 import type { CategoryEvent } from "./events.ts";
 
 export type Transport = "sse" | "ws";

@@ -1,14 +1,14 @@
 // While subscriptions opened with a token are open, their tokens are checked again every few seconds:
 // one revoked, or whose account was deleted or disabled, ends its subscriptions with UNAUTHENTICATED.
-import { AppError } from "../errors.ts";
-import type { Logger } from "../log.ts";
+import { AppError } from "../errors/index.ts";
+import type { Logger } from "../observability/log.ts";
 import { type Subscription, tokenExpired } from "./subscription.ts";
 
 export interface TokenRecheckOptions {
   /** The hub's open subscriptions (read, never changed here). */
   open: ReadonlySet<Subscription>;
   /** Whether the token still authenticates; "unknown" when it cannot be told now (the database is away). */
-  stillValid(authorization: string): Promise<boolean | "unknown">;
+  recheckToken(authorization: string): Promise<boolean | "unknown">;
   recheckMs: number;
   metrics: { dropped(reason: "revoked"): void };
   logger: Logger;
@@ -16,7 +16,7 @@ export interface TokenRecheckOptions {
 }
 
 /** The recurring check: started by the first subscription with a token, stopped when none is open. */
-export function tokenRechecks({ open, stillValid, recheckMs, metrics, logger, now }: TokenRecheckOptions) {
+export function tokenRechecks({ open, recheckToken, recheckMs, metrics, logger, now }: TokenRecheckOptions) {
   let recheck: ReturnType<typeof setInterval> | null = null;
   let checking = false;
 
@@ -31,7 +31,7 @@ export function tokenRechecks({ open, stillValid, recheckMs, metrics, logger, no
       else byToken.set(authorization, [subscription]);
     }
     for (const [authorization, group] of byToken) {
-      if ((await stillValid(authorization)) !== false) continue;
+      if ((await recheckToken(authorization)) !== false) continue;
       for (const subscription of group) {
         const expiresAt = subscription.request.expiresAt;
         if (expiresAt !== null && expiresAt <= now()) {

@@ -2,8 +2,8 @@
 // on whatever database SVC_DATABASE_URL names, while svc may be serving from it.
 import { withServices, options, type CommandIo } from "../admin/cli.ts";
 import { CLI_ORIGIN } from "../audit/model.ts";
-import { INVITATION_TTL_BOUNDS, parseDuration, type Config } from "../config.ts";
-import { UsageError } from "../errors.ts";
+import { INVITATION_TTL_BOUNDS, parseDuration, type Config } from "../config/index.ts";
+import { UsageError } from "../errors/index.ts";
 import { EXPIRES_IN_MESSAGE } from "./model.ts";
 
 /** Invitations read per page when listing them all. */

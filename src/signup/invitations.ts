@@ -2,10 +2,10 @@
 // digest kept), list them, revoke one. Knows nothing of HTTP; who may call it is the callers' check.
 import { auditEvent, type Origin } from "../audit/model.ts";
 import type { AdminActor } from "../admin/service.ts";
-import { INVITATION_TTL_BOUNDS, parseDuration } from "../config.ts";
+import { INVITATION_TTL_BOUNDS, parseDuration } from "../config/index.ts";
 import type { InvitationPage, InvitationRecord, InvitationStore } from "../db/store.ts";
-import { AppError, invalidFields, type FieldError } from "../errors.ts";
-import { newId, parseId } from "../ids.ts";
+import { AppError, invalidFields, type FieldError } from "../errors/index.ts";
+import { newId, parseId } from "../lib/ids.ts";
 import { emailProblem } from "../users/rules.ts";
 import { canonicalInvitationCode, invitationDigest, newInvitationCode } from "./codes.ts";
 import { EXPIRES_IN_MESSAGE, type IssueInvitationInput, type IssuedInvitation } from "./model.ts";

@@ -2,7 +2,7 @@
 // answer with, and the page query they read.
 import { t, type Static } from "elysia";
 import type { InvitationPage, InvitationRecord } from "../db/store.ts";
-import { AppError, invalidFields } from "../errors.ts";
+import { AppError, invalidFields } from "../errors/index.ts";
 import { integer, RULE_MESSAGE, type QueryParameter } from "../http/openapi-parts.ts";
 import { EMAIL, EMAIL_MAX, EMAIL_MESSAGE } from "../users/rules.ts";
 import { parsePage } from "../users/service.ts";

@@ -2,9 +2,9 @@
 // mode, at most so many attempts from one client. Knows nothing of HTTP; throws AppError.
 import { auditEvent } from "../audit/model.ts";
 import type { ClientInfo } from "../auth/sessions.ts";
-import type { SignupMode } from "../config.ts";
+import type { SignupMode } from "../config/index.ts";
 import type { InvitationStore, UserRecord } from "../db/store.ts";
-import { AppError } from "../errors.ts";
+import { AppError } from "../errors/index.ts";
 import type { CreateUserInput } from "../users/model.ts";
 import type { UserService } from "../users/service.ts";
 import { canonicalInvitationCode, invitationDigest } from "./codes.ts";

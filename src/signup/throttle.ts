@@ -3,9 +3,9 @@
 // taken (409 each) is held to the same count as one making accounts. Kept by the login throttle's store
 // (the same table, keys of their own), whose compare-and-set transitions let every instance on one
 // database count the same attempts.
-import type { SignupConfig } from "../config.ts";
+import type { SignupConfig } from "../config/index.ts";
 import type { ThrottleRecord, ThrottleStore, ThrottleTransition } from "../db/store.ts";
-import { AppError } from "../errors.ts";
+import { AppError } from "../errors/index.ts";
 
 export interface SignupThrottle {
   /**

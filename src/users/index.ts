@@ -1,6 +1,6 @@
 // The /svc-api/v1/users routes: thin adapters from HTTP to the user service.
 import { Elysia, t } from "elysia";
-import { type Awaitable, chain } from "../awaitable.ts";
+import { type Awaitable, chain } from "../lib/awaitable.ts";
 import type { Authenticator } from "../auth/authenticator.ts";
 import { bearer } from "../auth/bearer.ts";
 import type { UserRecord } from "../db/store.ts";

@@ -2,7 +2,7 @@
 // while the users table is unchanged and a new one after any write, so a WeakMap keyed by the array
 // follows it. A caller on the page sees their own record with the e-mail: that variant is spliced in
 // once and kept per caller (the latest page each fetched), so a repeated request builds no string.
-import { setBounded } from "../bounded-map.ts";
+import { setBounded } from "../lib/bounded-map.ts";
 import type { UserRecord } from "../db/store.ts";
 import { userView } from "./model.ts";
 

@@ -1,7 +1,7 @@
 // A page of the user list: how many, and after which id, read from a query string.
 import type { UserPage } from "../db/store.ts";
-import { invalidFields, UNKNOWN_FIELD, type FieldError } from "../errors.ts";
-import { parseId } from "../ids.ts";
+import { invalidFields, UNKNOWN_FIELD, type FieldError } from "../errors/index.ts";
+import { parseId } from "../lib/ids.ts";
 
 export const PAGE_DEFAULT = 100;
 export const PAGE_MAX = 1000;

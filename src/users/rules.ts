@@ -1,8 +1,8 @@
 // The rules a username, e-mail address and password must meet, as per-field errors.
-import type { FieldError } from "../errors.ts";
+import type { FieldError } from "../errors/index.ts";
 import { PASSWORD_MAX, PASSWORD_MIN, passwordLength } from "../auth/passwords.ts";
 import { isCommonPassword } from "../auth/common-passwords.ts";
-import { unstorable, UNSTORABLE_MESSAGE } from "../text.ts";
+import { unstorable, UNSTORABLE_MESSAGE } from "../lib/text.ts";
 
 export const USERNAME = /^[A-Za-z0-9_.-]{3,32}$/;
 export const USERNAME_MESSAGE = "must be 3-32 characters of letters, digits, _ . -";

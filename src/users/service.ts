@@ -1,12 +1,12 @@
 // What can be done with accounts, in domain terms. Knows nothing of HTTP; throws AppError.
 import { auditEvent, type AuditAction, type Origin } from "../audit/model.ts";
-import type { Awaitable } from "../awaitable.ts";
+import type { Awaitable } from "../lib/awaitable.ts";
 import { unauthorized } from "../auth/authenticator.ts";
 import type { ClientInfo, TokenPair } from "../auth/sessions.ts";
 import type { VerifiedToken } from "../auth/tokens.ts";
 import { type AuditEvent, type NewUser, type Role, type UserPage, type UserRecord } from "../db/store.ts";
-import { AppError, invalidFields } from "../errors.ts";
-import { newId, parseId } from "../ids.ts";
+import { AppError, invalidFields } from "../errors/index.ts";
+import { newId, parseId } from "../lib/ids.ts";
 import { type ChangePasswordInput, type CreateUserInput, type UpdateSelfInput } from "./model.ts";
 import { emailProblem, fieldProblems, newPasswordProblems, usernameProblem } from "./rules.ts";
 import { createSignIn, type SignInDeps } from "./sign-in.ts";

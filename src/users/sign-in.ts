@@ -2,13 +2,13 @@
 // and per client, both recording what they refuse. Knows nothing of HTTP; throws AppError.
 import { auditEvent, type AuditAction, type Origin } from "../audit/model.ts";
 import { canonicalResetCode, resetDigest } from "../auth/reset-codes.ts";
-import { setBounded } from "../bounded-map.ts";
+import { setBounded } from "../lib/bounded-map.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import type { LoginThrottle } from "../auth/throttle.ts";
 import type { ClientInfo, SessionService, TokenPair } from "../auth/sessions.ts";
 import { nameKey, type AuditEvent, type AuditStore, type PasswordResetStore, type UserStore } from "../db/store.ts";
-import type { Logger } from "../log.ts";
-import { AppError, invalidFields } from "../errors.ts";
+import type { Logger } from "../observability/log.ts";
+import { AppError, invalidFields } from "../errors/index.ts";
 import { limitKey } from "../http/client-address.ts";
 import { userView, type LoginInput, type RedeemResetInput, type UserView } from "./model.ts";
 import { newPasswordProblems } from "./rules.ts";

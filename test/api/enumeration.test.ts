@@ -3,7 +3,7 @@
 // bench/enumeration.ts (a timed assertion here failed 2 runs in 10 on a busy machine); what the suite
 // proves is that both paths do identical work: one argon2id verify at the same cost, the same queries.
 import { afterEach, describe, expect, spyOn, test } from "bun:test";
-import { PRODUCTION_PASSWORD_COST } from "../../src/config.ts";
+import { PRODUCTION_PASSWORD_COST } from "../../src/config/index.ts";
 import type { VersionedStore } from "../../src/db/store.ts";
 import { testApp } from "../helpers.ts";
 

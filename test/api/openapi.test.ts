@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
-import { ERROR_CODES, statusOf, type ErrorCode } from "../../src/errors.ts";
+import { ERROR_CODES, statusOf, type ErrorCode } from "../../src/errors/index.ts";
 import { testApp } from "../helpers.ts";
 
 /** Each route and its auth: a Bearer token, none, or either (the body may carry the credential instead). */

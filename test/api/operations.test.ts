@@ -3,12 +3,12 @@
 import { describe, expect, test } from "bun:test";
 import { Elysia, t } from "elysia";
 import { openSqliteStore } from "../../src/db/sqlite/store.ts";
-import { AppError } from "../../src/errors.ts";
+import { AppError } from "../../src/errors/index.ts";
 import { createIdempotency } from "../../src/http/idempotency.ts";
 import { jsonBody } from "../../src/http/json-body.ts";
 import { operations } from "../../src/http/operations.ts";
 import { problemAnswers } from "../../src/http/problem-answers.ts";
-import { createLoggers } from "../../src/log.ts";
+import { createLoggers } from "../../src/observability/log.ts";
 
 async function counterApp() {
   const store = await openSqliteStore(":memory:");

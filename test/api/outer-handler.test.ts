@@ -5,7 +5,7 @@ import type { Server } from "bun";
 import { Elysia } from "elysia";
 import { outerHandler } from "../../src/http/outer-handler.ts";
 import { routeTemplates } from "../../src/http/route-templates.ts";
-import { createLoggers } from "../../src/log.ts";
+import { createLoggers } from "../../src/observability/log.ts";
 import { type CallOptions, expectProblem, type Reply, testApp } from "../helpers.ts";
 
 const PROBES = ["/svc/health", "/svc/health/live", "/svc/health/ready"];

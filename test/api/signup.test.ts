@@ -3,7 +3,7 @@
 // accounts (admin/users); and in every mode, at most SVC_SIGNUP_CLIENT_MAX sign-up attempts per client
 // and window. On SQLite, and on PostgreSQL with TEST_DATABASE=postgres.
 import { describe, expect, test } from "bun:test";
-import type { Config } from "../../src/config.ts";
+import type { Config } from "../../src/config/index.ts";
 import { expectProblem, promote, testApp, type ConfigOverrides } from "../helpers.ts";
 
 const CREATE = "/svc-api/v1/users/create";

@@ -5,7 +5,8 @@
 // subscriptions-lifetimes.test.ts, resuming by cursor in subscriptions-resume.test.ts.
 import { afterEach, describe, expect, test } from "bun:test";
 import { connect } from "node:net";
-import { promote } from "../helpers.ts";
+import { SignJWT } from "jose";
+import { promote, TEST_SECRET } from "../helpers.ts";
 import { listening, opened, sse, stopAll, subscribeBySse, TRANSPORTS, ws } from "../subscriptions.ts";
 
 afterEach(stopAll);
@@ -59,6 +60,24 @@ describe.each(TRANSPORTS)("categoryEvents over %s", (_, open) => {
     const refused = open(svc.url, null);
     const how = await refused.ended;
     expect(how).not.toBe("complete");
+    await opened(svc, 0);
+  });
+
+  test("with a token signed by another algorithm, without exp or unsigned: refused, nothing opened", async () => {
+    const svc = await listening();
+    const { user } = await svc.signUp();
+    const key = new TextEncoder().encode(TEST_SECRET);
+    const iat = Math.floor(Date.now() / 1000);
+    const claims = { sub: user.id, ver: 0, iss: "svc", jti: "j", iat };
+    const sign = (alg: string, extra: object) =>
+      new SignJWT({ ...claims, ...extra }).setProtectedHeader({ alg, typ: "JWT" }).sign(key);
+    const part = (value: object) => Buffer.from(JSON.stringify(value)).toString("base64url");
+    const forged = [
+      await sign("HS512", { exp: iat + 60 }),
+      await sign("HS256", {}),
+      `${part({ alg: "none", typ: "JWT" })}.${part({ ...claims, exp: iat + 60 })}.`,
+    ];
+    for (const token of forged) expect(await open(svc.url, token).ended).not.toBe("complete");
     await opened(svc, 0);
   });
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, setSystemTime, test } from "bun:test";
-import { PRODUCTION_PASSWORD_COST } from "../../src/config.ts";
+import { PRODUCTION_PASSWORD_COST } from "../../src/config/index.ts";
 import { expectProblem, testApp } from "../helpers.ts";
 
 const LOGIN = "/svc-api/v1/auth/login";

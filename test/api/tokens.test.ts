@@ -100,6 +100,27 @@ describe("bearer tokens", () => {
     expect(reply.headers.get("www-authenticate")).toBe('Bearer realm="svc", error="invalid_token"');
   });
 
+  // The same rules wherever a token is read: GraphQL's routes and the auth routes mount the verifying plugin
+  // apart from the bearer check's.
+  test.each(cases)("rejects %s on GraphQL: 401 UNAUTHENTICATED, and nothing stored", async (_, make) => {
+    const app = await testApp();
+    const { user } = await app.signUp();
+    const token = await make(user.id);
+    const reply = await app.graphql(`mutation { createCategory(input: { name: "Forged" }) { id } }`, { token });
+    expect(reply.status).toBe(401);
+    expect(reply.body.errors?.[0]?.extensions?.code).toBe("UNAUTHENTICATED");
+    const list = await app.graphql("{ listAllCategories { name } }", { token: (await app.signUp()).token });
+    expect(list.body.data.listAllCategories).toEqual([]);
+  });
+
+  test.each(cases)("rejects %s as the Bearer of a logout: 401, the session still works", async (_, make) => {
+    const { call, signUp } = await testApp();
+    const { user, token: real } = await signUp();
+    const reply = await call("POST", "/svc-api/v1/auth/logout", { token: await make(user.id) });
+    expectProblem(reply, 401, "unauthorized");
+    expect((await call("GET", "/svc-api/v1/users/me", { token: real })).status).toBe(200);
+  });
+
   test("rejects an edited payload and a stripped signature", async () => {
     const { call, signUp } = await testApp();
     const ann = await signUp("ann");

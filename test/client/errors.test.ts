@@ -3,7 +3,7 @@
 // from the answer: for every code the OpenAPI document lists, and for real refusals of REST and GraphQL.
 import { describe, expect, test } from "bun:test";
 import { createClient, type ServerErrorCode, SvcError } from "../../client/src/index.ts";
-import type { ErrorCode as ServiceErrorCode } from "../../src/errors.ts";
+import type { ErrorCode as ServiceErrorCode } from "../../src/errors/index.ts";
 import { testApp } from "../helpers.ts";
 
 const PASSWORD = "correct horse battery";

@@ -282,7 +282,7 @@ describe.each([
   );
 
   /*
-   * svc's codes (src/errors.ts) that no client call reaches against a healthy binary, covered in process
+   * svc's codes (src/errors/index.ts) that no client call reaches against a healthy binary, covered in process
    * elsewhere: malformed_json, unsupported_media_type and method_not_allowed (the client always sends JSON to
    * the right method); precondition_failed (the client sends no If-Match); token_expired (only a subscription
    * ends with it, and the client renews and resumes: the subscription test above); too_many_subscriptions

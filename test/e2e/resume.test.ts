@@ -13,7 +13,7 @@ import { createClient as createWsClient } from "graphql-ws";
 import { openPostgresStore } from "../../src/db/postgres/store.ts";
 import { openSqliteStore } from "../../src/db/sqlite/store.ts";
 import type { VersionedStore } from "../../src/db/store.ts";
-import { pruneExpired, storeJobs } from "../../src/pruning.ts";
+import { pruneExpired, storeJobs } from "../../src/process/pruning.ts";
 import { testApp, testConfig } from "../helpers.ts";
 import { createTestDatabase, postgresAvailable, postgresConfig } from "../postgres.ts";
 import { type Event, opened, RESUMABLE, type Result } from "../subscriptions.ts";

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { SecretInput } from "../../src/admin/secret-input.ts";
-import { parseConfig } from "../../src/config.ts";
+import { parseConfig } from "../../src/config/index.ts";
 import { openStore } from "../../src/db/open.ts";
 import { captureCli } from "./cli.ts";
 

@@ -3,7 +3,7 @@
 // on its own, another process's view of a file. test/test-kit.test.ts holds every test file to this module.
 import type { Subprocess } from "bun";
 import type { SecretInput } from "../../src/admin/secret-input.ts";
-import { type Io, runCli } from "../../src/cli.ts";
+import { type Io, runCli } from "../../src/process/cli.ts";
 
 /** `src/main.ts`, the entry point `svc` is compiled from. */
 export const MAIN = new URL("../../src/main.ts", import.meta.url).pathname;

@@ -11,8 +11,8 @@
 // write has: a lost, lagging or not yet open listening connection, or a write of our own not yet heard,
 // sends each request to the database, as if nothing were kept. So a change on another instance is seen
 // here within stalenessMs (in practice as soon as its notice arrives), and one made here at once.
-import { chain } from "../../awaitable.ts";
-import { setBounded } from "../../bounded-map.ts";
+import { chain } from "../../lib/awaitable.ts";
+import { setBounded } from "../../lib/bounded-map.ts";
 import type { HotReads } from "../dialect.ts";
 import type { TokenChecks } from "../store.ts";
 import type { TableVersions, TokenState } from "../tokens.ts";

@@ -4,9 +4,9 @@
 import { SQL } from "bun";
 import { eq, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sql";
-import type { PostgresConfig } from "../../config.ts";
+import type { PostgresConfig } from "../../config/index.ts";
 import { describeDatabase } from "../describe.ts";
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../errors/index.ts";
 import type { Clash, Db, Dialect } from "../dialect.ts";
 import { drizzleStore } from "../drizzle-store.ts";
 import { hotReads } from "../tokens.ts";

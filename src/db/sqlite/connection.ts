@@ -3,7 +3,7 @@
 // then loads the store's code (store.ts) around the same connection.
 import { Database } from "bun:sqlite";
 import { dirname, resolve } from "node:path";
-import { nodeFs } from "../../node-fs.ts";
+import { nodeFs } from "../../process/node-fs.ts";
 import { storageMonitor, type StorageMonitor, volumeFull } from "../storage.ts";
 import { DamagedDatabase, NoSuchDatabase, type OpenOptions } from "../store.ts";
 import { createPrivateFile, firstDamage, makePrivateFolder, missingSqlite, utcStamp } from "./file.ts";

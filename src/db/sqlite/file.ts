@@ -1,7 +1,7 @@
 // What svc asks of an SQLite file before and besides serving from it: is it there, and is it sound.
 import type { Database } from "bun:sqlite";
 import { isAbsolute, resolve } from "node:path";
-import { nodeFs } from "../../node-fs.ts";
+import { nodeFs } from "../../process/node-fs.ts";
 
 /** The mode of every file svc makes: its owner's alone. SQLite gives a database's -wal and -shm its mode. */
 export const PRIVATE_FILE = 0o600;

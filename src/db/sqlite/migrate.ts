@@ -4,7 +4,7 @@
 import type { Database } from "bun:sqlite";
 import { basename, dirname, join, resolve } from "node:path";
 import { version } from "../../../package.json";
-import { nodeFs } from "../../node-fs.ts";
+import { nodeFs } from "../../process/node-fs.ts";
 import { describeDatabase } from "../describe.ts";
 import { embeddedMigrations } from "../migrations.macro.ts" with { type: "macro" };
 import {

@@ -5,7 +5,7 @@
 // own, put in place of the image's as it is written: no statement, no second wait, and no two databases made
 // from one binary's image share an identity.
 import { dirname } from "node:path";
-import { nodeFs } from "../../node-fs.ts";
+import { nodeFs } from "../../process/node-fs.ts";
 import { newIdentity } from "../identity.ts";
 import { makePrivateFolder, PRIVATE_FILE } from "./file.ts";
 import { emptyDatabaseImage } from "./empty-database.macro.ts" with { type: "macro" };

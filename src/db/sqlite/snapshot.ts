@@ -2,7 +2,7 @@
 // migration: VACUUM INTO reads inside one transaction, so it sees one moment even while svc keeps
 // writing, and writes a compact copy.
 import type { Database } from "bun:sqlite";
-import { nodeFs } from "../../node-fs.ts";
+import { nodeFs } from "../../process/node-fs.ts";
 import { createPrivateFile } from "./file.ts";
 
 /**

@@ -4,7 +4,7 @@
 // collector to finalize its wrapper. Kept by their text, each is compiled once (docs/performance.md, "What
 // keeps svc near the floor").
 import type { Database, Statement } from "bun:sqlite";
-import { setBounded } from "../../bounded-map.ts";
+import { setBounded } from "../../lib/bounded-map.ts";
 
 /** Distinct statements kept: svc's writes use a few dozen. */
 const KEPT_STATEMENTS = 256;

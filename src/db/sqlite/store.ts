@@ -4,14 +4,14 @@
 import type { Database } from "bun:sqlite";
 import type { InferInsertModel, InferSelectModel, Table } from "drizzle-orm";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../errors/index.ts";
 import type { Clash, Db, Dialect, HotReads, Tables } from "../dialect.ts";
 import { drizzleStore } from "../drizzle-store.ts";
 import { localFeed } from "../feeds.ts";
 import type { StorageMonitor } from "../storage.ts";
 import { ReferenceGone, type OpenOptions, type VersionedStore } from "../store.ts";
 import type { TableVersions, TokenState } from "../tokens.ts";
-import { setBounded } from "../../bounded-map.ts";
+import { setBounded } from "../../lib/bounded-map.ts";
 import { type Commits, watchCommits } from "./commits.ts";
 import { openSqliteConnection, type SqliteConnection } from "./connection.ts";
 import type * as pgTables from "../postgres/schema.ts";

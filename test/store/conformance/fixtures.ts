@@ -3,7 +3,7 @@
 import { expect } from "bun:test";
 import { auditEvent, type AuditAction } from "../../../src/audit/model.ts";
 import type { AuditEvent, NewCategory, NewUser, SessionRecord } from "../../../src/db/store.ts";
-import { AppError } from "../../../src/errors.ts";
+import { AppError } from "../../../src/errors/index.ts";
 
 /** The suite's time, in ms: each tick moves it one second on, and a test may move it further. */
 export const clock = { ms: Date.parse("2026-01-01T00:00:00.000Z") };

@@ -1,18 +1,18 @@
 // The account services, built once from the configuration and the store: the app serves them over
 // HTTP and the CLI calls them on the box, so an account made or changed either way obeys the same rules.
-import { createAdminService } from "./admin/service.ts";
-import { createPasswordHasher } from "./auth/passwords.ts";
-import { createSessionService } from "./auth/sessions.ts";
-import { createLoginThrottle } from "./auth/throttle.ts";
-import { throttleWhenFull } from "./auth/throttle-memory.ts";
-import { createTokenService } from "./auth/tokens.ts";
-import type { Config } from "./config.ts";
-import type { Store } from "./db/store.ts";
-import type { Logger } from "./log.ts";
-import { createUserService } from "./users/service.ts";
-import { createInvitationService } from "./signup/invitations.ts";
-import { createSignupService } from "./signup/service.ts";
-import { createSignupThrottle } from "./signup/throttle.ts";
+import { createAdminService } from "../admin/service.ts";
+import { createPasswordHasher } from "../auth/passwords.ts";
+import { createSessionService } from "../auth/sessions.ts";
+import { createLoginThrottle } from "../auth/throttle.ts";
+import { throttleWhenFull } from "../auth/throttle-memory.ts";
+import { createTokenService } from "../auth/tokens.ts";
+import type { Config } from "../config/index.ts";
+import type { Store } from "../db/store.ts";
+import type { Logger } from "../observability/log.ts";
+import { createUserService } from "../users/service.ts";
+import { createInvitationService } from "../signup/invitations.ts";
+import { createSignupService } from "../signup/service.ts";
+import { createSignupThrottle } from "../signup/throttle.ts";
 
 export function accountServices(config: Config, store: Store, logger: Logger) {
   const tokens = createTokenService(config.jwt.secret, config.jwt.ttlSeconds);

@@ -7,16 +7,16 @@
 // (the store's code, Elysia, the routes, GraphQL's engine, the caches) loads when a request first needs
 // it; that request, and any arriving meanwhile, wait for it and are then served as usual
 // (docs/performance.md, "Footprint"; its cost in bench/results.md).
-import type { Config } from "./config.ts";
-import { describeDatabase, openDatabase, setAsideNotice, type OpenedDatabase, upgradeLogLine } from "./db/open.ts";
-import { type AccessLog, type LineLogger, startLog } from "./log-lines.ts";
-import { describeError } from "./safe-errors.ts";
-import { version } from "../package.json";
-import { forwardSocketEvents } from "./http/serve-options.ts";
-import { healthProbes } from "./health/probes.ts";
-import type { TlsMaterial } from "./http/tls.ts";
+import type { Config } from "../config/index.ts";
+import { describeDatabase, openDatabase, setAsideNotice, type OpenedDatabase, upgradeLogLine } from "../db/open.ts";
+import { type AccessLog, type LineLogger, startLog } from "../observability/log-lines.ts";
+import { describeError } from "../errors/safe-errors.ts";
+import { version } from "../../package.json";
+import { forwardSocketEvents } from "../http/serve-options.ts";
+import { healthProbes } from "../health/probes.ts";
+import type { TlsMaterial } from "../http/tls.ts";
 import { type Listeners, openListeners } from "./listeners.ts";
-import type { App } from "./app.ts";
+import type { App } from "../app.ts";
 import { returnMemoryWhenIdle } from "./idle-memory.ts";
 import { PRUNE_EVERY_MS, startPruning, storeJobs, THROTTLE_KEPT_MS } from "./pruning.ts";
 
@@ -38,7 +38,7 @@ export async function serve(config: Config): Promise<void> {
   process.on("SIGHUP", () => (hangUp ? hangUp() : void (reloadWhenListening = true)));
   // Before the database: a missing or bad file stops start-up with one line (ConfigError: exit 2).
   const files = config.tls;
-  const readTls = files && (async () => (await import("./http/tls.ts")).loadTls(files));
+  const readTls = files && (async () => (await import("../http/tls.ts")).loadTls(files));
   const tls: TlsMaterial | null = readTls && (await readTls());
   /** The certificate served now: the one read at start, then each reloaded at SIGHUP. */
   let served = tls;
@@ -64,8 +64,8 @@ export async function serve(config: Config): Promise<void> {
   }
 
   // Scheduled backups (SVC_BACKUP_TO on SQLite): their code is loaded only then.
-  const backup = config.backup.to ? await (await import("./backup/start.ts")).startBackups(config, logger) : null;
-  const backupDetail = backup ? (await import("./backup/health.ts")).backupHealth(backup) : undefined;
+  const backup = config.backup.to ? await (await import("../backup/start.ts")).startBackups(config, logger) : null;
+  const backupDetail = backup ? (await import("../backup/health.ts")).backupHealth(backup) : undefined;
   const probes = healthProbes(opened.probe, config.env, backupDetail);
   let app: App | undefined;
   let loading: Promise<App> | undefined;
@@ -116,8 +116,8 @@ export async function serve(config: Config): Promise<void> {
     const store = await opened.store();
     await sockets();
     const [{ createApp }, { createLoggers }, { bytecodeOrderStats }] = await Promise.all([
-      import("./app.ts"),
-      import("./log.ts"),
+      import("../app.ts"),
+      import("../observability/log.ts"),
       import("bun:jsc"),
     ]);
     await sockets();

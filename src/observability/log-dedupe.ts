@@ -3,10 +3,10 @@
 // failure of a kind is a line at once, the same failure again within WINDOW_MS is only counted, and when the
 // window ends the count is one line: `database unavailable (repeated N times in the last 10 s)`. A failure after that is a new
 // event with a line of its own.
-import type { Clock } from "./backup/clock.ts";
-import { AppError } from "./errors.ts";
+import type { Clock } from "../backup/clock.ts";
+import { AppError } from "../errors/index.ts";
 import type { Logger } from "./log.ts";
-import { describeError } from "./safe-errors.ts";
+import { describeError } from "../errors/safe-errors.ts";
 
 export const WINDOW_MS = 10_000;
 

@@ -3,9 +3,9 @@
 // written by a fixed serializer in pino's own line format (log-lines.ts), about a tenth of what pino
 // costs per line (bun run bench:micro; bench/results.md).
 import type { DestinationStream, Logger as Pino } from "pino";
-import type { LogLevel } from "./config.ts";
+import type { LogLevel } from "../config/index.ts";
 import { type AccessLog, accessLog, LEVELS, type LineLogger, processLines } from "./log-lines.ts";
-import { safeError } from "./safe-errors.ts";
+import { safeError } from "../errors/safe-errors.ts";
 
 /** What svc's code logs through: pino's methods for the levels it uses. */
 export interface Logger extends LineLogger {
@@ -41,7 +41,7 @@ export function createLoggers(level: LogLevel, destination?: DestinationStream):
 function makePino(level: LogLevel, destination: DestinationStream): Pino {
   // Loaded with the first line at an enabled level, which a service at work seldom writes (at the default
   // level, only warnings and errors): less RSS after a load without one (docs/performance.md, "Footprint").
-  require("./compat/tracing-channel.ts");
+  require("../compat/tracing-channel.ts");
   const pino: typeof import("pino").default = require("pino");
   // Errors are logged through safeError: never the values a failed statement carried.
   return pino(

@@ -3,8 +3,8 @@
 // start-up time and memory (the Node streams and worker threads it builds on), so `svc serve` writes its own
 // few lines (listening, advice, stopping) and every access line with this (docs/performance.md, "Footprint"). The
 // access line is a fixed set of fields, none of them secret; so are the lifecycle lines' fields.
-import type { LogLevel } from "./config.ts";
-import { safeError } from "./safe-errors.ts";
+import type { LogLevel } from "../config/index.ts";
+import { safeError } from "../errors/safe-errors.ts";
 
 /** pino's level numbers, for comparing levels; lines carry the names (log.ts's formatters.level). */
 export const LEVELS: Record<LogLevel, number> = { debug: 20, info: 30, warn: 40, error: 50, silent: Infinity };

@@ -1,8 +1,8 @@
 // Deletes what has expired in the background: sessions and spent refresh tokens, reset codes, invitations,
 // Idempotency-Key answers, audit events past their retention, and category events past their bounds. Small batches, each its own short statement, so no lock is held
 // for long and requests go on between them.
-import type { Store } from "./db/store.ts";
-import type { LineLogger } from "./log-lines.ts";
+import type { Store } from "../db/store.ts";
+import type { LineLogger } from "../observability/log-lines.ts";
 
 /** One kind of expired row: prune deletes up to `limit` of them as of `now` (ms) and says how many went. */
 export interface PruneJob {

@@ -3,15 +3,15 @@
 // app has loaded each answers the health probes itself and hands anything else to the app once it is
 // there (serve.ts). A socket that cannot be opened stops start-up with one line.
 import type { WebSocketHandler } from "bun";
-import type { Config, ListenAddress } from "./config.ts";
-import { exposure, type Listener, viaOf } from "./http/exposure.ts";
-import { listen, type Listening } from "./http/listening.ts";
-import { logCompleted, stampHeaders } from "./http/access-line.ts";
-import { beginRequest, type RequestInfo } from "./http/request-context.ts";
-import type { ServeSettings, ServerHandlers } from "./http/serve-options.ts";
-import type { TlsMaterial } from "./http/tls.ts";
-import type { Probes } from "./health/probes.ts";
-import type { AccessLog, LineLogger } from "./log-lines.ts";
+import type { Config, ListenAddress } from "../config/index.ts";
+import { exposure, type Listener, viaOf } from "../http/exposure.ts";
+import { listen, type Listening } from "../http/reloadable-listener.ts";
+import { logCompleted, stampHeaders } from "../http/access-line.ts";
+import { beginRequest, type RequestInfo } from "../http/request-context.ts";
+import type { ServeSettings, ServerHandlers } from "../http/serve-options.ts";
+import type { TlsMaterial } from "../http/tls.ts";
+import type { Probes } from "../health/probes.ts";
+import type { AccessLog, LineLogger } from "../observability/log-lines.ts";
 
 export interface Listeners {
   public: Listening;

@@ -4,8 +4,8 @@
 // with the app, it held memory that a box nobody scrapes never needs (docs/performance.md, "Footprint").
 import { Elysia } from "elysia";
 import type { Metric, Registry } from "prom-client";
-import type { Store } from "./db/store.ts";
-import type { AppError } from "./errors.ts";
+import type { Store } from "../db/store.ts";
+import type { AppError } from "../errors/index.ts";
 import { LabelledCounter, RequestMetrics } from "./metric-series.ts";
 import { computed, processMetrics, unlabelled } from "./process-metrics.ts";
 

@@ -3,7 +3,7 @@
 // Bun's Node-compatibility level, and some of its gauges end in _total.
 import { readdirSync } from "node:fs";
 import type { Metric } from "prom-client";
-import { version } from "../package.json";
+import { version } from "../../package.json";
 
 const LAG_SAMPLE_MS = 500;
 

@@ -4,12 +4,12 @@
 // Each command imports what it runs when it runs: `svc` serving never loads the copy, backup or
 // administration code, and `svc version` loads nothing but this (the binary is split into chunks, so
 // what is not imported is not even read).
-import type { SecretInput } from "./admin/secret-input.ts";
-import { ConfigError, parseConfig, type Env } from "./config.ts";
-import { describeDatabase } from "./db/describe.ts";
-import { AppError, UsageError } from "./errors.ts";
-import { describeError } from "./safe-errors.ts";
-import { version } from "../package.json";
+import type { SecretInput } from "../admin/secret-input.ts";
+import { ConfigError, parseConfig, type Env } from "../config/index.ts";
+import { describeDatabase } from "../db/describe.ts";
+import { AppError, UsageError } from "../errors/index.ts";
+import { describeError } from "../errors/safe-errors.ts";
+import { version } from "../../package.json";
 
 export interface Io {
   out: { write(text: string): unknown };
@@ -45,9 +45,9 @@ const COMMANDS: Record<string, Command> = {
     async run(_, env, io) {
       const { database } = parseConfig(env);
       const [{ openStore, setAsideNotice }, { missingSqlite }, { upgradeNotice }] = await Promise.all([
-        import("./db/open.ts"),
-        import("./db/sqlite/file.ts"),
-        import("./db/upgrades.ts"),
+        import("../db/open.ts"),
+        import("../db/sqlite/file.ts"),
+        import("../db/upgrades.ts"),
       ]);
       const created =
         database.kind === "sqlite" && database.path !== ":memory:" && missingSqlite(database.path) !== null;
@@ -67,7 +67,8 @@ const COMMANDS: Record<string, Command> = {
     summary:
       "Write a consistent snapshot of the SQLite database to a new file, while svc keeps serving; list the snapshots at SVC_BACKUP_TO (name, bytes, time taken, svc version, database); or take one now, checked and gzipped, into SVC_BACKUP_TO, deleting this database's oldest beyond SVC_BACKUP_KEEP.",
     async run(args, env, io) {
-      if (args[0]?.startsWith("--")) return (await import("./backup/cli.ts")).backupCommand(args, parseConfig(env), io);
+      if (args[0]?.startsWith("--"))
+        return (await import("../backup/cli.ts")).backupCommand(args, parseConfig(env), io);
       const [target, ...rest] = args;
       if (!target || rest.length > 0) return usageError(io, "backup", "give exactly one file to write");
       const { database } = parseConfig(env);
@@ -77,7 +78,7 @@ const COMMANDS: Record<string, Command> = {
         );
         return 1;
       }
-      const { backupSqlite } = await import("./db/sqlite/backup.ts");
+      const { backupSqlite } = await import("../db/sqlite/backup.ts");
       backupSqlite(database.path, target);
       io.out.write(`backed up ${describeDatabase(database)} to ${target}\n`);
       return 0;
@@ -87,7 +88,7 @@ const COMMANDS: Record<string, Command> = {
     usage: "svc restore --from <file | folder/latest | s3://bucket/prefix/name | s3://bucket/prefix/latest> [--force]",
     summary:
       "Bring a snapshot back into the SQLite file SVC_DATABASE_URL names, once it is read whole and checked; prints its time, svc version and row counts. latest is the database's own newest there. Stop svc first. A database already there is refused, unless --force, which keeps it as <file>.before-restore-<time>.",
-    run: async (args, env, io) => (await import("./backup/cli.ts")).restoreCommand(args, parseConfig(env), io),
+    run: async (args, env, io) => (await import("../backup/cli.ts")).restoreCommand(args, parseConfig(env), io),
   },
   check: {
     usage: "svc check",
@@ -96,7 +97,7 @@ const COMMANDS: Record<string, Command> = {
     async run(args, env, io) {
       if (args.length > 0) return usageError(io, "check", "check takes no arguments; it reads SVC_DATABASE_URL");
       const { database } = parseConfig(env);
-      const { checkDatabase } = await import("./db/check.ts");
+      const { checkDatabase } = await import("../db/check.ts");
       const problems = await checkDatabase(database);
       const name = describeDatabase(database);
       if (problems.length === 0) {
@@ -110,31 +111,31 @@ const COMMANDS: Record<string, Command> = {
   copy: {
     usage: "svc copy --from <url> --to <url> [--force] [--allow-empty]",
     summary: "Copy every user and category from an existing svc database to another, in one transaction on the target.",
-    run: async (args, env, io) => (await import("./copy/index.ts")).runCopy(args, env, io.err),
+    run: async (args, env, io) => (await import("../copy/index.ts")).runCopy(args, env, io.err),
   },
   admin: {
     usage: "svc admin create --username <name> --email <address> [--password-stdin]",
     summary:
       "Create an administrator. The password is asked at the terminal (not echoed), or read from stdin with --password-stdin; never taken as an argument.",
-    run: async (args, env, io) => (await import("./admin/cli.ts")).adminCommand(args, parseConfig(env), io),
+    run: async (args, env, io) => (await import("../admin/cli.ts")).adminCommand(args, parseConfig(env), io),
   },
   user: {
     usage:
       "svc user create --username <name> --email <address> [--role user|admin] [--password-stdin]\nsvc user list [--search <prefix>]\nsvc user promote|demote|disable|enable|reset-password <user>",
     summary:
       "Administer accounts on the box (a user by username, e-mail or id): create one, whatever SVC_SIGNUP says (its password asked for as admin create asks); list them; make or unmake an administrator; disable (ending every session at once) or enable; issue a one-time password reset code. Works while svc serves.",
-    run: async (args, env, io) => (await import("./admin/cli.ts")).userCommand(args, parseConfig(env), io),
+    run: async (args, env, io) => (await import("../admin/cli.ts")).userCommand(args, parseConfig(env), io),
   },
   invitation: {
     usage: "svc invitation create [--email <address>] [--expires 7d]\nsvc invitation list\nsvc invitation revoke <id>",
     summary:
       "Invitations for sign-up while SVC_SIGNUP=invite: issue one (its code printed once; for one e-mail address, or any; lasting SVC_INVITATION_TTL unless --expires says), list them without their codes, or revoke one. Works while svc serves.",
-    run: async (args, env, io) => (await import("./signup/cli.ts")).invitationCommand(args, parseConfig(env), io),
+    run: async (args, env, io) => (await import("../signup/cli.ts")).invitationCommand(args, parseConfig(env), io),
   },
   audit: {
     usage: "svc audit [--since 1h|<date-time>] [--user <user>] [--action <action>] [--limit 100] [--json]",
     summary: "Print the audit log, newest first: one line per event, or one JSON object per line with --json.",
-    run: async (args, env, io) => (await import("./admin/cli.ts")).auditCommand(args, parseConfig(env), io),
+    run: async (args, env, io) => (await import("../admin/cli.ts")).auditCommand(args, parseConfig(env), io),
   },
   version: {
     usage: "svc version",

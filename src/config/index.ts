@@ -1,7 +1,7 @@
 // Turns the environment into one typed, frozen Config, or one ConfigError naming the variable.
 // Nothing below main.ts reads the environment: everything receives this object.
 
-import { type BackupConfig, backup } from "./config/backup.ts";
+import { type BackupConfig, backup } from "./backup.ts";
 import {
   type JwtConfig,
   jwtSecret,
@@ -10,23 +10,23 @@ import {
   passwordCost,
   type SessionConfig,
   sessions,
-} from "./config/credentials.ts";
-import { type DatabaseConfig, database } from "./config/database.ts";
-import { type ListenAddress, operations, origins, type TlsFiles, trustProxy } from "./config/operations.ts";
-import { type SignupConfig, signup } from "./config/signup.ts";
-import { boolean, deepFreeze, duration, type Env, integer, nonEmpty, oneOf } from "./config/values.ts";
+} from "./credentials.ts";
+import { type DatabaseConfig, database } from "./database.ts";
+import { type ListenAddress, operations, origins, type TlsFiles, trustProxy } from "./operations.ts";
+import { type SignupConfig, signup } from "./signup.ts";
+import { boolean, deepFreeze, duration, type Env, integer, nonEmpty, oneOf } from "./values.ts";
 
 export type Environment = "development" | "test" | "production";
 export type GraphqlAuth = "required" | "mutations" | "off";
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
 
 // Every importer reads its part of the configuration from here.
-export * from "./config/backup.ts";
-export * from "./config/credentials.ts";
-export * from "./config/database.ts";
-export * from "./config/operations.ts";
-export * from "./config/signup.ts";
-export { ConfigError, type Env, parseDuration } from "./config/values.ts";
+export * from "./backup.ts";
+export * from "./credentials.ts";
+export * from "./database.ts";
+export * from "./operations.ts";
+export * from "./signup.ts";
+export { ConfigError, type Env, parseDuration } from "./values.ts";
 
 export interface Config {
   env: Environment;
