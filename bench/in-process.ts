@@ -35,6 +35,7 @@ const users = Array.from({ length: 1000 }, (_, i) => ({
   role: "user" as const,
   status: "active" as const,
   lastLoginAt: null,
+  emailVerifiedAt: null,
 }));
 const categories = Array.from({ length: 50 }, (_, i) => ({
   id: Bun.randomUUIDv7(),

@@ -187,6 +187,7 @@ async function seed(databaseUrl: string, users: number, categories: number): Pro
       role: "user",
       status: "active",
       lastLoginAt: null,
+      emailVerifiedAt: null,
     });
   }
   const owner = records[0]!.id;

@@ -487,7 +487,7 @@ export interface components {
             /** Format: date-time */
             at: string;
             /** @enum {string} */
-            action: "user.created" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "password.changed" | "session.revoked" | "refresh.reuse_detected" | "admin.user.created" | "admin.user.updated" | "admin.user.deleted" | "password_reset.issued" | "password_reset.redeemed" | "password_reset.failed" | "password_reset.throttled" | "invitation.issued" | "invitation.redeemed" | "invitation.revoked" | "category.deleted" | "backup.requested";
+            action: "user.created" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "password.changed" | "session.revoked" | "refresh.reuse_detected" | "admin.user.created" | "admin.user.updated" | "admin.user.deleted" | "password_reset.issued" | "password_reset.redeemed" | "password_reset.failed" | "password_reset.throttled" | "invitation.issued" | "invitation.redeemed" | "invitation.revoked" | "category.deleted" | "backup.requested" | "email_verification.sent" | "email_verification.redeemed" | "email_verification.marked" | "password_reset.requested" | "email_change.requested" | "email_change.confirmed" | "mail.failed";
             /** @description Who acted; null: nobody signed in, or the CLI. */
             actor_id: string | null;
             /** @description The user (or category) acted on. */
@@ -3468,7 +3468,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only this action. */
-                action?: "user.created" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "password.changed" | "session.revoked" | "refresh.reuse_detected" | "admin.user.created" | "admin.user.updated" | "admin.user.deleted" | "password_reset.issued" | "password_reset.redeemed" | "password_reset.failed" | "password_reset.throttled" | "invitation.issued" | "invitation.redeemed" | "invitation.revoked" | "category.deleted" | "backup.requested";
+                action?: "user.created" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "password.changed" | "session.revoked" | "refresh.reuse_detected" | "admin.user.created" | "admin.user.updated" | "admin.user.deleted" | "password_reset.issued" | "password_reset.redeemed" | "password_reset.failed" | "password_reset.throttled" | "invitation.issued" | "invitation.redeemed" | "invitation.revoked" | "category.deleted" | "backup.requested" | "email_verification.sent" | "email_verification.redeemed" | "email_verification.marked" | "password_reset.requested" | "email_change.requested" | "email_change.confirmed" | "mail.failed";
                 /** @description Only events this user did. */
                 actor?: string;
                 /** @description Only events done to this user (or category). */

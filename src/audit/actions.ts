@@ -23,6 +23,13 @@ export const AUDIT_ACTIONS = [
   "invitation.revoked",
   "category.deleted",
   "backup.requested",
+  "email_verification.sent",
+  "email_verification.redeemed",
+  "email_verification.marked",
+  "password_reset.requested",
+  "email_change.requested",
+  "email_change.confirmed",
+  "mail.failed",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

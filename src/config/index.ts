@@ -13,6 +13,7 @@ import {
 } from "./credentials.ts";
 import { type DatabaseConfig, database } from "./database.ts";
 import { type ListenAddress, operations, origins, type TlsFiles, trustProxy } from "./operations.ts";
+import { type MailConfig, mail } from "./mail.ts";
 import { type SignupConfig, signup } from "./signup.ts";
 import { boolean, deepFreeze, duration, type Env, integer, nonEmpty, oneOf } from "./values.ts";
 
@@ -24,6 +25,7 @@ export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
 export * from "./backup.ts";
 export * from "./credentials.ts";
 export * from "./database.ts";
+export * from "./mail.ts";
 export * from "./operations.ts";
 export * from "./signup.ts";
 export { ConfigError, type Env, parseDuration } from "./values.ts";
@@ -76,6 +78,8 @@ export interface Config {
   /** SVC_METRICS_TOKEN: the Bearer token /svc/metrics requires; null: none (see src/http/exposure.ts). */
   metricsToken: string | null;
   backup: BackupConfig;
+  /** Mail: its transport, sender, links' address and e-mail verification (docs/mail.md). */
+  mail: MailConfig;
 }
 
 export interface SubscriptionsConfig {
@@ -143,6 +147,7 @@ export function parseConfig(env: Env): Config {
       eventsKeptForSeconds: duration(env, "SVC_EVENTS_KEEP_FOR", "24h", 60, 365 * 86400),
     },
     signup: signup(env),
+    mail: mail(env, production, integer(env, portVar, 8080, 0, 65535)),
     ...operations(env, portVar),
   });
 }

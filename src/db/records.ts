@@ -23,6 +23,8 @@ export interface UserRecord {
   status: AccountStatus;
   /** The last successful login (or redeemed reset code); null: never. */
   lastLoginAt: string | null;
+  /** When the address was shown to be the owner's (a mailed link redeemed, or an administrator); null: never. */
+  emailVerifiedAt: string | null;
 }
 
 export interface SessionRecord {
@@ -144,6 +146,7 @@ export const USER_FIELDS = [
   "role",
   "status",
   "lastLoginAt",
+  "emailVerifiedAt",
 ] as const satisfies readonly (keyof UserRecord)[];
 export const AUDIT_FIELDS = [
   "id",

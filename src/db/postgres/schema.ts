@@ -33,6 +33,8 @@ export const users = pgTable(
     status: text("status").$type<AccountStatus>().notNull().default("active"),
     /** Left out of the users table's version trigger: a login is not a change anyone's cache must see. */
     lastLoginAt: instant("last_login_at"),
+    /** When the account's e-mail address was shown to be its owner's (a link redeemed, or an administrator); null: never. */
+    emailVerifiedAt: instant("email_verified_at"),
   },
   (t) => [
     uniqueIndex("users_username_key_uq").on(t.usernameKey),
@@ -250,4 +252,68 @@ export const idempotencyKeys = pgTable(
     lockedUntil: instant("locked_until").notNull(),
   },
   (t) => [primaryKey({ columns: [t.caller, t.key] }), index("idempotency_keys_expires_at_idx").on(t.expiresAt)],
+);
+
+/**
+ * Mail to send: each row written in the same transaction as the change that causes it (the outbox), then
+ * delivered by the sender of whichever instance claims it. Rendered when written, so a template changed
+ * later does not change a mail already owed. user_id is an id without a foreign key, as in the audit log:
+ * a notice outlives an account deleted meanwhile.
+ */
+export const mailOutbox = pgTable(
+  "mail_outbox",
+  {
+    /** UUIDv7: id order is the order mails were written. */
+    id: uuid("id").primaryKey(),
+    /** Which mail this is: the template it was rendered from (verify_email, password_reset, ...). */
+    kind: text("kind").notNull(),
+    recipient: text("recipient").notNull(),
+    userId: uuid("user_id"),
+    subject: text("subject").notNull(),
+    textBody: text("text_body").notNull(),
+    htmlBody: text("html_body").notNull(),
+    /** The Message-ID every attempt sends: a mail delivered twice is recognisably one mail. */
+    messageId: text("message_id").notNull(),
+    /** "pending", "sent" or "failed" (given up on). */
+    status: text("status").$type<"pending" | "sent" | "failed">().notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    createdAt: instant("created_at").notNull(),
+    /** When a pending mail is next due. */
+    nextAttemptAt: instant("next_attempt_at").notNull(),
+    /** While an instance is sending it, how long its claim holds: a crashed instance's claim lapses. */
+    lockedUntil: instant("locked_until"),
+    sentAt: instant("sent_at"),
+    /** The last attempt's failure, as the SMTP server or the connection said it (no secrets). */
+    lastError: text("last_error"),
+  },
+  (t) => [
+    uniqueIndex("mail_outbox_message_id_uq").on(t.messageId),
+    index("mail_outbox_due_idx").on(t.status, t.nextAttemptAt),
+    index("mail_outbox_sent_at_idx").on(t.status, t.sentAt),
+  ],
+);
+
+/**
+ * One-time tokens sent by mail, by SHA-256 digest (never the token): an e-mail verification, a password
+ * reset, or an e-mail change. Spent by deleting the row in the change it allows; a new one of a kind
+ * replaces the user's earlier ones.
+ */
+export const accountTokens = pgTable(
+  "account_tokens",
+  {
+    digest: text("digest").primaryKey(),
+    /** "email_verification", "password_reset" or "email_change". */
+    kind: text("kind").$type<"email_verification" | "password_reset" | "email_change">().notNull(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    /** The address it was sent to: for a verification, the one verified; for a change, the new address. */
+    email: text("email").notNull(),
+    createdAt: instant("created_at").notNull(),
+    expiresAt: instant("expires_at").notNull(),
+  },
+  (t) => [
+    index("account_tokens_user_id_kind_idx").on(t.userId, t.kind),
+    index("account_tokens_expires_at_idx").on(t.expiresAt),
+  ],
 );

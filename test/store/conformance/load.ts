@@ -22,6 +22,7 @@ export function loadContract(use: () => Store): void {
         role: i === 0 ? "admin" : "user",
         status: i === 1 ? "disabled" : "active",
         lastLoginAt: i === 2 ? tick() : null,
+        emailVerifiedAt: i === 3 ? tick() : null,
       }));
       const categories: CategoryRecord[] = [
         { ...newCategory("Owned", { createdBy: users[0]!.id }), updatedAt: tick(), version: 7 },

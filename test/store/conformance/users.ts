@@ -20,6 +20,7 @@ export function usersContract(use: () => Store): void {
         role: "user",
         status: "active",
         lastLoginAt: null,
+        emailVerifiedAt: null,
       });
       expect(await store.users.findById(input.id)).toEqual(user);
     });
