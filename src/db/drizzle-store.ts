@@ -9,6 +9,7 @@ import { categoryEventLog } from "./category-events.ts";
 import { sessionStore } from "./sessions.ts";
 import { idempotencyStore } from "./idempotency.ts";
 import { invitationStore } from "./invitations.ts";
+import { mailOutboxStore } from "./mail-outbox.ts";
 import { resetStore } from "./resets.ts";
 import { throttleStore } from "./throttle.ts";
 import { revocationStore, tokenReads } from "./tokens.ts";
@@ -32,6 +33,7 @@ export function drizzleStore(dialect: Dialect): VersionedStore {
     invitations: invitationStore(dialect),
     audit: auditStore(dialect),
     idempotency: idempotencyStore(dialect),
+    mail: mailOutboxStore(dialect),
     changes: { listen: dialect.feed.listen },
     categoryEvents: categoryEventLog(dialect),
     async tokenHolder(userId, jti, sessionId) {

@@ -12,6 +12,7 @@ import type { CategoryStore } from "./categories.ts";
 import type { CategoryEventLog } from "./category-events.ts";
 import type { IdempotencyStore } from "./idempotency.ts";
 import type { InvitationStore } from "./invitations.ts";
+import type { MailOutboxStore } from "./mail-outbox.ts";
 import type { PasswordResetStore } from "./resets.ts";
 import type { SessionStore } from "./sessions.ts";
 import type { StorageState } from "./storage.ts";
@@ -58,6 +59,7 @@ export type {
 export type { RevocationStore, TableVersions, TokenHolder, TokenStanding, TokenState } from "./tokens.ts";
 export type { ThrottleRecord, ThrottleStore, ThrottleTransition } from "./throttle.ts";
 export type { AuditEvent, AuditFilter, AuditStore } from "./audit.ts";
+export type { MailKind, MailOutboxStore, OutboxFilter, OutboxMail, OutboxRecord } from "./mail-outbox.ts";
 export type {
   IdempotencyClaim,
   IdempotencyClaimResult,
@@ -82,6 +84,8 @@ export interface Store {
   readonly invitations: InvitationStore;
   readonly audit: AuditStore;
   readonly idempotency: IdempotencyStore;
+  /** The mails owed and sent (the outbox): written by the changes that cause them, delivered by src/mail/. */
+  readonly mail: MailOutboxStore;
   /** Tells when category changes commit, from every instance on this database. */
   readonly changes: ChangeFeed;
   /** The committed category changes, numbered in commit order: what subscriptions are fed and resume from. */
