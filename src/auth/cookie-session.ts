@@ -8,7 +8,6 @@
 // no form can send (a JSON body, or one of the headers only a script sets). docs/browser-apps.md.
 import { CORS_REQUEST_HEADERS } from "../http/cors.ts";
 import { AppError } from "../errors/index.ts";
-import type { TokenPair } from "./session-types.ts";
 
 export const SESSION_MODES = ["json", "cookie"] as const;
 export type SessionMode = (typeof SESSION_MODES)[number];
@@ -68,7 +67,7 @@ function serialized(request: Request, trustProxy: number, value: string, maxAgeS
 type Headers = Record<string, string | number>;
 
 /** The pair as a cookie-mode client gets it: the refresh token moved from the body into the cookie. */
-export function withRefreshInCookie<T extends TokenPair>(
+export function withRefreshInCookie<T extends { refresh_token: string; refresh_expires_in: number }>(
   pair: T,
   request: Request,
   trustProxy: number,
