@@ -7,9 +7,9 @@ export interface AnswerHeaders {
   headers: Record<string, string | number>;
 }
 
-export interface IdempotentRequest {
+/** A request under an Idempotency-Key, before its work runs. */
+export interface KeyedRequest {
   request: Request;
-  set: AnswerHeaders;
   /** "user:<id>", or "client:<address>" for routes without a caller. */
   caller: string;
   /** The request's body as parsed (null for none): the same key with another body is refused. */
@@ -23,11 +23,8 @@ export interface IdempotentRequest {
   perSession?: boolean;
 }
 
-/** A request's key, before its work runs (IdempotentRequest without the answer's `set`). */
-export type KeyedRequest = Omit<IdempotentRequest, "set">;
-
 /** Whose a key is: the caller, and the session for keys or answers that are the session's own. */
-export type KeyHolder = Pick<IdempotentRequest, "caller" | "session" | "perSession">;
+export type KeyHolder = Pick<KeyedRequest, "caller" | "session" | "perSession">;
 
 /** A key claimed by one request, until its work ends. */
 export interface Claim {
