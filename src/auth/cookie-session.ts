@@ -7,6 +7,7 @@
 // the cookie authenticates must come from svc's own origin or a listed CORS origin, and be one that
 // no form can send (a JSON body, or one of the headers only a script sets). docs/browser-apps.md.
 import { CORS_REQUEST_HEADERS } from "../http/cors.ts";
+import { isJsonType } from "../http/json-body.ts";
 import { AppError } from "../errors/index.ts";
 
 export const SESSION_MODES = ["json", "cookie"] as const;
@@ -100,8 +101,10 @@ export function requireCookieOrigin(request: Request, origins: ReadonlySet<strin
         : `Origin ${origin} may not use the session cookie: list it in SVC_CORS_ORIGINS.`,
     );
   }
-  const json = /^application\/([\w.+-]+\+)?json\s*(;|$)/i.test(request.headers.get("content-type") ?? "");
-  if (!json && !SCRIPT_ONLY_HEADERS.some((name) => request.headers.has(name))) {
+  if (
+    !isJsonType(request.headers.get("content-type")) &&
+    !SCRIPT_ONLY_HEADERS.some((name) => request.headers.has(name))
+  ) {
     throw new AppError(
       "csrf_refused",
       "A request authenticated by the session cookie must send Content-Type: application/json or an X-Request-Id header.",

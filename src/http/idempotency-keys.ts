@@ -1,11 +1,6 @@
 // Whose an Idempotency-Key is, and what a request under one gives and gets: the shapes the routes'
 // `operation` (operations.ts) and the key's keeper (idempotency.ts) share.
-
-/** Elysia's `set`, as much of it as an answer is read from. */
-export interface AnswerHeaders {
-  status?: number | string;
-  headers: Record<string, string | number>;
-}
+import type { AnswerSet } from "./etag.ts";
 
 /** A request under an Idempotency-Key, before its work runs. */
 export interface KeyedRequest {
@@ -32,7 +27,7 @@ export interface Claim {
    * Keeps `result` as the key's answer, with `set`'s status and headers; a refusal (a status from 400)
    * frees the key instead. Only the first of keep and release acts.
    */
-  keep(result: unknown, set: AnswerHeaders): Promise<void>;
+  keep(result: unknown, set: AnswerSet): Promise<void>;
   /** Frees the key: the work failed and changed nothing, so its retry runs again. */
   release(): Promise<void>;
 }

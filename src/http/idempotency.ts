@@ -7,16 +7,10 @@
 import type { IdempotencyStore } from "../db/store.ts";
 import { AppError, invalidFields } from "../errors/index.ts";
 import { sealUnder, unsealUnder } from "../lib/sealing.ts";
-import { type AnswerHeaders, type Claim, type KeyedRequest, sessionOf } from "./idempotency-keys.ts";
+import type { AnswerSet } from "./etag.ts";
+import { type Claim, type KeyedRequest, sessionOf } from "./idempotency-keys.ts";
 
-export {
-  type AnswerHeaders,
-  bySession,
-  byUser,
-  type Claim,
-  type KeyedRequest,
-  type KeyHolder,
-} from "./idempotency-keys.ts";
+export { bySession, byUser, type Claim, type KeyHolder } from "./idempotency-keys.ts";
 
 export const IDEMPOTENCY_HEADER = "idempotency-key";
 const KEY_FORMAT = /^[\x20-\x7e]{1,255}$/;
@@ -220,7 +214,7 @@ export function createIdempotency({ store, secret, ttlSeconds, keysPerCaller, no
 }
 
 /** The headers a replay repeats. Sealed with the body, as the refresh cookie's token must be. */
-function keptHeaders(headers: AnswerHeaders["headers"]): Record<string, string> {
+function keptHeaders(headers: AnswerSet["headers"]): Record<string, string> {
   const kept: Record<string, string> = {};
   // A write's tag: the retry's client needs it for its next If-Match.
   if (headers.etag !== undefined) kept.etag = String(headers.etag);
