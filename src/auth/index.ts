@@ -85,17 +85,14 @@ export function authRoutes({
       // If-None-Match always does (RFC 9110).
       .use(operations({ idempotency, trustProxy }))
       .use(sessionEnding({ authenticator, idempotency, trustProxy, cookieOrigin }))
+      // Where the request came from, as sessions, the throttle and the audit log record it.
+      .resolve(({ request, requestInfo }) => ({ client: clientInfo(request, trustProxy, requestInfo) }))
       .post(
         "/login",
-        async ({ body, requestInfo, request, set }) => {
+        async ({ body, client, request, set }) => {
           // A cookie is set only for a page that may use it: no login CSRF from another site.
           if (body.mode === "cookie") cookieOrigin(request);
-          return answered(
-            await users.login(body, clientInfo(request, trustProxy, requestInfo)),
-            body.mode,
-            request,
-            set.headers,
-          );
+          return answered(await users.login(body, client), body.mode, request, set.headers);
         },
         {
           parse: json,
@@ -114,8 +111,7 @@ export function authRoutes({
       )
       .post(
         "/refresh",
-        async ({ body, requestInfo, request, set }) => {
-          const client = clientInfo(request, trustProxy, requestInfo);
+        async ({ body, client, request, set }) => {
           const { refreshToken } = refreshRequest(body);
           if (refreshToken !== undefined) {
             const { user, ...pair } = await sessions.refresh(refreshToken, client);
@@ -161,9 +157,9 @@ export function authRoutes({
       )
       .post(
         "/password-reset",
-        async ({ body, requestInfo, request, set }) => {
+        async ({ body, client, request, set }) => {
           if (body.mode === "cookie") cookieOrigin(request);
-          const answer = await users.redeemReset(body, clientInfo(request, trustProxy, requestInfo));
+          const answer = await users.redeemReset(body, client);
           return answered(answer, body.mode, request, set.headers);
         },
         {
@@ -182,10 +178,8 @@ export function authRoutes({
       )
       .post(
         "/logout",
-        async ({ ending, set, requestInfo, request }) => {
-          await endSessions(sessions, ending, clientInfo(request, trustProxy, requestInfo), () =>
-            clearRefreshCookie(request, trustProxy, set.headers),
-          );
+        async ({ ending, set, client, request }) => {
+          await endSessions(sessions, ending, client, () => clearRefreshCookie(request, trustProxy, set.headers));
           set.status = 204;
         },
         {
@@ -230,8 +224,8 @@ export function authRoutes({
       })
       .delete(
         "/sessions/:id",
-        async ({ params, caller, set, requestInfo, request }) => {
-          await sessions.end(caller, params.id, clientInfo(request, trustProxy, requestInfo));
+        async ({ params, caller, set, client }) => {
+          await sessions.end(caller, params.id, client);
           set.status = 204;
         },
         {
