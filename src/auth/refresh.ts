@@ -6,7 +6,7 @@ import type { PresentedRefresh, SessionRecord, SessionStore, UserRecord } from "
 import { AppError } from "../errors/index.ts";
 import type { Logger } from "../observability/log.ts";
 import type { SessionMode } from "./cookie-session.ts";
-import { newRefreshToken, refreshDigest, seal, unseal, wellFormed } from "./refresh-tokens.ts";
+import { newRefreshToken, refreshDigest, seal, unseal, looksLikeRefreshToken } from "./refresh-tokens.ts";
 import type { ClientInfo, PairIssuer, SealedPair, TokenPair } from "./session-types.ts";
 import type { LoginThrottle } from "./throttle.ts";
 
@@ -55,7 +55,7 @@ export function createRefresher({ sessions, throttle, settings, logger, now, ref
       mode: SessionMode = "json",
     ): Promise<TokenPair & { user: UserRecord }> {
       await throttle.checkClient(clientKey(client));
-      if (!wellFormed(presented)) throw await refused(client, invalid());
+      if (!looksLikeRefreshToken(presented)) throw await refused(client, invalid());
       const digest = refreshDigest(presented);
       const at = now();
       let found = await sessions.findRefresh(digest);

@@ -18,7 +18,7 @@ import { AppError } from "../errors/index.ts";
 import { newId } from "../lib/ids.ts";
 import type { LogoutScope } from "./model.ts";
 import type { Logger } from "../observability/log.ts";
-import { newRefreshToken, refreshDigest, wellFormed } from "./refresh-tokens.ts";
+import { newRefreshToken, refreshDigest, looksLikeRefreshToken } from "./refresh-tokens.ts";
 import type { LoginThrottle } from "./throttle.ts";
 import type { SessionMode } from "./cookie-session.ts";
 import type { TokenService, VerifiedToken } from "./tokens.ts";
@@ -186,7 +186,7 @@ export function createSessionService({
      */
     async logoutByRefresh(presented: string, scope: LogoutScope, client: ClientInfo): Promise<void> {
       await throttle.checkClient(clientKey(client));
-      const found = wellFormed(presented) ? await sessions.findRefresh(refreshDigest(presented)) : null;
+      const found = looksLikeRefreshToken(presented) ? await sessions.findRefresh(refreshDigest(presented)) : null;
       // A spent (rotated) token no longer speaks for its session: only refresh may answer it, in its window.
       if (!usable(found, now()) || found.token.rotatedAt !== null) throw await refused(client, invalid());
       await endFrom(found.user, found.session.id, scope, client);

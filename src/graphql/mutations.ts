@@ -38,7 +38,7 @@ export function mutationOf(text: string): MutationRequest | null {
  * Whether a mutation's answer says its root field failed before it changed anything: no data, and no
  * error below a root field (one there means the field's resolver had returned).
  */
-export function failedAsAWhole(answer: string): boolean {
+export function failedWholly(answer: string): boolean {
   try {
     const { data, errors } = JSON.parse(answer) as { data?: unknown; errors?: { path?: unknown[] }[] };
     return data == null && Array.isArray(errors) && errors.every((error) => (error.path?.length ?? 0) <= 1);
@@ -77,7 +77,7 @@ export async function holdAnswer(
         throw error;
       });
       // A refusal changed nothing: the key is free again, so its retry runs (see Claim.keep for a status from 400).
-      if (mutation.single && failedAsAWhole(text)) await claim.release();
+      if (mutation.single && failedWholly(text)) await claim.release();
       else await claim.keep(text, set);
       return fromSet(text, set);
     },
