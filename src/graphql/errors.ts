@@ -67,12 +67,13 @@ export function fromAppError(appError: AppError, located?: GraphQLError): GraphQ
   });
 }
 
-export const JSON_TYPE = "application/json; charset=utf-8";
+/** The Content-Type of svc's GraphQL answers, as Yoga writes it (REST's is etag.ts's JSON_CONTENT_TYPE). */
+export const GRAPHQL_JSON_TYPE = "application/json; charset=utf-8";
 
 /** A refusal (401, or the Idempotency-Key's own) in GraphQL's response shape, so GraphQL clients read it like any other error. */
 export function errorResponse(error: AppError): Response {
   return new Response(JSON.stringify({ errors: [fromAppError(error).toJSON()] }), {
     status: error.status,
-    headers: { ...error.headers, "content-type": JSON_TYPE },
+    headers: { ...error.headers, "content-type": GRAPHQL_JSON_TYPE },
   });
 }

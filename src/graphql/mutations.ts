@@ -3,7 +3,7 @@
 import { getOperationAST, Kind, parse } from "graphql";
 import type { AnswerSet } from "../http/etag.ts";
 import type { Idempotency } from "../http/idempotency.ts";
-import { JSON_TYPE } from "./errors.ts";
+import { GRAPHQL_JSON_TYPE } from "./errors.ts";
 
 /** A POST that names a mutation to run (the operation it selects). */
 export interface MutationRequest {
@@ -70,7 +70,7 @@ export async function holdAnswer(
     async answer(yoga) {
       const set: AnswerSet = {
         status: yoga.status,
-        headers: { "content-type": yoga.headers.get("content-type") ?? JSON_TYPE },
+        headers: { "content-type": yoga.headers.get("content-type") ?? GRAPHQL_JSON_TYPE },
       };
       const text = await yoga.text().catch((error: unknown) => {
         fail();
