@@ -23,16 +23,10 @@ import { logoutBody, refreshBody, refreshRequest } from "./model.ts";
 import { endSessions, sessionEnding } from "./session-ending.ts";
 import type { SessionService, TokenPair } from "./sessions.ts";
 
+/** What reading a route's JSON body can be refused with (json-body.ts, and the schema's checks). */
+const BODY_ERRORS = ["validation_failed", "malformed_json", "payload_too_large", "unsupported_media_type"] as const;
 /** What a request that starts a session can be refused with, besides its own credentials' error. */
-const NEW_SESSION_ERRORS = [
-  "validation_failed",
-  "malformed_json",
-  "account_disabled",
-  "csrf_refused",
-  "too_many_requests",
-  "payload_too_large",
-  "unsupported_media_type",
-] as const;
+const NEW_SESSION_ERRORS = [...BODY_ERRORS, "account_disabled", "csrf_refused", "too_many_requests"] as const;
 
 const COOKIE_DOC =
   "Cookie mode only: the session cookie (__Host-svc_refresh over HTTPS, svc_refresh over plain HTTP), HttpOnly, SameSite=Strict, holding the new refresh token.";
@@ -143,14 +137,11 @@ export function authRoutes({
               "A new access token and refresh token (taken from the cookie: in the cookie again), and you. The same refresh token sent again within the reuse window gets this same pair.",
             ),
             errors: [
-              "validation_failed",
-              "malformed_json",
+              ...BODY_ERRORS,
               "invalid_refresh_token",
               "refresh_token_reused",
               "csrf_refused",
               "too_many_requests",
-              "payload_too_large",
-              "unsupported_media_type",
             ],
           },
         },
@@ -199,15 +190,7 @@ export function authRoutes({
               description: "Ended: their access and refresh tokens stop working",
               headers: { "Set-Cookie": "By the session cookie: the cookie, cleared (Max-Age=0)." },
             },
-            errors: [
-              "validation_failed",
-              "malformed_json",
-              "invalid_refresh_token",
-              "csrf_refused",
-              "too_many_requests",
-              "payload_too_large",
-              "unsupported_media_type",
-            ],
+            errors: [...BODY_ERRORS, "invalid_refresh_token", "csrf_refused", "too_many_requests"],
           },
         },
       )
