@@ -22,7 +22,7 @@ import { corsFor } from "./http/cors.ts";
 import { createIdempotency } from "./http/idempotency.ts";
 import { outerHandler, type OuterHandler } from "./http/outer-handler.ts";
 import { requestPipeline } from "./http/request-pipeline.ts";
-import { routeTemplates, type RouteTemplates } from "./http/route-templates.ts";
+import { type AllowedMethods, allowedMethods } from "./http/allowed-methods.ts";
 import { DOCS_PATH, openapiRoutes, SPEC_PATH } from "./http/openapi-routes.ts";
 import { exposure, viaOf } from "./http/exposure.ts";
 import { socketOf } from "./http/request-context.ts";
@@ -114,8 +114,8 @@ export function createApp({
   });
 
   // The 405 check and the operations paths need every route, so they read them once they are all mounted.
-  let routes: RouteTemplates | undefined;
-  let opsPaths: RouteTemplates | undefined;
+  let routes: AllowedMethods | undefined;
+  let opsPaths: AllowedMethods | undefined;
   const pipeline = requestPipeline({
     probes: PROBE_PATHS,
     logProbes: config.logProbes,
@@ -154,8 +154,8 @@ export function createApp({
     .use(backupRoutes({ backups: backups ?? null, databaseKind: store.kind, audit: store.audit, ...routeDeps }))
     // Yoga's context reaches a request's facts by its Request only (docs/upstream/graphql-yoga.md).
     .use(graphql.routes);
-  routes = routeTemplates(app.routes);
-  opsPaths = routeTemplates(opsRoutes(app.routes));
+  routes = allowedMethods(app.routes);
+  opsPaths = allowedMethods(opsRoutes(app.routes));
   const handle = app.fetch;
   const outer = outerHandler({
     app: (request) => cache.request(() => handle(request)),
@@ -189,8 +189,8 @@ function opsRoutes<Route extends { method: string; path: string }>(routes: reado
 export type App = OuterHandler & {
   /** Ends every subscription (their streams complete) and stops following changes: before shutdown. */
   closeStreams(): Promise<void>;
-  /** Every route's template and methods, from the app's public list of routes. */
-  routes: RouteTemplates;
+  /** The methods of every path, from the app's public list of routes. */
+  routes: AllowedMethods;
   /** Requests handed to the app so far, probes aside: what tells a busy svc from an idle one. */
   requestsBegun(): number;
 };

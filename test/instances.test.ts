@@ -2,28 +2,18 @@
 // administration, invitations, Idempotency-Key, ETags and migrations.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
-import type { VersionedStore } from "../src/db/store.ts";
 import journal from "../drizzle/postgres/meta/_journal.json";
 import { expectProblem, testApp, promote } from "./helpers.ts";
-import { postgresAvailable, type TestDatabase } from "./postgres.ts";
+import { postgresAvailable } from "./postgres.ts";
 import { closeInstances, type Instances, openInstances } from "./support/instances.ts";
 
 const available = await postgresAvailable();
 
 describe.skipIf(!available)("two instances on one PostgreSQL database", () => {
-  let database: TestDatabase;
-  let stores: VersionedStore[];
-  let a: Instances["a"];
-  let b: Instances["b"];
-
+  let { database, stores, a, b, heard } = {} as Instances;
   beforeAll(async () => {
-    ({ database, stores, a, b } = await openInstances("instances"));
+    ({ database, stores, a, b, heard } = await openInstances("instances"));
   });
-  /**
-   * Once the instance has heard every change committed so far: each keeps token standings and table
-   * versions in memory and hears of another's change within SVC_DB_STALENESS, not at once.
-   */
-  const heard = (instance: 0 | 1) => stores[instance]!.settled!();
   afterAll(() => closeInstances({ database, stores }));
 
   test("instances started together applied each migration exactly once", async () => {

@@ -11,11 +11,11 @@ let lines: Promise<string> | undefined;
 /** True when the password, ignoring case, is on the list. */
 export async function isCommonPassword(password: string): Promise<boolean> {
   lines ??= import("./common-password-list.ts").then((m) => m.COMMON_PASSWORD_LINES);
-  return onSortedLines(await lines, normalizePassword(password).toLowerCase());
+  return isOnSortedLines(await lines, normalizePassword(password).toLowerCase());
 }
 
 /** Whether `word` is one of the lines of `text`: sorted, with a line break before the first and after the last. */
-export function onSortedLines(text: string, word: string): boolean {
+export function isOnSortedLines(text: string, word: string): boolean {
   if (word.includes("\n")) return false;
   // [lo, hi): whole lines; lo is where one starts, hi the line break after the last.
   let lo = 1;

@@ -7,8 +7,8 @@
 // the cookie authenticates must come from svc's own origin or a listed CORS origin, and be one that
 // no form can send (a JSON body, or one of the headers only a script sets). docs/browser-apps.md.
 import { CORS_REQUEST_HEADERS } from "../http/cors.ts";
+import { isJsonType } from "../http/json-body.ts";
 import { AppError } from "../errors/index.ts";
-import type { TokenPair } from "./session-types.ts";
 
 export const SESSION_MODES = ["json", "cookie"] as const;
 export type SessionMode = (typeof SESSION_MODES)[number];
@@ -68,7 +68,7 @@ function serialized(request: Request, trustProxy: number, value: string, maxAgeS
 type Headers = Record<string, string | number>;
 
 /** The pair as a cookie-mode client gets it: the refresh token moved from the body into the cookie. */
-export function withRefreshInCookie<T extends TokenPair>(
+export function withRefreshInCookie<T extends { refresh_token: string; refresh_expires_in: number }>(
   pair: T,
   request: Request,
   trustProxy: number,
@@ -101,8 +101,10 @@ export function requireCookieOrigin(request: Request, origins: ReadonlySet<strin
         : `Origin ${origin} may not use the session cookie: list it in SVC_CORS_ORIGINS.`,
     );
   }
-  const json = /^application\/([\w.+-]+\+)?json\s*(;|$)/i.test(request.headers.get("content-type") ?? "");
-  if (!json && !SCRIPT_ONLY_HEADERS.some((name) => request.headers.has(name))) {
+  if (
+    !isJsonType(request.headers.get("content-type")) &&
+    !SCRIPT_ONLY_HEADERS.some((name) => request.headers.has(name))
+  ) {
     throw new AppError(
       "csrf_refused",
       "A request authenticated by the session cookie must send Content-Type: application/json or an X-Request-Id header.",

@@ -13,7 +13,7 @@ export function newRefreshToken(): string {
 }
 
 /** Whether the text could be a refresh token svc issued; anything else is refused unread. */
-export function wellFormed(token: string): boolean {
+export function looksLikeRefreshToken(token: string): boolean {
   return TOKEN_FORMAT.test(token);
 }
 

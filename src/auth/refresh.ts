@@ -6,8 +6,8 @@ import type { PresentedRefresh, SessionRecord, SessionStore, UserRecord } from "
 import { AppError } from "../errors/index.ts";
 import type { Logger } from "../observability/log.ts";
 import type { SessionMode } from "./cookie-session.ts";
-import { newRefreshToken, refreshDigest, seal, unseal, wellFormed } from "./refresh-tokens.ts";
-import type { ClientInfo, SealedPair, TokenPair } from "./session-types.ts";
+import { newRefreshToken, refreshDigest, seal, unseal, looksLikeRefreshToken } from "./refresh-tokens.ts";
+import type { ClientInfo, PairIssuer, SealedPair, TokenPair } from "./session-types.ts";
 import type { LoginThrottle } from "./throttle.ts";
 
 export interface RefreshDeps {
@@ -18,15 +18,7 @@ export interface RefreshDeps {
   now: () => number;
   /** A refresh token's expiry from `at`: its lifetime, never past the session's absolute limit. */
   refreshExpiry(session: Pick<SessionRecord, "createdAt">, at: number): number;
-  /** The pair to answer with: a new access token beside the refresh token. */
-  pair(
-    user: UserRecord,
-    sessionId: string,
-    refresh: string,
-    refreshExpiresAt: number,
-    at: number,
-    mode: SessionMode,
-  ): Promise<TokenPair>;
+  pair: PairIssuer;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -63,7 +55,7 @@ export function createRefresher({ sessions, throttle, settings, logger, now, ref
       mode: SessionMode = "json",
     ): Promise<TokenPair & { user: UserRecord }> {
       await throttle.checkClient(clientKey(client));
-      if (!wellFormed(presented)) throw await refused(client, invalid());
+      if (!looksLikeRefreshToken(presented)) throw await refused(client, invalid());
       const digest = refreshDigest(presented);
       const at = now();
       let found = await sessions.findRefresh(digest);

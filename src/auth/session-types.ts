@@ -1,6 +1,8 @@
 // What sessions answer with and what they record of a client: the shapes the session service, its
 // routes and the account service share.
 import type { Origin } from "../audit/model.ts";
+import type { UserRecord } from "../db/store.ts";
+import type { SessionMode } from "./cookie-session.ts";
 import type { IssuedToken } from "./tokens.ts";
 
 /** What login, refresh and a password change answer: an access token and the refresh token that renews it. */
@@ -8,6 +10,19 @@ export interface TokenPair extends IssuedToken {
   refresh_token: string;
   refresh_expires_in: number;
 }
+
+/**
+ * The pair a session answers with: a new access token for `user` beside the refresh token `refresh`,
+ * which expires at `refreshExpiresAt` (counted from `at`); `mode` is where the refresh token goes.
+ */
+export type PairIssuer = (
+  user: UserRecord,
+  sessionId: string,
+  refresh: string,
+  refreshExpiresAt: number,
+  at: number,
+  mode: SessionMode,
+) => Promise<TokenPair>;
 
 /** Where a request came from, as a session and the audit log record it. */
 export interface ClientInfo extends Origin {

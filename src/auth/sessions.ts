@@ -18,12 +18,12 @@ import { AppError } from "../errors/index.ts";
 import { newId } from "../lib/ids.ts";
 import type { LogoutScope } from "./model.ts";
 import type { Logger } from "../observability/log.ts";
-import { newRefreshToken, refreshDigest, wellFormed } from "./refresh-tokens.ts";
+import { newRefreshToken, refreshDigest, looksLikeRefreshToken } from "./refresh-tokens.ts";
 import type { LoginThrottle } from "./throttle.ts";
 import type { SessionMode } from "./cookie-session.ts";
 import type { TokenService, VerifiedToken } from "./tokens.ts";
 import { createRefresher } from "./refresh.ts";
-import type { ClientInfo, SessionView, TokenPair } from "./session-types.ts";
+import type { ClientInfo, PairIssuer, SessionView, TokenPair } from "./session-types.ts";
 
 export type { ClientInfo, SessionView, TokenPair } from "./session-types.ts";
 
@@ -60,14 +60,7 @@ export function createSessionService({
   const refreshExpiry = (session: Pick<SessionRecord, "createdAt">, at: number) =>
     Math.min(at + settings.refreshTtlSeconds * 1000, Date.parse(session.createdAt) + settings.maxAgeSeconds * 1000);
 
-  async function pair(
-    user: UserRecord,
-    sessionId: string,
-    refresh: string,
-    refreshExpiresAt: number,
-    at: number,
-    mode: SessionMode,
-  ) {
+  const pair: PairIssuer = async (user, sessionId, refresh, refreshExpiresAt, at, mode) => {
     const access = await tokens.issue({
       userId: user.id,
       version: user.tokenVersion,
@@ -78,8 +71,8 @@ export function createSessionService({
       ...access,
       refresh_token: refresh,
       refresh_expires_in: Math.floor((refreshExpiresAt - at) / 1000),
-    } satisfies TokenPair;
-  }
+    };
+  };
 
   const refresher = createRefresher({ sessions, throttle, settings, logger, now, refreshExpiry, pair });
   const { invalid, clientKey, refused, usable } = refresher;
@@ -193,7 +186,7 @@ export function createSessionService({
      */
     async logoutByRefresh(presented: string, scope: LogoutScope, client: ClientInfo): Promise<void> {
       await throttle.checkClient(clientKey(client));
-      const found = wellFormed(presented) ? await sessions.findRefresh(refreshDigest(presented)) : null;
+      const found = looksLikeRefreshToken(presented) ? await sessions.findRefresh(refreshDigest(presented)) : null;
       // A spent (rotated) token no longer speaks for its session: only refresh may answer it, in its window.
       if (!usable(found, now()) || found.token.rotatedAt !== null) throw await refused(client, invalid());
       await endFrom(found.user, found.session.id, scope, client);

@@ -19,7 +19,7 @@ export async function gzipFile(source: string, target: string): Promise<void> {
  * a plain SQLite file (`svc backup <file>` writes one). Rejects anything else, and gzip data cut short or
  * damaged, before it is all read.
  */
-export async function databaseInto(stream: ReadableStream<Uint8Array>, target: string): Promise<void> {
+export async function writeDatabase(stream: ReadableStream<Uint8Array>, target: string): Promise<void> {
   const source = chunks(stream);
   try {
     const { head, replay } = await peek(source, SQLITE_MAGIC.length);

@@ -2,10 +2,10 @@
 // pull the file from under it. Cheap and exact on one box: a connection in SQLite's exclusive locking
 // mode cannot begin while any other connection has the file open in WAL mode (as svc always has it).
 import { Database } from "bun:sqlite";
-import { lockedElsewhere } from "./lock.ts";
+import { isLockedElsewhere } from "./lock.ts";
 
-export function openElsewhere(path: string): boolean {
-  if (lockedElsewhere(path)) return true;
+export function isOpenElsewhere(path: string): boolean {
+  if (isLockedElsewhere(path)) return true;
   let client: Database;
   try {
     client = new Database(path, { readwrite: true, create: false });

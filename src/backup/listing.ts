@@ -5,7 +5,7 @@ import type { LineLogger } from "../observability/log-lines.ts";
 import type { Clock } from "./clock.ts";
 import type { Destination } from "./destination.ts";
 import { failureReason } from "./failure.ts";
-import { inTheFuture, ownSnapshots, type SnapshotInfo } from "./names.ts";
+import { isFromTheFuture, ownSnapshots, type SnapshotInfo } from "./names.ts";
 
 export interface ListingReaderDeps {
   destination: Destination;
@@ -45,7 +45,7 @@ export function listingReader({ destination, identity, clock, logger, s3, state 
     const now = clock.now();
     const mine = identity();
     for (const s of snapshots)
-      if (s.database === mine && inTheFuture(s, now) && !warnedFuture.has(s.name)) {
+      if (s.database === mine && isFromTheFuture(s, now) && !warnedFuture.has(s.name)) {
         warnedFuture.add(s.name);
         logger.warn(
           { to: destination.shown, snapshot: s.name },

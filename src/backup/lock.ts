@@ -38,7 +38,7 @@ export function backupLock(databasePath: string): BackupLock {
 }
 
 /** Whether another process holds the backup lock of the database at `databasePath` (svc serving it with a schedule). */
-export function lockedElsewhere(databasePath: string): boolean {
+export function isLockedElsewhere(databasePath: string): boolean {
   const path = lockPath(databasePath);
   if (!nodeFs().existsSync(path)) return false;
   const lock = tryLock(path);

@@ -45,14 +45,14 @@ export function parseSnapshotName(name: string): { takenAt: string; version: str
 }
 
 /** Whether the snapshot's time is later than `now` by more than the tolerance: no success, whatever it holds. */
-export function inTheFuture(snapshot: SnapshotInfo, now: number): boolean {
+export function isFromTheFuture(snapshot: SnapshotInfo, now: number): boolean {
   return Date.parse(snapshot.takenAt) > now + FUTURE_TOLERANCE_MS;
 }
 
 /** The snapshots of the database `identity` whose times are not in the future, oldest first. */
 export function ownSnapshots(snapshots: readonly SnapshotInfo[], identity: string | null, now: number): SnapshotInfo[] {
   if (identity === null) return [];
-  return snapshots.filter((s) => s.database === identity && !inTheFuture(s, now)).sort(byAge);
+  return snapshots.filter((s) => s.database === identity && !isFromTheFuture(s, now)).sort(byAge);
 }
 
 /** Oldest first, by the time in their names (then by name, for a stable order). */
@@ -65,7 +65,7 @@ export function byAge(a: SnapshotInfo, b: SnapshotInfo): number {
  * database's, one named before svc named databases, and one dated in the future (left for a person: the warning
  * names it) are never among them.
  */
-export function beyondKeep(
+export function snapshotsBeyondKeep(
   snapshots: readonly SnapshotInfo[],
   keep: number,
   identity: string | null,

@@ -8,10 +8,10 @@ import { makePrivateFolder, utcStamp } from "../db/sqlite/file.ts";
 import { syncFolder } from "../db/sqlite/new-database.ts";
 import { nodeFs } from "../process/node-fs.ts";
 import { fullDiskText, outOfSpace } from "../db/storage.ts";
-import { databaseInto } from "./compress.ts";
+import { writeDatabase } from "./compress.ts";
 import { failureReason } from "./failure.ts";
 import { databaseIdentity, renewEpochOf } from "./identity.ts";
-import { openElsewhere } from "./in-use.ts";
+import { isOpenElsewhere } from "./in-use.ts";
 import { parseSnapshotName } from "./names.ts";
 import { findSource } from "./source.ts";
 import { type SnapshotCounts, verifySnapshot } from "./verify.ts";
@@ -51,7 +51,7 @@ export async function restoreSnapshot({ databasePath: path, from, force, s3 }: R
     throw new RestoreRefused(
       `there is a database at ${resolve(path)} already; --force replaces it, keeping it as ${path}.before-restore-<time>`,
     );
-  if (there && openElsewhere(path))
+  if (there && isOpenElsewhere(path))
     throw new RestoreRefused(`${resolve(path)} is open in another process (svc serving it?): stop svc, then restore`);
 
   let source;
@@ -68,7 +68,7 @@ export async function restoreSnapshot({ databasePath: path, from, force, s3 }: R
   let counts: SnapshotCounts;
   try {
     try {
-      await databaseInto(await source.read(), partial);
+      await writeDatabase(await source.read(), partial);
     } catch (error) {
       // The snapshot may be sound: only the room to write it out was wanting (said below).
       if (outOfSpace(error)) throw error;

@@ -5,7 +5,7 @@ import type { S3Settings } from "../config/index.ts";
 import { nodeFs } from "../process/node-fs.ts";
 import { type Destination, NoSuchSnapshot, placeOf } from "./destination.ts";
 import { openDestination } from "./open-destination.ts";
-import { inTheFuture, parseSnapshotName } from "./names.ts";
+import { isFromTheFuture, parseSnapshotName } from "./names.ts";
 
 export interface SnapshotSource {
   /** Where it is, as people may see it: no credential. */
@@ -54,7 +54,7 @@ async function inDestination(at: Destination, name: string, identity: () => stri
 
 async function latest(at: Destination, identity: string | null) {
   const now = Date.now();
-  const all = (await at.list()).filter((s) => !inTheFuture(s, now));
+  const all = (await at.list()).filter((s) => !isFromTheFuture(s, now));
   const last = all.at(-1);
   if (!last) throw new NoSuchSnapshot(`no svc snapshots at ${at.shown}`);
   const databases = [...new Set(all.flatMap((s) => (s.database ? [s.database] : [])))].sort();

@@ -2,7 +2,7 @@
 // destination, then the database's own oldest beyond SVC_BACKUP_KEEP deleted there (names.ts). Only once the
 // new one is stored: a failed run never costs an old snapshot.
 import type { Destination } from "./destination.ts";
-import { beyondKeep } from "./names.ts";
+import { snapshotsBeyondKeep } from "./names.ts";
 import type { TakenSnapshot } from "./snapshot.ts";
 
 /**
@@ -20,9 +20,10 @@ export async function storeSnapshot(
   const pruned: string[] = [];
   try {
     // Never the one just stored, whatever the clocks of other boxes writing there named theirs.
-    for (const old of beyondKeep(await destination.list(), keep, identity, now).filter((s) => s.name !== taken.name)) {
-      await destination.remove(old.name);
-      pruned.push(old.name);
+    const old = snapshotsBeyondKeep(await destination.list(), keep, identity, now);
+    for (const { name } of old.filter((s) => s.name !== taken.name)) {
+      await destination.remove(name);
+      pruned.push(name);
     }
     return { pruned, pruneError: null };
   } catch (error) {

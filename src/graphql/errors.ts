@@ -2,6 +2,18 @@
 import { GraphQLError } from "graphql";
 import { AppError } from "../errors/index.ts";
 
+/** GraphQL's own errors (parse, validation, coercion), safe to show, as against an AppError or a fault. */
+const graphqlOwn = (error: unknown, original: unknown) =>
+  error instanceof GraphQLError && (!original || original instanceof GraphQLError);
+
+/** Where a GraphQL error points in the document and the result. */
+const locationOf = (error: GraphQLError | undefined) => ({
+  nodes: error?.nodes,
+  source: error?.source,
+  positions: error?.positions,
+  path: error?.path,
+});
+
 export function maskError(error: unknown): Error {
   const original = error instanceof GraphQLError ? error.originalError : error;
   if (original instanceof AppError) {
@@ -12,8 +24,7 @@ export function maskError(error: unknown): Error {
       masked.extensions.http = { status: original.status, headers: original.headers };
     return masked;
   }
-  // Parse, validation and coercion errors are GraphQL's own and safe to show.
-  if (error instanceof GraphQLError && (!original || original instanceof GraphQLError)) return withCode(error);
+  if (graphqlOwn(error, original)) return withCode(error as GraphQLError);
   return new GraphQLError("Unexpected error.", { extensions: { code: "INTERNAL_SERVER_ERROR" } });
 }
 
@@ -30,10 +41,7 @@ function withCode(error: GraphQLError): GraphQLError {
   if (requestError) extensions.http = { ...http, spec: undefined };
   if (originalError === undefined && typeof extensions.code === "string" && !requestError) return error;
   return new GraphQLError(error.message, {
-    nodes: error.nodes,
-    source: error.source,
-    positions: error.positions,
-    path: error.path,
+    ...locationOf(error),
     extensions: { ...extensions, code: typeof extensions.code === "string" ? extensions.code : "BAD_USER_INPUT" },
   });
 }
@@ -41,10 +49,7 @@ function withCode(error: GraphQLError): GraphQLError {
 /** True for errors maskError hides, which the server must log instead. */
 export function isUnexpected(error: unknown): boolean {
   const original = error instanceof GraphQLError ? error.originalError : error;
-  return (
-    !(original instanceof AppError) &&
-    !(error instanceof GraphQLError && (!original || original instanceof GraphQLError))
-  );
+  return !(original instanceof AppError) && !graphqlOwn(error, original);
 }
 
 /**
@@ -57,22 +62,16 @@ export function fromAppError(appError: AppError, located?: GraphQLError): GraphQ
     extensions.field = appError.errors[0]!.field;
     extensions.errors = appError.errors;
   }
-  return new GraphQLError(appError.message, {
-    nodes: located?.nodes,
-    source: located?.source,
-    positions: located?.positions,
-    path: located?.path,
-    originalError: undefined,
-    extensions,
-  });
+  return new GraphQLError(appError.message, { ...locationOf(located), originalError: undefined, extensions });
 }
 
-export const JSON_TYPE = "application/json; charset=utf-8";
+/** The Content-Type of svc's GraphQL answers, as Yoga writes it (REST's is etag.ts's JSON_CONTENT_TYPE). */
+export const GRAPHQL_JSON_TYPE = "application/json; charset=utf-8";
 
 /** A refusal (401, or the Idempotency-Key's own) in GraphQL's response shape, so GraphQL clients read it like any other error. */
 export function errorResponse(error: AppError): Response {
   return new Response(JSON.stringify({ errors: [fromAppError(error).toJSON()] }), {
     status: error.status,
-    headers: { ...error.headers, "content-type": JSON_TYPE },
+    headers: { ...error.headers, "content-type": GRAPHQL_JSON_TYPE },
   });
 }

@@ -3,7 +3,7 @@
 import { getOperationAST, Kind, parse } from "graphql";
 import type { AnswerSet } from "../http/etag.ts";
 import type { Idempotency } from "../http/idempotency.ts";
-import { JSON_TYPE } from "./errors.ts";
+import { GRAPHQL_JSON_TYPE } from "./errors.ts";
 
 /** A POST that names a mutation to run (the operation it selects). */
 export interface MutationRequest {
@@ -38,7 +38,7 @@ export function mutationOf(text: string): MutationRequest | null {
  * Whether a mutation's answer says its root field failed before it changed anything: no data, and no
  * error below a root field (one there means the field's resolver had returned).
  */
-export function failedAsAWhole(answer: string): boolean {
+export function failedWholly(answer: string): boolean {
   try {
     const { data, errors } = JSON.parse(answer) as { data?: unknown; errors?: { path?: unknown[] }[] };
     return data == null && Array.isArray(errors) && errors.every((error) => (error.path?.length ?? 0) <= 1);
@@ -55,40 +55,33 @@ export interface HeldAnswer {
 }
 
 /**
- * idempotency.run around an answer that Yoga makes between two Elysia hooks: the Response to send at
- * once (the answer kept for a repeat; a refusal rejects), or, once `run` has claimed the key and starts
- * the work, the hold that Yoga's answer completes.
+ * The mutation's claim on its Idempotency-Key, taken before Yoga runs it: the answer kept for a repeat
+ * (a refusal rejects), or the hold that Yoga's answer completes.
  */
 export async function holdAnswer(
   idempotency: Idempotency,
   { request, caller, mutation }: { request: Request; caller: string; mutation: MutationRequest },
 ): Promise<Response | HeldAnswer> {
-  const set: AnswerSet = { headers: {} };
-  const text = Promise.withResolvers<string>();
-  const started = Promise.withResolvers<void>();
-  const run = idempotency.run(
-    { request, set, caller, body: mutation.body },
-    () => {
-      started.resolve();
-      return text.promise;
-    },
-    (answer) => mutation.single && failedAsAWhole(answer),
-  );
-  const first = await Promise.race([started.promise, run]);
-  // Before the work starts, `run` settles only with the kept answer.
-  if (first instanceof Response) return first;
+  const claim = await idempotency.begin({ request, caller, body: mutation.body });
+  if (claim instanceof Response) return claim;
+  if (claim === null) throw new Error("holdAnswer: the request carries no Idempotency-Key");
+  const fail = () => void claim.release().catch(() => {});
   return {
     async answer(yoga) {
-      set.status = yoga.status;
-      set.headers["content-type"] = yoga.headers.get("content-type") ?? JSON_TYPE;
-      text.resolve(yoga.text());
-      const kept = await run;
-      return typeof kept === "string" ? fromSet(kept, set) : kept;
+      const set: AnswerSet = {
+        status: yoga.status,
+        headers: { "content-type": yoga.headers.get("content-type") ?? GRAPHQL_JSON_TYPE },
+      };
+      const text = await yoga.text().catch((error: unknown) => {
+        fail();
+        throw error;
+      });
+      // A refusal changed nothing: the key is free again, so its retry runs (see Claim.keep for a status from 400).
+      if (mutation.single && failedWholly(text)) await claim.release();
+      else await claim.keep(text, set);
+      return fromSet(text, set);
     },
-    fail() {
-      text.reject(new Error("GraphQL failed"));
-      run.catch(() => {});
-    },
+    fail,
   };
 }
 

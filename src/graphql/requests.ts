@@ -18,7 +18,7 @@ import { isJsonType, notJson, readCappedText } from "../http/json-body.ts";
 import { logIds, requestInfo } from "../http/request-context.ts";
 import { databaseUnavailable } from "../observability/log-dedupe.ts";
 import type { GraphQLContext } from "./context.ts";
-import { errorResponse, JSON_TYPE } from "./errors.ts";
+import { errorResponse, GRAPHQL_JSON_TYPE } from "./errors.ts";
 import { withEventIds } from "./event-ids.ts";
 import type { TokenVerifier } from "../auth/tokens.ts";
 import type { GraphqlDeps } from "./deps.ts";
@@ -129,7 +129,7 @@ export function graphqlRequests(deps: Omit<GraphqlDeps, "categories" | "hub">) {
     const { operation } = asked.outcome;
     if (operation === undefined || response.status !== 200 || !(asked.cached || byGet)) return response;
     const body = await response.text();
-    const contentType = response.headers.get("content-type") ?? JSON_TYPE;
+    const contentType = response.headers.get("content-type") ?? GRAPHQL_JSON_TYPE;
     asked.cached?.keep({ body, contentType, operation });
     return cachedAnswer(request, body, contentType);
   }

@@ -30,7 +30,7 @@ interface SocketData {
 type Socket = ServerWebSocket<SocketData>;
 
 /** The adapter's socket, which carries what upgrade() gave it (the adapter types its data as nothing). */
-const socketOf = (extra: { socket: ServerWebSocket }) => extra.socket as unknown as Socket;
+const adapterSocket = (extra: { socket: ServerWebSocket }) => extra.socket as unknown as Socket;
 
 export interface GraphqlWebSocketDeps {
   enveloped: GetEnvelopedFn<unknown>;
@@ -52,7 +52,7 @@ export function graphqlWebSocket(deps: GraphqlWebSocketDeps) {
 
   const graphqlWs = makeHandler<Record<string, unknown> | undefined>({
     async onConnect({ connectionParams, extra }) {
-      const socket = socketOf(extra);
+      const socket = adapterSocket(extra);
       const given = connectionParams?.Authorization ?? connectionParams?.authorization;
       const authorization = typeof given === "string" ? given : null;
       if (auth === "off" || (auth === "mutations" && authorization === null)) return true;
@@ -67,7 +67,7 @@ export function graphqlWebSocket(deps: GraphqlWebSocketDeps) {
       }
     },
     async onSubscribe({ extra }, _id, payload) {
-      const socket = socketOf(extra);
+      const socket = adapterSocket(extra);
       const { authorization, address } = socket.data;
       // The token is checked again for every operation: one revoked since the connection opened gets no further.
       let viewer = socket.data.viewer;
@@ -105,7 +105,7 @@ export function graphqlWebSocket(deps: GraphqlWebSocketDeps) {
       };
     },
     onComplete({ extra }) {
-      const socket = socketOf(extra);
+      const socket = adapterSocket(extra);
       // Counted down once graphql-ws has sent "complete", which it does after this returns: a timer
       // runs after the promise jobs that send it.
       setTimeout(() => {
@@ -117,7 +117,7 @@ export function graphqlWebSocket(deps: GraphqlWebSocketDeps) {
     subscribe: (args) => subscribe(args) as never,
     onNext({ extra }, _id, _payload, _args, result) {
       // A reader this far behind cannot keep up; nobody else waits for it (the adapter sends without looking).
-      const socket = socketOf(extra);
+      const socket = adapterSocket(extra);
       if (socket.getBufferedAmount() > SEND_BUFFER_MAX) {
         onSlowReader();
         logger.warn(

@@ -5,7 +5,7 @@
 import { LRUCache } from "lru-cache";
 import { AppError } from "../errors/index.ts";
 
-const JSON_TYPE = "application/json;charset=utf-8";
+const JSON_CONTENT_TYPE = "application/json;charset=utf-8";
 
 /**
  * Tags of bodies sent lately, by the body. A page or an answer served again is the same string, held by
@@ -54,7 +54,7 @@ export interface AnswerSet {
  * A string body is sent as it is (already JSON).
  */
 export function conditionalJson(request: Request, set: AnswerSet, body: unknown): string {
-  return conditionalText(request, set, typeof body === "string" ? body : JSON.stringify(body), JSON_TYPE);
+  return conditionalText(request, set, typeof body === "string" ? body : JSON.stringify(body), JSON_CONTENT_TYPE);
 }
 
 /** As conditionalJson, for a body already rendered with its own content type (GraphQL's answers). */
@@ -74,7 +74,7 @@ export function conditionalText(request: Request, set: AnswerSet, text: string, 
 export function taggedJson(set: AnswerSet, body: unknown): string {
   const json = JSON.stringify(body);
   set.headers.etag = etagOf(json);
-  set.headers["content-type"] = JSON_TYPE;
+  set.headers["content-type"] = JSON_CONTENT_TYPE;
   return json;
 }
 

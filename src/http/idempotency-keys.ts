@@ -1,15 +1,10 @@
 // Whose an Idempotency-Key is, and what a request under one gives and gets: the shapes the routes'
 // `operation` (operations.ts) and the key's keeper (idempotency.ts) share.
+import type { AnswerSet } from "./etag.ts";
 
-/** Elysia's `set`, as much of it as an answer is read from. */
-export interface AnswerHeaders {
-  status?: number | string;
-  headers: Record<string, string | number>;
-}
-
-export interface IdempotentRequest {
+/** A request under an Idempotency-Key, before its work runs. */
+export interface KeyedRequest {
   request: Request;
-  set: AnswerHeaders;
   /** "user:<id>", or "client:<address>" for routes without a caller. */
   caller: string;
   /** The request's body as parsed (null for none): the same key with another body is refused. */
@@ -23,11 +18,8 @@ export interface IdempotentRequest {
   perSession?: boolean;
 }
 
-/** A request's key, before its work runs (IdempotentRequest without the answer's `set`). */
-export type KeyedRequest = Omit<IdempotentRequest, "set">;
-
 /** Whose a key is: the caller, and the session for keys or answers that are the session's own. */
-export type KeyHolder = Pick<IdempotentRequest, "caller" | "session" | "perSession">;
+export type KeyHolder = Pick<KeyedRequest, "caller" | "session" | "perSession">;
 
 /** A key claimed by one request, until its work ends. */
 export interface Claim {
@@ -35,7 +27,7 @@ export interface Claim {
    * Keeps `result` as the key's answer, with `set`'s status and headers; a refusal (a status from 400)
    * frees the key instead. Only the first of keep and release acts.
    */
-  keep(result: unknown, set: AnswerHeaders): Promise<void>;
+  keep(result: unknown, set: AnswerSet): Promise<void>;
   /** Frees the key: the work failed and changed nothing, so its retry runs again. */
   release(): Promise<void>;
 }

@@ -7,23 +7,10 @@
 import type { IdempotencyStore } from "../db/store.ts";
 import { AppError, invalidFields } from "../errors/index.ts";
 import { sealUnder, unsealUnder } from "../lib/sealing.ts";
-import {
-  type AnswerHeaders,
-  type Claim,
-  type IdempotentRequest,
-  type KeyedRequest,
-  sessionOf,
-} from "./idempotency-keys.ts";
+import type { AnswerSet } from "./etag.ts";
+import { type Claim, type KeyedRequest, sessionOf } from "./idempotency-keys.ts";
 
-export {
-  type AnswerHeaders,
-  bySession,
-  byUser,
-  type Claim,
-  type IdempotentRequest,
-  type KeyedRequest,
-  type KeyHolder,
-} from "./idempotency-keys.ts";
+export { bySession, byUser, type Claim, type KeyHolder } from "./idempotency-keys.ts";
 
 export const IDEMPOTENCY_HEADER = "idempotency-key";
 const KEY_FORMAT = /^[\x20-\x7e]{1,255}$/;
@@ -90,7 +77,7 @@ export function createIdempotency({ store, secret, ttlSeconds, keysPerCaller, no
     return raw;
   }
 
-  function fingerprint({ request, body }: Pick<IdempotentRequest, "request" | "body">): string {
+  function fingerprint({ request, body }: Pick<KeyedRequest, "request" | "body">): string {
     return digest(`${request.method} ${new URL(request.url).pathname}\n${JSON.stringify(body ?? null)}`);
   }
 
@@ -199,37 +186,6 @@ export function createIdempotency({ store, secret, ttlSeconds, keysPerCaller, no
     begin,
 
     /**
-     * Runs `work` once per caller and key: a request without a key just runs; a repeat gets the
-     * first answer (Idempotent-Replayed: true). Only a successful answer is kept: after a refusal or a
-     * fault (anything `work` throws, a status from 400, or a result `changedNothing` recognises, such as
-     * GraphQL's refusals in a 200) the key is free again, so the retry runs.
-     */
-    async run<T>(
-      req: IdempotentRequest,
-      work: () => Promise<T>,
-      changedNothing: (result: T) => boolean = () => false,
-    ): Promise<T | Response> {
-      const claim = await begin(req);
-      if (claim === null) return work();
-      if (claim instanceof Response) return claim;
-      let result: T;
-      try {
-        result = await work();
-      } catch (error) {
-        // A refusal changed nothing, so its retry may as well run again: keeping it would only let
-        // anyone fill the disk with refused requests under fresh keys.
-        await claim.release().catch(() => {});
-        throw error;
-      }
-      if (changedNothing(result)) {
-        await claim.release();
-        return result;
-      }
-      await claim.keep(result, req.set);
-      return result;
-    },
-
-    /**
      * For a request whose token no longer authenticates (the first request revoked it: a password
      * change, a logout, a deletion): the answer that first request stored, when this is its repeat
      * from the same session. `token` is the request's, its signature checked. null: nothing to replay.
@@ -258,7 +214,7 @@ export function createIdempotency({ store, secret, ttlSeconds, keysPerCaller, no
 }
 
 /** The headers a replay repeats. Sealed with the body, as the refresh cookie's token must be. */
-function keptHeaders(headers: AnswerHeaders["headers"]): Record<string, string> {
+function keptHeaders(headers: AnswerSet["headers"]): Record<string, string> {
   const kept: Record<string, string> = {};
   // A write's tag: the retry's client needs it for its next If-Match.
   if (headers.etag !== undefined) kept.etag = String(headers.etag);

@@ -5,7 +5,8 @@ import { firstUnstorable, UNSTORABLE_MESSAGE } from "../lib/text.ts";
 /** No svc body nests at all; this leaves room and still stops a parser being made to recurse deeply. */
 export const MAX_NESTING = 32;
 
-const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+/** application/json and the +json types (application/graphql+json, …), with or without parameters. */
+const JSON_MEDIA_TYPES = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
 /**
  * The `parse` option for a JSON route. The "application/json" after the function is never reached
@@ -20,7 +21,7 @@ export const notJson = () =>
 
 /** Whether a Content-Type names JSON (application/json, or a +json type such as application/graphql+json). */
 export function isJsonType(contentType: string | null): boolean {
-  return JSON_TYPE.test(contentType ?? "");
+  return JSON_MEDIA_TYPES.test(contentType ?? "");
 }
 
 function readJson(maxBytes: number) {

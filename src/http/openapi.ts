@@ -94,38 +94,27 @@ function problemWith(codes: [ErrorCode, ...ErrorCode[]]) {
   return t.Intersect([ref("Problem"), t.Object({ code: enumOf(codes) })]);
 }
 
-const IDEMPOTENCY_KEY = {
-  name: "Idempotency-Key",
-  in: "header",
-  required: false,
-  description:
-    "Any 1-255 printable ASCII characters (a UUID, say). Sent again with the same request, it gets the first answer again (with Idempotent-Replayed: true) and changes nothing; kept for SVC_IDEMPOTENCY_TTL (24 h), at most SVC_IDEMPOTENCY_KEYS_PER_CALLER (1000) per caller (past it, 429 idempotency_keys_exhausted).",
-  schema: { type: "string", minLength: 1, maxLength: 255 },
-} as const;
+/** A request header a route honours when it is sent. */
+const optionalHeader = (name: string, description: string, schema: object = { type: "string" }) =>
+  ({ name, in: "header", required: false, description, schema }) as const;
 
-const IF_NONE_MATCH = {
-  name: "If-None-Match",
-  in: "header",
-  required: false,
-  description: "The ETag of the copy you hold: while it is current, 304 with no body.",
-  schema: { type: "string" },
-} as const;
-const IF_MATCH = {
-  name: "If-Match",
-  in: "header",
-  required: false,
-  description:
-    "The ETag of the version you read (compared strongly: a weak W/ tag never matches): if the record changed since, or has no version to match, 412 precondition_failed and nothing is written.",
-  schema: { type: "string" },
-} as const;
-const IF_NONE_MATCH_WRITE = {
-  name: "If-None-Match",
-  in: "header",
-  required: false,
-  description:
-    "* or a list of ETags: when the record exists (*) or is at one of them, 412 precondition_failed and nothing is written. A write never answers 304.",
-  schema: { type: "string" },
-} as const;
+const IDEMPOTENCY_KEY = optionalHeader(
+  "Idempotency-Key",
+  "Any 1-255 printable ASCII characters (a UUID, say). Sent again with the same request, it gets the first answer again (with Idempotent-Replayed: true) and changes nothing; kept for SVC_IDEMPOTENCY_TTL (24 h), at most SVC_IDEMPOTENCY_KEYS_PER_CALLER (1000) per caller (past it, 429 idempotency_keys_exhausted).",
+  { type: "string", minLength: 1, maxLength: 255 },
+);
+const IF_NONE_MATCH = optionalHeader(
+  "If-None-Match",
+  "The ETag of the copy you hold: while it is current, 304 with no body.",
+);
+const IF_MATCH = optionalHeader(
+  "If-Match",
+  "The ETag of the version you read (compared strongly: a weak W/ tag never matches): if the record changed since, or has no version to match, 412 precondition_failed and nothing is written.",
+);
+const IF_NONE_MATCH_WRITE = optionalHeader(
+  "If-None-Match",
+  "* or a list of ETags: when the record exists (*) or is at one of them, 412 precondition_failed and nothing is written. A write never answers 304.",
+);
 
 /** The route's OpenAPI `detail`: its name, summary, tag, security, parameters, and every answer it can give. */
 export function documented({

@@ -85,7 +85,7 @@ async function read(variable: "SVC_TLS_CERT" | "SVC_TLS_KEY", path: string): Pro
     const stats = await file.stat();
     if (stats.isDirectory()) throw new TlsFileError(variable, path, "a folder, not a file");
     if (!stats.isFile()) throw new TlsFileError(variable, path, `not a regular file (${kind(stats)})`);
-    if (stats.size > MAX_BYTES) throw new TlsFileError(variable, path, tooLarge(stats.size));
+    if (stats.size > MAX_BYTES) throw new TlsFileError(variable, path, sizeRefusal(stats.size));
     // At most one byte past the cap, in case the file grew since fstat.
     const buffer = Buffer.alloc(MAX_BYTES + 1);
     let length = 0;
@@ -93,7 +93,7 @@ async function read(variable: "SVC_TLS_CERT" | "SVC_TLS_KEY", path: string): Pro
       const { bytesRead } = await file.read(buffer, length, buffer.length - length, length);
       if (bytesRead === 0) break;
       length += bytesRead;
-      if (length > MAX_BYTES) throw new TlsFileError(variable, path, tooLarge(length));
+      if (length > MAX_BYTES) throw new TlsFileError(variable, path, sizeRefusal(length));
     }
     return buffer.toString("utf8", 0, length);
   } catch (error) {
@@ -104,7 +104,7 @@ async function read(variable: "SVC_TLS_CERT" | "SVC_TLS_KEY", path: string): Pro
   }
 }
 
-function tooLarge(bytes: number): string {
+function sizeRefusal(bytes: number): string {
   return `${(bytes / MAX_BYTES).toFixed(1)} MiB, larger than the 1 MiB a certificate chain or key could need`;
 }
 

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
 import { Elysia } from "elysia";
 import { outerHandler } from "../../src/http/outer-handler.ts";
-import { routeTemplates } from "../../src/http/route-templates.ts";
+import { allowedMethods } from "../../src/http/allowed-methods.ts";
 import { createLoggers } from "../../src/observability/log.ts";
 import { type CallOptions, expectProblem, type Reply, testApp } from "../helpers.ts";
 
@@ -326,34 +326,30 @@ test("a failure even outside the app is answered as problem+json, never Bun's HT
   }
 });
 
-describe("route templates, from the app's public list of routes", () => {
+describe("a path's methods, from the app's public list of routes", () => {
   const app = new Elysia({ normalize: false })
     .get("/files/*", () => "")
     .get("/files/:name", () => "")
     .get("/users/:id", () => "")
     .get("/users/all", () => "")
     .put("/users/:id", () => "")
+    .delete("/users/all", () => "")
     .options("/*", () => "");
-  const index = routeTemplates(app.routes);
+  const index = allowedMethods(app.routes);
 
-  test("a path without parameters wins over a parameter, and a parameter over a wildcard", () => {
-    expect(index.template("GET", "/users/all")).toBe("/users/all");
-    expect(index.template("GET", "/users/all/")).toBe("/users/all");
-    expect(index.template("GET", "/users/42")).toBe("/users/:id");
-    expect(index.template("GET", "/users/42/")).toBe("/users/:id");
-    expect(index.template("GET", "/files/a")).toBe("/files/:name");
-    expect(index.template("GET", "/files/a/b")).toBe("/files/*");
+  test("a path answers the methods of the fixed paths, parameters and wildcards it matches, a trailing slash aside", () => {
+    expect(index.methodsFor("/users/all")).toEqual(["DELETE", "GET", "PUT"]);
+    expect(index.methodsFor("/users/all/")).toEqual(["DELETE", "GET", "PUT"]);
+    expect(index.methodsFor("/users/42")).toEqual(["GET", "PUT"]);
+    expect(index.methodsFor("/users/42/")).toEqual(["GET", "PUT"]);
+    expect(index.methodsFor("/files/a")).toEqual(["GET"]);
+    expect(index.methodsFor("/files/a/b")).toEqual(["GET"]);
   });
 
-  test("no template for a method the path does not answer, or for no path at all", () => {
-    expect(index.template("DELETE", "/users/42")).toBeUndefined();
-    expect(index.template("GET", "/elsewhere")).toBeUndefined();
-    expect(index.template("OPTIONS", "/users/42")).toBeUndefined();
-    // HEAD is answered by GET's route.
-    expect(index.template("HEAD", "/users/42")).toBe("/users/:id");
-    expect(index.methodsFor("/users/42")).toEqual(["GET", "PUT"]);
-    expect(index.methodsFor("/users/all")).toEqual(["GET", "PUT"]);
+  test("none for no path at all; OPTIONS and ALL count for no path", () => {
+    expect(index.methodsFor("/users/42/sessions")).toEqual([]);
     expect(index.methodsFor("/elsewhere")).toEqual([]);
+    expect(index.methods).toEqual(["DELETE", "GET", "PUT"]);
   });
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { dictionary } from "@zxcvbn-ts/language-common";
-import { isCommonPassword, onSortedLines } from "../../src/auth/common-passwords.ts";
+import { isCommonPassword, isOnSortedLines } from "../../src/auth/common-passwords.ts";
 import { expectProblem, testApp } from "../helpers.ts";
 
 const CREATE = "/svc-api/v1/users/create";
@@ -29,7 +29,7 @@ describe("password rules (NIST SP 800-63B)", () => {
 
   test("the sorted-lines search at its edges", () => {
     const text = "\nb\nd\nf\n";
-    expect(["a", "b", "c", "d", "e", "f", "g", ""].map((w) => onSortedLines(text, w))).toEqual([
+    expect(["a", "b", "c", "d", "e", "f", "g", ""].map((w) => isOnSortedLines(text, w))).toEqual([
       false,
       true,
       false,
@@ -39,8 +39,8 @@ describe("password rules (NIST SP 800-63B)", () => {
       false,
       false,
     ]);
-    expect(onSortedLines("\nonly\n", "only")).toBe(true);
-    expect(onSortedLines("\n\n", "x")).toBe(false);
+    expect(isOnSortedLines("\nonly\n", "only")).toBe(true);
+    expect(isOnSortedLines("\n\n", "x")).toBe(false);
   });
 
   test.each([["password123"], ["qwertyuiop"], ["iloveyou1"], ["Password1"], ["PASSWORD123"], ["11111111"]])(
