@@ -166,8 +166,8 @@ describe("the compiled binary, alone in an empty folder", () => {
     const src = join(import.meta.dir, "..", "..", "src");
     await Bun.write(
       join(dir, "entry.ts"),
-      `import { AppError } from ${JSON.stringify(join(src, "errors.ts"))};
-import { safeError } from ${JSON.stringify(join(src, "safe-errors.ts"))};
+      `import { AppError } from ${JSON.stringify(join(src, "errors", "index.ts"))};
+import { safeError } from ${JSON.stringify(join(src, "errors", "safe-errors.ts"))};
 function failingStep() { throw new AppError("database_unavailable"); }
 try { failingStep(); } catch (error) { console.log(JSON.stringify(safeError(error))); }
 `,

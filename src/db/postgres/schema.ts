@@ -4,16 +4,7 @@ import { bigint, customType, index, integer, pgTable, primaryKey, text, uniqueIn
 import type { AuditAction } from "../../audit/actions.ts";
 import type { AuditEvent } from "../records.ts";
 import type { AccountStatus, Role } from "../records.ts";
-
-/**
- * A timestamptz with milliseconds that reads and writes the contract's ISO-8601 strings, as the
- * SQLite tables' text columns do: the one store then sees the same values on both databases.
- */
-const instant = customType<{ data: string; driverData: Date | string }>({
-  // Spelt as drizzle-kit spells timestamp(3) with time zone, so the migrations see no change.
-  dataType: () => "timestamp (3) with time zone",
-  fromDriver: (value) => new Date(value).toISOString(),
-});
+import { instant } from "./instant.ts";
 
 export const users = pgTable(
   "users",
@@ -255,45 +246,6 @@ export const idempotencyKeys = pgTable(
 );
 
 /**
- * Mail to send: each row written in the same transaction as the change that causes it (the outbox), then
- * delivered by the sender of whichever instance claims it. Rendered when written, so a template changed
- * later does not change a mail already owed. user_id is an id without a foreign key, as in the audit log:
- * a notice outlives an account deleted meanwhile.
- */
-export const mailOutbox = pgTable(
-  "mail_outbox",
-  {
-    /** UUIDv7: id order is the order mails were written. */
-    id: uuid("id").primaryKey(),
-    /** Which mail this is: the template it was rendered from (verify_email, password_reset, ...). */
-    kind: text("kind").notNull(),
-    recipient: text("recipient").notNull(),
-    userId: uuid("user_id"),
-    subject: text("subject").notNull(),
-    textBody: text("text_body").notNull(),
-    htmlBody: text("html_body").notNull(),
-    /** The Message-ID every attempt sends: a mail delivered twice is recognisably one mail. */
-    messageId: text("message_id").notNull(),
-    /** "pending", "sent" or "failed" (given up on). */
-    status: text("status").$type<"pending" | "sent" | "failed">().notNull().default("pending"),
-    attempts: integer("attempts").notNull().default(0),
-    createdAt: instant("created_at").notNull(),
-    /** When a pending mail is next due. */
-    nextAttemptAt: instant("next_attempt_at").notNull(),
-    /** While an instance is sending it, how long its claim holds: a crashed instance's claim lapses. */
-    lockedUntil: instant("locked_until"),
-    sentAt: instant("sent_at"),
-    /** The last attempt's failure, as the SMTP server or the connection said it (no secrets). */
-    lastError: text("last_error"),
-  },
-  (t) => [
-    uniqueIndex("mail_outbox_message_id_uq").on(t.messageId),
-    index("mail_outbox_due_idx").on(t.status, t.nextAttemptAt),
-    index("mail_outbox_sent_at_idx").on(t.status, t.sentAt),
-  ],
-);
-
-/**
  * One-time tokens sent by mail, by SHA-256 digest (never the token): an e-mail verification, a password
  * reset, or an e-mail change. Spent by deleting the row in the change it allows; a new one of a kind
  * replaces the user's earlier ones.
@@ -317,3 +269,5 @@ export const accountTokens = pgTable(
     index("account_tokens_expires_at_idx").on(t.expiresAt),
   ],
 );
+
+export { mailOutbox } from "./mail-schema.ts";
