@@ -9,7 +9,8 @@ import { jsonBody, optionalJsonBody } from "../http/json-body.ts";
 import { ref } from "../http/openapi.ts";
 import { operations } from "../http/operations.ts";
 import type { UserRecord } from "../db/store.ts";
-import { loginBody, redeemResetBody, userView } from "../users/model.ts";
+import { loginBody, redeemAnyResetBody, resetForm, userView } from "../users/model.ts";
+import type { MailResets } from "../users/mail-resets.ts";
 import type { UserService } from "../users/service.ts";
 import type { Authenticator } from "./authenticator.ts";
 import { AppError, invalidFields } from "../errors/index.ts";
@@ -48,6 +49,7 @@ const COOKIE_DOC =
 
 export interface AuthRouteDeps {
   users: UserService;
+  mailResets: MailResets;
   sessions: SessionService;
   authenticator: Authenticator;
   idempotency: Idempotency;
@@ -59,6 +61,7 @@ export interface AuthRouteDeps {
 
 export function authRoutes({
   users,
+  mailResets,
   sessions,
   authenticator,
   idempotency,
@@ -205,17 +208,19 @@ export function authRoutes({
         "/password-reset",
         async ({ body, requestInfo, request, set }) => {
           if (body.mode === "cookie") cookieOrigin(request);
-          const answer = await users.redeemReset(body, clientInfo(request, trustProxy, requestInfo));
+          const client = clientInfo(request, trustProxy, requestInfo);
+          const answer =
+            "token" in body ? await mailResets.redeem(body, client) : await users.redeemReset(body, client);
           return answered(answer, body.mode, request, set.headers);
         },
         {
           parse: json,
-          body: redeemResetBody,
+          body: redeemAnyResetBody,
           operation: {
             operationId: "redeemPasswordReset",
             conditional: "guarded",
             summary:
-              "Set a new password with the one-time code an administrator issued: every earlier session ends, and a new one starts",
+              "Set a new password with the one-time code an administrator issued, or the token of a mailed reset link: every earlier session ends, and a new one starts",
             tag: "auth",
             ok: {
               status: 200,
@@ -223,7 +228,7 @@ export function authRoutes({
               schema: ref("Login"),
               headers: { "Set-Cookie": COOKIE_DOC },
             },
-            errors: ["invalid_reset_code", ...NEW_SESSION_ERRORS],
+            errors: ["invalid_reset_code", "invalid_mail_token", "mail_token_expired", ...NEW_SESSION_ERRORS],
           },
         },
       )

@@ -74,6 +74,9 @@ export function createUserService({ users, resets, audit, passwords, sessions, t
 
   return {
     newAccount,
+    /** Throws as a wrong current_password does (a missing one: validation_failed). */
+    checkPassword: (user: UserRecord, password: string | undefined) =>
+      requirePassword(user, password, "current_password"),
     ...createSignIn({ users, resets, audit, passwords, sessions, throttle, logger }),
 
     /** Creates an account (see newAccount); the CLI and administrators make accounts of any role with `role`. */
