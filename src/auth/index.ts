@@ -209,8 +209,11 @@ export function authRoutes({
         async ({ body, requestInfo, request, set }) => {
           if (body.mode === "cookie") cookieOrigin(request);
           const client = clientInfo(request, trustProxy, requestInfo);
+          const form = resetForm(body);
           const answer =
-            "token" in body ? await mailResets.redeem(body, client) : await users.redeemReset(body, client);
+            form.by === "token"
+              ? await mailResets.redeem(form.input, client)
+              : await users.redeemReset(form.input, client);
           return answered(answer, body.mode, request, set.headers);
         },
         {
