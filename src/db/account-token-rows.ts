@@ -1,7 +1,7 @@
 // The one-time tokens a mail carries (account_tokens), as the reset and e-mail change stores read them:
 // by digest and kind, live or expired, so that each answer names which.
 import { and, eq } from "drizzle-orm";
-import { parseId } from "../lib/ids.ts";
+import { NIL, parseId } from "../lib/ids.ts";
 import type { Db, Tables } from "./dialect.ts";
 
 export type AccountTokenKind = "email_verification" | "password_reset" | "email_change";
@@ -43,5 +43,3 @@ export async function replaceTokensIn(tx: Db, tables: Tables, userId: string, to
 export async function spendIn(tx: Db, { accountTokens }: Tables, digest: string): Promise<boolean> {
   return (await tx.delete(accountTokens).where(eq(accountTokens.digest, digest)).returning()).length > 0;
 }
-
-export const NIL = "00000000-0000-0000-0000-000000000000";

@@ -1,7 +1,8 @@
 // Password resets by mail: a request writes the token and its mail in one transaction; redeeming the
 // token sets the password, ends every session and writes the "password changed" notice in another.
 import { and, eq, sql } from "drizzle-orm";
-import { type AccountTokenRecord, NIL, replaceTokensIn, spendIn, tokenIn } from "./account-token-rows.ts";
+import { NIL } from "../lib/ids.ts";
+import { type AccountTokenRecord, replaceTokensIn, spendIn, tokenIn } from "./account-token-rows.ts";
 import { recordIn, type AuditEvent } from "./audit.ts";
 import type { Dialect } from "./dialect.ts";
 import { enqueueIn, type OutboxMail } from "./mail-outbox.ts";
@@ -14,11 +15,12 @@ import { ROLL_BACK, TIMED, runUndoable } from "./transactions.ts";
 
 export interface MailedResetStore {
   /**
-   * For an account: replaces its earlier reset tokens by `token` and writes `mail` and `audit`, in one
-   * transaction. Without one (`token` and `mail` null): the same statements that find nothing to replace,
-   * and `audit`, so that both cost about the same. false: the user was deleted meanwhile; nothing written.
+   * With `send`: replaces the user's earlier reset tokens by `token` and writes `mail` and `audit`, in one
+   * transaction. Without (no account has the address): statements of the same shapes and values that find
+   * nothing to change, and `audit`, so that both cost about the same (bench/reset-request.ts). false: the
+   * user was deleted meanwhile; nothing written.
    */
-  request(token: AccountTokenRecord | null, mail: OutboxMail | null, audit: AuditEvent): Promise<boolean>;
+  request(token: AccountTokenRecord, mail: OutboxMail, audit: AuditEvent, send: boolean): Promise<boolean>;
   /** The live reset token by this digest: "invalid" (unknown, spent, replaced, another kind) or "expired" at `at`. */
   find(digest: string, at: string): Promise<"invalid" | "expired" | AccountTokenRecord>;
   /**
@@ -36,24 +38,30 @@ export interface MailedResetStore {
 }
 
 export function mailedResetStore({ db, run, tables, transaction }: Dialect): MailedResetStore {
-  const { users, sessions, refreshTokens } = tables;
+  const { users, sessions, refreshTokens, accountTokens, mailOutbox } = tables;
   const userColumns = columns(users, USER_FIELDS);
   return {
-    request: (token, mail, audit) =>
-      runUndoable(
-        transaction,
-        async (tx) => {
-          await replaceTokensIn(tx, tables, token?.userId ?? NIL, token);
-          if (mail) await enqueueIn(tx, tables, mail);
+    async request(token, mail, audit, send) {
+      try {
+        return await transaction(async (tx) => {
+          if (send) {
+            await replaceTokensIn(tx, tables, token.userId, token);
+            await enqueueIn(tx, tables, mail);
+          } else {
+            // The same work on rows that do not exist: the nil user's tokens, and the two rows by their keys.
+            await replaceTokensIn(tx, tables, NIL, null);
+            await tx.update(accountTokens).set(token).where(eq(accountTokens.digest, token.digest));
+            await tx.update(mailOutbox).set(mail).where(eq(mailOutbox.id, mail.id));
+          }
           await recordIn(tx, tables, audit);
           return true;
-        },
-        false,
-      ).catch((error: unknown) => {
+        }, TIMED);
+      } catch (error) {
         // The account went while the request ran: as if it had never been.
         if (error instanceof ReferenceGone) return false;
         throw error;
-      }),
+      }
+    },
     find: (digest, at) => run(() => tokenIn(db, tables, digest, "password_reset", at)),
     redeem: (digest, { passwordHash, at, session, refresh }, notice, audit) =>
       runUndoable(

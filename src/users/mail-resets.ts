@@ -7,6 +7,7 @@ import type { LoginThrottle, Reservation } from "../auth/throttle.ts";
 import type { ClientInfo, SessionService, TokenPair } from "../auth/sessions.ts";
 import type { MailConfig } from "../config/index.ts";
 import type { AuditStore, MailedResetStore, UserStore } from "../db/store.ts";
+import { NIL } from "../lib/ids.ts";
 import { AppError, invalidFields } from "../errors/index.ts";
 import { limitKey } from "../http/client-address.ts";
 import type { Composer } from "../mail/compose.ts";
@@ -76,23 +77,18 @@ export function createMailResets(deps: MailResetDeps) {
         { address, userId: user?.id ?? null },
         { username: user?.username ?? address, link },
       );
-      const record = known
-        ? {
-            digest: linkTokenDigest(token),
-            kind: "password_reset" as const,
-            userId: user.id,
-            email: address,
-            createdAt: at,
-            expiresAt,
-          }
-        : null;
+      const record = {
+        digest: linkTokenDigest(token),
+        kind: "password_reset" as const,
+        userId: user?.id ?? NIL,
+        email: address,
+        createdAt: at,
+        expiresAt,
+      };
       const detail = { via: "mail", ...(!known && { account: user ? "disabled" : "unknown" }) };
-      const event = auditEvent(
-        "password_reset.requested",
-        { target: known ? user.id : null, origin: client, detail },
-        at,
-      );
-      await resets.request(record, known ? composed : null, event);
+      const target = known ? user.id : null;
+      const event = auditEvent("password_reset.requested", { target, origin: client, detail }, at);
+      await resets.request(record, composed, event, known);
     },
 
     /**

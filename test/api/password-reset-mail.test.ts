@@ -94,8 +94,16 @@ describe("password reset by mail", () => {
     const event = auditEvent("password_reset.requested", { target: ann.user.id, origin: CLI_ORIGIN }, at);
     const record = { digest: linkTokenDigest(old), kind: "password_reset" as const, userId: ann.user.id };
     const expiresAt = new Date(Date.now() - 60_000).toISOString();
+    const sent = (await store.mail.list({ recipient: "ann@example.org", limit: 1 }))[0]!;
+    const id = Bun.randomUUIDv7();
+    const notice = { ...sent, id, messageId: `<${id}@localhost>` };
     expect(
-      await store.mailedResets.request({ ...record, email: ann.user.email, createdAt: at, expiresAt }, null, event),
+      await store.mailedResets.request(
+        { ...record, email: ann.user.email, createdAt: at, expiresAt },
+        notice,
+        event,
+        true,
+      ),
     ).toBe(true);
     await refused(old, "mail_token_expired");
     // Used: the second redemption of a token finds it spent.

@@ -53,6 +53,7 @@ export function mailedTokensContract(use: () => Store): void {
           first,
           mail(ann.email, "password_reset", ann.id),
           event("password_reset.requested"),
+          true,
         ),
       ).toBe(true);
       expect(await store.mailedResets.find(first.digest, tick())).toEqual(first);
@@ -62,12 +63,20 @@ export function mailedTokensContract(use: () => Store): void {
         second,
         mail(ann.email, "password_reset", ann.id),
         event("password_reset.requested"),
+        true,
       );
       expect(await store.mailedResets.find(first.digest, tick())).toBe("invalid");
       // Without an account: only the event.
-      expect(await store.mailedResets.request(null, null, event("password_reset.requested"))).toBe(true);
+      const none = {
+        ...token(ann, "password_reset", "nobody@example.com"),
+        userId: "00000000-0000-0000-0000-000000000000",
+      };
+      const decoy = mail("nobody@example.com", "password_reset");
+      expect(await store.mailedResets.request(none, decoy, event("password_reset.requested"), false)).toBe(true);
       expect(await store.audit.list({ action: "password_reset.requested", limit: 10 })).toHaveLength(3);
       expect(await store.mail.list({ limit: 10 })).toHaveLength(2);
+      expect(await store.mailedResets.find(none.digest, tick())).toBe("invalid");
+      expect(await store.mailedResets.find(second.digest, tick())).toEqual(second);
     });
 
     test("redeeming sets the password, ends every session, writes the notice, verifies the address", async () => {
@@ -75,7 +84,12 @@ export function mailedTokensContract(use: () => Store): void {
       const old = redemption(ann);
       await store.sessions.start(old.session, old.refresh, { tokenVersion: 0 });
       const t = token(ann, "password_reset");
-      await store.mailedResets.request(t, null, event("password_reset.requested"));
+      await store.mailedResets.request(
+        t,
+        mail("x@example.com", "password_reset"),
+        event("password_reset.requested"),
+        true,
+      );
       const r = redemption(ann);
       const user = await store.mailedResets.redeem(t.digest, r, notice, event("password_reset.redeemed"));
       expect(user).toMatchObject({ passwordHash: r.passwordHash, tokenVersion: 1, emailVerifiedAt: r.at });
@@ -91,7 +105,12 @@ export function mailedTokensContract(use: () => Store): void {
     test("a token sent to an earlier address does not verify the present one", async () => {
       const ann = await store.users.create(newUser("ann"));
       const t = token(ann, "password_reset", "old@example.com");
-      await store.mailedResets.request(t, null, event("password_reset.requested"));
+      await store.mailedResets.request(
+        t,
+        mail("x@example.com", "password_reset"),
+        event("password_reset.requested"),
+        true,
+      );
       const user = await store.mailedResets.redeem(t.digest, redemption(ann), notice, event("password_reset.redeemed"));
       expect(user).toMatchObject({ emailVerifiedAt: null });
     });
@@ -99,7 +118,12 @@ export function mailedTokensContract(use: () => Store): void {
     test("expired, other-kind and disabled: refused, and nothing changes", async () => {
       const ann = await store.users.create(newUser("ann"));
       const expired = token(ann, "password_reset", ann.email, -minute);
-      await store.mailedResets.request(expired, null, event("password_reset.requested"));
+      await store.mailedResets.request(
+        expired,
+        mail("x@example.com", "password_reset"),
+        event("password_reset.requested"),
+        true,
+      );
       expect(await store.mailedResets.find(expired.digest, tick())).toBe("expired");
       expect(
         await store.mailedResets.redeem(expired.digest, redemption(ann), notice, event("password_reset.redeemed")),
@@ -119,7 +143,12 @@ export function mailedTokensContract(use: () => Store): void {
     test("of concurrent redemptions of one token exactly one lands, with one notice", async () => {
       const ann = await store.users.create(newUser("ann"));
       const t = token(ann, "password_reset");
-      await store.mailedResets.request(t, null, event("password_reset.requested"));
+      await store.mailedResets.request(
+        t,
+        mail("x@example.com", "password_reset"),
+        event("password_reset.requested"),
+        true,
+      );
       const results = await Promise.all(
         Array.from({ length: 5 }, () =>
           store.mailedResets.redeem(t.digest, redemption(ann), notice, event("password_reset.redeemed")),
