@@ -69,11 +69,7 @@ export function createApp({
   // Everything below sees the plain contract; the cache layer alone knows the table versions.
   const cache = caching(database);
   const { store } = cache;
-  const { tokens, sessions, users, admin, signups, invitations, mailResets, emailChanges } = accountServices(
-    config,
-    store,
-    logger,
-  );
+  const { tokens, sessions, users, admin, signups, invitations, emailChanges } = accountServices(config, store, logger);
   const authenticator = createAuthenticator(tokens, store);
   const idempotency = createIdempotency({
     store: store.idempotency,
@@ -153,8 +149,8 @@ export function createApp({
           )
         : new Elysia(),
     )
-    .use(authRoutes({ users, mailResets, sessions, corsOrigins, ...routeDeps }))
-    .use(mailRoutes({ mailResets, emailChanges, ...routeDeps }))
+    .use(authRoutes({ users, sessions, corsOrigins, ...routeDeps }))
+    .use(mailRoutes({ users, emailChanges, ...routeDeps }))
     .use(accountPages())
     .use(usersRoutes({ users, emailChanges, signups, pageJson: createPageJson(), ...routeDeps }))
     .use(adminRoutes({ admin, ...routeDeps }))

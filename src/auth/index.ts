@@ -9,8 +9,7 @@ import { jsonBody, optionalJsonBody } from "../http/json-body.ts";
 import { ref } from "../http/openapi.ts";
 import { operations } from "../http/operations.ts";
 import type { UserRecord } from "../db/store.ts";
-import { loginBody, redeemAnyResetBody, resetForm, userView } from "../users/model.ts";
-import type { MailResets } from "../users/mail-resets.ts";
+import { loginBody, redeemAnyResetBody, userView } from "../users/model.ts";
 import type { UserService } from "../users/service.ts";
 import type { Authenticator } from "./authenticator.ts";
 import { AppError, invalidFields } from "../errors/index.ts";
@@ -49,7 +48,6 @@ const COOKIE_DOC =
 
 export interface AuthRouteDeps {
   users: UserService;
-  mailResets: MailResets;
   sessions: SessionService;
   authenticator: Authenticator;
   idempotency: Idempotency;
@@ -61,7 +59,6 @@ export interface AuthRouteDeps {
 
 export function authRoutes({
   users,
-  mailResets,
   sessions,
   authenticator,
   idempotency,
@@ -208,12 +205,7 @@ export function authRoutes({
         "/password-reset",
         async ({ body, requestInfo, request, set }) => {
           if (body.mode === "cookie") cookieOrigin(request);
-          const client = clientInfo(request, trustProxy, requestInfo);
-          const form = resetForm(body);
-          const answer =
-            form.by === "token"
-              ? await mailResets.redeem(form.input, client)
-              : await users.redeemReset(form.input, client);
+          const answer = await users.redeemReset(body, clientInfo(request, trustProxy, requestInfo));
           return answered(answer, body.mode, request, set.headers);
         },
         {

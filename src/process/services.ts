@@ -31,6 +31,12 @@ export function accountServices(config: Config, store: Store, logger: Logger) {
     logger,
   });
   const passwords = createPasswordHasher(config.passwordCost);
+  // Resets and changes of address by mail (#55): their mails go to the outbox with the change.
+  const composer = createComposer(config.mail);
+  const mailResets = createMailResets({
+    ...{ mail: config.mail, composer, users: store.users, resets: store.mailedResets, audit: store.audit },
+    ...{ passwords, sessions, throttle, logger },
+  });
   const users = createUserService({
     users: store.users,
     resets: store.resets,
@@ -39,12 +45,7 @@ export function accountServices(config: Config, store: Store, logger: Logger) {
     sessions,
     throttle,
     logger,
-  });
-  // Resets and changes of address by mail (#55): their mails go to the outbox with the change.
-  const composer = createComposer(config.mail);
-  const mailResets = createMailResets({
-    ...{ mail: config.mail, composer, users: store.users, resets: store.mailedResets, audit: store.audit },
-    ...{ passwords, sessions, throttle, logger },
+    mailResets,
   });
   const emailChanges = createEmailChanges({
     ...{ mail: config.mail, composer, users: store.users, changes: store.emailChanges, accounts: users },
@@ -66,5 +67,5 @@ export function accountServices(config: Config, store: Store, logger: Logger) {
     invitations: store.invitations,
     ttlSeconds: config.signup.invitationTtlSeconds,
   });
-  return { tokens, sessions, users, admin, signups, invitations, mailResets, emailChanges };
+  return { tokens, sessions, users, admin, signups, invitations, emailChanges };
 }

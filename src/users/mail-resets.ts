@@ -14,7 +14,7 @@ import type { Composer } from "../mail/compose.ts";
 import { mailLink } from "../mail/links.ts";
 import type { Logger } from "../observability/log.ts";
 import { LINK_TTL, linkTokenDigest, newLinkToken } from "./link-tokens.ts";
-import { userView, type UserView } from "./model.ts";
+import { type MailedResetInput, userView, type UserView } from "./model.ts";
 import { newPasswordProblems } from "./rules.ts";
 import { accountDisabled } from "./sign-in.ts";
 
@@ -28,12 +28,6 @@ export interface MailResetDeps {
   sessions: SessionService;
   throttle: LoginThrottle;
   logger: Logger;
-}
-
-export interface MailedResetInput {
-  token: string;
-  new_password: string;
-  mode?: "json" | "cookie";
 }
 
 export type MailResets = ReturnType<typeof createMailResets>;

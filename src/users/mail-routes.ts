@@ -8,19 +8,19 @@ import { ref } from "../http/openapi.ts";
 import { operations } from "../http/operations.ts";
 import { requestFacts } from "../http/request-pipeline.ts";
 import type { EmailChanges } from "./email-changes.ts";
-import type { MailResets } from "./mail-resets.ts";
+import type { UserService } from "./service.ts";
 import { confirmChangeBody, RESET_REQUESTED, resetRequestBody } from "./mail-model.ts";
 import { userView } from "./model.ts";
 
 export interface MailRouteDeps {
-  mailResets: MailResets;
+  users: Pick<UserService, "requestPasswordReset">;
   emailChanges: EmailChanges;
   idempotency: Idempotency;
   maxBodyBytes: number;
   trustProxy: number;
 }
 
-export function mailRoutes({ mailResets, emailChanges, idempotency, maxBodyBytes, trustProxy }: MailRouteDeps) {
+export function mailRoutes({ users, emailChanges, idempotency, maxBodyBytes, trustProxy }: MailRouteDeps) {
   const json = jsonBody(maxBodyBytes);
   return new Elysia({ prefix: "/svc-api/v1/auth" })
     .use(requestFacts)
@@ -28,7 +28,7 @@ export function mailRoutes({ mailResets, emailChanges, idempotency, maxBodyBytes
     .post(
       "/password-reset/request",
       async ({ body, request, requestInfo, set }) => {
-        await mailResets.request(body.email, clientInfo(request, trustProxy, requestInfo));
+        await users.requestPasswordReset(body.email, clientInfo(request, trustProxy, requestInfo));
         set.status = 202;
         return RESET_REQUESTED;
       },

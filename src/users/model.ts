@@ -98,6 +98,8 @@ export const redeemAnyResetBody = t.Object(
   closed,
 );
 export type RedeemAnyResetInput = Static<typeof redeemAnyResetBody>;
+/** A mailed reset link's token and the new password (mail-resets.ts). */
+export type MailedResetInput = Pick<RedeemAnyResetInput, "new_password" | "mode"> & { token: string };
 
 /** Which of the two the body is: a token alone, or a username with a code; validation_failed otherwise. */
 export function resetForm({ username, reset_code, token, ...rest }: RedeemAnyResetInput) {
