@@ -51,8 +51,9 @@ export function createMailResets(deps: MailResetDeps) {
   return {
     /**
      * Sends a reset link to the account with this address, if there is one and it is active. Whatever
-     * the address, the same statements run (for none, they find nothing to replace) and the caller learns
-     * nothing: only a refusal by the throttle, keyed by the address as typed, or mail being off.
+     * the address, the same work is done (for none, statements that find nothing to change; see
+     * MailedResetStore.request) and the caller learns nothing: only a refusal by the throttle, keyed by
+     * the address as typed, or mail being off.
      */
     async request(email: string, client: Origin): Promise<void> {
       if (mail.transport.kind === "off") throw mailNotConfigured();
