@@ -35,6 +35,8 @@ import { summarisingRepeats } from "./observability/log-dedupe.ts";
 import { describeDatabase } from "./db/describe.ts";
 import { accountServices } from "./process/services.ts";
 import { usersRoutes } from "./users/index.ts";
+import { mailRoutes } from "./users/mail-routes.ts";
+import { accountPages } from "./mail/pages.ts";
 import { AppError } from "./errors/index.ts";
 import { createHub } from "./realtime/hub.ts";
 
@@ -67,7 +69,7 @@ export function createApp({
   // Everything below sees the plain contract; the cache layer alone knows the table versions.
   const cache = caching(database);
   const { store } = cache;
-  const { tokens, sessions, users, admin, signups, invitations } = accountServices(config, store, logger);
+  const { tokens, sessions, users, admin, signups, invitations, emailChanges } = accountServices(config, store, logger);
   const authenticator = createAuthenticator(tokens, store);
   const idempotency = createIdempotency({
     store: store.idempotency,
@@ -148,7 +150,9 @@ export function createApp({
         : new Elysia(),
     )
     .use(authRoutes({ users, sessions, corsOrigins, ...routeDeps }))
-    .use(usersRoutes({ users, signups, pageJson: createPageJson(), ...routeDeps }))
+    .use(mailRoutes({ users, emailChanges, ...routeDeps }))
+    .use(accountPages())
+    .use(usersRoutes({ users, emailChanges, signups, pageJson: createPageJson(), ...routeDeps }))
     .use(adminRoutes({ admin, ...routeDeps }))
     .use(invitationRoutes({ invitations, ...routeDeps }))
     .use(backupRoutes({ backups: backups ?? null, databaseKind: store.kind, audit: store.audit, ...routeDeps }))

@@ -64,7 +64,7 @@ describe("the console, served", () => {
     }
   });
 
-  test("offers a new account form, the invitations view and the backups view, which call their admin routes", async () => {
+  test("offers a new account form, the invitations and backups views, and Forgot password?, which call their routes", async () => {
     const app = await testApp();
     const page = await app.call("GET", "/svc/admin");
     const script = [...page.text.matchAll(/src="(\/svc\/admin\/[^"]+\.js)"/g)].map((m) => m[1]!);
@@ -79,6 +79,9 @@ describe("the console, served", () => {
       "/admin/invitations",
       "Back up now",
       "/admin/backups",
+      "Forgot password?",
+      "/auth/password-reset/request",
+      "If an account has this address",
     ])
       expect({ text, offered: code.includes(text) }).toEqual({ text, offered: true });
   });

@@ -94,7 +94,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Set a new password with the one-time code an administrator issued: every earlier session ends, and a new one starts */
+        /** Set a new password with the one-time code an administrator issued, or the token of a mailed reset link: every earlier session ends, and a new one starts */
         post: operations["redeemPasswordReset"];
         delete?: never;
         options?: never;
@@ -148,6 +148,40 @@ export interface paths {
         post?: never;
         /** End one of your sessions */
         delete: operations["endSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/svc-api/v1/auth/password-reset/request": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Ask for a password reset link by mail. The answer is the same whether or not an account has the address; throttled per address and per client. */
+        post: operations["requestPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/svc-api/v1/auth/email/confirm-change": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Confirm a change of address with the token of the link mailed to the new address */
+        post: operations["confirmEmailChange"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -229,7 +263,7 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Update yourself; changing the e-mail needs current_password */
+        /** Update yourself; changing the e-mail needs current_password, and while svc sends mail it waits for the link mailed to the new address */
         put: operations["updateMe"];
         post?: never;
         /** Delete yourself; your categories stay, with no creator */
@@ -610,6 +644,18 @@ export interface components {
             database: "ok" | "unavailable";
             /** @description full: writes are refused with 503 storage_full; reads go on. Absent while the database does not answer. */
             storage?: "ok" | "full";
+        };
+        /** @description The same for every address: whether an account has it is not told. */
+        ResetRequested: {
+            /** @constant */
+            status: "requested";
+            message: string;
+        };
+        /** @description An e-mail change waiting for confirmation. user is your record as it now stands: any other field the request changed (username) is changed already; the e-mail is still the old one. */
+        PendingEmailChange: {
+            /** @description The new address: it becomes yours once its mailed link is opened. */
+            pending_email: string;
+            user: components["schemas"]["Me"];
         };
         /** @description RFC 9457 problem details. */
         Problem: {
@@ -1097,9 +1143,11 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @description Your username (any case) or e-mail. */
-                    username: string;
+                    username?: string;
                     /** @description The code an administrator gave you; case, dashes and spaces do not matter. */
-                    reset_code: string;
+                    reset_code?: string;
+                    /** @description The token from the mailed link (its fragment's token=…): 43 characters of base64url. */
+                    token?: string;
                     /** @description 8-128 characters; not one of the common passwords. */
                     new_password: string;
                     /**
@@ -1123,7 +1171,7 @@ export interface operations {
                     "application/json": components["schemas"]["Login"];
                 };
             };
-            /** @description invalid_reset_code, validation_failed, malformed_json */
+            /** @description invalid_reset_code, invalid_mail_token, mail_token_expired, validation_failed, malformed_json */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1132,7 +1180,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "invalid_reset_code" | "validation_failed" | "malformed_json";
+                        code: "invalid_reset_code" | "invalid_mail_token" | "mail_token_expired" | "validation_failed" | "malformed_json";
                     };
                 };
             };
@@ -1538,6 +1586,286 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code: "precondition_failed";
+                    };
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /** @description database_unavailable, storage_full */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "database_unavailable" | "storage_full";
+                    };
+                };
+            };
+        };
+    };
+    requestPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag of the version you read (compared strongly: a weak W/ tag never matches): if the record changed since, or has no version to match, 412 precondition_failed and nothing is written. */
+                "If-Match"?: string;
+                /** @description * or a list of ETags: when the record exists (*) or is at one of them, 412 precondition_failed and nothing is written. A write never answers 304. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The address of the account; any case. */
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted, for every address */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResetRequested"];
+                };
+            };
+            /** @description validation_failed, malformed_json */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "validation_failed" | "malformed_json";
+                    };
+                };
+            };
+            /** @description mail_not_configured */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description With idempotency_key_in_flight: seconds to wait before sending the request again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "mail_not_configured";
+                    };
+                };
+            };
+            /** @description precondition_failed */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "precondition_failed";
+                    };
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
+                    };
+                };
+            };
+            /** @description unsupported_media_type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description too_many_requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "too_many_requests";
+                    };
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /** @description database_unavailable, storage_full */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "database_unavailable" | "storage_full";
+                    };
+                };
+            };
+        };
+    };
+    confirmEmailChange: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag of the version you read (compared strongly: a weak W/ tag never matches): if the record changed since, or has no version to match, 412 precondition_failed and nothing is written. */
+                "If-Match"?: string;
+                /** @description * or a list of ETags: when the record exists (*) or is at one of them, 412 precondition_failed and nothing is written. A write never answers 304. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The token from the mailed link (its fragment's token=…): 43 characters of base64url. */
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The account, with its new (verified) address */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            /** @description validation_failed, malformed_json, invalid_mail_token, mail_token_expired */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "validation_failed" | "malformed_json" | "invalid_mail_token" | "mail_token_expired";
+                    };
+                };
+            };
+            /** @description account_disabled */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "account_disabled";
+                    };
+                };
+            };
+            /** @description email_taken */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description With idempotency_key_in_flight: seconds to wait before sending the request again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "email_taken";
+                    };
+                };
+            };
+            /** @description precondition_failed */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "precondition_failed";
+                    };
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
+                    };
+                };
+            };
+            /** @description unsupported_media_type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unsupported_media_type";
                     };
                 };
             };
@@ -2049,6 +2377,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Me"];
+                };
+            };
+            /** @description Mail on and the e-mail changing: a link went to the new address; the other fields are changed already */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PendingEmailChange"];
                 };
             };
             /** @description validation_failed, malformed_json */

@@ -70,7 +70,13 @@ export class Users {
 
   /** Changes your username or e-mail (an e-mail change needs current_password). */
   async update(changes: UserChanges): Promise<Me> {
-    const me = await this.#call<Me>({ method: "PUT", path: USERS, body: changes });
+    const answer = await this.#call<Me | components["schemas"]["PendingEmailChange"]>({
+      method: "PUT",
+      path: USERS,
+      body: changes,
+    });
+    // While svc sends mail, a new address waits for the link mailed to it (202): your record as it stands.
+    const me = "pending_email" in answer ? answer.user : answer;
     this.#auth.updated(me);
     return me;
   }

@@ -7,7 +7,7 @@ import type { Idempotency } from "../http/idempotency.ts";
 import { jsonBody, optionalJsonBody } from "../http/json-body.ts";
 import { ref } from "../http/openapi.ts";
 import { operations } from "../http/operations.ts";
-import { loginBody, redeemResetBody, userView } from "../users/model.ts";
+import { loginBody, redeemAnyResetBody, userView } from "../users/model.ts";
 import type { UserService } from "../users/service.ts";
 import type { Authenticator } from "./authenticator.ts";
 import { AppError, invalidFields } from "../errors/index.ts";
@@ -155,15 +155,15 @@ export function authRoutes({
         },
         {
           parse: json,
-          body: redeemResetBody,
+          body: redeemAnyResetBody,
           operation: {
             operationId: "redeemPasswordReset",
             conditional: "guarded",
             summary:
-              "Set a new password with the one-time code an administrator issued: every earlier session ends, and a new one starts",
+              "Set a new password with the one-time code an administrator issued, or the token of a mailed reset link: every earlier session ends, and a new one starts",
             tag: "auth",
             ok: pairAnswer("As login: a new session's pair, and you"),
-            errors: ["invalid_reset_code", ...NEW_SESSION_ERRORS],
+            errors: ["invalid_reset_code", "invalid_mail_token", "mail_token_expired", ...NEW_SESSION_ERRORS],
           },
         },
       )

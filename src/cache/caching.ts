@@ -114,6 +114,8 @@ export function caching(base: VersionedStore): Caching {
     categories,
     resets: { ...base.resets, redeem: (...args) => wrote(base.resets.redeem(...args)) },
     invitations: { ...base.invitations, redeem: (...args) => wrote(base.invitations.redeem(...args)) },
+    mailedResets: { ...base.mailedResets, redeem: (...args) => wrote(base.mailedResets.redeem(...args)) },
+    emailChanges: { ...base.emailChanges, confirm: (...args) => wrote(base.emailChanges.confirm(...args)) },
     tokenHolder(userId, jti, sessionId) {
       return chain(base.tokenState(userId, jti, sessionId), (state) => {
         if (!state) return null;

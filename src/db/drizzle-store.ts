@@ -10,6 +10,8 @@ import { sessionStore } from "./sessions.ts";
 import { idempotencyStore } from "./idempotency.ts";
 import { invitationStore } from "./invitations.ts";
 import { mailOutboxStore } from "./mail-outbox.ts";
+import { mailedResetStore } from "./mailed-resets.ts";
+import { emailChangeStore } from "./email-changes.ts";
 import { resetStore } from "./resets.ts";
 import { throttleStore } from "./throttle.ts";
 import { revocationStore, tokenReads } from "./tokens.ts";
@@ -34,6 +36,8 @@ export function drizzleStore(dialect: Dialect): VersionedStore {
     audit: auditStore(dialect),
     idempotency: idempotencyStore(dialect),
     mail: mailOutboxStore(dialect),
+    mailedResets: mailedResetStore(dialect),
+    emailChanges: emailChangeStore(dialect),
     changes: { listen: dialect.feed.listen },
     categoryEvents: categoryEventLog(dialect),
     async tokenHolder(userId, jti, sessionId) {

@@ -13,6 +13,8 @@ import type { CategoryEventLog } from "./category-events.ts";
 import type { IdempotencyStore } from "./idempotency.ts";
 import type { InvitationStore } from "./invitations.ts";
 import type { MailOutboxStore } from "./mail-outbox.ts";
+import type { MailedResetStore } from "./mailed-resets.ts";
+import type { EmailChangeStore } from "./email-changes.ts";
 import type { PasswordResetStore } from "./resets.ts";
 import type { SessionStore } from "./sessions.ts";
 import type { StorageState } from "./storage.ts";
@@ -59,6 +61,9 @@ export type {
 export type { RevocationStore, TableVersions, TokenHolder, TokenStanding, TokenState } from "./tokens.ts";
 export type { ThrottleRecord, ThrottleStore, ThrottleTransition } from "./throttle.ts";
 export type { AuditEvent, AuditFilter, AuditStore } from "./audit.ts";
+export type { MailedResetStore } from "./mailed-resets.ts";
+export type { EmailChangeStore } from "./email-changes.ts";
+export type { AccountTokenKind, AccountTokenRecord } from "./account-token-rows.ts";
 export type { MailKind, MailOutboxStore, OutboxFilter, OutboxMail, OutboxRecord } from "./mail-outbox.ts";
 export type {
   IdempotencyClaim,
@@ -86,6 +91,10 @@ export interface Store {
   readonly idempotency: IdempotencyStore;
   /** The mails owed and sent (the outbox): written by the changes that cause them, delivered by src/mail/. */
   readonly mail: MailOutboxStore;
+  /** Password resets by a mailed link (account_tokens of kind password_reset). */
+  readonly mailedResets: MailedResetStore;
+  /** E-mail changes confirmed by a link mailed to the new address (account_tokens of kind email_change). */
+  readonly emailChanges: EmailChangeStore;
   /** Tells when category changes commit, from every instance on this database. */
   readonly changes: ChangeFeed;
   /** The committed category changes, numbered in commit order: what subscriptions are fed and resume from. */

@@ -25,6 +25,8 @@ export type SchemaName =
   | "Ready"
   | "Health"
   | "HealthChecks"
+  | "ResetRequested"
+  | "PendingEmailChange"
   | "Problem";
 
 /**

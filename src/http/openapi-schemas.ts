@@ -6,6 +6,7 @@ import { sessionSchema } from "../auth/model.ts";
 import { backupSnapshotSchema, backupsSchema } from "../backup/model.ts";
 import { checksSchema, healthSchema, liveSchema, readySchema } from "../health/model.ts";
 import { invitationSchema, issuedInvitationSchema } from "../signup/model.ts";
+import { pendingEmailChangeSchema, resetRequestedSchema } from "../users/mail-model.ts";
 import { loginSchema, meSchema, pairSchema, userSchema } from "../users/model.ts";
 import { problemSchema, type SchemaName } from "./openapi-parts.ts";
 
@@ -28,5 +29,7 @@ export const NAMED_SCHEMAS: Record<SchemaName, TSchema> = {
   Ready: readySchema,
   Health: healthSchema,
   HealthChecks: checksSchema,
+  ResetRequested: resetRequestedSchema,
+  PendingEmailChange: pendingEmailChangeSchema,
   Problem: problemSchema,
 };

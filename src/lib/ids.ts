@@ -11,3 +11,6 @@ export function parseId(text: string): string | null {
   if (CANONICAL.test(text)) return text;
   return UUID.test(text) ? text.toLowerCase() : null;
 }
+
+/** The nil UUID: an id no row has, for statements that must run and find nothing. */
+export const NIL = "00000000-0000-0000-0000-000000000000";

@@ -10,6 +10,9 @@ import type { Config } from "../config/index.ts";
 import type { Store } from "../db/store.ts";
 import type { Logger } from "../observability/log.ts";
 import { createUserService } from "../users/service.ts";
+import { createComposer } from "../mail/compose.ts";
+import { createMailResets } from "../users/mail-resets.ts";
+import { createEmailChanges } from "../users/email-changes.ts";
 import { createInvitationService } from "../signup/invitations.ts";
 import { createSignupService } from "../signup/service.ts";
 import { createSignupThrottle } from "../signup/throttle.ts";
@@ -27,14 +30,25 @@ export function accountServices(config: Config, store: Store, logger: Logger) {
     settings: config.sessions,
     logger,
   });
+  const passwords = createPasswordHasher(config.passwordCost);
+  // Resets and changes of address by mail (#55): their mails go to the outbox with the change.
+  const composer = createComposer(config.mail);
+  const mailResets = createMailResets({
+    ...{ mail: config.mail, composer, users: store.users, resets: store.mailedResets, audit: store.audit },
+    ...{ passwords, sessions, throttle, logger },
+  });
   const users = createUserService({
     users: store.users,
     resets: store.resets,
     audit: store.audit,
-    passwords: createPasswordHasher(config.passwordCost),
+    passwords,
     sessions,
     throttle,
     logger,
+    mailResets,
+  });
+  const emailChanges = createEmailChanges({
+    ...{ mail: config.mail, composer, users: store.users, changes: store.emailChanges, accounts: users },
   });
   const admin = createAdminService({
     accounts: users,
@@ -53,5 +67,5 @@ export function accountServices(config: Config, store: Store, logger: Logger) {
     invitations: store.invitations,
     ttlSeconds: config.signup.invitationTtlSeconds,
   });
-  return { tokens, sessions, users, admin, signups, invitations };
+  return { tokens, sessions, users, admin, signups, invitations, emailChanges };
 }

@@ -17,6 +17,7 @@ import { parsePage, type UserService } from "./service.ts";
 import type { VerifiedToken } from "../auth/tokens.ts";
 import type { PageJson } from "./page-json.ts";
 import type { SignupService } from "../signup/service.ts";
+import type { EmailChanges } from "./email-changes.ts";
 
 const PREFIX = "/svc-api/v1/users";
 
@@ -28,6 +29,8 @@ const yourself: Target<UserRecord> = {
 
 export interface UsersRouteDeps {
   users: UserService;
+  /** With mail on, a change of address waits for the link mailed to the new address (email-changes.ts). */
+  emailChanges: EmailChanges;
   signups: SignupService;
   authenticator: Authenticator;
   pageJson: PageJson;
@@ -38,6 +41,7 @@ export interface UsersRouteDeps {
 
 export function usersRoutes({
   users,
+  emailChanges,
   signups,
   authenticator,
   pageJson,
@@ -175,8 +179,14 @@ export function usersRoutes({
       // "" rather than "/": one path with and without the slash, and the document lists it without.
       .put(
         "",
-        async ({ body, caller, unchanged, set }) => {
+        async ({ body, caller, unchanged, set, request, requestInfo }) => {
           const ifUnchanged = unchanged !== undefined;
+          const client = clientInfo(request, trustProxy, requestInfo);
+          const pending = await emailChanges.update(caller, body, { ifUnchanged }, client);
+          if (pending) {
+            set.status = 202;
+            return { pending_email: pending.pendingEmail, user: userView(pending.user, caller.id) };
+          }
           return taggedJson(set, userView(await users.updateSelf(caller, body, { ifUnchanged }), caller.id));
         },
         {
@@ -188,10 +198,19 @@ export function usersRoutes({
             conditional: "write",
             target: yourself,
             idempotent: "user",
-            summary: "Update yourself; changing the e-mail needs current_password",
+            summary:
+              "Update yourself; changing the e-mail needs current_password, and while svc sends mail it waits for the link mailed to the new address",
             tag: "users",
             auth: true,
             ok: { status: 200, description: "You, updated", schema: ref("Me") },
+            also: [
+              {
+                status: 202,
+                description:
+                  "Mail on and the e-mail changing: a link went to the new address; the other fields are changed already",
+                schema: ref("PendingEmailChange"),
+              },
+            ],
             errors: [
               "validation_failed",
               "malformed_json",

@@ -4,6 +4,8 @@ import type { UserRecord } from "../db/store.ts";
 import { enumOf, integer, ref, RULE_MESSAGE, type QueryParameter } from "../http/openapi-parts.ts";
 import { SESSION_MODES } from "../auth/cookie-session.ts";
 import { PASSWORD_MAX, PASSWORD_MIN } from "../auth/passwords.ts";
+import { invalidFields } from "../errors/index.ts";
+import { linkToken } from "./link-tokens.ts";
 import { EMAIL, EMAIL_MAX, EMAIL_MESSAGE, PASSWORD_MESSAGE, USERNAME, USERNAME_MESSAGE } from "./rules.ts";
 
 // The rules as a client can read them in the OpenAPI document, checked before any hashing; RULE_MESSAGE
@@ -80,6 +82,41 @@ export const redeemResetBody = t.Object(
   },
   closed,
 );
+
+/**
+ * auth/password-reset's body: a code an administrator issued (username and reset_code), or the token of
+ * a mailed link (token; mail-resets.ts). One object rather than a union, so a refusal names its fields.
+ */
+export const redeemAnyResetBody = t.Object(
+  {
+    username: t.Optional(redeemResetBody.properties.username),
+    reset_code: t.Optional(redeemResetBody.properties.reset_code),
+    token: t.Optional(linkToken),
+    new_password: newPassword,
+    mode: sessionMode,
+  },
+  closed,
+);
+export type RedeemAnyResetInput = Static<typeof redeemAnyResetBody>;
+/** A mailed reset link's token and the new password (mail-resets.ts). */
+export type MailedResetInput = Pick<RedeemAnyResetInput, "new_password" | "mode"> & { token: string };
+
+/** Which of the two the body is: a token alone, or a username with a code; validation_failed otherwise. */
+export function resetForm({ username, reset_code, token, ...rest }: RedeemAnyResetInput) {
+  if (token !== undefined) {
+    const extra = [username !== undefined && "username", reset_code !== undefined && "reset_code"].filter(Boolean);
+    if (extra.length > 0)
+      throw invalidFields(extra.map((field) => ({ field: String(field), message: "must not be sent with token" })));
+    return { by: "token" as const, input: { token, ...rest } };
+  }
+  if (username === undefined || reset_code === undefined)
+    throw invalidFields(
+      [username === undefined && "username", reset_code === undefined && "reset_code"]
+        .filter(Boolean)
+        .map((field) => ({ field: String(field), message: "is required (or token, from a mailed link)" })),
+    );
+  return { by: "code" as const, input: { username, reset_code, ...rest } };
+}
 
 /** users/all's query, read by parsePage; described here for the document. */
 export const listUsersQuery: QueryParameter[] = [

@@ -29,7 +29,8 @@ export interface AccountOptions {
   action?: Extract<AuditAction, "user.created" | "admin.user.created">;
 }
 
-export function createUserService({ users, resets, audit, passwords, sessions, throttle, logger }: UserServiceDeps) {
+export function createUserService(deps: UserServiceDeps) {
+  const { users, passwords, sessions } = deps;
   async function requirePassword(user: UserRecord, password: string | undefined, field: string): Promise<void> {
     if (password === undefined) throw invalidFields([{ field, message: "is required" }]);
     if (!(await passwords.verify(password, user.passwordHash))) {
@@ -74,7 +75,10 @@ export function createUserService({ users, resets, audit, passwords, sessions, t
 
   return {
     newAccount,
-    ...createSignIn({ users, resets, audit, passwords, sessions, throttle, logger }),
+    /** Throws as a wrong current_password does (a missing one: validation_failed). */
+    checkPassword: (user: UserRecord, password: string | undefined) =>
+      requirePassword(user, password, "current_password"),
+    ...createSignIn(deps),
 
     /** Creates an account (see newAccount); the CLI and administrators make accounts of any role with `role`. */
     async create(input: AccountInput, origin: Origin, options: AccountOptions = {}): Promise<UserRecord> {

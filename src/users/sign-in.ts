@@ -10,7 +10,14 @@ import { nameKey, type AuditEvent, type AuditStore, type PasswordResetStore, typ
 import type { Logger } from "../observability/log.ts";
 import { AppError, invalidFields } from "../errors/index.ts";
 import { limitKey } from "../http/client-address.ts";
-import { userView, type LoginInput, type RedeemResetInput, type UserView } from "./model.ts";
+import {
+  resetForm,
+  userView,
+  type LoginInput,
+  type MailedResetInput,
+  type RedeemAnyResetInput,
+  type UserView,
+} from "./model.ts";
 import { newPasswordProblems } from "./rules.ts";
 
 export interface SignInDeps {
@@ -21,6 +28,11 @@ export interface SignInDeps {
   sessions: SessionService;
   throttle: LoginThrottle;
   logger: Logger;
+  /** Redeems a mailed reset link's token instead of a code (mail-resets.ts). */
+  mailResets: {
+    request(email: string, client: Origin): Promise<void>;
+    redeem(input: MailedResetInput, client: ClientInfo): Promise<TokenPair & { user: UserView }>;
+  };
 }
 
 /** How many accounts' running blocks are remembered, so that each block is recorded once per instance. */
@@ -31,7 +43,7 @@ export function accountDisabled(): AppError {
 }
 
 /** login and redeemReset, the two ways to start a session with a secret. */
-export function createSignIn({ users, resets, audit, passwords, sessions, throttle, logger }: SignInDeps) {
+export function createSignIn({ users, resets, audit, passwords, sessions, throttle, logger, mailResets }: SignInDeps) {
   /**
    * Records an event that goes with no change (a refused login). Its write failing (a full disk) must
    * not change the answer, so the event goes to the log instead.
@@ -69,6 +81,9 @@ export function createSignIn({ users, resets, audit, passwords, sessions, thrott
   }
 
   return {
+    /** Mails a reset link to the address's account, if any (mail-resets.ts); the same answer either way. */
+    requestPasswordReset: (email: string, client: Origin) => mailResets.request(email, client),
+
     /** Checks the password and starts a session; `client.address` also keys the per-client failure limit. */
     async login({ username, password, mode }: LoginInput, client: ClientInfo): Promise<TokenPair & { user: UserView }> {
       const user = await users.findByLogin(username);
@@ -106,7 +121,10 @@ export function createSignIn({ users, resets, audit, passwords, sessions, thrott
      * Redeems a reset code an administrator issued: sets the new password, ends every earlier session
      * and starts one (answered as a login). Attempts are throttled as logins are, under their own key.
      */
-    async redeemReset(input: RedeemResetInput, client: ClientInfo): Promise<TokenPair & { user: UserView }> {
+    async redeemReset(body: RedeemAnyResetInput, client: ClientInfo): Promise<TokenPair & { user: UserView }> {
+      const form = resetForm(body);
+      if (form.by === "token") return mailResets.redeem(form.input, client);
+      const { input } = form;
       const problems = await newPasswordProblems("new_password", input.new_password);
       if (problems.length > 0) throw invalidFields(problems);
       const user = await users.findByLogin(input.username);

@@ -1,6 +1,7 @@
 // Conditional requests: strong ETags on reads (If-None-Match → 304, no body) that change whenever
 // what the caller would see changes, and If-Match on updates (stale → 412, nothing written). On
 // SQLite and (test:postgres) on PostgreSQL.
+import { mailOff } from "../support/mail-links.ts";
 import { describe, expect, test } from "bun:test";
 import { expectProblem, testApp, promote } from "../helpers.ts";
 
@@ -33,7 +34,7 @@ describe("ETag and If-None-Match", () => {
   });
 
   test("the caller's own e-mail on their page: changing it changes their tag", async () => {
-    const { call, signUp } = await testApp();
+    const { call, signUp } = await testApp({ config: mailOff() });
     const ann = await signUp("ann");
     const tag = (await call("GET", `${USERS}/all`, { token: ann.token })).headers.get("etag")!;
     await call("PUT", USERS, { token: ann.token, body: { email: "ann@example.org", current_password: ann.password } });

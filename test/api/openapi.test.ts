@@ -193,6 +193,7 @@ describe("GET /svc-api/openapi.json", () => {
       "adminRevokeInvitation",
       "adminUpdateUser",
       "changePassword",
+      "confirmEmailChange",
       "createUser",
       "deleteMe",
       "endSession",
@@ -207,6 +208,7 @@ describe("GET /svc-api/openapi.json", () => {
       "ready",
       "redeemPasswordReset",
       "refresh",
+      "requestPasswordReset",
       "updateMe",
     ]);
     expect(doc.servers).toEqual([{ url: "/", description: expect.any(String) }]);
@@ -220,6 +222,8 @@ describe("GET /svc-api/openapi.json", () => {
     const listOf = (name: string) => ({ type: "array", items: named(name) });
     expect(Object.keys(schemas).sort()).toEqual(
       [
+        "PendingEmailChange",
+        "ResetRequested",
         "AdminUser",
         "AuditEvent",
         "Backups",
@@ -245,6 +249,9 @@ describe("GET /svc-api/openapi.json", () => {
       ["get", "/svc-api/v1/users/me", "200", named("Me")],
       ["get", "/svc-api/v1/users/{user_id}", "200", named("User")],
       ["put", "/svc-api/v1/users", "200", named("Me")],
+      ["put", "/svc-api/v1/users", "202", named("PendingEmailChange")],
+      ["post", "/svc-api/v1/auth/password-reset/request", "202", named("ResetRequested")],
+      ["post", "/svc-api/v1/auth/email/confirm-change", "200", named("Me")],
       ["put", "/svc-api/v1/users/password", "200", named("TokenPair")],
       ["post", "/svc-api/v1/auth/login", "200", named("Login")],
       ["post", "/svc-api/v1/auth/refresh", "200", named("Login")],

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { mailOff } from "../support/mail-links.ts";
 import { expectProblem, testApp } from "../helpers.ts";
 import type { VersionedStore } from "../../src/db/store.ts";
 
@@ -171,7 +172,7 @@ describe("GET /users/all", () => {
   });
 
   test("a caller's repeated page is the same, and shows their new e-mail at once after they change it", async () => {
-    const { call, signUp } = await testApp();
+    const { call, signUp } = await testApp({ config: mailOff() });
     const ann = await signUp("ann");
     const bob = await signUp("bob");
     const first = await call("GET", "/svc-api/v1/users/all", { token: ann.token });
@@ -309,7 +310,7 @@ describe("PUT /users/", () => {
   });
 
   test("changing the e-mail needs current_password: 400 without it, 403 when wrong, 200 when right", async () => {
-    const { call, signUp } = await testApp();
+    const { call, signUp } = await testApp({ config: mailOff() });
     const { token, password } = await signUp("ann");
     const missing = await call("PUT", "/svc-api/v1/users/", { token, body: { email: "new@example.com" } });
     expectProblem(missing, 400, "validation_failed");
@@ -441,7 +442,7 @@ describe("a write on behalf of a token revoked while it ran does not land", () =
     };
 
   test("PUT /users/ (an e-mail change): 401, the e-mail stays", async () => {
-    const { call, signUp, store } = await testApp({ store: passwordChangedFirst("update") });
+    const { call, signUp, store } = await testApp({ store: passwordChangedFirst("update"), config: mailOff() });
     const { token, password, user } = await signUp("ann");
     const reply = await call("PUT", "/svc-api/v1/users/", {
       token,

@@ -149,6 +149,14 @@ describe("life cycle", () => {
     expect(await ann.auth.token()).not.toBe(before);
     expect((await ann.users.update({ username: "anne" })).username).toBe("anne");
     expect(ann.auth.session?.user.username).toBe("anne");
+    // Mail is on: a new address waits for its link (202), and the session's user keeps the old one meanwhile.
+    const pending = await ann.users.update({
+      username: "annie",
+      email: "ann@example.org",
+      current_password: "battery staple horse",
+    });
+    expect(pending).toMatchObject({ username: "annie", email: "ann@example.com" });
+    expect(ann.auth.session?.user).toMatchObject({ username: "annie", email: "ann@example.com" });
     await ann.users.delete();
     expect(ann.auth.session).toBeNull();
     expect(counts.refresh).toBe(0);

@@ -12,6 +12,7 @@ import { newUser } from "./conformance/fixtures.ts";
 import { idempotencyContract } from "./conformance/idempotency.ts";
 import { invitationsContract } from "./conformance/invitations.ts";
 import { loadContract } from "./conformance/load.ts";
+import { mailedTokensContract } from "./conformance/mailed-tokens.ts";
 import { resetsContract } from "./conformance/resets.ts";
 import { sessionsContract } from "./conformance/sessions.ts";
 import { throttleContract } from "./conformance/throttle.ts";
@@ -68,6 +69,7 @@ function contract<S extends Store>(harness: { open(): Promise<S>; dispose(store:
   loadContract(use);
   administrationContract(use);
   resetsContract(use);
+  mailedTokensContract(use);
   invitationsContract(use);
   auditContract(use);
   idempotencyContract(use);

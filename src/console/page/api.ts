@@ -132,3 +132,21 @@ function titleOf(code: string): string {
   };
   return titles[code] ?? "Error";
 }
+
+/** What asking for a reset link came to: sent (for every address alike), throttled, or mail off. */
+export type ResetRequestOutcome = { kind: "sent" } | { kind: "throttled"; retryAfter: number } | { kind: "no_mail" };
+
+/**
+ * Asks svc to mail a reset link. Not signed in, so plain fetch rather than the session's client; svc
+ * answers every address alike, and so does the page.
+ */
+export async function requestPasswordReset(email: string): Promise<ResetRequestOutcome> {
+  const response = await fetch(`${API}/auth/password-reset/request`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email }),
+  });
+  if (response.status === 429) return { kind: "throttled", retryAfter: Number(response.headers.get("retry-after")) };
+  if (response.status === 409) return { kind: "no_mail" };
+  return { kind: "sent" };
+}

@@ -1,0 +1,45 @@
+// The one-time tokens a mail carries (account_tokens), as the reset and e-mail change stores read them:
+// by digest and kind, live or expired, so that each answer names which.
+import { and, eq } from "drizzle-orm";
+import { NIL, parseId } from "../lib/ids.ts";
+import type { Db, Tables } from "./dialect.ts";
+
+export type AccountTokenKind = "email_verification" | "password_reset" | "email_change";
+
+/** A mailed token as stored: its SHA-256 digest, never the token. */
+export interface AccountTokenRecord {
+  digest: string;
+  kind: AccountTokenKind;
+  userId: string;
+  /** The address it was sent to. */
+  email: string;
+  createdAt: string;
+  expiresAt: string;
+}
+
+/** What a digest names: no token of this kind (unknown, spent, replaced or of another kind), an expired one, or the token. */
+export type TokenLookup = "invalid" | "expired" | AccountTokenRecord;
+
+export async function tokenIn(tx: Db, { accountTokens }: Tables, digest: string, kind: AccountTokenKind, at: string) {
+  const [row] = await tx
+    .select()
+    .from(accountTokens)
+    .where(and(eq(accountTokens.digest, digest), eq(accountTokens.kind, kind)));
+  if (!row) return "invalid" as const;
+  return row.expiresAt <= at ? ("expired" as const) : (row as AccountTokenRecord);
+}
+
+/** Replaces the user's earlier tokens of the token's kind by it. A user id that is none (the nil UUID) replaces nothing. */
+export async function replaceTokensIn(tx: Db, tables: Tables, userId: string, token: AccountTokenRecord | null) {
+  const { accountTokens } = tables;
+  const kind = token?.kind ?? "password_reset";
+  await tx
+    .delete(accountTokens)
+    .where(and(eq(accountTokens.userId, parseId(userId) ?? NIL), eq(accountTokens.kind, kind)));
+  if (token) await tx.insert(accountTokens).values(token);
+}
+
+/** Deletes the token: the compare-and-set by which, of concurrent redemptions, one lands. */
+export async function spendIn(tx: Db, { accountTokens }: Tables, digest: string): Promise<boolean> {
+  return (await tx.delete(accountTokens).where(eq(accountTokens.digest, digest)).returning()).length > 0;
+}

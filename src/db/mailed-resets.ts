@@ -1,0 +1,99 @@
+// Password resets by mail: a request writes the token and its mail in one transaction; redeeming the
+// token sets the password, ends every session and writes the "password changed" notice in another.
+import { and, eq, sql } from "drizzle-orm";
+import { NIL } from "../lib/ids.ts";
+import { type AccountTokenRecord, replaceTokensIn, spendIn, tokenIn } from "./account-token-rows.ts";
+import { recordIn, type AuditEvent } from "./audit.ts";
+import type { Dialect } from "./dialect.ts";
+import { enqueueIn, type OutboxMail } from "./mail-outbox.ts";
+import { USER_FIELDS, type UserRecord } from "./records.ts";
+import type { Redemption } from "./resets.ts";
+import { columns } from "./rows.ts";
+import { currentToken } from "./sessions.ts";
+import { ReferenceGone } from "./store-errors.ts";
+import { ROLL_BACK, TIMED, runUndoable } from "./transactions.ts";
+
+export interface MailedResetStore {
+  /**
+   * With `send`: replaces the user's earlier reset tokens by `token` and writes `mail` and `audit`, in one
+   * transaction. Without (no account has the address): statements of the same shapes and values that find
+   * nothing to change, and `audit`, so that both cost about the same (bench/reset-request.ts). false: the
+   * user was deleted meanwhile; nothing written.
+   */
+  request(token: AccountTokenRecord, mail: OutboxMail, audit: AuditEvent, send: boolean): Promise<boolean>;
+  /** The live reset token by this digest: "invalid" (unknown, spent, replaced, another kind) or "expired" at `at`. */
+  find(digest: string, at: string): Promise<"invalid" | "expired" | AccountTokenRecord>;
+  /**
+   * Spends the token, in one change with the rest: sets the password, bumps the token version, ends every
+   * session and starts `redemption.session`, stamps lastLoginAt, marks the address verified when the token
+   * was sent to the account's address of now, writes `notice(user)` and `audit`. Of concurrent redemptions
+   * one lands. "disabled": the account is disabled (the token stays).
+   */
+  redeem(
+    digest: string,
+    redemption: Redemption,
+    notice: (user: UserRecord) => OutboxMail,
+    audit: AuditEvent,
+  ): Promise<UserRecord | "invalid" | "expired" | "disabled">;
+}
+
+export function mailedResetStore({ db, run, tables, transaction }: Dialect): MailedResetStore {
+  const { users, sessions, refreshTokens, accountTokens, mailOutbox } = tables;
+  const userColumns = columns(users, USER_FIELDS);
+  return {
+    async request(token, mail, audit, send) {
+      try {
+        return await transaction(async (tx) => {
+          if (send) {
+            await replaceTokensIn(tx, tables, token.userId, token);
+            await enqueueIn(tx, tables, mail);
+          } else {
+            // The same work on rows that do not exist: the nil user's tokens, and the two rows by their keys.
+            await replaceTokensIn(tx, tables, NIL, null);
+            await tx.update(accountTokens).set(token).where(eq(accountTokens.digest, token.digest));
+            await tx.update(mailOutbox).set(mail).where(eq(mailOutbox.id, mail.id));
+          }
+          await recordIn(tx, tables, audit);
+          return true;
+        }, TIMED);
+      } catch (error) {
+        // The account went while the request ran: as if it had never been.
+        if (error instanceof ReferenceGone) return false;
+        throw error;
+      }
+    },
+    find: (digest, at) => run(() => tokenIn(db, tables, digest, "password_reset", at)),
+    redeem: (digest, { passwordHash, at, session, refresh }, notice, audit) =>
+      runUndoable(
+        transaction,
+        async (tx) => {
+          const token = await tokenIn(tx, tables, digest, "password_reset", at);
+          if (typeof token === "string") return token;
+          const [before] = await tx.select(userColumns).from(users).where(eq(users.id, token.userId));
+          if (!before || before.status !== "active") return "disabled" as const;
+          // The mail reached the account's address of now: that proves the address is the owner's.
+          const verified = token.email === before.email ? (before.emailVerifiedAt ?? at) : before.emailVerifiedAt;
+          const [changed] = await tx
+            .update(users)
+            .set({
+              passwordHash,
+              updatedAt: at,
+              lastLoginAt: at,
+              emailVerifiedAt: verified,
+              tokenVersion: sql`${users.tokenVersion} + 1`,
+            })
+            .where(and(eq(users.id, token.userId), eq(users.status, "active")))
+            .returning(userColumns);
+          if (!changed) return "disabled" as const;
+          if (!(await spendIn(tx, tables, digest))) throw ROLL_BACK;
+          await tx.delete(sessions).where(eq(sessions.userId, token.userId));
+          await tx.insert(sessions).values(session);
+          await tx.insert(refreshTokens).values(currentToken(refresh, session.id));
+          await enqueueIn(tx, tables, notice(changed));
+          await recordIn(tx, tables, { ...audit, actorId: changed.id, targetId: changed.id });
+          return changed;
+        },
+        "invalid" as const,
+      ),
+  };
+}

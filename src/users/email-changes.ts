@@ -1,0 +1,98 @@
+// Changing one's address while svc sends mail: the change waits for a link mailed to the new address,
+// so a stolen session cannot move the account elsewhere unnoticed; the old address is told once it is
+// done. Without mail, the users service changes the address at once (service.ts). Knows nothing of HTTP.
+import { auditEvent, type Origin } from "../audit/model.ts";
+import type { MailConfig } from "../config/index.ts";
+import type { EmailChangeStore, UserRecord, UserStore } from "../db/store.ts";
+import { unauthorized } from "../auth/authenticator.ts";
+import { AppError, invalidFields } from "../errors/index.ts";
+import type { Composer } from "../mail/compose.ts";
+import { mailLink } from "../mail/links.ts";
+import { LINK_TTL, linkTokenDigest, newLinkToken } from "./link-tokens.ts";
+import type { UpdateSelfInput } from "./model.ts";
+import { emailProblem, fieldProblems, usernameProblem } from "./rules.ts";
+import type { UserService } from "./service.ts";
+
+export interface EmailChangeDeps {
+  mail: MailConfig;
+  composer: Composer;
+  users: UserStore;
+  changes: EmailChangeStore;
+  accounts: Pick<UserService, "updateSelf" | "checkPassword">;
+}
+
+/** A change of address waiting for its link, and the caller's record with the rest of the update applied. */
+export interface PendingChange {
+  pendingEmail: string;
+  user: UserRecord;
+}
+
+export type EmailChanges = ReturnType<typeof createEmailChanges>;
+
+const invalid = () =>
+  new AppError("invalid_mail_token", "This link is not valid (unknown, used or replaced); ask for a new one.");
+
+export function createEmailChanges({ mail, composer, users, changes, accounts }: EmailChangeDeps) {
+  return {
+    /**
+     * An update of yourself that changes the address, while mail is on: the password checked, the address
+     * refused at once when taken, the other fields changed now, and the link sent to the new address.
+     * null: not such an update (mail off, or the address unchanged), for updateSelf to make.
+     */
+    async update(
+      caller: UserRecord,
+      input: UpdateSelfInput,
+      options: { ifUnchanged?: boolean },
+      origin: Origin,
+    ): Promise<PendingChange | null> {
+      const email = input.email?.toLowerCase();
+      if (mail.transport.kind === "off" || email === undefined || email === caller.email) return null;
+      const problems = fieldProblems([
+        ["username", input.username, usernameProblem],
+        ["email", input.email, emailProblem],
+      ]);
+      if (problems.length > 0) throw invalidFields(problems);
+      await accounts.checkPassword(caller, input.current_password);
+      const holder = await users.findByLogin(email);
+      if (holder && holder.id !== caller.id) throw new AppError("email_taken", "Another account has this address.");
+      const user =
+        input.username === undefined
+          ? caller
+          : await accounts.updateSelf(caller, { username: input.username }, options);
+      const token = newLinkToken();
+      const at = new Date().toISOString();
+      const expiresAt = new Date(Date.parse(at) + LINK_TTL.email_change * 1000).toISOString();
+      const sent = await changes.request(
+        { digest: linkTokenDigest(token), kind: "email_change", userId: caller.id, email, createdAt: at, expiresAt },
+        composer.compose(
+          "email_change",
+          { address: email, userId: caller.id },
+          { username: user.username, email, link: mailLink(mail, "confirmEmailChange", token) },
+        ),
+        auditEvent("email_change.requested", { actor: caller.id, target: caller.id, origin, detail: { email } }, at),
+      );
+      if (!sent) throw unauthorized(true, "The account was deleted while this request ran.");
+      return { pendingEmail: email, user };
+    },
+
+    /** Makes the change a mailed link asks for; 409 email_taken when another account took the address meanwhile. */
+    async confirm(token: string, origin: Origin): Promise<UserRecord> {
+      const at = new Date().toISOString();
+      const result = await changes.confirm(
+        linkTokenDigest(token),
+        at,
+        (before, after) =>
+          composer.compose(
+            "email_changed",
+            { address: before.email, userId: before.id },
+            { username: after.username, email: after.email },
+          ),
+        auditEvent("email_change.confirmed", { origin }, at),
+      );
+      if (result === "invalid") throw invalid();
+      if (result === "expired") throw new AppError("mail_token_expired", "This link has expired; ask for a new one.");
+      if (result === "disabled") throw new AppError("account_disabled", "This account is disabled.");
+      return result;
+    },
+  };
+}
