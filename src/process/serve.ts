@@ -101,6 +101,7 @@ export async function serve(config: Config): Promise<void> {
           config.loginThrottle.backoffMaxMs,
           config.signup.clientWindowMs,
         ),
+        config.mail.keepSeconds,
       ),
       logger,
     });

@@ -12,6 +12,7 @@ import { newUser } from "./conformance/fixtures.ts";
 import { idempotencyContract } from "./conformance/idempotency.ts";
 import { invitationsContract } from "./conformance/invitations.ts";
 import { loadContract } from "./conformance/load.ts";
+import { mailOutboxContract } from "./conformance/mail-outbox.ts";
 import { resetsContract } from "./conformance/resets.ts";
 import { sessionsContract } from "./conformance/sessions.ts";
 import { throttleContract } from "./conformance/throttle.ts";
@@ -72,6 +73,7 @@ function contract<S extends Store>(harness: { open(): Promise<S>; dispose(store:
   auditContract(use);
   idempotencyContract(use);
   sessionsContract(use);
+  mailOutboxContract(use);
 
   test("storage is ok while writes find room", async () => {
     await store.users.create(newUser("ann"));
