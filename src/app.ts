@@ -37,6 +37,7 @@ import { accountServices } from "./process/services.ts";
 import { usersRoutes } from "./users/index.ts";
 import { AppError } from "./errors/index.ts";
 import { createHub } from "./realtime/hub.ts";
+import type { SenderFigures } from "./mail/sender.ts";
 
 export interface AppDeps {
   config: Config;
@@ -46,6 +47,8 @@ export interface AppDeps {
   probes?: Probes;
   /** The backups serve.ts runs (SVC_BACKUP_TO on SQLite); admin/backups answers backups_not_configured without. */
   backups?: Backups;
+  /** The mail sender serve.ts runs (mail on), for its metrics and health; undefined until it has started. */
+  mail?: () => SenderFigures | undefined;
   /** The certificate serve.ts serves now (SVC_TLS_CERT), for its expiry metric. */
   certificate?: () => { notAfter: string };
   /** What repeated log lines are summarised by (log-dedupe.ts); the real time unless a test moves it. */
@@ -58,6 +61,7 @@ export function createApp({
   loggers: given,
   probes,
   backups,
+  mail,
   certificate,
   clock = REAL_CLOCK,
 }: AppDeps): App {
@@ -99,6 +103,7 @@ export function createApp({
   metrics.reportSubscriptions(hub.counts);
   if (backups) metrics.reportBackups(backupFigures(backups));
   if (certificate) metrics.reportCertificate(certificate);
+  if (config.mail.transport.kind !== "off") metrics.reportMail(() => mail?.());
 
   const graphql = graphqlRoutes({
     config: config.graphql,
@@ -136,8 +141,15 @@ export function createApp({
     .use(openapiRoutes())
     .use(config.adminConsole ? consoleRoutes() : new Elysia())
     .use(
-      healthRoutes(probes ?? healthProbes(store, config.env, backups && backupHealth(backups)), (request) =>
-        exposed.healthDetails(via(request)),
+      healthRoutes(
+        probes ??
+          healthProbes(
+            store,
+            config.env,
+            backups && backupHealth(backups),
+            config.mail.transport.kind === "off" ? undefined : () => mail?.()?.health ?? "ok",
+          ),
+        (request) => exposed.healthDetails(via(request)),
       ),
     )
     .use(
