@@ -47,8 +47,9 @@ test("mails left in the outbox are sent by svc serve, counted in its metrics, sh
   const reading = (async () => {
     const decoder = new TextDecoder();
     let text = "";
-    for await (const chunk of proc.stdout) {
-      text += decoder.decode(chunk);
+    const reader = proc.stdout.getReader();
+    for (let read = await reader.read(); !read.done; read = await reader.read()) {
+      text += decoder.decode(read.value);
       const parts = text.split("\n");
       text = parts.pop()!;
       for (const line of parts) if (line.startsWith("{")) lines.push(JSON.parse(line));
