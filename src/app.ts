@@ -38,6 +38,7 @@ import { usersRoutes } from "./users/index.ts";
 import { AppError } from "./errors/index.ts";
 import { createHub } from "./realtime/hub.ts";
 import type { SenderFigures } from "./mail/sender.ts";
+import { mailRoutes } from "./mail/admin.ts";
 
 export interface AppDeps {
   config: Config;
@@ -163,6 +164,15 @@ export function createApp({
     .use(usersRoutes({ users, signups, pageJson: createPageJson(), ...routeDeps }))
     .use(adminRoutes({ admin, ...routeDeps }))
     .use(invitationRoutes({ invitations, ...routeDeps }))
+    .use(
+      mailRoutes({
+        mail: store.mail,
+        configured: config.mail.transport.kind !== "off",
+        authenticator,
+        idempotency,
+        trustProxy: config.trustProxy,
+      }),
+    )
     .use(backupRoutes({ backups: backups ?? null, databaseKind: store.kind, audit: store.audit, ...routeDeps }))
     // Yoga's context reaches a request's facts by its Request only (docs/upstream/graphql-yoga.md).
     .use(graphql.routes);

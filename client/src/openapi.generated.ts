@@ -362,6 +362,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/svc-api/v1/admin/mail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The mail outbox, newest first: each mail's recipient, subject and state, never its body */
+        get: operations["adminListMail"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/svc-api/v1/admin/mail/{id}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a failed mail again: pending, due now, with another day before it is given up on */
+        post: operations["adminResendMail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/svc-api/v1/admin/backups": {
         parameters: {
             query?: never;
@@ -605,11 +639,49 @@ export interface components {
                 /** @description When the newest snapshot stored was taken; null: none yet. */
                 last_success_at: string | null;
             };
+            /**
+             * @description The mail sender: failing when its last attempt failed and nothing was sent since; absent while mail is off. Absent in production unless asked on the operations listener or from the box itself.
+             * @enum {string}
+             */
+            mail?: "ok" | "failing";
         };
         HealthChecks: {
             database: "ok" | "unavailable";
             /** @description full: writes are refused with 503 storage_full; reads go on. Absent while the database does not answer. */
             storage?: "ok" | "full";
+        };
+        OutboxMail: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description Which mail: the template it was rendered from.
+             * @enum {string}
+             */
+            kind: "verify_email" | "password_reset" | "password_changed" | "email_change" | "email_changed";
+            recipient: string;
+            /** @description The account it is about. */
+            user_id: string | null;
+            subject: string;
+            /**
+             * @description pending: waiting to be sent (or retried); sent: the SMTP server took it; failed: given up on.
+             * @enum {string}
+             */
+            status: "pending" | "sent" | "failed";
+            /** @description Attempts made so far. */
+            attempts: number;
+            /**
+             * Format: date-time
+             * @description When it was written (or resent): it is given up on a day later.
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When a pending mail is next tried.
+             */
+            next_attempt_at: string;
+            sent_at: string | null;
+            /** @description What the last failed attempt was told, in one line. */
+            last_error: string | null;
         };
         /** @description RFC 9457 problem details. */
         Problem: {
@@ -622,7 +694,7 @@ export interface components {
              * @description Stable, machine-readable: switch on this.
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_json" | "invalid_reset_code" | "invalid_mail_token" | "mail_token_expired" | "unauthorized" | "invalid_credentials" | "invalid_refresh_token" | "refresh_token_reused" | "token_expired" | "forbidden" | "current_password_mismatch" | "account_disabled" | "email_unverified" | "csrf_refused" | "signup_closed" | "invitation_required" | "invalid_invitation" | "not_found" | "method_not_allowed" | "username_taken" | "email_taken" | "category_name_taken" | "last_admin" | "version_mismatch" | "idempotency_key_in_flight" | "backups_not_configured" | "mail_not_configured" | "backup_in_progress" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "too_many_requests" | "idempotency_keys_exhausted" | "too_many_subscriptions" | "internal" | "database_unavailable" | "storage_full";
+            code: "validation_failed" | "malformed_json" | "invalid_reset_code" | "invalid_mail_token" | "mail_token_expired" | "unauthorized" | "invalid_credentials" | "invalid_refresh_token" | "refresh_token_reused" | "token_expired" | "forbidden" | "current_password_mismatch" | "account_disabled" | "email_unverified" | "csrf_refused" | "signup_closed" | "invitation_required" | "invalid_invitation" | "not_found" | "method_not_allowed" | "username_taken" | "email_taken" | "category_name_taken" | "last_admin" | "version_mismatch" | "idempotency_key_in_flight" | "backups_not_configured" | "mail_not_configured" | "mail_not_failed" | "backup_in_progress" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "too_many_requests" | "idempotency_keys_exhausted" | "too_many_subscriptions" | "internal" | "database_unavailable" | "storage_full";
             /** @description For validation_failed: one entry per bad field. */
             errors?: {
                 field: string;
@@ -4024,6 +4096,238 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code: "database_unavailable" | "storage_full";
+                    };
+                };
+            };
+        };
+    };
+    adminListMail: {
+        parameters: {
+            query?: {
+                /** @description Only mails in this state. */
+                status?: "pending" | "sent" | "failed";
+                /** @description Only mails older than this mail id (the Link header's next page). */
+                before?: string;
+                /** @description Page size. */
+                limit?: number;
+            };
+            header?: {
+                /** @description The ETag of the copy you hold: while it is current, 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of mails */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description The next (older) page, as <url>; rel="next", while more remain */
+                    Link?: string;
+                    /** @description A strong tag of this representation: send it as If-None-Match, or If-Match to update */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OutboxMail"][];
+                };
+            };
+            /** @description Not modified: If-None-Match names the current tag */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description A strong tag of this representation: send it as If-None-Match, or If-Match to update */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description validation_failed */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "validation_failed";
+                    };
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Bearer realm="svc", with error="invalid_token" when a token was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "forbidden";
+                    };
+                };
+            };
+            /** @description mail_not_configured */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description With idempotency_key_in_flight: seconds to wait before sending the request again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "mail_not_configured";
+                    };
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /** @description database_unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "database_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    adminResendMail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The mail, pending again */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OutboxMail"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Bearer realm="svc", with error="invalid_token" when a token was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "forbidden";
+                    };
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "not_found";
+                    };
+                };
+            };
+            /** @description mail_not_failed, mail_not_configured */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description With idempotency_key_in_flight: seconds to wait before sending the request again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "mail_not_failed" | "mail_not_configured";
+                    };
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /** @description database_unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "database_unavailable";
                     };
                 };
             };

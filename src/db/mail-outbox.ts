@@ -82,8 +82,8 @@ export interface OutboxFilter {
   limit: number;
 }
 
-/** What answering an administrator's resend came to. */
-export type ResendOutcome = "resent" | "missing" | "not_failed";
+/** What an administrator's resend came to: the mail, pending again; or why not. */
+export type ResendOutcome = OutboxRecord | "missing" | "not_failed";
 
 export interface MailOutboxStore {
   /** The mails the filter names, newest first. */
@@ -183,10 +183,10 @@ export function mailOutboxStore({ kind, db, run, write, transaction, tables }: D
           .update(mailOutbox)
           .set({ status: "pending", nextAttemptAt: now, createdAt: now, lockedUntil: null })
           .where(and(eq(mailOutbox.id, valid), eq(mailOutbox.status, "failed")))
-          .returning({ id: mailOutbox.id });
+          .returning(recordColumns);
         if (resent.length === 0) return "not_failed";
         enqueuedIn.add(tx);
-        return "resent";
+        return resent[0] as OutboxRecord;
       }, TIMED),
     pending: () =>
       run(async () => {

@@ -25,6 +25,7 @@ export type SchemaName =
   | "Ready"
   | "Health"
   | "HealthChecks"
+  | "OutboxMail"
   | "Problem";
 
 /**

@@ -5,6 +5,7 @@ import { adminUserSchema, auditEventSchema, issuedResetSchema } from "../admin/m
 import { sessionSchema } from "../auth/model.ts";
 import { backupSnapshotSchema, backupsSchema } from "../backup/model.ts";
 import { checksSchema, healthSchema, liveSchema, readySchema } from "../health/model.ts";
+import { outboxMailSchema } from "../mail/model.ts";
 import { invitationSchema, issuedInvitationSchema } from "../signup/model.ts";
 import { loginSchema, meSchema, pairSchema, userSchema } from "../users/model.ts";
 import { problemSchema, type SchemaName } from "./openapi-parts.ts";
@@ -28,5 +29,6 @@ export const NAMED_SCHEMAS: Record<SchemaName, TSchema> = {
   Ready: readySchema,
   Health: healthSchema,
   HealthChecks: checksSchema,
+  OutboxMail: outboxMailSchema,
   Problem: problemSchema,
 };

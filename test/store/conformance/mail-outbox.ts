@@ -123,7 +123,11 @@ export function mailOutboxContract(use: () => Store): void {
       expect(await store.mail.resend(waiting.id, now)).toBe("not_failed");
       expect(await store.mail.resend(Bun.randomUUIDv7(), now)).toBe("missing");
       expect(await store.mail.resend("nonsense", now)).toBe("missing");
-      expect(await store.mail.resend(failing.id, now)).toBe("resent");
+      expect(await store.mail.resend(failing.id, now)).toMatchObject({
+        id: failing.id,
+        status: "pending",
+        attempts: 1,
+      });
       expect(await store.mail.resend(failing.id, now)).toBe("not_failed");
       const claimed = await store.mail.claim(now, at(clock.ms + MINUTE), 10);
       expect(claimed.map((m) => m.id).sort()).toEqual([failing.id, waiting.id].sort());
