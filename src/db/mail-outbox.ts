@@ -1,6 +1,6 @@
 // The mail outbox: a mail is a row written in the transaction of the change that causes it, so a change
 // that commits owes its mail and one that rolls back owes none. The sender (src/mail/) delivers the rows.
-import { and, count, desc, eq, getTableColumns, inArray, isNull, lt, lte, or, type SQL, sql } from "drizzle-orm";
+import { and, count, desc, eq, getTableColumns, gt, inArray, isNull, lt, lte, or, type SQL, sql } from "drizzle-orm";
 import { parseId } from "../lib/ids.ts";
 import { recordIn } from "./audit.ts";
 import type { Db, Dialect, Tables } from "./dialect.ts";
@@ -108,10 +108,17 @@ export interface MailOutboxStore {
   pending(): Promise<number>;
   /** Forgets up to `limit` mails sent before `before`; how many went. Failed ones stay, for a resend. */
   prune(before: string, limit: number): Promise<number>;
+  /** Up to `limit` mails in id order after `after` (for `svc copy`), claims left out. */
+  page(limit: number, after?: string): Promise<OutboxRecord[]>;
+  /** Up to `limit` one-time tokens the mails carry (digests, never tokens), in digest order (for `svc copy`). */
+  tokenPage(limit: number, after?: string): Promise<AccountTokenRow[]>;
 }
 
+/** A one-time token a mail carries, as account_tokens holds it: its digest, never the token. */
+export type AccountTokenRow = Tables["accountTokens"]["$inferSelect"];
+
 export function mailOutboxStore({ kind, db, run, write, transaction, tables }: Dialect): MailOutboxStore {
-  const { mailOutbox } = tables;
+  const { mailOutbox, accountTokens } = tables;
   const { lockedUntil: _lock, ...recordColumns } = getTableColumns(mailOutbox);
   const pendingOne = (id: string) => and(eq(mailOutbox.id, id), eq(mailOutbox.status, "pending"));
   const settle = async (id: string, change: Partial<typeof mailOutbox.$inferInsert>, tx: Db = db) => {
@@ -193,6 +200,26 @@ export function mailOutboxStore({ kind, db, run, write, transaction, tables }: D
         const [row] = await db.select({ n: count() }).from(mailOutbox).where(eq(mailOutbox.status, "pending"));
         return Number(row?.n ?? 0);
       }),
+    page: (limit, after) =>
+      run(async () => {
+        const from = after === undefined ? null : parseId(after);
+        const rows = await db
+          .select(recordColumns)
+          .from(mailOutbox)
+          .where(from ? gt(mailOutbox.id, from) : undefined)
+          .orderBy(mailOutbox.id)
+          .limit(limit);
+        return rows as OutboxRecord[];
+      }),
+    tokenPage: (limit, after) =>
+      run(() =>
+        db
+          .select()
+          .from(accountTokens)
+          .where(after === undefined ? undefined : gt(accountTokens.digest, after))
+          .orderBy(accountTokens.digest)
+          .limit(limit),
+      ),
     prune: (before, limit) =>
       write(async () => {
         const sent = and(eq(mailOutbox.status, "sent"), lt(mailOutbox.sentAt, before));

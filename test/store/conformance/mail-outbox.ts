@@ -2,7 +2,7 @@
 // again, given up on with its audit event), resent, counted and pruned.
 import { beforeEach, describe, expect, test } from "bun:test";
 import type { OutboxMail, Store } from "../../../src/db/store.ts";
-import { clock, event, tick } from "./fixtures.ts";
+import { clock, event, newUser, tick } from "./fixtures.ts";
 
 /** A mail to `to`, written at the clock's next tick. */
 export function newMail(to = "ann@example.com", createdAt = tick()): OutboxMail {
@@ -165,6 +165,54 @@ export function mailOutboxContract(use: () => Store): void {
       expect(await ids({ before: mails[1]!.id })).toEqual([mails[0]!.id]);
       expect(await ids({ limit: 1 })).toEqual([mails[2]!.id]);
       expect(await ids({ userId: "nobody" })).toEqual([]);
+    });
+
+    test("page reads the outbox and the mails' tokens whole, and load carries them exactly, for copying", async () => {
+      const user = newUser("ann");
+      const mails = [newMail(), { ...newMail(), userId: user.id }, newMail()];
+      await store.mail.enqueue(mails);
+      await store.mail.markSent(mails[0]!.id, tick());
+      await store.mail.markFailed(mails[2]!.id, "550", event("mail.failed"));
+      await store.mail.claim(tick(), at(clock.ms + MINUTE), 10);
+      const outbox = [...(await store.mail.page(2)), ...(await store.mail.page(2, mails[1]!.id))];
+      expect(outbox.map((m) => m.id)).toEqual(mails.map((m) => m.id));
+      expect(await store.mail.page(2, mails[2]!.id)).toEqual([]);
+      const tokens = ["b", "a", "c"].map((c) => ({
+        digest: c.repeat(64),
+        kind: "email_verification" as const,
+        userId: user.id,
+        email: user.email,
+        createdAt: tick(),
+        expiresAt: tick(),
+      }));
+      async function* once<T>(rows: T[]) {
+        yield rows;
+      }
+      await store.load(
+        {
+          users: once([
+            {
+              ...newUser("ann"),
+              ...user,
+              role: "user",
+              status: "active",
+              tokenVersion: 0,
+              updatedAt: user.createdAt,
+              lastLoginAt: null,
+              emailVerifiedAt: null,
+            },
+          ]),
+          categories: [],
+          mail: once(outbox),
+          accountTokens: once(tokens),
+        },
+        { replace: true, expect: { users: 1, categories: 0 } },
+      );
+      expect(await store.mail.page(10)).toEqual(outbox);
+      expect(await store.mail.tokenPage(2)).toEqual([tokens[1]!, tokens[0]!]);
+      expect(await store.mail.tokenPage(2, tokens[0]!.digest)).toEqual([tokens[2]!]);
+      // The claim made on the source does not come along: the target's sender may send the mail at once.
+      expect(await store.mail.claim(tick(), at(clock.ms + MINUTE), 10)).toHaveLength(1);
     });
   });
 }
