@@ -2,6 +2,7 @@
 // that refuses for a while, giving up after a day (the sender's clock moved, no sleeps), and the loop
 // woken by mail enqueued in this process.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { auditEvent } from "../../src/audit/model.ts";
 import { mail as mailConfig, type MailConfig } from "../../src/config/index.ts";
 import { openSqliteStore } from "../../src/db/sqlite/store.ts";
 import type { VersionedStore } from "../../src/db/store.ts";
@@ -157,8 +158,26 @@ describe("delivery through SMTP", () => {
     await waitUntil(() => smtp.received.length === 1, { what: "the first mail" });
     await store.mail.enqueue([compose("bob@example.com"), compose("cat@example.com")]);
     await waitUntil(() => smtp.received.length === 3, { what: "three mails" });
+    // A transaction that puts mail back in the outbox (a resend) wakes the sender once it has committed.
+    const failed = compose("dan@example.com");
+    smtp.refuse("rcpt");
+    await store.mail.enqueue(failed);
+    await waitUntil(() => sender.figures().failures === 1, { what: "a refused attempt" });
+    smtp.accept();
+    await store.mail.markFailed(
+      failed.id,
+      "550",
+      auditEvent("mail.failed", { origin: { address: null, requestId: null } }),
+    );
+    await store.mail.resend(failed.id, new Date(clock.ms).toISOString());
+    await waitUntil(() => smtp.received.length === 4, { what: "the resent mail" });
     await sender.stop();
-    expect(smtp.received.map((r) => r.to[0]).sort()).toEqual(["ann@example.com", "bob@example.com", "cat@example.com"]);
+    expect(smtp.received.map((r) => r.to[0]).sort()).toEqual([
+      "ann@example.com",
+      "bob@example.com",
+      "cat@example.com",
+      "dan@example.com",
+    ]);
     expect(await store.mail.pending()).toBe(0);
   });
 });
