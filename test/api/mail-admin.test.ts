@@ -4,7 +4,7 @@ import { describe, expect, test } from "bun:test";
 import { auditEvent } from "../../src/audit/model.ts";
 import type { OutboxMail } from "../../src/db/store.ts";
 import { createComposer } from "../../src/mail/compose.ts";
-import { expectProblem, testConfig } from "../helpers.ts";
+import { expectProblem, testApp, testConfig } from "../helpers.ts";
 import { ADMIN, adminApp } from "../support/admin.ts";
 
 const PATH = `${ADMIN}/mail`;
@@ -139,5 +139,21 @@ describe("with mail off", () => {
     expect(text).toMatch(/svc_mail_outbox_pending\{[^}]*\} 1\n/);
     expect(text).toMatch(/svc_mail_sent_total\{[^}]*\} 0\n/);
     expect(text).toMatch(/svc_mail_failures_total\{[^}]*\} 0\n/);
+  });
+
+  test("the metrics read the sender's figures, and health its state: failing until a mail is sent again", async () => {
+    const figures = { sent: 3, failures: 2, health: "failing" as "ok" | "failing" };
+    const app = await testApp({ mail: () => figures });
+    const text = (await app.call("GET", "/svc/metrics")).text;
+    expect(text).toMatch(/svc_mail_sent_total\{[^}]*\} 3\n/);
+    expect(text).toMatch(/svc_mail_failures_total\{[^}]*\} 2\n/);
+    const health = await app.call("GET", "/svc/health");
+    expect(health.status).toBe(200);
+    expect(health.body).toMatchObject({ status: "ok", mail: "failing" });
+    figures.health = "ok";
+    expect((await app.call("GET", "/svc/health")).body.mail).toBe("ok");
+    const base = testConfig().mail;
+    const off = await testApp({ config: { mail: { ...base, transport: { kind: "off" }, verification: "off" } } });
+    expect("mail" in (await off.call("GET", "/svc/health")).body).toBe(false);
   });
 });
