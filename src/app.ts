@@ -39,6 +39,8 @@ import { mailRoutes } from "./users/mail-routes.ts";
 import { accountPages } from "./mail/pages.ts";
 import { AppError } from "./errors/index.ts";
 import { createHub } from "./realtime/hub.ts";
+import type { SenderFigures } from "./mail/sender.ts";
+import { mailRoutes } from "./mail/admin.ts";
 
 export interface AppDeps {
   config: Config;
@@ -48,6 +50,8 @@ export interface AppDeps {
   probes?: Probes;
   /** The backups serve.ts runs (SVC_BACKUP_TO on SQLite); admin/backups answers backups_not_configured without. */
   backups?: Backups;
+  /** The mail sender serve.ts runs (mail on), for its metrics and health; undefined until it has started. */
+  mail?: () => SenderFigures | undefined;
   /** The certificate serve.ts serves now (SVC_TLS_CERT), for its expiry metric. */
   certificate?: () => { notAfter: string };
   /** What repeated log lines are summarised by (log-dedupe.ts); the real time unless a test moves it. */
@@ -60,6 +64,7 @@ export function createApp({
   loggers: given,
   probes,
   backups,
+  mail,
   certificate,
   clock = REAL_CLOCK,
 }: AppDeps): App {
@@ -101,6 +106,7 @@ export function createApp({
   metrics.reportSubscriptions(hub.counts);
   if (backups) metrics.reportBackups(backupFigures(backups));
   if (certificate) metrics.reportCertificate(certificate);
+  if (config.mail.transport.kind !== "off") metrics.reportMail(() => mail?.());
 
   const graphql = graphqlRoutes({
     config: config.graphql,
@@ -138,8 +144,15 @@ export function createApp({
     .use(openapiRoutes())
     .use(config.adminConsole ? consoleRoutes() : new Elysia())
     .use(
-      healthRoutes(probes ?? healthProbes(store, config.env, backups && backupHealth(backups)), (request) =>
-        exposed.healthDetails(via(request)),
+      healthRoutes(
+        probes ??
+          healthProbes(
+            store,
+            config.env,
+            backups && backupHealth(backups),
+            config.mail.transport.kind === "off" ? undefined : () => mail?.()?.health ?? "ok",
+          ),
+        (request) => exposed.healthDetails(via(request)),
       ),
     )
     .use(
@@ -155,6 +168,15 @@ export function createApp({
     .use(usersRoutes({ users, emailChanges, signups, pageJson: createPageJson(), ...routeDeps }))
     .use(adminRoutes({ admin, ...routeDeps }))
     .use(invitationRoutes({ invitations, ...routeDeps }))
+    .use(
+      mailRoutes({
+        mail: store.mail,
+        configured: config.mail.transport.kind !== "off",
+        authenticator,
+        idempotency,
+        trustProxy: config.trustProxy,
+      }),
+    )
     .use(backupRoutes({ backups: backups ?? null, databaseKind: store.kind, audit: store.audit, ...routeDeps }))
     // Yoga's context reaches a request's facts by its Request only (docs/upstream/graphql-yoga.md).
     .use(graphql.routes);

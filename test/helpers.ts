@@ -1,6 +1,6 @@
 // Builds an app on a fresh in-memory database and talks to it through app.handle.
 import { expect } from "bun:test";
-import { createApp } from "../src/app.ts";
+import { type AppDeps, createApp } from "../src/app.ts";
 import type { Backups } from "../src/backup/service.ts";
 import type { Clock } from "../src/backup/clock.ts";
 import { MINIMAL_PASSWORD_COST, parseConfig, type Config } from "../src/config/index.ts";
@@ -53,6 +53,8 @@ export interface TestAppOptions {
   backups?: Backups;
   /** The clock the app's summaries of repeated log lines keep time by (src/observability/log-dedupe.ts). */
   clock?: Clock;
+  /** The mail sender's figures the app reports (metrics, health); none by default. */
+  mail?: AppDeps["mail"];
 }
 
 export interface Reply {
@@ -117,6 +119,7 @@ export async function testApp(options: TestAppOptions = {}) {
     store,
     loggers: createLoggers("debug", sink),
     backups: options.backups,
+    mail: options.mail,
     clock: options.clock,
   });
 

@@ -153,24 +153,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/svc-api/v1/auth/password-reset/request": {
+    "/svc-api/v1/admin/mail": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** The mail outbox, newest first: each mail's recipient, subject and state, never its body */
+        get: operations["adminListMail"];
         put?: never;
-        /** Ask for a password reset link by mail. The answer is the same whether or not an account has the address; throttled per address and per client. */
-        post: operations["requestPasswordReset"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/svc-api/v1/auth/email/confirm-change": {
+    "/svc-api/v1/admin/mail/{id}/resend": {
         parameters: {
             query?: never;
             header?: never;
@@ -179,8 +179,8 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Confirm a change of address with the token of the link mailed to the new address */
-        post: operations["confirmEmailChange"];
+        /** Send a failed mail again: pending, due now, with another day before it is given up on */
+        post: operations["adminResendMail"];
         delete?: never;
         options?: never;
         head?: never;
@@ -639,6 +639,11 @@ export interface components {
                 /** @description When the newest snapshot stored was taken; null: none yet. */
                 last_success_at: string | null;
             };
+            /**
+             * @description The mail sender: failing when its last attempt failed and nothing was sent since; absent while mail is off. Absent in production unless asked on the operations listener or from the box itself.
+             * @enum {string}
+             */
+            mail?: "ok" | "failing";
         };
         HealthChecks: {
             database: "ok" | "unavailable";
@@ -657,6 +662,39 @@ export interface components {
             pending_email: string;
             user: components["schemas"]["Me"];
         };
+        OutboxMail: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description Which mail: the template it was rendered from.
+             * @enum {string}
+             */
+            kind: "verify_email" | "password_reset" | "password_changed" | "email_change" | "email_changed";
+            recipient: string;
+            /** @description The account it is about. */
+            user_id: string | null;
+            subject: string;
+            /**
+             * @description pending: waiting to be sent (or retried); sent: the SMTP server took it; failed: given up on.
+             * @enum {string}
+             */
+            status: "pending" | "sent" | "failed";
+            /** @description Attempts made so far. */
+            attempts: number;
+            /**
+             * Format: date-time
+             * @description When it was written (or resent): it is given up on a day later.
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When a pending mail is next tried.
+             */
+            next_attempt_at: string;
+            sent_at: string | null;
+            /** @description What the last failed attempt was told, in one line. */
+            last_error: string | null;
+        };
         /** @description RFC 9457 problem details. */
         Problem: {
             /** @example about:blank */
@@ -668,7 +706,7 @@ export interface components {
              * @description Stable, machine-readable: switch on this.
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_json" | "invalid_reset_code" | "invalid_mail_token" | "mail_token_expired" | "unauthorized" | "invalid_credentials" | "invalid_refresh_token" | "refresh_token_reused" | "token_expired" | "forbidden" | "current_password_mismatch" | "account_disabled" | "email_unverified" | "csrf_refused" | "signup_closed" | "invitation_required" | "invalid_invitation" | "not_found" | "method_not_allowed" | "username_taken" | "email_taken" | "category_name_taken" | "last_admin" | "version_mismatch" | "idempotency_key_in_flight" | "backups_not_configured" | "mail_not_configured" | "backup_in_progress" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "too_many_requests" | "idempotency_keys_exhausted" | "too_many_subscriptions" | "internal" | "database_unavailable" | "storage_full";
+            code: "validation_failed" | "malformed_json" | "invalid_reset_code" | "invalid_mail_token" | "mail_token_expired" | "unauthorized" | "invalid_credentials" | "invalid_refresh_token" | "refresh_token_reused" | "token_expired" | "forbidden" | "current_password_mismatch" | "account_disabled" | "email_unverified" | "csrf_refused" | "signup_closed" | "invitation_required" | "invalid_invitation" | "not_found" | "method_not_allowed" | "username_taken" | "email_taken" | "category_name_taken" | "last_admin" | "version_mismatch" | "idempotency_key_in_flight" | "backups_not_configured" | "mail_not_configured" | "mail_not_failed" | "backup_in_progress" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "too_many_requests" | "idempotency_keys_exhausted" | "too_many_subscriptions" | "internal" | "database_unavailable" | "storage_full";
             /** @description For validation_failed: one entry per bad field. */
             errors?: {
                 field: string;
@@ -1617,38 +1655,50 @@ export interface operations {
             };
         };
     };
-    requestPasswordReset: {
+    adminListMail: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only mails in this state. */
+                status?: "pending" | "sent" | "failed";
+                /** @description Only mails older than this mail id (the Link header's next page). */
+                before?: string;
+                /** @description Page size. */
+                limit?: number;
+            };
             header?: {
-                /** @description The ETag of the version you read (compared strongly: a weak W/ tag never matches): if the record changed since, or has no version to match, 412 precondition_failed and nothing is written. */
-                "If-Match"?: string;
-                /** @description * or a list of ETags: when the record exists (*) or is at one of them, 412 precondition_failed and nothing is written. A write never answers 304. */
+                /** @description The ETag of the copy you hold: while it is current, 304 with no body. */
                 "If-None-Match"?: string;
             };
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description The address of the account; any case. */
-                    email: string;
-                };
-            };
-        };
+        requestBody?: never;
         responses: {
-            /** @description Accepted, for every address */
-            202: {
+            /** @description A page of mails */
+            200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description The next (older) page, as <url>; rel="next", while more remain */
+                    Link?: string;
+                    /** @description A strong tag of this representation: send it as If-None-Match, or If-Match to update */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ResetRequested"];
+                    "application/json": components["schemas"]["OutboxMail"][];
                 };
             };
-            /** @description validation_failed, malformed_json */
+            /** @description Not modified: If-None-Match names the current tag */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description A strong tag of this representation: send it as If-None-Match, or If-Match to update */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description validation_failed */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1657,7 +1707,35 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "validation_failed" | "malformed_json";
+                        code: "validation_failed";
+                    };
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Bearer realm="svc", with error="invalid_token" when a token was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "forbidden";
                     };
                 };
             };
@@ -1676,60 +1754,6 @@ export interface operations {
                     };
                 };
             };
-            /** @description precondition_failed */
-            412: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code: "precondition_failed";
-                    };
-                };
-            };
-            /** @description payload_too_large */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code: "payload_too_large";
-                    };
-                };
-            };
-            /** @description unsupported_media_type */
-            415: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code: "unsupported_media_type";
-                    };
-                };
-            };
-            /** @description too_many_requests */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    /** @description Seconds to wait before trying again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code: "too_many_requests";
-                    };
-                };
-            };
             /** @description internal */
             500: {
                 headers: {
@@ -1743,7 +1767,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description database_unavailable, storage_full */
+            /** @description database_unavailable */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1752,57 +1776,49 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "database_unavailable" | "storage_full";
+                        code: "database_unavailable";
                     };
                 };
             };
         };
     };
-    confirmEmailChange: {
+    adminResendMail: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description The ETag of the version you read (compared strongly: a weak W/ tag never matches): if the record changed since, or has no version to match, 412 precondition_failed and nothing is written. */
-                "If-Match"?: string;
-                /** @description * or a list of ETags: when the record exists (*) or is at one of them, 412 precondition_failed and nothing is written. A write never answers 304. */
-                "If-None-Match"?: string;
+            header?: never;
+            path: {
+                id: string;
             };
-            path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description The token from the mailed link (its fragment's token=…): 43 characters of base64url. */
-                    token: string;
-                };
-            };
-        };
+        requestBody?: never;
         responses: {
-            /** @description The account, with its new (verified) address */
+            /** @description The mail, pending again */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Me"];
+                    "application/json": components["schemas"]["OutboxMail"];
                 };
             };
-            /** @description validation_failed, malformed_json, invalid_mail_token, mail_token_expired */
-            400: {
+            /** @description unauthorized */
+            401: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Bearer realm="svc", with error="invalid_token" when a token was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "validation_failed" | "malformed_json" | "invalid_mail_token" | "mail_token_expired";
+                        code: "unauthorized";
                     };
                 };
             };
-            /** @description account_disabled */
+            /** @description forbidden */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1811,11 +1827,24 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "account_disabled";
+                        code: "forbidden";
                     };
                 };
             };
-            /** @description email_taken */
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "not_found";
+                    };
+                };
+            };
+            /** @description mail_not_failed, mail_not_configured */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1826,46 +1855,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "email_taken";
-                    };
-                };
-            };
-            /** @description precondition_failed */
-            412: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code: "precondition_failed";
-                    };
-                };
-            };
-            /** @description payload_too_large */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code: "payload_too_large";
-                    };
-                };
-            };
-            /** @description unsupported_media_type */
-            415: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code: "unsupported_media_type";
+                        code: "mail_not_failed" | "mail_not_configured";
                     };
                 };
             };
@@ -1882,7 +1872,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description database_unavailable, storage_full */
+            /** @description database_unavailable */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1891,7 +1881,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "database_unavailable" | "storage_full";
+                        code: "database_unavailable";
                     };
                 };
             };

@@ -2,6 +2,7 @@
 // SVC_MAIL_PRODUCT_NAME, SVC_MAIL_TEMPLATES): where svc's mails go, who they are from, and the address the
 // links in them point at (docs/mail.md).
 
+import { loadTemplates, type TemplateOverrides } from "../mail/templates.ts";
 import { ConfigError, duration, type Env, nonEmpty, oneOf } from "./values.ts";
 
 export type EmailVerification = "off" | "optional" | "required";
@@ -38,6 +39,8 @@ export interface MailConfig {
   productName: string;
   /** SVC_MAIL_TEMPLATES: a folder whose files override the built-in templates; null: the built-ins. */
   templatesDir: string | null;
+  /** The templates SVC_MAIL_TEMPLATES replaces, read and checked at start (src/mail/templates.ts). */
+  templates: TemplateOverrides;
 }
 
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
@@ -126,7 +129,8 @@ export function mail(env: Env, production: boolean, port: number): MailConfig {
       "needs mail: set SVC_SMTP_URL (in production without it, mail is off)",
       verification,
     );
-  const templatesDir = env.SVC_MAIL_TEMPLATES;
+  const templatesDir =
+    env.SVC_MAIL_TEMPLATES === undefined || env.SVC_MAIL_TEMPLATES === "" ? null : env.SVC_MAIL_TEMPLATES;
   return {
     transport,
     from: mailFrom(env, transport.kind === "smtp", "svc@localhost"),
@@ -134,6 +138,7 @@ export function mail(env: Env, production: boolean, port: number): MailConfig {
     keepSeconds: duration(env, "SVC_MAIL_KEEP", "7d", 60, 365 * 86400),
     verification,
     productName: nonEmpty(env, "SVC_MAIL_PRODUCT_NAME", "svc"),
-    templatesDir: templatesDir === undefined || templatesDir === "" ? null : templatesDir,
+    templatesDir,
+    templates: loadTemplates(templatesDir),
   };
 }

@@ -102,6 +102,14 @@ export async function runCopy(args: string[], env: Env, out: Output): Promise<nu
         categories: (await source.categories.list()).map(storableCategory),
         sessions: sessionPages(source),
         audit: auditPages(source),
+        mail: keyedPages(
+          (after) => source.mail.page(PAGE, after),
+          (mail) => mail.id,
+        ),
+        accountTokens: keyedPages(
+          (after) => source.mail.tokenPage(PAGE, after),
+          (token) => token.digest,
+        ),
         identity: await source.categoryEvents.identity(),
       },
       { replace: options.force, expect: expected, onProgress: progress },
@@ -196,5 +204,16 @@ async function* auditPages(source: Store): AsyncGenerator<AuditEvent[]> {
     if (page.length === 0) return;
     yield page;
     after = page[page.length - 1]!.id;
+  }
+}
+
+/** Every row a pager reads, a page at a time in key order. */
+async function* keyedPages<T>(page: (after?: string) => Promise<T[]>, key: (row: T) => string): AsyncGenerator<T[]> {
+  let after: string | undefined;
+  for (;;) {
+    const rows = await page(after);
+    if (rows.length === 0) return;
+    yield rows;
+    after = key(rows[rows.length - 1]!);
   }
 }

@@ -3,6 +3,7 @@
 import { renewEpoch } from "../db/category-events.ts";
 import { count } from "drizzle-orm";
 import type { AuditEvent } from "../db/audit.ts";
+import type { AccountTokenRow, OutboxRecord } from "../db/mail-outbox.ts";
 import type { CategoryRecord } from "../db/categories.ts";
 import type { Db, Dialect } from "../db/dialect.ts";
 import { nameKey } from "../db/records.ts";
@@ -26,6 +27,9 @@ export interface LoadData {
   sessions?: AsyncIterable<SessionBatch>;
   /** The audit log in batches, oldest first. */
   audit?: AsyncIterable<AuditEvent[]>;
+  /** The mail outbox in batches (pending mails are sent by the target's svc), and the tokens mails carry. */
+  mail?: AsyncIterable<OutboxRecord[]>;
+  accountTokens?: AsyncIterable<AccountTokenRow[]>;
   /** The source's identity, which the target takes (a copy is the same database, moved); a new one when not given. */
   identity?: string;
 }
@@ -61,6 +65,8 @@ export async function load(tx: Db, dialect: Dialect, data: LoadData, options: Lo
     for (const table of [
       dialect.tables.idempotencyKeys,
       dialect.tables.invitations,
+      dialect.tables.mailOutbox,
+      dialect.tables.accountTokens,
       refreshTokens,
       sessions,
       passwordResets,
@@ -91,6 +97,12 @@ export async function load(tx: Db, dialect: Dialect, data: LoadData, options: Lo
   }
   for await (const batch of data.audit ?? []) {
     for (const part of chunks(batch, LOAD_BATCH)) await tx.insert(auditEvents).values(part);
+  }
+  for await (const batch of data.mail ?? []) {
+    for (const part of chunks(batch, LOAD_BATCH)) await tx.insert(dialect.tables.mailOutbox).values(part);
+  }
+  for await (const batch of data.accountTokens ?? []) {
+    for (const part of chunks(batch, LOAD_BATCH)) await tx.insert(dialect.tables.accountTokens).values(part);
   }
   // The source's identity (the same database, moved), and a new epoch: its event numbers start over here, so
   // subscribers resuming from an earlier cursor start over (RESYNC).

@@ -9,9 +9,9 @@ import { categoryEventLog } from "./category-events.ts";
 import { sessionStore } from "./sessions.ts";
 import { idempotencyStore } from "./idempotency.ts";
 import { invitationStore } from "./invitations.ts";
-import { mailOutboxStore } from "./mail-outbox.ts";
 import { mailedResetStore } from "./mailed-resets.ts";
 import { emailChangeStore } from "./email-changes.ts";
+import { mailOutboxStore, wakingSenders } from "./mail-outbox.ts";
 import { resetStore } from "./resets.ts";
 import { throttleStore } from "./throttle.ts";
 import { revocationStore, tokenReads } from "./tokens.ts";
@@ -19,7 +19,9 @@ import { userStore, type UserStore } from "./users.ts";
 import type { Dialect } from "./dialect.ts";
 import type { VersionedStore } from "./store.ts";
 
-export function drizzleStore(dialect: Dialect): VersionedStore {
+export function drizzleStore(opened: Dialect): VersionedStore {
+  // Its transactions wake this process's mail sender once mail they enqueued has committed.
+  const dialect = wakingSenders(opened);
   const { db, run } = dialect;
   const users: UserStore = { ...userStore(dialect), ...userAdministration(dialect) };
   const { tokenState, versions } = tokenReads(dialect);

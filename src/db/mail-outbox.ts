@@ -1,8 +1,11 @@
 // The mail outbox: a mail is a row written in the transaction of the change that causes it, so a change
 // that commits owes its mail and one that rolls back owes none. The sender (src/mail/) delivers the rows.
-import { and, desc, eq, getTableColumns, lt, type SQL } from "drizzle-orm";
+import { and, count, desc, eq, getTableColumns, gt, inArray, isNull, lt, lte, or, type SQL, sql } from "drizzle-orm";
 import { parseId } from "../lib/ids.ts";
+import { recordIn } from "./audit.ts";
 import type { Db, Dialect, Tables } from "./dialect.ts";
+import type { AuditEvent } from "./records.ts";
+import { TIMED } from "./transactions.ts";
 
 /** What a mail kind is named by: the template it is rendered from. */
 export type MailKind = "verify_email" | "password_reset" | "password_changed" | "email_change" | "email_changed";
@@ -28,6 +31,37 @@ export async function enqueueIn(tx: Db, { mailOutbox }: Tables, mails: OutboxMai
   const list = mails === undefined ? [] : Array.isArray(mails) ? mails : [mails as OutboxMail];
   if (list.length === 0) return;
   await tx.insert(mailOutbox).values(list.map((mail) => ({ ...mail, nextAttemptAt: mail.createdAt })));
+  enqueuedIn.add(tx);
+}
+
+// The in-process wake-up of the senders: a transaction that enqueued mail tells them once it has committed
+// (wakingSenders), so a mail leaves at once rather than at the next poll. Other instances poll.
+const enqueuedIn = new WeakSet<object>();
+const wakeListeners = new Set<() => void>();
+
+/** Calls `listener` whenever mail was enqueued in this process and committed; returns the unsubscribe. */
+export function onMailEnqueued(listener: () => void): () => void {
+  wakeListeners.add(listener);
+  return () => wakeListeners.delete(listener);
+}
+
+function wakeSenders(): void {
+  for (const listener of wakeListeners) listener();
+}
+
+/** The dialect whose transactions wake the senders after a commit that enqueued mail (drizzle-store.ts). */
+export function wakingSenders(dialect: Dialect): Dialect {
+  const transaction: Dialect["transaction"] = async (work, options) => {
+    let enqueued = false;
+    const result = await dialect.transaction(async (tx) => {
+      const done = await work(tx);
+      enqueued = enqueuedIn.delete(tx);
+      return done;
+    }, options);
+    if (enqueued) wakeSenders();
+    return result;
+  };
+  return { ...dialect, transaction };
 }
 
 /** A mail as the outbox holds it. */
@@ -48,15 +82,154 @@ export interface OutboxFilter {
   limit: number;
 }
 
+/** What an administrator's resend came to: the mail, pending again; or why not. */
+export type ResendOutcome = OutboxRecord | "missing" | "not_failed";
+
 export interface MailOutboxStore {
   /** The mails the filter names, newest first. */
   list(filter: OutboxFilter): Promise<OutboxRecord[]>;
+  /** Writes mails owed by no change in the same transaction (the flows use enqueueIn), due at once. */
+  enqueue(mails: OutboxMail | readonly OutboxMail[]): Promise<void>;
+  /**
+   * Claims up to `limit` mails due at `now` (pending, next_attempt_at reached, no live claim) until
+   * `leaseUntil`, oldest due first: no other claimer gets them while the claim holds. A claim that lapses
+   * (its instance died while sending) makes the mail due again.
+   */
+  claim(now: string, leaseUntil: string, limit: number): Promise<OutboxRecord[]>;
+  /** A claimed mail delivered; false when it was no longer pending. */
+  markSent(id: string, at: string): Promise<boolean>;
+  /** A claimed mail's attempt failed: due again at `nextAttemptAt`. False when it was no longer pending. */
+  markRetry(id: string, nextAttemptAt: string, error: string): Promise<boolean>;
+  /** A claimed mail given up on, with its audit event (mail.failed) in the same transaction. */
+  markFailed(id: string, error: string, event: AuditEvent): Promise<boolean>;
+  /** A failed mail pending again, due at `now`, with a day from `now` before it is given up on once more. */
+  resend(id: string, now: string): Promise<ResendOutcome>;
+  /** How many mails wait to be sent. */
+  pending(): Promise<number>;
+  /** Forgets up to `limit` mails sent before `before`; how many went. Failed ones stay, for a resend. */
+  prune(before: string, limit: number): Promise<number>;
+  /** Up to `limit` mails in id order after `after` (for `svc copy`), claims left out. */
+  page(limit: number, after?: string): Promise<OutboxRecord[]>;
+  /** Up to `limit` one-time tokens the mails carry (digests, never tokens), in digest order (for `svc copy`). */
+  tokenPage(limit: number, after?: string): Promise<AccountTokenRow[]>;
 }
 
-export function mailOutboxStore({ db, run, tables }: Dialect): MailOutboxStore {
-  const { mailOutbox } = tables;
+/** A one-time token a mail carries, as account_tokens holds it: its digest, never the token. */
+export type AccountTokenRow = Tables["accountTokens"]["$inferSelect"];
+
+export function mailOutboxStore({ kind, db, run, write, transaction, tables }: Dialect): MailOutboxStore {
+  const { mailOutbox, accountTokens } = tables;
   const { lockedUntil: _lock, ...recordColumns } = getTableColumns(mailOutbox);
+  const pendingOne = (id: string) => and(eq(mailOutbox.id, id), eq(mailOutbox.status, "pending"));
+  const settle = async (id: string, change: Partial<typeof mailOutbox.$inferInsert>, tx: Db = db) => {
+    const valid = parseId(id);
+    if (!valid) return false;
+    const rows = await tx
+      .update(mailOutbox)
+      .set({ ...change, attempts: sql`${mailOutbox.attempts} + 1`, lockedUntil: null })
+      .where(pendingOne(valid))
+      .returning({ id: mailOutbox.id });
+    return rows.length > 0;
+  };
   return {
+    enqueue: async (mails) => {
+      await write(() => enqueueIn(db, tables, mails));
+      wakeSenders();
+    },
+    claim: (now, leaseUntil, limit) =>
+      transaction(async (tx) => {
+        const due = and(
+          eq(mailOutbox.status, "pending"),
+          lte(mailOutbox.nextAttemptAt, now),
+          or(isNull(mailOutbox.lockedUntil), lte(mailOutbox.lockedUntil, now)),
+        );
+        const pick = tx
+          .select({ id: mailOutbox.id })
+          .from(mailOutbox)
+          .where(due)
+          .orderBy(mailOutbox.nextAttemptAt, mailOutbox.id)
+          .limit(limit);
+        // PostgreSQL: rows another instance is claiming are passed over rather than waited for. SQLite has
+        // one writer at a time; there the UPDATE's own condition is the claim.
+        const picked = await (kind === "postgres" ? pick.for("update", { skipLocked: true }) : pick);
+        if (picked.length === 0) return [];
+        const claimed = await tx
+          .update(mailOutbox)
+          .set({ lockedUntil: leaseUntil })
+          .where(
+            and(
+              inArray(
+                mailOutbox.id,
+                picked.map((row) => row.id),
+              ),
+              due,
+            ),
+          )
+          .returning(recordColumns);
+        return (claimed as OutboxRecord[]).sort((a, b) => (a.nextAttemptAt + a.id < b.nextAttemptAt + b.id ? -1 : 1));
+      }, TIMED),
+    markSent: (id, at) => write(() => settle(id, { status: "sent", sentAt: at, lastError: null })),
+    markRetry: (id, nextAttemptAt, error) => write(() => settle(id, { nextAttemptAt, lastError: error })),
+    markFailed: (id, error, event) =>
+      transaction(async (tx) => {
+        const failed = await settle(id, { status: "failed", lastError: error }, tx);
+        if (failed) await recordIn(tx, tables, event);
+        return failed;
+      }, TIMED),
+    resend: (id, now) =>
+      transaction(async (tx): Promise<ResendOutcome> => {
+        const valid = parseId(id);
+        if (!valid) return "missing";
+        const [row] = await tx
+          .select({ status: mailOutbox.status })
+          .from(mailOutbox)
+          .where(eq(mailOutbox.id, valid))
+          .limit(1);
+        if (!row) return "missing";
+        const resent = await tx
+          .update(mailOutbox)
+          .set({ status: "pending", nextAttemptAt: now, createdAt: now, lockedUntil: null })
+          .where(and(eq(mailOutbox.id, valid), eq(mailOutbox.status, "failed")))
+          .returning(recordColumns);
+        if (resent.length === 0) return "not_failed";
+        enqueuedIn.add(tx);
+        return resent[0] as OutboxRecord;
+      }, TIMED),
+    pending: () =>
+      run(async () => {
+        const [row] = await db.select({ n: count() }).from(mailOutbox).where(eq(mailOutbox.status, "pending"));
+        return Number(row?.n ?? 0);
+      }),
+    page: (limit, after) =>
+      run(async () => {
+        const from = after === undefined ? null : parseId(after);
+        const rows = await db
+          .select(recordColumns)
+          .from(mailOutbox)
+          .where(from ? gt(mailOutbox.id, from) : undefined)
+          .orderBy(mailOutbox.id)
+          .limit(limit);
+        return rows as OutboxRecord[];
+      }),
+    tokenPage: (limit, after) =>
+      run(() =>
+        db
+          .select()
+          .from(accountTokens)
+          .where(after === undefined ? undefined : gt(accountTokens.digest, after))
+          .orderBy(accountTokens.digest)
+          .limit(limit),
+      ),
+    prune: (before, limit) =>
+      write(async () => {
+        const sent = and(eq(mailOutbox.status, "sent"), lt(mailOutbox.sentAt, before));
+        const old = db.select({ id: mailOutbox.id }).from(mailOutbox).where(sent).limit(limit);
+        const gone = await db
+          .delete(mailOutbox)
+          .where(and(inArray(mailOutbox.id, old), sent))
+          .returning({ id: mailOutbox.id });
+        return gone.length;
+      }),
     list: ({ status, recipient, userId, before, limit }) =>
       run(async () => {
         const conditions: SQL[] = [];

@@ -39,4 +39,9 @@ export const healthSchema = t.Object({
       { description: `Scheduled backups (SVC_BACKUP_TO), when configured. ${DETAIL}` },
     ),
   ),
+  mail: t.Optional(
+    enumOf(["ok", "failing"], {
+      description: `The mail sender: failing when its last attempt failed and nothing was sent since; absent while mail is off. ${DETAIL}`,
+    }),
+  ),
 });

@@ -50,6 +50,8 @@ export function healthProbes(
   store: Pick<Store, "kind" | "ping" | "storage">,
   environment: string,
   backup?: () => BackupHealth,
+  /** How the mail sender fares (src/mail/sender.ts); absent while mail is off. */
+  mail?: () => "ok" | "failing",
 ): Probes {
   const startedAt = performance.now();
   const database = databaseCheck(store);
@@ -73,7 +75,7 @@ export function healthProbes(
         if (!details) return json(statusFor(result), brief[result], headers);
         // The uptime has tenths of a second, so the body changes ten times a second at most.
         const tenths = Math.round((performance.now() - startedAt) / 100);
-        const backups = backup ? `,"backup":${JSON.stringify(backup())}` : "";
+        const backups = (backup ? `,"backup":${JSON.stringify(backup())}` : "") + (mail ? `,"mail":"${mail()}"` : "");
         if (tenths !== body.tenths || result !== body.result || backups !== body.backup) {
           body = {
             tenths,

@@ -27,6 +27,7 @@ export type SchemaName =
   | "HealthChecks"
   | "ResetRequested"
   | "PendingEmailChange"
+  | "OutboxMail"
   | "Problem";
 
 /**

@@ -5,6 +5,7 @@ import { adminUserSchema, auditEventSchema, issuedResetSchema } from "../admin/m
 import { sessionSchema } from "../auth/model.ts";
 import { backupSnapshotSchema, backupsSchema } from "../backup/model.ts";
 import { checksSchema, healthSchema, liveSchema, readySchema } from "../health/model.ts";
+import { outboxMailSchema } from "../mail/model.ts";
 import { invitationSchema, issuedInvitationSchema } from "../signup/model.ts";
 import { pendingEmailChangeSchema, resetRequestedSchema } from "../users/mail-model.ts";
 import { loginSchema, meSchema, pairSchema, userSchema } from "../users/model.ts";
@@ -31,5 +32,6 @@ export const NAMED_SCHEMAS: Record<SchemaName, TSchema> = {
   HealthChecks: checksSchema,
   ResetRequested: resetRequestedSchema,
   PendingEmailChange: pendingEmailChangeSchema,
+  OutboxMail: outboxMailSchema,
   Problem: problemSchema,
 };

@@ -26,6 +26,8 @@ export interface Metrics {
   subscriptionDropped(reason: (typeof DROP_REASONS)[number]): void;
   /** Where the backup metrics are read from; without it (no SVC_BACKUP_TO) they are not exposed. */
   reportBackups(read: () => BackupFigures): void;
+  /** Where the mail sender's figures are read from; without it (mail off) the mail metrics are not exposed. */
+  reportMail(read: () => { sent: number; failures: number } | undefined): void;
   /** Where the certificate in use is read from; without it (no SVC_TLS_CERT) its expiry is not exposed. */
   reportCertificate(read: () => { notAfter: string }): void;
 }
@@ -181,6 +183,9 @@ export function createMetrics(store: Store): Metrics {
       // Told as the app is made, before the first scrape builds the registry from `all`.
       all.push(...backupMetrics(read));
     },
+    reportMail(read) {
+      all.push(...mailMetrics(read, store));
+    },
     reportCertificate(read) {
       all.push(
         computed(
@@ -205,6 +210,30 @@ export function createMetrics(store: Store): Metrics {
       operations.inc({ operation, outcome }, `${outcome} ${operation}`);
     },
   };
+}
+
+/** The mail metrics, exposed only while mail is on (src/mail/sender.ts counts; the outbox is counted at the scrape). */
+function mailMetrics(read: () => { sent: number; failures: number } | undefined, store: Store): Metric[] {
+  return [
+    computed(
+      "svc_mail_sent_total",
+      "Mails this instance handed to the SMTP server (or the log) since it started.",
+      "counter",
+      unlabelled(() => read()?.sent ?? 0),
+    ),
+    computed(
+      "svc_mail_failures_total",
+      "Attempts to send a mail that failed on this instance (each retried later, or given up on a day after the mail was written).",
+      "counter",
+      unlabelled(() => read()?.failures ?? 0),
+    ),
+    computed(
+      "svc_mail_outbox_pending",
+      "Mails waiting in the outbox to be sent (all instances).",
+      "gauge",
+      async () => [{ labels: {}, value: await store.mail.pending().catch(() => Number.NaN) }],
+    ),
+  ];
 }
 
 /** The backup metrics, exposed only where there are backups (SVC_BACKUP_TO). */

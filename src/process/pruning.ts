@@ -1,5 +1,5 @@
 // Deletes what has expired in the background: sessions and spent refresh tokens, reset codes, invitations,
-// Idempotency-Key answers, audit events past their retention, and category events past their bounds. Small batches, each its own short statement, so no lock is held
+// Idempotency-Key answers, audit events past their retention, category events past their bounds, and sent mails. Small batches, each its own short statement, so no lock is held
 // for long and requests go on between them.
 import type { Store } from "../db/store.ts";
 import type { LineLogger } from "../observability/log-lines.ts";
@@ -29,11 +29,16 @@ export const PRUNE_BATCH = 500;
 
 /** The store's expiring rows: sessions and refresh tokens, reset codes, invitations, kept answers, and audit events older than the retention. */
 export function storeJobs(
-  store: Pick<Store, "sessions" | "resets" | "invitations" | "audit" | "idempotency" | "categoryEvents" | "throttle">,
+  store: Pick<
+    Store,
+    "sessions" | "resets" | "invitations" | "audit" | "idempotency" | "categoryEvents" | "throttle" | "mail"
+  >,
   auditRetentionSeconds: number,
   events: { kept: number; keptForSeconds: number },
   /** How long a throttle key (login or sign-up) is kept after its last attempt, once no block holds it. */
   throttleKeptMs: number = THROTTLE_KEPT_MS,
+  /** SVC_MAIL_KEEP: how long a sent mail's row is kept. */
+  mailKeepSeconds = 7 * 86400,
 ): PruneJob[] {
   const iso = (ms: number) => new Date(ms).toISOString();
   return [
@@ -52,6 +57,10 @@ export function storeJobs(
     {
       what: "category events past SVC_EVENTS_KEEP or SVC_EVENTS_KEEP_FOR",
       prune: (now, limit) => store.categoryEvents.prune(events.kept, iso(now - events.keptForSeconds * 1000), limit),
+    },
+    {
+      what: "mails sent before SVC_MAIL_KEEP",
+      prune: (now, limit) => store.mail.prune(iso(now - mailKeepSeconds * 1000), limit),
     },
   ];
 }

@@ -19,6 +19,7 @@ import { type Listeners, openListeners } from "./listeners.ts";
 import type { App } from "../app.ts";
 import { returnMemoryWhenIdle } from "./idle-memory.ts";
 import { PRUNE_EVERY_MS, startPruning, storeJobs, THROTTLE_KEPT_MS } from "./pruning.ts";
+import type { MailSender } from "../mail/sender.ts";
 
 export async function serve(config: Config): Promise<void> {
   // Handlers first, long before "svc listening" tells anyone to expect them: a SIGTERM sent right after
@@ -66,7 +67,20 @@ export async function serve(config: Config): Promise<void> {
   // Scheduled backups (SVC_BACKUP_TO on SQLite): their code is loaded only then.
   const backup = config.backup.to ? await (await import("../backup/start.ts")).startBackups(config, logger) : null;
   const backupDetail = backup ? (await import("../backup/health.ts")).backupHealth(backup) : undefined;
-  const probes = healthProbes(opened.probe, config.env, backupDetail);
+  // The mail sender (mail on): started with the app, or soon after start without one (mails a previous
+  // process or another instance left), its code loaded only then.
+  let mailSender: MailSender | null | undefined;
+  let mailStarting: Promise<void> | undefined;
+  const mailOn = config.mail.transport.kind !== "off";
+  const startMail = () =>
+    (mailStarting ??= (async () => {
+      const store = await opened.store();
+      mailSender = await (await import("../mail/start.ts")).startMail(config, store, logger);
+    })().catch((error: unknown) => logger.error({ err: error }, "the mail sender did not start")));
+  const mailAnyway = mailOn ? setTimeout(() => void startMail(), MAIL_START_MS) : undefined;
+  mailAnyway?.unref();
+  const mailHealth = mailOn ? () => mailSender?.figures().health ?? "ok" : undefined;
+  const probes = healthProbes(opened.probe, config.env, backupDetail, mailHealth);
   let app: App | undefined;
   let loading: Promise<App> | undefined;
   // Until the app is there: the probes, and for anything else the app, loaded by the first request
@@ -101,6 +115,7 @@ export async function serve(config: Config): Promise<void> {
           config.loginThrottle.backoffMaxMs,
           config.signup.clientWindowMs,
         ),
+        config.mail.keepSeconds,
       ),
       logger,
     });
@@ -120,6 +135,7 @@ export async function serve(config: Config): Promise<void> {
       import("../observability/log.ts"),
       import("bun:jsc"),
     ]);
+    if (mailOn) void startMail();
     await sockets();
     app = createApp({
       config,
@@ -127,6 +143,7 @@ export async function serve(config: Config): Promise<void> {
       loggers: createLoggers(config.logLevel),
       probes,
       backups: backup ?? undefined,
+      mail: () => mailSender?.figures(),
       certificate: served ? () => served! : undefined,
     });
     listeners.reload(app.handlersOn);
@@ -213,6 +230,10 @@ export async function serve(config: Config): Promise<void> {
     clearTimeout(forced);
     clearTimeout(pruneAnyway);
     await stopPruning?.();
+    // Mail: the batch in hand is sent and recorded; what waits stays in the outbox for the next start.
+    clearTimeout(mailAnyway);
+    await mailStarting;
+    await mailSender?.stop();
     await backup?.stop();
     stopReturningMemory();
     await opened.close();
@@ -222,6 +243,9 @@ export async function serve(config: Config): Promise<void> {
   };
   if (early) void shutdown(early);
 }
+
+/** How soon after start the mail sender starts when no request has loaded the app. */
+const MAIL_START_MS = 5_000;
 
 /** A turn of the event loop: Bun reads the sockets that are ready, and answers what it can. */
 function sockets(): Promise<void> {

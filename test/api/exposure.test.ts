@@ -235,7 +235,8 @@ describe("/svc/health in production", () => {
       const reply = await call("GET", "/svc/health", { via });
       expect(reply.body).toMatchObject({ service: "svc", version, environment: "production", status: "ok" });
       expect(Object.keys(reply.body).sort()).toEqual(
-        ["checks", "database_kind", "environment", "service", "status", "uptime_s", "version"].sort(),
+        // mail: testConfig's mail is on (logged), as in development and test without SVC_SMTP_URL.
+        ["checks", "database_kind", "environment", "mail", "service", "status", "uptime_s", "version"].sort(),
       );
     }
   });

@@ -17,6 +17,8 @@ describe("GET /svc/health", () => {
       status: "ok",
       uptime_s: reply.body.uptime_s,
       checks: { database: "ok", storage: "ok" },
+      // The test configuration's mail is on (logged): its sender's state is among the details.
+      mail: "ok",
     });
     expect(typeof reply.body.uptime_s).toBe("number");
     expect(reply.headers.get("cache-control")).toBe("no-store");

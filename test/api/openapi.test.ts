@@ -188,8 +188,10 @@ describe("GET /svc-api/openapi.json", () => {
       "adminIssuePasswordReset",
       "adminListAudit",
       "adminListInvitations",
+      "adminListMail",
       "adminListUsers",
       "adminRequestBackup",
+      "adminResendMail",
       "adminRevokeInvitation",
       "adminUpdateUser",
       "changePassword",
@@ -236,6 +238,7 @@ describe("GET /svc-api/openapi.json", () => {
         "Live",
         "Login",
         "Me",
+        "OutboxMail",
         "Problem",
         "Ready",
         "Session",
@@ -263,6 +266,8 @@ describe("GET /svc-api/openapi.json", () => {
       ["patch", "/svc-api/v1/admin/users/{id}", "200", named("AdminUser")],
       ["post", "/svc-api/v1/admin/users/{id}/password-reset", "201", named("IssuedReset")],
       ["get", "/svc-api/v1/admin/audit", "200", listOf("AuditEvent")],
+      ["get", "/svc-api/v1/admin/mail", "200", listOf("OutboxMail")],
+      ["post", "/svc-api/v1/admin/mail/{id}/resend", "200", named("OutboxMail")],
       ["post", "/svc-api/v1/admin/invitations", "201", named("IssuedInvitation")],
       ["get", "/svc-api/v1/admin/invitations", "200", listOf("Invitation")],
       ["get", "/svc-api/v1/admin/backups", "200", named("Backups")],
@@ -305,7 +310,7 @@ describe("GET /svc-api/openapi.json", () => {
     const doc = (await call("GET", "/svc-api/openapi.json")).body;
     const code = doc.components.schemas.Problem.properties.code;
     expect(code).toMatchObject({ type: "string", enum: [...ERROR_CODES] });
-    expect(code.enum.length).toBe(39);
+    expect(code.enum.length).toBe(40);
     expect([code.enum[0], code.enum.at(-1)]).toEqual(["validation_failed", "storage_full"]);
     expect(doc.components.schemas.Problem.required).toContain("code");
 

@@ -13,6 +13,7 @@ import { idempotencyContract } from "./conformance/idempotency.ts";
 import { invitationsContract } from "./conformance/invitations.ts";
 import { loadContract } from "./conformance/load.ts";
 import { mailedTokensContract } from "./conformance/mailed-tokens.ts";
+import { mailOutboxContract } from "./conformance/mail-outbox.ts";
 import { resetsContract } from "./conformance/resets.ts";
 import { sessionsContract } from "./conformance/sessions.ts";
 import { throttleContract } from "./conformance/throttle.ts";
@@ -74,6 +75,7 @@ function contract<S extends Store>(harness: { open(): Promise<S>; dispose(store:
   auditContract(use);
   idempotencyContract(use);
   sessionsContract(use);
+  mailOutboxContract(use);
 
   test("storage is ok while writes find room", async () => {
     await store.users.create(newUser("ann"));

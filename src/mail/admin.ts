@@ -1,0 +1,97 @@
+// /svc-api/v1/admin/mail: the outbox for the console's Mail view (GET, newest first, never the bodies) and
+// "send a failed mail again" (POST …/{id}/resend). Administrators' tokens only, as every admin route;
+// 409 mail_not_configured while mail is off.
+import { Elysia, t } from "elysia";
+import type { Authenticator } from "../auth/authenticator.ts";
+import { bearer } from "../auth/bearer.ts";
+import type { MailOutboxStore } from "../db/mail-outbox.ts";
+import { AppError } from "../errors/index.ts";
+import { conditionalJson } from "../http/etag.ts";
+import type { Idempotency } from "../http/idempotency.ts";
+import { ref } from "../http/openapi.ts";
+import { operations } from "../http/operations.ts";
+import { mailQuery, outboxMailView, parseMailFilter } from "./model.ts";
+
+const PATH = "/svc-api/v1/admin/mail";
+
+export interface MailRouteDeps {
+  mail: MailOutboxStore;
+  /** false: mail is off (production without SVC_SMTP_URL). */
+  configured: boolean;
+  authenticator: Authenticator;
+  idempotency: Idempotency;
+  trustProxy: number;
+  now?: () => number;
+}
+
+export function mailRoutes({
+  mail,
+  configured,
+  authenticator,
+  idempotency,
+  trustProxy,
+  now = Date.now,
+}: MailRouteDeps) {
+  const on = () => {
+    if (!configured)
+      throw new AppError("mail_not_configured", "Mail is off: set SVC_SMTP_URL and restart svc (docs/mail.md).");
+  };
+  return new Elysia()
+    .use(operations({ idempotency, trustProxy }))
+    .use(bearer(authenticator, { admin: true }))
+    .get(
+      PATH,
+      async ({ query, set, request }) => {
+        on();
+        const filter = parseMailFilter(query);
+        const rows = await mail.list({ ...filter, limit: filter.limit + 1 });
+        const page = rows.slice(0, filter.limit);
+        if (rows.length > filter.limit) {
+          const next = new URLSearchParams({ ...(filter.status && { status: filter.status }) });
+          next.set("limit", String(filter.limit));
+          next.set("before", page.at(-1)!.id);
+          set.headers.link = `<${PATH}?${next}>; rel="next"`;
+        }
+        return conditionalJson(request, set, page.map(outboxMailView));
+      },
+      {
+        operation: {
+          operationId: "adminListMail",
+          conditional: "read",
+          summary: "The mail outbox, newest first: each mail's recipient, subject and state, never its body",
+          tag: "admin",
+          query: mailQuery,
+          auth: true,
+          ok: {
+            status: 200,
+            description: "A page of mails",
+            schema: t.Array(ref("OutboxMail")),
+            headers: { Link: 'The next (older) page, as <url>; rel="next", while more remain' },
+          },
+          errors: ["validation_failed", "forbidden", "mail_not_configured"],
+        },
+      },
+    )
+    .post(
+      `${PATH}/:id/resend`,
+      async ({ params }) => {
+        on();
+        const outcome = await mail.resend(params.id, new Date(now()).toISOString());
+        if (outcome === "missing") throw new AppError("not_found", "No mail has this id.");
+        if (outcome === "not_failed")
+          throw new AppError("mail_not_failed", "Only a failed mail can be resent; this one is pending or sent.");
+        return outboxMailView(outcome);
+      },
+      {
+        params: t.Object({ id: t.String({ description: "A mail id (UUID)." }) }),
+        operation: {
+          operationId: "adminResendMail",
+          summary: "Send a failed mail again: pending, due now, with another day before it is given up on",
+          tag: "admin",
+          auth: true,
+          ok: { status: 200, description: "The mail, pending again", schema: ref("OutboxMail") },
+          errors: ["forbidden", "not_found", "mail_not_failed", "mail_not_configured"],
+        },
+      },
+    );
+}
