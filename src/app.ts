@@ -35,12 +35,12 @@ import { summarisingRepeats } from "./observability/log-dedupe.ts";
 import { describeDatabase } from "./db/describe.ts";
 import { accountServices } from "./process/services.ts";
 import { usersRoutes } from "./users/index.ts";
-import { mailRoutes } from "./users/mail-routes.ts";
+import { accountMailRoutes } from "./users/mail-routes.ts";
 import { accountPages } from "./mail/pages.ts";
 import { AppError } from "./errors/index.ts";
 import { createHub } from "./realtime/hub.ts";
 import type { SenderFigures } from "./mail/sender.ts";
-import { mailRoutes } from "./mail/admin.ts";
+import { adminMailRoutes } from "./mail/admin.ts";
 
 export interface AppDeps {
   config: Config;
@@ -163,13 +163,13 @@ export function createApp({
         : new Elysia(),
     )
     .use(authRoutes({ users, sessions, corsOrigins, ...routeDeps }))
-    .use(mailRoutes({ users, emailChanges, ...routeDeps }))
+    .use(accountMailRoutes({ users, emailChanges, ...routeDeps }))
     .use(accountPages())
     .use(usersRoutes({ users, emailChanges, signups, pageJson: createPageJson(), ...routeDeps }))
     .use(adminRoutes({ admin, ...routeDeps }))
     .use(invitationRoutes({ invitations, ...routeDeps }))
     .use(
-      mailRoutes({
+      adminMailRoutes({
         mail: store.mail,
         configured: config.mail.transport.kind !== "off",
         authenticator,

@@ -24,7 +24,7 @@ export interface MailRouteDeps {
   now?: () => number;
 }
 
-export function mailRoutes({
+export function adminMailRoutes({
   mail,
   configured,
   authenticator,

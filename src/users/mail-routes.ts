@@ -20,7 +20,7 @@ export interface MailRouteDeps {
   trustProxy: number;
 }
 
-export function mailRoutes({ users, emailChanges, idempotency, maxBodyBytes, trustProxy }: MailRouteDeps) {
+export function accountMailRoutes({ users, emailChanges, idempotency, maxBodyBytes, trustProxy }: MailRouteDeps) {
   const json = jsonBody(maxBodyBytes);
   return new Elysia({ prefix: "/svc-api/v1/auth" })
     .use(requestFacts)
