@@ -114,6 +114,11 @@ export function caching(base: VersionedStore): Caching {
     categories,
     resets: { ...base.resets, redeem: (...args) => wrote(base.resets.redeem(...args)) },
     invitations: { ...base.invitations, redeem: (...args) => wrote(base.invitations.redeem(...args)) },
+    emailVerifications: {
+      ...base.emailVerifications,
+      redeem: (...args) => wrote(base.emailVerifications.redeem(...args)),
+      mark: (...args) => wrote(base.emailVerifications.mark(...args)),
+    },
     tokenHolder(userId, jti, sessionId) {
       return chain(base.tokenState(userId, jti, sessionId), (state) => {
         if (!state) return null;

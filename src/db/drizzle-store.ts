@@ -8,6 +8,7 @@ import { categoryStore } from "./categories.ts";
 import { categoryEventLog } from "./category-events.ts";
 import { sessionStore } from "./sessions.ts";
 import { idempotencyStore } from "./idempotency.ts";
+import { emailVerificationStore } from "./email-verifications.ts";
 import { invitationStore } from "./invitations.ts";
 import { mailOutboxStore } from "./mail-outbox.ts";
 import { resetStore } from "./resets.ts";
@@ -34,6 +35,7 @@ export function drizzleStore(dialect: Dialect): VersionedStore {
     audit: auditStore(dialect),
     idempotency: idempotencyStore(dialect),
     mail: mailOutboxStore(dialect),
+    emailVerifications: emailVerificationStore(dialect),
     changes: { listen: dialect.feed.listen },
     categoryEvents: categoryEventLog(dialect),
     async tokenHolder(userId, jti, sessionId) {

@@ -11,6 +11,7 @@ import type { AuditStore } from "./audit.ts";
 import type { CategoryStore } from "./categories.ts";
 import type { CategoryEventLog } from "./category-events.ts";
 import type { IdempotencyStore } from "./idempotency.ts";
+import type { EmailVerificationStore } from "./email-verifications.ts";
 import type { InvitationStore } from "./invitations.ts";
 import type { MailOutboxStore } from "./mail-outbox.ts";
 import type { PasswordResetStore } from "./resets.ts";
@@ -59,6 +60,7 @@ export type {
 export type { RevocationStore, TableVersions, TokenHolder, TokenStanding, TokenState } from "./tokens.ts";
 export type { ThrottleRecord, ThrottleStore, ThrottleTransition } from "./throttle.ts";
 export type { AuditEvent, AuditFilter, AuditStore } from "./audit.ts";
+export type { EmailVerificationStore, VerificationIssue, VerificationToken } from "./email-verifications.ts";
 export type { MailKind, MailOutboxStore, OutboxFilter, OutboxMail, OutboxRecord } from "./mail-outbox.ts";
 export type {
   IdempotencyClaim,
@@ -86,6 +88,8 @@ export interface Store {
   readonly idempotency: IdempotencyStore;
   /** The mails owed and sent (the outbox): written by the changes that cause them, delivered by src/mail/. */
   readonly mail: MailOutboxStore;
+  /** E-mail verification tokens, redeemed by their owners or overridden by an administrator. */
+  readonly emailVerifications: EmailVerificationStore;
   /** Tells when category changes commit, from every instance on this database. */
   readonly changes: ChangeFeed;
   /** The committed category changes, numbered in commit order: what subscriptions are fed and resume from. */
