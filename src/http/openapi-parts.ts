@@ -25,7 +25,8 @@ export type SchemaName =
   | "Ready"
   | "Health"
   | "HealthChecks"
-  | "Problem";
+  | "Problem"
+  | "VerificationResend";
 
 /**
  * The schema keyword holding the message a broken rule is answered with (problem-answers.ts reads it).

@@ -3,6 +3,7 @@
 import type { TSchema } from "elysia";
 import { adminUserSchema, auditEventSchema, issuedResetSchema } from "../admin/model.ts";
 import { sessionSchema } from "../auth/model.ts";
+import { resendSchema } from "../auth/email-verification.ts";
 import { backupSnapshotSchema, backupsSchema } from "../backup/model.ts";
 import { checksSchema, healthSchema, liveSchema, readySchema } from "../health/model.ts";
 import { invitationSchema, issuedInvitationSchema } from "../signup/model.ts";
@@ -29,4 +30,5 @@ export const NAMED_SCHEMAS: Record<SchemaName, TSchema> = {
   Health: healthSchema,
   HealthChecks: checksSchema,
   Problem: problemSchema,
+  VerificationResend: resendSchema,
 };

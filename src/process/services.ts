@@ -10,6 +10,7 @@ import type { Config } from "../config/index.ts";
 import type { Store } from "../db/store.ts";
 import type { Logger } from "../observability/log.ts";
 import { createUserService } from "../users/service.ts";
+import { createEmailVerifier } from "../auth/email-verifier.ts";
 import { createInvitationService } from "../signup/invitations.ts";
 import { createSignupService } from "../signup/service.ts";
 import { createSignupThrottle } from "../signup/throttle.ts";
@@ -27,6 +28,12 @@ export function accountServices(config: Config, store: Store, logger: Logger) {
     settings: config.sessions,
     logger,
   });
+  const verifier = createEmailVerifier({
+    mail: config.mail,
+    users: store.users,
+    verifications: store.emailVerifications,
+    throttle: throttleState,
+  });
   const users = createUserService({
     users: store.users,
     resets: store.resets,
@@ -35,12 +42,15 @@ export function accountServices(config: Config, store: Store, logger: Logger) {
     sessions,
     throttle,
     logger,
+    emailVerification: config.mail.verification,
+    verifier,
   });
   const admin = createAdminService({
     accounts: users,
     users: store.users,
     resets: store.resets,
     audit: store.audit,
+    verifications: store.emailVerifications,
     resetCodeTtlSeconds: config.resetCodeTtlSeconds,
   });
   const signups = createSignupService({
@@ -53,5 +63,5 @@ export function accountServices(config: Config, store: Store, logger: Logger) {
     invitations: store.invitations,
     ttlSeconds: config.signup.invitationTtlSeconds,
   });
-  return { tokens, sessions, users, admin, signups, invitations };
+  return { tokens, sessions, users, admin, signups, invitations, verifier };
 }
