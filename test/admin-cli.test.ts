@@ -24,7 +24,13 @@ describe("svc admin create", () => {
     expect(await Bun.password.verify(PASSWORD, user!.passwordHash)).toBe(true);
     const events = await inspect(url, (store) => store.audit.list({ limit: 10 }));
     expect(events).toMatchObject([
-      { action: "user.created", actorId: null, targetId: user!.id, clientAddress: "cli", detail: '{"role":"admin"}' },
+      {
+        action: "user.created",
+        actorId: null,
+        targetId: user!.id,
+        clientAddress: "cli",
+        detail: '{"role":"admin","email_verified":true}',
+      },
     ]);
   });
 
