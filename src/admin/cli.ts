@@ -155,11 +155,13 @@ export async function userCommand(args: string[], config: Config, io: CommandIo)
     case "list": {
       const { values } = options(rest, { search: { type: "string" } });
       return withServices("user", config, io, async (store) => {
-        io.out.write(`${["id", "username", "email", "role", "status", "last login"].join("\t")}\n`);
+        io.out.write(`${["id", "username", "email", "role", "status", "last login", "email verified"].join("\t")}\n`);
         for (let after: string | undefined; ; ) {
           const page = await store.users.search({ search: values.search, limit: PAGE, ...(after && { after }) });
-          for (const u of page)
-            io.out.write(`${[u.id, u.username, u.email, u.role, u.status, u.lastLoginAt ?? "never"].join("\t")}\n`);
+          for (const u of page) {
+            const fields = [u.id, u.username, u.email, u.role, u.status, u.lastLoginAt ?? "never", u.emailVerifiedAt];
+            io.out.write(`${fields.map((field) => field ?? "no").join("\t")}\n`);
+          }
           if (page.length < PAGE) return 0;
           after = page.at(-1)!.id;
         }

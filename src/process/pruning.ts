@@ -29,7 +29,17 @@ export const PRUNE_BATCH = 500;
 
 /** The store's expiring rows: sessions and refresh tokens, reset codes, invitations, kept answers, and audit events older than the retention. */
 export function storeJobs(
-  store: Pick<Store, "sessions" | "resets" | "invitations" | "audit" | "idempotency" | "categoryEvents" | "throttle">,
+  store: Pick<
+    Store,
+    | "sessions"
+    | "resets"
+    | "invitations"
+    | "audit"
+    | "idempotency"
+    | "categoryEvents"
+    | "throttle"
+    | "emailVerifications"
+  >,
   auditRetentionSeconds: number,
   events: { kept: number; keptForSeconds: number },
   /** How long a throttle key (login or sign-up) is kept after its last attempt, once no block holds it. */
@@ -40,6 +50,10 @@ export function storeJobs(
     { what: "expired sessions and refresh tokens", prune: (now, limit) => store.sessions.prune(iso(now), limit) },
     { what: "expired password reset codes", prune: (now, limit) => store.resets.prune(iso(now), limit) },
     { what: "expired invitations", prune: (now, limit) => store.invitations.prune(iso(now), limit) },
+    {
+      what: "expired e-mail verification tokens",
+      prune: (now, limit) => store.emailVerifications.prune(iso(now), limit),
+    },
     { what: "expired Idempotency-Key answers", prune: (now, limit) => store.idempotency.prune(iso(now), limit) },
     {
       what: "audit events past their retention",

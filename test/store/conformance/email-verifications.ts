@@ -163,6 +163,23 @@ export function emailVerificationsContract(use: () => Store): void {
       expect(await store.emailVerifications.mark("not-an-id", tick(), event("email_verification.marked"))).toBe(null);
     });
 
+    test("resets.live says whether a reset code is the user's and unexpired, and spends nothing", async () => {
+      // Signing in with a reset code checks it before telling an unverified account it is one (sign-in.ts).
+      const ann = await store.users.create(newUser("ann"));
+      const bob = await store.users.create(newUser("bob"));
+      const expiresAt = new Date(clock.ms + day).toISOString();
+      await store.resets.issue(
+        { digest: "ann-code", userId: ann.id, createdAt: tick(), expiresAt, issuedBy: null },
+        event("password_reset.issued"),
+      );
+      expect(await store.resets.live("ann-code", ann.id, tick())).toBe(true);
+      expect(await store.resets.live("ann-code", ann.id, tick())).toBe(true);
+      expect(await store.resets.live("ann-code", bob.id, tick())).toBe(false);
+      expect(await store.resets.live("other-code", ann.id, tick())).toBe(false);
+      expect(await store.resets.live("ann-code", "not-an-id", tick())).toBe(false);
+      expect(await store.resets.live("ann-code", ann.id, expiresAt)).toBe(false);
+    });
+
     test("prune forgets expired verification tokens only", async () => {
       const ann = await store.users.create(newUser("ann"));
       const bob = await store.users.create(newUser("bob"));
