@@ -173,6 +173,8 @@ describe.skipIf(!chromiumAvailable)("the console in Chromium", () => {
         "login.succeeded",
         "session.revoked",
         "category.deleted",
+        "email_verification.sent",
+        "email_verification.marked",
       ]).toContain(action);
 
     expect(await outside()).toEqual([]);
