@@ -2,7 +2,8 @@
 // sign-up is owed, its link redeemed, every refusal (and that it changes nothing), resends and their limit.
 import { describe, expect, test } from "bun:test";
 import { CLI_ORIGIN, auditEvent } from "../../src/audit/model.ts";
-import { mailTokenDigest, newMailToken } from "../../src/auth/email-verifier.ts";
+import { createEmailVerifier, mailTokenDigest, newMailToken } from "../../src/auth/email-verifier.ts";
+import { AppError } from "../../src/errors/index.ts";
 import { expectProblem, testApp, testConfig } from "../helpers.ts";
 import { outboxMail } from "../store/conformance/email-verifications.ts";
 import {
@@ -178,5 +179,56 @@ describe("asking for a new link", () => {
     expect((await app.call("POST", VERIFY, { body: { token: await mailedToken(app.store, ann.email) } })).status).toBe(
       200,
     );
+  });
+});
+
+describe("the resend limits over an hour", () => {
+  test("five an hour per account, whatever the minutes between; then 429 until the hour is up", async () => {
+    const app = await testApp();
+    const ann = await app.signUp("ann");
+    const caller = (await app.store.users.findById(ann.user.id))!;
+    let now = Date.now();
+    const verifier = createEmailVerifier({
+      mail: app.config.mail,
+      users: app.store.users,
+      verifications: app.store.emailVerifications,
+      throttle: app.store.throttle,
+      now: () => now,
+    });
+    const origin = { address: "192.0.2.1", requestId: null };
+    for (let i = 0; i < 5; i++) {
+      await verifier.resend(caller, origin);
+      now += 61_000;
+    }
+    const refused = await verifier.resend(caller, origin).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(AppError);
+    expect((refused as AppError).code).toBe("too_many_requests");
+    expect(Number((refused as AppError).headers?.["retry-after"])).toBe(3600 - 5 * 61);
+    expect(await verificationMails(app.store, ann.user.email)).toHaveLength(6);
+    now += (3600 - 5 * 61) * 1000;
+    await verifier.resend(caller, origin);
+    expect(await verificationMails(app.store, ann.user.email)).toHaveLength(7);
+  });
+
+  test("by address: twenty an hour from one client, whichever addresses; the rest held back silently", async () => {
+    const app = await appVerifying("required");
+    const now = Date.now();
+    const verifier = createEmailVerifier({
+      mail: app.config.mail,
+      users: app.store.users,
+      verifications: app.store.emailVerifications,
+      throttle: app.store.throttle,
+      now: () => now,
+    });
+    for (let i = 0; i < 21; i++) await signUpOnly(app, `user${i}`);
+    for (let i = 0; i < 21; i++)
+      await verifier.resendTo(`user${i}@example.com`, { address: "192.0.2.1", requestId: null });
+    const mailed = await Promise.all(
+      Array.from({ length: 21 }, async (_, i) => (await verificationMails(app.store, `user${i}@example.com`)).length),
+    );
+    expect(mailed).toEqual([...Array(20).fill(2), 1]);
+    // Another client is counted apart.
+    await verifier.resendTo("user20@example.com", { address: "198.51.100.7", requestId: null });
+    expect(await verificationMails(app.store, "user20@example.com")).toHaveLength(2);
   });
 });
