@@ -3,8 +3,14 @@
 // becoming a way to mail someone without end. Knows nothing of HTTP; throws AppError.
 import { auditEvent, type Origin } from "../audit/model.ts";
 import type { MailConfig } from "../config/index.ts";
-import type { EmailVerificationStore, NewUser, ThrottleStore, UserRecord, UserStore } from "../db/store.ts";
-import type { VerificationIssue } from "../db/store.ts";
+import type {
+  EmailVerificationStore,
+  NewUser,
+  ThrottleStore,
+  UserRecord,
+  UserStore,
+  VerificationIssue,
+} from "../db/store.ts";
 import { AppError } from "../errors/index.ts";
 import { limitKey } from "../http/client-address.ts";
 import { createComposer } from "../mail/compose.ts";
@@ -16,11 +22,18 @@ const TOKEN_BYTES = 32;
 export const MAIL_TOKEN_PATTERN = "^[A-Za-z0-9_-]{43}$";
 export const VERIFICATION_TTL_MS = 24 * 3600_000;
 
+/** A limit on resends: at most `clientMax` per `clientWindowMs` under one key (signup/throttle.ts's window). */
+interface ResendLimit {
+  name: string;
+  clientMax: number;
+  clientWindowMs: number;
+}
+
 /** Resends per account (by Bearer) and per address (by e-mail): one a minute, five an hour. */
-export const RESEND_LIMITS = [
+export const RESEND_LIMITS: readonly ResendLimit[] = [
   { name: "minute", clientMax: 1, clientWindowMs: 60_000 },
   { name: "hour", clientMax: 5, clientWindowMs: 3600_000 },
-] as const;
+];
 /** Resends by e-mail from one client address, whichever addresses they name. */
 export const RESEND_CLIENT_LIMIT = { clientMax: 20, clientWindowMs: 3600_000 } as const;
 
@@ -74,10 +87,7 @@ export function createEmailVerifier({ mail, users, verifications, throttle, now 
   }
 
   /** Counts one resend against each limit under `key`; the wait (ms) of the first that is full, else 0. */
-  async function resendWait(
-    key: string,
-    limits: readonly { name: string; clientMax: number; clientWindowMs: number }[],
-  ) {
+  async function resendWait(key: string, limits: readonly ResendLimit[]): Promise<number> {
     for (const limit of limits) {
       const name = `verify-resend:${limit.name}:${key}`;
       const wait = await throttle.transition(name, countSignup(name, now(), limit));
@@ -91,12 +101,13 @@ export function createEmailVerifier({ mail, users, verifications, throttle, now 
     mode: mail.verification,
 
     /**
-     * The verification to write with a new account (users.create, invitations.redeem): undefined while
-     * verification is off, or when the account is verified from the start.
+     * The verification to write with a new account (users.create, invitations.redeem), sent on `actor`'s
+     * doing (the new user signing up, an administrator, null for the CLI): undefined while verification
+     * is off, or when the account is verified from the start.
      */
-    forNewAccount(user: NewUser, origin: Origin): VerificationIssue | undefined {
+    forNewAccount(user: NewUser, origin: Origin, actor: string | null): VerificationIssue | undefined {
       if (mail.verification === "off" || !mailOn || user.emailVerifiedAt) return undefined;
-      return issueFor(user, origin, user.id);
+      return issueFor(user, origin, actor);
     },
 
     /** Whether the account may not sign in yet: verification is required and its address is unverified. */

@@ -89,7 +89,7 @@ export function createUserService({
       role,
       emailVerifiedAt: emailVerified ? now : null,
     };
-    return { user, event, verification: verifier?.forNewAccount(user, origin) };
+    return { user, event, verification: verifier?.forNewAccount(user, origin, event.actorId) };
   }
 
   return {

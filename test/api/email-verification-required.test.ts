@@ -150,6 +150,8 @@ describe("administrators mark an address verified", () => {
     const plain = await make("ann");
     expect(plain.body).toMatchObject({ email_verified: false, email_verified_at: null });
     expect(await verificationMails(app.store, "ann@example.com")).toHaveLength(1);
+    const sent = await app.store.audit.list({ action: "email_verification.sent", targetId: plain.body.id, limit: 10 });
+    expect(sent.map((e) => e.actorId)).toEqual([root.user.id]);
     const vouched = await make("bob", { email_verified: true });
     expect(vouched.body).toMatchObject({ email_verified: true, email_verified_at: vouched.body.created_at });
     expect(await verificationMails(app.store, "bob@example.com")).toEqual([]);

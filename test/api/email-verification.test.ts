@@ -232,3 +232,34 @@ describe("the resend limits over an hour", () => {
     expect(await verificationMails(app.store, "user20@example.com")).toHaveLength(2);
   });
 });
+
+describe("sign-up by invitation", () => {
+  test("the account, the invitation spent and the mail come in one change; a refused code mails nothing", async () => {
+    const app = await testApp({ config: { signup: { mode: "invite" } } });
+    // An administrator made as on the box: verified, so that nothing it does is owed a mail.
+    await app.store.users.create({
+      id: Bun.randomUUIDv7(),
+      username: "root",
+      email: "root@example.com",
+      passwordHash: await Bun.password.hash(PASSWORD),
+      createdAt: new Date().toISOString(),
+      role: "admin",
+      emailVerifiedAt: new Date().toISOString(),
+    });
+    const login = await app.call("POST", "/svc-api/v1/auth/login", { body: { username: "root", password: PASSWORD } });
+    const issued = await app.call("POST", "/svc-api/v1/admin/invitations", { token: login.body.token, body: {} });
+    expect(issued.status).toBe(201);
+    const signUp = (username: string, invitation: string) =>
+      app.call("POST", "/svc-api/v1/users/create", {
+        body: { username, email: `${username}@example.com`, password: PASSWORD, invitation },
+      });
+    expectProblem(await signUp("eve", "0000-0000-0000-0000"), 403, "invalid_invitation");
+    expect(await app.store.mail.list({ limit: 10 })).toEqual([]);
+    const dee = await signUp("dee", issued.body.code);
+    expect(dee.status).toBe(201);
+    const verified = await app.call("POST", VERIFY, {
+      body: { token: await mailedToken(app.store, "dee@example.com") },
+    });
+    expect(verified.body).toMatchObject({ id: dee.body.id, email_verified: true });
+  });
+});
