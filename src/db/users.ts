@@ -49,8 +49,8 @@ export interface UserStore extends UserAdministration {
    * Applies the patch; with `tokenVersion`, only while the user's token version is still that one (a
    * write on behalf of a token revoked meanwhile does not land); with `unchanged`, only while the
    * record still holds exactly those values (If-Match: of concurrent writers who read one version,
-   * one lands). null: no user has this id, the version has moved on, or the record changed. Throws
-   * `username_taken` / `email_taken`.
+   * one lands). null: no user has this id, the version has moved on, or the record changed. A new e-mail
+   * is unverified (emailVerifiedAt null). Throws `username_taken` / `email_taken`.
    */
   update(
     id: string,
@@ -141,6 +141,8 @@ export function userStore({ db, run, write, tables, transaction }: Dialect): Omi
       const changes = {
         ...patch,
         ...(patch.username !== undefined && { usernameKey: nameKey(patch.username) }),
+        // A new address is nobody's word yet: unverified until a link to it is redeemed (or an administrator says).
+        ...(patch.email !== undefined && { emailVerifiedAt: null }),
         updatedAt,
       };
       const held = userAtVersion(tables, key, tokenVersion);

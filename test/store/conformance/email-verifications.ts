@@ -90,6 +90,14 @@ export function emailVerificationsContract(use: () => Store): void {
       expect(typeof (await store.emailVerifications.redeem(newer, tick(), redeemed()))).toBe("object");
     });
 
+    test("a changed address is unverified again; a changed username keeps the verification", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      const at = tick();
+      await store.emailVerifications.mark(ann.id, at, event("email_verification.marked"));
+      expect((await store.users.update(ann.id, { username: "anna" }, tick()))!.emailVerifiedAt).toBe(at);
+      expect((await store.users.update(ann.id, { email: "anna@example.com" }, tick()))!.emailVerifiedAt).toBeNull();
+    });
+
     test("a token for an address the user no longer has is refused", async () => {
       const ann = await store.users.create(newUser("ann"));
       const digest = await issued(ann);
