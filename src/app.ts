@@ -8,6 +8,7 @@ import { backupRoutes } from "./backup/index.ts";
 import type { Backups } from "./backup/service.ts";
 import { invitationRoutes } from "./admin/invitations.ts";
 import { authRoutes } from "./auth/index.ts";
+import { emailVerificationRoutes } from "./auth/email-verification.ts";
 import { createAuthenticator } from "./auth/authenticator.ts";
 import { createCategoryService } from "./categories/service.ts";
 import type { Config } from "./config/index.ts";
@@ -74,7 +75,11 @@ export function createApp({
   // Everything below sees the plain contract; the cache layer alone knows the table versions.
   const cache = caching(database);
   const { store } = cache;
-  const { tokens, sessions, users, admin, signups, invitations, emailChanges } = accountServices(config, store, logger);
+  const { tokens, sessions, users, admin, signups, invitations, emailChanges, verifier } = accountServices(
+    config,
+    store,
+    logger,
+  );
   const authenticator = createAuthenticator(tokens, store);
   const idempotency = createIdempotency({
     store: store.idempotency,
@@ -165,6 +170,7 @@ export function createApp({
     .use(authRoutes({ users, sessions, corsOrigins, ...routeDeps }))
     .use(accountMailRoutes({ users, emailChanges, ...routeDeps }))
     .use(accountPages())
+    .use(emailVerificationRoutes({ verifier, ...routeDeps }))
     .use(usersRoutes({ users, emailChanges, signups, pageJson: createPageJson(), ...routeDeps }))
     .use(adminRoutes({ admin, ...routeDeps }))
     .use(invitationRoutes({ invitations, ...routeDeps }))

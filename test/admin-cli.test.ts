@@ -24,7 +24,13 @@ describe("svc admin create", () => {
     expect(await Bun.password.verify(PASSWORD, user!.passwordHash)).toBe(true);
     const events = await inspect(url, (store) => store.audit.list({ limit: 10 }));
     expect(events).toMatchObject([
-      { action: "user.created", actorId: null, targetId: user!.id, clientAddress: "cli", detail: '{"role":"admin"}' },
+      {
+        action: "user.created",
+        actorId: null,
+        targetId: user!.id,
+        clientAddress: "cli",
+        detail: '{"role":"admin","email_verified":true}',
+      },
     ]);
   });
 
@@ -148,14 +154,15 @@ describe("svc user", () => {
     const all = await cli(url, ["user", "list"]);
     expect(all.code).toBe(0);
     const lines = all.out.trim().split("\n");
-    expect(lines[0]).toBe("id\tusername\temail\trole\tstatus\tlast login");
+    expect(lines[0]).toBe("id\tusername\temail\trole\tstatus\tlast login\temail verified");
     expect(lines.slice(1).map((line) => line.split("\t").slice(1, 5))).toEqual([
       ["root", "root@example.com", "admin", "active"],
       ["ann", "ann@example.com", "user", "active"],
       ["bob", "bob@example.com", "user", "active"],
     ]);
-    expect(lines[1]!.endsWith("\tnever")).toBe(true);
-    expect(lines[2]!).toMatch(/\t\d{4}-\d\d-\d\dT[\d:.]+Z$/);
+    // root was made on the box (verified from the start), ann and bob signed up (not yet verified).
+    expect(lines[1]!).toMatch(/\tnever\t\d{4}-\d\d-\d\dT[\d:.]+Z$/);
+    expect(lines[2]!).toMatch(/\t\d{4}-\d\d-\d\dT[\d:.]+Z\tno$/);
     const some = await cli(url, ["user", "list", "--search", "AN"]);
     expect(some.out.trim().split("\n")).toHaveLength(2);
     await store.close();

@@ -64,7 +64,7 @@ describe("the console, served", () => {
     }
   });
 
-  test("offers a new account form, the invitations and backups views, and Forgot password?, which call their routes", async () => {
+  test("offers a new account form, marking an address verified, the invitations and backups views, and Forgot password?, which call their routes", async () => {
     const app = await testApp();
     const page = await app.call("GET", "/svc/admin");
     const script = [...page.text.matchAll(/src="(\/svc\/admin\/[^"]+\.js)"/g)].map((m) => m[1]!);
@@ -74,6 +74,9 @@ describe("the console, served", () => {
       "New account",
       "Create account",
       "/admin/users",
+      "Mark verified",
+      "/email-verified",
+      "unverified",
       "Invitations",
       "Issue invitation",
       "/admin/invitations",

@@ -23,8 +23,8 @@ describe("svc user create", () => {
     expect((await inspect(url, (store) => store.users.findByLogin("boss")))?.role).toBe("admin");
     const events = await inspect(url, (store) => store.audit.list({ action: "admin.user.created", limit: 10 }));
     expect(events).toMatchObject([
-      { actorId: null, clientAddress: "cli", detail: '{"role":"admin"}' },
-      { actorId: null, targetId: ann!.id, clientAddress: "cli", detail: '{"role":"user"}' },
+      { actorId: null, clientAddress: "cli", detail: '{"role":"admin","email_verified":true}' },
+      { actorId: null, targetId: ann!.id, clientAddress: "cli", detail: '{"role":"user","email_verified":true}' },
     ]);
     // The API's own: an account made while sign-up is closed logs in.
     const store = await openStore(parseConfig({ SVC_DATABASE_URL: url }).database);
@@ -168,7 +168,14 @@ describe("svc audit", () => {
       .trim()
       .split("\n")
       .map((line) => line.split("  ")[1]);
-    expect(actions).toEqual(["admin.user.updated", "login.failed", "login.succeeded", "user.created", "user.created"]);
+    expect(actions).toEqual([
+      "admin.user.updated",
+      "login.failed",
+      "login.succeeded",
+      "email_verification.sent",
+      "user.created",
+      "user.created",
+    ]);
     expect(all.out.split("\n")[0]).toContain(`target=${ann.user.id}`);
     expect(all.out.split("\n")[0]).toContain("from=cli");
     const annOnly = await cli(url, ["audit", "--user", "ann", "--action", "login.failed"]);
@@ -197,5 +204,36 @@ describe("svc audit", () => {
     }
     expect((await cli(url, ["audit", "--user", "nobody"])).code).toBe(1);
     await store.close();
+  });
+});
+
+describe("svc user verify-email", () => {
+  test("marks a signed-up account's address verified, recorded as the CLI's doing; again, it says so", async () => {
+    const url = await freshDatabase();
+    const store = await openStore(parseConfig({ SVC_DATABASE_URL: url }).database);
+    const app = await testApp({ on: store });
+    const ann = await app.signUp("ann");
+    await store.close();
+    expect((await inspect(url, (s) => s.users.findById(ann.user.id)))?.emailVerifiedAt).toBeNull();
+
+    const marked = await cli(url, ["user", "verify-email", "ann@example.com"]);
+    expect(marked).toMatchObject({ code: 0, err: using("user", url) });
+    const at = (await inspect(url, (s) => s.users.findById(ann.user.id)))?.emailVerifiedAt;
+    expect(marked.out).toBe(`ann: ann@example.com verified at ${at}\n`);
+    expect((await cli(url, ["user", "verify-email", ann.user.id])).out).toBe(
+      `ann: ann@example.com verified (already) at ${at}\n`,
+    );
+    const events = await inspect(url, (s) => s.audit.list({ action: "email_verification.marked", limit: 10 }));
+    expect(events).toMatchObject([{ actorId: null, targetId: ann.user.id, clientAddress: "cli" }]);
+    expect(await cli(url, ["user", "verify-email", "nobody"])).toMatchObject({ code: 1 });
+    expect(await cli(url, ["user", "verify-email"])).toMatchObject({ code: 2 });
+  });
+
+  test("accounts made on the box are verified from the start, and get no mail", async () => {
+    const url = await freshDatabase();
+    expect((await create(url, "root")).code).toBe(0);
+    const root = await inspect(url, (s) => s.users.findByLogin("root"));
+    expect(root?.emailVerifiedAt).toBe(root!.createdAt);
+    expect(await inspect(url, (s) => s.mail.list({ limit: 10 }))).toEqual([]);
   });
 });

@@ -11,6 +11,7 @@ import {
 import { answerOf, type Fetch, Http, type Method, nextLink } from "./http.js";
 import { memoryStorage, type SessionStorage } from "./storage.js";
 import { Users } from "./users.js";
+import { emailVerificationCalls, type EmailVerificationCalls } from "./email-verification.js";
 
 export interface ClientOptions {
   /** Where svc is: `https://svc.example.com`. In a browser, the page's own origin when left out. */
@@ -59,7 +60,8 @@ export interface Answer<T> {
 }
 
 export interface Client {
-  readonly auth: Auth;
+  /** The session, and (email-verification.ts) verifyEmail and resendVerification. */
+  readonly auth: Auth & EmailVerificationCalls;
   readonly users: Users;
   readonly categories: Categories;
   /** Stops listening to other tabs and the store (a script can then exit); the session is kept. */
@@ -103,7 +105,7 @@ export function createClient(options: ClientOptions = {}): Client {
     keepAlive: options.keepAlive,
   });
   return {
-    auth,
+    auth: Object.assign(auth, emailVerificationCalls(http, auth)),
     users: new Users(http, auth),
     categories: new Categories(http, auth),
     close: () => auth.close(),

@@ -3,6 +3,7 @@ export { createClient, type Answer, type Client, type ClientOptions, type Reques
 export type { Fetch, Method } from "./http.js";
 export type { Auth, LogoutScope, Me, Session, SessionMode } from "./auth.js";
 export type { NewUser, PasswordChange, User, UserChanges, UserList, Users } from "./users.js";
+export type { EmailVerificationCalls, VerificationResend } from "./email-verification.js";
 export type {
   Categories,
   Category,

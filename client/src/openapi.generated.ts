@@ -153,24 +153,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/svc-api/v1/admin/mail": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The mail outbox, newest first: each mail's recipient, subject and state, never its body */
-        get: operations["adminListMail"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/svc-api/v1/admin/mail/{id}/resend": {
+    "/svc-api/v1/auth/password-reset/request": {
         parameters: {
             query?: never;
             header?: never;
@@ -179,8 +162,59 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a failed mail again: pending, due now, with another day before it is given up on */
-        post: operations["adminResendMail"];
+        /** Ask for a password reset link by mail. The answer is the same whether or not an account has the address; throttled per address and per client. */
+        post: operations["requestPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/svc-api/v1/auth/email/confirm-change": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Confirm a change of address with the token of the link mailed to the new address */
+        post: operations["confirmEmailChange"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/svc-api/v1/auth/email/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Verify your e-mail address with the token from the mail's link (it works once, for 24 hours) */
+        post: operations["verifyEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/svc-api/v1/auth/email/verify/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mail a new verification link (earlier ones stop working): to you, by your Bearer token; or, while SVC_EMAIL_VERIFICATION=required, to the account with the address in the body. At most one a minute and five an hour per account or address. */
+        post: operations["resendVerification"];
         delete?: never;
         options?: never;
         head?: never;
@@ -344,6 +378,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/svc-api/v1/admin/users/{id}/email-verified": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark the account's e-mail address verified on your word (its outstanding verification links stop working); one verified already stays as it was */
+        post: operations["adminMarkEmailVerified"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/svc-api/v1/admin/audit": {
         parameters: {
             query?: never;
@@ -396,6 +447,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/svc-api/v1/admin/mail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The mail outbox, newest first: each mail's recipient, subject and state, never its body */
+        get: operations["adminListMail"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/svc-api/v1/admin/mail/{id}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a failed mail again: pending, due now, with another day before it is given up on */
+        post: operations["adminResendMail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/svc-api/v1/admin/backups": {
         parameters: {
             query?: never;
@@ -425,6 +510,10 @@ export interface components {
             username: string;
             /** @description Only in your own record. */
             email?: string;
+            /** @description Only in your own record: whether the address was shown to be yours. */
+            email_verified?: boolean;
+            /** @description Only in your own record: when the address was verified; null: not yet. */
+            email_verified_at?: string | null;
             /**
              * @description Only in your own record.
              * @enum {string}
@@ -442,6 +531,10 @@ export interface components {
             username: string;
             /** @description Only in your own record. */
             email: string;
+            /** @description Only in your own record: whether the address was shown to be yours. */
+            email_verified: boolean;
+            /** @description Only in your own record: when the address was verified; null: not yet. */
+            email_verified_at: string | null;
             /**
              * @description Only in your own record.
              * @enum {string}
@@ -495,6 +588,10 @@ export interface components {
             id: string;
             username: string;
             email: string;
+            /** @description Whether the address was shown to be the user's (a mailed link, or an administrator). */
+            email_verified: boolean;
+            /** @description When the address was verified; null: not yet. */
+            email_verified_at: string | null;
             /** @enum {string} */
             role: "user" | "admin";
             /**
@@ -712,6 +809,10 @@ export interface components {
                 field: string;
                 message: string;
             }[];
+        };
+        /** @description Accepted: a new link is on its way, if there is an unverified account to send it to. */
+        VerificationResend: {
+            detail: string;
         };
     };
     responses: never;
@@ -1655,50 +1756,38 @@ export interface operations {
             };
         };
     };
-    adminListMail: {
+    requestPasswordReset: {
         parameters: {
-            query?: {
-                /** @description Only mails in this state. */
-                status?: "pending" | "sent" | "failed";
-                /** @description Only mails older than this mail id (the Link header's next page). */
-                before?: string;
-                /** @description Page size. */
-                limit?: number;
-            };
+            query?: never;
             header?: {
-                /** @description The ETag of the copy you hold: while it is current, 304 with no body. */
+                /** @description The ETag of the version you read (compared strongly: a weak W/ tag never matches): if the record changed since, or has no version to match, 412 precondition_failed and nothing is written. */
+                "If-Match"?: string;
+                /** @description * or a list of ETags: when the record exists (*) or is at one of them, 412 precondition_failed and nothing is written. A write never answers 304. */
                 "If-None-Match"?: string;
             };
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The address of the account; any case. */
+                    email: string;
+                };
+            };
+        };
         responses: {
-            /** @description A page of mails */
-            200: {
+            /** @description Accepted, for every address */
+            202: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
-                    /** @description The next (older) page, as <url>; rel="next", while more remain */
-                    Link?: string;
-                    /** @description A strong tag of this representation: send it as If-None-Match, or If-Match to update */
-                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OutboxMail"][];
+                    "application/json": components["schemas"]["ResetRequested"];
                 };
             };
-            /** @description Not modified: If-None-Match names the current tag */
-            304: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    /** @description A strong tag of this representation: send it as If-None-Match, or If-Match to update */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description validation_failed */
+            /** @description validation_failed, malformed_json */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1707,35 +1796,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "validation_failed";
-                    };
-                };
-            };
-            /** @description unauthorized */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    /** @description Bearer realm="svc", with error="invalid_token" when a token was sent. */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code: "unauthorized";
-                    };
-                };
-            };
-            /** @description forbidden */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code: "forbidden";
+                        code: "validation_failed" | "malformed_json";
                     };
                 };
             };
@@ -1754,6 +1815,60 @@ export interface operations {
                     };
                 };
             };
+            /** @description precondition_failed */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "precondition_failed";
+                    };
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
+                    };
+                };
+            };
+            /** @description unsupported_media_type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description too_many_requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "too_many_requests";
+                    };
+                };
+            };
             /** @description internal */
             500: {
                 headers: {
@@ -1767,7 +1882,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description database_unavailable */
+            /** @description database_unavailable, storage_full */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1776,31 +1891,304 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "database_unavailable";
+                        code: "database_unavailable" | "storage_full";
                     };
                 };
             };
         };
     };
-    adminResendMail: {
+    confirmEmailChange: {
         parameters: {
             query?: never;
-            header?: never;
-            path: {
-                id: string;
+            header?: {
+                /** @description The ETag of the version you read (compared strongly: a weak W/ tag never matches): if the record changed since, or has no version to match, 412 precondition_failed and nothing is written. */
+                "If-Match"?: string;
+                /** @description * or a list of ETags: when the record exists (*) or is at one of them, 412 precondition_failed and nothing is written. A write never answers 304. */
+                "If-None-Match"?: string;
             };
+            path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The token from the mailed link (its fragment's token=…): 43 characters of base64url. */
+                    token: string;
+                };
+            };
+        };
         responses: {
-            /** @description The mail, pending again */
+            /** @description The account, with its new (verified) address */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OutboxMail"];
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            /** @description validation_failed, malformed_json, invalid_mail_token, mail_token_expired */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "validation_failed" | "malformed_json" | "invalid_mail_token" | "mail_token_expired";
+                    };
+                };
+            };
+            /** @description account_disabled */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "account_disabled";
+                    };
+                };
+            };
+            /** @description email_taken */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description With idempotency_key_in_flight: seconds to wait before sending the request again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "email_taken";
+                    };
+                };
+            };
+            /** @description precondition_failed */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "precondition_failed";
+                    };
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
+                    };
+                };
+            };
+            /** @description unsupported_media_type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /** @description database_unavailable, storage_full */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "database_unavailable" | "storage_full";
+                    };
+                };
+            };
+        };
+    };
+    verifyEmail: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag of the version you read (compared strongly: a weak W/ tag never matches): if the record changed since, or has no version to match, 412 precondition_failed and nothing is written. */
+                "If-Match"?: string;
+                /** @description * or a list of ETags: when the record exists (*) or is at one of them, 412 precondition_failed and nothing is written. A write never answers 304. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The token in the fragment of the mail's link (#token=…). */
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Verified: you, with email_verified true */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            /** @description validation_failed, malformed_json, invalid_mail_token, mail_token_expired */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "validation_failed" | "malformed_json" | "invalid_mail_token" | "mail_token_expired";
+                    };
+                };
+            };
+            /** @description precondition_failed */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "precondition_failed";
+                    };
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
+                    };
+                };
+            };
+            /** @description unsupported_media_type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /** @description database_unavailable, storage_full */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "database_unavailable" | "storage_full";
+                    };
+                };
+            };
+        };
+    };
+    resendVerification: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag of the version you read (compared strongly: a weak W/ tag never matches): if the record changed since, or has no version to match, 412 precondition_failed and nothing is written. */
+                "If-Match"?: string;
+                /** @description * or a list of ETags: when the record exists (*) or is at one of them, 412 precondition_failed and nothing is written. A write never answers 304. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description Without a Bearer token, while SVC_EMAIL_VERIFICATION=required: the account's address. The answer is the same whether or not there is one. */
+                    email?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted, the same whatever happened */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VerificationResend"];
+                };
+            };
+            /** @description validation_failed, malformed_json */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "validation_failed" | "malformed_json";
+                    };
                 };
             };
             /** @description unauthorized */
@@ -1818,33 +2206,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code: "forbidden";
-                    };
-                };
-            };
-            /** @description not_found */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code: "not_found";
-                    };
-                };
-            };
-            /** @description mail_not_failed, mail_not_configured */
+            /** @description mail_not_configured */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1855,7 +2217,61 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "mail_not_failed" | "mail_not_configured";
+                        code: "mail_not_configured";
+                    };
+                };
+            };
+            /** @description precondition_failed */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "precondition_failed";
+                    };
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
+                    };
+                };
+            };
+            /** @description unsupported_media_type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description too_many_requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "too_many_requests";
                     };
                 };
             };
@@ -1872,7 +2288,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description database_unavailable */
+            /** @description database_unavailable, storage_full */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1881,7 +2297,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "database_unavailable";
+                        code: "database_unavailable" | "storage_full";
                     };
                 };
             };
@@ -2999,6 +3415,8 @@ export interface operations {
                     password: string;
                     /** @enum {string} */
                     role?: "user" | "admin";
+                    /** @description true: you vouch for the address; it counts as verified and no verification mail is sent. Left out: false. */
+                    email_verified?: boolean;
                 };
             };
         };
@@ -3792,6 +4210,167 @@ export interface operations {
             };
         };
     };
+    adminMarkEmailVerified: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account, verified */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description true when this is the kept answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminUser"];
+                };
+            };
+            /** @description validation_failed */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "validation_failed";
+                    };
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Bearer realm="svc", with error="invalid_token" when a token was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "forbidden";
+                    };
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "not_found";
+                    };
+                };
+            };
+            /** @description idempotency_key_in_flight */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description With idempotency_key_in_flight: seconds to wait before sending the request again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_key_in_flight";
+                    };
+                };
+            };
+            /** @description precondition_failed */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "precondition_failed";
+                    };
+                };
+            };
+            /** @description idempotency_key_reused */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_key_reused";
+                    };
+                };
+            };
+            /** @description idempotency_keys_exhausted */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_keys_exhausted";
+                    };
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /** @description database_unavailable, storage_full */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "database_unavailable" | "storage_full";
+                    };
+                };
+            };
+        };
+    };
     adminListAudit: {
         parameters: {
             query?: {
@@ -4352,6 +4931,238 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code: "database_unavailable" | "storage_full";
+                    };
+                };
+            };
+        };
+    };
+    adminListMail: {
+        parameters: {
+            query?: {
+                /** @description Only mails in this state. */
+                status?: "pending" | "sent" | "failed";
+                /** @description Only mails older than this mail id (the Link header's next page). */
+                before?: string;
+                /** @description Page size. */
+                limit?: number;
+            };
+            header?: {
+                /** @description The ETag of the copy you hold: while it is current, 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of mails */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description The next (older) page, as <url>; rel="next", while more remain */
+                    Link?: string;
+                    /** @description A strong tag of this representation: send it as If-None-Match, or If-Match to update */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OutboxMail"][];
+                };
+            };
+            /** @description Not modified: If-None-Match names the current tag */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description A strong tag of this representation: send it as If-None-Match, or If-Match to update */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description validation_failed */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "validation_failed";
+                    };
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Bearer realm="svc", with error="invalid_token" when a token was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "forbidden";
+                    };
+                };
+            };
+            /** @description mail_not_configured */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description With idempotency_key_in_flight: seconds to wait before sending the request again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "mail_not_configured";
+                    };
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /** @description database_unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "database_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    adminResendMail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The mail, pending again */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OutboxMail"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Bearer realm="svc", with error="invalid_token" when a token was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "forbidden";
+                    };
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "not_found";
+                    };
+                };
+            };
+            /** @description mail_not_failed, mail_not_configured */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description With idempotency_key_in_flight: seconds to wait before sending the request again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "mail_not_failed" | "mail_not_configured";
+                    };
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /** @description database_unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "database_unavailable";
                     };
                 };
             };

@@ -87,9 +87,12 @@ export async function adminCommand(args: string[], config: Config, io: CommandIo
   const password = await readPassword(io, values.passwordStdin, "admin");
   if (password === null) return 1;
   return withServices("admin", config, io, async (_, { users }) => {
+    // The operator on the box vouches for the address: the first administrator can sign in whatever
+    // SVC_EMAIL_VERIFICATION says, before any mail is delivered.
     const user = await users.create({ username: values.username, email: values.email, password }, CLI_ORIGIN, {
       role: "admin",
       actor: null,
+      emailVerified: true,
     });
     io.out.write(`created administrator ${user.username} (${user.id})\n`);
     return 0;
@@ -134,7 +137,7 @@ async function readPassword(io: CommandIo, fromStdin: boolean, command: string):
   return first;
 }
 
-/** `svc user create|list|promote|demote|disable|enable|reset-password` */
+/** `svc user create|list|promote|demote|disable|enable|reset-password|verify-email` */
 export async function userCommand(args: string[], config: Config, io: CommandIo): Promise<number> {
   const [verb, ...rest] = args;
   switch (verb) {
@@ -144,7 +147,7 @@ export async function userCommand(args: string[], config: Config, io: CommandIo)
       const password = await readPassword(io, passwordStdin, "user");
       if (password === null) return 1;
       return withServices("user", config, io, async (_, { admin }) => {
-        const user = await admin.create(null, { username, email, password, role }, CLI_ORIGIN);
+        const user = await admin.create(null, { username, email, password, role, email_verified: true }, CLI_ORIGIN);
         io.out.write(`created ${user.role === "admin" ? "administrator" : "user"} ${user.username} (${user.id})\n`);
         return 0;
       });
@@ -152,11 +155,13 @@ export async function userCommand(args: string[], config: Config, io: CommandIo)
     case "list": {
       const { values } = options(rest, { search: { type: "string" } });
       return withServices("user", config, io, async (store) => {
-        io.out.write(`${["id", "username", "email", "role", "status", "last login"].join("\t")}\n`);
+        io.out.write(`${["id", "username", "email", "role", "status", "last login", "email verified"].join("\t")}\n`);
         for (let after: string | undefined; ; ) {
           const page = await store.users.search({ search: values.search, limit: PAGE, ...(after && { after }) });
-          for (const u of page)
-            io.out.write(`${[u.id, u.username, u.email, u.role, u.status, u.lastLoginAt ?? "never"].join("\t")}\n`);
+          for (const u of page) {
+            const fields = [u.id, u.username, u.email, u.role, u.status, u.lastLoginAt ?? "never", u.emailVerifiedAt];
+            io.out.write(`${fields.map((field) => field ?? "no").join("\t")}\n`);
+          }
           if (page.length < PAGE) return 0;
           after = page.at(-1)!.id;
         }
@@ -178,6 +183,16 @@ export async function userCommand(args: string[], config: Config, io: CommandIo)
         const changed = await admin.update(null, target.id, change, CLI_ORIGIN);
         const ended = verb === "disable" && target.status === "active" ? " (its sessions and tokens ended)" : "";
         io.out.write(`${changed.username}: role ${changed.role}, ${changed.status}${ended}\n`);
+        return 0;
+      });
+    }
+    case "verify-email": {
+      const { positionals } = options(rest, {}, 1);
+      return withServices("user", config, io, async (store, { admin }) => {
+        const target = await findUser(store, positionals[0]!);
+        const marked = await admin.markEmailVerified(null, target.id, CLI_ORIGIN);
+        const already = target.emailVerifiedAt !== null ? " (already)" : "";
+        io.out.write(`${marked.username}: ${marked.email} verified${already} at ${marked.emailVerifiedAt}\n`);
         return 0;
       });
     }

@@ -205,6 +205,28 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
         },
       },
     )
+    .post(
+      "/users/:id/email-verified",
+      async ({ params, caller, requestInfo, request, set }) => {
+        const client = clientInfo(request, trustProxy, requestInfo);
+        return taggedJson(set, adminUserView(await admin.markEmailVerified(caller.id, params.id, client)));
+      },
+      {
+        params: userId,
+        operation: {
+          operationId: "adminMarkEmailVerified",
+          conditional: "guarded",
+          target: account,
+          idempotent: "user",
+          summary:
+            "Mark the account's e-mail address verified on your word (its outstanding verification links stop working); one verified already stays as it was",
+          tag: "admin",
+          auth: true,
+          ok: { status: 200, description: "The account, verified", schema: ref("AdminUser") },
+          errors: ["forbidden", "not_found"],
+        },
+      },
+    )
     .get(
       "/audit",
       async ({ query, set, request }) => {

@@ -29,6 +29,10 @@ export const adminUserSchema = t.Object({
   id: t.String({ format: "uuid" }),
   username: t.String(),
   email: t.String(),
+  email_verified: t.Boolean({
+    description: "Whether the address was shown to be the user's (a mailed link, or an administrator).",
+  }),
+  email_verified_at: t.Union([instant, t.Null()], { description: "When the address was verified; null: not yet." }),
   role,
   status,
   last_login_at: t.Union([instant, t.Null()], { description: "The last login or redeemed reset code; null: never." }),
@@ -37,7 +41,16 @@ export const adminUserSchema = t.Object({
 });
 
 export const newAccountBody = t.Object(
-  { ...accountFields, role: t.Optional(role) },
+  {
+    ...accountFields,
+    role: t.Optional(role),
+    email_verified: t.Optional(
+      t.Boolean({
+        description:
+          "true: you vouch for the address; it counts as verified and no verification mail is sent. Left out: false.",
+      }),
+    ),
+  },
   {
     additionalProperties: false,
     description: "A sign-up's fields, held to the same rules, and a role (user when left out).",
@@ -80,6 +93,8 @@ export function adminUserView(user: UserRecord): AdminUserView {
     id: user.id,
     username: user.username,
     email: user.email,
+    email_verified: user.emailVerifiedAt !== null,
+    email_verified_at: user.emailVerifiedAt,
     role: user.role,
     status: user.status,
     last_login_at: user.lastLoginAt,

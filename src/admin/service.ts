@@ -7,6 +7,7 @@ import type {
   AuditEvent,
   AuditFilter,
   AuditStore,
+  EmailVerificationStore,
   PasswordResetStore,
   RecordState,
   Role,
@@ -24,6 +25,7 @@ export interface AdminServiceDeps {
   users: UserStore;
   resets: PasswordResetStore;
   audit: AuditStore;
+  verifications: Pick<EmailVerificationStore, "mark">;
   resetCodeTtlSeconds: number;
   now?: () => number;
 }
@@ -34,8 +36,11 @@ export interface IssuedReset {
   expires_at: string;
 }
 
-/** An account as an administrator makes it: a sign-up's fields, and a role (user when left out). */
-export type NewAccount = AccountInput & { role?: Role };
+/**
+ * An account as an administrator makes it: a sign-up's fields, a role (user when left out), and whether
+ * the administrator vouches for its address (else it gets the verification mail, as a sign-up does).
+ */
+export type NewAccount = AccountInput & { role?: Role; email_verified?: boolean };
 
 /** Who acts: an administrator's id, or null for the operator at the box (the CLI). */
 export type AdminActor = string | null;
@@ -53,6 +58,7 @@ export function createAdminService({
   users,
   resets,
   audit,
+  verifications,
   resetCodeTtlSeconds,
   now = Date.now,
 }: AdminServiceDeps) {
@@ -73,8 +79,24 @@ export function createAdminService({
      * Makes an account, of any role, whatever SVC_SIGNUP says: held to sign-up's rules, recorded as
      * admin.user.created. Throws `validation_failed`, `username_taken`, `email_taken`.
      */
-    create: (actor: AdminActor, { role = "user", ...input }: NewAccount, origin: Origin): Promise<UserRecord> =>
-      accounts.create(input, origin, { role, actor, action: "admin.user.created" }),
+    create: (
+      actor: AdminActor,
+      { role = "user", email_verified: emailVerified = false, ...input }: NewAccount,
+      origin: Origin,
+    ): Promise<UserRecord> =>
+      accounts.create(input, origin, { role, actor, action: "admin.user.created", emailVerified }),
+
+    /**
+     * Marks the account's address verified on the administrator's word (its outstanding links stop
+     * working), recorded as email_verification.marked; an address verified already stays as it was.
+     */
+    async markEmailVerified(actor: AdminActor, id: string, origin: Origin): Promise<UserRecord> {
+      const at = new Date(now()).toISOString();
+      const event = auditEvent("email_verification.marked", { actor, target: id, origin }, at);
+      const marked = await verifications.mark(id, at, event);
+      if (!marked) throw notFound();
+      return marked;
+    },
 
     /**
      * Changes the account's role or status. Disabling ends every session and token at once; nothing

@@ -116,6 +116,11 @@ export function caching(base: VersionedStore): Caching {
     invitations: { ...base.invitations, redeem: (...args) => wrote(base.invitations.redeem(...args)) },
     mailedResets: { ...base.mailedResets, redeem: (...args) => wrote(base.mailedResets.redeem(...args)) },
     emailChanges: { ...base.emailChanges, confirm: (...args) => wrote(base.emailChanges.confirm(...args)) },
+    emailVerifications: {
+      ...base.emailVerifications,
+      redeem: (...args) => wrote(base.emailVerifications.redeem(...args)),
+      mark: (...args) => wrote(base.emailVerifications.mark(...args)),
+    },
     tokenHolder(userId, jti, sessionId) {
       return chain(base.tokenState(userId, jti, sessionId), (state) => {
         if (!state) return null;

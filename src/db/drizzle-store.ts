@@ -8,6 +8,7 @@ import { categoryStore } from "./categories.ts";
 import { categoryEventLog } from "./category-events.ts";
 import { sessionStore } from "./sessions.ts";
 import { idempotencyStore } from "./idempotency.ts";
+import { emailVerificationStore } from "./email-verifications.ts";
 import { invitationStore } from "./invitations.ts";
 import { mailedResetStore } from "./mailed-resets.ts";
 import { emailChangeStore } from "./email-changes.ts";
@@ -40,6 +41,7 @@ export function drizzleStore(opened: Dialect): VersionedStore {
     mail: mailOutboxStore(dialect),
     mailedResets: mailedResetStore(dialect),
     emailChanges: emailChangeStore(dialect),
+    emailVerifications: emailVerificationStore(dialect),
     changes: { listen: dialect.feed.listen },
     categoryEvents: categoryEventLog(dialect),
     async tokenHolder(userId, jti, sessionId) {

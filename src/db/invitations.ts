@@ -7,6 +7,7 @@ import type { Dialect } from "./dialect.ts";
 import { INVITATION_FIELDS, USER_FIELDS } from "./records.ts";
 import { columns, first, pruneBefore } from "./rows.ts";
 import { insertable, userClash, type NewUser, type UserRecord } from "./users.ts";
+import { issueIn, type VerificationIssue } from "./email-verifications.ts";
 import { TIMED } from "./transactions.ts";
 import type { InvitationRecord } from "./records.ts";
 
@@ -42,8 +43,14 @@ export interface InvitationStore {
    * `user.email`. Of concurrent redemptions of one invitation exactly one lands. "invalid": no such
    * invitation (unknown, spent, expired, revoked or for another address), and nothing is written.
    * Throws AppError `username_taken` or `email_taken` as users.create does; the invitation stays unspent.
+   * With `verification`, the account's e-mail verification and its mail are written in the same change.
    */
-  redeem(digest: string, user: NewUser, events: RedemptionEvents): Promise<UserRecord | "invalid">;
+  redeem(
+    digest: string,
+    user: NewUser,
+    events: RedemptionEvents,
+    verification?: VerificationIssue,
+  ): Promise<UserRecord | "invalid">;
   /** Forgets up to `limit` invitations expired at `now`, redeemed or not; how many went. */
   prune(now: string, limit: number): Promise<number>;
 }
@@ -80,7 +87,7 @@ export function invitationStore({ db, run, write, tables, transaction }: Dialect
         return gone;
       }, TIMED);
     },
-    redeem: (digest, user, { created, redeemed }) =>
+    redeem: (digest, user, { created, redeemed }, verification) =>
       transaction(
         async (tx) => {
           // The compare-and-set: of concurrent redemptions, the one that marks the invitation used goes on;
@@ -104,6 +111,7 @@ export function invitationStore({ db, run, write, tables, transaction }: Dialect
           const [made] = await tx.insert(users).values(insertable(user)).returning(userColumns);
           await recordIn(tx, tables, created);
           await recordIn(tx, tables, { ...redeemed, targetId: spent.id });
+          if (verification) await issueIn(tx, tables, verification);
           return made!;
         },
         { timed: true, clash: userClash },

@@ -45,9 +45,11 @@ export interface PasswordResetStore {
   ): Promise<UserRecord | "invalid" | "disabled">;
   /** Forgets up to `limit` codes expired at `now`; how many went. */
   prune(now: string, limit: number): Promise<number>;
+  /** Whether the code with this digest is the user's and unexpired at `at`; nothing is spent. */
+  live(digest: string, userId: string, at: string): Promise<boolean>;
 }
 
-export function resetStore({ db, write, tables, transaction }: Dialect): PasswordResetStore {
+export function resetStore({ db, run, write, tables, transaction }: Dialect): PasswordResetStore {
   const { passwordResets, users, sessions, refreshTokens } = tables;
   const userColumns = columns(users, USER_FIELDS);
   return {
@@ -102,5 +104,17 @@ export function resetStore({ db, write, tables, transaction }: Dialect): Passwor
     },
     prune: (now, limit) =>
       write(() => pruneBefore(db, passwordResets, passwordResets.digest, passwordResets.expiresAt, now, limit)),
+    live(digest, userId, at) {
+      const user = parseId(userId);
+      if (!user) return Promise.resolve(false);
+      const live = and(
+        eq(passwordResets.digest, digest),
+        eq(passwordResets.userId, user),
+        gt(passwordResets.expiresAt, at),
+      );
+      return run(
+        async () => (await db.select({ digest: passwordResets.digest }).from(passwordResets).where(live)).length > 0,
+      );
+    },
   };
 }

@@ -11,6 +11,7 @@ import type { AuditStore } from "./audit.ts";
 import type { CategoryStore } from "./categories.ts";
 import type { CategoryEventLog } from "./category-events.ts";
 import type { IdempotencyStore } from "./idempotency.ts";
+import type { EmailVerificationStore } from "./email-verifications.ts";
 import type { InvitationStore } from "./invitations.ts";
 import type { MailOutboxStore } from "./mail-outbox.ts";
 import type { MailedResetStore } from "./mailed-resets.ts";
@@ -64,6 +65,7 @@ export type { AuditEvent, AuditFilter, AuditStore } from "./audit.ts";
 export type { MailedResetStore } from "./mailed-resets.ts";
 export type { EmailChangeStore } from "./email-changes.ts";
 export type { AccountTokenKind, AccountTokenRecord } from "./account-token-rows.ts";
+export type { EmailVerificationStore, VerificationIssue, VerificationToken } from "./email-verifications.ts";
 export type { MailKind, MailOutboxStore, OutboxFilter, OutboxMail, OutboxRecord } from "./mail-outbox.ts";
 export type {
   IdempotencyClaim,
@@ -95,6 +97,8 @@ export interface Store {
   readonly mailedResets: MailedResetStore;
   /** E-mail changes confirmed by a link mailed to the new address (account_tokens of kind email_change). */
   readonly emailChanges: EmailChangeStore;
+  /** E-mail verification tokens, redeemed by their owners or overridden by an administrator. */
+  readonly emailVerifications: EmailVerificationStore;
   /** Tells when category changes commit, from every instance on this database. */
   readonly changes: ChangeFeed;
   /** The committed category changes, numbered in commit order: what subscriptions are fed and resume from. */

@@ -7,6 +7,7 @@ import type { ErrorCode } from "../errors/index.ts";
 import { parseId } from "../lib/ids.ts";
 import type { UserAdministration } from "./administration.ts";
 import { recordIn, type AuditEvent } from "./audit.ts";
+import { issueIn, type VerificationIssue } from "./email-verifications.ts";
 import type { Dialect } from "./dialect.ts";
 import { nameKey, USER_FIELDS, type Role } from "./records.ts";
 import { columns, first } from "./rows.ts";
@@ -24,14 +25,19 @@ export { unchangedSince, userAtVersion } from "./user-conditions.ts";
  */
 export type NewUser = Pick<UserRecord, "id" | "username" | "email" | "passwordHash" | "createdAt"> & {
   role?: Role;
+  /** Set: the address is taken as verified from the start (an account made on the box). */
+  emailVerifiedAt?: string | null;
 };
 
 export type UserPatch = Partial<Pick<UserRecord, "username" | "email">>;
 
 /** Users, and (administration.ts) what administrators do to them. */
 export interface UserStore extends UserAdministration {
-  /** Inserts the user (and the audit event, in the same change). Throws AppError `username_taken` or `email_taken` on a clash. */
-  create(user: NewUser, audit?: AuditEvent): Promise<UserRecord>;
+  /**
+   * Inserts the user (and the audit event, and the e-mail verification with its mail, in the same change).
+   * Throws AppError `username_taken` or `email_taken` on a clash.
+   */
+  create(user: NewUser, audit?: AuditEvent, verification?: VerificationIssue): Promise<UserRecord>;
   /** null: no user has this id. */
   findById(id: string): Promise<UserRecord | null>;
   /** Finds by username without regard to case, or by e-mail when `login` holds an `@`. null: no match. */
@@ -43,8 +49,8 @@ export interface UserStore extends UserAdministration {
    * Applies the patch; with `tokenVersion`, only while the user's token version is still that one (a
    * write on behalf of a token revoked meanwhile does not land); with `unchanged`, only while the
    * record still holds exactly those values (If-Match: of concurrent writers who read one version,
-   * one lands). null: no user has this id, the version has moved on, or the record changed. Throws
-   * `username_taken` / `email_taken`.
+   * one lands). null: no user has this id, the version has moved on, or the record changed. A new e-mail
+   * is unverified (emailVerifiedAt null). Throws `username_taken` / `email_taken`.
    */
   update(
     id: string,
@@ -103,12 +109,13 @@ export function userStore({ db, run, write, tables, transaction }: Dialect): Omi
     .limit(p("limit"))
     .prepare("users_after");
   return {
-    create: (user, audit) =>
-      audit
+    create: (user, audit, verification) =>
+      audit || verification
         ? transaction(
             async (tx) => {
               const [created] = await tx.insert(users).values(insertable(user)).returning(userColumns);
-              await recordIn(tx, tables, { ...audit, targetId: created!.id });
+              if (audit) await recordIn(tx, tables, { ...audit, targetId: created!.id });
+              if (verification) await issueIn(tx, tables, verification);
               return created!;
             },
             { timed: true, clash: userClash },
@@ -134,6 +141,8 @@ export function userStore({ db, run, write, tables, transaction }: Dialect): Omi
       const changes = {
         ...patch,
         ...(patch.username !== undefined && { usernameKey: nameKey(patch.username) }),
+        // A new address is nobody's word yet: unverified until a link to it is redeemed (or an administrator says).
+        ...(patch.email !== undefined && { emailVerifiedAt: null }),
         updatedAt,
       };
       const held = userAtVersion(tables, key, tokenVersion);

@@ -28,6 +28,7 @@ export type SchemaName =
   | "ResetRequested"
   | "PendingEmailChange"
   | "OutboxMail"
+  | "VerificationResend"
   | "Problem";
 
 /**

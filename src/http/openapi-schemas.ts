@@ -3,6 +3,7 @@
 import type { TSchema } from "elysia";
 import { adminUserSchema, auditEventSchema, issuedResetSchema } from "../admin/model.ts";
 import { sessionSchema } from "../auth/model.ts";
+import { resendSchema } from "../auth/email-verification.ts";
 import { backupSnapshotSchema, backupsSchema } from "../backup/model.ts";
 import { checksSchema, healthSchema, liveSchema, readySchema } from "../health/model.ts";
 import { outboxMailSchema } from "../mail/model.ts";
@@ -34,4 +35,5 @@ export const NAMED_SCHEMAS: Record<SchemaName, TSchema> = {
   PendingEmailChange: pendingEmailChangeSchema,
   OutboxMail: outboxMailSchema,
   Problem: problemSchema,
+  VerificationResend: resendSchema,
 };

@@ -31,7 +31,15 @@ export const PRUNE_BATCH = 500;
 export function storeJobs(
   store: Pick<
     Store,
-    "sessions" | "resets" | "invitations" | "audit" | "idempotency" | "categoryEvents" | "throttle" | "mail"
+    | "sessions"
+    | "resets"
+    | "invitations"
+    | "audit"
+    | "idempotency"
+    | "categoryEvents"
+    | "throttle"
+    | "emailVerifications"
+    | "mail"
   >,
   auditRetentionSeconds: number,
   events: { kept: number; keptForSeconds: number },
@@ -45,6 +53,10 @@ export function storeJobs(
     { what: "expired sessions and refresh tokens", prune: (now, limit) => store.sessions.prune(iso(now), limit) },
     { what: "expired password reset codes", prune: (now, limit) => store.resets.prune(iso(now), limit) },
     { what: "expired invitations", prune: (now, limit) => store.invitations.prune(iso(now), limit) },
+    {
+      what: "expired e-mail verification tokens",
+      prune: (now, limit) => store.emailVerifications.prune(iso(now), limit),
+    },
     { what: "expired Idempotency-Key answers", prune: (now, limit) => store.idempotency.prune(iso(now), limit) },
     {
       what: "audit events past their retention",

@@ -13,6 +13,7 @@ import { createUserService } from "../users/service.ts";
 import { createComposer } from "../mail/compose.ts";
 import { createMailResets } from "../users/mail-resets.ts";
 import { createEmailChanges } from "../users/email-changes.ts";
+import { createEmailVerifier } from "../auth/email-verifier.ts";
 import { createInvitationService } from "../signup/invitations.ts";
 import { createSignupService } from "../signup/service.ts";
 import { createSignupThrottle } from "../signup/throttle.ts";
@@ -37,6 +38,12 @@ export function accountServices(config: Config, store: Store, logger: Logger) {
     ...{ mail: config.mail, composer, users: store.users, resets: store.mailedResets, audit: store.audit },
     ...{ passwords, sessions, throttle, logger },
   });
+  const verifier = createEmailVerifier({
+    mail: config.mail,
+    users: store.users,
+    verifications: store.emailVerifications,
+    throttle: throttleState,
+  });
   const users = createUserService({
     users: store.users,
     resets: store.resets,
@@ -46,6 +53,8 @@ export function accountServices(config: Config, store: Store, logger: Logger) {
     throttle,
     logger,
     mailResets,
+    emailVerification: config.mail.verification,
+    verifier,
   });
   const emailChanges = createEmailChanges({
     ...{ mail: config.mail, composer, users: store.users, changes: store.emailChanges, accounts: users },
@@ -55,6 +64,7 @@ export function accountServices(config: Config, store: Store, logger: Logger) {
     users: store.users,
     resets: store.resets,
     audit: store.audit,
+    verifications: store.emailVerifications,
     resetCodeTtlSeconds: config.resetCodeTtlSeconds,
   });
   const signups = createSignupService({
@@ -67,5 +77,5 @@ export function accountServices(config: Config, store: Store, logger: Logger) {
     invitations: store.invitations,
     ttlSeconds: config.signup.invitationTtlSeconds,
   });
-  return { tokens, sessions, users, admin, signups, invitations, emailChanges };
+  return { tokens, sessions, users, admin, signups, invitations, emailChanges, verifier };
 }

@@ -55,11 +55,11 @@ export function createSignupService({ mode, accounts, invitations, throttle }: S
           "Sign-up is by invitation: send the code an administrator gave you as invitation.",
         );
       // The account first (its rules, its hash), so that a bad code costs what an unknown one does.
-      const { user, event } = await accounts.newAccount(input, client);
+      const { user, event, verification } = await accounts.newAccount(input, client);
       const code = canonicalInvitationCode(input.invitation);
       if (code === null) throw invalid();
       const redeemed = auditEvent("invitation.redeemed", { actor: user.id, origin: client }, user.createdAt);
-      const made = await invitations.redeem(invitationDigest(code), user, { created: event, redeemed });
+      const made = await invitations.redeem(invitationDigest(code), user, { created: event, redeemed }, verification);
       if (made === "invalid") throw invalid();
       return made;
     },

@@ -134,6 +134,14 @@ export const userSchema = t.Object(
     id: t.String({ format: "uuid" }),
     username: t.String(),
     email: t.Optional(t.String({ description: "Only in your own record." })),
+    email_verified: t.Optional(
+      t.Boolean({ description: "Only in your own record: whether the address was shown to be yours." }),
+    ),
+    email_verified_at: t.Optional(
+      t.Union([t.String({ format: "date-time" }), t.Null()], {
+        description: "Only in your own record: when the address was verified; null: not yet.",
+      }),
+    ),
     role: t.Optional(enumOf(["user", "admin"], { description: "Only in your own record." })),
     created_at: t.String({ format: "date-time" }),
     updated_at: t.String({ format: "date-time" }),
@@ -181,7 +189,12 @@ export function userView(user: UserRecord, viewerId: string | null): UserView {
   return {
     id: user.id,
     username: user.username,
-    ...(user.id === viewerId && { email: user.email, role: user.role }),
+    ...(user.id === viewerId && {
+      email: user.email,
+      email_verified: user.emailVerifiedAt !== null,
+      email_verified_at: user.emailVerifiedAt,
+      role: user.role,
+    }),
     created_at: user.createdAt,
     updated_at: user.updatedAt,
   };

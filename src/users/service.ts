@@ -4,7 +4,8 @@ import type { Awaitable } from "../lib/awaitable.ts";
 import { unauthorized } from "../auth/authenticator.ts";
 import type { ClientInfo, TokenPair } from "../auth/sessions.ts";
 import type { VerifiedToken } from "../auth/tokens.ts";
-import { type AuditEvent, type NewUser, type Role, type UserPage, type UserRecord } from "../db/store.ts";
+import type { EmailVerifier } from "../auth/email-verifier.ts";
+import type { AuditEvent, NewUser, Role, UserPage, UserRecord, VerificationIssue } from "../db/store.ts";
 import { AppError, invalidFields } from "../errors/index.ts";
 import { newId, parseId } from "../lib/ids.ts";
 import { type ChangePasswordInput, type CreateUserInput, type UpdateSelfInput } from "./model.ts";
@@ -13,8 +14,8 @@ import { createSignIn, type SignInDeps } from "./sign-in.ts";
 
 export { PAGE_DEFAULT, PAGE_MAX, parsePage } from "./paging.ts";
 
-/** The account service needs what signing in does (sign-in.ts), and no more. */
-export type UserServiceDeps = SignInDeps;
+/** The account service needs what signing in does (sign-in.ts), and what mails a new account's link. */
+export type UserServiceDeps = SignInDeps & { verifier?: Pick<EmailVerifier, "forNewAccount"> };
 
 export type UserService = ReturnType<typeof createUserService>;
 
@@ -27,10 +28,12 @@ export interface AccountOptions {
   actor?: string | null;
   /** user.created for a sign-up; admin.user.created when an administrator (or the CLI) makes it. */
   action?: Extract<AuditAction, "user.created" | "admin.user.created">;
+  /** The address is taken as verified from the start (no mail): the operator's word, or an administrator's. */
+  emailVerified?: boolean;
 }
 
 export function createUserService(deps: UserServiceDeps) {
-  const { users, passwords, sessions } = deps;
+  const { users, passwords, sessions, verifier } = deps;
   async function requirePassword(user: UserRecord, password: string | undefined, field: string): Promise<void> {
     if (password === undefined) throw invalidFields([{ field, message: "is required" }]);
     if (!(await passwords.verify(password, user.passwordHash))) {
@@ -40,13 +43,14 @@ export function createUserService(deps: UserServiceDeps) {
 
   /**
    * An account held to the rules, its password hashed, and the event its creation records, recorded as
-   * `actor`'s doing (by default the new user's own: signing up); nothing is written yet.
+   * `actor`'s doing (by default the new user's own: signing up), and the verification mail it is owed
+   * (SVC_EMAIL_VERIFICATION); nothing is written yet.
    */
   async function newAccount(
     input: AccountInput,
     origin: Origin,
-    { role = "user", actor, action = "user.created" }: AccountOptions = {},
-  ): Promise<{ user: NewUser; event: AuditEvent }> {
+    { role = "user", actor, action = "user.created", emailVerified = false }: AccountOptions = {},
+  ): Promise<{ user: NewUser; event: AuditEvent; verification?: VerificationIssue }> {
     const problems = [
       ...fieldProblems([
         ["username", input.username, usernameProblem],
@@ -59,7 +63,12 @@ export function createUserService(deps: UserServiceDeps) {
     const id = newId();
     const event = auditEvent(
       action,
-      { actor: actor === undefined ? id : actor, target: id, origin, detail: { role } },
+      {
+        actor: actor === undefined ? id : actor,
+        target: id,
+        origin,
+        detail: { role, ...(emailVerified && { email_verified: true }) },
+      },
       now,
     );
     const user = {
@@ -69,8 +78,9 @@ export function createUserService(deps: UserServiceDeps) {
       passwordHash: await passwords.hash(input.password),
       createdAt: now,
       role,
+      emailVerifiedAt: emailVerified ? now : null,
     };
-    return { user, event };
+    return { user, event, verification: verifier?.forNewAccount(user, origin, event.actorId) };
   }
 
   return {
@@ -82,8 +92,8 @@ export function createUserService(deps: UserServiceDeps) {
 
     /** Creates an account (see newAccount); the CLI and administrators make accounts of any role with `role`. */
     async create(input: AccountInput, origin: Origin, options: AccountOptions = {}): Promise<UserRecord> {
-      const { user, event } = await newAccount(input, origin, options);
-      return users.create(user, event);
+      const { user, event, verification } = await newAccount(input, origin, options);
+      return users.create(user, event, verification);
     },
 
     list(page: UserPage): Awaitable<UserRecord[]> {

@@ -6,7 +6,15 @@ import { setBounded } from "../lib/bounded-map.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import type { LoginThrottle } from "../auth/throttle.ts";
 import type { ClientInfo, SessionService, TokenPair } from "../auth/sessions.ts";
-import { nameKey, type AuditEvent, type AuditStore, type PasswordResetStore, type UserStore } from "../db/store.ts";
+import type { EmailVerification } from "../config/index.ts";
+import {
+  nameKey,
+  type AuditEvent,
+  type AuditStore,
+  type PasswordResetStore,
+  type UserRecord,
+  type UserStore,
+} from "../db/store.ts";
 import type { Logger } from "../observability/log.ts";
 import { AppError, invalidFields } from "../errors/index.ts";
 import { limitKey } from "../http/client-address.ts";
@@ -33,6 +41,8 @@ export interface SignInDeps {
     request(email: string, client: Origin): Promise<void>;
     redeem(input: MailedResetInput, client: ClientInfo): Promise<TokenPair & { user: UserView }>;
   };
+  /** SVC_EMAIL_VERIFICATION: with required, an unverified account cannot sign in. Left out: off. */
+  emailVerification?: EmailVerification;
 }
 
 /** How many accounts' running blocks are remembered, so that each block is recorded once per instance. */
@@ -43,7 +53,25 @@ export function accountDisabled(): AppError {
 }
 
 /** login and redeemReset, the two ways to start a session with a secret. */
-export function createSignIn({ users, resets, audit, passwords, sessions, throttle, logger, mailResets }: SignInDeps) {
+export function createSignIn({
+  users,
+  resets,
+  audit,
+  passwords,
+  sessions,
+  throttle,
+  logger,
+  emailVerification = "off",
+  mailResets,
+}: SignInDeps) {
+  /** With required verification, the right secret learns the address is unverified, and nothing more. */
+  const unverified = (user: UserRecord) => emailVerification === "required" && user.emailVerifiedAt === null;
+  const unverifiedError = () =>
+    new AppError(
+      "email_unverified",
+      "Confirm your e-mail address first: open the link svc mailed you, or ask for a new one at auth/email/verify/resend.",
+    );
+
   /**
    * Records an event that goes with no change (a refused login). Its write failing (a full disk) must
    * not change the answer, so the event goes to the log instead.
@@ -108,6 +136,10 @@ export function createSignIn({ users, resets, audit, passwords, sessions, thrott
         await refused("account_disabled");
         throw accountDisabled();
       }
+      if (unverified(user)) {
+        await refused("email_unverified");
+        throw unverifiedError();
+      }
       const started = await sessions.start(user, client, { login: true, ...(mode && { mode }) });
       if (!started) {
         // Changed while its password was checked: disabled, or deleted (as unknown as any missing account).
@@ -150,6 +182,14 @@ export function createSignIn({ users, resets, audit, passwords, sessions, thrott
       const code = canonicalResetCode(input.reset_code);
       if (!user) throw await invalid("unknown_account");
       if (!code) throw await invalid("malformed_code");
+      // The code is checked before the address: a wrong one learns nothing of the account.
+      if (unverified(user)) {
+        if (!(await resets.live(resetDigest(code), user.id, new Date().toISOString())))
+          throw await invalid("invalid_code");
+        await attempt.succeeded();
+        await refused("email_unverified");
+        throw unverifiedError();
+      }
       const prepared = sessions.prepare(user, client, input.mode ?? "json");
       const at = prepared.session.createdAt;
       const result = await resets.redeem(

@@ -41,9 +41,11 @@ describe("the audit log", () => {
     const actions = events.map((e) => e.action).reverse();
     expect(actions).toEqual([
       "user.created", // root
+      "email_verification.sent",
       "login.succeeded",
       "admin.user.updated", // root made an admin
       "user.created", // ann
+      "email_verification.sent",
       "login.succeeded",
       "login.failed",
       "login.failed",
@@ -58,6 +60,7 @@ describe("the audit log", () => {
       "admin.user.updated",
       "admin.user.deleted",
       "user.created", // bob
+      "email_verification.sent",
       "login.succeeded",
       "user.deleted",
     ]);
@@ -148,6 +151,7 @@ describe("the audit log", () => {
     const actions = (await app.audit(`?target=${ann.user.id}`)).map((e) => e.action).reverse();
     expect(actions).toEqual([
       "user.created",
+      "email_verification.sent",
       "login.succeeded",
       "password_reset.failed",
       "password_reset.failed",
@@ -230,6 +234,7 @@ describe("the audit log", () => {
     expect(await only(`?actor=${app.root.user.id}&action=admin.user.updated`)).toHaveLength(1);
     expect(await only(`?target=${bob.user.id}`)).toEqual([
       `login.succeeded ${bob.user.id}`,
+      `email_verification.sent ${bob.user.id}`,
       `user.created ${bob.user.id}`,
     ]);
     // user: as actor or as target.
@@ -237,9 +242,10 @@ describe("the audit log", () => {
       `admin.user.updated ${ann.user.id}`,
       `admin.user.updated ${app.root.user.id}`,
       `login.succeeded ${app.root.user.id}`,
+      `email_verification.sent ${app.root.user.id}`,
       `user.created ${app.root.user.id}`,
     ]);
-    expect(await only("?since=1h")).toHaveLength(8);
+    expect(await only("?since=1h")).toHaveLength(11);
     expect(await only(`?since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).toEqual([]);
     const first = await app.call("GET", `${ADMIN}/audit?limit=2&action=login.succeeded`, { token: app.root.token });
     expect(first.body.map((e: { target_id: string }) => e.target_id)).toEqual([bob.user.id, ann.user.id]);

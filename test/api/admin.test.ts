@@ -62,6 +62,8 @@ describe("GET admin/users", () => {
       id: alice.user.id,
       username: "alice",
       email: "alice@example.com",
+      email_verified: false,
+      email_verified_at: null,
       role: "user",
       status: "active",
       last_login_at: expect.stringMatching(/^\d{4}-.*Z$/),

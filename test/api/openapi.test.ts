@@ -190,6 +190,7 @@ describe("GET /svc-api/openapi.json", () => {
       "adminListInvitations",
       "adminListMail",
       "adminListUsers",
+      "adminMarkEmailVerified",
       "adminRequestBackup",
       "adminResendMail",
       "adminRevokeInvitation",
@@ -211,7 +212,9 @@ describe("GET /svc-api/openapi.json", () => {
       "redeemPasswordReset",
       "refresh",
       "requestPasswordReset",
+      "resendVerification",
       "updateMe",
+      "verifyEmail",
     ]);
     expect(doc.servers).toEqual([{ url: "/", description: expect.any(String) }]);
   });
@@ -244,6 +247,7 @@ describe("GET /svc-api/openapi.json", () => {
         "Session",
         "TokenPair",
         "User",
+        "VerificationResend",
       ].sort(),
     );
     const answers: [method: string, path: string, status: string, schema: object][] = [
@@ -260,11 +264,14 @@ describe("GET /svc-api/openapi.json", () => {
       ["post", "/svc-api/v1/auth/refresh", "200", named("Login")],
       ["post", "/svc-api/v1/auth/password-reset", "200", named("Login")],
       ["get", "/svc-api/v1/auth/sessions", "200", listOf("Session")],
+      ["post", "/svc-api/v1/auth/email/verify", "200", named("Me")],
+      ["post", "/svc-api/v1/auth/email/verify/resend", "202", named("VerificationResend")],
       ["get", "/svc-api/v1/admin/users", "200", listOf("AdminUser")],
       ["post", "/svc-api/v1/admin/users", "201", named("AdminUser")],
       ["get", "/svc-api/v1/admin/users/{id}", "200", named("AdminUser")],
       ["patch", "/svc-api/v1/admin/users/{id}", "200", named("AdminUser")],
       ["post", "/svc-api/v1/admin/users/{id}/password-reset", "201", named("IssuedReset")],
+      ["post", "/svc-api/v1/admin/users/{id}/email-verified", "200", named("AdminUser")],
       ["get", "/svc-api/v1/admin/audit", "200", listOf("AuditEvent")],
       ["get", "/svc-api/v1/admin/mail", "200", listOf("OutboxMail")],
       ["post", "/svc-api/v1/admin/mail/{id}/resend", "200", named("OutboxMail")],
@@ -300,7 +307,16 @@ describe("GET /svc-api/openapi.json", () => {
     const { call } = await testApp();
     const { User, Me } = (await call("GET", "/svc-api/openapi.json")).body.components.schemas;
     expect(User.required.sort()).toEqual(["created_at", "id", "updated_at", "username"]);
-    expect(Me.required.sort()).toEqual(["created_at", "email", "id", "role", "updated_at", "username"]);
+    expect(Me.required.sort()).toEqual([
+      "created_at",
+      "email",
+      "email_verified",
+      "email_verified_at",
+      "id",
+      "role",
+      "updated_at",
+      "username",
+    ]);
     expect(Me.properties).toEqual(User.properties);
     expect(Me.properties.role.enum).toEqual(["user", "admin"]);
   });

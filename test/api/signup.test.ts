@@ -80,6 +80,8 @@ describe("POST admin/users: administrators create accounts, whatever SVC_SIGNUP 
       id: expect.stringMatching(UUID),
       username: "Ann",
       email: "ann@example.com",
+      email_verified: false,
+      email_verified_at: null,
       role: "user",
       status: "active",
       last_login_at: null,

@@ -17,6 +17,8 @@ describe("POST /users/create", () => {
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       username: "Ann.Lee",
       email: "ann@example.com",
+      email_verified: false,
+      email_verified_at: null,
       role: "user",
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       updated_at: reply.body.created_at,
@@ -242,6 +244,8 @@ describe("who am I", () => {
       id: user.id,
       username: "ann",
       email: "ann@example.com",
+      email_verified: false,
+      email_verified_at: null,
       role: "user",
       created_at: user.created_at,
       updated_at: user.updated_at,
@@ -264,6 +268,8 @@ describe("who am I", () => {
         id: user.id,
         username: "ann",
         email: "ann@example.com",
+        email_verified: false,
+        email_verified_at: null,
         role: "user",
         created_at: user.created_at,
         updated_at: user.updated_at,
@@ -281,7 +287,13 @@ describe("GET /users/{user_id}", () => {
     expect(own.status).toBe(200);
     expect(own.body).toEqual(ann.user);
     const other = await call("GET", `/svc-api/v1/users/${ann.user.id}`, { token: bob.token });
-    expect(other.body).toEqual({ ...ann.user, email: undefined, role: undefined });
+    expect(other.body).toEqual({
+      ...ann.user,
+      email: undefined,
+      email_verified: undefined,
+      email_verified_at: undefined,
+      role: undefined,
+    });
     expect(other.body).not.toHaveProperty("email");
     expect(other.body).not.toHaveProperty("role");
   });

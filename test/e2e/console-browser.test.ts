@@ -84,9 +84,17 @@ describe.skipIf(!chromiumAvailable)("the console in Chromium", () => {
     await annRow.getByRole("button", { name: "Disable" }).click();
     await page.getByRole("status").filter({ hasText: "ann disabled" }).waitFor();
     // The notice comes before the list is read again: wait for the row to show it (it failed once under load).
-    await annRow.locator(".badge", { hasText: "disabled" }).waitFor();
-    await expect(annRow.locator(".badge").textContent()).resolves.toBe("disabled");
+    const annStatus = annRow.locator('td[data-label="Status"] .badge');
+    await annStatus.filter({ hasText: "disabled" }).waitFor();
+    await expect(annStatus.textContent()).resolves.toBe("disabled");
     expectProblem(await svc.call("GET", "/svc-api/v1/users/me", { token: ann.token }), 401, "unauthorized");
+
+    // Ann's address, unverified since she signed up, marked verified.
+    const annEmail = annRow.locator('td[data-label="E-mail"] .badge');
+    await expect(annEmail.textContent()).resolves.toBe("unverified");
+    await annRow.getByRole("button", { name: "Mark verified" }).click();
+    await annEmail.filter({ hasText: /^verified$/ }).waitFor();
+    expect(await annRow.getByRole("button", { name: "Mark verified" }).count()).toBe(0);
 
     // A reset code for bob, shown once with a copy button; bob redeems it.
     await page.getByLabel("Search (start of username or e-mail)").fill("");
@@ -165,6 +173,8 @@ describe.skipIf(!chromiumAvailable)("the console in Chromium", () => {
         "login.succeeded",
         "session.revoked",
         "category.deleted",
+        "email_verification.sent",
+        "email_verification.marked",
       ]).toContain(action);
 
     expect(await outside()).toEqual([]);

@@ -8,6 +8,7 @@ import { administrationContract } from "./conformance/administration.ts";
 import { auditContract } from "./conformance/audit.ts";
 import { categoriesContract } from "./conformance/categories.ts";
 import { categoryChangesContract } from "./conformance/category-changes.ts";
+import { emailVerificationsContract } from "./conformance/email-verifications.ts";
 import { newUser } from "./conformance/fixtures.ts";
 import { idempotencyContract } from "./conformance/idempotency.ts";
 import { invitationsContract } from "./conformance/invitations.ts";
@@ -72,6 +73,7 @@ function contract<S extends Store>(harness: { open(): Promise<S>; dispose(store:
   resetsContract(use);
   mailedTokensContract(use);
   invitationsContract(use);
+  emailVerificationsContract(use);
   auditContract(use);
   idempotencyContract(use);
   sessionsContract(use);

@@ -1,5 +1,6 @@
 // Accounts: make one (new-account.tsx), find (search, status, role), page through, and act on one: disable
-// or enable, promote or demote, issue a reset code (shown once), delete after confirming.
+// or enable, promote or demote, mark the e-mail address verified, issue a reset code (shown once), delete
+// after confirming.
 import { useEffect, useState } from "preact/hooks";
 import type { components } from "@svc/client";
 import { request } from "./api.ts";
@@ -134,7 +135,12 @@ export function Users({ me }: { me: { id: string } }) {
             {rows.map((account) => (
               <tr key={account.id} data-user={account.username}>
                 <th scope="row">{account.username}</th>
-                <td data-label="E-mail">{account.email}</td>
+                <td data-label="E-mail">
+                  {account.email}{" "}
+                  <span class={`badge ${account.email_verified ? "verified" : "unverified"}`}>
+                    {account.email_verified ? "verified" : "unverified"}
+                  </span>
+                </td>
                 <td data-label="Role">{account.role}</td>
                 <td data-label="Status">
                   <span class={`badge ${account.status}`}>{account.status}</span>
@@ -171,6 +177,18 @@ export function Users({ me }: { me: { id: string } }) {
                       onClick={() => change(account, { role: "user" }, `${account.username} is a user`)}
                     >
                       Demote
+                    </button>
+                  )}
+                  {!account.email_verified && (
+                    <button
+                      type="button"
+                      onClick={() =>
+                        act(`${account.username}'s e-mail address marked verified`, () =>
+                          request("POST", `/admin/users/${account.id}/email-verified`),
+                        )
+                      }
+                    >
+                      Mark verified
                     </button>
                   )}
                   <button
