@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { parseDatabaseUrl } from "../../src/config/index.ts";
 import { openStore } from "../../src/db/open.ts";
 import { createComposer } from "../../src/mail/compose.ts";
-import { testApp } from "../helpers.ts";
+import { testApp, testConfig } from "../helpers.ts";
 import { createTestDatabase, postgresAvailable } from "../postgres.ts";
 import { captureCli } from "../support/cli.ts";
 
@@ -21,7 +21,8 @@ const open = (url: string) => openStore(parseDatabaseUrl(url, {}, "url"));
 
 async function source(path: string) {
   const store = await open(`sqlite:${path}`);
-  const app = await testApp({ on: store });
+  // Verification off: the outbox holds exactly the two mails below.
+  const app = await testApp({ on: store, config: { mail: { ...testConfig().mail, verification: "off" } } });
   const ann = await app.signUp("ann");
   const mails = ["one", "two"].map((n) =>
     composer.compose("verify_email", { address: "ann@example.com", userId: ann.user.id }, { username: n }),
