@@ -38,6 +38,28 @@ describe("GET /svc/health", () => {
     expect(reply.body).toMatchObject({ service: "svc", status: "unavailable", checks: { database: "unavailable" } });
   });
 
+  test("answers as JSON with the headers every answer carries, whether its check ran now or was kept", async () => {
+    const down = (store: VersionedStore): VersionedStore => ({
+      ...store,
+      ping: () => Promise.reject(new Error("database is gone")),
+    });
+    for (const { store, status } of [
+      { store: undefined, status: 200 },
+      { store: down, status: 503 },
+    ]) {
+      const { call } = await testApp(store && { store });
+      // The first probe waits for its check; the second is answered at once from a kept "ok" (or checks again).
+      for (const id of ["first", "second"]) {
+        const reply = await call("GET", "/svc/health", { headers: { "x-request-id": id } });
+        expect(reply.status).toBe(status);
+        expect(reply.headers.get("content-type")).toBe("application/json");
+        expect(reply.headers.get("cache-control")).toBe("no-store");
+        expect(reply.headers.get("x-content-type-options")).toBe("nosniff");
+        expect(reply.headers.get("x-request-id")).toBe(id);
+      }
+    }
+  });
+
   describe("the database check (probes need no token, so they must not turn into a query each)", () => {
     /** A store whose ping counts its calls and answers as `state.up` says, after `state.delayMs`. */
     function watched() {
