@@ -3,7 +3,8 @@
 import type { Server } from "bun";
 
 /** The request whose peer was read last, and its address. */
-let last: { received: Request | undefined; address: string | undefined } = { received: undefined, address: undefined };
+let lastReceived: Request | undefined;
+let lastAddress: string | undefined;
 
 /**
  * The socket's peer address; undefined in process (no server). Bun's requestIP makes a system call and an
@@ -12,8 +13,9 @@ let last: { received: Request | undefined; address: string | undefined } = { rec
  */
 export function peerAddress(socket: { server: Server<unknown> | undefined; received: Request }): string | undefined {
   if (socket.server === undefined) return undefined;
-  if (last.received === socket.received) return last.address;
-  const address = socket.server.requestIP(socket.received)?.address;
-  last = { received: socket.received, address };
-  return address;
+  if (lastReceived !== socket.received) {
+    lastReceived = socket.received;
+    lastAddress = socket.server.requestIP(socket.received)?.address;
+  }
+  return lastAddress;
 }
