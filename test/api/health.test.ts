@@ -60,6 +60,20 @@ describe("GET /svc/health", () => {
     }
   });
 
+  test("a probe whose check is kept is answered with a Response, not a promise of one", async () => {
+    // A promise would cost every probe a turn of the event loop. Elysia compiles a route as async when a
+    // hook's source looks async, or takes Elysia's whole context (it then parses everything a route might read).
+    const { app } = await testApp();
+    const server = undefined as unknown as Parameters<typeof app.handlers.fetch>[1];
+    // The first probe's check runs; the next ones answer from it.
+    await app.handlers.fetch(new Request("http://localhost/svc/health"), server);
+    for (const path of ["/svc/health", "/svc/health/live", "/svc/health/ready"]) {
+      const answer = app.handlers.fetch(new Request(`http://localhost${path}`), server);
+      expect(answer).toBeInstanceOf(Response);
+      expect((answer as Response).status).toBe(200);
+    }
+  });
+
   describe("the database check (probes need no token, so they must not turn into a query each)", () => {
     /** A store whose ping counts its calls and answers as `state.up` says, after `state.delayMs`. */
     function watched() {
