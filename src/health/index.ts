@@ -13,7 +13,7 @@ export type HealthDetails = (request: Request) => boolean;
 export function healthRoutes(probes: Probes, details: HealthDetails) {
   // Elysia compiles a handler whose source returns a call's result as asynchronous (a promise and a turn
   // for every probe, bench/results.md, "Figures behind the code"); a bound function shows no source, so a probe answered from a
-  // fresh check stays synchronous. The outer handler adds the headers every answer carries.
+  // fresh check stays synchronous. The pipeline adds the headers every answer carries (request-pipeline.ts).
   const answer = (path: keyof Probes) => respond.bind(null, probes[path], details);
   return new Elysia({ name: "svc/health" })
     .get("/svc/health/live", answer("/svc/health/live"), {
