@@ -22,16 +22,27 @@ const CHECKS: Record<Check, string> = {
   unavailable: '{"database":"unavailable"}',
 };
 
+/** A probe's status and JSON body, for whoever builds the Response (an Elysia route, or serve.ts's early probes). */
+export interface ProbeAnswer {
+  status: number;
+  body: string;
+}
+
 /**
- * A probe's answer to a GET. `headers` holds the headers every answer carries (where the caller adds
- * them itself); the probe adds its content type and builds its Response with them. `details`: whether
- * /svc/health may say more than the interface document's fields (database kind, uptime, backups).
+ * A probe's answer to a GET as a Response. `headers` holds the headers every answer carries (where the
+ * caller adds them itself); the probe adds its content type and builds its Response with them. `details`:
+ * whether /svc/health may say more than the interface document's fields (database kind, uptime, backups).
+ * `answer` is the same answer unbuilt: a route hands Elysia its body and status, and Elysia builds one
+ * Response with every header at once (cheaper than setting headers on a built one: bench/results.md,
+ * "Health probe, where the time goes").
  */
-export type Probe = (
+export type Probe = ((
   request: Request,
   headers: Record<string, string>,
   details: boolean,
-) => Response | Promise<Response>;
+) => Response | Promise<Response>) & {
+  answer(details: boolean): ProbeAnswer | Promise<ProbeAnswer>;
+};
 
 export type Probes = Record<"/svc/health" | "/svc/health/live" | "/svc/health/ready", Probe>;
 
@@ -58,42 +69,48 @@ export function healthProbes(
   // Everything but the status and uptime is fixed: rendered once.
   const named = JSON.stringify({ service: "svc", version, environment }).slice(0, -1);
   const identity = `${named},"database_kind":${JSON.stringify(store.kind)}`;
-  const brief: Record<Check, string> = {
-    ok: `${named},"status":"ok","checks":${CHECKS.ok}}`,
-    degraded: `${named},"status":"degraded","checks":${CHECKS.degraded}}`,
-    unavailable: `${named},"status":"unavailable","checks":${CHECKS.unavailable}}`,
+  // Answers are kept, not made per probe: only the detailed one changes, ten times a second at most.
+  const ready = rendered((result) => `{"status":"${result}","checks":${CHECKS[result]}}`);
+  const brief = rendered((result) => `${named},"status":"${result}","checks":${CHECKS[result]}}`);
+  let last = { tenths: -1, result: "ok" as Check, backup: "", answer: { status: 200, body: "" } as ProbeAnswer };
+  const live: ProbeAnswer = { status: 200, body: '{"status":"ok"}' };
+  const detailed = (result: Check): ProbeAnswer => {
+    // The uptime has tenths of a second, so the body changes ten times a second at most.
+    const tenths = Math.round((performance.now() - startedAt) / 100);
+    const backups = (backup ? `,"backup":${JSON.stringify(backup())}` : "") + (mail ? `,"mail":"${mail()}"` : "");
+    if (tenths !== last.tenths || result !== last.result || backups !== last.backup) {
+      const body = `${identity},"status":"${result}","uptime_s":${tenths / 10},"checks":${CHECKS[result]}${backups}}`;
+      last = { tenths, result, backup: backups, answer: { status: statusFor(result), body } };
+    }
+    return last.answer;
   };
-  let body = { tenths: -1, result: "ok" as Check, backup: "", text: "" };
   return {
-    "/svc/health/live": (_request, headers) => json(200, '{"status":"ok"}', headers),
-    "/svc/health/ready": (_request, headers) =>
-      database.answer((result) =>
-        json(statusFor(result), `{"status":"${result}","checks":${CHECKS[result]}}`, headers),
-      ),
-    "/svc/health": (_request, headers, details) =>
-      database.answer((result) => {
-        if (!details) return json(statusFor(result), brief[result], headers);
-        // The uptime has tenths of a second, so the body changes ten times a second at most.
-        const tenths = Math.round((performance.now() - startedAt) / 100);
-        const backups = (backup ? `,"backup":${JSON.stringify(backup())}` : "") + (mail ? `,"mail":"${mail()}"` : "");
-        if (tenths !== body.tenths || result !== body.result || backups !== body.backup) {
-          body = {
-            tenths,
-            result,
-            backup: backups,
-            text: `${identity},"status":"${result}","uptime_s":${tenths / 10},"checks":${CHECKS[result]}${backups}}`,
-          };
-        }
-        return json(statusFor(result), body.text, headers);
-      }),
+    "/svc/health/live": probe(() => live),
+    "/svc/health/ready": probe(() => database.answer((result) => ready[result])),
+    "/svc/health": probe((details) => database.answer(details ? detailed : (result) => brief[result])),
   };
+}
+
+/** A probe answering with `answer`, as a Response or unbuilt (Probe). */
+function probe(answer: Probe["answer"]): Probe {
+  const respond = (_request: Request, headers: Record<string, string>, details: boolean) => {
+    const given = answer(details);
+    return given instanceof Promise ? given.then((a) => json(a, headers)) : json(given, headers);
+  };
+  return Object.assign(respond, { answer });
+}
+
+/** Each result's answer, rendered once. */
+function rendered(render: (result: Check) => string): Record<Check, ProbeAnswer> {
+  const answer = (result: Check) => ({ status: statusFor(result), body: render(result) });
+  return { ok: answer("ok"), degraded: answer("degraded"), unavailable: answer("unavailable") };
 }
 
 function statusFor(result: Check): number {
   return result === "unavailable" ? 503 : 200;
 }
 
-function json(status: number, body: string, headers: Record<string, string>): Response {
+function json({ status, body }: ProbeAnswer, headers: Record<string, string>): Response {
   headers["content-type"] = "application/json";
   return new Response(body, { status, headers });
 }

@@ -2,6 +2,7 @@
 // with n trusted proxies the client is the n-th address from the right, the one the outermost
 // trusted proxy saw; anything to its left was written by the client and proves nothing.
 import type { ClientInfo } from "../auth/sessions.ts";
+import { peerAddress } from "./peer-address.ts";
 import { auditIds, type RequestInfo, type Socket, socketOf } from "./request-context.ts";
 
 export function clientAddress(request: Request, trustProxy: number, socket: Socket = socketOf(request)): string {
@@ -13,7 +14,7 @@ export function clientAddress(request: Request, trustProxy: number, socket: Sock
     const seen = hops[hops.length - trustProxy];
     if (seen) return seen;
   }
-  return socket.server?.requestIP(socket.received)?.address ?? "unknown";
+  return peerAddress(socket) ?? "unknown";
 }
 
 /**

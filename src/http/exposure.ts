@@ -6,6 +6,7 @@
 import type { Config } from "../config/index.ts";
 import { AppError } from "../errors/index.ts";
 import type { Server } from "bun";
+import { peerAddress } from "./peer-address.ts";
 
 /** Which of svc's listeners a request came in on. */
 export type Listener = "public" | "ops";
@@ -59,7 +60,7 @@ export function viaOf(socket: Arrival): Via {
   const { headers } = socket.received;
   return {
     listener: socket.listener,
-    peer: socket.server?.requestIP(socket.received)?.address,
+    peer: peerAddress(socket),
     // A proxy on the box connects from loopback for every client it forwards, and says so in one of these
     // headers, which a client behind it cannot take away. Whether svc trusts the proxy (SVC_TRUST_PROXY)
     // does not matter here: a forwarded request is never the box's own, so a proxy left out of the setting

@@ -40,6 +40,42 @@ describe("GET /svc/health", () => {
     expect(reply.body).toMatchObject({ service: "svc", status: "unavailable", checks: { database: "unavailable" } });
   });
 
+  test("answers as JSON with the headers every answer carries, whether its check ran now or was kept", async () => {
+    const down = (store: VersionedStore): VersionedStore => ({
+      ...store,
+      ping: () => Promise.reject(new Error("database is gone")),
+    });
+    for (const { store, status } of [
+      { store: undefined, status: 200 },
+      { store: down, status: 503 },
+    ]) {
+      const { call } = await testApp(store && { store });
+      // The first probe waits for its check; the second is answered at once from a kept "ok" (or checks again).
+      for (const id of ["first", "second"]) {
+        const reply = await call("GET", "/svc/health", { headers: { "x-request-id": id } });
+        expect(reply.status).toBe(status);
+        expect(reply.headers.get("content-type")).toBe("application/json");
+        expect(reply.headers.get("cache-control")).toBe("no-store");
+        expect(reply.headers.get("x-content-type-options")).toBe("nosniff");
+        expect(reply.headers.get("x-request-id")).toBe(id);
+      }
+    }
+  });
+
+  test("a probe whose check is kept is answered with a Response, not a promise of one", async () => {
+    // A promise would cost every probe a turn of the event loop. Elysia compiles a route as async when a
+    // hook's source looks async, or takes Elysia's whole context (it then parses everything a route might read).
+    const { app } = await testApp();
+    const server = undefined as unknown as Parameters<typeof app.handlers.fetch>[1];
+    // The first probe's check runs; the next ones answer from it.
+    await app.handlers.fetch(new Request("http://localhost/svc/health"), server);
+    for (const path of ["/svc/health", "/svc/health/live", "/svc/health/ready"]) {
+      const answer = app.handlers.fetch(new Request(`http://localhost${path}`), server);
+      expect(answer).toBeInstanceOf(Response);
+      expect((answer as Response).status).toBe(200);
+    }
+  });
+
   describe("the database check (probes need no token, so they must not turn into a query each)", () => {
     /** A store whose ping counts its calls and answers as `state.up` says, after `state.delayMs`. */
     function watched() {
