@@ -86,9 +86,8 @@ export function outerHandler({ app, maxBodyBytes, logger, websocket }: OuterHand
  * The request, under a stand-in host when its own is too short for Elysia: Elysia 1.4 looks for the path's
  * "/" from the 12th character on (`url.indexOf("/", 11)` in its getPath, node_modules/elysia/dist/utils.mjs),
  * which skips it behind a host of under 4 characters ("http://api/…", a Kubernetes Service named api), and
- * then routes by the wrong path (docs/upstream/elysia-short-host.md, the note to file upstream); without any Host
- * (HTTP/1.0) Bun's URL is the bare path. Routing must not depend on the Host header; nothing svc answers is
- * built from it.
+ * then routes by the wrong path (docs/upstream/elysia-short-host.md); without any Host (HTTP/1.0) Bun's URL is
+ * the bare path. Routing must not depend on the Host header; nothing svc answers is built from it.
  */
 function routable(request: Request): Request {
   const url = request.url;
