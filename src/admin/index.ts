@@ -7,8 +7,8 @@ import { clientInfo } from "../http/client-address.ts";
 import { conditionalJson, taggedJson } from "../http/etag.ts";
 import type { Idempotency } from "../http/idempotency.ts";
 import type { UserRecord } from "../db/store.ts";
-import { jsonBody } from "../http/json-body.ts";
-import { ref } from "../http/openapi.ts";
+import { jsonBody, BODY_ERRORS } from "../http/json-body.ts";
+import { pageAnswer, ref } from "../http/openapi.ts";
 import { operations, type Target } from "../http/operations.ts";
 import {
   accountChangeBody,
@@ -64,12 +64,7 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
           tag: "admin",
           query: adminUsersQuery,
           auth: true,
-          ok: {
-            status: 200,
-            description: "A page of accounts",
-            schema: t.Array(ref("AdminUser")),
-            headers: { Link: 'The next page, as <url>; rel="next", while more remain' },
-          },
+          ok: pageAnswer("A page of accounts", "AdminUser"),
           errors: ["validation_failed", "forbidden"],
         },
       },
@@ -100,15 +95,7 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
             schema: ref("AdminUser"),
             headers: { Location: "The account's URL under admin/users" },
           },
-          errors: [
-            "validation_failed",
-            "malformed_json",
-            "forbidden",
-            "username_taken",
-            "email_taken",
-            "payload_too_large",
-            "unsupported_media_type",
-          ],
+          errors: [...BODY_ERRORS, "forbidden", "username_taken", "email_taken"],
         },
       },
     )
@@ -149,15 +136,7 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
           tag: "admin",
           auth: true,
           ok: { status: 200, description: "The account, changed", schema: ref("AdminUser") },
-          errors: [
-            "validation_failed",
-            "malformed_json",
-            "forbidden",
-            "not_found",
-            "last_admin",
-            "payload_too_large",
-            "unsupported_media_type",
-          ],
+          errors: [...BODY_ERRORS, "forbidden", "not_found", "last_admin"],
         },
       },
     )
@@ -245,12 +224,7 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
           tag: "admin",
           query: auditQuery,
           auth: true,
-          ok: {
-            status: 200,
-            description: "A page of events",
-            schema: t.Array(ref("AuditEvent")),
-            headers: { Link: 'The next (older) page, as <url>; rel="next", while more remain' },
-          },
+          ok: pageAnswer("A page of events", "AuditEvent", true),
           errors: ["validation_failed", "forbidden"],
         },
       },

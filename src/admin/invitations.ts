@@ -7,8 +7,8 @@ import { bearer } from "../auth/bearer.ts";
 import { clientInfo } from "../http/client-address.ts";
 import { conditionalJson } from "../http/etag.ts";
 import type { Idempotency } from "../http/idempotency.ts";
-import { optionalJsonBody } from "../http/json-body.ts";
-import { ref } from "../http/openapi.ts";
+import { optionalJsonBody, BODY_ERRORS } from "../http/json-body.ts";
+import { pageAnswer, ref } from "../http/openapi.ts";
 import { operations } from "../http/operations.ts";
 import type { InvitationService } from "../signup/invitations.ts";
 import { invitationsQuery, invitationView, issueInvitationBody, parseInvitationPage } from "../signup/model.ts";
@@ -59,7 +59,7 @@ export function invitationRoutes({
               description: "The code, shown once, its id and when it expires",
               schema: ref("IssuedInvitation"),
             },
-            errors: ["validation_failed", "malformed_json", "forbidden", "payload_too_large", "unsupported_media_type"],
+            errors: [...BODY_ERRORS, "forbidden"],
           },
         },
       )
@@ -82,12 +82,7 @@ export function invitationRoutes({
             tag: "admin",
             query: invitationsQuery,
             auth: true,
-            ok: {
-              status: 200,
-              description: "A page of invitations",
-              schema: t.Array(ref("Invitation")),
-              headers: { Link: 'The next (older) page, as <url>; rel="next", while more remain' },
-            },
+            ok: pageAnswer("A page of invitations", "Invitation", true),
             errors: ["validation_failed", "forbidden"],
           },
         },

@@ -5,7 +5,7 @@ import { Elysia, t } from "elysia";
 import { invalidFields } from "../errors/index.ts";
 import { clientInfo } from "../http/client-address.ts";
 import type { Idempotency } from "../http/idempotency.ts";
-import { jsonBody, optionalJsonBody } from "../http/json-body.ts";
+import { jsonBody, optionalJsonBody, BODY_ERRORS } from "../http/json-body.ts";
 import { ref, RULE_MESSAGE } from "../http/openapi.ts";
 import { operations } from "../http/operations.ts";
 import { requestFacts } from "../http/request-pipeline.ts";
@@ -104,14 +104,7 @@ export function emailVerificationRoutes({
           summary: "Verify your e-mail address with the token from the mail's link (it works once, for 24 hours)",
           tag: "auth",
           ok: { status: 200, description: "Verified: you, with email_verified true", schema: ref("Me") },
-          errors: [
-            "validation_failed",
-            "malformed_json",
-            "invalid_mail_token",
-            "mail_token_expired",
-            "payload_too_large",
-            "unsupported_media_type",
-          ],
+          errors: [...BODY_ERRORS, "invalid_mail_token", "mail_token_expired"],
         },
       },
     )
@@ -143,14 +136,7 @@ export function emailVerificationRoutes({
           tag: "auth",
           auth: "or-body",
           ok: { status: 202, description: "Accepted, the same whatever happened", schema: ref("VerificationResend") },
-          errors: [
-            "validation_failed",
-            "malformed_json",
-            "mail_not_configured",
-            "too_many_requests",
-            "payload_too_large",
-            "unsupported_media_type",
-          ],
+          errors: [...BODY_ERRORS, "mail_not_configured", "too_many_requests"],
         },
       },
     );

@@ -4,7 +4,7 @@ import { Elysia, t } from "elysia";
 import { clientInfo } from "../http/client-address.ts";
 import { requestFacts } from "../http/request-pipeline.ts";
 import type { Idempotency } from "../http/idempotency.ts";
-import { jsonBody, optionalJsonBody } from "../http/json-body.ts";
+import { jsonBody, optionalJsonBody, BODY_ERRORS } from "../http/json-body.ts";
 import { ref } from "../http/openapi.ts";
 import { operations } from "../http/operations.ts";
 import { loginBody, redeemAnyResetBody, userView } from "../users/model.ts";
@@ -24,7 +24,6 @@ import { endSessions, sessionEnding } from "./session-ending.ts";
 import type { SessionService, TokenPair } from "./sessions.ts";
 
 /** What reading a route's JSON body can be refused with (json-body.ts, and the schema's checks). */
-const BODY_ERRORS = ["validation_failed", "malformed_json", "payload_too_large", "unsupported_media_type"] as const;
 /** What a request that starts a session can be refused with, besides its own credentials' error. */
 const NEW_SESSION_ERRORS = [...BODY_ERRORS, "account_disabled", "csrf_refused", "too_many_requests"] as const;
 

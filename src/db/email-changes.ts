@@ -8,9 +8,8 @@ import type { Dialect } from "./dialect.ts";
 import { enqueueIn, type OutboxMail } from "./mail-outbox.ts";
 import { USER_FIELDS, type UserRecord } from "./records.ts";
 import { columns } from "./rows.ts";
-import { ReferenceGone } from "./store-errors.ts";
 import { userClash } from "./users.ts";
-import { TIMED } from "./transactions.ts";
+import { runForUser } from "./transactions.ts";
 
 export interface EmailChangeStore {
   /**
@@ -35,19 +34,12 @@ export function emailChangeStore({ tables, transaction }: Dialect): EmailChangeS
   const { users } = tables;
   const userColumns = columns(users, USER_FIELDS);
   return {
-    async request(token, mail, audit) {
-      try {
-        return await transaction(async (tx) => {
-          await replaceTokensIn(tx, tables, token.userId, token);
-          await enqueueIn(tx, tables, mail);
-          await recordIn(tx, tables, audit);
-          return true;
-        }, TIMED);
-      } catch (error) {
-        if (error instanceof ReferenceGone) return false;
-        throw error;
-      }
-    },
+    request: (token, mail, audit) =>
+      runForUser(transaction, async (tx) => {
+        await replaceTokensIn(tx, tables, token.userId, token);
+        await enqueueIn(tx, tables, mail);
+        await recordIn(tx, tables, audit);
+      }),
     confirm: (digest, at, notice, audit) =>
       transaction(
         async (tx) => {

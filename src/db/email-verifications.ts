@@ -9,8 +9,7 @@ import type { Db, Dialect, Tables } from "./dialect.ts";
 import { enqueueIn, type OutboxMail } from "./mail-outbox.ts";
 import { USER_FIELDS, type UserRecord } from "./records.ts";
 import { columns, first } from "./rows.ts";
-import { ReferenceGone } from "./store-errors.ts";
-import { ROLL_BACK, runUndoable, TIMED } from "./transactions.ts";
+import { ROLL_BACK, runForUser, runUndoable, TIMED } from "./transactions.ts";
 
 const KIND = "email_verification";
 
@@ -70,15 +69,7 @@ export function emailVerificationStore({ db, write, tables, transaction }: Diale
   const userColumns = columns(users, USER_FIELDS);
   const usersTokens = (userId: string) => and(eq(accountTokens.userId, userId), eq(accountTokens.kind, KIND));
   return {
-    async issue(issue) {
-      try {
-        await transaction((tx) => issueIn(tx, tables, issue), TIMED);
-        return true;
-      } catch (error) {
-        if (error instanceof ReferenceGone) return false;
-        throw error;
-      }
-    },
+    issue: (issue) => runForUser(transaction, (tx) => issueIn(tx, tables, issue)),
     redeem: (digest, at, audit) =>
       runUndoable(
         transaction,

@@ -10,8 +10,7 @@ import { USER_FIELDS, type UserRecord } from "./records.ts";
 import type { Redemption } from "./resets.ts";
 import { columns } from "./rows.ts";
 import { currentToken } from "./sessions.ts";
-import { ReferenceGone } from "./store-errors.ts";
-import { ROLL_BACK, TIMED, runUndoable } from "./transactions.ts";
+import { ROLL_BACK, runForUser, runUndoable } from "./transactions.ts";
 
 export interface MailedResetStore {
   /**
@@ -41,27 +40,20 @@ export function mailedResetStore({ db, run, tables, transaction }: Dialect): Mai
   const { users, sessions, refreshTokens, accountTokens, mailOutbox } = tables;
   const userColumns = columns(users, USER_FIELDS);
   return {
-    async request(token, mail, audit, send) {
-      try {
-        return await transaction(async (tx) => {
-          if (send) {
-            await replaceTokensIn(tx, tables, token.userId, token);
-            await enqueueIn(tx, tables, mail);
-          } else {
-            // The same work on rows that do not exist: the nil user's tokens, and the two rows by their keys.
-            await replaceTokensIn(tx, tables, NIL, null);
-            await tx.update(accountTokens).set(token).where(eq(accountTokens.digest, token.digest));
-            await tx.update(mailOutbox).set(mail).where(eq(mailOutbox.id, mail.id));
-          }
-          await recordIn(tx, tables, audit);
-          return true;
-        }, TIMED);
-      } catch (error) {
-        // The account went while the request ran: as if it had never been.
-        if (error instanceof ReferenceGone) return false;
-        throw error;
-      }
-    },
+    // The account went while the request ran: as if it had never been.
+    request: (token, mail, audit, send) =>
+      runForUser(transaction, async (tx) => {
+        if (send) {
+          await replaceTokensIn(tx, tables, token.userId, token);
+          await enqueueIn(tx, tables, mail);
+        } else {
+          // The same work on rows that do not exist: the nil user's tokens, and the two rows by their keys.
+          await replaceTokensIn(tx, tables, NIL, null);
+          await tx.update(accountTokens).set(token).where(eq(accountTokens.digest, token.digest));
+          await tx.update(mailOutbox).set(mail).where(eq(mailOutbox.id, mail.id));
+        }
+        await recordIn(tx, tables, audit);
+      }),
     find: (digest, at) => run(() => tokenIn(db, tables, digest, "password_reset", at)),
     redeem: (digest, { passwordHash, at, session, refresh }, notice, audit) =>
       runUndoable(

@@ -7,9 +7,8 @@ import type { Dialect } from "./dialect.ts";
 import { USER_FIELDS } from "./records.ts";
 import { columns, pruneBefore } from "./rows.ts";
 import { currentToken, type NewRefreshToken, type SessionRecord } from "./sessions.ts";
-import { ReferenceGone } from "./store-errors.ts";
 import type { UserRecord } from "./records.ts";
-import { ROLL_BACK, TIMED, runUndoable } from "./transactions.ts";
+import { ROLL_BACK, runForUser, runUndoable } from "./transactions.ts";
 
 /** A one-time password reset code an administrator issued, as stored: its digest, never the code. */
 export interface PasswordResetRecord {
@@ -53,23 +52,16 @@ export function resetStore({ db, run, write, tables, transaction }: Dialect): Pa
   const { passwordResets, users, sessions, refreshTokens } = tables;
   const userColumns = columns(users, USER_FIELDS);
   return {
-    async issue(reset, audit) {
-      try {
-        return await transaction(async (tx) => {
-          // One outstanding code per user: a new one replaces the last in the same statement.
-          const { digest, createdAt, expiresAt, issuedBy } = reset;
-          await tx
-            .insert(passwordResets)
-            .values(reset)
-            .onConflictDoUpdate({ target: passwordResets.userId, set: { digest, createdAt, expiresAt, issuedBy } });
-          await recordIn(tx, tables, audit);
-          return true;
-        }, TIMED);
-      } catch (error) {
-        if (error instanceof ReferenceGone) return false;
-        throw error;
-      }
-    },
+    issue: (reset, audit) =>
+      runForUser(transaction, async (tx) => {
+        // One outstanding code per user: a new one replaces the last in the same statement.
+        const { digest, createdAt, expiresAt, issuedBy } = reset;
+        await tx
+          .insert(passwordResets)
+          .values(reset)
+          .onConflictDoUpdate({ target: passwordResets.userId, set: { digest, createdAt, expiresAt, issuedBy } });
+        await recordIn(tx, tables, audit);
+      }),
     redeem(digest, userId, { passwordHash, at, session, refresh }, audit) {
       const user = parseId(userId);
       if (!user) return Promise.resolve("invalid" as const);

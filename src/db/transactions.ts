@@ -1,6 +1,7 @@
 // The transactions the aggregates run: held to a deadline, and undone from within when a
 // compare-and-set finds it lost.
 import type { Db, Dialect } from "./dialect.ts";
+import { ReferenceGone } from "./store-errors.ts";
 
 /** A transaction of a few statements, held to run's deadline (a bulk load is not). */
 export const TIMED = { timed: true } as const;
@@ -14,6 +15,20 @@ export async function runUndoable<T, U>(transaction: Dialect["transaction"], wor
     return await transaction(work, TIMED);
   } catch (error) {
     if (error === ROLL_BACK) return undone;
+    throw error;
+  }
+}
+
+/**
+ * A timed transaction that writes for a user: true once it committed, false when the user went while it ran
+ * (a foreign key found nothing: ReferenceGone), as if it had never been asked.
+ */
+export async function runForUser(transaction: Dialect["transaction"], work: (tx: Db) => Promise<unknown>) {
+  try {
+    await transaction(work, TIMED);
+    return true;
+  } catch (error) {
+    if (error instanceof ReferenceGone) return false;
     throw error;
   }
 }

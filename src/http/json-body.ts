@@ -124,3 +124,11 @@ export function optionalJsonBody(maxBytes: number): [ReturnType<typeof readJson>
     "application/json",
   ];
 }
+
+/** What a route reading a JSON body can be refused with, before its own errors (for its OpenAPI answers). */
+export const BODY_ERRORS = [
+  "validation_failed",
+  "malformed_json",
+  "payload_too_large",
+  "unsupported_media_type",
+] as const;

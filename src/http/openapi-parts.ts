@@ -67,6 +67,20 @@ export function ref(name: SchemaName) {
   return t.Unsafe<unknown>({ $ref: `#/components/schemas/${name}` });
 }
 
+/**
+ * A 200 answer holding one page of a list of `item`, keyset-paged: the next page's URL in Link. `newestFirst`:
+ * the next page holds older items.
+ */
+export function pageAnswer(description: string, item: SchemaName, newestFirst = false) {
+  const next = newestFirst ? "The next (older) page" : "The next page";
+  return {
+    status: 200,
+    description,
+    schema: t.Array(ref(item)),
+    headers: { Link: `${next}, as <url>; rel="next", while more remain` },
+  };
+}
+
 const fieldError = t.Object({ field: t.String(), message: t.String() });
 export const problemSchema = t.Object(
   {

@@ -8,7 +8,7 @@ import { statusOf, type ErrorCode } from "../errors/index.ts";
 import { enumOf, type QueryParameter, ref } from "./openapi-parts.ts";
 
 // The pieces models use, apart so that the models import no file that imports them.
-export { enumOf, integer, problemSchema, type QueryParameter, ref, RULE_MESSAGE } from "./openapi-parts.ts";
+export { enumOf, integer, pageAnswer, problemSchema, type QueryParameter, ref, RULE_MESSAGE } from "./openapi-parts.ts";
 
 interface Success {
   status: number;

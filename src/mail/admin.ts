@@ -8,7 +8,7 @@ import type { MailOutboxStore } from "../db/mail-outbox.ts";
 import { AppError } from "../errors/index.ts";
 import { conditionalJson } from "../http/etag.ts";
 import type { Idempotency } from "../http/idempotency.ts";
-import { ref } from "../http/openapi.ts";
+import { pageAnswer, ref } from "../http/openapi.ts";
 import { operations } from "../http/operations.ts";
 import { mailQuery, outboxMailView, parseMailFilter } from "./model.ts";
 
@@ -62,12 +62,7 @@ export function adminMailRoutes({
           tag: "admin",
           query: mailQuery,
           auth: true,
-          ok: {
-            status: 200,
-            description: "A page of mails",
-            schema: t.Array(ref("OutboxMail")),
-            headers: { Link: 'The next (older) page, as <url>; rel="next", while more remain' },
-          },
+          ok: pageAnswer("A page of mails", "OutboxMail", true),
           errors: ["validation_failed", "forbidden", "mail_not_configured"],
         },
       },

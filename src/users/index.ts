@@ -9,8 +9,8 @@ import { clientInfo } from "../http/client-address.ts";
 import type { RequestInfo } from "../http/request-context.ts";
 import { type AnswerSet, conditionalJson, taggedJson } from "../http/etag.ts";
 import type { Idempotency } from "../http/idempotency.ts";
-import { jsonBody } from "../http/json-body.ts";
-import { ref } from "../http/openapi.ts";
+import { jsonBody, BODY_ERRORS } from "../http/json-body.ts";
+import { pageAnswer, ref } from "../http/openapi.ts";
 import { operations, type Target } from "../http/operations.ts";
 import { changePasswordBody, createUserBody, listUsersQuery, updateSelfBody, userView } from "./model.ts";
 import { parsePage, type UserService } from "./service.ts";
@@ -115,15 +115,12 @@ export function usersRoutes({
               headers: { Location: "The user's URL" },
             },
             errors: [
-              "validation_failed",
-              "malformed_json",
+              ...BODY_ERRORS,
               "signup_closed",
               "invitation_required",
               "invalid_invitation",
               "username_taken",
               "email_taken",
-              "payload_too_large",
-              "unsupported_media_type",
               "too_many_requests",
             ],
           },
@@ -139,12 +136,7 @@ export function usersRoutes({
           tag: "users",
           query: listUsersQuery,
           auth: true,
-          ok: {
-            status: 200,
-            description: "A page of users",
-            schema: t.Array(ref("User")),
-            headers: { Link: 'The next page, as <url>; rel="next", while more remain' },
-          },
+          ok: pageAnswer("A page of users", "User"),
           errors: ["validation_failed"],
         },
       })
@@ -211,15 +203,7 @@ export function usersRoutes({
                 schema: ref("PendingEmailChange"),
               },
             ],
-            errors: [
-              "validation_failed",
-              "malformed_json",
-              "current_password_mismatch",
-              "username_taken",
-              "email_taken",
-              "payload_too_large",
-              "unsupported_media_type",
-            ],
+            errors: [...BODY_ERRORS, "current_password_mismatch", "username_taken", "email_taken"],
           },
         },
       )
@@ -249,13 +233,7 @@ export function usersRoutes({
               schema: ref("TokenPair"),
               headers: { "Set-Cookie": "A cookie-mode session's new refresh token, in its session cookie." },
             },
-            errors: [
-              "validation_failed",
-              "malformed_json",
-              "current_password_mismatch",
-              "payload_too_large",
-              "unsupported_media_type",
-            ],
+            errors: [...BODY_ERRORS, "current_password_mismatch"],
           },
         },
       )

@@ -3,7 +3,7 @@
 import { Elysia } from "elysia";
 import { clientInfo } from "../http/client-address.ts";
 import type { Idempotency } from "../http/idempotency.ts";
-import { jsonBody } from "../http/json-body.ts";
+import { jsonBody, BODY_ERRORS } from "../http/json-body.ts";
 import { ref } from "../http/openapi.ts";
 import { operations } from "../http/operations.ts";
 import { requestFacts } from "../http/request-pipeline.ts";
@@ -42,14 +42,7 @@ export function accountMailRoutes({ users, emailChanges, idempotency, maxBodyByt
             "Ask for a password reset link by mail. The answer is the same whether or not an account has the address; throttled per address and per client.",
           tag: "auth",
           ok: { status: 202, description: "Accepted, for every address", schema: ref("ResetRequested") },
-          errors: [
-            "validation_failed",
-            "malformed_json",
-            "mail_not_configured",
-            "too_many_requests",
-            "payload_too_large",
-            "unsupported_media_type",
-          ],
+          errors: [...BODY_ERRORS, "mail_not_configured", "too_many_requests"],
         },
       },
     )
@@ -68,16 +61,7 @@ export function accountMailRoutes({ users, emailChanges, idempotency, maxBodyByt
           summary: "Confirm a change of address with the token of the link mailed to the new address",
           tag: "users",
           ok: { status: 200, description: "The account, with its new (verified) address", schema: ref("Me") },
-          errors: [
-            "validation_failed",
-            "malformed_json",
-            "invalid_mail_token",
-            "mail_token_expired",
-            "email_taken",
-            "account_disabled",
-            "payload_too_large",
-            "unsupported_media_type",
-          ],
+          errors: [...BODY_ERRORS, "invalid_mail_token", "mail_token_expired", "email_taken", "account_disabled"],
         },
       },
     );
