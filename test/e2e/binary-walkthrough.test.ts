@@ -74,7 +74,9 @@ describe("the compiled binary, alone in an empty folder", () => {
     expect(out).toContain('"action":"password_reset.redeemed"');
     expect(out).toContain("password_reset.redeemed  success  actor=");
     // An account an administrator made, and an invitation for dee, shown once and listed without its code.
-    expect(out).toContain('"username":"cyd","email":"cyd@example.com","role":"user"');
+    expect(out).toContain(
+      '"username":"cyd","email":"cyd@example.com","email_verified":false,"email_verified_at":null,"role":"user"',
+    );
     const invitation = /"code":"([0-9A-Z-]{39})","email":"dee@example.com"/.exec(out);
     expect(invitation).not.toBeNull();
     expect(out.split(invitation![1]!)).toHaveLength(2);
