@@ -7,7 +7,9 @@ import type { components, operations } from "./openapi.generated.js";
 /** The one answer a resend gets, whatever happened (so that it tells nobody which addresses have accounts). */
 export type VerificationResend = components["schemas"]["VerificationResend"];
 export type EmailVerification = operations["verifyEmail"]["requestBody"]["content"]["application/json"];
-export type VerificationResendRequest = { email?: string };
+export type VerificationResendRequest = NonNullable<
+  operations["resendVerification"]["requestBody"]
+>["content"]["application/json"];
 
 const VERIFY = "/svc-api/v1/auth/email/verify";
 
