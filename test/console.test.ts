@@ -64,7 +64,7 @@ describe("the console, served", () => {
     }
   });
 
-  test("offers a new account form, marking an address verified, the invitations and backups views, and Forgot password?, which call their routes", async () => {
+  test("offers a new account form, marking an address verified, the invitations, mail and backups views, and Forgot password?, which call their routes", async () => {
     const app = await testApp();
     const page = await app.call("GET", "/svc/admin");
     const script = [...page.text.matchAll(/src="(\/svc\/admin\/[^"]+\.js)"/g)].map((m) => m[1]!);
@@ -85,6 +85,10 @@ describe("the console, served", () => {
       "Forgot password?",
       "/auth/password-reset/request",
       "If an account has this address",
+      "Mails, newest first",
+      "/admin/mail",
+      "/resend",
+      "Resend the mail to",
     ])
       expect({ text, offered: code.includes(text) }).toEqual({ text, offered: true });
   });

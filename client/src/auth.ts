@@ -13,6 +13,7 @@ import {
   type LogoutScope,
   type Me,
   readHeld,
+  type ResetRedemption,
   type Session,
   type SessionMode,
   sessionOf,
@@ -35,8 +36,7 @@ export class Auth {
   readonly #key: string;
   readonly #lockName: string;
   readonly #renewTimeoutMs: number;
-  /** keepAlive: the timer that renews the session when it is due; null without keepAlive. */
-  readonly #keepAlive: KeepAlive | null;
+  readonly #keepAlive: KeepAlive | null; // renews the session when it is due; null without keepAlive
   /** What the renewal lock is held on: the shared store, or (cookie mode: the browser's cookie) the site. */
   readonly #holder: object;
   readonly #listeners = new Set<(session: Session | null) => void>();
@@ -99,8 +99,8 @@ export class Auth {
     return this.#signIn("login", credentials);
   }
 
-  /** Redeems a reset code an administrator issued: a new password, and a new session (every other one ends). */
-  redeemReset(input: { username: string; reset_code: string; new_password: string }): Promise<Session> {
+  /** Redeems an administrator's reset code (or a mailed link's token): a new password and session; others end. */
+  redeemReset(input: ResetRedemption): Promise<Session> {
     return this.#signIn("password-reset", input);
   }
 

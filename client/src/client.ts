@@ -12,6 +12,7 @@ import { answerOf, type Fetch, Http, type Method, nextLink } from "./http.js";
 import { memoryStorage, type SessionStorage } from "./storage.js";
 import { Users } from "./users.js";
 import { emailVerificationCalls, type EmailVerificationCalls } from "./email-verification.js";
+import { passwordResetCalls, type PasswordResetCalls } from "./password-reset.js";
 
 export interface ClientOptions {
   /** Where svc is: `https://svc.example.com`. In a browser, the page's own origin when left out. */
@@ -60,8 +61,11 @@ export interface Answer<T> {
 }
 
 export interface Client {
-  /** The session, and (email-verification.ts) verifyEmail and resendVerification. */
-  readonly auth: Auth & EmailVerificationCalls;
+  /**
+   * The session, with (email-verification.ts) verifyEmail and resendVerification, and (password-reset.ts)
+   * requestPasswordReset and resetPassword.
+   */
+  readonly auth: Auth & EmailVerificationCalls & PasswordResetCalls;
   readonly users: Users;
   readonly categories: Categories;
   /** Stops listening to other tabs and the store (a script can then exit); the session is kept. */
@@ -105,7 +109,7 @@ export function createClient(options: ClientOptions = {}): Client {
     keepAlive: options.keepAlive,
   });
   return {
-    auth: Object.assign(auth, emailVerificationCalls(http, auth)),
+    auth: Object.assign(auth, emailVerificationCalls(http, auth), passwordResetCalls(http, auth)),
     users: new Users(http, auth),
     categories: new Categories(http, auth),
     close: () => auth.close(),

@@ -1,12 +1,17 @@
 // The session as this client holds it: in memory, and (json mode) in storage, shared with other clients and
 // tabs; when its token is due for renewal.
 import { isSvcError } from "./errors.js";
-import type { components } from "./openapi.generated.js";
+import type { components, operations } from "./openapi.generated.js";
 import type { SessionStorage } from "./storage.js";
 
 export type Me = components["schemas"]["Me"];
 export type LoginAnswer = components["schemas"]["Login"];
 export type TokenPair = components["schemas"]["TokenPair"];
+type ResetBody = Omit<operations["redeemPasswordReset"]["requestBody"]["content"]["application/json"], "mode">;
+/** auth/password-reset's two forms: an administrator's code for a username, or a mailed link's token. */
+export type ResetRedemption =
+  | Required<Pick<ResetBody, "username" | "reset_code" | "new_password">>
+  | Required<Pick<ResetBody, "token" | "new_password">>;
 
 /** json: the refresh token is the client's to keep (in `storage`). cookie: svc keeps it in an HttpOnly cookie. */
 export type SessionMode = "json" | "cookie";

@@ -2,8 +2,25 @@
 export { createClient, type Answer, type Client, type ClientOptions, type RequestOptions } from "./client.js";
 export type { Fetch, Method } from "./http.js";
 export type { Auth, LogoutScope, Me, Session, SessionMode } from "./auth.js";
-export type { NewUser, PasswordChange, User, UserChanges, UserList, Users } from "./users.js";
-export type { EmailVerificationCalls, VerificationResend } from "./email-verification.js";
+export type { ResetRedemption } from "./held-session.js";
+export type {
+  EmailChangeConfirmation,
+  NewUser,
+  PasswordChange,
+  PendingEmailChange,
+  UpdatedMe,
+  User,
+  UserChanges,
+  UserList,
+  Users,
+} from "./users.js";
+export type {
+  EmailVerification,
+  EmailVerificationCalls,
+  VerificationResend,
+  VerificationResendRequest,
+} from "./email-verification.js";
+export type { MailedReset, PasswordResetCalls, ResetRequest, ResetRequested } from "./password-reset.js";
 export type {
   Categories,
   Category,

@@ -1,6 +1,6 @@
 // The users routes: your own account, other users, and every page of the list.
 import type { Auth, Me } from "./auth.js";
-import type { components } from "./openapi.generated.js";
+import type { components, operations } from "./openapi.generated.js";
 import { SvcError } from "./errors.js";
 import { answerOf, type Call, type Http, nextLink } from "./http.js";
 
@@ -9,6 +9,11 @@ export type User = components["schemas"]["User"];
 export type NewUser = { username: string; email: string; password: string; invitation?: string };
 export type UserChanges = { username?: string; email?: string; current_password?: string };
 export type PasswordChange = { current_password: string; new_password: string };
+/** 202 to a change of address while svc sends mail: it waits for the link mailed to the new address. */
+export type PendingEmailChange = components["schemas"]["PendingEmailChange"];
+/** Your record as it stands; with `pending_email` when a new address waits for its link's confirmation. */
+export type UpdatedMe = Me & Partial<Pick<PendingEmailChange, "pending_email">>;
+export type EmailChangeConfirmation = operations["confirmEmailChange"]["requestBody"]["content"]["application/json"];
 
 const USERS = "/svc-api/v1/users";
 
@@ -68,15 +73,26 @@ export class Users {
     };
   }
 
-  /** Changes your username or e-mail (an e-mail change needs current_password). */
-  async update(changes: UserChanges): Promise<Me> {
-    const answer = await this.#call<Me | components["schemas"]["PendingEmailChange"]>({
-      method: "PUT",
-      path: USERS,
-      body: changes,
-    });
-    // While svc sends mail, a new address waits for the link mailed to it (202): your record as it stands.
+  /**
+   * Changes your username or e-mail (an e-mail change needs current_password). While svc sends mail, a new
+   * address is not yours yet: the answer is your record as it stands (the old address) with `pending_email`,
+   * until the link mailed to the new address is opened (confirmEmailChange).
+   */
+  async update(changes: UserChanges): Promise<UpdatedMe> {
+    const answer = await this.#call<Me | PendingEmailChange>({ method: "PUT", path: USERS, body: changes });
     const me = "pending_email" in answer ? answer.user : answer;
+    this.#auth.updated(me);
+    return "pending_email" in answer ? { ...me, pending_email: answer.pending_email } : me;
+  }
+
+  /**
+   * Confirms a change of address with the token of the link mailed to the new address (no session needed):
+   * the account, with its new address, verified. When signed in as that account, the session's user follows.
+   * invalid_mail_token, mail_token_expired; email_taken when another account took the address meanwhile.
+   */
+  async confirmEmailChange({ token }: EmailChangeConfirmation): Promise<Me> {
+    const call = { method: "POST", path: "/svc-api/v1/auth/email/confirm-change", body: { token } } as const;
+    const me = await answerOf<Me>(await this.#http.send(call, null));
     this.#auth.updated(me);
     return me;
   }

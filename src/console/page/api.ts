@@ -137,16 +137,16 @@ function titleOf(code: string): string {
 export type ResetRequestOutcome = { kind: "sent" } | { kind: "throttled"; retryAfter: number } | { kind: "no_mail" };
 
 /**
- * Asks svc to mail a reset link. Not signed in, so plain fetch rather than the session's client; svc
- * answers every address alike, and so does the page.
+ * Asks svc to mail a reset link, through the client (no session: the call carries no token). svc answers
+ * every address alike, and so does the page; a throttled request and mail that is off are said as such.
  */
 export async function requestPasswordReset(email: string): Promise<ResetRequestOutcome> {
-  const response = await fetch(`${API}/auth/password-reset/request`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ email }),
-  });
-  if (response.status === 429) return { kind: "throttled", retryAfter: Number(response.headers.get("retry-after")) };
-  if (response.status === 409) return { kind: "no_mail" };
-  return { kind: "sent" };
+  try {
+    await client.auth.requestPasswordReset({ email });
+    return { kind: "sent" };
+  } catch (error) {
+    if (isSvcError(error, "too_many_requests")) return { kind: "throttled", retryAfter: error.retryAfter ?? 1 };
+    if (isSvcError(error, "mail_not_configured")) return { kind: "no_mail" };
+    throw apiError(error);
+  }
 }

@@ -1,4 +1,5 @@
-// The svc admin console: sign in, then users, invitations, categories and the audit log, under a status strip.
+// The svc admin console: sign in, then users, invitations, categories, the audit log, the mail outbox and
+// backups, under a status strip.
 // Everything it does goes through svc's own API, which enforces every rule itself.
 import { render } from "preact";
 import { useEffect, useMemo, useState } from "preact/hooks";
@@ -7,6 +8,7 @@ import { Audit } from "./audit.tsx";
 import { Categories } from "./categories.tsx";
 import { BackupsView } from "./backups.tsx";
 import { Invitations } from "./invitations.tsx";
+import { MailView } from "./mail.tsx";
 import { names } from "./names.ts";
 import { ErrorNote, useAction } from "./parts.tsx";
 import { SignIn } from "./sign-in.tsx";
@@ -18,6 +20,7 @@ const VIEWS = {
   invitations: "Invitations",
   categories: "Categories",
   audit: "Audit log",
+  mail: "Mail",
   backups: "Backups",
 } as const;
 type View = keyof typeof VIEWS;
@@ -79,6 +82,7 @@ function Console() {
         {view === "invitations" && <Invitations names={book} />}
         {view === "categories" && <Categories names={book} />}
         {view === "audit" && <Audit names={book} />}
+        {view === "mail" && <MailView />}
         {view === "backups" && <BackupsView />}
       </main>
     </>
