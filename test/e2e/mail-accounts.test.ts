@@ -164,3 +164,33 @@ test("killed (SIGKILL) between a sign-up's commit and its delivery: after a rest
     if (second) expect(await stop(second)).toBe(0);
   }
 }, 120_000);
+
+test("a certificate svc does not trust gets no mail; trusted through NODE_EXTRA_CA_CERTS, the mail goes out", async () => {
+  const dir = emptyFolderWithBinary();
+  const { NODE_EXTRA_CA_CERTS: _trusted, ...untrusting } = mailSettings(smtp, dir);
+  const first = await start(dir, { SVC_DATABASE_URL: `sqlite:${dir}/svc.db`, ...untrusting });
+  let second: Running | undefined;
+  const mine = () => deliveredTo(smtp, "tess@example.com");
+  try {
+    expect((await signUp(first.base, "tess")).status).toBe(201);
+    await waitUntil(() => first.output().includes("mail not sent; trying again later"), { what: "the failed attempt" });
+    const warning = JSON.parse(
+      first
+        .output()
+        .split("\n")
+        .find((l) => l.includes("mail not sent"))!,
+    );
+    expect(warning.error).toMatch(/certificate/i);
+    expect((await (await fetch(`${first.base}/svc/health`)).json()).mail).toBe("failing");
+    expect(mine()).toEqual([]);
+    expect(await stop(first)).toBe(0);
+
+    second = await startWithMail(dir);
+    await waitUntil(() => mine().length > 0, { what: "the mail, once the CA is trusted", timeoutMs: 60_000 });
+    expect(mine()).toHaveLength(1);
+    expect(mine()[0]!.secure).toBe(true);
+  } finally {
+    first.proc.kill("SIGKILL");
+    if (second) expect(await stop(second)).toBe(0);
+  }
+}, 120_000);
