@@ -141,8 +141,10 @@ test("killed (SIGKILL) between a sign-up's commit and its delivery: after a rest
     const before = smtp.refusals();
     smtp.refuse("rcpt");
     expect((await signUp(first.base, "kim")).status).toBe(201);
-    // Committed, tried and not delivered: the mail waits in the outbox when the process dies.
+    // Committed, tried and not delivered: the mail waits in the outbox when the process dies. The warn line
+    // follows the retry's record; killed before it, the claim's 10-minute lease would hold the mail back.
     await waitUntil(() => smtp.refusals() > before, { what: "the first attempt refused" });
+    await waitUntil(() => first.output().includes("mail not sent; trying again later"), { what: "the retry recorded" });
     first.proc.kill("SIGKILL");
     expect(await first.proc.exited).toBe(137);
     expect(mine()).toEqual([]);
