@@ -1,6 +1,6 @@
 // The one-time tokens a mail carries (account_tokens), as the reset and e-mail change stores read them:
 // by digest and kind, live or expired, so that each answer names which.
-import { and, eq } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import { NIL, parseId } from "../lib/ids.ts";
 import type { Db, Tables } from "./dialect.ts";
 
@@ -42,4 +42,21 @@ export async function replaceTokensIn(tx: Db, tables: Tables, userId: string, to
 /** Deletes the token: the compare-and-set by which, of concurrent redemptions, one lands. */
 export async function spendIn(tx: Db, { accountTokens }: Tables, digest: string): Promise<boolean> {
   return (await tx.delete(accountTokens).where(eq(accountTokens.digest, digest)).returning()).length > 0;
+}
+
+/**
+ * What a new password ends: the user's pending e-mail change and reset links, so that whoever asked for
+ * them with the old password (or a stolen session) cannot finish after the owner took the account back.
+ * A verification link may stay: it verifies the account's own address only.
+ */
+export const PASSWORD_ENDS: readonly AccountTokenKind[] = ["email_change", "password_reset"];
+
+/** Deletes the user's tokens of these kinds, in the caller's transaction. */
+export async function dropTokensIn(
+  tx: Db,
+  { accountTokens }: Tables,
+  userId: string,
+  kinds: readonly AccountTokenKind[],
+) {
+  await tx.delete(accountTokens).where(and(eq(accountTokens.userId, userId), inArray(accountTokens.kind, [...kinds])));
 }

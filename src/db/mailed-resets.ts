@@ -2,7 +2,14 @@
 // token sets the password, ends every session and writes the "password changed" notice in another.
 import { and, eq, sql } from "drizzle-orm";
 import { NIL } from "../lib/ids.ts";
-import { type AccountTokenRecord, replaceTokensIn, spendIn, tokenIn } from "./account-token-rows.ts";
+import {
+  type AccountTokenRecord,
+  dropTokensIn,
+  PASSWORD_ENDS,
+  replaceTokensIn,
+  spendIn,
+  tokenIn,
+} from "./account-token-rows.ts";
 import { recordIn, type AuditEvent } from "./audit.ts";
 import type { Dialect } from "./dialect.ts";
 import { enqueueIn, type OutboxMail } from "./mail-outbox.ts";
@@ -25,7 +32,8 @@ export interface MailedResetStore {
   /**
    * Spends the token, in one change with the rest: sets the password, bumps the token version, ends every
    * session and starts `redemption.session`, stamps lastLoginAt, marks the address verified when the token
-   * was sent to the account's address of now, writes `notice(user)` and `audit`. Of concurrent redemptions
+   * was sent to the account's address of now, deletes the user's pending e-mail change and reset tokens,
+   * writes `notice(user)` and `audit`. Of concurrent redemptions
    * one lands. "disabled": the account is disabled (the token stays).
    */
   redeem(
@@ -78,6 +86,7 @@ export function mailedResetStore({ db, run, tables, transaction }: Dialect): Mai
             .returning(userColumns);
           if (!changed) return "disabled" as const;
           if (!(await spendIn(tx, tables, digest))) throw ROLL_BACK;
+          await dropTokensIn(tx, tables, token.userId, PASSWORD_ENDS);
           await tx.delete(sessions).where(eq(sessions.userId, token.userId));
           await tx.insert(sessions).values(session);
           await tx.insert(refreshTokens).values(currentToken(refresh, session.id));

@@ -4,7 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { auditEvent, CLI_ORIGIN } from "../../src/audit/model.ts";
 import { linkTokenDigest, newLinkToken } from "../../src/users/link-tokens.ts";
-import { expectProblem, testApp } from "../helpers.ts";
+import { expectProblem, promote, testApp } from "../helpers.ts";
 import { mailCount, mailedToken, mailOff } from "../support/mail-links.ts";
 
 const USERS = "/svc-api/v1/users";
@@ -129,6 +129,90 @@ describe("e-mail change with mail on", () => {
     );
     expect(written).toBe(true);
     await refused(old, 400, "mail_token_expired");
+  });
+});
+
+describe("a new password cancels a pending e-mail change", () => {
+  const NEW_PASSWORD = "a new staple battery";
+  /** Ann asks to move to evil@example.com (as someone with her session and password could); the token of that link. */
+  async function pending() {
+    const app = await changeApp();
+    expect((await app.change({ email: "evil@example.com", current_password: app.ann.password })).status).toBe(202);
+    return { ...app, pendingToken: (await mailedToken(app.store, "evil@example.com", "email_change")).token };
+  }
+  const cancelled = async ({ confirm, state, store }: Awaited<ReturnType<typeof pending>>, token: string) => {
+    const before = await state();
+    expect(before.email).toBe("ann@example.com");
+    expectProblem(await confirm(token), 400, "invalid_mail_token");
+    expect(await state()).toEqual(before);
+    expect(await mailCount(store, "ann@example.com", "email_changed")).toBe(0);
+  };
+
+  test("a reset by mail: the change's link is then 400 invalid_mail_token, nothing changed", async () => {
+    const app = await pending();
+    expect(
+      (await app.call("POST", "/svc-api/v1/auth/password-reset/request", { body: { email: "ann@example.com" } }))
+        .status,
+    ).toBe(202);
+    const reset = await mailedToken(app.store, "ann@example.com", "password_reset");
+    const redeemed = await app.call("POST", "/svc-api/v1/auth/password-reset", {
+      body: { token: reset.token, new_password: NEW_PASSWORD },
+    });
+    expect(redeemed.status).toBe(200);
+    await cancelled(app, app.pendingToken);
+  });
+
+  test("PUT /users/password: the change's link and an outstanding reset link are then 400, nothing changed", async () => {
+    const app = await pending();
+    expect(
+      (await app.call("POST", "/svc-api/v1/auth/password-reset/request", { body: { email: "ann@example.com" } }))
+        .status,
+    ).toBe(202);
+    const reset = await mailedToken(app.store, "ann@example.com", "password_reset");
+    const changed = await app.call("PUT", `${USERS}/password`, {
+      token: app.ann.token,
+      body: { current_password: app.ann.password, new_password: NEW_PASSWORD },
+    });
+    expect(changed.status).toBe(200);
+    await cancelled(app, app.pendingToken);
+    const before = await app.store.users.findById(app.ann.user.id);
+    expectProblem(
+      await app.call("POST", "/svc-api/v1/auth/password-reset", {
+        body: { token: reset.token, new_password: "yet another staple" },
+      }),
+      400,
+      "invalid_mail_token",
+    );
+    expect(await app.store.users.findById(app.ann.user.id)).toEqual(before);
+  });
+
+  test("an administrator's reset code redeemed: the change's and a reset's links are then 400, nothing changed", async () => {
+    const app = await pending();
+    const root = await app.signUp("root");
+    await promote(app.store, root.user.id);
+    expect(
+      (await app.call("POST", "/svc-api/v1/auth/password-reset/request", { body: { email: "ann@example.com" } }))
+        .status,
+    ).toBe(202);
+    const reset = await mailedToken(app.store, "ann@example.com", "password_reset");
+    const issued = await app.call("POST", `/svc-api/v1/admin/users/${app.ann.user.id}/password-reset`, {
+      token: root.token,
+    });
+    expect(issued.status).toBe(201);
+    const redeemed = await app.call("POST", "/svc-api/v1/auth/password-reset", {
+      body: { username: "ann", reset_code: issued.body.reset_code, new_password: NEW_PASSWORD },
+    });
+    expect(redeemed.status).toBe(200);
+    await cancelled(app, app.pendingToken);
+    const before = await app.store.users.findById(app.ann.user.id);
+    expectProblem(
+      await app.call("POST", "/svc-api/v1/auth/password-reset", {
+        body: { token: reset.token, new_password: "yet another staple" },
+      }),
+      400,
+      "invalid_mail_token",
+    );
+    expect(await app.store.users.findById(app.ann.user.id)).toEqual(before);
   });
 });
 
