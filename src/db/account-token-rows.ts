@@ -60,3 +60,9 @@ export async function dropTokensIn(
 ) {
   await tx.delete(accountTokens).where(and(eq(accountTokens.userId, userId), inArray(accountTokens.kind, [...kinds])));
 }
+
+/**
+ * What a new address ends: the links mailed to the old one. A reset link there would hand the account back
+ * to whoever reads the old mailbox, and a verification link there verifies nothing of the new address.
+ */
+export const ADDRESS_ENDS: readonly AccountTokenKind[] = ["password_reset", "email_verification"];

@@ -2,7 +2,14 @@
 // in one transaction; confirming the token makes the change, writing the notice to the old address.
 import { and, eq, ne } from "drizzle-orm";
 import { AppError } from "../errors/index.ts";
-import { type AccountTokenRecord, replaceTokensIn, spendIn, tokenIn } from "./account-token-rows.ts";
+import {
+  ADDRESS_ENDS,
+  type AccountTokenRecord,
+  dropTokensIn,
+  replaceTokensIn,
+  spendIn,
+  tokenIn,
+} from "./account-token-rows.ts";
 import { recordIn, type AuditEvent } from "./audit.ts";
 import type { Dialect } from "./dialect.ts";
 import { enqueueIn, type OutboxMail } from "./mail-outbox.ts";
@@ -18,8 +25,9 @@ export interface EmailChangeStore {
    */
   request(token: AccountTokenRecord, mail: OutboxMail, audit: AuditEvent): Promise<boolean>;
   /**
-   * Spends the token and changes the address to its email, verified at `at`, writing `notice(before,
-   * after)` (to the old address) and `audit`, in one transaction. Throws AppError `email_taken` when
+   * Spends the token and changes the address to its email, verified at `at`, deletes the user's reset and
+   * verification tokens (mailed to the old address), writes `notice(before, after)` (to the old address)
+   * and `audit`, in one transaction. Throws AppError `email_taken` when
    * another account has the address by now; nothing changes then. "disabled": the account is disabled.
    */
   confirm(
@@ -59,6 +67,7 @@ export function emailChangeStore({ tables, transaction }: Dialect): EmailChangeS
             .returning(userColumns);
           // Spent by a concurrent confirmation meanwhile: its change stands, this one is refused.
           if (!after || !(await spendIn(tx, tables, digest))) throw new AppError("invalid_mail_token", SPENT);
+          await dropTokensIn(tx, tables, after.id, ADDRESS_ENDS);
           await enqueueIn(tx, tables, notice(before, after));
           await recordIn(tx, tables, { ...audit, actorId: after.id, targetId: after.id });
           return after;

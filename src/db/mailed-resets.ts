@@ -31,10 +31,10 @@ export interface MailedResetStore {
   find(digest: string, at: string): Promise<"invalid" | "expired" | AccountTokenRecord>;
   /**
    * Spends the token, in one change with the rest: sets the password, bumps the token version, ends every
-   * session and starts `redemption.session`, stamps lastLoginAt, marks the address verified when the token
-   * was sent to the account's address of now, deletes the user's pending e-mail change and reset tokens,
+   * session and starts `redemption.session`, stamps lastLoginAt, marks the address verified, deletes the user's pending e-mail change and reset tokens,
    * writes `notice(user)` and `audit`. Of concurrent redemptions
-   * one lands. "disabled": the account is disabled (the token stays).
+   * one lands. "invalid" too when the token went to an address the account no longer has. "disabled": the
+   * account is disabled (the token stays).
    */
   redeem(
     digest: string,
@@ -70,16 +70,17 @@ export function mailedResetStore({ db, run, tables, transaction }: Dialect): Mai
           const token = await tokenIn(tx, tables, digest, "password_reset", at);
           if (typeof token === "string") return token;
           const [before] = await tx.select(userColumns).from(users).where(eq(users.id, token.userId));
+          // A link mailed to an address the account no longer has proves nothing of its owner of now.
+          if (before && token.email !== before.email) return "invalid" as const;
           if (!before || before.status !== "active") return "disabled" as const;
-          // The mail reached the account's address of now: that proves the address is the owner's.
-          const verified = token.email === before.email ? (before.emailVerifiedAt ?? at) : before.emailVerifiedAt;
           const [changed] = await tx
             .update(users)
             .set({
               passwordHash,
               updatedAt: at,
               lastLoginAt: at,
-              emailVerifiedAt: verified,
+              // The mail reached the account's address: that proves the address is the owner's.
+              emailVerifiedAt: before.emailVerifiedAt ?? at,
               tokenVersion: sql`${users.tokenVersion} + 1`,
             })
             .where(and(eq(users.id, token.userId), eq(users.status, "active")))

@@ -102,7 +102,7 @@ export function mailedTokensContract(use: () => Store): void {
       );
     });
 
-    test("a token sent to an earlier address does not verify the present one", async () => {
+    test("a token sent to an address the account no longer has is refused, and nothing changes", async () => {
       const ann = await store.users.create(newUser("ann"));
       const t = token(ann, "password_reset", "old@example.com");
       await store.mailedResets.request(
@@ -111,8 +111,11 @@ export function mailedTokensContract(use: () => Store): void {
         event("password_reset.requested"),
         true,
       );
+      const before = await store.users.findById(ann.id);
       const user = await store.mailedResets.redeem(t.digest, redemption(ann), notice, event("password_reset.redeemed"));
-      expect(user).toMatchObject({ emailVerifiedAt: null });
+      expect(user).toBe("invalid");
+      expect(await store.users.findById(ann.id)).toEqual(before);
+      expect(await store.mail.list({ recipient: ann.email, limit: 5 })).toEqual([]);
     });
 
     test("expired, other-kind and disabled: refused, and nothing changes", async () => {
@@ -186,6 +189,36 @@ export function mailedTokensContract(use: () => Store): void {
       expect(await store.emailChanges.confirm(t.digest, tick(), notice, event("email_change.confirmed"))).toBe(
         "invalid",
       );
+    });
+
+    test("confirming ends the user's reset and verification tokens, which went to the old address", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      const reset = token(ann, "password_reset");
+      await store.mailedResets.request(
+        reset,
+        mail(ann.email, "password_reset"),
+        event("password_reset.requested"),
+        true,
+      );
+      const { kind: _kind, ...verification } = token(ann, "email_verification");
+      await store.emailVerifications.issue({
+        token: verification,
+        mail: mail(ann.email, "verify_email", ann.id),
+        audit: event("email_verification.sent"),
+      });
+      const change = token(ann, "email_change", "new@example.com");
+      await store.emailChanges.request(
+        change,
+        mail("new@example.com", "email_change"),
+        event("email_change.requested"),
+      );
+      expect(
+        await store.emailChanges.confirm(change.digest, tick(), notice, event("email_change.confirmed")),
+      ).toMatchObject({ email: "new@example.com" });
+      expect(await store.mailedResets.find(reset.digest, tick())).toBe("invalid");
+      expect(
+        await store.emailVerifications.redeem(verification.digest, tick(), event("email_verification.redeemed")),
+      ).toBe("invalid");
     });
 
     test("an address taken meanwhile: email_taken, and nothing changes", async () => {
