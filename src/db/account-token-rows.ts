@@ -2,7 +2,7 @@
 // by digest and kind, live or expired, so that each answer names which.
 import { and, eq, inArray } from "drizzle-orm";
 import { NIL, parseId } from "../lib/ids.ts";
-import type { Db, Tables } from "./dialect.ts";
+import type { Db, Dialect, Tables } from "./dialect.ts";
 
 export type AccountTokenKind = "email_verification" | "password_reset" | "email_change";
 
@@ -29,10 +29,39 @@ export async function tokenIn(tx: Db, { accountTokens }: Tables, digest: string,
   return row.expiresAt <= at ? ("expired" as const) : (row as AccountTokenRecord);
 }
 
-/** Replaces the user's earlier tokens of the token's kind by it. A user id that is none (the nil UUID) replaces nothing. */
-export async function replaceTokensIn(tx: Db, tables: Tables, userId: string, token: AccountTokenRecord | null) {
-  const { accountTokens } = tables;
+/**
+ * Locks the user's row until the transaction ends, so that writers of the user's tokens take turns. On
+ * PostgreSQL, under READ COMMITTED, two transactions that each delete the user's tokens of a kind and insert
+ * one see none of the other's: both tokens stayed live. SQLite runs one writing transaction at a time. A user
+ * id that is none (the nil UUID) locks nothing, by the same statement.
+ */
+export async function lockUserIn(
+  tx: Db,
+  { kind, tables: { users } }: Pick<Dialect, "kind" | "tables">,
+  userId: string,
+) {
+  if (kind !== "postgres") return;
+  // NO KEY UPDATE, as an update of the row's other columns takes: rows that refer to the user may still be written.
+  await tx
+    .select({ id: users.id })
+    .from(users)
+    .where(eq(users.id, parseId(userId) ?? NIL))
+    .for("no key update");
+}
+
+/**
+ * Replaces the user's earlier tokens of the token's kind by it, the user's row locked first (lockUserIn). A user
+ * id that is none (the nil UUID) replaces nothing.
+ */
+export async function replaceTokensIn(
+  tx: Db,
+  dialect: Pick<Dialect, "kind" | "tables">,
+  userId: string,
+  token: AccountTokenRecord | null,
+) {
+  const { accountTokens } = dialect.tables;
   const kind = token?.kind ?? "password_reset";
+  await lockUserIn(tx, dialect, userId);
   await tx
     .delete(accountTokens)
     .where(and(eq(accountTokens.userId, parseId(userId) ?? NIL), eq(accountTokens.kind, kind)));

@@ -38,13 +38,14 @@ export interface EmailChangeStore {
   ): Promise<UserRecord | "invalid" | "expired" | "disabled">;
 }
 
-export function emailChangeStore({ tables, transaction }: Dialect): EmailChangeStore {
+export function emailChangeStore(dialect: Dialect): EmailChangeStore {
+  const { tables, transaction } = dialect;
   const { users } = tables;
   const userColumns = columns(users, USER_FIELDS);
   return {
     request: (token, mail, audit) =>
       runForUser(transaction, async (tx) => {
-        await replaceTokensIn(tx, tables, token.userId, token);
+        await replaceTokensIn(tx, dialect, token.userId, token);
         await enqueueIn(tx, tables, mail);
         await recordIn(tx, tables, audit);
       }),

@@ -44,7 +44,8 @@ export interface MailedResetStore {
   ): Promise<UserRecord | "invalid" | "expired" | "disabled">;
 }
 
-export function mailedResetStore({ db, run, tables, transaction }: Dialect): MailedResetStore {
+export function mailedResetStore(dialect: Dialect): MailedResetStore {
+  const { db, run, tables, transaction } = dialect;
   const { users, sessions, refreshTokens, accountTokens, mailOutbox } = tables;
   const userColumns = columns(users, USER_FIELDS);
   return {
@@ -52,11 +53,11 @@ export function mailedResetStore({ db, run, tables, transaction }: Dialect): Mai
     request: (token, mail, audit, send) =>
       runForUser(transaction, async (tx) => {
         if (send) {
-          await replaceTokensIn(tx, tables, token.userId, token);
+          await replaceTokensIn(tx, dialect, token.userId, token);
           await enqueueIn(tx, tables, mail);
         } else {
           // The same work on rows that do not exist: the nil user's tokens, and the two rows by their keys.
-          await replaceTokensIn(tx, tables, NIL, null);
+          await replaceTokensIn(tx, dialect, NIL, null);
           await tx.update(accountTokens).set(token).where(eq(accountTokens.digest, token.digest));
           await tx.update(mailOutbox).set(mail).where(eq(mailOutbox.id, mail.id));
         }

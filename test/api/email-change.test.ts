@@ -97,6 +97,21 @@ describe("e-mail change with mail on", () => {
     expect(await mailCount(store, "ann@example.com", "email_changed")).toBe(0);
   });
 
+  test("two changes asked for at once: one link stands, the other is 400 invalid_mail_token", async () => {
+    const { change, ann, confirm, state, store } = await changeApp();
+    const replies = await Promise.all(
+      ["one@example.com", "two@example.com"].map((email) => change({ email, current_password: ann.password })),
+    );
+    expect(replies.map((r) => r.status)).toEqual([202, 202]);
+    const tokens = await Promise.all(
+      ["one@example.com", "two@example.com"].map(async (to) => (await mailedToken(store, to, "email_change")).token),
+    );
+    const answers = [];
+    for (const token of tokens) answers.push((await confirm(token)).status);
+    expect(answers.sort()).toEqual([200, 400]);
+    expect(["one@example.com", "two@example.com"]).toContain((await state()).email);
+  });
+
   test("unknown, replaced, other-kind, expired and malformed tokens: 400 with their code, nothing changed", async () => {
     const { change, ann, call, confirm, state, store } = await changeApp();
     const before = await state();

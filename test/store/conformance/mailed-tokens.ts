@@ -163,6 +163,78 @@ export function mailedTokensContract(use: () => Store): void {
     });
   });
 
+  describe("one live token of a kind per user, whatever runs at once", () => {
+    let store: Store;
+    beforeEach(() => {
+      store = use();
+    });
+    // Requests for one user at once: on PostgreSQL, without a lock on the user, each deleted only the
+    // tokens committed before it and several stayed live.
+    const rounds = 4;
+    const together = 4;
+
+    test("concurrent reset requests leave one live reset token", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      for (let round = 0; round < rounds; round++) {
+        const tokens = Array.from({ length: together }, () => token(ann, "password_reset"));
+        const written = await Promise.all(
+          tokens.map((t) =>
+            store.mailedResets.request(
+              t,
+              mail(ann.email, "password_reset", ann.id),
+              event("password_reset.requested"),
+              true,
+            ),
+          ),
+        );
+        expect(written).toEqual(tokens.map(() => true));
+        const live = await Promise.all(tokens.map((t) => store.mailedResets.find(t.digest, tick())));
+        expect(live.filter((found) => typeof found === "object")).toHaveLength(1);
+      }
+    });
+
+    test("concurrent e-mail change requests leave one token that confirms", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      for (let round = 0; round < rounds; round++) {
+        const tokens = Array.from({ length: together }, (_, i) =>
+          token(ann, "email_change", `r${round}-${i}@example.com`),
+        );
+        await Promise.all(
+          tokens.map((t) =>
+            store.emailChanges.request(t, mail(t.email, "email_change"), event("email_change.requested")),
+          ),
+        );
+        const notice = (before: UserRecord) => mail(before.email, "email_changed", before.id);
+        const confirmed = [];
+        for (const t of tokens)
+          confirmed.push(await store.emailChanges.confirm(t.digest, tick(), notice, event("email_change.confirmed")));
+        expect(confirmed.filter((user) => typeof user === "object")).toHaveLength(1);
+      }
+    });
+
+    test("concurrent verification issues leave one token standing", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      for (let round = 0; round < rounds; round++) {
+        // Expired from the start: redeeming one then answers whether it stands ("expired") or went
+        // ("invalid") without spending it, as redeeming a live one would spend them all.
+        const tokens = Array.from({ length: together }, () => token(ann, "email_verification", ann.email, -minute));
+        await Promise.all(
+          tokens.map(({ kind: _kind, ...t }) =>
+            store.emailVerifications.issue({
+              token: t,
+              mail: mail(ann.email, "verify_email", ann.id),
+              audit: event("email_verification.sent"),
+            }),
+          ),
+        );
+        const found = await Promise.all(
+          tokens.map((t) => store.emailVerifications.redeem(t.digest, tick(), event("email_verification.redeemed"))),
+        );
+        expect(found.filter((answer) => answer === "expired")).toHaveLength(1);
+      }
+    });
+  });
+
   describe("e-mail changes by mail", () => {
     let store: Store;
     beforeEach(() => {
