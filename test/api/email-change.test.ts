@@ -147,6 +147,39 @@ describe("e-mail change with mail on", () => {
   });
 });
 
+describe("e-mail change requests are throttled", () => {
+  test("per account: a third within a minute is 429 with Retry-After; no mail, nothing changed", async () => {
+    const { change, ann, confirm, state, store } = await changeApp();
+    for (const email of ["a@example.com", "b@example.com"])
+      expect((await change({ email, current_password: ann.password })).status).toBe(202);
+    const before = await state();
+    const reply = await change({ username: "annie", email: "c@example.com", current_password: ann.password });
+    expectProblem(reply, 429, "too_many_requests");
+    const wait = Number(reply.headers.get("retry-after"));
+    expect(wait).toBeGreaterThan(0);
+    expect(wait).toBeLessThanOrEqual(60);
+    expect(await state()).toEqual(before);
+    expect(await mailCount(store, "c@example.com")).toBe(0);
+    // The pending change stands: its link still works.
+    expect((await confirm((await mailedToken(store, "b@example.com", "email_change")).token)).status).toBe(200);
+  });
+
+  test("per target address: another account asking for it within a minute is 429; no second mail", async () => {
+    const { change, ann, call, signUp, store } = await changeApp();
+    const bob = await signUp("bob");
+    expect((await change({ email: "target@example.com", current_password: ann.password })).status).toBe(202);
+    const before = await store.users.findById(bob.user.id);
+    const reply = await call("PUT", USERS, {
+      token: bob.token,
+      body: { email: "TARGET@example.com", current_password: bob.password },
+    });
+    expectProblem(reply, 429, "too_many_requests");
+    expect(Number(reply.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await store.users.findById(bob.user.id)).toEqual(before);
+    expect(await mailCount(store, "target@example.com", "email_change")).toBe(1);
+  });
+});
+
 describe("a new password cancels a pending e-mail change", () => {
   const NEW_PASSWORD = "a new staple battery";
   /** Ann asks to move to evil@example.com (as someone with her session and password could); the token of that link. */
