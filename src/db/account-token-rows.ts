@@ -1,6 +1,6 @@
 // The one-time tokens a mail carries (account_tokens), as the reset and e-mail change stores read them:
 // by digest and kind, live or expired, so that each answer names which.
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq, inArray, lt } from "drizzle-orm";
 import { NIL, parseId } from "../lib/ids.ts";
 import type { Db, Dialect, Tables } from "./dialect.ts";
 
@@ -95,3 +95,20 @@ export async function dropTokensIn(
  * to whoever reads the old mailbox, and a verification link there verifies nothing of the new address.
  */
 export const ADDRESS_ENDS: readonly AccountTokenKind[] = ["password_reset", "email_verification"];
+
+/** Forgets up to `limit` tokens of this kind expired at `now`, in short statements of their own; how many went. */
+export async function pruneTokens(
+  db: Db,
+  { accountTokens }: Tables,
+  kind: AccountTokenKind,
+  now: string,
+  limit: number,
+) {
+  const expired = and(eq(accountTokens.kind, kind), lt(accountTokens.expiresAt, now));
+  const keys = db.select({ digest: accountTokens.digest }).from(accountTokens).where(expired).limit(limit);
+  const gone = await db
+    .delete(accountTokens)
+    .where(and(inArray(accountTokens.digest, keys), expired))
+    .returning({ digest: accountTokens.digest });
+  return gone.length;
+}

@@ -6,6 +6,7 @@ import {
   ADDRESS_ENDS,
   type AccountTokenRecord,
   dropTokensIn,
+  pruneTokens,
   replaceTokensIn,
   spendIn,
   tokenIn,
@@ -36,10 +37,12 @@ export interface EmailChangeStore {
     notice: (before: UserRecord, after: UserRecord) => OutboxMail,
     audit: AuditEvent,
   ): Promise<UserRecord | "invalid" | "expired" | "disabled">;
+  /** Forgets up to `limit` change tokens expired at `now`; how many went. */
+  prune(now: string, limit: number): Promise<number>;
 }
 
 export function emailChangeStore(dialect: Dialect): EmailChangeStore {
-  const { tables, transaction } = dialect;
+  const { db, write, tables, transaction } = dialect;
   const { users } = tables;
   const userColumns = columns(users, USER_FIELDS);
   return {
@@ -76,6 +79,7 @@ export function emailChangeStore(dialect: Dialect): EmailChangeStore {
         // A clash with an account that took the address in between: the same 409, nothing changed.
         { timed: true, clash: userClash },
       ),
+    prune: (now, limit) => write(() => pruneTokens(db, tables, "email_change", now, limit)),
   };
 }
 

@@ -6,6 +6,7 @@ import {
   type AccountTokenRecord,
   dropTokensIn,
   PASSWORD_ENDS,
+  pruneTokens,
   replaceTokensIn,
   spendIn,
   tokenIn,
@@ -42,10 +43,12 @@ export interface MailedResetStore {
     notice: (user: UserRecord) => OutboxMail,
     audit: AuditEvent,
   ): Promise<UserRecord | "invalid" | "expired" | "disabled">;
+  /** Forgets up to `limit` reset tokens expired at `now`; how many went. */
+  prune(now: string, limit: number): Promise<number>;
 }
 
 export function mailedResetStore(dialect: Dialect): MailedResetStore {
-  const { db, run, tables, transaction } = dialect;
+  const { db, run, write, tables, transaction } = dialect;
   const { users, sessions, refreshTokens, accountTokens, mailOutbox } = tables;
   const userColumns = columns(users, USER_FIELDS);
   return {
@@ -98,5 +101,6 @@ export function mailedResetStore(dialect: Dialect): MailedResetStore {
         },
         "invalid" as const,
       ),
+    prune: (now, limit) => write(() => pruneTokens(db, tables, "password_reset", now, limit)),
   };
 }

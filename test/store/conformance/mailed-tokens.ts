@@ -235,6 +235,43 @@ export function mailedTokensContract(use: () => Store): void {
     });
   });
 
+  describe("pruning mailed tokens", () => {
+    let store: Store;
+    beforeEach(() => {
+      store = use();
+    });
+
+    test("prune forgets expired reset and change tokens only, each of its own kind", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      const bob = await store.users.create(newUser("bob"));
+      const expiredReset = token(ann, "password_reset", ann.email, -minute);
+      const liveReset = token(bob, "password_reset");
+      const expiredChange = token(ann, "email_change", "a@example.com", -minute);
+      const liveChange = token(bob, "email_change", "b@example.com");
+      for (const t of [expiredReset, liveReset])
+        await store.mailedResets.request(t, mail(t.email, "password_reset"), event("password_reset.requested"), true);
+      for (const t of [expiredChange, liveChange])
+        await store.emailChanges.request(t, mail(t.email, "email_change"), event("email_change.requested"));
+      const now = tick();
+      expect(await store.mailedResets.prune(now, 100)).toBe(1);
+      expect(await store.mailedResets.prune(now, 100)).toBe(0);
+      expect(await store.mailedResets.find(expiredReset.digest, now)).toBe("invalid");
+      expect(await store.mailedResets.find(liveReset.digest, now)).toEqual(liveReset);
+      // The change tokens are still there (expired, not yet gone) until their own prune.
+      const notice = (before: UserRecord) => mail(before.email, "email_changed", before.id);
+      expect(await store.emailChanges.confirm(expiredChange.digest, now, notice, event("email_change.confirmed"))).toBe(
+        "expired",
+      );
+      expect(await store.emailChanges.prune(now, 100)).toBe(1);
+      expect(await store.emailChanges.confirm(expiredChange.digest, now, notice, event("email_change.confirmed"))).toBe(
+        "invalid",
+      );
+      expect(
+        await store.emailChanges.confirm(liveChange.digest, tick(), notice, event("email_change.confirmed")),
+      ).toMatchObject({ email: "b@example.com" });
+    });
+  });
+
   describe("e-mail changes by mail", () => {
     let store: Store;
     beforeEach(() => {
