@@ -28,8 +28,8 @@ export interface EmailChangeStore {
   /**
    * Spends the token and changes the address to its email, verified at `at`, deletes the user's reset and
    * verification tokens (mailed to the old address), writes `notice(before, after)` (to the old address)
-   * and `audit`, in one transaction. Throws AppError `email_taken` when
-   * another account has the address by now; nothing changes then. "disabled": the account is disabled.
+   * and `audit`, in one transaction. Throws AppError `email_taken` when another account has the address by
+   * now; nothing changes then. "disabled": the account is disabled.
    */
   confirm(
     digest: string,

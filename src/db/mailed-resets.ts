@@ -32,10 +32,10 @@ export interface MailedResetStore {
   find(digest: string, at: string): Promise<"invalid" | "expired" | AccountTokenRecord>;
   /**
    * Spends the token, in one change with the rest: sets the password, bumps the token version, ends every
-   * session and starts `redemption.session`, stamps lastLoginAt, marks the address verified, deletes the user's pending e-mail change and reset tokens,
-   * writes `notice(user)` and `audit`. Of concurrent redemptions
-   * one lands. "invalid" too when the token went to an address the account no longer has. "disabled": the
-   * account is disabled (the token stays).
+   * session and starts `redemption.session`, stamps lastLoginAt, marks the address verified, deletes the
+   * user's pending e-mail change and reset tokens, writes `notice(user)` and `audit`. Of concurrent
+   * redemptions one lands. "invalid" too when the token went to an address the account no longer has.
+   * "disabled": the account is disabled (the token stays).
    */
   redeem(
     digest: string,

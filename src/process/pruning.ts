@@ -28,7 +28,10 @@ export const PRUNE_EVERY_MS = 60_000;
 export const THROTTLE_KEPT_MS = 86_400_000;
 export const PRUNE_BATCH = 500;
 
-/** The store's expiring rows: sessions and refresh tokens, reset codes, invitations, mailed links' tokens, kept answers, and audit events older than the retention. */
+/**
+ * The store's expiring rows: sessions and refresh tokens, reset codes, invitations, mailed links' tokens, kept
+ * answers, and audit events older than the retention.
+ */
 export function storeJobs(
   store: Pick<
     Store,
