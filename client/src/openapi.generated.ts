@@ -2903,7 +2903,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description idempotency_keys_exhausted */
+            /** @description too_many_requests, idempotency_keys_exhausted */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2914,7 +2914,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "idempotency_keys_exhausted";
+                        code: "too_many_requests" | "idempotency_keys_exhausted";
                     };
                 };
             };

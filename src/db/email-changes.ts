@@ -2,7 +2,15 @@
 // in one transaction; confirming the token makes the change, writing the notice to the old address.
 import { and, eq, ne } from "drizzle-orm";
 import { AppError } from "../errors/index.ts";
-import { type AccountTokenRecord, replaceTokensIn, spendIn, tokenIn } from "./account-token-rows.ts";
+import {
+  ADDRESS_ENDS,
+  type AccountTokenRecord,
+  dropTokensIn,
+  pruneTokens,
+  replaceTokensIn,
+  spendIn,
+  tokenIn,
+} from "./account-token-rows.ts";
 import { recordIn, type AuditEvent } from "./audit.ts";
 import type { Dialect } from "./dialect.ts";
 import { enqueueIn, type OutboxMail } from "./mail-outbox.ts";
@@ -18,9 +26,10 @@ export interface EmailChangeStore {
    */
   request(token: AccountTokenRecord, mail: OutboxMail, audit: AuditEvent): Promise<boolean>;
   /**
-   * Spends the token and changes the address to its email, verified at `at`, writing `notice(before,
-   * after)` (to the old address) and `audit`, in one transaction. Throws AppError `email_taken` when
-   * another account has the address by now; nothing changes then. "disabled": the account is disabled.
+   * Spends the token and changes the address to its email, verified at `at`, deletes the user's reset and
+   * verification tokens (mailed to the old address), writes `notice(before, after)` (to the old address)
+   * and `audit`, in one transaction. Throws AppError `email_taken` when another account has the address by
+   * now; nothing changes then. "disabled": the account is disabled.
    */
   confirm(
     digest: string,
@@ -28,15 +37,18 @@ export interface EmailChangeStore {
     notice: (before: UserRecord, after: UserRecord) => OutboxMail,
     audit: AuditEvent,
   ): Promise<UserRecord | "invalid" | "expired" | "disabled">;
+  /** Forgets up to `limit` change tokens expired at `now`; how many went. */
+  prune(now: string, limit: number): Promise<number>;
 }
 
-export function emailChangeStore({ tables, transaction }: Dialect): EmailChangeStore {
+export function emailChangeStore(dialect: Dialect): EmailChangeStore {
+  const { db, write, tables, transaction } = dialect;
   const { users } = tables;
   const userColumns = columns(users, USER_FIELDS);
   return {
     request: (token, mail, audit) =>
       runForUser(transaction, async (tx) => {
-        await replaceTokensIn(tx, tables, token.userId, token);
+        await replaceTokensIn(tx, dialect, token.userId, token);
         await enqueueIn(tx, tables, mail);
         await recordIn(tx, tables, audit);
       }),
@@ -59,6 +71,7 @@ export function emailChangeStore({ tables, transaction }: Dialect): EmailChangeS
             .returning(userColumns);
           // Spent by a concurrent confirmation meanwhile: its change stands, this one is refused.
           if (!after || !(await spendIn(tx, tables, digest))) throw new AppError("invalid_mail_token", SPENT);
+          await dropTokensIn(tx, tables, after.id, ADDRESS_ENDS);
           await enqueueIn(tx, tables, notice(before, after));
           await recordIn(tx, tables, { ...audit, actorId: after.id, targetId: after.id });
           return after;
@@ -66,6 +79,7 @@ export function emailChangeStore({ tables, transaction }: Dialect): EmailChangeS
         // A clash with an account that took the address in between: the same 409, nothing changed.
         { timed: true, clash: userClash },
       ),
+    prune: (now, limit) => write(() => pruneTokens(db, tables, "email_change", now, limit)),
   };
 }
 

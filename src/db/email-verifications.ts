@@ -4,6 +4,7 @@
 // address verified. Either sets users.email_verified_at, which the users table's version covers.
 import { and, eq, gt, inArray, isNull, lt, sql } from "drizzle-orm";
 import { parseId } from "../lib/ids.ts";
+import { lockUserIn } from "./account-token-rows.ts";
 import { recordIn, type AuditEvent } from "./audit.ts";
 import type { Db, Dialect, Tables } from "./dialect.ts";
 import { enqueueIn, type OutboxMail } from "./mail-outbox.ts";
@@ -55,21 +56,32 @@ export interface EmailVerificationStore {
   prune(now: string, limit: number): Promise<number>;
 }
 
-/** Writes the issue in the caller's transaction: the user's earlier tokens go, this one, its mail and event come. */
-export async function issueIn(tx: Db, tables: Tables, { token, mail, audit }: VerificationIssue): Promise<void> {
+/**
+ * Writes the issue in the caller's transaction: the user's earlier tokens go, this one, its mail and event come.
+ * With `lock` (a user made before this transaction), the user's row is locked first, so that concurrent issues
+ * take turns and one token stands (lockUserIn); a user inserted by the caller's transaction is locked already.
+ */
+export async function issueIn(
+  tx: Db,
+  tables: Tables,
+  { token, mail, audit }: VerificationIssue,
+  lock?: Pick<Dialect, "kind">,
+): Promise<void> {
   const { accountTokens } = tables;
+  if (lock) await lockUserIn(tx, { kind: lock.kind, tables }, token.userId);
   await tx.delete(accountTokens).where(and(eq(accountTokens.userId, token.userId), eq(accountTokens.kind, KIND)));
   await tx.insert(accountTokens).values({ ...token, kind: KIND });
   await enqueueIn(tx, tables, mail);
   await recordIn(tx, tables, audit);
 }
 
-export function emailVerificationStore({ db, write, tables, transaction }: Dialect): EmailVerificationStore {
+export function emailVerificationStore(dialect: Dialect): EmailVerificationStore {
+  const { db, write, tables, transaction } = dialect;
   const { accountTokens, users } = tables;
   const userColumns = columns(users, USER_FIELDS);
   const usersTokens = (userId: string) => and(eq(accountTokens.userId, userId), eq(accountTokens.kind, KIND));
   return {
-    issue: (issue) => runForUser(transaction, (tx) => issueIn(tx, tables, issue)),
+    issue: (issue) => runForUser(transaction, (tx) => issueIn(tx, tables, issue, dialect)),
     redeem: (digest, at, audit) =>
       runUndoable(
         transaction,

@@ -2,7 +2,15 @@
 // token sets the password, ends every session and writes the "password changed" notice in another.
 import { and, eq, sql } from "drizzle-orm";
 import { NIL } from "../lib/ids.ts";
-import { type AccountTokenRecord, replaceTokensIn, spendIn, tokenIn } from "./account-token-rows.ts";
+import {
+  type AccountTokenRecord,
+  dropTokensIn,
+  PASSWORD_ENDS,
+  pruneTokens,
+  replaceTokensIn,
+  spendIn,
+  tokenIn,
+} from "./account-token-rows.ts";
 import { recordIn, type AuditEvent } from "./audit.ts";
 import type { Dialect } from "./dialect.ts";
 import { enqueueIn, type OutboxMail } from "./mail-outbox.ts";
@@ -24,9 +32,10 @@ export interface MailedResetStore {
   find(digest: string, at: string): Promise<"invalid" | "expired" | AccountTokenRecord>;
   /**
    * Spends the token, in one change with the rest: sets the password, bumps the token version, ends every
-   * session and starts `redemption.session`, stamps lastLoginAt, marks the address verified when the token
-   * was sent to the account's address of now, writes `notice(user)` and `audit`. Of concurrent redemptions
-   * one lands. "disabled": the account is disabled (the token stays).
+   * session and starts `redemption.session`, stamps lastLoginAt, marks the address verified, deletes the
+   * user's pending e-mail change and reset tokens, writes `notice(user)` and `audit`. Of concurrent
+   * redemptions one lands. "invalid" too when the token went to an address the account no longer has.
+   * "disabled": the account is disabled (the token stays).
    */
   redeem(
     digest: string,
@@ -34,9 +43,12 @@ export interface MailedResetStore {
     notice: (user: UserRecord) => OutboxMail,
     audit: AuditEvent,
   ): Promise<UserRecord | "invalid" | "expired" | "disabled">;
+  /** Forgets up to `limit` reset tokens expired at `now`; how many went. */
+  prune(now: string, limit: number): Promise<number>;
 }
 
-export function mailedResetStore({ db, run, tables, transaction }: Dialect): MailedResetStore {
+export function mailedResetStore(dialect: Dialect): MailedResetStore {
+  const { db, run, write, tables, transaction } = dialect;
   const { users, sessions, refreshTokens, accountTokens, mailOutbox } = tables;
   const userColumns = columns(users, USER_FIELDS);
   return {
@@ -44,11 +56,11 @@ export function mailedResetStore({ db, run, tables, transaction }: Dialect): Mai
     request: (token, mail, audit, send) =>
       runForUser(transaction, async (tx) => {
         if (send) {
-          await replaceTokensIn(tx, tables, token.userId, token);
+          await replaceTokensIn(tx, dialect, token.userId, token);
           await enqueueIn(tx, tables, mail);
         } else {
           // The same work on rows that do not exist: the nil user's tokens, and the two rows by their keys.
-          await replaceTokensIn(tx, tables, NIL, null);
+          await replaceTokensIn(tx, dialect, NIL, null);
           await tx.update(accountTokens).set(token).where(eq(accountTokens.digest, token.digest));
           await tx.update(mailOutbox).set(mail).where(eq(mailOutbox.id, mail.id));
         }
@@ -62,22 +74,24 @@ export function mailedResetStore({ db, run, tables, transaction }: Dialect): Mai
           const token = await tokenIn(tx, tables, digest, "password_reset", at);
           if (typeof token === "string") return token;
           const [before] = await tx.select(userColumns).from(users).where(eq(users.id, token.userId));
+          // A link mailed to an address the account no longer has proves nothing of its owner of now.
+          if (before && token.email !== before.email) return "invalid" as const;
           if (!before || before.status !== "active") return "disabled" as const;
-          // The mail reached the account's address of now: that proves the address is the owner's.
-          const verified = token.email === before.email ? (before.emailVerifiedAt ?? at) : before.emailVerifiedAt;
           const [changed] = await tx
             .update(users)
             .set({
               passwordHash,
               updatedAt: at,
               lastLoginAt: at,
-              emailVerifiedAt: verified,
+              // The mail reached the account's address: that proves the address is the owner's.
+              emailVerifiedAt: before.emailVerifiedAt ?? at,
               tokenVersion: sql`${users.tokenVersion} + 1`,
             })
             .where(and(eq(users.id, token.userId), eq(users.status, "active")))
             .returning(userColumns);
           if (!changed) return "disabled" as const;
           if (!(await spendIn(tx, tables, digest))) throw ROLL_BACK;
+          await dropTokensIn(tx, tables, token.userId, PASSWORD_ENDS);
           await tx.delete(sessions).where(eq(sessions.userId, token.userId));
           await tx.insert(sessions).values(session);
           await tx.insert(refreshTokens).values(currentToken(refresh, session.id));
@@ -87,5 +101,6 @@ export function mailedResetStore({ db, run, tables, transaction }: Dialect): Mai
         },
         "invalid" as const,
       ),
+    prune: (now, limit) => write(() => pruneTokens(db, tables, "password_reset", now, limit)),
   };
 }

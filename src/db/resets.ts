@@ -2,6 +2,7 @@
 // redeeming it in one change with the new password and a new session.
 import { and, eq, gt, sql } from "drizzle-orm";
 import { parseId } from "../lib/ids.ts";
+import { dropTokensIn, PASSWORD_ENDS } from "./account-token-rows.ts";
 import { recordIn, type AuditEvent } from "./audit.ts";
 import type { Dialect } from "./dialect.ts";
 import { USER_FIELDS } from "./records.ts";
@@ -33,7 +34,8 @@ export interface PasswordResetStore {
   /**
    * Spends the code if it is the user's and unexpired at `redemption.at`, in one change with the rest:
    * sets the password, bumps the token version, ends every session, starts `redemption.session`,
-   * stamps lastLoginAt, records `audit`. Of concurrent redemptions of one code exactly one lands.
+   * stamps lastLoginAt, deletes the user's mailed e-mail change and reset tokens, records `audit`. Of
+   * concurrent redemptions of one code exactly one lands.
    * "invalid": no such live code for this user; "disabled": the account is disabled (the code stays).
    */
   redeem(
@@ -85,6 +87,7 @@ export function resetStore({ db, run, write, tables, transaction }: Dialect): Pa
           // The compare-and-set: of concurrent redemptions, the one that deletes the code lands.
           if ((await tx.delete(passwordResets).where(live).returning({ digest: passwordResets.digest })).length === 0)
             throw ROLL_BACK;
+          await dropTokensIn(tx, tables, user, PASSWORD_ENDS);
           await tx.delete(sessions).where(eq(sessions.userId, user));
           await tx.insert(sessions).values(session);
           await tx.insert(refreshTokens).values(currentToken(refresh, session.id));

@@ -6,6 +6,7 @@ import type { Awaitable } from "../lib/awaitable.ts";
 import type { ErrorCode } from "../errors/index.ts";
 import { parseId } from "../lib/ids.ts";
 import type { UserAdministration } from "./administration.ts";
+import { dropTokensIn, PASSWORD_ENDS } from "./account-token-rows.ts";
 import { recordIn, type AuditEvent } from "./audit.ts";
 import { issueIn, type VerificationIssue } from "./email-verifications.ts";
 import type { Dialect } from "./dialect.ts";
@@ -63,7 +64,8 @@ export interface UserStore extends UserAdministration {
    * Replaces the hash and bumps the token version, only while the version is still `tokenVersion` (the
    * one the caller's token carries), so of concurrent changes made with one token exactly one lands.
    * In the same change every session of the user ends but `keep`'s, whose refresh tokens are replaced
-   * by `keep.refresh`. null: no user has this id, or its token version has moved on.
+   * by `keep.refresh`, and the user's mailed e-mail change and reset tokens go. null: no user has this id,
+   * or its token version has moved on.
    */
   setPassword(
     id: string,
@@ -171,6 +173,7 @@ export function userStore({ db, run, write, tables, transaction }: Dialect): Omi
           // If the kept session ended meanwhile (another instance's logout), nothing here lands.
           if (keep && !(await renewSession(tx, tables, key, keep.sessionId, keep.refresh, updatedAt))) throw ROLL_BACK;
           await tx.delete(tables.sessions).where(inScope(tables, key, keep ? { except: keep.sessionId } : "all")!);
+          await dropTokensIn(tx, tables, key, PASSWORD_ENDS);
           await recordIn(tx, tables, audit);
           return user;
         },

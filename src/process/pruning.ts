@@ -1,6 +1,7 @@
 // Deletes what has expired in the background: sessions and spent refresh tokens, reset codes, invitations,
-// Idempotency-Key answers, audit events past their retention, category events past their bounds, and sent mails. Small batches, each its own short statement, so no lock is held
-// for long and requests go on between them.
+// the tokens of mailed links (verification, reset, e-mail change), Idempotency-Key answers, audit events past
+// their retention, category events past their bounds, and sent mails. Small batches, each its own short
+// statement, so no lock is held for long and requests go on between them.
 import type { Store } from "../db/store.ts";
 import type { LineLogger } from "../observability/log-lines.ts";
 
@@ -27,7 +28,10 @@ export const PRUNE_EVERY_MS = 60_000;
 export const THROTTLE_KEPT_MS = 86_400_000;
 export const PRUNE_BATCH = 500;
 
-/** The store's expiring rows: sessions and refresh tokens, reset codes, invitations, kept answers, and audit events older than the retention. */
+/**
+ * The store's expiring rows: sessions and refresh tokens, reset codes, invitations, mailed links' tokens, kept
+ * answers, and audit events older than the retention.
+ */
 export function storeJobs(
   store: Pick<
     Store,
@@ -39,6 +43,8 @@ export function storeJobs(
     | "categoryEvents"
     | "throttle"
     | "emailVerifications"
+    | "mailedResets"
+    | "emailChanges"
     | "mail"
   >,
   auditRetentionSeconds: number,
@@ -57,6 +63,8 @@ export function storeJobs(
       what: "expired e-mail verification tokens",
       prune: (now, limit) => store.emailVerifications.prune(iso(now), limit),
     },
+    { what: "expired mailed reset tokens", prune: (now, limit) => store.mailedResets.prune(iso(now), limit) },
+    { what: "expired e-mail change tokens", prune: (now, limit) => store.emailChanges.prune(iso(now), limit) },
     { what: "expired Idempotency-Key answers", prune: (now, limit) => store.idempotency.prune(iso(now), limit) },
     {
       what: "audit events past their retention",

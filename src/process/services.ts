@@ -58,6 +58,7 @@ export function accountServices(config: Config, store: Store, logger: Logger) {
   });
   const emailChanges = createEmailChanges({
     ...{ mail: config.mail, composer, users: store.users, changes: store.emailChanges, accounts: users },
+    throttle: throttleState,
   });
   const admin = createAdminService({
     accounts: users,

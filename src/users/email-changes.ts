@@ -3,11 +3,12 @@
 // done. Without mail, the users service changes the address at once (service.ts). Knows nothing of HTTP.
 import { auditEvent, type Origin } from "../audit/model.ts";
 import type { MailConfig } from "../config/index.ts";
-import type { EmailChangeStore, UserRecord, UserStore } from "../db/store.ts";
+import type { EmailChangeStore, ThrottleStore, UserRecord, UserStore } from "../db/store.ts";
 import { unauthorized } from "../auth/authenticator.ts";
 import { AppError, invalidFields } from "../errors/index.ts";
 import type { Composer } from "../mail/compose.ts";
 import { mailLink } from "../mail/links.ts";
+import { countSignup } from "../signup/throttle.ts";
 import { LINK_TTL, linkTokenDigest, newLinkToken } from "./link-tokens.ts";
 import type { UpdateSelfInput } from "./model.ts";
 import { emailProblem, fieldProblems, usernameProblem } from "./rules.ts";
@@ -19,7 +20,31 @@ export interface EmailChangeDeps {
   users: UserStore;
   changes: EmailChangeStore;
   accounts: Pick<UserService, "updateSelf" | "checkPassword">;
+  /** Request counts: the login throttle's store, keys of their own. */
+  throttle: ThrottleStore;
+  now?: () => number;
 }
+
+/** A limit on change requests: at most `clientMax` per `clientWindowMs` under one key (signup/throttle.ts's window). */
+interface ChangeLimit {
+  name: string;
+  clientMax: number;
+  clientWindowMs: number;
+}
+
+/**
+ * Change requests per account: two a minute (a typo put right at once), five an hour. Each mails a stranger's
+ * address if the account's owner, or whoever holds their session and password, says so.
+ */
+export const CHANGE_ACCOUNT_LIMITS: readonly ChangeLimit[] = [
+  { name: "minute", clientMax: 2, clientWindowMs: 60_000 },
+  { name: "hour", clientMax: 5, clientWindowMs: 3600_000 },
+];
+/** Change requests naming one new address, from any account: one a minute, three an hour. */
+export const CHANGE_ADDRESS_LIMITS: readonly ChangeLimit[] = [
+  { name: "minute", clientMax: 1, clientWindowMs: 60_000 },
+  { name: "hour", clientMax: 3, clientWindowMs: 3600_000 },
+];
 
 /** A change of address waiting for its link, and the caller's record with the rest of the update applied. */
 export interface PendingChange {
@@ -32,7 +57,37 @@ export type EmailChanges = ReturnType<typeof createEmailChanges>;
 const invalid = () =>
   new AppError("invalid_mail_token", "This link is not valid (unknown, used or replaced); ask for a new one.");
 
-export function createEmailChanges({ mail, composer, users, changes, accounts }: EmailChangeDeps) {
+export function createEmailChanges({
+  mail,
+  composer,
+  users,
+  changes,
+  accounts,
+  throttle,
+  now = Date.now,
+}: EmailChangeDeps) {
+  /** Counts one request against each limit under `key`; the wait (ms) of the first that is full, else 0. */
+  async function wait(key: string, limits: readonly ChangeLimit[]): Promise<number> {
+    for (const limit of limits) {
+      const name = `email-change:${limit.name}:${key}`;
+      const ms = await throttle.transition(name, countSignup(name, now(), limit));
+      if (ms > 0) return ms;
+    }
+    return 0;
+  }
+
+  /** 429 too_many_requests with Retry-After when the account or the new address has asked too often. */
+  async function withinLimits(caller: UserRecord, email: string): Promise<void> {
+    const ms =
+      (await wait(`account:${caller.id}`, CHANGE_ACCOUNT_LIMITS)) ||
+      (await wait(`address:${email}`, CHANGE_ADDRESS_LIMITS));
+    if (ms === 0) return;
+    const seconds = Math.ceil(ms / 1000);
+    throw new AppError("too_many_requests", `Too many changes of address asked for; try again in ${seconds} s.`, {
+      headers: { "retry-after": String(seconds) },
+    });
+  }
+
   return {
     /**
      * An update of yourself that changes the address, while mail is on: the password checked, the address
@@ -55,6 +110,8 @@ export function createEmailChanges({ mail, composer, users, changes, accounts }:
       await accounts.checkPassword(caller, input.current_password);
       const holder = await users.findByLogin(email);
       if (holder && holder.id !== caller.id) throw new AppError("email_taken", "Another account has this address.");
+      // Before anything is written: a refused request changes nothing, the username included.
+      await withinLimits(caller, email);
       const user =
         input.username === undefined
           ? caller

@@ -203,7 +203,7 @@ export function usersRoutes({
                 schema: ref("PendingEmailChange"),
               },
             ],
-            errors: [...BODY_ERRORS, "current_password_mismatch", "username_taken", "email_taken"],
+            errors: [...BODY_ERRORS, "current_password_mismatch", "username_taken", "email_taken", "too_many_requests"],
           },
         },
       )

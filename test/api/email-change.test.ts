@@ -4,7 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { auditEvent, CLI_ORIGIN } from "../../src/audit/model.ts";
 import { linkTokenDigest, newLinkToken } from "../../src/users/link-tokens.ts";
-import { expectProblem, testApp } from "../helpers.ts";
+import { expectProblem, promote, testApp } from "../helpers.ts";
 import { mailCount, mailedToken, mailOff } from "../support/mail-links.ts";
 
 const USERS = "/svc-api/v1/users";
@@ -97,6 +97,21 @@ describe("e-mail change with mail on", () => {
     expect(await mailCount(store, "ann@example.com", "email_changed")).toBe(0);
   });
 
+  test("two changes asked for at once: one link stands, the other is 400 invalid_mail_token", async () => {
+    const { change, ann, confirm, state, store } = await changeApp();
+    const replies = await Promise.all(
+      ["one@example.com", "two@example.com"].map((email) => change({ email, current_password: ann.password })),
+    );
+    expect(replies.map((r) => r.status)).toEqual([202, 202]);
+    const tokens = await Promise.all(
+      ["one@example.com", "two@example.com"].map(async (to) => (await mailedToken(store, to, "email_change")).token),
+    );
+    const answers = [];
+    for (const token of tokens) answers.push((await confirm(token)).status);
+    expect(answers.sort()).toEqual([200, 400]);
+    expect(["one@example.com", "two@example.com"]).toContain((await state()).email);
+  });
+
   test("unknown, replaced, other-kind, expired and malformed tokens: 400 with their code, nothing changed", async () => {
     const { change, ann, call, confirm, state, store } = await changeApp();
     const before = await state();
@@ -129,6 +144,123 @@ describe("e-mail change with mail on", () => {
     );
     expect(written).toBe(true);
     await refused(old, 400, "mail_token_expired");
+  });
+});
+
+describe("e-mail change requests are throttled", () => {
+  test("per account: a third within a minute is 429 with Retry-After; no mail, nothing changed", async () => {
+    const { change, ann, confirm, state, store } = await changeApp();
+    for (const email of ["a@example.com", "b@example.com"])
+      expect((await change({ email, current_password: ann.password })).status).toBe(202);
+    const before = await state();
+    const reply = await change({ username: "annie", email: "c@example.com", current_password: ann.password });
+    expectProblem(reply, 429, "too_many_requests");
+    const wait = Number(reply.headers.get("retry-after"));
+    expect(wait).toBeGreaterThan(0);
+    expect(wait).toBeLessThanOrEqual(60);
+    expect(await state()).toEqual(before);
+    expect(await mailCount(store, "c@example.com")).toBe(0);
+    // The pending change stands: its link still works.
+    expect((await confirm((await mailedToken(store, "b@example.com", "email_change")).token)).status).toBe(200);
+  });
+
+  test("per target address: another account asking for it within a minute is 429; no second mail", async () => {
+    const { change, ann, call, signUp, store } = await changeApp();
+    const bob = await signUp("bob");
+    expect((await change({ email: "target@example.com", current_password: ann.password })).status).toBe(202);
+    const before = await store.users.findById(bob.user.id);
+    const reply = await call("PUT", USERS, {
+      token: bob.token,
+      body: { email: "TARGET@example.com", current_password: bob.password },
+    });
+    expectProblem(reply, 429, "too_many_requests");
+    expect(Number(reply.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await store.users.findById(bob.user.id)).toEqual(before);
+    expect(await mailCount(store, "target@example.com", "email_change")).toBe(1);
+  });
+});
+
+describe("a new password cancels a pending e-mail change", () => {
+  const NEW_PASSWORD = "a new staple battery";
+  /** Ann asks to move to evil@example.com (as someone with her session and password could); the token of that link. */
+  async function pending() {
+    const app = await changeApp();
+    expect((await app.change({ email: "evil@example.com", current_password: app.ann.password })).status).toBe(202);
+    return { ...app, pendingToken: (await mailedToken(app.store, "evil@example.com", "email_change")).token };
+  }
+  const cancelled = async ({ confirm, state, store }: Awaited<ReturnType<typeof pending>>, token: string) => {
+    const before = await state();
+    expect(before.email).toBe("ann@example.com");
+    expectProblem(await confirm(token), 400, "invalid_mail_token");
+    expect(await state()).toEqual(before);
+    expect(await mailCount(store, "ann@example.com", "email_changed")).toBe(0);
+  };
+
+  test("a reset by mail: the change's link is then 400 invalid_mail_token, nothing changed", async () => {
+    const app = await pending();
+    expect(
+      (await app.call("POST", "/svc-api/v1/auth/password-reset/request", { body: { email: "ann@example.com" } }))
+        .status,
+    ).toBe(202);
+    const reset = await mailedToken(app.store, "ann@example.com", "password_reset");
+    const redeemed = await app.call("POST", "/svc-api/v1/auth/password-reset", {
+      body: { token: reset.token, new_password: NEW_PASSWORD },
+    });
+    expect(redeemed.status).toBe(200);
+    await cancelled(app, app.pendingToken);
+  });
+
+  test("PUT /users/password: the change's link and an outstanding reset link are then 400, nothing changed", async () => {
+    const app = await pending();
+    expect(
+      (await app.call("POST", "/svc-api/v1/auth/password-reset/request", { body: { email: "ann@example.com" } }))
+        .status,
+    ).toBe(202);
+    const reset = await mailedToken(app.store, "ann@example.com", "password_reset");
+    const changed = await app.call("PUT", `${USERS}/password`, {
+      token: app.ann.token,
+      body: { current_password: app.ann.password, new_password: NEW_PASSWORD },
+    });
+    expect(changed.status).toBe(200);
+    await cancelled(app, app.pendingToken);
+    const before = await app.store.users.findById(app.ann.user.id);
+    expectProblem(
+      await app.call("POST", "/svc-api/v1/auth/password-reset", {
+        body: { token: reset.token, new_password: "yet another staple" },
+      }),
+      400,
+      "invalid_mail_token",
+    );
+    expect(await app.store.users.findById(app.ann.user.id)).toEqual(before);
+  });
+
+  test("an administrator's reset code redeemed: the change's and a reset's links are then 400, nothing changed", async () => {
+    const app = await pending();
+    const root = await app.signUp("root");
+    await promote(app.store, root.user.id);
+    expect(
+      (await app.call("POST", "/svc-api/v1/auth/password-reset/request", { body: { email: "ann@example.com" } }))
+        .status,
+    ).toBe(202);
+    const reset = await mailedToken(app.store, "ann@example.com", "password_reset");
+    const issued = await app.call("POST", `/svc-api/v1/admin/users/${app.ann.user.id}/password-reset`, {
+      token: root.token,
+    });
+    expect(issued.status).toBe(201);
+    const redeemed = await app.call("POST", "/svc-api/v1/auth/password-reset", {
+      body: { username: "ann", reset_code: issued.body.reset_code, new_password: NEW_PASSWORD },
+    });
+    expect(redeemed.status).toBe(200);
+    await cancelled(app, app.pendingToken);
+    const before = await app.store.users.findById(app.ann.user.id);
+    expectProblem(
+      await app.call("POST", "/svc-api/v1/auth/password-reset", {
+        body: { token: reset.token, new_password: "yet another staple" },
+      }),
+      400,
+      "invalid_mail_token",
+    );
+    expect(await app.store.users.findById(app.ann.user.id)).toEqual(before);
   });
 });
 

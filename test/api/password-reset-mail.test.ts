@@ -114,6 +114,26 @@ describe("password reset by mail", () => {
     expect(await state()).toEqual(after);
   });
 
+  test("a link mailed to the old address stops working once a change of address is confirmed: 400, nothing changed", async () => {
+    const { store, ann, call, redeem, link, state } = await resetApp();
+    const { token } = await link();
+    const change = await call("PUT", "/svc-api/v1/users", {
+      token: ann.token,
+      body: { email: "ann@example.org", current_password: ann.password },
+    });
+    expect(change.status).toBe(202);
+    const confirm = (await mailedToken(store, "ann@example.org", "email_change")).token;
+    expect((await call("POST", "/svc-api/v1/auth/email/confirm-change", { body: { token: confirm } })).status).toBe(
+      200,
+    );
+    const before = await state();
+    expect(before.email).toBe("ann@example.org");
+    expectProblem(await redeem({ token, new_password: NEW_PASSWORD }), 400, "invalid_mail_token");
+    expect(await state()).toEqual(before);
+    expect(await mailCount(store, "ann@example.org", "password_changed")).toBe(0);
+    expect(await mailCount(store, "ann@example.com", "password_changed")).toBe(0);
+  });
+
   test("bad bodies: 400 validation_failed naming the field, and the token still works", async () => {
     const { redeem, link, state, request } = await resetApp();
     const { token } = await link();

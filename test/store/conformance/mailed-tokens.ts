@@ -102,7 +102,7 @@ export function mailedTokensContract(use: () => Store): void {
       );
     });
 
-    test("a token sent to an earlier address does not verify the present one", async () => {
+    test("a token sent to an address the account no longer has is refused, and nothing changes", async () => {
       const ann = await store.users.create(newUser("ann"));
       const t = token(ann, "password_reset", "old@example.com");
       await store.mailedResets.request(
@@ -111,8 +111,11 @@ export function mailedTokensContract(use: () => Store): void {
         event("password_reset.requested"),
         true,
       );
+      const before = await store.users.findById(ann.id);
       const user = await store.mailedResets.redeem(t.digest, redemption(ann), notice, event("password_reset.redeemed"));
-      expect(user).toMatchObject({ emailVerifiedAt: null });
+      expect(user).toBe("invalid");
+      expect(await store.users.findById(ann.id)).toEqual(before);
+      expect(await store.mail.list({ recipient: ann.email, limit: 5 })).toEqual([]);
     });
 
     test("expired, other-kind and disabled: refused, and nothing changes", async () => {
@@ -160,6 +163,115 @@ export function mailedTokensContract(use: () => Store): void {
     });
   });
 
+  describe("one live token of a kind per user, whatever runs at once", () => {
+    let store: Store;
+    beforeEach(() => {
+      store = use();
+    });
+    // Requests for one user at once: on PostgreSQL, without a lock on the user, each deleted only the
+    // tokens committed before it and several stayed live.
+    const rounds = 4;
+    const together = 4;
+
+    test("concurrent reset requests leave one live reset token", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      for (let round = 0; round < rounds; round++) {
+        const tokens = Array.from({ length: together }, () => token(ann, "password_reset"));
+        const written = await Promise.all(
+          tokens.map((t) =>
+            store.mailedResets.request(
+              t,
+              mail(ann.email, "password_reset", ann.id),
+              event("password_reset.requested"),
+              true,
+            ),
+          ),
+        );
+        expect(written).toEqual(tokens.map(() => true));
+        const live = await Promise.all(tokens.map((t) => store.mailedResets.find(t.digest, tick())));
+        expect(live.filter((found) => typeof found === "object")).toHaveLength(1);
+      }
+    });
+
+    test("concurrent e-mail change requests leave one token that confirms", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      for (let round = 0; round < rounds; round++) {
+        const tokens = Array.from({ length: together }, (_, i) =>
+          token(ann, "email_change", `r${round}-${i}@example.com`),
+        );
+        await Promise.all(
+          tokens.map((t) =>
+            store.emailChanges.request(t, mail(t.email, "email_change"), event("email_change.requested")),
+          ),
+        );
+        const notice = (before: UserRecord) => mail(before.email, "email_changed", before.id);
+        const confirmed = [];
+        for (const t of tokens)
+          confirmed.push(await store.emailChanges.confirm(t.digest, tick(), notice, event("email_change.confirmed")));
+        expect(confirmed.filter((user) => typeof user === "object")).toHaveLength(1);
+      }
+    });
+
+    test("concurrent verification issues leave one token standing", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      for (let round = 0; round < rounds; round++) {
+        // Expired from the start: redeeming one then answers whether it stands ("expired") or went
+        // ("invalid") without spending it, as redeeming a live one would spend them all.
+        const tokens = Array.from({ length: together }, () => token(ann, "email_verification", ann.email, -minute));
+        await Promise.all(
+          tokens.map(({ kind: _kind, ...t }) =>
+            store.emailVerifications.issue({
+              token: t,
+              mail: mail(ann.email, "verify_email", ann.id),
+              audit: event("email_verification.sent"),
+            }),
+          ),
+        );
+        const found = await Promise.all(
+          tokens.map((t) => store.emailVerifications.redeem(t.digest, tick(), event("email_verification.redeemed"))),
+        );
+        expect(found.filter((answer) => answer === "expired")).toHaveLength(1);
+      }
+    });
+  });
+
+  describe("pruning mailed tokens", () => {
+    let store: Store;
+    beforeEach(() => {
+      store = use();
+    });
+
+    test("prune forgets expired reset and change tokens only, each of its own kind", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      const bob = await store.users.create(newUser("bob"));
+      const expiredReset = token(ann, "password_reset", ann.email, -minute);
+      const liveReset = token(bob, "password_reset");
+      const expiredChange = token(ann, "email_change", "a@example.com", -minute);
+      const liveChange = token(bob, "email_change", "b@example.com");
+      for (const t of [expiredReset, liveReset])
+        await store.mailedResets.request(t, mail(t.email, "password_reset"), event("password_reset.requested"), true);
+      for (const t of [expiredChange, liveChange])
+        await store.emailChanges.request(t, mail(t.email, "email_change"), event("email_change.requested"));
+      const now = tick();
+      expect(await store.mailedResets.prune(now, 100)).toBe(1);
+      expect(await store.mailedResets.prune(now, 100)).toBe(0);
+      expect(await store.mailedResets.find(expiredReset.digest, now)).toBe("invalid");
+      expect(await store.mailedResets.find(liveReset.digest, now)).toEqual(liveReset);
+      // The change tokens are still there (expired, not yet gone) until their own prune.
+      const notice = (before: UserRecord) => mail(before.email, "email_changed", before.id);
+      expect(await store.emailChanges.confirm(expiredChange.digest, now, notice, event("email_change.confirmed"))).toBe(
+        "expired",
+      );
+      expect(await store.emailChanges.prune(now, 100)).toBe(1);
+      expect(await store.emailChanges.confirm(expiredChange.digest, now, notice, event("email_change.confirmed"))).toBe(
+        "invalid",
+      );
+      expect(
+        await store.emailChanges.confirm(liveChange.digest, tick(), notice, event("email_change.confirmed")),
+      ).toMatchObject({ email: "b@example.com" });
+    });
+  });
+
   describe("e-mail changes by mail", () => {
     let store: Store;
     beforeEach(() => {
@@ -186,6 +298,36 @@ export function mailedTokensContract(use: () => Store): void {
       expect(await store.emailChanges.confirm(t.digest, tick(), notice, event("email_change.confirmed"))).toBe(
         "invalid",
       );
+    });
+
+    test("confirming ends the user's reset and verification tokens, which went to the old address", async () => {
+      const ann = await store.users.create(newUser("ann"));
+      const reset = token(ann, "password_reset");
+      await store.mailedResets.request(
+        reset,
+        mail(ann.email, "password_reset"),
+        event("password_reset.requested"),
+        true,
+      );
+      const { kind: _kind, ...verification } = token(ann, "email_verification");
+      await store.emailVerifications.issue({
+        token: verification,
+        mail: mail(ann.email, "verify_email", ann.id),
+        audit: event("email_verification.sent"),
+      });
+      const change = token(ann, "email_change", "new@example.com");
+      await store.emailChanges.request(
+        change,
+        mail("new@example.com", "email_change"),
+        event("email_change.requested"),
+      );
+      expect(
+        await store.emailChanges.confirm(change.digest, tick(), notice, event("email_change.confirmed")),
+      ).toMatchObject({ email: "new@example.com" });
+      expect(await store.mailedResets.find(reset.digest, tick())).toBe("invalid");
+      expect(
+        await store.emailVerifications.redeem(verification.digest, tick(), event("email_verification.redeemed")),
+      ).toBe("invalid");
     });
 
     test("an address taken meanwhile: email_taken, and nothing changes", async () => {
