@@ -4,6 +4,7 @@
 import { and, count, eq, gt, ne, or, sql, type SQL } from "drizzle-orm";
 import { AppError } from "../errors/index.ts";
 import { parseId } from "../lib/ids.ts";
+import { dropTokensIn } from "./account-token-rows.ts";
 import { recordIn, type AuditEvent } from "./audit.ts";
 import type { Db, Dialect, Tables } from "./dialect.ts";
 import { nameKey, USER_FIELDS, type AccountStatus, type Role } from "./records.ts";
@@ -147,7 +148,12 @@ export function userAdministration({ db, run, tables, transaction, serialize }: 
           .where(unchanged ? and(eq(users.id, key), unchangedSince(tables, unchanged)) : eq(users.id, key))
           .returning(userColumns);
         if (!updated) return "changed" as const;
-        if (disabling) await tx.delete(sessions).where(eq(sessions.userId, key));
+        if (disabling) {
+          await tx.delete(sessions).where(eq(sessions.userId, key));
+          // A pending change of address may be a thief's, made with the session the disabling ends; the
+          // owner's reset links stay (redeemed while disabled, they answer account_disabled).
+          await dropTokensIn(tx, tables, key, ["email_change"]);
+        }
         await recordIn(tx, tables, audit);
         return updated;
       }, TIMED);

@@ -264,6 +264,27 @@ describe("a new password cancels a pending e-mail change", () => {
   });
 });
 
+describe("disabling an account cancels its pending e-mail change", () => {
+  test("disabled then enabled again by an administrator: the change's link is 400 invalid_mail_token, nothing changed", async () => {
+    const app = await changeApp();
+    expect((await app.change({ email: "evil@example.com", current_password: app.ann.password })).status).toBe(202);
+    const { token } = await mailedToken(app.store, "evil@example.com", "email_change");
+    const root = await app.signUp("root");
+    await promote(app.store, root.user.id);
+    for (const status of ["disabled", "active"]) {
+      const reply = await app.call("PATCH", `/svc-api/v1/admin/users/${app.ann.user.id}`, {
+        token: root.token,
+        body: { status },
+      });
+      expect(reply.status).toBe(200);
+    }
+    const before = await app.state();
+    expectProblem(await app.confirm(token), 400, "invalid_mail_token");
+    expect(await app.state()).toEqual(before);
+    expect(before.email).toBe("ann@example.com");
+  });
+});
+
 describe("e-mail change with mail off", () => {
   test("the change is made at once (200), as before; no mail", async () => {
     const { change, ann, store, confirm } = await changeApp({ config: mailOff() });
