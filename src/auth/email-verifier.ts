@@ -48,6 +48,8 @@ export function mailTokenDigest(token: string): string {
 
 export interface EmailVerifierDeps {
   mail: MailConfig;
+  /** The server's secret (config.jwt.secret): the mails' bodies are sealed under it (mail/sealed-bodies.ts). */
+  secret: Uint8Array;
   users: Pick<UserStore, "findByLogin">;
   verifications: EmailVerificationStore;
   /** Resend counts: the login throttle's store, keys of their own. */
@@ -60,8 +62,15 @@ export type EmailVerifier = ReturnType<typeof createEmailVerifier>;
 const notConfigured = () =>
   new AppError("mail_not_configured", "svc sends no mail here (no SVC_SMTP_URL in production): nothing can be sent.");
 
-export function createEmailVerifier({ mail, users, verifications, throttle, now = Date.now }: EmailVerifierDeps) {
-  const composer = createComposer(mail, now);
+export function createEmailVerifier({
+  mail,
+  secret,
+  users,
+  verifications,
+  throttle,
+  now = Date.now,
+}: EmailVerifierDeps) {
+  const composer = createComposer({ ...mail, secret }, now);
   const mailOn = mail.transport.kind !== "off";
 
   /** A new token for the user's address, its mail and its event: nothing written yet. */

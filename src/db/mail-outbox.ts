@@ -1,6 +1,21 @@
 // The mail outbox: a mail is a row written in the transaction of the change that causes it, so a change
 // that commits owes its mail and one that rolls back owes none. The sender (src/mail/) delivers the rows.
-import { and, count, desc, eq, getTableColumns, gt, inArray, isNull, lt, lte, or, type SQL, sql } from "drizzle-orm";
+import {
+  and,
+  count,
+  desc,
+  eq,
+  getTableColumns,
+  gt,
+  inArray,
+  isNull,
+  lt,
+  lte,
+  or,
+  type SQL,
+  type SQLWrapper,
+  sql,
+} from "drizzle-orm";
 import { parseId } from "../lib/ids.ts";
 import { recordIn } from "./audit.ts";
 import type { Db, Dialect, Tables } from "./dialect.ts";
@@ -9,6 +24,12 @@ import { TIMED } from "./transactions.ts";
 
 /** What a mail kind is named by: the template it is rendered from. */
 export type MailKind = "verify_email" | "password_reset" | "password_changed" | "email_change" | "email_changed";
+
+/**
+ * The kinds whose mail carries a one-time link. It is given up on a day after it was written, when its token
+ * (24 h at most) has expired: such a mail cannot be resent, the user asks for a new link.
+ */
+export const LINK_KINDS = ["verify_email", "password_reset", "email_change"] as const satisfies readonly MailKind[];
 
 /** A mail as rendered, ready to be written to the outbox. */
 export interface OutboxMail {
@@ -19,7 +40,9 @@ export interface OutboxMail {
   /** The account it is about; null when none. */
   userId: string | null;
   subject: string;
+  /** Sealed under the server's secret (src/mail/sealed-bodies.ts); blank once sent. */
   textBody: string;
+  /** As textBody. */
   htmlBody: string;
   /** `<id@host>`: the same for every attempt. */
   messageId: string;
@@ -121,7 +144,8 @@ export function mailOutboxStore({ kind, db, run, write, transaction, tables }: D
   const { mailOutbox, accountTokens } = tables;
   const { lockedUntil: _lock, ...recordColumns } = getTableColumns(mailOutbox);
   const pendingOne = (id: string) => and(eq(mailOutbox.id, id), eq(mailOutbox.status, "pending"));
-  const settle = async (id: string, change: Partial<typeof mailOutbox.$inferInsert>, tx: Db = db) => {
+  type Change = { [K in keyof typeof mailOutbox.$inferInsert]?: (typeof mailOutbox.$inferInsert)[K] | SQL };
+  const settle = async (id: string, change: Change, tx: Db = db) => {
     const valid = parseId(id);
     if (!valid) return false;
     const rows = await tx
@@ -168,11 +192,21 @@ export function mailOutboxStore({ kind, db, run, write, transaction, tables }: D
           .returning(recordColumns);
         return (claimed as OutboxRecord[]).sort((a, b) => (a.nextAttemptAt + a.id < b.nextAttemptAt + b.id ? -1 : 1));
       }, TIMED),
-    markSent: (id, at) => write(() => settle(id, { status: "sent", sentAt: at, lastError: null })),
+    // A sent mail's bodies are of no more use, and most carry a token: blanked (the Mail view never shows them).
+    markSent: (id, at) =>
+      write(() => settle(id, { status: "sent", sentAt: at, lastError: null, textBody: "", htmlBody: "" })),
     markRetry: (id, nextAttemptAt, error) => write(() => settle(id, { nextAttemptAt, lastError: error })),
     markFailed: (id, error, event) =>
       transaction(async (tx) => {
-        const failed = await settle(id, { status: "failed", lastError: error }, tx);
+        // A failed mail with a link cannot be resent (its token has expired by then): its bodies go too.
+        const withLink = inArray(mailOutbox.kind, [...LINK_KINDS]);
+        const blank = (body: SQLWrapper) => sql<string>`case when ${withLink} then '' else ${body} end`;
+        const change = { status: "failed" as const, lastError: error };
+        const failed = await settle(
+          id,
+          { ...change, textBody: blank(mailOutbox.textBody), htmlBody: blank(mailOutbox.htmlBody) },
+          tx,
+        );
         if (failed) await recordIn(tx, tables, event);
         return failed;
       }, TIMED),

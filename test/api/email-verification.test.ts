@@ -190,6 +190,7 @@ describe("the resend limits over an hour", () => {
     let now = Date.now();
     const verifier = createEmailVerifier({
       mail: app.config.mail,
+      secret: app.config.jwt.secret,
       users: app.store.users,
       verifications: app.store.emailVerifications,
       throttle: app.store.throttle,
@@ -215,6 +216,7 @@ describe("the resend limits over an hour", () => {
     const now = Date.now();
     const verifier = createEmailVerifier({
       mail: app.config.mail,
+      secret: app.config.jwt.secret,
       users: app.store.users,
       verifications: app.store.emailVerifications,
       throttle: app.store.throttle,

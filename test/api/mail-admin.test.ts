@@ -8,7 +8,11 @@ import { expectProblem, testApp, testConfig } from "../helpers.ts";
 import { ADMIN, adminApp } from "../support/admin.ts";
 
 const PATH = `${ADMIN}/mail`;
-const composer = createComposer({ productName: "svc", publicUrl: "https://svc.example.com" });
+const composer = createComposer({
+  productName: "svc",
+  publicUrl: "https://svc.example.com",
+  secret: testConfig().jwt.secret,
+});
 const mail = (to: string, userId: string | null = null): OutboxMail =>
   composer.compose(
     "password_reset",
