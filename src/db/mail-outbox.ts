@@ -105,8 +105,8 @@ export interface OutboxFilter {
   limit: number;
 }
 
-/** What an administrator's resend came to: the mail, pending again; or why not. */
-export type ResendOutcome = OutboxRecord | "missing" | "not_failed";
+/** What an administrator's resend came to: the mail, pending again; or why not (carries_link: LINK_KINDS). */
+export type ResendOutcome = OutboxRecord | "missing" | "not_failed" | "carries_link";
 
 export interface MailOutboxStore {
   /** The mails the filter names, newest first. */
@@ -125,7 +125,10 @@ export interface MailOutboxStore {
   markRetry(id: string, nextAttemptAt: string, error: string): Promise<boolean>;
   /** A claimed mail given up on, with its audit event (mail.failed) in the same transaction. */
   markFailed(id: string, error: string, event: AuditEvent): Promise<boolean>;
-  /** A failed mail pending again, due at `now`, with a day from `now` before it is given up on once more. */
+  /**
+   * A failed mail pending again, due at `now`, with a day from `now` before it is given up on once more.
+   * Not one of LINK_KINDS: its token has expired, and its bodies are blank.
+   */
   resend(id: string, now: string): Promise<ResendOutcome>;
   /** How many mails wait to be sent. */
   pending(): Promise<number>;
@@ -215,11 +218,12 @@ export function mailOutboxStore({ kind, db, run, write, transaction, tables }: D
         const valid = parseId(id);
         if (!valid) return "missing";
         const [row] = await tx
-          .select({ status: mailOutbox.status })
+          .select({ status: mailOutbox.status, kind: mailOutbox.kind })
           .from(mailOutbox)
           .where(eq(mailOutbox.id, valid))
           .limit(1);
         if (!row) return "missing";
+        if (row.status === "failed" && (LINK_KINDS as readonly string[]).includes(row.kind)) return "carries_link";
         const resent = await tx
           .update(mailOutbox)
           .set({ status: "pending", nextAttemptAt: now, createdAt: now, lockedUntil: null })
