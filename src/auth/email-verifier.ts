@@ -59,6 +59,13 @@ export interface EmailVerifierDeps {
 
 export type EmailVerifier = ReturnType<typeof createEmailVerifier>;
 
+/** SVC_EMAIL_VERIFICATION=off: no link is sent, whoever asks, so that a 202 never promises one. */
+export const verificationOff = () =>
+  new AppError(
+    "email_verification_off",
+    "E-mail verification is off here (SVC_EMAIL_VERIFICATION=off): no verification link is sent.",
+  );
+
 const notConfigured = () =>
   new AppError("mail_not_configured", "svc sends no mail here (no SVC_SMTP_URL in production): nothing can be sent.");
 
@@ -95,6 +102,12 @@ export function createEmailVerifier({
     return issue;
   }
 
+  /** Throws `mail_not_configured` while mail is off, else `email_verification_off` while verification is. */
+  function refuseWhenOff(): void {
+    if (!mailOn) throw notConfigured();
+    if (mail.verification === "off") throw verificationOff();
+  }
+
   /** Counts one resend against each limit under `key`; the wait (ms) of the first that is full, else 0. */
   async function resendWait(key: string, limits: readonly ResendLimit[]): Promise<number> {
     for (const limit of limits) {
@@ -108,6 +121,8 @@ export function createEmailVerifier({
   return {
     /** SVC_EMAIL_VERIFICATION. */
     mode: mail.verification,
+
+    refuseWhenOff,
 
     /**
      * The verification to write with a new account (users.create, invitations.redeem), sent on `actor`'s
@@ -145,11 +160,11 @@ export function createEmailVerifier({
 
     /**
      * Mails the caller a new link (earlier ones stop working). An address already verified gets none and
-     * the call is a no-op. Throws `mail_not_configured`, or 429 `too_many_requests` past one a minute or
-     * five an hour.
+     * the call is a no-op. Throws `mail_not_configured`, `email_verification_off`, or 429
+     * `too_many_requests` past one a minute or five an hour.
      */
     async resend(caller: UserRecord, origin: Origin): Promise<void> {
-      if (!mailOn) throw notConfigured();
+      refuseWhenOff();
       if (caller.emailVerifiedAt !== null) return;
       const wait = await resendWait(`user:${caller.id}`, RESEND_LIMITS);
       if (wait > 0) {
