@@ -34,6 +34,7 @@ describe("mail settings", () => {
       productName: "svc",
       templatesDir: null,
       templates: {},
+      warnings: [],
     });
     expect(parseConfig({ SVC_PORT: "9000" }).mail.publicUrl).toBe("http://localhost:9000");
   });
@@ -157,10 +158,20 @@ describe("mail settings", () => {
     expect(transport).toMatchObject({ server: { host: "mail.example.com", user: "mailer", password: "p@ss" } });
   });
 
-  test("SVC_EMAIL_VERIFICATION needs mail: in production without SMTP it must be off", () => {
+  test("in production without SMTP: required stops start-up; optional is off, with a warning; off is off", async () => {
     expect(refusal({ ...PRODUCTION, SVC_EMAIL_VERIFICATION: "required" })).toStartWith(
       "SVC_EMAIL_VERIFICATION: needs mail",
     );
+    const required = await captureCli(["serve"], { ...PRODUCTION, SVC_EMAIL_VERIFICATION: "required" });
+    expect(required).toMatchObject({ code: 2, out: "" });
+    expect(required.err).toStartWith("svc: SVC_EMAIL_VERIFICATION: needs mail");
+    const optional = parseConfig({ ...PRODUCTION, SVC_EMAIL_VERIFICATION: "optional" }).mail;
+    expect(optional).toMatchObject({ transport: { kind: "off" }, verification: "off" });
+    expect(optional.warnings).toEqual([
+      "SVC_EMAIL_VERIFICATION=optional is off: mail is off (no SVC_SMTP_URL in production), so no link can be sent",
+    ]);
+    for (const env of [PRODUCTION, { ...PRODUCTION, SVC_EMAIL_VERIFICATION: "off" }, SMTP])
+      expect(parseConfig(env).mail.warnings).toEqual([]);
     expect(parseConfig({ ...PRODUCTION, SVC_EMAIL_VERIFICATION: "off" }).mail.verification).toBe("off");
   });
 

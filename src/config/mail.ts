@@ -41,6 +41,8 @@ export interface MailConfig {
   templatesDir: string | null;
   /** The templates SVC_MAIL_TEMPLATES replaces, read and checked at start (src/mail/templates.ts). */
   templates: TemplateOverrides;
+  /** What `svc serve` warns of at start: a setting read but without effect. */
+  warnings: string[];
 }
 
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
@@ -140,13 +142,20 @@ export function mail(env: Env, production: boolean, port: number): MailConfig {
         ? { kind: "off" }
         : { kind: "log" };
   const on = transport.kind !== "off";
-  const verification = oneOf(env, "SVC_EMAIL_VERIFICATION", EMAIL_VERIFICATION_MODES, on ? "optional" : "off");
-  if (!on && verification !== "off")
+  const asked = oneOf(env, "SVC_EMAIL_VERIFICATION", EMAIL_VERIFICATION_MODES, on ? "optional" : "off");
+  // Without mail, required would lock every unverified account out: a start-up error. Optional asks for
+  // nothing to wait on a link, so it is off, said once at start.
+  if (!on && asked === "required")
     throw new ConfigError(
       "SVC_EMAIL_VERIFICATION",
       "needs mail: set SVC_SMTP_URL (in production without it, mail is off)",
-      verification,
+      asked,
     );
+  const verification = on ? asked : "off";
+  const warnings =
+    asked !== verification
+      ? [`SVC_EMAIL_VERIFICATION=${asked} is off: mail is off (no SVC_SMTP_URL in production), so no link can be sent`]
+      : [];
   const templatesDir =
     env.SVC_MAIL_TEMPLATES === undefined || env.SVC_MAIL_TEMPLATES === "" ? null : env.SVC_MAIL_TEMPLATES;
   return {
@@ -158,5 +167,6 @@ export function mail(env: Env, production: boolean, port: number): MailConfig {
     productName: nonEmpty(env, "SVC_MAIL_PRODUCT_NAME", "svc"),
     templatesDir,
     templates: loadTemplates(templatesDir),
+    warnings,
   };
 }
