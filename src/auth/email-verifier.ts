@@ -5,6 +5,7 @@ import { auditEvent, type Origin } from "../audit/model.ts";
 import type { MailConfig } from "../config/index.ts";
 import type {
   EmailVerificationStore,
+  MailOutboxStore,
   NewUser,
   ThrottleStore,
   UserRecord,
@@ -13,6 +14,7 @@ import type {
 } from "../db/store.ts";
 import { AppError } from "../errors/index.ts";
 import { limitKey } from "../http/client-address.ts";
+import { NIL } from "../lib/ids.ts";
 import { createComposer } from "../mail/compose.ts";
 import { mailLink } from "../mail/links.ts";
 import { countSignup } from "../signup/throttle.ts";
@@ -52,6 +54,8 @@ export interface EmailVerifierDeps {
   secret: Uint8Array;
   users: Pick<UserStore, "findByLogin">;
   verifications: EmailVerificationStore;
+  /** For a resend by address that sends nothing: the same work on no rows (MailOutboxStore.decoy). */
+  outbox: Pick<MailOutboxStore, "decoy">;
   /** Resend counts: the login throttle's store, keys of their own. */
   throttle: ThrottleStore;
   now?: () => number;
@@ -74,14 +78,23 @@ export function createEmailVerifier({
   secret,
   users,
   verifications,
+  outbox,
   throttle,
   now = Date.now,
 }: EmailVerifierDeps) {
   const composer = createComposer({ ...mail, secret }, now);
   const mailOn = mail.transport.kind !== "off";
 
-  /** A new token for the user's address, its mail and its event: nothing written yet. */
-  function issueFor(user: Pick<UserRecord, "id" | "username" | "email">, origin: Origin, actor: string | null) {
+  /**
+   * A new token for the user's address, its mail and its event: nothing written yet. `nobody`: why no
+   * account gets it (a decoy's event: failed, no target).
+   */
+  function issueFor(
+    user: Pick<UserRecord, "id" | "username" | "email">,
+    origin: Origin,
+    actor: string | null,
+    nobody?: "unknown" | "verified" | "inactive",
+  ) {
     const token = newMailToken();
     const at = now();
     const createdAt = new Date(at).toISOString();
@@ -95,7 +108,9 @@ export function createEmailVerifier({
       ),
       audit: auditEvent(
         "email_verification.sent",
-        { actor, target: user.id, origin, detail: { expires_at: expiresAt } },
+        nobody
+          ? { actor, target: null, origin, failed: true, detail: { expires_at: expiresAt, account: nobody } }
+          : { actor, target: user.id, origin, detail: { expires_at: expiresAt } },
         createdAt,
       ),
     };
@@ -189,8 +204,15 @@ export function createEmailVerifier({
         return;
       if ((await resendWait(`address:${address}`, RESEND_LIMITS)) > 0) return;
       const user = await users.findByLogin(address);
-      if (!user || user.emailVerifiedAt !== null || user.status !== "active" || user.email !== address) return;
-      await verifications.issue(issueFor(user, origin, null));
+      if (user && user.emailVerifiedAt === null && user.status === "active" && user.email === address) {
+        await verifications.issue(issueFor(user, origin, null));
+        return;
+      }
+      // No unverified account has it: the same mail composed and the same statements run on no rows, and
+      // the request recorded (email_verification.sent, failed, no target), so both take the same time.
+      const nobody = !user ? "unknown" : user.emailVerifiedAt !== null ? "verified" : "inactive";
+      const decoy = issueFor({ id: NIL, username: address, email: address }, origin, null, nobody);
+      await outbox.decoy({ ...decoy.token, kind: "email_verification" }, decoy.mail, decoy.audit);
     },
   };
 }

@@ -16,7 +16,9 @@ import {
   type SQLWrapper,
   sql,
 } from "drizzle-orm";
-import { parseId } from "../lib/ids.ts";
+import { NIL, parseId } from "../lib/ids.ts";
+import type { AccountTokenKind } from "./account-token-rows.ts";
+import { wakeAfterCommit, wakeSenders } from "./mail-wake.ts";
 import { recordIn } from "./audit.ts";
 import type { Db, Dialect, Tables } from "./dialect.ts";
 import type { AuditEvent } from "./records.ts";
@@ -49,43 +51,22 @@ export interface OutboxMail {
   createdAt: string;
 }
 
+/**
+ * Kinds left to the senders' poll rather than woken for: a reset link is asked for by address, by anyone,
+ * and a wake after a known address's request (a claim and an SMTP send sharing the event loop with the
+ * next requests) would time which addresses have accounts. The poll comes whatever was asked (docs/mail.md).
+ */
+const POLLED_KINDS: ReadonlySet<MailKind> = new Set(["password_reset"]);
+
 /** Writes the mails in the transaction of the change that causes them, due at once. */
 export async function enqueueIn(tx: Db, { mailOutbox }: Tables, mails: OutboxMail | readonly OutboxMail[] | undefined) {
   const list = mails === undefined ? [] : Array.isArray(mails) ? mails : [mails as OutboxMail];
   if (list.length === 0) return;
   await tx.insert(mailOutbox).values(list.map((mail) => ({ ...mail, nextAttemptAt: mail.createdAt })));
-  enqueuedIn.add(tx);
+  if (list.some((mail) => !POLLED_KINDS.has(mail.kind))) wakeAfterCommit(tx);
 }
 
-// The in-process wake-up of the senders: a transaction that enqueued mail tells them once it has committed
-// (wakingSenders), so a mail leaves at once rather than at the next poll. Other instances poll.
-const enqueuedIn = new WeakSet<object>();
-const wakeListeners = new Set<() => void>();
-
-/** Calls `listener` whenever mail was enqueued in this process and committed; returns the unsubscribe. */
-export function onMailEnqueued(listener: () => void): () => void {
-  wakeListeners.add(listener);
-  return () => wakeListeners.delete(listener);
-}
-
-function wakeSenders(): void {
-  for (const listener of wakeListeners) listener();
-}
-
-/** The dialect whose transactions wake the senders after a commit that enqueued mail (drizzle-store.ts). */
-export function wakingSenders(dialect: Dialect): Dialect {
-  const transaction: Dialect["transaction"] = async (work, options) => {
-    let enqueued = false;
-    const result = await dialect.transaction(async (tx) => {
-      const done = await work(tx);
-      enqueued = enqueuedIn.delete(tx);
-      return done;
-    }, options);
-    if (enqueued) wakeSenders();
-    return result;
-  };
-  return { ...dialect, transaction };
-}
+export { onMailEnqueued, wakeScheduled, wakingSenders } from "./mail-wake.ts";
 
 /** A mail as the outbox holds it. */
 export interface OutboxRecord extends OutboxMail {
@@ -108,7 +89,22 @@ export interface OutboxFilter {
 /** What an administrator's resend came to: the mail, pending again; or why not (carries_link: LINK_KINDS). */
 export type ResendOutcome = OutboxRecord | "missing" | "not_failed" | "carries_link";
 
+/** The token a decoy pretends to issue: a digest no row has, its kind, the address asked about, its life. */
+export interface DecoyToken {
+  digest: string;
+  kind: AccountTokenKind;
+  email: string;
+  createdAt: string;
+  expiresAt: string;
+}
+
 export interface MailOutboxStore {
+  /**
+   * Issuing a one-time token with its mail, on rows that do not exist, and `audit` written, in one
+   * transaction that wakes the senders as an enqueue does: for a request about an address no account in
+   * need has, so that it costs and does what one for such an account does, and the timing tells nothing.
+   */
+  decoy(token: DecoyToken, mail: OutboxMail, audit: AuditEvent): Promise<void>;
   /** The mails the filter names, newest first. */
   list(filter: OutboxFilter): Promise<OutboxRecord[]>;
   /** Writes mails owed by no change in the same transaction (the flows use enqueueIn), due at once. */
@@ -159,6 +155,19 @@ export function mailOutboxStore({ kind, db, run, write, transaction, tables }: D
     return rows.length > 0;
   };
   return {
+    decoy: (token, mail, audit) =>
+      transaction(async (tx) => {
+        // The statements of issueIn (email-verifications.ts): the earlier tokens of the nil user (none), the
+        // token and the mail by keys no row has, and the audit event both write.
+        await tx.delete(accountTokens).where(and(eq(accountTokens.userId, NIL), eq(accountTokens.kind, token.kind)));
+        await tx
+          .update(accountTokens)
+          .set({ ...token, userId: NIL })
+          .where(eq(accountTokens.digest, token.digest));
+        await tx.update(mailOutbox).set(mail).where(eq(mailOutbox.id, mail.id));
+        await recordIn(tx, tables, audit);
+        wakeAfterCommit(tx);
+      }, TIMED),
     enqueue: async (mails) => {
       await write(() => enqueueIn(db, tables, mails));
       wakeSenders();
@@ -230,7 +239,7 @@ export function mailOutboxStore({ kind, db, run, write, transaction, tables }: D
           .where(and(eq(mailOutbox.id, valid), eq(mailOutbox.status, "failed")))
           .returning(recordColumns);
         if (resent.length === 0) return "not_failed";
-        enqueuedIn.add(tx);
+        wakeAfterCommit(tx);
         return resent[0] as OutboxRecord;
       }, TIMED),
     pending: () =>

@@ -43,6 +43,7 @@ export function accountServices(config: Config, store: Store, logger: Logger) {
     secret: config.jwt.secret,
     users: store.users,
     verifications: store.emailVerifications,
+    outbox: store.mail,
     throttle: throttleState,
   });
   const users = createUserService({

@@ -196,6 +196,7 @@ describe("the resend limits over an hour", () => {
       secret: app.config.jwt.secret,
       users: app.store.users,
       verifications: app.store.emailVerifications,
+      outbox: app.store.mail,
       throttle: app.store.throttle,
       now: () => now,
     });
@@ -222,6 +223,7 @@ describe("the resend limits over an hour", () => {
       secret: app.config.jwt.secret,
       users: app.store.users,
       verifications: app.store.emailVerifications,
+      outbox: app.store.mail,
       throttle: app.store.throttle,
       now: () => now,
     });
