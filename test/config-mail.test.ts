@@ -34,6 +34,7 @@ describe("mail settings", () => {
       productName: "svc",
       templatesDir: null,
       templates: {},
+      warnings: [],
     });
     expect(parseConfig({ SVC_PORT: "9000" }).mail.publicUrl).toBe("http://localhost:9000");
   });
@@ -122,14 +123,55 @@ describe("mail settings", () => {
 
   test("a password in a bad SVC_SMTP_URL is not repeated", () => {
     const message = refusal({ ...SMTP, SVC_SMTP_URL: "smtp://mailer:hunter2-secret@mail.example.com/path" });
-    expect(message).toContain("mailer:***@mail.example.com");
+    expect(message).toContain("smtp://***@mail.example.com/path");
+    expect(message).not.toContain("mailer:");
     expect(message).not.toContain("hunter2");
   });
 
-  test("SVC_EMAIL_VERIFICATION needs mail: in production without SMTP it must be off", () => {
+  // An SES password often holds a "/"; any may hold "@" or "%". Each refused or read without ever echoing it.
+  const awkward: Array<[string, string]> = [
+    ["a raw /", "smtp://mailer:AbC/dEf+gHi12@mail.example.com:587"],
+    ["a raw / that reads as a port and path", "smtp://mailer:12/secret-pw@mail.example.com:587"],
+    ["a raw @ and a bad option", "smtp://mailer:p@ss-secret-pw@mail.example.com:587?pool=1"],
+    ["a raw % that is not percent-encoding", "smtp://mailer:50%off-secret-pw@mail.example.com:587"],
+    ["a raw % in the user", "smtp://mail%zz:secret-pw@mail.example.com:587"],
+  ];
+
+  test("a password with a raw /, @ or %: one line naming SVC_SMTP_URL, exit 2, the password never shown", async () => {
+    for (const [what, url] of awkward) {
+      const password = url.slice(url.indexOf(":", 6) + 1, url.lastIndexOf("@"));
+      const message = refusal({ ...SMTP, SVC_SMTP_URL: url });
+      expect({ what, message }).toEqual({ what, message: expect.stringMatching(/^SVC_SMTP_URL: /) });
+      expect(message).not.toContain(password);
+      expect(message).not.toContain("secret");
+      const { code, out, err } = await captureCli(["serve"], { ...SMTP, SVC_SMTP_URL: url });
+      expect({ what, code, out }).toEqual({ what, code: 2, out: "" });
+      expect(err).toStartWith("svc: SVC_SMTP_URL: ");
+      expect(err.trim().split("\n")).toHaveLength(1);
+      expect(err).not.toContain(password);
+      expect(err).not.toContain("secret");
+    }
+  });
+
+  test("a raw @ in the password alone is read as the URL standard reads it, the last @ ending the password", () => {
+    const { transport } = parseConfig({ ...SMTP, SVC_SMTP_URL: "smtp://mailer:p@ss@mail.example.com:587" }).mail;
+    expect(transport).toMatchObject({ server: { host: "mail.example.com", user: "mailer", password: "p@ss" } });
+  });
+
+  test("in production without SMTP: required stops start-up; optional is off, with a warning; off is off", async () => {
     expect(refusal({ ...PRODUCTION, SVC_EMAIL_VERIFICATION: "required" })).toStartWith(
       "SVC_EMAIL_VERIFICATION: needs mail",
     );
+    const required = await captureCli(["serve"], { ...PRODUCTION, SVC_EMAIL_VERIFICATION: "required" });
+    expect(required).toMatchObject({ code: 2, out: "" });
+    expect(required.err).toStartWith("svc: SVC_EMAIL_VERIFICATION: needs mail");
+    const optional = parseConfig({ ...PRODUCTION, SVC_EMAIL_VERIFICATION: "optional" }).mail;
+    expect(optional).toMatchObject({ transport: { kind: "off" }, verification: "off" });
+    expect(optional.warnings).toEqual([
+      "SVC_EMAIL_VERIFICATION=optional is off: mail is off (no SVC_SMTP_URL in production), so no link can be sent",
+    ]);
+    for (const env of [PRODUCTION, { ...PRODUCTION, SVC_EMAIL_VERIFICATION: "off" }, SMTP])
+      expect(parseConfig(env).mail.warnings).toEqual([]);
     expect(parseConfig({ ...PRODUCTION, SVC_EMAIL_VERIFICATION: "off" }).mail.verification).toBe("off");
   });
 

@@ -473,7 +473,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a failed mail again: pending, due now, with another day before it is given up on */
+        /** Send a failed notice again: pending, due now, with another day before it is given up on (a mail with a link cannot be: its token has expired) */
         post: operations["adminResendMail"];
         delete?: never;
         options?: never;
@@ -803,7 +803,7 @@ export interface components {
              * @description Stable, machine-readable: switch on this.
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_json" | "invalid_reset_code" | "invalid_mail_token" | "mail_token_expired" | "unauthorized" | "invalid_credentials" | "invalid_refresh_token" | "refresh_token_reused" | "token_expired" | "forbidden" | "current_password_mismatch" | "account_disabled" | "email_unverified" | "csrf_refused" | "signup_closed" | "invitation_required" | "invalid_invitation" | "not_found" | "method_not_allowed" | "username_taken" | "email_taken" | "category_name_taken" | "last_admin" | "version_mismatch" | "idempotency_key_in_flight" | "backups_not_configured" | "mail_not_configured" | "mail_not_failed" | "backup_in_progress" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "too_many_requests" | "idempotency_keys_exhausted" | "too_many_subscriptions" | "internal" | "database_unavailable" | "storage_full";
+            code: "validation_failed" | "malformed_json" | "invalid_reset_code" | "invalid_mail_token" | "mail_token_expired" | "unauthorized" | "invalid_credentials" | "invalid_refresh_token" | "refresh_token_reused" | "token_expired" | "forbidden" | "current_password_mismatch" | "account_disabled" | "email_unverified" | "csrf_refused" | "signup_closed" | "invitation_required" | "invalid_invitation" | "not_found" | "method_not_allowed" | "username_taken" | "email_taken" | "category_name_taken" | "last_admin" | "version_mismatch" | "idempotency_key_in_flight" | "backups_not_configured" | "mail_not_configured" | "mail_not_failed" | "mail_not_resendable" | "email_verification_off" | "backup_in_progress" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "too_many_requests" | "idempotency_keys_exhausted" | "too_many_subscriptions" | "internal" | "database_unavailable" | "storage_full";
             /** @description For validation_failed: one entry per bad field. */
             errors?: {
                 field: string;
@@ -2206,7 +2206,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description mail_not_configured */
+            /** @description mail_not_configured, email_verification_off */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2217,7 +2217,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "mail_not_configured";
+                        code: "mail_not_configured" | "email_verification_off";
                     };
                 };
             };
@@ -5125,7 +5125,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description mail_not_failed, mail_not_configured */
+            /** @description mail_not_failed, mail_not_resendable, mail_not_configured */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5136,7 +5136,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "mail_not_failed" | "mail_not_configured";
+                        code: "mail_not_failed" | "mail_not_resendable" | "mail_not_configured";
                     };
                 };
             };

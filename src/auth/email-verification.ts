@@ -112,6 +112,8 @@ export function emailVerificationRoutes({
       "/verify/resend",
       async ({ body, requestInfo, request, accessToken, set }) => {
         const client = clientInfo(request, trustProxy, requestInfo);
+        // Whoever asks, with or without a token: nothing to verify, and the answer says so.
+        verifier.refuseWhenOff();
         // Without a token, only while an unverified account cannot sign in to ask with one.
         if (request.headers.has("authorization") || verifier.mode !== "required") {
           const { caller } = await identify(request, body, requestInfo, accessToken);
@@ -136,7 +138,7 @@ export function emailVerificationRoutes({
           tag: "auth",
           auth: "or-body",
           ok: { status: 202, description: "Accepted, the same whatever happened", schema: ref("VerificationResend") },
-          errors: [...BODY_ERRORS, "mail_not_configured", "too_many_requests"],
+          errors: [...BODY_ERRORS, "mail_not_configured", "email_verification_off", "too_many_requests"],
         },
       },
     );

@@ -5,6 +5,7 @@ import { auditEvent, type Origin } from "../audit/model.ts";
 import type { MailConfig } from "../config/index.ts";
 import type {
   EmailVerificationStore,
+  MailOutboxStore,
   NewUser,
   ThrottleStore,
   UserRecord,
@@ -13,6 +14,7 @@ import type {
 } from "../db/store.ts";
 import { AppError } from "../errors/index.ts";
 import { limitKey } from "../http/client-address.ts";
+import { NIL } from "../lib/ids.ts";
 import { createComposer } from "../mail/compose.ts";
 import { mailLink } from "../mail/links.ts";
 import { countSignup } from "../signup/throttle.ts";
@@ -48,8 +50,12 @@ export function mailTokenDigest(token: string): string {
 
 export interface EmailVerifierDeps {
   mail: MailConfig;
+  /** The server's secret (config.jwt.secret): the mails' bodies are sealed under it (mail/sealed-bodies.ts). */
+  secret: Uint8Array;
   users: Pick<UserStore, "findByLogin">;
   verifications: EmailVerificationStore;
+  /** For a resend by address that sends nothing: the same work on no rows (MailOutboxStore.decoy). */
+  outbox: Pick<MailOutboxStore, "decoy">;
   /** Resend counts: the login throttle's store, keys of their own. */
   throttle: ThrottleStore;
   now?: () => number;
@@ -57,15 +63,38 @@ export interface EmailVerifierDeps {
 
 export type EmailVerifier = ReturnType<typeof createEmailVerifier>;
 
+/** SVC_EMAIL_VERIFICATION=off: no link is sent, whoever asks, so that a 202 never promises one. */
+export const verificationOff = () =>
+  new AppError(
+    "email_verification_off",
+    "E-mail verification is off here (SVC_EMAIL_VERIFICATION=off): no verification link is sent.",
+  );
+
 const notConfigured = () =>
   new AppError("mail_not_configured", "svc sends no mail here (no SVC_SMTP_URL in production): nothing can be sent.");
 
-export function createEmailVerifier({ mail, users, verifications, throttle, now = Date.now }: EmailVerifierDeps) {
-  const composer = createComposer(mail, now);
+export function createEmailVerifier({
+  mail,
+  secret,
+  users,
+  verifications,
+  outbox,
+  throttle,
+  now = Date.now,
+}: EmailVerifierDeps) {
+  const composer = createComposer({ ...mail, secret }, now);
   const mailOn = mail.transport.kind !== "off";
 
-  /** A new token for the user's address, its mail and its event: nothing written yet. */
-  function issueFor(user: Pick<UserRecord, "id" | "username" | "email">, origin: Origin, actor: string | null) {
+  /**
+   * A new token for the user's address, its mail and its event: nothing written yet. `nobody`: why no
+   * account gets it (a decoy's event: failed, no target).
+   */
+  function issueFor(
+    user: Pick<UserRecord, "id" | "username" | "email">,
+    origin: Origin,
+    actor: string | null,
+    nobody?: "unknown" | "verified" | "inactive",
+  ) {
     const token = newMailToken();
     const at = now();
     const createdAt = new Date(at).toISOString();
@@ -79,11 +108,19 @@ export function createEmailVerifier({ mail, users, verifications, throttle, now 
       ),
       audit: auditEvent(
         "email_verification.sent",
-        { actor, target: user.id, origin, detail: { expires_at: expiresAt } },
+        nobody
+          ? { actor, target: null, origin, failed: true, detail: { expires_at: expiresAt, account: nobody } }
+          : { actor, target: user.id, origin, detail: { expires_at: expiresAt } },
         createdAt,
       ),
     };
     return issue;
+  }
+
+  /** Throws `mail_not_configured` while mail is off, else `email_verification_off` while verification is. */
+  function refuseWhenOff(): void {
+    if (!mailOn) throw notConfigured();
+    if (mail.verification === "off") throw verificationOff();
   }
 
   /** Counts one resend against each limit under `key`; the wait (ms) of the first that is full, else 0. */
@@ -99,6 +136,8 @@ export function createEmailVerifier({ mail, users, verifications, throttle, now 
   return {
     /** SVC_EMAIL_VERIFICATION. */
     mode: mail.verification,
+
+    refuseWhenOff,
 
     /**
      * The verification to write with a new account (users.create, invitations.redeem), sent on `actor`'s
@@ -136,11 +175,11 @@ export function createEmailVerifier({ mail, users, verifications, throttle, now 
 
     /**
      * Mails the caller a new link (earlier ones stop working). An address already verified gets none and
-     * the call is a no-op. Throws `mail_not_configured`, or 429 `too_many_requests` past one a minute or
-     * five an hour.
+     * the call is a no-op. Throws `mail_not_configured`, `email_verification_off`, or 429
+     * `too_many_requests` past one a minute or five an hour.
      */
     async resend(caller: UserRecord, origin: Origin): Promise<void> {
-      if (!mailOn) throw notConfigured();
+      refuseWhenOff();
       if (caller.emailVerifiedAt !== null) return;
       const wait = await resendWait(`user:${caller.id}`, RESEND_LIMITS);
       if (wait > 0) {
@@ -165,8 +204,15 @@ export function createEmailVerifier({ mail, users, verifications, throttle, now 
         return;
       if ((await resendWait(`address:${address}`, RESEND_LIMITS)) > 0) return;
       const user = await users.findByLogin(address);
-      if (!user || user.emailVerifiedAt !== null || user.status !== "active" || user.email !== address) return;
-      await verifications.issue(issueFor(user, origin, null));
+      if (user && user.emailVerifiedAt === null && user.status === "active" && user.email === address) {
+        await verifications.issue(issueFor(user, origin, null));
+        return;
+      }
+      // No unverified account has it: the same mail composed and the same statements run on no rows, and
+      // the request recorded (email_verification.sent, failed, no target), so both take the same time.
+      const nobody = !user ? "unknown" : user.emailVerifiedAt !== null ? "verified" : "inactive";
+      const decoy = issueFor({ id: NIL, username: address, email: address }, origin, null, nobody);
+      await outbox.decoy({ ...decoy.token, kind: "email_verification" }, decoy.mail, decoy.audit);
     },
   };
 }

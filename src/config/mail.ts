@@ -41,16 +41,29 @@ export interface MailConfig {
   templatesDir: string | null;
   /** The templates SVC_MAIL_TEMPLATES replaces, read and checked at start (src/mail/templates.ts). */
   templates: TemplateOverrides;
+  /** What `svc serve` warns of at start: a setting read but without effect. */
+  warnings: string[];
 }
 
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
 
+/**
+ * The URL as an error may quote it: whatever stands between the scheme and the last "@" (the user and
+ * password, however malformed: a raw "/", "@" or "%" in them must not decide what is shown) becomes ***.
+ */
+function withoutUserinfo(url: string): string {
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0] ?? "";
+  const at = url.lastIndexOf("@");
+  return at < scheme.length ? url : `${scheme}***@${url.slice(at + 1)}`;
+}
+
 /** SVC_SMTP_URL read: smtp://user:pass@host:587 (STARTTLS required), smtps://…:465, smtp://host:25?tls=off (loopback only). */
 export function smtpServer(url: string): SmtpServer {
-  // The value as the error quotes it: never the password.
-  const shown = url.replace(/^([a-z]+:\/\/[^:@/]*:)[^@/]*@/i, "$1***@");
-  const bad = (why: string) => new ConfigError("SVC_SMTP_URL", why, shown);
-  if (!URL.canParse(url)) throw bad("must be a URL such as smtp://user:password@mail.example.com:587");
+  const bad = (why: string) => new ConfigError("SVC_SMTP_URL", why, withoutUserinfo(url));
+  if (!URL.canParse(url))
+    throw bad(
+      "must be a URL such as smtp://user:password@mail.example.com:587 (in the user or password write / as %2F, @ as %40, % as %25)",
+    );
   const parsed = new URL(url);
   const scheme = parsed.protocol.slice(0, -1);
   if (scheme !== "smtp" && scheme !== "smtps") throw bad(`must start with smtp:// or smtps://, not ${scheme}://`);
@@ -65,8 +78,15 @@ export function smtpServer(url: string): SmtpServer {
   if (tls === "off" && !LOOPBACK.has(parsed.hostname))
     throw bad(`may turn TLS off only for a loopback host (localhost, 127.0.0.1, ::1), not ${parsed.hostname}`);
   const port = parsed.port === "" ? (secure ? 465 : 587) : Number(parsed.port);
-  const user = parsed.username === "" ? null : decodeURIComponent(parsed.username);
-  const password = parsed.password === "" ? null : decodeURIComponent(parsed.password);
+  const decoded = (text: string) => {
+    try {
+      return text === "" ? null : decodeURIComponent(text);
+    } catch {
+      throw bad("has a % in the user or password that is not percent-encoding (write % as %25)");
+    }
+  };
+  const user = decoded(parsed.username);
+  const password = decoded(parsed.password);
   if ((user === null) !== (password === null)) throw bad("must give both a user and a password, or neither");
   return {
     host: parsed.hostname.replace(/^\[|\]$/g, ""),
@@ -122,13 +142,20 @@ export function mail(env: Env, production: boolean, port: number): MailConfig {
         ? { kind: "off" }
         : { kind: "log" };
   const on = transport.kind !== "off";
-  const verification = oneOf(env, "SVC_EMAIL_VERIFICATION", EMAIL_VERIFICATION_MODES, on ? "optional" : "off");
-  if (!on && verification !== "off")
+  const asked = oneOf(env, "SVC_EMAIL_VERIFICATION", EMAIL_VERIFICATION_MODES, on ? "optional" : "off");
+  // Without mail, required would lock every unverified account out: a start-up error. Optional asks for
+  // nothing to wait on a link, so it is off, said once at start.
+  if (!on && asked === "required")
     throw new ConfigError(
       "SVC_EMAIL_VERIFICATION",
       "needs mail: set SVC_SMTP_URL (in production without it, mail is off)",
-      verification,
+      asked,
     );
+  const verification = on ? asked : "off";
+  const warnings =
+    asked !== verification
+      ? [`SVC_EMAIL_VERIFICATION=${asked} is off: mail is off (no SVC_SMTP_URL in production), so no link can be sent`]
+      : [];
   const templatesDir =
     env.SVC_MAIL_TEMPLATES === undefined || env.SVC_MAIL_TEMPLATES === "" ? null : env.SVC_MAIL_TEMPLATES;
   return {
@@ -140,5 +167,6 @@ export function mail(env: Env, production: boolean, port: number): MailConfig {
     productName: nonEmpty(env, "SVC_MAIL_PRODUCT_NAME", "svc"),
     templatesDir,
     templates: loadTemplates(templatesDir),
+    warnings,
   };
 }

@@ -35,6 +35,8 @@ const CATALOG = {
   backups_not_configured: { status: 409, title: "Backups not configured", graphql: "CONFLICT" },
   mail_not_configured: { status: 409, title: "Mail not configured", graphql: "CONFLICT" },
   mail_not_failed: { status: 409, title: "Mail not failed", graphql: "CONFLICT" },
+  mail_not_resendable: { status: 409, title: "Mail not resendable", graphql: "CONFLICT" },
+  email_verification_off: { status: 409, title: "E-mail verification off", graphql: "CONFLICT" },
   backup_in_progress: { status: 409, title: "Backup in progress", graphql: "CONFLICT" },
   precondition_failed: { status: 412, title: "Precondition failed", graphql: "PRECONDITION_FAILED" },
   payload_too_large: { status: 413, title: "Payload too large", graphql: "BAD_REQUEST" },

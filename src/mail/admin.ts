@@ -75,17 +75,23 @@ export function adminMailRoutes({
         if (outcome === "missing") throw new AppError("not_found", "No mail has this id.");
         if (outcome === "not_failed")
           throw new AppError("mail_not_failed", "Only a failed mail can be resent; this one is pending or sent.");
+        if (outcome === "carries_link")
+          throw new AppError(
+            "mail_not_resendable",
+            "This mail carried a one-time link, which expired before the mail was given up on: the user asks for a new link (Forgot password, a new verification link, the change of address again).",
+          );
         return outboxMailView(outcome);
       },
       {
         params: t.Object({ id: t.String({ description: "A mail id (UUID)." }) }),
         operation: {
           operationId: "adminResendMail",
-          summary: "Send a failed mail again: pending, due now, with another day before it is given up on",
+          summary:
+            "Send a failed notice again: pending, due now, with another day before it is given up on (a mail with a link cannot be: its token has expired)",
           tag: "admin",
           auth: true,
           ok: { status: 200, description: "The mail, pending again", schema: ref("OutboxMail") },
-          errors: ["forbidden", "not_found", "mail_not_failed", "mail_not_configured"],
+          errors: ["forbidden", "not_found", "mail_not_failed", "mail_not_resendable", "mail_not_configured"],
         },
       },
     );

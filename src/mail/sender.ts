@@ -7,6 +7,7 @@ import { auditEvent } from "../audit/model.ts";
 import { onMailEnqueued, type OutboxRecord } from "../db/mail-outbox.ts";
 import type { Store } from "../db/store.ts";
 import type { LineLogger } from "../observability/log-lines.ts";
+import { openBodies } from "./sealed-bodies.ts";
 import type { Transport } from "./transport.ts";
 
 export const RETRY_FIRST_MS = 5_000;
@@ -17,6 +18,8 @@ const BATCH = 10;
 const POLL_MS = 5_000;
 /** Longer than a batch can take (each send's timeouts, transport.ts), so a live claim never lapses. */
 const LEASE_MS = 10 * 60_000;
+/** What a mail whose bodies this server cannot open is given up on with. */
+const UNOPENED = "its body cannot be opened: it was sealed under another SVC_JWT_SECRET";
 /** What a failure's recorded text may hold. */
 const ERROR_CHARS = 500;
 
@@ -24,6 +27,8 @@ export interface SenderOptions {
   store: Pick<Store, "mail">;
   transport: Transport;
   logger: Pick<LineLogger, "warn" | "error" | "debug">;
+  /** The server's secret (config.jwt.secret), which the outbox's bodies are sealed under (sealed-bodies.ts). */
+  secret: Uint8Array;
   /** The time in ms; a test moves it. */
   now?: () => number;
   batch?: number;
@@ -61,6 +66,7 @@ export function createSender({
   store,
   transport,
   logger,
+  secret,
   now = Date.now,
   batch = BATCH,
   pollMs = POLL_MS,
@@ -70,7 +76,13 @@ export function createSender({
   const iso = (ms: number) => new Date(ms).toISOString();
   let stopped = false;
 
-  async function deliver(mail: OutboxRecord): Promise<boolean> {
+  async function deliver(sealed: OutboxRecord): Promise<boolean> {
+    const mail = await openBodies(sealed, secret);
+    // Sealed under another secret (SVC_JWT_SECRET changed since it was written): no attempt can open it.
+    if (!mail) {
+      await failed(sealed, UNOPENED, true);
+      return false;
+    }
     try {
       await transport.send(mail);
     } catch (error) {
@@ -84,14 +96,14 @@ export function createSender({
     return true;
   }
 
-  async function failed(mail: OutboxRecord, error: string): Promise<void> {
+  async function failed(mail: OutboxRecord, error: string, hopeless = false): Promise<void> {
     figures.failures++;
     figures.health = "failing";
     const at = now();
     const attempts = mail.attempts + 1;
     const deadline = Date.parse(mail.createdAt) + GIVE_UP_AFTER_MS;
     const fields = { mail_id: mail.id, kind: mail.kind, attempts, error };
-    if (at >= deadline) {
+    if (at >= deadline || hopeless) {
       const event = auditEvent(
         "mail.failed",
         {
@@ -103,7 +115,12 @@ export function createSender({
         iso(at),
       );
       await store.mail.markFailed(mail.id, error, event);
-      logger.error(fields, "mail given up on: not sent within a day of being written");
+      logger.error(
+        fields,
+        hopeless
+          ? "mail given up on: its body cannot be opened"
+          : "mail given up on: not sent within a day of being written",
+      );
       return;
     }
     // The last attempt falls on the deadline itself rather than past it.

@@ -10,7 +10,7 @@ import { openTransport } from "./transport.ts";
 export async function startMail(config: Config, store: Store, logger: LineLogger): Promise<MailSender | null> {
   const transport = await openTransport(config.mail, logger);
   if (!transport) return null;
-  const sender = createSender({ store, transport, logger });
+  const sender = createSender({ store, transport, logger, secret: config.jwt.secret });
   sender.start();
   return sender;
 }

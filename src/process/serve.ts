@@ -176,6 +176,7 @@ export async function serve(config: Config): Promise<void> {
       "SVC_OPS_ADDRESS listens on every address: the operations listener is plain HTTP, for loopback or a private network",
     );
   if (setAside.length > 0) logger.warn({ set_aside: setAside }, setAsideNotice(setAside));
+  for (const warning of config.mail.warnings) logger.warn(warning);
   if (config.jwt.ephemeral)
     logger.warn("SVC_JWT_SECRET is not set: a random secret is in use, so tokens end with this process");
   await adviseOnAdmins(opened, logger);

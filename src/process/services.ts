@@ -33,15 +33,17 @@ export function accountServices(config: Config, store: Store, logger: Logger) {
   });
   const passwords = createPasswordHasher(config.passwordCost);
   // Resets and changes of address by mail (#55): their mails go to the outbox with the change.
-  const composer = createComposer(config.mail);
+  const composer = createComposer({ ...config.mail, secret: config.jwt.secret });
   const mailResets = createMailResets({
     ...{ mail: config.mail, composer, users: store.users, resets: store.mailedResets, audit: store.audit },
     ...{ passwords, sessions, throttle, logger },
   });
   const verifier = createEmailVerifier({
     mail: config.mail,
+    secret: config.jwt.secret,
     users: store.users,
     verifications: store.emailVerifications,
+    outbox: store.mail,
     throttle: throttleState,
   });
   const users = createUserService({

@@ -4,7 +4,8 @@
 import { describe, expect, test } from "bun:test";
 import { auditEvent, CLI_ORIGIN } from "../../src/audit/model.ts";
 import { linkTokenDigest, newLinkToken } from "../../src/users/link-tokens.ts";
-import { expectProblem, promote, testApp } from "../helpers.ts";
+import { openBodies } from "../../src/mail/sealed-bodies.ts";
+import { expectProblem, promote, testApp, testConfig } from "../helpers.ts";
 import { mailCount, mailedToken, mailOff } from "../support/mail-links.ts";
 
 const USERS = "/svc-api/v1/users";
@@ -44,7 +45,7 @@ describe("e-mail change with mail on", () => {
     const [notice] = (await store.mail.list({ recipient: "ann@example.com", limit: 10 })).filter(
       (m) => m.kind === "email_changed",
     );
-    expect(notice?.textBody).toContain("ann@example.org");
+    expect((await openBodies(notice!, testConfig().jwt.secret))?.textBody).toContain("ann@example.org");
     // The session goes on, and the new address signs in.
     expect((await call("GET", `${USERS}/me`, { token: ann.token })).body.email).toBe("ann@example.org");
     const login = await call("POST", "/svc-api/v1/auth/login", {

@@ -8,19 +8,26 @@ import { expectProblem, testApp, testConfig } from "../helpers.ts";
 import { ADMIN, adminApp } from "../support/admin.ts";
 
 const PATH = `${ADMIN}/mail`;
-const composer = createComposer({ productName: "svc", publicUrl: "https://svc.example.com" });
+const composer = createComposer({
+  productName: "svc",
+  publicUrl: "https://svc.example.com",
+  secret: testConfig().jwt.secret,
+});
 const mail = (to: string, userId: string | null = null): OutboxMail =>
   composer.compose(
     "password_reset",
     { address: to, userId },
     { username: to, link: "https://svc.example.com/svc/account/reset-password#token=SECRET-TOKEN" },
   );
+/** A notice: no link in it, so it can be resent once given up on. */
+const notice = (to: string): OutboxMail =>
+  composer.compose("password_changed", { address: to, userId: null }, { username: to });
 const failedEvent = () => auditEvent("mail.failed", { origin: { address: null, requestId: null } });
 
 /** An administrator and three mails in the outbox; verification off, so that the sign-up adds no fourth. */
 async function withMails() {
   const app = await adminApp({ mail: { ...testConfig().mail, verification: "off" } });
-  const mails = [mail("a@example.com"), mail("b@example.com", app.root.user.id), mail("c@example.com")];
+  const mails = [notice("a@example.com"), mail("b@example.com", app.root.user.id), mail("c@example.com")];
   for (const m of mails) await app.store.mail.enqueue(m);
   await app.store.mail.markFailed(mails[0]!.id, "451 4.3.0 try later", failedEvent());
   await app.store.mail.markSent(mails[2]!.id, new Date().toISOString());
@@ -97,6 +104,29 @@ describe("POST admin/mail/{id}/resend", () => {
     expect(await store.mail.pending()).toBe(2);
     const again = await call("POST", `${PATH}/${mails[0]!.id}/resend`, { token: root.token });
     expectProblem(again, 409, "mail_not_failed");
+  });
+
+  test("a failed mail with a link (its token expired by then) is 409 mail_not_resendable and stays failed", async () => {
+    const { call, root, store } = await withMails();
+    const link = "https://svc.example.com/svc/account/page#token=SECRET-TOKEN";
+    const kinds = ["verify_email", "password_reset", "email_change"] as const;
+    const linked = kinds.map((kind) =>
+      composer.compose(
+        kind,
+        { address: "d@example.com", userId: null },
+        { username: "d", link, email: "d@example.com" },
+      ),
+    );
+    await store.mail.enqueue(linked);
+    for (const m of linked) await store.mail.markFailed(m.id, "550 no such user", failedEvent());
+    const before = (await call("GET", PATH, { token: root.token })).body;
+    for (const m of linked) {
+      const reply = await call("POST", `${PATH}/${m.id}/resend`, { token: root.token });
+      expectProblem(reply, 409, "mail_not_resendable");
+      expect(reply.body.detail).toContain("new link");
+    }
+    expect((await call("GET", PATH, { token: root.token })).body).toEqual(before);
+    expect(await store.mail.pending()).toBe(1);
   });
 
   test("a pending or sent mail is 409 mail_not_failed and stays as it was", async () => {

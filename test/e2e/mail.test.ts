@@ -9,7 +9,7 @@ import { openSqliteStore } from "../../src/db/sqlite/store.ts";
 import { createComposer } from "../../src/mail/compose.ts";
 import { startSmtp, type TestSmtp } from "../support/smtp.ts";
 import { waitUntil } from "../support/wait.ts";
-import { emptyFolderWithBinary, prepareBinary, type Running, start, stop } from "./support/svc.ts";
+import { emptyFolderWithBinary, prepareBinary, type Running, SECRET, start, stop } from "./support/svc.ts";
 
 let smtp: TestSmtp;
 let scratch: string;
@@ -23,7 +23,12 @@ afterAll(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-const composer = createComposer({ productName: "Acme", publicUrl: "https://svc.example.com" });
+const composer = createComposer({
+  productName: "Acme",
+  publicUrl: "https://svc.example.com",
+  // The binary's, which it opens the bodies with.
+  secret: new TextEncoder().encode(SECRET),
+});
 const mailsFor = (prefix: string, n: number) =>
   Array.from({ length: n }, (_, i) =>
     composer.compose("password_changed", { address: `${prefix}${i}@example.com`, userId: null }, { username: "u" }),

@@ -15,7 +15,11 @@ import { captureCli } from "../support/cli.ts";
 const pgAvailable = await postgresAvailable();
 const dir = mkdtempSync(join(tmpdir(), "svc-mail-copy-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const composer = createComposer({ productName: "svc", publicUrl: "https://svc.example.com" });
+const composer = createComposer({
+  productName: "svc",
+  publicUrl: "https://svc.example.com",
+  secret: testConfig().jwt.secret,
+});
 
 const open = (url: string) => openStore(parseDatabaseUrl(url, {}, "url"));
 

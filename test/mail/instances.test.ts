@@ -8,10 +8,12 @@ import { openTransport } from "../../src/mail/transport.ts";
 import { postgresAvailable } from "../postgres.ts";
 import { closeInstances, type Instances, openInstances } from "../support/instances.ts";
 import { startSmtp, type TestSmtp } from "../support/smtp.ts";
+import { testConfig } from "../helpers.ts";
 import { waitUntil } from "../support/wait.ts";
 
 const available = await postgresAvailable();
 const quiet = { info() {}, warn() {}, error() {}, debug() {} };
+const { secret } = testConfig().jwt;
 
 describe.skipIf(!available)("two instances sharing the outbox on one PostgreSQL database", () => {
   let instances: Instances;
@@ -32,14 +34,17 @@ describe.skipIf(!available)("two instances sharing the outbox on one PostgreSQL 
       8080,
     );
     const senders = await Promise.all(
-      instances.stores
-        .slice(0, 2)
-        .map(async (store) =>
-          createSender({ store, transport: (await openTransport(config, quiet, { ca: smtp.ca }))!, logger: quiet }),
-        ),
+      instances.stores.slice(0, 2).map(async (store) =>
+        createSender({
+          store,
+          transport: (await openTransport(config, quiet, { ca: smtp.ca }))!,
+          logger: quiet,
+          secret,
+        }),
+      ),
     );
     for (const sender of senders) sender.start();
-    const composer = createComposer(config);
+    const composer = createComposer({ ...config, secret });
     const mails = Array.from({ length: 200 }, (_, i) =>
       composer.compose("verify_email", { address: `user${i}@example.com`, userId: null }, { username: `user${i}` }),
     );

@@ -6,6 +6,7 @@ import { openSqliteStore } from "../../src/db/sqlite/store.ts";
 import { createComposer } from "../../src/mail/compose.ts";
 import { createSender } from "../../src/mail/sender.ts";
 import { openTransport } from "../../src/mail/transport.ts";
+import { testConfig } from "../helpers.ts";
 
 test("each mail is logged as one line with its recipient, subject and link; the outbox records it sent", async () => {
   const config = parseConfig({ SVC_ENV: "development", SVC_PORT: "8123" }).mail;
@@ -21,9 +22,9 @@ test("each mail is logged as one line with its recipient, subject and link; the 
   };
   const store = openSqliteStore(":memory:");
   const transport = await openTransport(config, logger);
-  const sender = createSender({ store, transport: transport!, logger });
+  const sender = createSender({ store, transport: transport!, logger, secret: testConfig().jwt.secret });
   const link = `${config.publicUrl}/svc/account/reset-password#token=tok-123`;
-  const mail = createComposer(config).compose(
+  const mail = createComposer({ ...config, secret: testConfig().jwt.secret }).compose(
     "password_reset",
     { address: "ann@example.com", userId: null },
     { username: "ann", link },

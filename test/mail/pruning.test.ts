@@ -5,11 +5,15 @@ import { auditEvent } from "../../src/audit/model.ts";
 import { openSqliteStore } from "../../src/db/sqlite/store.ts";
 import { createComposer } from "../../src/mail/compose.ts";
 import { pruneExpired, storeJobs } from "../../src/process/pruning.ts";
+import { testConfig } from "../helpers.ts";
 
 test("sent mails older than SVC_MAIL_KEEP are pruned; pending, failed and recent ones stay", async () => {
   const store = openSqliteStore(":memory:");
   const start = Date.parse("2026-05-01T00:00:00.000Z");
-  const composer = createComposer({ productName: "svc", publicUrl: "https://svc.example.com" }, () => start);
+  const composer = createComposer(
+    { productName: "svc", publicUrl: "https://svc.example.com", secret: testConfig().jwt.secret },
+    () => start,
+  );
   const [old, recent, pending, failed] = ["a", "b", "c", "d"].map((n) =>
     composer.compose("password_changed", { address: `${n}@example.com`, userId: null }, { username: n }),
   );

@@ -24,7 +24,12 @@ afterAll(async () => {
 test("mails left in the outbox are sent by svc serve, counted in its metrics, shown in its health", async () => {
   const path = join(dir, "svc.db");
   const store = openSqliteStore(path);
-  const composer = createComposer({ productName: "Acme", publicUrl: "https://svc.example.com" });
+  const secret = "mail-serve-test-secret-of-at-least-32-bytes";
+  const composer = createComposer({
+    productName: "Acme",
+    publicUrl: "https://svc.example.com",
+    secret: new TextEncoder().encode(secret),
+  });
   const mails = ["ann", "bob", "cat"].map((name) =>
     composer.compose("password_changed", { address: `${name}@example.com`, userId: null }, { username: name }),
   );
@@ -37,7 +42,7 @@ test("mails left in the outbox are sent by svc serve, counted in its metrics, sh
       SVC_ENV: "development",
       SVC_DATABASE_URL: `sqlite:${path}`,
       SVC_PORT: "0",
-      SVC_JWT_SECRET: "mail-serve-test-secret-of-at-least-32-bytes",
+      SVC_JWT_SECRET: secret,
       SVC_SMTP_URL: smtp.url,
       SVC_MAIL_FROM: "Acme <acme@example.com>",
       SVC_PUBLIC_URL: "https://svc.example.com",

@@ -6,8 +6,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError, parseConfig } from "../../src/config/index.ts";
 import type { MailKind } from "../../src/db/store.ts";
-import { createComposer } from "../../src/mail/compose.ts";
+import { createComposer, type MailVariables } from "../../src/mail/compose.ts";
+import { openBodies } from "../../src/mail/sealed-bodies.ts";
+import { testConfig } from "../helpers.ts";
 import { captureCli } from "../support/cli.ts";
+
+const { secret } = testConfig().jwt;
 
 let root: string;
 let count = 0;
@@ -38,15 +42,18 @@ const KINDS: MailKind[] = ["verify_email", "password_reset", "password_changed",
 const HOSTILE = `<script>alert("x")</script>&'`;
 
 describe("built-in templates", () => {
-  const composer = createComposer({ productName: "Acme & Co", publicUrl: "https://svc.example.com" });
+  const composer = createComposer({ productName: "Acme & Co", publicUrl: "https://svc.example.com", secret });
   for (const kind of KINDS) {
-    test(`${kind}: subject, text and HTML with the product name, every variable escaped in HTML`, () => {
+    test(`${kind}: subject, text and HTML with the product name, every variable escaped in HTML`, async () => {
       const link = "https://svc.example.com/svc/account/page#token=a&b";
-      const mail = composer.compose(
+      const sealed = composer.compose(
         kind,
         { address: "ann@example.com", userId: null },
         { username: HOSTILE, link, email: "new<x>@example.com" },
       );
+      // Sealed for the outbox: the token is not in it until opened.
+      expect(sealed.textBody).not.toContain("token=");
+      const mail = (await openBodies(sealed, secret))!;
       expect(mail.subject).toContain("Acme & Co");
       expect(mail.subject).not.toContain("\n");
       expect(mail.textBody).toContain(HOSTILE);
@@ -63,7 +70,7 @@ describe("built-in templates", () => {
 });
 
 describe("SVC_MAIL_TEMPLATES", () => {
-  test("its files replace the built-in ones they name; the rest stay", () => {
+  test("its files replace the built-in ones they name; the rest stay", async () => {
     const dir = folder({
       "verify_email.subject.txt": "Welcome to {{ product }}, {{username}}\n",
       "verify_email.html": '<p>Hi {{username}}, <a href="{{link}}">confirm</a></p>',
@@ -71,13 +78,15 @@ describe("SVC_MAIL_TEMPLATES", () => {
       ".DS_Store": "ignored",
     });
     const config = parseConfig({ SVC_MAIL_TEMPLATES: dir, SVC_MAIL_PRODUCT_NAME: "Acme" }).mail;
-    const composer = createComposer(config);
+    const composer = createComposer({ ...config, secret });
     const to = { address: "ann@example.com", userId: null };
-    const verify = composer.compose("verify_email", to, { username: "<ann>", link: "https://x.test/#token=t" });
+    const compose = (kind: MailKind, variables: MailVariables) =>
+      openBodies(composer.compose(kind, to, variables), secret);
+    const verify = (await compose("verify_email", { username: "<ann>", link: "https://x.test/#token=t" }))!;
     expect(verify.subject).toBe("Welcome to Acme, <ann>");
     expect(verify.htmlBody).toBe('<p>Hi &lt;ann&gt;, <a href="https://x.test/#token=t">confirm</a></p>');
     expect(verify.textBody).toContain("Hello <ann>,");
-    const changed = composer.compose("password_changed", to, { username: "ann" });
+    const changed = (await compose("password_changed", { username: "ann" }))!;
     expect(changed.textBody).toBe("ann: new password at Acme.\n");
     expect(changed.subject).toBe("Your Acme password was changed");
   });

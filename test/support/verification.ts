@@ -3,16 +3,20 @@
 // up and verified through the API.
 import { expect } from "bun:test";
 import type { Store } from "../../src/db/store.ts";
+import { openBodies } from "../../src/mail/sealed-bodies.ts";
 import { testApp, testConfig, type ConfigOverrides } from "../helpers.ts";
 
 export const VERIFY = "/svc-api/v1/auth/email/verify";
 export const RESEND = "/svc-api/v1/auth/email/verify/resend";
 export const PASSWORD = "correct horse battery";
 
-/** The verification mails sent to the address, newest first. */
+/** The verification mails sent to the address, newest first, their bodies opened (sealed under the tests' secret). */
 export async function verificationMails(store: Pick<Store, "mail">, address: string) {
   const mails = await store.mail.list({ recipient: address, limit: 100 });
-  return mails.filter((mail) => mail.kind === "verify_email");
+  const opened = await Promise.all(
+    mails.filter((mail) => mail.kind === "verify_email").map((mail) => openBodies(mail, testConfig().jwt.secret)),
+  );
+  return opened.map((mail) => mail ?? expect.unreachable("a mail not sealed under the tests' secret"));
 }
 
 /** The token in the link of the newest verification mail to the address (its fragment, #token=…). */

@@ -1,15 +1,15 @@
 // The mail outbox: mails enqueued, claimed under a lease by one claimer at a time, settled (sent, due
 // again, given up on with its audit event), resent, counted and pruned.
 import { beforeEach, describe, expect, test } from "bun:test";
-import type { OutboxMail, Store } from "../../../src/db/store.ts";
+import type { MailKind, OutboxMail, Store } from "../../../src/db/store.ts";
 import { clock, event, newUser, tick } from "./fixtures.ts";
 
 /** A mail to `to`, written at the clock's next tick. */
-export function newMail(to = "ann@example.com", createdAt = tick()): OutboxMail {
+export function newMail(to = "ann@example.com", createdAt = tick(), kind: MailKind = "verify_email"): OutboxMail {
   const id = Bun.randomUUIDv7("hex", Date.parse(createdAt));
   return {
     id,
-    kind: "verify_email",
+    kind,
     recipient: to,
     userId: null,
     subject: `Hello ${to}`,
@@ -116,7 +116,7 @@ export function mailOutboxContract(use: () => Store): void {
     });
 
     test("resend puts a failed mail back, due now; unknown ids and mails not failed are told apart", async () => {
-      const [failing, waiting] = [newMail(), newMail()];
+      const [failing, waiting] = [newMail(undefined, undefined, "password_changed"), newMail()];
       await store.mail.enqueue([failing, waiting]);
       await store.mail.markFailed(failing.id, "550", event("mail.failed"));
       const now = tick();
@@ -133,6 +133,37 @@ export function mailOutboxContract(use: () => Store): void {
       expect(claimed.map((m) => m.id).sort()).toEqual([failing.id, waiting.id].sort());
       const resent = claimed.find((m) => m.id === failing.id)!;
       expect(resent).toMatchObject({ status: "pending", nextAttemptAt: now, createdAt: now, lastError: "550" });
+    });
+
+    test("a sent mail's bodies are blanked; a failed one's only when it carries a link, which cannot be resent", async () => {
+      const [sent, notice, ...linked] = [
+        newMail(),
+        newMail(undefined, undefined, "email_changed"),
+        ...(["verify_email", "password_reset", "email_change"] as const).map((kind) =>
+          newMail(undefined, undefined, kind),
+        ),
+      ];
+      await store.mail.enqueue([sent!, notice!, ...linked]);
+      await store.mail.markSent(sent!.id, tick());
+      for (const mail of [notice!, ...linked]) await store.mail.markFailed(mail.id, "550", event("mail.failed"));
+      const rows = new Map((await store.mail.page(10)).map((row) => [row.id, row]));
+      expect(rows.get(sent!.id)).toMatchObject({ status: "sent", textBody: "", htmlBody: "" });
+      expect(rows.get(notice!.id)).toMatchObject({ status: "failed", textBody: "text", htmlBody: "<p>html</p>" });
+      for (const mail of linked) {
+        expect(rows.get(mail.id)).toMatchObject({ status: "failed", textBody: "", htmlBody: "" });
+        expect(await store.mail.resend(mail.id, tick())).toBe("carries_link");
+        expect((await store.mail.page(10)).find((row) => row.id === mail.id)?.status).toBe("failed");
+      }
+    });
+
+    test("a decoy writes its audit event and nothing else: no token, no mail", async () => {
+      const before = { mails: await store.mail.page(10), tokens: await store.mail.tokenPage(10) };
+      const mail = newMail("nobody@example.com");
+      const token = { digest: "z".repeat(43), kind: "email_verification" as const, email: "nobody@example.com" };
+      const decoyEvent = event("email_verification.sent");
+      await store.mail.decoy({ ...token, createdAt: tick(), expiresAt: at(clock.ms + MINUTE) }, mail, decoyEvent);
+      expect({ mails: await store.mail.page(10), tokens: await store.mail.tokenPage(10) }).toEqual(before);
+      expect(await store.audit.list({ limit: 10 })).toEqual([decoyEvent]);
     });
 
     test("prune forgets sent mails older than the cut-off, at most `limit` at a time; pending and failed stay", async () => {
