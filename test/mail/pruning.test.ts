@@ -36,7 +36,10 @@ test("sent mails older than SVC_MAIL_KEEP are pruned; pending, failed and recent
 test("expired reset and e-mail change tokens are pruned with the verification tokens; live ones stay", async () => {
   const store = openSqliteStore(":memory:");
   const start = Date.parse("2026-05-01T00:00:00.000Z");
-  const composer = createComposer({ productName: "svc", publicUrl: "https://svc.example.com" }, () => start);
+  const composer = createComposer(
+    { productName: "svc", publicUrl: "https://svc.example.com", secret: testConfig().jwt.secret },
+    () => start,
+  );
   const iso = (ms: number) => new Date(ms).toISOString();
   const ann = await store.users.create({
     id: Bun.randomUUIDv7(),
