@@ -90,8 +90,8 @@ describe("parseConfig", () => {
     );
   });
 
-  test("never repeats a database password in its error", () => {
-    expect(() => parseConfig({ SVC_DATABASE_URL: "mysql://svc:hunter2@h/db" })).toThrow(/mysql:\/\/svc:\*\*\*@h\/db/);
+  test("never repeats a database password (nor its user) in its error", () => {
+    expect(() => parseConfig({ SVC_DATABASE_URL: "mysql://svc:hunter2@h/db" })).toThrow(/mysql:\/\/\*\*\*@h\/db/);
   });
 
   test("reads the hardening settings, closed and cautious by default", () => {
@@ -353,5 +353,26 @@ describe("TLS, the operations listener and the metrics token", () => {
         ),
       );
     }
+  });
+});
+
+describe("a database URL svc cannot read", () => {
+  // The password may hold "@", "/" or ":" written raw (a generated one often does): the error names the variable and
+  // shows the URL's shape, never any part of the password.
+  test.each([
+    ["SVC_DATABASE_URL", "postgres://svc:p@ss:w/rd-secret@db:5432/svc"],
+    ["SVC_DATABASE_URL", "postgres://svc:pa/ss-secret@db/svc"],
+    ["SVC_BACKUP_TO", "postgres://svc:p@ss:w/rd-secret@db:5432/svc"],
+  ])("%s=%s: one ConfigError naming the variable, without the password", (name, url) => {
+    let error: unknown;
+    try {
+      parseConfig({ [name]: url });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as ConfigError).message;
+    expect(message).toStartWith(`${name}: `);
+    for (const part of ["ss:w", "rd-secret", "ss-secret", "p@ss", "pa/ss"]) expect(message).not.toContain(part);
   });
 });

@@ -3,7 +3,7 @@
 // (src/backup/). PostgreSQL is backed up by its own tools (docs/backups.md).
 
 import { database, redactUrl } from "./database.ts";
-import { ConfigError, duration, type Env, integer } from "./values.ts";
+import { ConfigError, duration, type Env, integer, withoutCredentials } from "./values.ts";
 
 /** SVC_BACKUP_TO: a folder (relative to the current one), or a bucket and a key prefix ("" or ending in "/"). */
 export type BackupDestination = { kind: "folder"; path: string } | { kind: "s3"; bucket: string; prefix: string };
@@ -72,7 +72,7 @@ function backupDestination(value: string): BackupDestination {
     return { kind: "folder", path: value };
   }
   // Whatever is before an @ may be a key: it is neither taken nor repeated.
-  const shown = value.replace(/^([a-z0-9+.-]+:\/\/)[^/@]*@/i, "$1***@");
+  const shown = withoutCredentials(value);
   const match = scheme === "s3" ? /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/i.exec(value) : null;
   if (!match) throw new ConfigError("SVC_BACKUP_TO", BACKUP_TO, shown);
   const path = (match[2] ?? "").replace(/^\/+/, "");

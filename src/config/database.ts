@@ -1,6 +1,6 @@
 // SVC_DATABASE_URL and the pool settings: which database, and how svc connects to it.
 
-import { ConfigError, duration, type Env, integer } from "./values.ts";
+import { ConfigError, duration, type Env, integer, withoutCredentials } from "./values.ts";
 
 export interface PostgresConfig {
   kind: "postgres";
@@ -38,7 +38,5 @@ export function parseDatabaseUrl(url: string, env: Env, name: string): DatabaseC
   );
 }
 
-/** The URL without its password, for logs and error messages. */
-export function redactUrl(url: string): string {
-  return url.replace(/^([a-z]+:\/\/[^:/@]*:)[^@]*@/i, "$1***@");
-}
+/** The URL without its user and password, for logs and error messages. */
+export const redactUrl = withoutCredentials;

@@ -3,7 +3,7 @@
 // links in them point at (docs/mail.md).
 
 import { loadTemplates, type TemplateOverrides } from "../mail/templates.ts";
-import { ConfigError, duration, type Env, nonEmpty, oneOf } from "./values.ts";
+import { ConfigError, duration, type Env, nonEmpty, oneOf, withoutCredentials } from "./values.ts";
 
 export type EmailVerification = "off" | "optional" | "required";
 export const EMAIL_VERIFICATION_MODES = ["off", "optional", "required"] as const satisfies readonly EmailVerification[];
@@ -47,19 +47,9 @@ export interface MailConfig {
 
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
 
-/**
- * The URL as an error may quote it: whatever stands between the scheme and the last "@" (the user and
- * password, however malformed: a raw "/", "@" or "%" in them must not decide what is shown) becomes ***.
- */
-function withoutUserinfo(url: string): string {
-  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0] ?? "";
-  const at = url.lastIndexOf("@");
-  return at < scheme.length ? url : `${scheme}***@${url.slice(at + 1)}`;
-}
-
 /** SVC_SMTP_URL read: smtp://user:pass@host:587 (STARTTLS required), smtps://…:465, smtp://host:25?tls=off (loopback only). */
 export function smtpServer(url: string): SmtpServer {
-  const bad = (why: string) => new ConfigError("SVC_SMTP_URL", why, withoutUserinfo(url));
+  const bad = (why: string) => new ConfigError("SVC_SMTP_URL", why, withoutCredentials(url));
   if (!URL.canParse(url))
     throw bad(
       "must be a URL such as smtp://user:password@mail.example.com:587 (in the user or password write / as %2F, @ as %40, % as %25)",

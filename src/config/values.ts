@@ -79,3 +79,13 @@ export function deepFreeze<T>(value: T): T {
   }
   return value;
 }
+
+/**
+ * The URL as an error may quote it: whatever stands between the scheme and the last "@" (the user and
+ * password, however malformed: a raw "/", "@" or "%" in them must not decide what is shown) becomes ***.
+ */
+export function withoutCredentials(url: string): string {
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0] ?? "";
+  const at = url.lastIndexOf("@");
+  return at < scheme.length ? url : `${scheme}***@${url.slice(at + 1)}`;
+}
