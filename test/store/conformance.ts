@@ -84,7 +84,7 @@ function contract<S extends Store>(harness: { open(): Promise<S>; dispose(store:
     expect(store.storage()).toBe("ok");
   });
 
-  // Its refusal, when the database does not answer, is test/outage.test.ts's (a proxy cut between them).
+  // Its refusal, when the database does not answer, is test/e2e/outage.test.ts's (a proxy cut between them).
   test("ping resolves while the database answers", async () => {
     await expect(store.ping(1000)).resolves.toBeUndefined();
   });

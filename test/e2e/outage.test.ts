@@ -1,12 +1,12 @@
 // The database goes away and comes back: requests fail fast with 503, and svc heals by itself.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { openPostgresStore } from "../src/db/postgres/store.ts";
-import type { VersionedStore } from "../src/db/store.ts";
-import { expectProblem, testApp } from "./helpers.ts";
-import { createTestDatabase, postgresAvailable, type TestDatabase } from "./postgres.ts";
-import { startTcpProxy, type TcpProxy } from "./tcp-proxy.ts";
-import { ManualClock } from "./backup-clock.ts";
-import { waitUntil } from "./support/wait.ts";
+import { openPostgresStore } from "../../src/db/postgres/store.ts";
+import type { VersionedStore } from "../../src/db/store.ts";
+import { expectProblem, testApp } from "../helpers.ts";
+import { createTestDatabase, postgresAvailable, type TestDatabase } from "../postgres.ts";
+import { startTcpProxy, type TcpProxy } from "../tcp-proxy.ts";
+import { ManualClock } from "../backup-clock.ts";
+import { waitUntil } from "../support/wait.ts";
 
 const available = await postgresAvailable();
 
