@@ -110,7 +110,12 @@ async function login(base: string, username: string): Promise<string> {
 async function admin(running: Running, dir: string): Promise<string> {
   expect(await signUp(running.base, "root")).toBe(201);
   expect((await svc(dir, ["user", "promote", "root"])).code).toBe(0);
-  return login(running.base, "root");
+  try {
+    return await login(running.base, "root");
+  } catch (error) {
+    // A refused connection means svc went away: what it wrote says why.
+    throw new Error(`login failed (svc exit code ${running.proc.exitCode}): ${error}\n${running.output()}`);
+  }
 }
 
 const bucket = () =>
