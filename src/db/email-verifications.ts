@@ -2,9 +2,9 @@
 // account_tokens, kind "email_verification"), each issued in one change with its mail (the outbox) and
 // its audit event; redeemed by the link's owner, or overridden by an administrator who marks the
 // address verified. Either sets users.email_verified_at, which the users table's version covers.
-import { and, eq, gt, inArray, isNull, lt, sql } from "drizzle-orm";
+import { and, eq, gt, isNull, sql } from "drizzle-orm";
 import { parseId } from "../lib/ids.ts";
-import { lockUserIn } from "./account-token-rows.ts";
+import { lockUserIn, pruneTokens } from "./account-token-rows.ts";
 import { recordIn, type AuditEvent } from "./audit.ts";
 import type { Db, Dialect, Tables } from "./dialect.ts";
 import { enqueueIn, type OutboxMail } from "./mail-outbox.ts";
@@ -135,15 +135,6 @@ export function emailVerificationStore(dialect: Dialect): EmailVerificationStore
         return marked;
       }, TIMED);
     },
-    prune: (now, limit) =>
-      write(async () => {
-        const expired = and(eq(accountTokens.kind, KIND), lt(accountTokens.expiresAt, now));
-        const keys = db.select({ digest: accountTokens.digest }).from(accountTokens).where(expired).limit(limit);
-        const gone = await db
-          .delete(accountTokens)
-          .where(and(inArray(accountTokens.digest, keys), expired))
-          .returning({ digest: accountTokens.digest });
-        return gone.length;
-      }),
+    prune: (now, limit) => write(() => pruneTokens(db, tables, KIND, now, limit)),
   };
 }
