@@ -6,28 +6,7 @@ import { afterEach, describe, expect, spyOn, test } from "bun:test";
 import { PRODUCTION_PASSWORD_COST } from "../../src/config/index.ts";
 import type { VersionedStore } from "../../src/db/store.ts";
 import { testApp } from "../helpers.ts";
-
-/** A store that writes down every method called on it, as "users.findByLogin", "throttle.transition", … */
-function recording(calls: string[]) {
-  return (store: VersionedStore): VersionedStore => {
-    const wrap = <T extends object>(name: string, part: T): T =>
-      Object.fromEntries(
-        Object.entries(part).map(([method, fn]) => [
-          method,
-          (...args: unknown[]) => (
-            calls.push(`${name}.${method}`), (fn as (...a: unknown[]) => unknown).apply(part, args)
-          ),
-        ]),
-      ) as T;
-    return {
-      ...store,
-      users: wrap("users", store.users),
-      categories: wrap("categories", store.categories),
-      throttle: wrap("throttle", store.throttle),
-      revocations: wrap("revocations", store.revocations),
-    };
-  };
-}
+import { recordingStore } from "../support/recording-store.ts";
 
 /** The argon2id parameters of a PHC hash string: "$argon2id$v=19$m=19456,t=2,p=1". */
 const parameters = (hash: string) => hash.split("$").slice(0, 4).join("$");
@@ -45,7 +24,7 @@ describe("no account enumeration through login", () => {
     const { call, signUp } = await testApp({
       // Production argon2id cost, so the decoy is held to the real accounts' parameters.
       config: { passwordCost: PRODUCTION_PASSWORD_COST },
-      store: recording(calls),
+      store: recordingStore(calls, ["users", "categories", "throttle", "revocations"]),
     });
     await signUp("ann", "correct horse battery");
     const attempt = async (username: string) => {

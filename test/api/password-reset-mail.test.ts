@@ -5,6 +5,7 @@ import { auditEvent, CLI_ORIGIN } from "../../src/audit/model.ts";
 import type { Store, VersionedStore } from "../../src/db/store.ts";
 import { linkTokenDigest, newLinkToken } from "../../src/users/link-tokens.ts";
 import { blockAfter, expectProblem, testApp } from "../helpers.ts";
+import { recordingStore } from "../support/recording-store.ts";
 import { mailCount, mailedToken, mailOff } from "../support/mail-links.ts";
 
 const REQUEST = "/svc-api/v1/auth/password-reset/request";
@@ -191,31 +192,12 @@ describe("password reset by mail", () => {
   });
 });
 
-/** A store that writes down every method called on it, as "users.findByLogin", "mailedResets.request", … */
-function recording(calls: string[]) {
-  return (store: VersionedStore): VersionedStore => {
-    const wrap = <T extends object>(name: string, part: T): T =>
-      Object.fromEntries(
-        Object.entries(part).map(([method, fn]) => [
-          method,
-          (...args: unknown[]) => (
-            calls.push(`${name}.${method}`), (fn as (...a: unknown[]) => unknown).apply(part, args)
-          ),
-        ]),
-      ) as T;
-    return {
-      ...store,
-      users: wrap("users", store.users),
-      throttle: wrap("throttle", store.throttle),
-      mailedResets: wrap("mailedResets", store.mailedResets),
-    };
-  };
-}
-
 describe("no account enumeration through reset requests", () => {
   test("known, unknown and disabled addresses: the same status, body and headers, from the same store calls", async () => {
     const calls: string[] = [];
-    const { request, store, signUp } = await resetApp({ store: recording(calls) });
+    const { request, store, signUp } = await resetApp({
+      store: recordingStore(calls, ["users", "throttle", "mailedResets"]),
+    });
     const bob = await signUp("bob");
     await disable(store, bob.user.id);
     const asked = async (email: string) => {
