@@ -4,7 +4,6 @@
 // proves is that both paths do identical work: one argon2id verify at the same cost, the same queries.
 import { afterEach, describe, expect, spyOn, test } from "bun:test";
 import { PRODUCTION_PASSWORD_COST } from "../../src/config/index.ts";
-import type { VersionedStore } from "../../src/db/store.ts";
 import { testApp } from "../helpers.ts";
 import { recordingStore } from "../support/recording-store.ts";
 

@@ -2,7 +2,7 @@
 // Every mail is read from the outbox, as the sender would deliver it; the token is taken from its link.
 import { describe, expect, test } from "bun:test";
 import { auditEvent, CLI_ORIGIN } from "../../src/audit/model.ts";
-import type { Store, VersionedStore } from "../../src/db/store.ts";
+import type { Store } from "../../src/db/store.ts";
 import { linkTokenDigest, newLinkToken } from "../../src/users/link-tokens.ts";
 import { blockAfter, expectProblem, testApp } from "../helpers.ts";
 import { recordingStore } from "../support/recording-store.ts";
