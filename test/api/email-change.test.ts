@@ -197,13 +197,31 @@ describe("a new password cancels a pending e-mail change", () => {
     expect(await mailCount(store, "ann@example.com", "email_changed")).toBe(0);
   };
 
-  test("a reset by mail: the change's link is then 400 invalid_mail_token, nothing changed", async () => {
-    const app = await pending();
+  type Pending = Awaited<ReturnType<typeof pending>>;
+  /** Ann asks for a reset link; its token. */
+  const resetLink = async (app: Pending) => {
     expect(
       (await app.call("POST", "/svc-api/v1/auth/password-reset/request", { body: { email: "ann@example.com" } }))
         .status,
     ).toBe(202);
-    const reset = await mailedToken(app.store, "ann@example.com", "password_reset");
+    return mailedToken(app.store, "ann@example.com", "password_reset");
+  };
+  /** The reset link's token is refused: 400 invalid_mail_token, nothing changed. */
+  const resetRefused = async (app: Pending, token: string) => {
+    const before = await app.store.users.findById(app.ann.user.id);
+    expectProblem(
+      await app.call("POST", "/svc-api/v1/auth/password-reset", {
+        body: { token, new_password: "yet another staple" },
+      }),
+      400,
+      "invalid_mail_token",
+    );
+    expect(await app.store.users.findById(app.ann.user.id)).toEqual(before);
+  };
+
+  test("a reset by mail: the change's link is then 400 invalid_mail_token, nothing changed", async () => {
+    const app = await pending();
+    const reset = await resetLink(app);
     const redeemed = await app.call("POST", "/svc-api/v1/auth/password-reset", {
       body: { token: reset.token, new_password: NEW_PASSWORD },
     });
@@ -213,37 +231,21 @@ describe("a new password cancels a pending e-mail change", () => {
 
   test("PUT /users/password: the change's link and an outstanding reset link are then 400, nothing changed", async () => {
     const app = await pending();
-    expect(
-      (await app.call("POST", "/svc-api/v1/auth/password-reset/request", { body: { email: "ann@example.com" } }))
-        .status,
-    ).toBe(202);
-    const reset = await mailedToken(app.store, "ann@example.com", "password_reset");
+    const reset = await resetLink(app);
     const changed = await app.call("PUT", `${USERS}/password`, {
       token: app.ann.token,
       body: { current_password: app.ann.password, new_password: NEW_PASSWORD },
     });
     expect(changed.status).toBe(200);
     await cancelled(app, app.pendingToken);
-    const before = await app.store.users.findById(app.ann.user.id);
-    expectProblem(
-      await app.call("POST", "/svc-api/v1/auth/password-reset", {
-        body: { token: reset.token, new_password: "yet another staple" },
-      }),
-      400,
-      "invalid_mail_token",
-    );
-    expect(await app.store.users.findById(app.ann.user.id)).toEqual(before);
+    await resetRefused(app, reset.token);
   });
 
   test("an administrator's reset code redeemed: the change's and a reset's links are then 400, nothing changed", async () => {
     const app = await pending();
     const root = await app.signUp("root");
     await promote(app.store, root.user.id);
-    expect(
-      (await app.call("POST", "/svc-api/v1/auth/password-reset/request", { body: { email: "ann@example.com" } }))
-        .status,
-    ).toBe(202);
-    const reset = await mailedToken(app.store, "ann@example.com", "password_reset");
+    const reset = await resetLink(app);
     const issued = await app.call("POST", `/svc-api/v1/admin/users/${app.ann.user.id}/password-reset`, {
       token: root.token,
     });
@@ -253,15 +255,7 @@ describe("a new password cancels a pending e-mail change", () => {
     });
     expect(redeemed.status).toBe(200);
     await cancelled(app, app.pendingToken);
-    const before = await app.store.users.findById(app.ann.user.id);
-    expectProblem(
-      await app.call("POST", "/svc-api/v1/auth/password-reset", {
-        body: { token: reset.token, new_password: "yet another staple" },
-      }),
-      400,
-      "invalid_mail_token",
-    );
-    expect(await app.store.users.findById(app.ann.user.id)).toEqual(before);
+    await resetRefused(app, reset.token);
   });
 });
 
