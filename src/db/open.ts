@@ -71,7 +71,7 @@ export async function openDatabase(database: DatabaseConfig, options: OpenOption
       activeAdmins: async () => connection.activeAdmins(),
     },
     store: () => (store ??= import("./sqlite/store.ts").then(({ sqliteStore }) => sqliteStore(connection))),
-    close: async () => (store ? (await store).close() : connection.client.close(false)),
+    close: async () => (store ? (await store).close() : connection.close()),
     releaseMemory: connection.releaseMemory,
   };
 }

@@ -6,6 +6,7 @@ import { dirname, resolve } from "node:path";
 import { nodeFs } from "../../process/node-fs.ts";
 import { storageMonitor, type StorageMonitor, volumeFull } from "../storage.ts";
 import { DamagedDatabase, NoSuchDatabase, type OpenOptions } from "../store.ts";
+import { mapWalIndex, type WalIndex } from "./commits.ts";
 import { createPrivateFile, firstDamage, makePrivateFolder, missingSqlite, utcStamp } from "./file.ts";
 import { behindSqlite, migrateSqlite, refuseNewerSqlite } from "./migrate.ts";
 import { placeEmptyDatabase } from "./new-database.ts";
@@ -18,6 +19,8 @@ export interface SqliteConnection {
   readonly path: string;
   /** What `PRAGMA journal_mode = WAL` left: "wal", except for an in-memory database ("memory"). */
   readonly journalMode: string;
+  /** The WAL index, mapped before SQLite locked it (commits.ts); null for an in-memory database. */
+  readonly walIndex: WalIndex | null;
   readonly storage: StorageMonitor;
   /** Whether the database answers a statement: the health probes' check. */
   ping(): Promise<void>;
@@ -26,6 +29,8 @@ export interface SqliteConnection {
   activeAdmins(): number;
   /** Frees what the page cache holds (up to 2 MB after a burst); the next reads fill it again from the file. */
   releaseMemory(): void;
+  /** Closes the connection, finalizing its statements. */
+  close(): void;
 }
 
 /** Opens (creating if needed, unless `existing`) and migrates the database at `path`, or an in-memory one for ":memory:". */
@@ -44,11 +49,18 @@ export function openSqliteConnection(
   } catch (error) {
     throw fullVolume(path, error);
   }
+  // Before the first statement, which opens and locks the index.
+  let walIndex = mapWalIndex(path);
   try {
     journalMode = prepare(client, path, existing, onUpgrade);
   } catch (error) {
     client.close();
+    walIndex?.release();
     throw fullVolume(path, error);
+  }
+  if (journalMode !== "wal") {
+    walIndex?.release();
+    walIndex = null;
   }
   const storage = storageMonitor(path === ":memory:" ? undefined : dirname(path));
   const select1 = client.prepare("SELECT 1");
@@ -56,6 +68,7 @@ export function openSqliteConnection(
     client,
     path,
     journalMode,
+    walIndex,
     storage,
     // In-process and synchronous: it answers at once or throws, so there is nothing to time out.
     async ping() {
@@ -67,6 +80,17 @@ export function openSqliteConnection(
         .query<{ n: number }, []>("SELECT count(*) AS n FROM users WHERE role = 'admin' AND status = 'active'")
         .get()!.n,
     releaseMemory: () => client.run("PRAGMA shrink_memory"),
+    close() {
+      try {
+        // Finalizes every statement first, so SQLite lets go of the file now, not at a later collection.
+        client.close(true);
+      } catch {
+        client.close(false);
+        walIndex?.release(true);
+        return;
+      }
+      walIndex?.release();
+    },
   };
 }
 

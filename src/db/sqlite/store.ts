@@ -25,11 +25,11 @@ export function openSqliteStore(path: string, options: OpenOptions = {}): Versio
 
 /** The store over a connection opened by openSqliteConnection; closing the store closes it. */
 export function sqliteStore(connection: SqliteConnection): VersionedStore {
-  const { client, path, journalMode } = connection;
+  const { client, walIndex } = connection;
   const statements = keptStatements(client);
   // Drizzle's driver types its client as a whole Database; it calls only what DrizzleClient picks.
   const typed = inStoreTypes(drizzle({ client: statements.client as Database }));
-  return drizzleStore(sqliteDialect(connection, typed, statements, watchCommits(path, journalMode)));
+  return drizzleStore(sqliteDialect(connection, typed, statements, watchCommits(walIndex)));
 }
 
 /**
@@ -114,7 +114,7 @@ function sqliteDialect(
         if (commits) client.run("PRAGMA wal_checkpoint(TRUNCATE)");
       } finally {
         statements.finalize();
-        client.close(false);
+        connection.close();
       }
     },
   };
