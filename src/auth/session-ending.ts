@@ -53,7 +53,7 @@ export function sessionEnding({ authenticator, idempotency, trustProxy, cookieOr
     .use(authenticator.plugin)
     .macro({
       endingSession: {
-        async resolve({ body, request, requestInfo, accessToken }) {
+        resolve: async ({ body, request, requestInfo, accessToken }) => {
           const ending = await named(body, request, requestInfo, accessToken);
           return { ending, keyHolder: ending.holder };
         },

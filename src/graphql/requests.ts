@@ -138,8 +138,8 @@ export function graphqlRequests(deps: Omit<GraphqlDeps, "categories" | "hub">) {
     /** What the hook learnt of a request Yoga runs, for Yoga's context factory (every route Yoga answers has the hook). */
     askedBy: (request: Request): Asked => learnt.get(request)!,
     /** A cached answer or a refusal; nothing for Yoga to run. */
-    beforeHandle({ request, graphql, accessToken }: HookContext): Awaitable<Response | undefined> {
-      return tryChain(
+    beforeHandle: ({ request, graphql, accessToken }: HookContext): Awaitable<Response | undefined> =>
+      tryChain(
         () => ask(request, accessToken),
         (asked) => {
           if (asked instanceof Response) return asked;
@@ -154,15 +154,14 @@ export function graphqlRequests(deps: Omit<GraphqlDeps, "categories" | "hub">) {
             logger.error({ ...logIds(requestInfo(request)), err: error }, "request failed");
           return errorResponse(error);
         },
-      );
-    },
-    afterHandle({ request, graphql, responseValue }: HookContext & { responseValue: unknown }) {
+      ),
+    afterHandle: ({ request, graphql, responseValue }: HookContext & { responseValue: unknown }) => {
       const { asked } = graphql;
       // Nothing when the hook answered before Yoga (a cached answer, a refusal).
       if (asked && responseValue instanceof Response) return answered(request, responseValue, asked);
     },
     /** Yoga failed (a bug): a key claimed for its answer is free again. */
-    error({ graphql }: Partial<HookContext>) {
+    error: ({ graphql }: Partial<HookContext>) => {
       graphql?.asked?.held?.fail();
     },
   };

@@ -124,7 +124,9 @@ export function operations<Held = never>({ idempotency, trustProxy }: OperationD
           readsBody = (hook as { parse?: unknown }).parse !== undefined;
         },
         // The claim first: a repeat gets its first answer, whatever the preconditions say of the record now.
-        async resolve({ request, body, params, caller, token, keyHolder }) {
+        // An arrow, as every Elysia hook in svc: Elysia reads a hook's source to learn what it uses, and
+        // finds a method's parameters by a line break the minified binary does not have.
+        resolve: async ({ request, body, params, caller, token, keyHolder }) => {
           const claim =
             idempotent === undefined
               ? null
