@@ -30,6 +30,16 @@ export const AUDIT_ACTIONS = [
   "email_change.requested",
   "email_change.confirmed",
   "mail.failed",
+  "mfa.totp_enrolled",
+  "mfa.totp_removed",
+  "mfa.verified",
+  "mfa.failed",
+  "mfa.recovery_code_used",
+  "mfa.recovery_codes_renewed",
+  "mfa.reset",
+  "passkey.added",
+  "passkey.renamed",
+  "passkey.removed",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -80,6 +80,13 @@ export interface Config {
   backup: BackupConfig;
   /** Mail: its transport, sender, links' address and e-mail verification (docs/mail.md). */
   mail: MailConfig;
+  /** Second factors (docs/second-factors.md). */
+  mfa: MfaConfig;
+}
+
+export interface MfaConfig {
+  /** SVC_ADMIN_MFA: with "required", an administrator without a second factor may only enrol one. */
+  admin: "optional" | "required";
 }
 
 export interface SubscriptionsConfig {
@@ -148,6 +155,7 @@ export function parseConfig(env: Env): Config {
     },
     signup: signup(env),
     mail: mail(env, production, integer(env, portVar, 8080, 0, 65535)),
+    mfa: { admin: oneOf(env, "SVC_ADMIN_MFA", ["optional", "required"], "optional") },
     ...operations(env, portVar),
   });
 }
