@@ -2,6 +2,7 @@
 // locks between processes are these. fcntl(F_GETLK) never reports the asking process's own locks, so
 // the question is asked from a child process (Bun, calling libc through bun:ffi; opening the file there
 // costs no lock, since the child holds none).
+import { runProcess } from "./cli.ts";
 
 export interface LockHolder {
   type: "read" | "write";
@@ -26,17 +27,9 @@ console.log(JSON.stringify({ rc, type: view.getInt16(0, true), pid: view.getInt3
 
 /** The holder of a lock on `length` bytes of `path` from `start`, or null when none is held by another process. */
 export async function lockHolder(path: string, start: number, length: number): Promise<LockHolder | null> {
-  const proc = Bun.spawn([process.execPath, "-e", PROBE, path, String(start), String(length)], {
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [code, out, err] = await Promise.all([
-    proc.exited,
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-  ]);
-  if (code !== 0) throw new Error(`the lock probe failed (${code}): ${err}`);
-  const { rc, type, pid } = JSON.parse(out) as { rc: number; type: number; pid: number };
+  const run = await runProcess([process.execPath, "-e", PROBE, path, String(start), String(length)]);
+  if (run.code !== 0) throw new Error(`the lock probe failed (${run.code}): ${run.stderr}`);
+  const { rc, type, pid } = JSON.parse(run.stdout) as { rc: number; type: number; pid: number };
   if (rc !== 0) throw new Error(`fcntl(F_GETLK) on ${path} answered ${rc}`);
   // F_RDLCK 0, F_WRLCK 1, F_UNLCK 2.
   if (type === 2) return null;
