@@ -100,7 +100,7 @@ export interface MfaStore {
   recoveryCodesLeft(userId: string): Promise<number>;
   /** The user's confirmed or pending app, passkey count and unused recovery codes. */
   factors(userId: string): Promise<FactorSummary>;
-  /** Stores a login's second step. false: the user is gone. */
+  /** Stores a second step, in place of any with the same digest (a step-up's, named by its session). false: the user is gone. */
   createChallenge(challenge: Omit<MfaChallengeRecord, "failures" | "usedAt">): Promise<boolean>;
   /** The second step with this digest, whatever its state. */
   challenge(digest: string): Promise<MfaChallengeRecord | null>;
@@ -291,6 +291,7 @@ export function mfaStore(dialect: Dialect): MfaStore {
       const user = parseId(challenge.userId);
       if (!user) return false;
       return runForUser(transaction, async (tx) => {
+        await tx.delete(mfaChallenges).where(eq(mfaChallenges.digest, challenge.digest));
         await tx.insert(mfaChallenges).values({ ...challenge, userId: user, failures: 0, usedAt: null });
       });
     },
