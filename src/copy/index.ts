@@ -110,6 +110,19 @@ export async function runCopy(args: string[], env: Env, out: Output): Promise<nu
           (after) => source.mail.tokenPage(PAGE, after),
           (token) => token.digest,
         ),
+        // Second factors (a login's second steps and WebAuthn challenges live minutes: not copied).
+        totp: keyedPages(
+          (after) => source.mfa.totpPage(PAGE, after),
+          (row) => row.userId,
+        ),
+        recoveryCodes: keyedPages(
+          (after) => source.mfa.recoveryCodePage(PAGE, after),
+          (row) => row.digest,
+        ),
+        passkeys: keyedPages(
+          (after) => source.mfa.passkeyPage(PAGE, after),
+          (row) => row.id,
+        ),
         identity: await source.categoryEvents.identity(),
       },
       { replace: options.force, expect: expected, onProgress: progress },

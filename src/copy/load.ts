@@ -10,6 +10,7 @@ import { nameKey } from "../db/records.ts";
 import type { SessionBatch } from "../db/sessions.ts";
 import { LoadRefused } from "../db/store-errors.ts";
 import type { UserRecord } from "../db/records.ts";
+import type { PasskeyRow, RecoveryCodeRecord, TotpRecord } from "../db/mfa.ts";
 import { chunks } from "./chunks.ts";
 
 /** How many users and categories a database holds: what a copy is checked by. */
@@ -30,6 +31,13 @@ export interface LoadData {
   /** The mail outbox in batches (pending mails are sent by the target's svc), and the tokens mails carry. */
   mail?: AsyncIterable<OutboxRecord[]>;
   accountTokens?: AsyncIterable<AccountTokenRow[]>;
+  /**
+   * Second factors, each in batches: a copy that dropped them would silently leave those accounts with a
+   * password alone. A login's second steps and WebAuthn challenges live minutes and are not copied.
+   */
+  totp?: AsyncIterable<TotpRecord[]>;
+  recoveryCodes?: AsyncIterable<RecoveryCodeRecord[]>;
+  passkeys?: AsyncIterable<PasskeyRow[]>;
   /** The source's identity, which the target takes (a copy is the same database, moved); a new one when not given. */
   identity?: string;
 }
@@ -62,7 +70,13 @@ export async function load(tx: Db, dialect: Dialect, data: LoadData, options: Lo
     throw new LoadRefused(`the target already holds ${before.users} users and ${before.categories} categories`);
   }
   if (options.replace) {
+    const { passkeys, mfaRecoveryCodes, mfaTotp, mfaChallenges, webauthnChallenges } = dialect.tables;
     for (const table of [
+      passkeys,
+      mfaRecoveryCodes,
+      mfaTotp,
+      mfaChallenges,
+      webauthnChallenges,
       dialect.tables.idempotencyKeys,
       dialect.tables.invitations,
       dialect.tables.mailOutbox,
@@ -94,6 +108,15 @@ export async function load(tx: Db, dialect: Dialect, data: LoadData, options: Lo
   for await (const batch of data.sessions ?? []) {
     for (const part of chunks(batch.sessions, LOAD_BATCH)) await tx.insert(sessions).values(part);
     for (const part of chunks(batch.refreshTokens, LOAD_BATCH)) await tx.insert(refreshTokens).values(part);
+  }
+  for await (const batch of data.totp ?? []) {
+    for (const part of chunks(batch, LOAD_BATCH)) await tx.insert(dialect.tables.mfaTotp).values(part);
+  }
+  for await (const batch of data.recoveryCodes ?? []) {
+    for (const part of chunks(batch, LOAD_BATCH)) await tx.insert(dialect.tables.mfaRecoveryCodes).values(part);
+  }
+  for await (const batch of data.passkeys ?? []) {
+    for (const part of chunks(batch, LOAD_BATCH)) await tx.insert(dialect.tables.passkeys).values(part);
   }
   for await (const batch of data.audit ?? []) {
     for (const part of chunks(batch, LOAD_BATCH)) await tx.insert(auditEvents).values(part);
