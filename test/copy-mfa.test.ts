@@ -40,6 +40,9 @@ test("the app, the recovery codes and the passkeys arrive; the copy's login asks
 
   const copied = await captureCli(["copy", "--from", from, "--to", to]);
   expect(copied.code).toBe(0);
+  expect(copied.err + copied.out).toContain(
+    "second factors: 1 authenticator apps, 10 recovery codes, 1 passkeys; counts match the source",
+  );
 
   const before = await openStore(parseDatabaseUrl(from, {}, "url"), { existing: true });
   const after = await openStore(parseDatabaseUrl(to, {}, "url"), { existing: true });

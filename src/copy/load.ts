@@ -10,7 +10,13 @@ import { nameKey } from "../db/records.ts";
 import type { SessionBatch } from "../db/sessions.ts";
 import { LoadRefused } from "../db/store-errors.ts";
 import type { UserRecord } from "../db/records.ts";
-import type { PasskeyRow, RecoveryCodeRecord, TotpRecord } from "../db/mfa.ts";
+import {
+  factorCountsIn,
+  type FactorCounts,
+  type PasskeyRow,
+  type RecoveryCodeRecord,
+  type TotpRecord,
+} from "../db/mfa.ts";
 import { chunks } from "./chunks.ts";
 
 /** How many users and categories a database holds: what a copy is checked by. */
@@ -47,6 +53,8 @@ export interface LoadOptions {
   replace: boolean;
   /** The counts the store must hold once loaded; anything else rolls the load back. */
   expect: Counts;
+  /** The second-factor rows the store must hold once loaded, likewise: no account loses its factor unseen. */
+  expectFactors?: FactorCounts;
   onProgress?: (loaded: Counts) => void;
 }
 
@@ -135,6 +143,14 @@ export async function load(tx: Db, dialect: Dialect, data: LoadData, options: Lo
     throw new LoadRefused(
       `counts after loading (${JSON.stringify(after)}) differ from the source (${JSON.stringify(options.expect)})`,
     );
+  }
+  if (options.expectFactors) {
+    const factors = await factorCountsIn(tx, dialect.tables);
+    if (JSON.stringify(factors) !== JSON.stringify(options.expectFactors)) {
+      throw new LoadRefused(
+        `second factors after loading (${JSON.stringify(factors)}) differ from the source (${JSON.stringify(options.expectFactors)})`,
+      );
+    }
   }
   return after;
 }

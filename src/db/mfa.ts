@@ -66,6 +66,21 @@ export interface FactorSummary {
   recoveryCodesLeft: number;
 }
 
+/** How many second-factor rows a database holds: what `svc copy` checks besides users and categories. */
+export interface FactorCounts {
+  totp: number;
+  recoveryCodes: number;
+  passkeys: number;
+}
+
+/** The second-factor rows, within a transaction or not. */
+export async function factorCountsIn(db: Db, { mfaTotp, mfaRecoveryCodes, passkeys }: Tables): Promise<FactorCounts> {
+  const [totp] = await db.select({ n: count() }).from(mfaTotp);
+  const [recoveryCodes] = await db.select({ n: count() }).from(mfaRecoveryCodes);
+  const [keys] = await db.select({ n: count() }).from(passkeys);
+  return { totp: totp!.n, recoveryCodes: recoveryCodes!.n, passkeys: keys!.n };
+}
+
 /** How many wrong codes spend an mfa_token. */
 export const MFA_TOKEN_FAILURES = 5;
 
@@ -117,6 +132,8 @@ export interface MfaStore {
   sessionFactor(userId: string, sessionId: string): Promise<{ amr: string; mfaAt: string | null } | null>;
   /** Records that the user's session showed a second factor at `at` (a step-up). false: no such session. */
   markSession(userId: string, sessionId: string, at: string): Promise<boolean>;
+  /** For `svc copy`: how many app rows (pending too), recovery codes and passkeys there are. */
+  counts(): Promise<FactorCounts>;
   /** For `svc copy`: every app row, every recovery code and every passkey, in key order after `after`. */
   totpPage(limit: number, after?: string): Promise<TotpRecord[]>;
   recoveryCodePage(limit: number, after?: string): Promise<RecoveryCodeRecord[]>;
@@ -371,6 +388,8 @@ export function mfaStore(dialect: Dialect): MfaStore {
       );
       return marked.length > 0;
     },
+
+    counts: () => run(() => factorCountsIn(db, tables)),
 
     totpPage: (limit, after) =>
       run(() => {

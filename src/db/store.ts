@@ -54,6 +54,7 @@ export type {
 } from "./sessions.ts";
 export type { PasswordResetRecord, PasswordResetStore, Redemption } from "./resets.ts";
 export type {
+  FactorCounts,
   FactorSummary,
   MfaChallengeRecord,
   MfaStore,

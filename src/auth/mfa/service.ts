@@ -166,7 +166,7 @@ export function createSecondFactors({
     shown: ShownFactor,
     webauthnChallenge: string | null,
     client: Origin,
-    purpose: "login" | "step_up",
+    purpose: "login" | "step_up" | "remove_totp",
     failed: () => Promise<unknown> = async () => {},
   ): Promise<string> {
     using attempt = await throttle.reserve(`user:${user.id}`, clientKey(client));
@@ -261,7 +261,7 @@ export function createSecondFactors({
       }
       if (!(await store.totp(user.id))?.confirmedAt) throw notEnabled("No authenticator app is on.");
       if (input.code !== undefined) {
-        await verifyFactor(user, { method: "totp", code: input.code }, null, client, "step_up");
+        await verifyFactor(user, { method: "totp", code: input.code }, null, client, "remove_totp");
       } else {
         await guard.require(user, token);
         if (!(await passwords.verify(input.password!, user.passwordHash)))

@@ -133,6 +133,40 @@ export function mfaContract(use: () => Store): void {
       ).toBe(false);
     });
 
+    test("a load carries the factors, and is rolled back when their counts differ from the source's", async () => {
+      await confirmed(ann, 9, ["r1", "r2"]);
+      const users = [(await store.users.findById(ann.id))!];
+      const totp = await store.mfa.totpPage(10);
+      const recoveryCodes = await store.mfa.recoveryCodePage(10);
+      const once = async function* <T>(rows: T[]) {
+        yield rows;
+      };
+      const data = () => ({
+        users: once(users),
+        categories: [],
+        totp: once(totp),
+        recoveryCodes: once(recoveryCodes),
+      });
+      const expect1 = { users: 1, categories: 0 };
+      await expect(
+        store.load(data(), {
+          replace: true,
+          expect: expect1,
+          expectFactors: { totp: 1, recoveryCodes: 3, passkeys: 0 },
+        }),
+      ).rejects.toThrow(/second factors after loading/);
+      expect(await store.mfa.counts()).toEqual({ totp: 1, recoveryCodes: 2, passkeys: 0 });
+      await store.load({ users: once(users), categories: [] }, { replace: true, expect: expect1 });
+      expect(await store.mfa.counts()).toEqual({ totp: 0, recoveryCodes: 0, passkeys: 0 });
+      await store.load(data(), {
+        replace: true,
+        expect: expect1,
+        expectFactors: { totp: 1, recoveryCodes: 2, passkeys: 0 },
+      });
+      expect(await store.mfa.totpPage(10)).toEqual(totp);
+      expect(await store.mfa.recoveryCodePage(10)).toEqual(recoveryCodes);
+    });
+
     test("a session's amr and the second factor it showed", async () => {
       const session = newSession(ann.id, tick(), { amr: "pwd,otp", mfaAt: tick() });
       await store.sessions.start(session, { digest: `r-${session.id}`, expiresAt: session.expiresAt }, ann);
