@@ -189,6 +189,29 @@ describe("a login with an authenticator app on", () => {
     expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
   });
 
+  test("wrong codes block the account like wrong passwords: 429 too_many_requests with Retry-After", async () => {
+    const app = await mfaApp({ config: { loginThrottle: blockAfter(2) } });
+    const ann = await app.enrolled("ann");
+    const mfaToken = await app.firstStep("ann", ann.password);
+    const right = app.codeOf(ann.totp);
+    const wrong = String((Number(right) + 3) % 1_000_000).padStart(6, "0");
+    for (let i = 0; i < 2; i++)
+      expectProblem(
+        await app.call("POST", VERIFY, { body: { mfa_token: mfaToken, code: wrong } }),
+        401,
+        "invalid_mfa_code",
+      );
+    const blocked = await app.call("POST", VERIFY, { body: { mfa_token: mfaToken, code: right } });
+    expectProblem(blocked, 429, "too_many_requests");
+    expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
+    // The step-up is the same account's guess.
+    expectProblem(
+      await app.call("POST", VERIFY, { token: ann.token, body: { code: right } }),
+      429,
+      "too_many_requests",
+    );
+  });
+
   test("a recovery code completes it once (amr pwd,rec; audited with how many remain); used again, 401", async () => {
     const app = await mfaApp();
     const ann = await app.enrolled("ann");
