@@ -30,6 +30,7 @@ import { socketOf } from "./http/request-context.ts";
 import { problemAnswers } from "./http/problem-answers.ts";
 import { proxySchemeWarning } from "./http/proxy-scheme.ts";
 import type { Loggers } from "./observability/log.ts";
+import type { PasskeyFactor } from "./auth/mfa/contracts.ts";
 import { createMetrics, metricsRoutes } from "./observability/metrics.ts";
 import { type Clock, REAL_CLOCK } from "./backup/clock.ts";
 import { summarisingRepeats } from "./observability/log-dedupe.ts";
@@ -55,8 +56,13 @@ export interface AppDeps {
   mail?: () => SenderFigures | undefined;
   /** The certificate serve.ts serves now (SVC_TLS_CERT), for its expiry metric. */
   certificate?: () => { notAfter: string };
-  /** What repeated log lines are summarised by (log-dedupe.ts); the real time unless a test moves it. */
+  /**
+   * What repeated log lines are summarised by (log-dedupe.ts), and the time second factors keep (TOTP
+   * steps, mfa_token and step-up expiry); the real time unless a test moves it.
+   */
   clock?: Clock;
+  /** The passkey code's side of a login's second step and a step-up (src/auth/mfa/contracts.ts). */
+  passkeys?: PasskeyFactor;
 }
 
 export function createApp({
@@ -68,6 +74,7 @@ export function createApp({
   mail,
   certificate,
   clock = REAL_CLOCK,
+  passkeys,
 }: AppDeps): App {
   // Every per-request line goes through this: the database's failures are one line per event (log-dedupe.ts).
   const logger = summarisingRepeats(given.logger, clock, describeDatabase(config.database));
@@ -75,11 +82,15 @@ export function createApp({
   // Everything below sees the plain contract; the cache layer alone knows the table versions.
   const cache = caching(database);
   const { store } = cache;
-  const { tokens, sessions, users, admin, signups, invitations, emailChanges, verifier } = accountServices(
+  const metrics = createMetrics(store);
+  const { tokens, sessions, users, admin, signups, invitations, emailChanges, verifier, mfa } = accountServices(
     config,
     store,
     logger,
+    { now: () => clock.now(), mfaCounted: metrics.mfaVerification, ...(passkeys && { passkeys }) },
   );
+  /** The step-up sensitive changes need (the passkey routes' removal too). */
+  const stepUp = mfa.guard;
   const authenticator = createAuthenticator(tokens, store);
   const idempotency = createIdempotency({
     store: store.idempotency,
@@ -92,7 +103,6 @@ export function createApp({
   const routeDeps = { authenticator, idempotency, maxBodyBytes: config.maxBodyBytes, trustProxy: config.trustProxy };
   const corsOrigins = config.corsOrigins;
   const categories = createCategoryService(store.categories);
-  const metrics = createMetrics(store);
   const hub = createHub({
     feed: store.changes,
     log: store.categoryEvents,
@@ -167,11 +177,11 @@ export function createApp({
           )
         : new Elysia(),
     )
-    .use(authRoutes({ users, sessions, corsOrigins, ...routeDeps }))
+    .use(authRoutes({ users, sessions, corsOrigins, mfa, ...routeDeps }))
     .use(accountMailRoutes({ users, emailChanges, ...routeDeps }))
     .use(accountPages())
     .use(emailVerificationRoutes({ verifier, ...routeDeps }))
-    .use(usersRoutes({ users, emailChanges, signups, pageJson: createPageJson(), ...routeDeps }))
+    .use(usersRoutes({ users, emailChanges, signups, pageJson: createPageJson(), stepUp, ...routeDeps }))
     .use(adminRoutes({ admin, ...routeDeps }))
     .use(invitationRoutes({ invitations, ...routeDeps }))
     .use(

@@ -42,6 +42,11 @@ export async function everyOperation(): Promise<number> {
     if (login.error.code === "invalid_credentials" || login.error.code === "account_disabled") return -status;
     return status + code.length;
   }
+  // An account with a second factor answers its second step instead of a session (auth/mfa/verify).
+  if ("mfa_required" in login.data) {
+    const methods: ("totp" | "recovery_code" | "webauthn")[] = login.data.methods;
+    return methods.length;
+  }
   const expiresAt: number = Date.now() + login.data.expires_in * 1000;
   const me: string = login.data.user.id;
   // You (Me): the e-mail and role are there, no check needed.

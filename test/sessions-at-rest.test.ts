@@ -88,6 +88,8 @@ describe("pruning", () => {
           expiresAt,
           userAgent: null,
           clientAddress: null,
+          amr: "pwd",
+          mfaAt: null,
         },
         { digest: Bun.randomUUIDv7(), expiresAt },
         { tokenVersion: 0 },
@@ -192,6 +194,8 @@ describe("the pruner's jobs", () => {
         expiresAt: iso(now + day),
         userAgent: null,
         clientAddress: null,
+        amr: "pwd",
+        mfaAt: null,
       },
       refresh: { digest: "r", expiresAt: iso(now + day) },
     };

@@ -22,6 +22,8 @@ import {
 import { logoutBody, refreshBody, refreshRequest } from "./model.ts";
 import { endSessions, sessionEnding } from "./session-ending.ts";
 import type { SessionService, TokenPair } from "./sessions.ts";
+import { mfaRoutes } from "./mfa/routes.ts";
+import type { SecondFactors } from "./mfa/service.ts";
 
 /** What reading a route's JSON body can be refused with (json-body.ts, and the schema's checks). */
 /** What a request that starts a session can be refused with, besides its own credentials' error. */
@@ -47,6 +49,8 @@ export interface AuthRouteDeps {
   trustProxy: number;
   /** SVC_CORS_ORIGINS: besides svc's own, the origins that may use the session cookie. */
   corsOrigins: readonly string[];
+  /** Second factors: auth/mfa/* and the login's second step (docs/second-factors.md). */
+  mfa: SecondFactors;
 }
 
 export function authRoutes({
@@ -57,6 +61,7 @@ export function authRoutes({
   maxBodyBytes,
   trustProxy,
   corsOrigins,
+  mfa,
 }: AuthRouteDeps) {
   const json = jsonBody(maxBodyBytes);
   const origins = new Set(corsOrigins);
@@ -78,6 +83,7 @@ export function authRoutes({
       // If-None-Match always does (RFC 9110).
       .use(operations({ idempotency, trustProxy }))
       .use(sessionEnding({ authenticator, idempotency, trustProxy, cookieOrigin }))
+      .use(mfaRoutes({ mfa, authenticator, idempotency, maxBodyBytes, trustProxy, cookieOrigin }))
       // Where the request came from, as sessions, the throttle and the audit log record it.
       .resolve(({ request, requestInfo }) => ({ client: clientInfo(request, trustProxy, requestInfo) }))
       .post(
@@ -85,7 +91,10 @@ export function authRoutes({
         async ({ body, client, request, set }) => {
           // A cookie is set only for a page that may use it: no login CSRF from another site.
           if (body.mode === "cookie") cookieOrigin(request);
-          return answered(await users.login(body, client), body.mode, request, set.headers);
+          const answer = await users.login(body, client);
+          // A second factor to show first: no tokens and no cookie until auth/mfa/verify.
+          if ("mfa_required" in answer) return answer;
+          return answered(answer, body.mode, request, set.headers);
         },
         {
           parse: json,
@@ -95,9 +104,12 @@ export function authRoutes({
             conditional: "guarded",
             summary: "Log in with username (or e-mail) and password: a new session",
             tag: "auth",
-            ok: pairAnswer(
-              "An access token, its refresh token (in cookie mode: in the session cookie instead), and you",
-            ),
+            ok: {
+              ...pairAnswer(
+                "An access token, its refresh token (in cookie mode: in the session cookie instead), and you; for an account with a second factor, instead its second step (mfa_required), for auth/mfa/verify",
+              ),
+              schema: t.Union([ref("Login"), ref("MfaChallenge")]),
+            },
             errors: ["invalid_credentials", ...NEW_SESSION_ERRORS],
           },
         },

@@ -101,5 +101,12 @@ export const sessionSchema = t.Object({
   expires_at: t.String({ format: "date-time", description: "When its refresh token expires, unless refreshed." }),
   user_agent: t.Union([t.String(), t.Null()]),
   client_address: t.Union([t.String(), t.Null()]),
+  amr: t.Array(t.String(), {
+    description:
+      'How it signed in, RFC 8176\'s names: ["pwd"] a password, ["pwd","otp"] and an authenticator code, ["pwd","rec"] and a recovery code, ["pwd","hwk"] and a passkey, ["hwk"] a passkey alone.',
+  }),
+  mfa_at: t.Union([t.String({ format: "date-time" }), t.Null()], {
+    description: "When it last showed a second factor (its login or a step-up); null: never.",
+  }),
   current: t.Boolean({ description: "The session of the token that asked." }),
 });

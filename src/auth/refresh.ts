@@ -65,7 +65,7 @@ export function createRefresher({ sessions, throttle, settings, logger, now, ref
       if (found.token.rotatedAt === null) {
         const successor = newRefreshToken();
         const expiresAt = refreshExpiry(session, at);
-        const answer = await pair(user, session.id, successor, expiresAt, at, mode);
+        const answer = await pair(user, session, successor, expiresAt, at, mode);
         const sealed = await seal(presented, {
           token: answer.token,
           refresh_token: successor,

@@ -1,7 +1,7 @@
 // What sessions answer with and what they record of a client: the shapes the session service, its
 // routes and the account service share.
 import type { Origin } from "../audit/model.ts";
-import type { UserRecord } from "../db/store.ts";
+import type { SessionRecord, UserRecord } from "../db/store.ts";
 import type { SessionMode } from "./cookie-session.ts";
 import type { IssuedToken } from "./tokens.ts";
 
@@ -12,12 +12,13 @@ export interface TokenPair extends IssuedToken {
 }
 
 /**
- * The pair a session answers with: a new access token for `user` beside the refresh token `refresh`,
- * which expires at `refreshExpiresAt` (counted from `at`); `mode` is where the refresh token goes.
+ * The pair a session answers with: a new access token for `user` (carrying the session's amr) beside the
+ * refresh token `refresh`, which expires at `refreshExpiresAt` (counted from `at`); `mode` is where the
+ * refresh token goes.
  */
 export type PairIssuer = (
   user: UserRecord,
-  sessionId: string,
+  session: Pick<SessionRecord, "id" | "amr">,
   refresh: string,
   refreshExpiresAt: number,
   at: number,
@@ -37,6 +38,10 @@ export interface SessionView {
   expires_at: string;
   user_agent: string | null;
   client_address: string | null;
+  /** How it signed in (RFC 8176's names). */
+  amr: string[];
+  /** When it last showed a second factor; null: never. */
+  mfa_at: string | null;
   current: boolean;
 }
 

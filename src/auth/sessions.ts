@@ -37,6 +37,15 @@ export interface SessionServiceDeps {
   now?: () => number;
 }
 
+/** How a session signed in: RFC 8176's names (["pwd"], ["pwd", "otp"], ["hwk"]), and when a second factor was shown. */
+export interface SignedInWith {
+  amr?: string[];
+  mfaAt?: string;
+}
+
+/** The amr column's comma-separated names as the claim and the session list show them. */
+export const amrNames = (stored: string): string[] => stored.split(",").filter((name) => name !== "");
+
 /** Longer user agents are cut: the column describes, it does not archive. */
 const USER_AGENT_MAX = 256;
 
@@ -60,12 +69,13 @@ export function createSessionService({
   const refreshExpiry = (session: Pick<SessionRecord, "createdAt">, at: number) =>
     Math.min(at + settings.refreshTtlSeconds * 1000, Date.parse(session.createdAt) + settings.maxAgeSeconds * 1000);
 
-  const pair: PairIssuer = async (user, sessionId, refresh, refreshExpiresAt, at, mode) => {
+  const pair: PairIssuer = async (user, session, refresh, refreshExpiresAt, at, mode) => {
     const access = await tokens.issue({
       userId: user.id,
       version: user.tokenVersion,
-      sessionId,
+      sessionId: session.id,
       ...(mode === "cookie" && { mode }),
+      amr: amrNames(session.amr),
     });
     return {
       ...access,
@@ -87,9 +97,10 @@ export function createSessionService({
 
   /**
    * A new session for the user, ready to be stored (`session`, `refresh`), and the pair to answer
-   * with once it is (`pair`).
+   * with once it is (`pair`). `factors`: how it signed in (a password alone unless told), and when a
+   * second factor was shown.
    */
-  function prepare(user: UserRecord, client: ClientInfo, mode: SessionMode) {
+  function prepare(user: UserRecord, client: ClientInfo, mode: SessionMode, factors: SignedInWith = {}) {
     const at = now();
     const session: SessionRecord = {
       id: newId(),
@@ -99,6 +110,8 @@ export function createSessionService({
       expiresAt: "",
       userAgent: client.userAgent?.slice(0, USER_AGENT_MAX) ?? null,
       clientAddress: client.address,
+      amr: (factors.amr ?? ["pwd"]).join(","),
+      mfaAt: factors.mfaAt ?? null,
     };
     const expiresAt = refreshExpiry(session, at);
     session.expiresAt = iso(expiresAt);
@@ -106,7 +119,7 @@ export function createSessionService({
     return {
       session,
       refresh: { digest: refreshDigest(token), expiresAt: session.expiresAt },
-      pair: (holder: UserRecord) => pair(holder, session.id, token, expiresAt, at, mode),
+      pair: (holder: UserRecord) => pair(holder, session, token, expiresAt, at, mode),
     };
   }
 
@@ -120,9 +133,9 @@ export function createSessionService({
     async start(
       user: UserRecord,
       client: ClientInfo,
-      { login = false, mode = "json" }: { login?: boolean; mode?: SessionMode } = {},
+      { login = false, mode = "json", amr, mfaAt }: { login?: boolean; mode?: SessionMode } & SignedInWith = {},
     ): Promise<TokenPair | null> {
-      const prepared = prepare(user, client, mode);
+      const prepared = prepare(user, client, mode, { ...(amr && { amr }), ...(mfaAt && { mfaAt }) });
       const event = login
         ? auditEvent("login.succeeded", { actor: user.id, target: user.id, origin: client }, prepared.session.createdAt)
         : undefined;
@@ -153,6 +166,8 @@ export function createSessionService({
         expires_at: session.expiresAt,
         user_agent: session.userAgent,
         client_address: session.clientAddress,
+        amr: amrNames(session.amr),
+        mfa_at: session.mfaAt,
         current: session.id === token.sessionId,
       }));
     },
@@ -204,7 +219,7 @@ export function createSessionService({
       const expiresAt = refreshExpiry(session, at);
       return {
         keep: { sessionId, refresh: { digest: refreshDigest(refresh), expiresAt: iso(expiresAt) } },
-        finish: (changed: UserRecord) => pair(changed, sessionId, refresh, expiresAt, at, mode),
+        finish: (changed: UserRecord) => pair(changed, session, refresh, expiresAt, at, mode),
       };
     },
   };

@@ -36,6 +36,8 @@ export interface TokenSubject {
   sessionId?: string;
   /** "cookie": the session's refresh token lives in a cookie (the `mode` claim), so a new pair sets it there. */
   mode?: "cookie";
+  /** How the session signed in (the `amr` claim, RFC 8176's names): ["pwd"], ["pwd", "otp"], ["hwk"]... */
+  amr?: string[];
 }
 
 /** A verified token: whose it is, and what identifies and ends it. */
@@ -84,8 +86,14 @@ export function createTokenService(secret: Uint8Array, ttlSeconds: number): Toke
 
   return {
     plugin: accessTokenPlugin(secret),
-    async issue({ userId, version, sessionId, mode }) {
-      const claims = { sub: userId, ver: version, ...(sessionId && { sid: sessionId }), ...(mode && { mode }) };
+    async issue({ userId, version, sessionId, mode, amr }) {
+      const claims = {
+        sub: userId,
+        ver: version,
+        ...(sessionId && { sid: sessionId }),
+        ...(mode && { mode }),
+        ...(amr && { amr }),
+      };
       // exp relative to iat, both stamped in the same synchronous step: a clock read before an await let
       // exp - iat come out one second short.
       const token = await new SignJWT({ ...claims, iss: TOKEN_ISSUER, jti: crypto.randomUUID() })
@@ -120,9 +128,10 @@ function accessClaims(claims: JWTPayload): VerifiedToken | null {
   if (typeof claims.sub !== "string" || typeof claims.jti !== "string" || typeof claims.exp !== "number") return null;
   const version = claims.ver;
   if (typeof version !== "number" || !Number.isSafeInteger(version) || version < 0) return null;
-  const { sid, mode } = claims;
+  const { sid, mode, amr } = claims;
   if (sid !== undefined && typeof sid !== "string") return null;
   if (mode !== undefined && mode !== "cookie") return null;
+  if (amr !== undefined && !(Array.isArray(amr) && amr.every((name) => typeof name === "string"))) return null;
   return {
     userId: claims.sub,
     version,
@@ -130,5 +139,6 @@ function accessClaims(claims: JWTPayload): VerifiedToken | null {
     exp: claims.exp,
     ...(sid !== undefined && { sessionId: sid }),
     ...(mode === "cookie" && { mode }),
+    ...(amr !== undefined && { amr: amr as string[] }),
   };
 }

@@ -81,6 +81,7 @@ export async function runCopy(args: string[], env: Env, out: Output): Promise<nu
       });
     stores.push(target);
     const expected = await source.counts();
+    const factors = await source.mfa.counts();
     const present = await target.counts();
     if (isEmpty(expected) && !isEmpty(present) && !options.allowEmpty) {
       throw new CopyRefused(
@@ -110,12 +111,28 @@ export async function runCopy(args: string[], env: Env, out: Output): Promise<nu
           (after) => source.mail.tokenPage(PAGE, after),
           (token) => token.digest,
         ),
+        // Second factors (a login's second steps and WebAuthn challenges live minutes: not copied).
+        totp: keyedPages(
+          (after) => source.mfa.totpPage(PAGE, after),
+          (row) => row.userId,
+        ),
+        recoveryCodes: keyedPages(
+          (after) => source.mfa.recoveryCodePage(PAGE, after),
+          (row) => row.digest,
+        ),
+        passkeys: keyedPages(
+          (after) => source.mfa.passkeyPage(PAGE, after),
+          (row) => row.id,
+        ),
         identity: await source.categoryEvents.identity(),
       },
-      { replace: options.force, expect: expected, onProgress: progress },
+      { replace: options.force, expect: expected, expectFactors: factors, onProgress: progress },
     );
     if (out.isTTY) out.write("\n");
     out.write(`copied ${copied.users} users and ${copied.categories} categories; counts match the source\n`);
+    out.write(
+      `second factors: ${factors.totp} authenticator apps, ${factors.recoveryCodes} recovery codes, ${factors.passkeys} passkeys; counts match the source\n`,
+    );
     return 0;
   } catch (error) {
     if (out.isTTY) out.write("\n");

@@ -10,6 +10,13 @@ import { nameKey } from "../db/records.ts";
 import type { SessionBatch } from "../db/sessions.ts";
 import { LoadRefused } from "../db/store-errors.ts";
 import type { UserRecord } from "../db/records.ts";
+import {
+  factorCountsIn,
+  type FactorCounts,
+  type PasskeyRow,
+  type RecoveryCodeRecord,
+  type TotpRecord,
+} from "../db/mfa.ts";
 import { chunks } from "./chunks.ts";
 
 /** How many users and categories a database holds: what a copy is checked by. */
@@ -30,6 +37,13 @@ export interface LoadData {
   /** The mail outbox in batches (pending mails are sent by the target's svc), and the tokens mails carry. */
   mail?: AsyncIterable<OutboxRecord[]>;
   accountTokens?: AsyncIterable<AccountTokenRow[]>;
+  /**
+   * Second factors, each in batches: a copy that dropped them would silently leave those accounts with a
+   * password alone. A login's second steps and WebAuthn challenges live minutes and are not copied.
+   */
+  totp?: AsyncIterable<TotpRecord[]>;
+  recoveryCodes?: AsyncIterable<RecoveryCodeRecord[]>;
+  passkeys?: AsyncIterable<PasskeyRow[]>;
   /** The source's identity, which the target takes (a copy is the same database, moved); a new one when not given. */
   identity?: string;
 }
@@ -39,6 +53,8 @@ export interface LoadOptions {
   replace: boolean;
   /** The counts the store must hold once loaded; anything else rolls the load back. */
   expect: Counts;
+  /** The second-factor rows the store must hold once loaded, likewise: no account loses its factor unseen. */
+  expectFactors?: FactorCounts;
   onProgress?: (loaded: Counts) => void;
 }
 
@@ -62,7 +78,13 @@ export async function load(tx: Db, dialect: Dialect, data: LoadData, options: Lo
     throw new LoadRefused(`the target already holds ${before.users} users and ${before.categories} categories`);
   }
   if (options.replace) {
+    const { passkeys, mfaRecoveryCodes, mfaTotp, mfaChallenges, webauthnChallenges } = dialect.tables;
     for (const table of [
+      passkeys,
+      mfaRecoveryCodes,
+      mfaTotp,
+      mfaChallenges,
+      webauthnChallenges,
       dialect.tables.idempotencyKeys,
       dialect.tables.invitations,
       dialect.tables.mailOutbox,
@@ -95,6 +117,15 @@ export async function load(tx: Db, dialect: Dialect, data: LoadData, options: Lo
     for (const part of chunks(batch.sessions, LOAD_BATCH)) await tx.insert(sessions).values(part);
     for (const part of chunks(batch.refreshTokens, LOAD_BATCH)) await tx.insert(refreshTokens).values(part);
   }
+  for await (const batch of data.totp ?? []) {
+    for (const part of chunks(batch, LOAD_BATCH)) await tx.insert(dialect.tables.mfaTotp).values(part);
+  }
+  for await (const batch of data.recoveryCodes ?? []) {
+    for (const part of chunks(batch, LOAD_BATCH)) await tx.insert(dialect.tables.mfaRecoveryCodes).values(part);
+  }
+  for await (const batch of data.passkeys ?? []) {
+    for (const part of chunks(batch, LOAD_BATCH)) await tx.insert(dialect.tables.passkeys).values(part);
+  }
   for await (const batch of data.audit ?? []) {
     for (const part of chunks(batch, LOAD_BATCH)) await tx.insert(auditEvents).values(part);
   }
@@ -112,6 +143,14 @@ export async function load(tx: Db, dialect: Dialect, data: LoadData, options: Lo
     throw new LoadRefused(
       `counts after loading (${JSON.stringify(after)}) differ from the source (${JSON.stringify(options.expect)})`,
     );
+  }
+  if (options.expectFactors) {
+    const factors = await factorCountsIn(tx, dialect.tables);
+    if (JSON.stringify(factors) !== JSON.stringify(options.expectFactors)) {
+      throw new LoadRefused(
+        `second factors after loading (${JSON.stringify(factors)}) differ from the source (${JSON.stringify(options.expectFactors)})`,
+      );
+    }
   }
   return after;
 }

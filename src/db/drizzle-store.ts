@@ -7,6 +7,7 @@ import { auditStore } from "./audit.ts";
 import { categoryStore } from "./categories.ts";
 import { categoryEventLog } from "./category-events.ts";
 import { sessionStore } from "./sessions.ts";
+import { mfaStore } from "./mfa.ts";
 import { idempotencyStore } from "./idempotency.ts";
 import { emailVerificationStore } from "./email-verifications.ts";
 import { invitationStore } from "./invitations.ts";
@@ -42,6 +43,7 @@ export function drizzleStore(opened: Dialect): VersionedStore {
     mailedResets: mailedResetStore(dialect),
     emailChanges: emailChangeStore(dialect),
     emailVerifications: emailVerificationStore(dialect),
+    mfa: mfaStore(dialect),
     changes: { listen: dialect.feed.listen },
     categoryEvents: categoryEventLog(dialect),
     async tokenHolder(userId, jti, sessionId) {

@@ -37,6 +37,10 @@ export interface SessionRecord {
   expiresAt: string;
   userAgent: string | null;
   clientAddress: string | null;
+  /** How the session signed in: RFC 8176's names, comma-separated ("pwd", "pwd,otp", "hwk"). */
+  amr: string;
+  /** When a second factor was last shown in it (its login or a step-up); null: never. */
+  mfaAt: string | null;
 }
 
 /** A refresh token as stored: its SHA-256 digest, never the token. */
@@ -167,6 +171,8 @@ export const SESSION_FIELDS = [
   "expiresAt",
   "userAgent",
   "clientAddress",
+  "amr",
+  "mfaAt",
 ] as const satisfies readonly (keyof SessionRecord)[];
 export const REFRESH_FIELDS = [
   "digest",

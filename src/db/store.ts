@@ -18,6 +18,7 @@ import type { MailedResetStore } from "./mailed-resets.ts";
 import type { EmailChangeStore } from "./email-changes.ts";
 import type { PasswordResetStore } from "./resets.ts";
 import type { SessionStore } from "./sessions.ts";
+import type { MfaStore } from "./mfa.ts";
 import type { StorageState } from "./storage.ts";
 import type { ThrottleStore } from "./throttle.ts";
 import type { RevocationStore, TableVersions, TokenHolder, TokenState } from "./tokens.ts";
@@ -52,6 +53,15 @@ export type {
   SessionStore,
 } from "./sessions.ts";
 export type { PasswordResetRecord, PasswordResetStore, Redemption } from "./resets.ts";
+export type {
+  FactorCounts,
+  FactorSummary,
+  MfaChallengeRecord,
+  MfaStore,
+  PasskeyRow,
+  RecoveryCodeRecord,
+  TotpRecord,
+} from "./mfa.ts";
 export type {
   InvitationPage,
   InvitationRecord,
@@ -99,6 +109,8 @@ export interface Store {
   readonly emailChanges: EmailChangeStore;
   /** E-mail verification tokens, redeemed by their owners or overridden by an administrator. */
   readonly emailVerifications: EmailVerificationStore;
+  /** Second factors: authenticator apps, recovery codes, logins' second steps, sessions' amr (docs/second-factors.md). */
+  readonly mfa: MfaStore;
   /** Tells when category changes commit, from every instance on this database. */
   readonly changes: ChangeFeed;
   /** The committed category changes, numbered in commit order: what subscriptions are fed and resume from. */

@@ -29,6 +29,12 @@ export type SchemaName =
   | "PendingEmailChange"
   | "OutboxMail"
   | "VerificationResend"
+  | "MfaStatus"
+  | "TotpEnrolment"
+  | "RecoveryCodes"
+  | "MfaChallenge"
+  | "StepUp"
+  | "MfaWebauthnOptions"
   | "Problem";
 
 /**

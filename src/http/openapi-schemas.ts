@@ -3,6 +3,14 @@
 import type { TSchema } from "elysia";
 import { adminUserSchema, auditEventSchema, issuedResetSchema } from "../admin/model.ts";
 import { sessionSchema } from "../auth/model.ts";
+import {
+  mfaChallengeSchema,
+  mfaStatusSchema,
+  recoveryCodesSchema,
+  stepUpSchema,
+  totpEnrolmentSchema,
+  webauthnOptionsSchema,
+} from "../auth/mfa/model.ts";
 import { resendSchema } from "../auth/email-verification.ts";
 import { backupSnapshotSchema, backupsSchema } from "../backup/model.ts";
 import { checksSchema, healthSchema, liveSchema, readySchema } from "../health/model.ts";
@@ -36,4 +44,10 @@ export const NAMED_SCHEMAS: Record<SchemaName, TSchema> = {
   OutboxMail: outboxMailSchema,
   Problem: problemSchema,
   VerificationResend: resendSchema,
+  MfaStatus: mfaStatusSchema,
+  TotpEnrolment: totpEnrolmentSchema,
+  RecoveryCodes: recoveryCodesSchema,
+  MfaChallenge: mfaChallengeSchema,
+  StepUp: stepUpSchema,
+  MfaWebauthnOptions: webauthnOptionsSchema,
 };

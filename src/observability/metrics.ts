@@ -11,6 +11,13 @@ import { computed, processMetrics, unlabelled } from "./process-metrics.ts";
 
 export type GraphqlOutcome = "ok" | "error" | "invalid";
 
+/** How a second factor was shown (docs/second-factors.md), and whether it held. */
+export const MFA_METHODS = ["totp", "recovery_code", "webauthn"] as const;
+export type MfaMethod = (typeof MFA_METHODS)[number];
+export type MfaOutcome = "success" | "failure";
+/** What counts second-factor checks: the factor code's and the passkey code's alike. */
+export type MfaVerificationCounter = (method: MfaMethod, outcome: MfaOutcome) => void;
+
 export interface Metrics {
   /** Every metric in Prometheus' text format, and its content type. */
   exposition(): Promise<{ text: string; contentType: string }>;
@@ -30,6 +37,8 @@ export interface Metrics {
   reportMail(read: () => { sent: number; failures: number } | undefined): void;
   /** Where the certificate in use is read from; without it (no SVC_TLS_CERT) its expiry is not exposed. */
   reportCertificate(read: () => { notAfter: string }): void;
+  /** A second factor checked (a login's second step or a step-up): svc_mfa_verifications_total. */
+  mfaVerification: MfaVerificationCounter;
 }
 
 /** What the backup metrics expose (src/backup/service.ts keeps it). */
@@ -53,6 +62,10 @@ export function createMetrics(store: Store): Metrics {
   // Every known label value is exposed from the start, at 0: a series that appears only with its first
   // event hides that first increase from rate() and leaves alerts on it with nothing to read.
   for (const reason of DROP_REASONS) dropped.declare({ reason }, reason);
+  const mfaChecks = new LabelledCounter<"method" | "outcome">();
+  for (const method of MFA_METHODS)
+    for (const outcome of ["success", "failure"] as const)
+      mfaChecks.declare({ method, outcome }, `${method} ${outcome}`);
   let failedLogins = 0;
   let throttledLogins = 0;
   let eventsSent = 0;
@@ -83,6 +96,12 @@ export function createMetrics(store: Store): Metrics {
       "Logins refused because the account or client was blocked.",
       "counter",
       unlabelled(() => throttledLogins),
+    ),
+    computed(
+      "svc_mfa_verifications_total",
+      "Second factors checked (a login's second step or a step-up) by method (totp, recovery_code, webauthn) and outcome (success, failure).",
+      "counter",
+      mfaChecks.values,
     ),
     computed(
       "svc_storage_full",
@@ -200,6 +219,9 @@ export function createMetrics(store: Store): Metrics {
       requests.observe(method, route, status, seconds);
       if (route === LOGIN_ROUTE && status === 401) failedLogins++;
       if (route === LOGIN_ROUTE && status === 429) throttledLogins++;
+    },
+    mfaVerification(method, outcome) {
+      mfaChecks.inc({ method, outcome }, `${method} ${outcome}`);
     },
     graphqlOperation(operation, outcome) {
       // Operation names are few (operation-metrics.ts caps them), outcomes three. A name is known once

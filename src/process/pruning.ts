@@ -43,6 +43,7 @@ export function storeJobs(
     | "categoryEvents"
     | "throttle"
     | "emailVerifications"
+    | "mfa"
     | "mailedResets"
     | "emailChanges"
     | "mail"
@@ -65,6 +66,7 @@ export function storeJobs(
     },
     { what: "expired mailed reset tokens", prune: (now, limit) => store.mailedResets.prune(iso(now), limit) },
     { what: "expired e-mail change tokens", prune: (now, limit) => store.emailChanges.prune(iso(now), limit) },
+    { what: "expired second login steps", prune: (now, limit) => store.mfa.pruneChallenges(iso(now), limit) },
     { what: "expired Idempotency-Key answers", prune: (now, limit) => store.idempotency.prune(iso(now), limit) },
     {
       what: "audit events past their retention",

@@ -17,8 +17,21 @@ import { createEmailVerifier } from "../auth/email-verifier.ts";
 import { createInvitationService } from "../signup/invitations.ts";
 import { createSignupService } from "../signup/service.ts";
 import { createSignupThrottle } from "../signup/throttle.ts";
+import { createSecondFactors } from "../auth/mfa/service.ts";
+import type { PasskeyFactor } from "../auth/mfa/contracts.ts";
+import type { MfaVerificationCounter } from "../observability/metrics.ts";
 
-export function accountServices(config: Config, store: Store, logger: Logger) {
+/** What the app adds to the services the CLI shares: its clock, the passkey code, metrics. */
+export interface ServiceExtras {
+  /** The time second factors keep (TOTP steps, mfa_token and step-up expiry); the real one unless a test moves it. */
+  now?: () => number;
+  /** The passkey code's side of a second step (src/auth/passkeys/); without it, passkeys are not offered. */
+  passkeys?: PasskeyFactor;
+  /** svc_mfa_verifications_total. */
+  mfaCounted?: MfaVerificationCounter;
+}
+
+export function accountServices(config: Config, store: Store, logger: Logger, extras: ServiceExtras = {}) {
   const tokens = createTokenService(config.jwt.secret, config.jwt.ttlSeconds);
   // Login and sign-up counts alike go to the database, or to memory while its storage is full.
   const throttleState = throttleWhenFull(store.throttle);
@@ -46,6 +59,14 @@ export function accountServices(config: Config, store: Store, logger: Logger) {
     outbox: store.mail,
     throttle: throttleState,
   });
+  const mfa = createSecondFactors({
+    ...{ store: store.mfa, users: store.users, audit: store.audit, passwords, sessions, throttle, logger },
+    secret: config.jwt.secret,
+    issuer: config.mail.productName,
+    ...(extras.passkeys && { passkeys: extras.passkeys }),
+    ...(extras.mfaCounted && { counted: extras.mfaCounted }),
+    ...(extras.now && { now: extras.now }),
+  });
   const users = createUserService({
     users: store.users,
     resets: store.resets,
@@ -57,6 +78,7 @@ export function accountServices(config: Config, store: Store, logger: Logger) {
     mailResets,
     emailVerification: config.mail.verification,
     verifier,
+    secondStep: mfa,
   });
   const emailChanges = createEmailChanges({
     ...{ mail: config.mail, composer, users: store.users, changes: store.emailChanges, accounts: users },
@@ -80,5 +102,5 @@ export function accountServices(config: Config, store: Store, logger: Logger) {
     invitations: store.invitations,
     ttlSeconds: config.signup.invitationTtlSeconds,
   });
-  return { tokens, sessions, users, admin, signups, invitations, emailChanges, verifier };
+  return { tokens, sessions, users, admin, signups, invitations, emailChanges, verifier, mfa };
 }

@@ -18,6 +18,7 @@ import type { VerifiedToken } from "../auth/tokens.ts";
 import type { PageJson } from "./page-json.ts";
 import type { SignupService } from "../signup/service.ts";
 import type { EmailChanges } from "./email-changes.ts";
+import type { StepUpGuard } from "../auth/mfa/contracts.ts";
 
 const PREFIX = "/svc-api/v1/users";
 
@@ -37,6 +38,8 @@ export interface UsersRouteDeps {
   idempotency: Idempotency;
   maxBodyBytes: number;
   trustProxy: number;
+  /** With a second factor on, a password or e-mail change needs a recent one (auth/mfa/step-up.ts). */
+  stepUp?: StepUpGuard;
 }
 
 export function usersRoutes({
@@ -48,6 +51,7 @@ export function usersRoutes({
   idempotency,
   maxBodyBytes,
   trustProxy,
+  stepUp,
 }: UsersRouteDeps) {
   const json = jsonBody(maxBodyBytes);
   const [readJson, mediaType] = json;
@@ -171,9 +175,11 @@ export function usersRoutes({
       // "" rather than "/": one path with and without the slash, and the document lists it without.
       .put(
         "",
-        async ({ body, caller, unchanged, set, request, requestInfo }) => {
+        async ({ body, caller, token, unchanged, set, request, requestInfo }) => {
           const ifUnchanged = unchanged !== undefined;
           const client = clientInfo(request, trustProxy, requestInfo);
+          if (body.email !== undefined && body.email.trim().toLowerCase() !== caller.email)
+            await stepUp?.require(caller, token);
           const pending = await emailChanges.update(caller, body, { ifUnchanged }, client);
           if (pending) {
             set.status = 202;
@@ -203,13 +209,21 @@ export function usersRoutes({
                 schema: ref("PendingEmailChange"),
               },
             ],
-            errors: [...BODY_ERRORS, "current_password_mismatch", "username_taken", "email_taken", "too_many_requests"],
+            errors: [
+              ...BODY_ERRORS,
+              "current_password_mismatch",
+              "mfa_step_up_required",
+              "username_taken",
+              "email_taken",
+              "too_many_requests",
+            ],
           },
         },
       )
       .put(
         "/password",
         async ({ body, caller, token, requestInfo, request, set }) => {
+          await stepUp?.require(caller, token);
           const pair = await users.changePassword(caller, token, body, clientInfo(request, trustProxy, requestInfo));
           // A cookie session (its token says so) goes on in its cookie.
           return token.mode === "cookie" ? withRefreshInCookie(pair, request, trustProxy, set.headers) : pair;
@@ -233,7 +247,7 @@ export function usersRoutes({
               schema: ref("TokenPair"),
               headers: { "Set-Cookie": "A cookie-mode session's new refresh token, in its session cookie." },
             },
-            errors: [...BODY_ERRORS, "current_password_mismatch"],
+            errors: [...BODY_ERRORS, "current_password_mismatch", "mfa_step_up_required"],
           },
         },
       )

@@ -6,6 +6,8 @@ import { setBounded } from "../lib/bounded-map.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import type { LoginThrottle } from "../auth/throttle.ts";
 import type { ClientInfo, SessionService, TokenPair } from "../auth/sessions.ts";
+import type { SessionMode } from "../auth/cookie-session.ts";
+import type { MfaChallenge } from "../auth/mfa/model.ts";
 import type { EmailVerification } from "../config/index.ts";
 import {
   nameKey,
@@ -43,7 +45,15 @@ export interface SignInDeps {
   };
   /** SVC_EMAIL_VERIFICATION: with required, an unverified account cannot sign in. Left out: off. */
   emailVerification?: EmailVerification;
+  /**
+   * A login's second step (auth/mfa/): for an account with a second factor, the right password answers
+   * with it instead of a session. Left out: every login is one step.
+   */
+  secondStep?: { challenge(user: UserRecord, mode: SessionMode): Promise<MfaChallenge | null> };
 }
+
+/** What a login answers: a session, or (for an account with a second factor) its second step. */
+export type LoginAnswer = (TokenPair & { user: UserView }) | MfaChallenge;
 
 /** How many accounts' running blocks are remembered, so that each block is recorded once per instance. */
 const THROTTLED_NOTED = 10_000;
@@ -63,6 +73,7 @@ export function createSignIn({
   logger,
   emailVerification = "off",
   mailResets,
+  secondStep,
 }: SignInDeps) {
   /** With required verification, the right secret learns the address is unverified, and nothing more. */
   const unverified = (user: UserRecord) => emailVerification === "required" && user.emailVerifiedAt === null;
@@ -112,8 +123,11 @@ export function createSignIn({
     /** Mails a reset link to the address's account, if any (mail-resets.ts); the same answer either way. */
     requestPasswordReset: (email: string, client: Origin) => mailResets.request(email, client),
 
-    /** Checks the password and starts a session; `client.address` also keys the per-client failure limit. */
-    async login({ username, password, mode }: LoginInput, client: ClientInfo): Promise<TokenPair & { user: UserView }> {
+    /**
+     * Checks the password and starts a session, or answers the second step the account's second factor
+     * asks for; `client.address` also keys the per-client failure limit.
+     */
+    async login({ username, password, mode }: LoginInput, client: ClientInfo): Promise<LoginAnswer> {
       const user = await users.findByLogin(username);
       // Unknown names are throttled like accounts, so a block does not reveal who exists either.
       const account = user ? `user:${user.id}` : `login:${nameKey(username)}`;
@@ -140,7 +154,10 @@ export function createSignIn({
         await refused("email_unverified");
         throw unverifiedError();
       }
-      const started = await sessions.start(user, client, { login: true, ...(mode && { mode }) });
+      // The password alone is not enough for an account with a second factor: no session yet, its second step.
+      const second = secondStep && (await secondStep.challenge(user, mode ?? "json"));
+      if (second) return second;
+      const started = await sessions.start(user, client, { login: true, ...(mode && { mode }), amr: ["pwd"] });
       if (!started) {
         // Changed while its password was checked: disabled, or deleted (as unknown as any missing account).
         if ((await users.findById(user.id))?.status === "disabled") throw accountDisabled();

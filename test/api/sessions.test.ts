@@ -23,6 +23,8 @@ describe("login starts a session", () => {
       expires_at: expect.any(String),
       user_agent: "curl/8.5",
       client_address: "unknown",
+      amr: ["pwd"],
+      mfa_at: null,
       current: true,
     });
     expect(Date.parse(listed.body[0].expires_at) - Date.parse(listed.body[0].created_at)).toBe(30 * 86400 * 1000);

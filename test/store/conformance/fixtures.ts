@@ -44,6 +44,8 @@ export function newSession(userId: string, at = tick(), overrides: Partial<Sessi
     expiresAt: new Date(clock.ms + 86_400_000).toISOString(),
     userAgent: null,
     clientAddress: null,
+    amr: "pwd",
+    mfaAt: null,
     ...overrides,
   };
 }

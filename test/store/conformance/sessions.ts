@@ -22,6 +22,8 @@ export function sessionsContract(use: () => Store): void {
         expiresAt: new Date(Date.parse(at) + 30 * day).toISOString(),
         userAgent: "test/1.0",
         clientAddress: "192.0.2.1",
+        amr: "pwd",
+        mfaAt: null,
         ...overrides,
       };
       const refresh = { digest: `digest-${Bun.randomUUIDv7()}`, expiresAt: session.expiresAt };
@@ -94,6 +96,8 @@ export function sessionsContract(use: () => Store): void {
         expiresAt: new Date(clock.ms + 30 * day).toISOString(),
         userAgent: null,
         clientAddress: null,
+        amr: "pwd",
+        mfaAt: null,
       });
       const refresh = () => ({
         digest: `digest-${Bun.randomUUIDv7()}`,
