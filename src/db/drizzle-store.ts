@@ -13,6 +13,7 @@ import { invitationStore } from "./invitations.ts";
 import { mailedResetStore } from "./mailed-resets.ts";
 import { emailChangeStore } from "./email-changes.ts";
 import { mailOutboxStore, wakingSenders } from "./mail-outbox.ts";
+import { passkeyStore } from "./passkeys.ts";
 import { resetStore } from "./resets.ts";
 import { throttleStore } from "./throttle.ts";
 import { revocationStore, tokenReads } from "./tokens.ts";
@@ -42,6 +43,7 @@ export function drizzleStore(opened: Dialect): VersionedStore {
     mailedResets: mailedResetStore(dialect),
     emailChanges: emailChangeStore(dialect),
     emailVerifications: emailVerificationStore(dialect),
+    passkeys: passkeyStore(dialect),
     changes: { listen: dialect.feed.listen },
     categoryEvents: categoryEventLog(dialect),
     async tokenHolder(userId, jti, sessionId) {

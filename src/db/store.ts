@@ -16,6 +16,7 @@ import type { InvitationStore } from "./invitations.ts";
 import type { MailOutboxStore } from "./mail-outbox.ts";
 import type { MailedResetStore } from "./mailed-resets.ts";
 import type { EmailChangeStore } from "./email-changes.ts";
+import type { PasskeyStore } from "./passkeys.ts";
 import type { PasswordResetStore } from "./resets.ts";
 import type { SessionStore } from "./sessions.ts";
 import type { StorageState } from "./storage.ts";
@@ -73,6 +74,13 @@ export type {
   IdempotencyRecord,
   IdempotencyStore,
 } from "./idempotency.ts";
+export type {
+  ChallengePurpose,
+  PasskeyDeviceType,
+  PasskeyRecord,
+  PasskeyStore,
+  WebAuthnChallengeRecord,
+} from "./passkeys.ts";
 export type { Counts, LoadData, LoadOptions } from "../copy/load.ts";
 export type { PoolState, TokenChecks } from "./dialect.ts";
 export { DamagedDatabase, LoadRefused, NoSuchDatabase, ReferenceGone, StaleVersion } from "./store-errors.ts";
@@ -99,6 +107,8 @@ export interface Store {
   readonly emailChanges: EmailChangeStore;
   /** E-mail verification tokens, redeemed by their owners or overridden by an administrator. */
   readonly emailVerifications: EmailVerificationStore;
+  /** Passkeys (WebAuthn credentials) and the challenges handed out to register or sign in with one. */
+  readonly passkeys: PasskeyStore;
   /** Tells when category changes commit, from every instance on this database. */
   readonly changes: ChangeFeed;
   /** The committed category changes, numbered in commit order: what subscriptions are fed and resume from. */

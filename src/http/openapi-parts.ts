@@ -29,6 +29,10 @@ export type SchemaName =
   | "PendingEmailChange"
   | "OutboxMail"
   | "VerificationResend"
+  | "Passkey"
+  | "PasskeyList"
+  | "PasskeyCreationOptions"
+  | "PasskeyRequestOptions"
   | "Problem";
 
 /**

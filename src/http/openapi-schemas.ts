@@ -4,6 +4,12 @@ import type { TSchema } from "elysia";
 import { adminUserSchema, auditEventSchema, issuedResetSchema } from "../admin/model.ts";
 import { sessionSchema } from "../auth/model.ts";
 import { resendSchema } from "../auth/email-verification.ts";
+import {
+  creationOptionsSchema,
+  passkeyListSchema,
+  passkeySchema,
+  requestOptionsSchema,
+} from "../auth/passkeys/model.ts";
 import { backupSnapshotSchema, backupsSchema } from "../backup/model.ts";
 import { checksSchema, healthSchema, liveSchema, readySchema } from "../health/model.ts";
 import { outboxMailSchema } from "../mail/model.ts";
@@ -36,4 +42,8 @@ export const NAMED_SCHEMAS: Record<SchemaName, TSchema> = {
   OutboxMail: outboxMailSchema,
   Problem: problemSchema,
   VerificationResend: resendSchema,
+  Passkey: passkeySchema,
+  PasskeyList: passkeyListSchema,
+  PasskeyCreationOptions: creationOptionsSchema,
+  PasskeyRequestOptions: requestOptionsSchema,
 };
