@@ -137,6 +137,8 @@ export function createPasskeyService({
         });
         if (!verification.verified) throw registrationFailed();
         info = verification.registrationInfo;
+        // The answer's id is the browser's word; the attestation's is what was signed: they must agree.
+        if (info.credential.id !== (response as RegistrationResponseJSON).id) throw registrationFailed();
       } catch (error) {
         if (error instanceof AppError) throw error;
         const reason = error instanceof Error ? `: ${error.message}` : "";
