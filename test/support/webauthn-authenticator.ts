@@ -13,7 +13,7 @@ import type {
 type Cbor = number | string | Uint8Array | Map<number | string, Cbor>;
 
 /** Encodes the few CBOR shapes WebAuthn needs here (RFC 8949): integers, byte and text strings, maps. */
-export function cbor(value: Cbor): Uint8Array {
+export function cbor(value: Cbor): Uint8Array<ArrayBuffer> {
   const head = (major: number, length: number): number[] => {
     const type = major << 5;
     if (length < 24) return [type | length];
@@ -32,7 +32,7 @@ export function cbor(value: Cbor): Uint8Array {
   return concat(...parts);
 }
 
-export function concat(...parts: Uint8Array[]): Uint8Array {
+export function concat(...parts: Uint8Array[]): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
   let at = 0;
   for (const part of parts) {
@@ -43,7 +43,7 @@ export function concat(...parts: Uint8Array[]): Uint8Array {
 }
 
 const b64url = (bytes: Uint8Array | ArrayBuffer) => Buffer.from(new Uint8Array(bytes)).toString("base64url");
-const sha256 = async (bytes: Uint8Array) => new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+const sha256 = async (bytes: Uint8Array<ArrayBuffer>) => new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
 const uint32 = (n: number) => new Uint8Array([(n >>> 24) & 0xff, (n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff]);
 
 /** Authenticator data flags (WebAuthn §6.1). */
@@ -52,7 +52,7 @@ const UV = 0x04;
 const AT = 0x40;
 
 /** WebCrypto's ECDSA signature (r || s, 32 bytes each) as the DER SEQUENCE WebAuthn carries. */
-function derSignature(raw: Uint8Array): Uint8Array {
+function derSignature(raw: Uint8Array): Uint8Array<ArrayBuffer> {
   const integer = (part: Uint8Array) => {
     let start = 0;
     while (start < part.length - 1 && part[start] === 0) start++;
