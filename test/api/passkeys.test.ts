@@ -362,6 +362,17 @@ describe("signing in with a passkey alone", () => {
     );
   });
 
+  test("an unverified address while SVC_EMAIL_VERIFICATION=required: 403 email_unverified, as login", async () => {
+    const { register, device, ann, store, config } = await passkeyApp();
+    const laptop = device();
+    await register(ann.token, laptop);
+    // Another instance on the same database, requiring verified addresses.
+    const strict = await testApp({ on: store, config: { mail: { ...config.mail, verification: "required" } } });
+    const options = (await strict.call("POST", `${SIGN_IN}/options`)).body;
+    const reply = await strict.call("POST", SIGN_IN, { body: { response: await laptop.assert(options) } });
+    expectProblem(reply, 403, "email_unverified");
+  });
+
   test("failures are throttled per client as failed logins are: 429 too_many_requests with Retry-After", async () => {
     const { register, device, ann, signInOptions, signIn } = await passkeyApp({
       config: { loginThrottle: { ...blockAfter(100), clientMaxFailures: 3 } },
