@@ -103,6 +103,16 @@ describe("registering a passkey", () => {
     }
   });
 
+  test("only the transports WebAuthn names are kept", async () => {
+    const { device, ann, call, registrationOptions } = await passkeyApp();
+    const response = await device().register(await registrationOptions(ann.token), {
+      transports: ["usb", "carrier-pigeon", "usb,nfc", "hybrid"],
+    });
+    const added = await call("POST", BASE, { token: ann.token, body: { response } });
+    expect(added.status).toBe(201);
+    expect(added.body.transports).toEqual(["hybrid", "usb"]);
+  });
+
   test("the options exclude the user's passkeys: an authenticator holding one refuses, another registers", async () => {
     const { register, device, ann, bob, registrationOptions, list } = await passkeyApp();
     const laptop = device();

@@ -28,6 +28,8 @@ import type { RelyingParty } from "./relying-party.ts";
 
 /** How long a challenge handed out may be answered. */
 export const CHALLENGE_TTL_MS = 5 * 60 * 1000;
+/** The transports WebAuthn names (Level 3): anything else a browser reports is not kept. */
+const TRANSPORTS = ["ble", "cable", "hybrid", "internal", "nfc", "smart-card", "usb"] as const;
 /** What the browser is told to allow for answering (it only bounds the prompt; the challenge's life is above). */
 const PROMPT_TIMEOUT_MS = 60_000;
 
@@ -83,6 +85,29 @@ export function createPasskeyService({
     return (await passkeys.takeChallenge(challenge, purpose, userId, iso(now())))?.challenge ?? null;
   }
 
+  /** What the library found in an answer to registration options; throws passkey_registration_failed. */
+  async function verifiedRegistration(response: RegistrationResponseJSON, challenge: string) {
+    let verification: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
+    try {
+      verification = await verifyRegistrationResponse({
+        response,
+        expectedChallenge: challenge,
+        expectedOrigin: rp.origin,
+        expectedRPID: rp.id,
+        // The options ask for "preferred": a security key without a PIN may still be registered.
+        requireUserVerification: false,
+      });
+    } catch (error) {
+      const reason = error instanceof Error ? `: ${error.message}` : "";
+      throw registrationFailed(`The passkey could not be registered${reason}`);
+    }
+    if (!verification.verified) throw registrationFailed();
+    const info = verification.registrationInfo;
+    // The answer's id is the browser's word; the attestation's is what was signed: they must agree.
+    if (info.credential.id !== response.id) throw registrationFailed();
+    return info;
+  }
+
   /** An event that goes with no change (a refused sign-in): a failed write goes to the log instead. */
   async function note(event: AuditEvent): Promise<void> {
     try {
@@ -125,25 +150,7 @@ export function createPasskeyService({
       const challenge = await takeAnswered(response, "register", user.id);
       if (challenge === null)
         throw registrationFailed("These options were used already, expired, or not yours; ask for new ones.");
-      let info;
-      try {
-        const verification = await verifyRegistrationResponse({
-          response: response as RegistrationResponseJSON,
-          expectedChallenge: challenge,
-          expectedOrigin: rp.origin,
-          expectedRPID: rp.id,
-          // The options ask for "preferred": a security key without a PIN may still be registered.
-          requireUserVerification: false,
-        });
-        if (!verification.verified) throw registrationFailed();
-        info = verification.registrationInfo;
-        // The answer's id is the browser's word; the attestation's is what was signed: they must agree.
-        if (info.credential.id !== (response as RegistrationResponseJSON).id) throw registrationFailed();
-      } catch (error) {
-        if (error instanceof AppError) throw error;
-        const reason = error instanceof Error ? `: ${error.message}` : "";
-        throw registrationFailed(`The passkey could not be registered${reason}`);
-      }
+      const info = await verifiedRegistration(response as RegistrationResponseJSON, challenge);
       const at = iso(now());
       const transports = (response as RegistrationResponseJSON).response?.transports;
       const passkey = {
@@ -152,7 +159,7 @@ export function createPasskeyService({
         credentialId: info.credential.id,
         publicKey: Buffer.from(info.credential.publicKey).toString("base64url"),
         counter: info.credential.counter,
-        transports: Array.isArray(transports) ? transports.filter((t) => typeof t === "string").slice(0, 8) : [],
+        transports: Array.isArray(transports) ? TRANSPORTS.filter((known) => transports.includes(known)) : [],
         deviceType: info.credentialDeviceType,
         backedUp: info.credentialBackedUp,
         name: given,
