@@ -15,6 +15,7 @@ import { invitationsContract } from "./conformance/invitations.ts";
 import { loadContract } from "./conformance/load.ts";
 import { mailedTokensContract } from "./conformance/mailed-tokens.ts";
 import { mailOutboxContract } from "./conformance/mail-outbox.ts";
+import { passkeysContract } from "./conformance/passkeys.ts";
 import { resetsContract } from "./conformance/resets.ts";
 import { sessionsContract } from "./conformance/sessions.ts";
 import { throttleContract } from "./conformance/throttle.ts";
@@ -78,6 +79,7 @@ function contract<S extends Store>(harness: { open(): Promise<S>; dispose(store:
   idempotencyContract(use);
   sessionsContract(use);
   mailOutboxContract(use);
+  passkeysContract(use);
 
   test("storage is ok while writes find room", async () => {
     await store.users.create(newUser("ann"));
