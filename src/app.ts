@@ -8,6 +8,8 @@ import { backupRoutes } from "./backup/index.ts";
 import type { Backups } from "./backup/service.ts";
 import { invitationRoutes } from "./admin/invitations.ts";
 import { authRoutes } from "./auth/index.ts";
+import { createPasskeyFactor, passkeyRoutes, passkeyServices } from "./auth/passkeys/index.ts";
+import { relyingParty } from "./auth/passkeys/relying-party.ts";
 import { emailVerificationRoutes } from "./auth/email-verification.ts";
 import { createAuthenticator } from "./auth/authenticator.ts";
 import { createCategoryService } from "./categories/service.ts";
@@ -30,7 +32,6 @@ import { socketOf } from "./http/request-context.ts";
 import { problemAnswers } from "./http/problem-answers.ts";
 import { proxySchemeWarning } from "./http/proxy-scheme.ts";
 import type { Loggers } from "./observability/log.ts";
-import type { PasskeyFactor } from "./auth/mfa/contracts.ts";
 import { createMetrics, metricsRoutes } from "./observability/metrics.ts";
 import { type Clock, REAL_CLOCK } from "./backup/clock.ts";
 import { summarisingRepeats } from "./observability/log-dedupe.ts";
@@ -61,8 +62,6 @@ export interface AppDeps {
    * steps, mfa_token and step-up expiry); the real time unless a test moves it.
    */
   clock?: Clock;
-  /** The passkey code's side of a login's second step and a step-up (src/auth/mfa/contracts.ts). */
-  passkeys?: PasskeyFactor;
 }
 
 export function createApp({
@@ -74,7 +73,6 @@ export function createApp({
   mail,
   certificate,
   clock = REAL_CLOCK,
-  passkeys,
 }: AppDeps): App {
   // Every per-request line goes through this: the database's failures are one line per event (log-dedupe.ts).
   const logger = summarisingRepeats(given.logger, clock, describeDatabase(config.database));
@@ -83,15 +81,18 @@ export function createApp({
   const cache = caching(database);
   const { store } = cache;
   const metrics = createMetrics(store);
+  // A passkey can be a login's second step and a step-up: the second-factor code asks it through contracts.ts.
+  const passkeyFactor = createPasskeyFactor({ passkeys: store.passkeys, rp: relyingParty(config.mail) });
   const { tokens, sessions, users, admin, signups, invitations, emailChanges, verifier, mfa } = accountServices(
     config,
     store,
     logger,
-    { now: () => clock.now(), mfaCounted: metrics.mfaVerification, ...(passkeys && { passkeys }) },
+    { now: () => clock.now(), mfaCounted: metrics.mfaVerification, passkeys: passkeyFactor },
   );
   /** The step-up sensitive changes need (the passkey routes' removal too). */
   const stepUp = mfa.guard;
   const authenticator = createAuthenticator(tokens, store);
+  const passkeys = passkeyServices(config, store, sessions, logger);
   const idempotency = createIdempotency({
     store: store.idempotency,
     secret: config.jwt.secret,
@@ -178,6 +179,7 @@ export function createApp({
         : new Elysia(),
     )
     .use(authRoutes({ users, sessions, corsOrigins, mfa, ...routeDeps }))
+    .use(passkeyRoutes({ passkeys: passkeys.service, stepUp, corsOrigins, ...routeDeps }))
     .use(accountMailRoutes({ users, emailChanges, ...routeDeps }))
     .use(accountPages())
     .use(emailVerificationRoutes({ verifier, ...routeDeps }))

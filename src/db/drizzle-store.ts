@@ -14,6 +14,7 @@ import { invitationStore } from "./invitations.ts";
 import { mailedResetStore } from "./mailed-resets.ts";
 import { emailChangeStore } from "./email-changes.ts";
 import { mailOutboxStore, wakingSenders } from "./mail-outbox.ts";
+import { passkeyStore } from "./passkeys.ts";
 import { resetStore } from "./resets.ts";
 import { throttleStore } from "./throttle.ts";
 import { revocationStore, tokenReads } from "./tokens.ts";
@@ -44,6 +45,7 @@ export function drizzleStore(opened: Dialect): VersionedStore {
     emailChanges: emailChangeStore(dialect),
     emailVerifications: emailVerificationStore(dialect),
     mfa: mfaStore(dialect),
+    passkeys: passkeyStore(dialect),
     changes: { listen: dialect.feed.listen },
     categoryEvents: categoryEventLog(dialect),
     async tokenHolder(userId, jti, sessionId) {

@@ -16,6 +16,7 @@ import type { InvitationStore } from "./invitations.ts";
 import type { MailOutboxStore } from "./mail-outbox.ts";
 import type { MailedResetStore } from "./mailed-resets.ts";
 import type { EmailChangeStore } from "./email-changes.ts";
+import type { PasskeyStore } from "./passkeys.ts";
 import type { PasswordResetStore } from "./resets.ts";
 import type { SessionStore } from "./sessions.ts";
 import type { MfaStore } from "./mfa.ts";
@@ -83,6 +84,13 @@ export type {
   IdempotencyRecord,
   IdempotencyStore,
 } from "./idempotency.ts";
+export type {
+  ChallengePurpose,
+  PasskeyDeviceType,
+  PasskeyRecord,
+  PasskeyStore,
+  WebAuthnChallengeRecord,
+} from "./passkeys.ts";
 export type { Counts, LoadData, LoadOptions } from "../copy/load.ts";
 export type { PoolState, TokenChecks } from "./dialect.ts";
 export { DamagedDatabase, LoadRefused, NoSuchDatabase, ReferenceGone, StaleVersion } from "./store-errors.ts";
@@ -111,6 +119,8 @@ export interface Store {
   readonly emailVerifications: EmailVerificationStore;
   /** Second factors: authenticator apps, recovery codes, logins' second steps, sessions' amr (docs/second-factors.md). */
   readonly mfa: MfaStore;
+  /** Passkeys (WebAuthn credentials) and the challenges handed out to register or sign in with one. */
+  readonly passkeys: PasskeyStore;
   /** Tells when category changes commit, from every instance on this database. */
   readonly changes: ChangeFeed;
   /** The committed category changes, numbered in commit order: what subscriptions are fed and resume from. */

@@ -35,6 +35,10 @@ export type SchemaName =
   | "MfaChallenge"
   | "StepUp"
   | "MfaWebauthnOptions"
+  | "Passkey"
+  | "PasskeyList"
+  | "PasskeyCreationOptions"
+  | "PasskeyRequestOptions"
   | "Problem";
 
 /**

@@ -12,6 +12,12 @@ import {
   webauthnOptionsSchema,
 } from "../auth/mfa/model.ts";
 import { resendSchema } from "../auth/email-verification.ts";
+import {
+  creationOptionsSchema,
+  passkeyListSchema,
+  passkeySchema,
+  requestOptionsSchema,
+} from "../auth/passkeys/model.ts";
 import { backupSnapshotSchema, backupsSchema } from "../backup/model.ts";
 import { checksSchema, healthSchema, liveSchema, readySchema } from "../health/model.ts";
 import { outboxMailSchema } from "../mail/model.ts";
@@ -50,4 +56,8 @@ export const NAMED_SCHEMAS: Record<SchemaName, TSchema> = {
   MfaChallenge: mfaChallengeSchema,
   StepUp: stepUpSchema,
   MfaWebauthnOptions: webauthnOptionsSchema,
+  Passkey: passkeySchema,
+  PasskeyList: passkeyListSchema,
+  PasskeyCreationOptions: creationOptionsSchema,
+  PasskeyRequestOptions: requestOptionsSchema,
 };

@@ -180,6 +180,7 @@ describe("GET /svc-api/openapi.json", () => {
       Object.values(ops).map((o) => o.operationId),
     );
     expect(ids.sort()).toEqual([
+      "addPasskey",
       "adminCreateUser",
       "adminDeleteUser",
       "adminGetBackups",
@@ -206,16 +207,22 @@ describe("GET /svc-api/openapi.json", () => {
       "getMfa",
       "getUser",
       "health",
+      "listPasskeys",
       "listSessions",
       "listUsers",
       "live",
       "login",
       "logout",
+      "passkeyRegistrationOptions",
+      "passkeySignIn",
+      "passkeySignInOptions",
       "ready",
       "redeemPasswordReset",
       "refresh",
       "removeTotp",
       "renewRecoveryCodes",
+      "removePasskey",
+      "renamePasskey",
       "requestPasswordReset",
       "resendVerification",
       "stepUpWebauthnOptions",
@@ -261,6 +268,10 @@ describe("GET /svc-api/openapi.json", () => {
         "MfaChallenge",
         "StepUp",
         "MfaWebauthnOptions",
+        "Passkey",
+        "PasskeyList",
+        "PasskeyCreationOptions",
+        "PasskeyRequestOptions",
       ].sort(),
     );
     const answers: [method: string, path: string, status: string, schema: object][] = [
@@ -285,6 +296,12 @@ describe("GET /svc-api/openapi.json", () => {
       ["get", "/svc-api/v1/auth/sessions", "200", listOf("Session")],
       ["post", "/svc-api/v1/auth/email/verify", "200", named("Me")],
       ["post", "/svc-api/v1/auth/email/verify/resend", "202", named("VerificationResend")],
+      ["post", "/svc-api/v1/auth/passkeys/options", "200", named("PasskeyCreationOptions")],
+      ["post", "/svc-api/v1/auth/passkeys", "201", named("Passkey")],
+      ["get", "/svc-api/v1/auth/passkeys", "200", named("PasskeyList")],
+      ["patch", "/svc-api/v1/auth/passkeys/{id}", "200", named("Passkey")],
+      ["post", "/svc-api/v1/auth/passkeys/sign-in/options", "200", named("PasskeyRequestOptions")],
+      ["post", "/svc-api/v1/auth/passkeys/sign-in", "200", named("Login")],
       ["get", "/svc-api/v1/admin/users", "200", listOf("AdminUser")],
       ["post", "/svc-api/v1/admin/users", "201", named("AdminUser")],
       ["get", "/svc-api/v1/admin/users/{id}", "200", named("AdminUser")],
@@ -317,6 +334,7 @@ describe("GET /svc-api/openapi.json", () => {
     });
     expect(schemas.Ready.properties.checks).toEqual(named("HealthChecks"));
     expect(schemas.Health.properties.checks).toEqual(named("HealthChecks"));
+    expect(schemas.PasskeyList.properties.items).toEqual(listOf("Passkey"));
     const text = JSON.stringify(doc);
     for (const name of Object.keys(schemas))
       expect({ name, used: text.includes(`"#/components/schemas/${name}"`) }).toEqual({ name, used: true });

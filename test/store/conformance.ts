@@ -16,6 +16,7 @@ import { loadContract } from "./conformance/load.ts";
 import { mailedTokensContract } from "./conformance/mailed-tokens.ts";
 import { mailOutboxContract } from "./conformance/mail-outbox.ts";
 import { mfaContract } from "./conformance/mfa.ts";
+import { passkeysContract } from "./conformance/passkeys.ts";
 import { resetsContract } from "./conformance/resets.ts";
 import { sessionsContract } from "./conformance/sessions.ts";
 import { throttleContract } from "./conformance/throttle.ts";
@@ -80,6 +81,7 @@ function contract<S extends Store>(harness: { open(): Promise<S>; dispose(store:
   sessionsContract(use);
   mailOutboxContract(use);
   mfaContract(use);
+  passkeysContract(use);
 
   test("storage is ok while writes find room", async () => {
     await store.users.create(newUser("ann"));
