@@ -1,8 +1,7 @@
 // /svc-api/v1/admin: account administration and the audit log, for administrators' tokens only (any
 // other token gets 403 before anything else is read). Thin adapters from HTTP to the admin service.
 import { Elysia, t } from "elysia";
-import type { Authenticator } from "../auth/authenticator.ts";
-import { bearer } from "../auth/bearer.ts";
+import { adminOnly, type AdminGuard } from "./guard.ts";
 import { clientInfo } from "../http/client-address.ts";
 import { conditionalJson, taggedJson } from "../http/etag.ts";
 import type { Idempotency } from "../http/idempotency.ts";
@@ -27,13 +26,13 @@ const PREFIX = "/svc-api/v1/admin";
 
 export interface AdminRouteDeps {
   admin: AdminService;
-  authenticator: Authenticator;
+  adminGuard: AdminGuard;
   idempotency: Idempotency;
   maxBodyBytes: number;
   trustProxy: number;
 }
 
-export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, trustProxy }: AdminRouteDeps) {
+export function adminRoutes({ admin, adminGuard, idempotency, maxBodyBytes, trustProxy }: AdminRouteDeps) {
   const userId = t.Object({ id: t.String({ description: "A user id (UUID)." }) });
 
   /** The account as GET admin/users/{id} shows it: what a write on it is held to. */
@@ -44,7 +43,7 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
 
   return new Elysia({ prefix: PREFIX })
     .use(operations<UserRecord>({ idempotency, trustProxy }))
-    .use(bearer(authenticator, { admin: true }))
+    .use(adminOnly(adminGuard))
     .get(
       "/users",
       async ({ query, set, request }) => {
@@ -202,6 +201,28 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
           tag: "admin",
           auth: true,
           ok: { status: 200, description: "The account, verified", schema: ref("AdminUser") },
+          errors: ["forbidden", "not_found"],
+        },
+      },
+    )
+    .delete(
+      "/users/:id/mfa",
+      async ({ params, caller, requestInfo, request, set }) => {
+        await admin.resetFactors(caller.id, params.id, clientInfo(request, trustProxy, requestInfo));
+        set.status = 204;
+      },
+      {
+        params: userId,
+        operation: {
+          operationId: "adminResetSecondFactors",
+          conditional: "guarded",
+          target: account,
+          idempotent: "user",
+          summary:
+            "Clear the account's second factors (authenticator app, recovery codes, passkeys, second steps under way), audited as mfa.reset: the way back in after a lost phone",
+          tag: "admin",
+          auth: true,
+          ok: { status: 204, description: "Cleared (an account without factors answers the same)" },
           errors: ["forbidden", "not_found"],
         },
       },

@@ -11,6 +11,7 @@ import { idempotencyStore } from "./idempotency.ts";
 import { emailVerificationStore } from "./email-verifications.ts";
 import { invitationStore } from "./invitations.ts";
 import { mailedResetStore } from "./mailed-resets.ts";
+import { mfaAdministration } from "./mfa-admin.ts";
 import { emailChangeStore } from "./email-changes.ts";
 import { mailOutboxStore, wakingSenders } from "./mail-outbox.ts";
 import { resetStore } from "./resets.ts";
@@ -42,6 +43,7 @@ export function drizzleStore(opened: Dialect): VersionedStore {
     mailedResets: mailedResetStore(dialect),
     emailChanges: emailChangeStore(dialect),
     emailVerifications: emailVerificationStore(dialect),
+    mfaAdmin: mfaAdministration(dialect),
     changes: { listen: dialect.feed.listen },
     categoryEvents: categoryEventLog(dialect),
     async tokenHolder(userId, jti, sessionId) {

@@ -15,6 +15,7 @@ import type { EmailVerificationStore } from "./email-verifications.ts";
 import type { InvitationStore } from "./invitations.ts";
 import type { MailOutboxStore } from "./mail-outbox.ts";
 import type { MailedResetStore } from "./mailed-resets.ts";
+import type { MfaAdministration } from "./mfa-admin.ts";
 import type { EmailChangeStore } from "./email-changes.ts";
 import type { PasswordResetStore } from "./resets.ts";
 import type { SessionStore } from "./sessions.ts";
@@ -63,6 +64,7 @@ export type { RevocationStore, TableVersions, TokenHolder, TokenStanding, TokenS
 export type { ThrottleRecord, ThrottleStore, ThrottleTransition } from "./throttle.ts";
 export type { AuditEvent, AuditFilter, AuditStore } from "./audit.ts";
 export type { MailedResetStore } from "./mailed-resets.ts";
+export type { MfaAdministration } from "./mfa-admin.ts";
 export type { EmailChangeStore } from "./email-changes.ts";
 export type { AccountTokenKind, AccountTokenRecord } from "./account-token-rows.ts";
 export type { EmailVerificationStore, VerificationIssue, VerificationToken } from "./email-verifications.ts";
@@ -99,6 +101,8 @@ export interface Store {
   readonly emailChanges: EmailChangeStore;
   /** E-mail verification tokens, redeemed by their owners or overridden by an administrator. */
   readonly emailVerifications: EmailVerificationStore;
+  /** What administration reads and clears of users' second factors (SVC_ADMIN_MFA, the reset). */
+  readonly mfaAdmin: MfaAdministration;
   /** Tells when category changes commit, from every instance on this database. */
   readonly changes: ChangeFeed;
   /** The committed category changes, numbered in commit order: what subscriptions are fed and resume from. */

@@ -68,6 +68,7 @@ export function accountServices(config: Config, store: Store, logger: Logger) {
     resets: store.resets,
     audit: store.audit,
     verifications: store.emailVerifications,
+    mfa: store.mfaAdmin,
     resetCodeTtlSeconds: config.resetCodeTtlSeconds,
   });
   const signups = createSignupService({
