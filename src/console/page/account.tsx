@@ -120,10 +120,8 @@ function SecondFactor() {
             height={200}
           />
           <p>
-            Secret:{" "}
-            <code class="code" data-secret={enrolment.secret}>
-              {enrolment.secret}
-            </code>
+            Secret: <code class="code">{enrolment.secret}</code>{" "}
+            <a href={enrolment.otpauth_uri}>Open in an authenticator app on this device</a>
           </p>
           <Field label="Code">
             <input
