@@ -3365,7 +3365,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
+            /** @description forbidden, mfa_enrolment_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3374,7 +3374,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden";
+                        code: "forbidden" | "mfa_enrolment_required";
                     };
                 };
             };
@@ -3480,7 +3480,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
+            /** @description forbidden, mfa_enrolment_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3489,7 +3489,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden";
+                        code: "forbidden" | "mfa_enrolment_required";
                     };
                 };
             };
@@ -3651,7 +3651,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
+            /** @description forbidden, mfa_enrolment_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3660,7 +3660,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden";
+                        code: "forbidden" | "mfa_enrolment_required";
                     };
                 };
             };
@@ -3754,7 +3754,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
+            /** @description forbidden, mfa_enrolment_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3763,7 +3763,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden";
+                        code: "forbidden" | "mfa_enrolment_required";
                     };
                 };
             };
@@ -3930,7 +3930,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
+            /** @description forbidden, mfa_enrolment_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3939,7 +3939,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden";
+                        code: "forbidden" | "mfa_enrolment_required";
                     };
                 };
             };
@@ -4117,7 +4117,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
+            /** @description forbidden, mfa_enrolment_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -4126,7 +4126,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden";
+                        code: "forbidden" | "mfa_enrolment_required";
                     };
                 };
             };
@@ -4278,7 +4278,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
+            /** @description forbidden, mfa_enrolment_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -4287,7 +4287,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden";
+                        code: "forbidden" | "mfa_enrolment_required";
                     };
                 };
             };
@@ -4437,7 +4437,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
+            /** @description forbidden, mfa_enrolment_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -4446,7 +4446,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden";
+                        code: "forbidden" | "mfa_enrolment_required";
                     };
                 };
             };
@@ -4626,7 +4626,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
+            /** @description forbidden, mfa_enrolment_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -4635,7 +4635,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden";
+                        code: "forbidden" | "mfa_enrolment_required";
                     };
                 };
             };
@@ -4736,7 +4736,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
+            /** @description forbidden, mfa_enrolment_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -4745,7 +4745,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden";
+                        code: "forbidden" | "mfa_enrolment_required";
                     };
                 };
             };
@@ -4843,7 +4843,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
+            /** @description forbidden, mfa_enrolment_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -4852,7 +4852,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden";
+                        code: "forbidden" | "mfa_enrolment_required";
                     };
                 };
             };
@@ -5015,7 +5015,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
+            /** @description forbidden, mfa_enrolment_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5024,7 +5024,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden";
+                        code: "forbidden" | "mfa_enrolment_required";
                     };
                 };
             };
@@ -5183,7 +5183,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
+            /** @description forbidden, mfa_enrolment_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5192,7 +5192,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden";
+                        code: "forbidden" | "mfa_enrolment_required";
                     };
                 };
             };
@@ -5275,7 +5275,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
+            /** @description forbidden, mfa_enrolment_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5284,7 +5284,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden";
+                        code: "forbidden" | "mfa_enrolment_required";
                     };
                 };
             };
@@ -5378,7 +5378,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
+            /** @description forbidden, mfa_enrolment_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5387,7 +5387,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden";
+                        code: "forbidden" | "mfa_enrolment_required";
                     };
                 };
             };
@@ -5470,7 +5470,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
+            /** @description forbidden, mfa_enrolment_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5479,7 +5479,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden";
+                        code: "forbidden" | "mfa_enrolment_required";
                     };
                 };
             };

@@ -9,6 +9,9 @@ import { AppError } from "../errors/index.ts";
 import { requestFacts } from "../http/request-pipeline.ts";
 import { chain } from "../lib/awaitable.ts";
 
+/** What every admin route may refuse a token with, for its OpenAPI entry. */
+export const ADMIN_REFUSALS = ["forbidden", "mfa_enrolment_required"] as const;
+
 export interface AdminGuard {
   authenticator: Authenticator;
   /** SVC_ADMIN_MFA. */

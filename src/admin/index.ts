@@ -1,7 +1,7 @@
 // /svc-api/v1/admin: account administration and the audit log, for administrators' tokens only (any
 // other token gets 403 before anything else is read). Thin adapters from HTTP to the admin service.
 import { Elysia, t } from "elysia";
-import { adminOnly, type AdminGuard } from "./guard.ts";
+import { ADMIN_REFUSALS, adminOnly, type AdminGuard } from "./guard.ts";
 import { clientInfo } from "../http/client-address.ts";
 import { conditionalJson, taggedJson } from "../http/etag.ts";
 import type { Idempotency } from "../http/idempotency.ts";
@@ -64,7 +64,7 @@ export function adminRoutes({ admin, adminGuard, idempotency, maxBodyBytes, trus
           query: adminUsersQuery,
           auth: true,
           ok: pageAnswer("A page of accounts", "AdminUser"),
-          errors: ["validation_failed", "forbidden"],
+          errors: ["validation_failed", ...ADMIN_REFUSALS],
         },
       },
     )
@@ -94,7 +94,7 @@ export function adminRoutes({ admin, adminGuard, idempotency, maxBodyBytes, trus
             schema: ref("AdminUser"),
             headers: { Location: "The account's URL under admin/users" },
           },
-          errors: [...BODY_ERRORS, "forbidden", "username_taken", "email_taken"],
+          errors: [...BODY_ERRORS, ...ADMIN_REFUSALS, "username_taken", "email_taken"],
         },
       },
     )
@@ -110,7 +110,7 @@ export function adminRoutes({ admin, adminGuard, idempotency, maxBodyBytes, trus
           tag: "admin",
           auth: true,
           ok: { status: 200, description: "The account", schema: ref("AdminUser") },
-          errors: ["forbidden", "not_found"],
+          errors: [...ADMIN_REFUSALS, "not_found"],
         },
       },
     )
@@ -135,7 +135,7 @@ export function adminRoutes({ admin, adminGuard, idempotency, maxBodyBytes, trus
           tag: "admin",
           auth: true,
           ok: { status: 200, description: "The account, changed", schema: ref("AdminUser") },
-          errors: [...BODY_ERRORS, "forbidden", "not_found", "last_admin"],
+          errors: [...BODY_ERRORS, ...ADMIN_REFUSALS, "not_found", "last_admin"],
         },
       },
     )
@@ -156,7 +156,7 @@ export function adminRoutes({ admin, adminGuard, idempotency, maxBodyBytes, trus
           tag: "admin",
           auth: true,
           ok: { status: 204, description: "Deleted" },
-          errors: ["forbidden", "not_found", "last_admin"],
+          errors: [...ADMIN_REFUSALS, "not_found", "last_admin"],
         },
       },
     )
@@ -179,7 +179,7 @@ export function adminRoutes({ admin, adminGuard, idempotency, maxBodyBytes, trus
           tag: "admin",
           auth: true,
           ok: { status: 201, description: "The code, shown once, and when it expires", schema: ref("IssuedReset") },
-          errors: ["forbidden", "not_found"],
+          errors: [...ADMIN_REFUSALS, "not_found"],
         },
       },
     )
@@ -201,7 +201,7 @@ export function adminRoutes({ admin, adminGuard, idempotency, maxBodyBytes, trus
           tag: "admin",
           auth: true,
           ok: { status: 200, description: "The account, verified", schema: ref("AdminUser") },
-          errors: ["forbidden", "not_found"],
+          errors: [...ADMIN_REFUSALS, "not_found"],
         },
       },
     )
@@ -223,7 +223,7 @@ export function adminRoutes({ admin, adminGuard, idempotency, maxBodyBytes, trus
           tag: "admin",
           auth: true,
           ok: { status: 204, description: "Cleared (an account without factors answers the same)" },
-          errors: ["forbidden", "not_found"],
+          errors: [...ADMIN_REFUSALS, "not_found"],
         },
       },
     )
@@ -246,7 +246,7 @@ export function adminRoutes({ admin, adminGuard, idempotency, maxBodyBytes, trus
           query: auditQuery,
           auth: true,
           ok: pageAnswer("A page of events", "AuditEvent", true),
-          errors: ["validation_failed", "forbidden"],
+          errors: ["validation_failed", ...ADMIN_REFUSALS],
         },
       },
     );

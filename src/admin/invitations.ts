@@ -2,7 +2,7 @@
 // SVC_SIGNUP=invite (issued in any mode, to be ready before the switch). Administrators' tokens only, as
 // every admin route; thin adapters from HTTP to the invitation service.
 import { Elysia, t } from "elysia";
-import { adminOnly, type AdminGuard } from "./guard.ts";
+import { ADMIN_REFUSALS, adminOnly, type AdminGuard } from "./guard.ts";
 import { clientInfo } from "../http/client-address.ts";
 import { conditionalJson } from "../http/etag.ts";
 import type { Idempotency } from "../http/idempotency.ts";
@@ -58,7 +58,7 @@ export function invitationRoutes({
               description: "The code, shown once, its id and when it expires",
               schema: ref("IssuedInvitation"),
             },
-            errors: [...BODY_ERRORS, "forbidden"],
+            errors: [...BODY_ERRORS, ...ADMIN_REFUSALS],
           },
         },
       )
@@ -82,7 +82,7 @@ export function invitationRoutes({
             query: invitationsQuery,
             auth: true,
             ok: pageAnswer("A page of invitations", "Invitation", true),
-            errors: ["validation_failed", "forbidden"],
+            errors: ["validation_failed", ...ADMIN_REFUSALS],
           },
         },
       )
@@ -101,7 +101,7 @@ export function invitationRoutes({
             tag: "admin",
             auth: true,
             ok: { status: 204, description: "Revoked" },
-            errors: ["forbidden", "not_found"],
+            errors: [...ADMIN_REFUSALS, "not_found"],
           },
         },
       )

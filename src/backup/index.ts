@@ -3,7 +3,7 @@
 // thin adapters to the backups of the serving process (service.ts).
 import { Elysia } from "elysia";
 import { auditEvent } from "../audit/model.ts";
-import { adminOnly, type AdminGuard } from "../admin/guard.ts";
+import { ADMIN_REFUSALS, adminOnly, type AdminGuard } from "../admin/guard.ts";
 import type { AuditStore } from "../db/store.ts";
 import { AppError } from "../errors/index.ts";
 import { clientInfo } from "../http/client-address.ts";
@@ -44,7 +44,7 @@ export function backupRoutes({ backups, databaseKind, audit, adminGuard, trustPr
         tag: "admin",
         auth: true,
         ok: { status: 200, description: "The backups", schema: ref("Backups") },
-        errors: ["forbidden", "backups_not_configured"],
+        errors: [...ADMIN_REFUSALS, "backups_not_configured"],
       }),
     })
     .post(
@@ -72,7 +72,7 @@ export function backupRoutes({ backups, databaseKind, audit, adminGuard, trustPr
             schema: ref("Backups"),
             headers: { Location: "admin/backups, where the outcome shows" },
           },
-          errors: ["forbidden", "backups_not_configured", "backup_in_progress"],
+          errors: [...ADMIN_REFUSALS, "backups_not_configured", "backup_in_progress"],
         }),
       },
     );
