@@ -127,7 +127,7 @@ export class Auth {
 
   /** Options for signing in with a passkey alone (no username): pass them to `startAuthentication`. */
   async passkeySignInOptions(): Promise<WebAuthnRequestOptions> {
-    return this.#post<WebAuthnRequestOptions>("passkeys/sign-in/options", {});
+    return this.#post<WebAuthnRequestOptions>("passkeys/sign-in/options");
   }
 
   /** Signs in with the browser's answer to `passkeySignInOptions`, in this client's mode. invalid_passkey. */
@@ -149,8 +149,9 @@ export class Auth {
   }
 
   /** A POST to auth/`route` without a token, its answer read. */
-  async #post<T>(route: string, body: object): Promise<T> {
-    return answerOf<T>(await this.#http.send({ method: "POST", path: `${AUTH}/${route}`, body }, null));
+  async #post<T>(route: string, body?: object): Promise<T> {
+    const call: Call = { method: "POST", path: `${AUTH}/${route}`, ...(body && { body }) };
+    return answerOf<T>(await this.#http.send(call, null));
   }
 
   /** Keeps the session a sign-in answered. */
