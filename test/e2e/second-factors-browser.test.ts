@@ -142,6 +142,13 @@ describe.skipIf(!chromiumAvailable)("second factors in the console, on the compi
     await page.getByRole("button", { name: "Verify" }).click();
     await signedIn(page);
 
+    // A sign-in with a second factor counts as a step-up: the passkey can be removed at once.
+    await account(page);
+    await page.getByRole("button", { name: "Remove" }).click();
+    await page.getByRole("button", { name: "Yes, remove" }).click();
+    await page.getByRole("status").getByText("Passkey Test laptop removed").waitFor();
+    await page.getByText("No passkeys yet.").waitFor();
+
     expect(refused).toEqual([]);
     await done(page);
   }, 60_000);

@@ -1,10 +1,11 @@
 // Your own account: its second factors (docs/second-factors.md). An authenticator app (enrolled by its QR
 // code, turned on by a first code, which shows the ten recovery codes once) and passkeys (made by the
-// browser through @simplewebauthn/browser).
-import { startRegistration } from "@simplewebauthn/browser";
+// browser through @simplewebauthn/browser). Removing a passkey may need a step-up first: a current code or
+// a passkey, asked for when svc says so.
+import { startAuthentication, startRegistration } from "@simplewebauthn/browser";
 import type { MfaStatus, Passkey, TotpEnrolment } from "@svc/client";
 import { useEffect, useState } from "preact/hooks";
-import { call, client } from "./api.ts";
+import { ApiError, call, client } from "./api.ts";
 import { ConfirmButton, ErrorNote, Field, useAction, When } from "./parts.tsx";
 
 export function Account({ me }: { me: { username: string } }) {
@@ -25,6 +26,9 @@ function SecondFactor() {
   const [offCode, setOffCode] = useState("");
   const [name, setName] = useState("");
   const [done, setDone] = useState("");
+  /** A removal svc held back until this session shows a second factor (a step-up). */
+  const [held, setHeld] = useState<Passkey | null>(null);
+  const [stepCode, setStepCode] = useState("");
   const action = useAction();
 
   const load = () =>
@@ -43,6 +47,25 @@ function SecondFactor() {
       await load();
     }
   }
+
+  async function remove(passkey: Passkey) {
+    setHeld(null);
+    await act(`Passkey ${passkey.name} removed`, async () => {
+      try {
+        await call(() => client.auth.passkeys.remove(passkey.id));
+      } catch (error) {
+        if (error instanceof ApiError && error.code === "mfa_step_up_required") setHeld(passkey);
+        throw error;
+      }
+    });
+  }
+  /** Shows a factor for this session, then removes the passkey held back. */
+  const stepUp = (passkey: Passkey, proof: () => Promise<unknown>) =>
+    action.run(async () => {
+      await proof();
+      setStepCode("");
+      await remove(passkey);
+    });
 
   const totp = status?.totp;
   return (
@@ -162,13 +185,55 @@ function SecondFactor() {
               <ConfirmButton
                 label="Remove"
                 question={`Remove the passkey ${passkey.name}?`}
-                onConfirm={() =>
-                  void act(`Passkey ${passkey.name} removed`, () => call(() => client.auth.passkeys.remove(passkey.id)))
-                }
+                onConfirm={() => void remove(passkey)}
               />
             </li>
           ))}
         </ul>
+      )}
+      {held && (
+        <form
+          aria-label="Confirm it is you"
+          onSubmit={(event) => {
+            event.preventDefault();
+            void stepUp(held, () => call(() => client.auth.stepUp({ code: stepCode })));
+          }}
+        >
+          <p>Removing a passkey needs a second factor shown in the last 5 minutes.</p>
+          {totp?.enabled && (
+            <>
+              <Field label="Code from your authenticator app">
+                <input
+                  name="step-up-code"
+                  inputMode="numeric"
+                  autoComplete="one-time-code"
+                  required
+                  value={stepCode}
+                  onInput={(e) => setStepCode(e.currentTarget.value)}
+                />
+              </Field>
+              <button type="submit" disabled={action.busy}>
+                Confirm and remove
+              </button>{" "}
+            </>
+          )}
+          <button
+            type="button"
+            disabled={action.busy}
+            onClick={() =>
+              void stepUp(held, async () => {
+                const options = await call(() => client.auth.stepUpOptions());
+                const webauthn = await startAuthentication({ optionsJSON: options });
+                await call(() => client.auth.stepUp({ webauthn }));
+              })
+            }
+          >
+            Confirm with a passkey
+          </button>{" "}
+          <button type="button" onClick={() => setHeld(null)}>
+            Keep it
+          </button>
+        </form>
       )}
       <form
         onSubmit={(event) => {
