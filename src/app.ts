@@ -102,6 +102,8 @@ export function createApp({
   const exposed = exposure(config);
   const via = (request: Request) => viaOf(socketOf(request));
   const routeDeps = { authenticator, idempotency, maxBodyBytes: config.maxBodyBytes, trustProxy: config.trustProxy };
+  // Every /admin route module mounts it (admin/guard.ts): the role, and a second factor under SVC_ADMIN_MFA.
+  const adminGuard = { authenticator, policy: config.mfa.admin, factors: store.mfaAdmin };
   const corsOrigins = config.corsOrigins;
   const categories = createCategoryService(store.categories);
   const hub = createHub({
@@ -184,18 +186,26 @@ export function createApp({
     .use(accountPages())
     .use(emailVerificationRoutes({ verifier, ...routeDeps }))
     .use(usersRoutes({ users, emailChanges, signups, pageJson: createPageJson(), stepUp, ...routeDeps }))
-    .use(adminRoutes({ admin, ...routeDeps }))
-    .use(invitationRoutes({ invitations, ...routeDeps }))
+    .use(adminRoutes({ admin, adminGuard, ...routeDeps }))
+    .use(invitationRoutes({ invitations, adminGuard, ...routeDeps }))
     .use(
       adminMailRoutes({
         mail: store.mail,
         configured: config.mail.transport.kind !== "off",
-        authenticator,
+        adminGuard,
         idempotency,
         trustProxy: config.trustProxy,
       }),
     )
-    .use(backupRoutes({ backups: backups ?? null, databaseKind: store.kind, audit: store.audit, ...routeDeps }))
+    .use(
+      backupRoutes({
+        backups: backups ?? null,
+        databaseKind: store.kind,
+        audit: store.audit,
+        adminGuard,
+        ...routeDeps,
+      }),
+    )
     // Yoga's context reaches a request's facts by its Request only (docs/upstream/graphql-yoga.md).
     .use(graphql.routes);
   routes = allowedMethods(app.routes);

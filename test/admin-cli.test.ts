@@ -1,6 +1,7 @@
 // `svc admin create` and `svc user`, in process through runCli, on a database that is there and one that is
 // not. The other commands are in user-cli.test.ts; a terminal and other processes in admin-cli-processes.test.ts.
 import { describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { SQL } from "bun";
 import { existsSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -199,6 +200,47 @@ describe("svc user", () => {
     ]) {
       expect((await cli(url, argv)).code).toBe(2);
     }
+    await store.close();
+  });
+
+  test("mfa-reset clears the user's factors, recorded as mfa.reset by the CLI; an unknown user exits 1", async () => {
+    const { url, ann, bob, store } = await withUsers();
+    const rows = new Database(url.slice("sqlite:".length));
+    const at = new Date().toISOString();
+    const passkey = rows.query(
+      "INSERT INTO passkeys (id, user_id, credential_id, public_key, device_type, name, created_at) VALUES (?, ?, ?, 'key', 'singleDevice', 'Laptop', ?)",
+    );
+    for (const user of [ann, bob]) passkey.run(crypto.randomUUID(), user.user.id, crypto.randomUUID(), at);
+    rows.run("INSERT INTO mfa_totp (user_id, secret_sealed, created_at, confirmed_at) VALUES (?, 'sealed', ?, ?)", [
+      ann.user.id,
+      at,
+      at,
+    ]);
+    rows.run("INSERT INTO mfa_recovery_codes (digest, user_id, created_at) VALUES ('d1', ?, ?)", [ann.user.id, at]);
+    const reset = await cli(url, ["user", "mfa-reset", "ann"]);
+    expect(reset).toEqual({
+      code: 0,
+      out: "ann: second factors cleared (authenticator app, recovery codes, passkeys); they sign in with the password alone\n",
+      err: using("user", url),
+    });
+    const left = (table: string, id: string) =>
+      (rows.query(`SELECT count(*) AS n FROM ${table} WHERE user_id = ?`).get(id) as { n: number }).n;
+    expect([
+      left("passkeys", ann.user.id),
+      left("mfa_totp", ann.user.id),
+      left("mfa_recovery_codes", ann.user.id),
+    ]).toEqual([0, 0, 0]);
+    expect(left("passkeys", bob.user.id)).toBe(1);
+    expect(await store.mfaAdmin.hasSecondFactor(bob.user.id)).toBe(true);
+    const events = await store.audit.list({ action: "mfa.reset", limit: 10 });
+    expect(events).toMatchObject([{ action: "mfa.reset", actorId: null, targetId: ann.user.id, clientAddress: "cli" }]);
+
+    const unknown = await cli(url, ["user", "mfa-reset", "nobody"]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toContain('no user is named "nobody"');
+    expect((await cli(url, ["user", "mfa-reset"])).code).toBe(2);
+    expect(left("passkeys", bob.user.id)).toBe(1);
+    rows.close();
     await store.close();
   });
 

@@ -52,7 +52,7 @@ describe("svc <command>", () => {
     expect(help).toContain(
       "Serve the API, configured by the SVC_* environment variables (see docs/configuration.md). The default.",
     );
-    expect(help).toContain("svc user promote|demote|disable|enable|reset-password|verify-email <user>");
+    expect(help).toContain("svc user promote|demote|disable|enable|reset-password|verify-email|mfa-reset <user>");
     expect(help).toContain("svc invitation create [--email <address>] [--expires 7d]");
   });
 

@@ -93,6 +93,29 @@ describe("the console, served", () => {
       expect({ text, offered: code.includes(text) }).toEqual({ text, offered: true });
   });
 
+  test("offers the second factors: the two-step sign-in, passkeys, the account's app, and clearing a user's", async () => {
+    const app = await testApp();
+    const page = await app.call("GET", "/svc/admin");
+    const script = [...page.text.matchAll(/src="(\/svc\/admin\/[^"]+\.js)"/g)].map((m) => m[1]!);
+    const code = (await app.call("GET", script[0]!)).text;
+    for (const text of [
+      "Sign in with a passkey",
+      "passkeys/sign-in/options",
+      "passkeys/sign-in",
+      "one-time-code",
+      "Use a recovery code",
+      "mfa/verify",
+      "Second factor",
+      "Set up an authenticator app",
+      "/totp/confirm",
+      "Add a passkey",
+      "navigator.credentials",
+      "Clear second factors",
+      "/mfa`",
+    ])
+      expect({ text, offered: code.includes(text) }).toEqual({ text, offered: true });
+  });
+
   test("weighs under 200 KB, HTML, script and styles together, uncompressed", async () => {
     const { files, bytes } = await consoleWeight();
     expect(files).toBe(3);

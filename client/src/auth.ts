@@ -21,6 +21,15 @@ import {
   siteHolder,
   type TokenPair,
 } from "./held-session.js";
+import type {
+  LoginResult,
+  MfaChallenge,
+  MfaMethod,
+  MfaProof,
+  SignedIn,
+  WebAuthnRequestOptions,
+  WebAuthnResponse,
+} from "./mfa-types.js";
 import type { SessionStorage } from "./storage.js";
 import { keepAlive, type KeepAlive } from "./keep-alive.js";
 import { tabChannel, tabNews } from "./tabs.js";
@@ -95,8 +104,35 @@ export class Auth {
     return () => this.#listeners.delete(listener);
   }
 
-  login(credentials: { username: string; password: string }): Promise<Session> {
-    return this.#signIn("login", credentials);
+  /**
+   * Signs in with a password. For an account with a second factor the answer is `{ mfaRequired: true,
+   * mfaToken, methods, webauthn? }` and no session yet: complete it with `verifyMfa`.
+   */
+  async login(credentials: { username: string; password: string }): Promise<LoginResult> {
+    const answer = await this.#post<LoginAnswer | SecondStepAnswer>("login", { ...credentials, mode: this.#mode });
+    if ("mfa_required" in answer && answer.mfa_required) return challengeOf(answer);
+    return this.#started(answer as LoginAnswer);
+  }
+
+  /**
+   * Completes a login's second step with exactly one proof: `{ code }` (the authenticator app's), `{
+   * recoveryCode }`, or `{ webauthn }` (the browser's answer to the challenge's `webauthn` options). The
+   * session starts in the mode the login was made in. invalid_mfa_code, invalid_passkey, invalid_mfa_token,
+   * mfa_token_expired, too_many_requests.
+   */
+  async verifyMfa(input: { mfaToken: string } & MfaProof): Promise<SignedIn> {
+    const { mfaToken, ...proof } = input;
+    return this.#started(await this.#post<LoginAnswer>("mfa/verify", { mfa_token: mfaToken, ...proofBody(proof) }));
+  }
+
+  /** Options for signing in with a passkey alone (no username): pass them to `startAuthentication`. */
+  async passkeySignInOptions(): Promise<WebAuthnRequestOptions> {
+    return this.#post<WebAuthnRequestOptions>("passkeys/sign-in/options");
+  }
+
+  /** Signs in with the browser's answer to `passkeySignInOptions`, in this client's mode. invalid_passkey. */
+  async signInWithPasskey(response: WebAuthnResponse): Promise<SignedIn> {
+    return this.#started(await this.#post<LoginAnswer>("passkeys/sign-in", { response, mode: this.#mode }));
   }
 
   /** Redeems an administrator's reset code (or a mailed link's token): a new password and session; others end. */
@@ -104,13 +140,25 @@ export class Auth {
     return this.#signIn("password-reset", input);
   }
 
-  /** Starts a session at `route` (login, password-reset) with `body`, in this client's mode. */
+  /** Starts a session at `route` (password-reset) with `body`, in this client's mode. */
   async #signIn(route: string, body: object): Promise<Session> {
-    const call = { method: "POST", path: `${AUTH}/${route}`, body: { ...body, mode: this.#mode } } as const;
-    const answer = await answerOf<LoginAnswer>(await this.#http.send(call, null));
+    const { mfaRequired: _, ...session } = await this.#started(
+      await this.#post<LoginAnswer>(route, { ...body, mode: this.#mode }),
+    );
+    return session;
+  }
+
+  /** A POST to auth/`route` without a token, its answer read. */
+  async #post<T>(route: string, body?: object): Promise<T> {
+    const call: Call = { method: "POST", path: `${AUTH}/${route}`, ...(body && { body }) };
+    return answerOf<T>(await this.#http.send(call, null));
+  }
+
+  /** Keeps the session a sign-in answered. */
+  async #started(answer: LoginAnswer): Promise<SignedIn> {
     await this.#keep(heldFrom(answer, answer.user, this.#mode));
     this.#restored = true;
-    return this.session as Session;
+    return { ...(this.session as Session), mfaRequired: false };
   }
 
   /**
@@ -297,4 +345,30 @@ export class Auth {
     if (notify) this.#notify();
     else this.#keepAlive?.schedule();
   }
+}
+
+/** A login's answer for an account with a second factor (docs/second-factors.md). */
+interface SecondStepAnswer {
+  mfa_required: true;
+  mfa_token: string;
+  methods: MfaMethod[];
+  expires_in: number;
+  webauthn?: WebAuthnRequestOptions;
+}
+
+function challengeOf(answer: SecondStepAnswer): MfaChallenge {
+  return {
+    mfaRequired: true,
+    mfaToken: answer.mfa_token,
+    methods: answer.methods,
+    expiresIn: answer.expires_in,
+    ...(answer.webauthn && { webauthn: answer.webauthn }),
+  };
+}
+
+/** A proof as svc's routes name it: `code`, `recovery_code` or `webauthn`. */
+export function proofBody(proof: MfaProof): Record<string, unknown> {
+  if ("code" in proof) return { code: proof.code };
+  if ("recoveryCode" in proof) return { recovery_code: proof.recoveryCode };
+  return { webauthn: proof.webauthn };
 }

@@ -13,6 +13,7 @@ import { memoryStorage, type SessionStorage } from "./storage.js";
 import { Users } from "./users.js";
 import { emailVerificationCalls, type EmailVerificationCalls } from "./email-verification.js";
 import { passwordResetCalls, type PasswordResetCalls } from "./password-reset.js";
+import { secondFactorCalls, type SecondFactorCalls } from "./second-factors.js";
 
 export interface ClientOptions {
   /** Where svc is: `https://svc.example.com`. In a browser, the page's own origin when left out. */
@@ -63,9 +64,9 @@ export interface Answer<T> {
 export interface Client {
   /**
    * The session, with (email-verification.ts) verifyEmail and resendVerification, and (password-reset.ts)
-   * requestPasswordReset and resetPassword.
+   * requestPasswordReset and resetPassword, and (second-factors.ts) the authenticator app, passkeys and step-up.
    */
-  readonly auth: Auth & EmailVerificationCalls & PasswordResetCalls;
+  readonly auth: Auth & EmailVerificationCalls & PasswordResetCalls & SecondFactorCalls;
   readonly users: Users;
   readonly categories: Categories;
   /** Stops listening to other tabs and the store (a script can then exit); the session is kept. */
@@ -109,7 +110,12 @@ export function createClient(options: ClientOptions = {}): Client {
     keepAlive: options.keepAlive,
   });
   return {
-    auth: Object.assign(auth, emailVerificationCalls(http, auth), passwordResetCalls(http, auth)),
+    auth: Object.assign(
+      auth,
+      emailVerificationCalls(http, auth),
+      passwordResetCalls(http, auth),
+      secondFactorCalls(auth),
+    ),
     users: new Users(http, auth),
     categories: new Categories(http, auth),
     close: () => auth.close(),

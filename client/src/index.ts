@@ -21,6 +21,23 @@ export type {
   VerificationResendRequest,
 } from "./email-verification.js";
 export type { MailedReset, PasswordResetCalls, ResetRequest, ResetRequested } from "./password-reset.js";
+export type { PasskeyCalls, SecondFactorCalls } from "./second-factors.js";
+export type {
+  LoginResult,
+  MfaChallenge,
+  MfaMethod,
+  MfaProof,
+  MfaStatus,
+  Passkey,
+  RecoveryCodes,
+  SignedIn,
+  StepUp,
+  TotpEnrolment,
+  WebAuthnCreationOptions,
+  WebAuthnCredentialDescriptor,
+  WebAuthnRequestOptions,
+  WebAuthnResponse,
+} from "./mfa-types.js";
 export type {
   Categories,
   Category,

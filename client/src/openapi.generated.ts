@@ -585,6 +585,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/svc-api/v1/admin/users/{id}/mfa": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Clear the account's second factors (authenticator app, recovery codes, passkeys, second steps under way), audited as mfa.reset: the way back in after a lost phone */
+        delete: operations["adminResetSecondFactors"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/svc-api/v1/admin/audit": {
         parameters: {
             query?: never;
@@ -5268,7 +5285,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
+            /** @description forbidden, mfa_enrolment_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5277,7 +5294,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden";
+                        code: "forbidden" | "mfa_enrolment_required";
                     };
                 };
             };
@@ -5383,7 +5400,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
+            /** @description forbidden, mfa_enrolment_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5392,7 +5409,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden";
+                        code: "forbidden" | "mfa_enrolment_required";
                     };
                 };
             };
@@ -5554,7 +5571,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
+            /** @description forbidden, mfa_enrolment_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5563,7 +5580,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden";
+                        code: "forbidden" | "mfa_enrolment_required";
                     };
                 };
             };
@@ -5657,7 +5674,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
+            /** @description forbidden, mfa_enrolment_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5666,7 +5683,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden";
+                        code: "forbidden" | "mfa_enrolment_required";
                     };
                 };
             };
@@ -5833,7 +5850,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
+            /** @description forbidden, mfa_enrolment_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5842,7 +5859,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden";
+                        code: "forbidden" | "mfa_enrolment_required";
                     };
                 };
             };
@@ -6020,7 +6037,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
+            /** @description forbidden, mfa_enrolment_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -6029,7 +6046,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden";
+                        code: "forbidden" | "mfa_enrolment_required";
                     };
                 };
             };
@@ -6181,7 +6198,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
+            /** @description forbidden, mfa_enrolment_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -6190,7 +6207,166 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden";
+                        code: "forbidden" | "mfa_enrolment_required";
+                    };
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "not_found";
+                    };
+                };
+            };
+            /** @description idempotency_key_in_flight */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description With idempotency_key_in_flight: seconds to wait before sending the request again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_key_in_flight";
+                    };
+                };
+            };
+            /** @description precondition_failed */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "precondition_failed";
+                    };
+                };
+            };
+            /** @description idempotency_key_reused */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_key_reused";
+                    };
+                };
+            };
+            /** @description idempotency_keys_exhausted */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "idempotency_keys_exhausted";
+                    };
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /** @description database_unavailable, storage_full */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "database_unavailable" | "storage_full";
+                    };
+                };
+            };
+        };
+    };
+    adminResetSecondFactors: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cleared (an account without factors answers the same) */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description true when this is the kept answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description validation_failed */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "validation_failed";
+                    };
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Bearer realm="svc", with error="invalid_token" when a token was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
+                };
+            };
+            /** @description forbidden, mfa_enrolment_required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "forbidden" | "mfa_enrolment_required";
                     };
                 };
             };
@@ -6370,7 +6546,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
+            /** @description forbidden, mfa_enrolment_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -6379,7 +6555,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden";
+                        code: "forbidden" | "mfa_enrolment_required";
                     };
                 };
             };
@@ -6480,7 +6656,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
+            /** @description forbidden, mfa_enrolment_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -6489,7 +6665,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden";
+                        code: "forbidden" | "mfa_enrolment_required";
                     };
                 };
             };
@@ -6587,7 +6763,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
+            /** @description forbidden, mfa_enrolment_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -6596,7 +6772,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden";
+                        code: "forbidden" | "mfa_enrolment_required";
                     };
                 };
             };
@@ -6759,7 +6935,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
+            /** @description forbidden, mfa_enrolment_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -6768,7 +6944,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden";
+                        code: "forbidden" | "mfa_enrolment_required";
                     };
                 };
             };
@@ -6927,7 +7103,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
+            /** @description forbidden, mfa_enrolment_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -6936,7 +7112,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden";
+                        code: "forbidden" | "mfa_enrolment_required";
                     };
                 };
             };
@@ -7019,7 +7195,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
+            /** @description forbidden, mfa_enrolment_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -7028,7 +7204,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden";
+                        code: "forbidden" | "mfa_enrolment_required";
                     };
                 };
             };
@@ -7122,7 +7298,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
+            /** @description forbidden, mfa_enrolment_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -7131,7 +7307,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden";
+                        code: "forbidden" | "mfa_enrolment_required";
                     };
                 };
             };
@@ -7214,7 +7390,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden */
+            /** @description forbidden, mfa_enrolment_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -7223,7 +7399,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden";
+                        code: "forbidden" | "mfa_enrolment_required";
                     };
                 };
             };

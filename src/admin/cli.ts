@@ -137,7 +137,7 @@ async function readPassword(io: CommandIo, fromStdin: boolean, command: string):
   return first;
 }
 
-/** `svc user create|list|promote|demote|disable|enable|reset-password|verify-email` */
+/** `svc user create|list|promote|demote|disable|enable|reset-password|verify-email|mfa-reset` */
 export async function userCommand(args: string[], config: Config, io: CommandIo): Promise<number> {
   const [verb, ...rest] = args;
   switch (verb) {
@@ -203,6 +203,18 @@ export async function userCommand(args: string[], config: Config, io: CommandIo)
         const issued = await admin.issueReset(null, target.id, CLI_ORIGIN);
         io.out.write(
           `reset code for ${target.username}: ${issued.reset_code}\nexpires ${issued.expires_at}; redeem it with POST /svc-api/v1/auth/password-reset\n`,
+        );
+        return 0;
+      });
+    }
+    case "mfa-reset": {
+      // The way back in for a user who lost their phone: they sign in with the password alone and enrol again.
+      const { positionals } = options(rest, {}, 1);
+      return withServices("user", config, io, async (store, { admin }) => {
+        const target = await findUser(store, positionals[0]!);
+        await admin.resetFactors(null, target.id, CLI_ORIGIN);
+        io.out.write(
+          `${target.username}: second factors cleared (authenticator app, recovery codes, passkeys); they sign in with the password alone\n`,
         );
         return 0;
       });

@@ -1,8 +1,7 @@
 // /svc-api/v1/admin: account administration and the audit log, for administrators' tokens only (any
 // other token gets 403 before anything else is read). Thin adapters from HTTP to the admin service.
 import { Elysia, t } from "elysia";
-import type { Authenticator } from "../auth/authenticator.ts";
-import { bearer } from "../auth/bearer.ts";
+import { ADMIN_REFUSALS, adminOnly, type AdminGuard } from "./guard.ts";
 import { clientInfo } from "../http/client-address.ts";
 import { conditionalJson, taggedJson } from "../http/etag.ts";
 import type { Idempotency } from "../http/idempotency.ts";
@@ -27,13 +26,13 @@ const PREFIX = "/svc-api/v1/admin";
 
 export interface AdminRouteDeps {
   admin: AdminService;
-  authenticator: Authenticator;
+  adminGuard: AdminGuard;
   idempotency: Idempotency;
   maxBodyBytes: number;
   trustProxy: number;
 }
 
-export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, trustProxy }: AdminRouteDeps) {
+export function adminRoutes({ admin, adminGuard, idempotency, maxBodyBytes, trustProxy }: AdminRouteDeps) {
   const userId = t.Object({ id: t.String({ description: "A user id (UUID)." }) });
 
   /** The account as GET admin/users/{id} shows it: what a write on it is held to. */
@@ -44,7 +43,7 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
 
   return new Elysia({ prefix: PREFIX })
     .use(operations<UserRecord>({ idempotency, trustProxy }))
-    .use(bearer(authenticator, { admin: true }))
+    .use(adminOnly(adminGuard))
     .get(
       "/users",
       async ({ query, set, request }) => {
@@ -65,7 +64,7 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
           query: adminUsersQuery,
           auth: true,
           ok: pageAnswer("A page of accounts", "AdminUser"),
-          errors: ["validation_failed", "forbidden"],
+          errors: ["validation_failed", ...ADMIN_REFUSALS],
         },
       },
     )
@@ -95,7 +94,7 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
             schema: ref("AdminUser"),
             headers: { Location: "The account's URL under admin/users" },
           },
-          errors: [...BODY_ERRORS, "forbidden", "username_taken", "email_taken"],
+          errors: [...BODY_ERRORS, ...ADMIN_REFUSALS, "username_taken", "email_taken"],
         },
       },
     )
@@ -111,7 +110,7 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
           tag: "admin",
           auth: true,
           ok: { status: 200, description: "The account", schema: ref("AdminUser") },
-          errors: ["forbidden", "not_found"],
+          errors: [...ADMIN_REFUSALS, "not_found"],
         },
       },
     )
@@ -136,7 +135,7 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
           tag: "admin",
           auth: true,
           ok: { status: 200, description: "The account, changed", schema: ref("AdminUser") },
-          errors: [...BODY_ERRORS, "forbidden", "not_found", "last_admin"],
+          errors: [...BODY_ERRORS, ...ADMIN_REFUSALS, "not_found", "last_admin"],
         },
       },
     )
@@ -157,7 +156,7 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
           tag: "admin",
           auth: true,
           ok: { status: 204, description: "Deleted" },
-          errors: ["forbidden", "not_found", "last_admin"],
+          errors: [...ADMIN_REFUSALS, "not_found", "last_admin"],
         },
       },
     )
@@ -180,7 +179,7 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
           tag: "admin",
           auth: true,
           ok: { status: 201, description: "The code, shown once, and when it expires", schema: ref("IssuedReset") },
-          errors: ["forbidden", "not_found"],
+          errors: [...ADMIN_REFUSALS, "not_found"],
         },
       },
     )
@@ -202,7 +201,29 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
           tag: "admin",
           auth: true,
           ok: { status: 200, description: "The account, verified", schema: ref("AdminUser") },
-          errors: ["forbidden", "not_found"],
+          errors: [...ADMIN_REFUSALS, "not_found"],
+        },
+      },
+    )
+    .delete(
+      "/users/:id/mfa",
+      async ({ params, caller, requestInfo, request, set }) => {
+        await admin.resetFactors(caller.id, params.id, clientInfo(request, trustProxy, requestInfo));
+        set.status = 204;
+      },
+      {
+        params: userId,
+        operation: {
+          operationId: "adminResetSecondFactors",
+          conditional: "guarded",
+          target: account,
+          idempotent: "user",
+          summary:
+            "Clear the account's second factors (authenticator app, recovery codes, passkeys, second steps under way), audited as mfa.reset: the way back in after a lost phone",
+          tag: "admin",
+          auth: true,
+          ok: { status: 204, description: "Cleared (an account without factors answers the same)" },
+          errors: [...ADMIN_REFUSALS, "not_found"],
         },
       },
     )
@@ -225,7 +246,7 @@ export function adminRoutes({ admin, authenticator, idempotency, maxBodyBytes, t
           query: auditQuery,
           auth: true,
           ok: pageAnswer("A page of events", "AuditEvent", true),
-          errors: ["validation_failed", "forbidden"],
+          errors: ["validation_failed", ...ADMIN_REFUSALS],
         },
       },
     );

@@ -2,8 +2,7 @@
 // SVC_SIGNUP=invite (issued in any mode, to be ready before the switch). Administrators' tokens only, as
 // every admin route; thin adapters from HTTP to the invitation service.
 import { Elysia, t } from "elysia";
-import type { Authenticator } from "../auth/authenticator.ts";
-import { bearer } from "../auth/bearer.ts";
+import { ADMIN_REFUSALS, adminOnly, type AdminGuard } from "./guard.ts";
 import { clientInfo } from "../http/client-address.ts";
 import { conditionalJson } from "../http/etag.ts";
 import type { Idempotency } from "../http/idempotency.ts";
@@ -18,7 +17,7 @@ const PREFIX = "/svc-api/v1/admin/invitations";
 
 export interface InvitationRouteDeps {
   invitations: InvitationService;
-  authenticator: Authenticator;
+  adminGuard: AdminGuard;
   idempotency: Idempotency;
   maxBodyBytes: number;
   trustProxy: number;
@@ -26,7 +25,7 @@ export interface InvitationRouteDeps {
 
 export function invitationRoutes({
   invitations,
-  authenticator,
+  adminGuard,
   idempotency,
   maxBodyBytes,
   trustProxy,
@@ -34,7 +33,7 @@ export function invitationRoutes({
   return (
     new Elysia({ prefix: PREFIX })
       .use(operations({ idempotency, trustProxy }))
-      .use(bearer(authenticator, { admin: true }))
+      .use(adminOnly(adminGuard))
       // "" rather than "/": one path with and without the slash, and the document lists it without.
       .post(
         "",
@@ -59,7 +58,7 @@ export function invitationRoutes({
               description: "The code, shown once, its id and when it expires",
               schema: ref("IssuedInvitation"),
             },
-            errors: [...BODY_ERRORS, "forbidden"],
+            errors: [...BODY_ERRORS, ...ADMIN_REFUSALS],
           },
         },
       )
@@ -83,7 +82,7 @@ export function invitationRoutes({
             query: invitationsQuery,
             auth: true,
             ok: pageAnswer("A page of invitations", "Invitation", true),
-            errors: ["validation_failed", "forbidden"],
+            errors: ["validation_failed", ...ADMIN_REFUSALS],
           },
         },
       )
@@ -102,7 +101,7 @@ export function invitationRoutes({
             tag: "admin",
             auth: true,
             ok: { status: 204, description: "Revoked" },
-            errors: ["forbidden", "not_found"],
+            errors: [...ADMIN_REFUSALS, "not_found"],
           },
         },
       )

@@ -8,6 +8,7 @@ import type {
   AuditFilter,
   AuditStore,
   EmailVerificationStore,
+  MfaAdministration,
   PasswordResetStore,
   RecordState,
   Role,
@@ -26,6 +27,7 @@ export interface AdminServiceDeps {
   resets: PasswordResetStore;
   audit: AuditStore;
   verifications: Pick<EmailVerificationStore, "mark">;
+  mfa: Pick<MfaAdministration, "reset">;
   resetCodeTtlSeconds: number;
   now?: () => number;
 }
@@ -59,6 +61,7 @@ export function createAdminService({
   resets,
   audit,
   verifications,
+  mfa,
   resetCodeTtlSeconds,
   now = Date.now,
 }: AdminServiceDeps) {
@@ -141,6 +144,17 @@ export function createAdminService({
       );
       if (!issued) throw notFound();
       return { reset_code: code, expires_at: expiresAt };
+    },
+
+    /**
+     * Clears the account's second factors (the authenticator app, recovery codes, passkeys, and second steps
+     * under way), recorded as mfa.reset: the way back in for a user who lost their phone. Its sessions stay.
+     */
+    async resetFactors(actor: AdminActor, id: string, origin: Origin): Promise<UserRecord> {
+      const at = new Date(now()).toISOString();
+      const reset = await mfa.reset(id, auditEvent("mfa.reset", { actor, target: id, origin }, at));
+      if (!reset) throw notFound();
+      return reset;
     },
 
     events: (filter: AuditFilter): Promise<AuditEvent[]> => audit.list(filter),

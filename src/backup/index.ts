@@ -3,8 +3,7 @@
 // thin adapters to the backups of the serving process (service.ts).
 import { Elysia } from "elysia";
 import { auditEvent } from "../audit/model.ts";
-import type { Authenticator } from "../auth/authenticator.ts";
-import { bearer } from "../auth/bearer.ts";
+import { ADMIN_REFUSALS, adminOnly, type AdminGuard } from "../admin/guard.ts";
 import type { AuditStore } from "../db/store.ts";
 import { AppError } from "../errors/index.ts";
 import { clientInfo } from "../http/client-address.ts";
@@ -19,11 +18,11 @@ export interface BackupRouteDeps {
   backups: Backups | null;
   databaseKind: "sqlite" | "postgres";
   audit: AuditStore;
-  authenticator: Authenticator;
+  adminGuard: AdminGuard;
   trustProxy: number;
 }
 
-export function backupRoutes({ backups, databaseKind, audit, authenticator, trustProxy }: BackupRouteDeps) {
+export function backupRoutes({ backups, databaseKind, audit, adminGuard, trustProxy }: BackupRouteDeps) {
   const configured = (): Backups => {
     if (backups) return backups;
     throw new AppError(
@@ -37,7 +36,7 @@ export function backupRoutes({ backups, databaseKind, audit, authenticator, trus
   const view = async (of: Backups) => backupsView(of, of.state(), await of.listing());
 
   return new Elysia()
-    .use(bearer(authenticator, { admin: true }))
+    .use(adminOnly(adminGuard))
     .get(PATH, () => view(configured()), {
       detail: documented({
         operationId: "adminGetBackups",
@@ -45,7 +44,7 @@ export function backupRoutes({ backups, databaseKind, audit, authenticator, trus
         tag: "admin",
         auth: true,
         ok: { status: 200, description: "The backups", schema: ref("Backups") },
-        errors: ["forbidden", "backups_not_configured"],
+        errors: [...ADMIN_REFUSALS, "backups_not_configured"],
       }),
     })
     .post(
@@ -73,7 +72,7 @@ export function backupRoutes({ backups, databaseKind, audit, authenticator, trus
             schema: ref("Backups"),
             headers: { Location: "admin/backups, where the outcome shows" },
           },
-          errors: ["forbidden", "backups_not_configured", "backup_in_progress"],
+          errors: [...ADMIN_REFUSALS, "backups_not_configured", "backup_in_progress"],
         }),
       },
     );

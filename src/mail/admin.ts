@@ -2,8 +2,7 @@
 // "send a failed mail again" (POST …/{id}/resend). Administrators' tokens only, as every admin route;
 // 409 mail_not_configured while mail is off.
 import { Elysia, t } from "elysia";
-import type { Authenticator } from "../auth/authenticator.ts";
-import { bearer } from "../auth/bearer.ts";
+import { ADMIN_REFUSALS, adminOnly, type AdminGuard } from "../admin/guard.ts";
 import type { MailOutboxStore } from "../db/mail-outbox.ts";
 import { AppError } from "../errors/index.ts";
 import { conditionalJson } from "../http/etag.ts";
@@ -18,7 +17,7 @@ export interface MailRouteDeps {
   mail: MailOutboxStore;
   /** false: mail is off (production without SVC_SMTP_URL). */
   configured: boolean;
-  authenticator: Authenticator;
+  adminGuard: AdminGuard;
   idempotency: Idempotency;
   trustProxy: number;
   now?: () => number;
@@ -27,7 +26,7 @@ export interface MailRouteDeps {
 export function adminMailRoutes({
   mail,
   configured,
-  authenticator,
+  adminGuard,
   idempotency,
   trustProxy,
   now = Date.now,
@@ -38,7 +37,7 @@ export function adminMailRoutes({
   };
   return new Elysia()
     .use(operations({ idempotency, trustProxy }))
-    .use(bearer(authenticator, { admin: true }))
+    .use(adminOnly(adminGuard))
     .get(
       PATH,
       async ({ query, set, request }) => {
@@ -63,7 +62,7 @@ export function adminMailRoutes({
           query: mailQuery,
           auth: true,
           ok: pageAnswer("A page of mails", "OutboxMail", true),
-          errors: ["validation_failed", "forbidden", "mail_not_configured"],
+          errors: ["validation_failed", ...ADMIN_REFUSALS, "mail_not_configured"],
         },
       },
     )
@@ -91,7 +90,7 @@ export function adminMailRoutes({
           tag: "admin",
           auth: true,
           ok: { status: 200, description: "The mail, pending again", schema: ref("OutboxMail") },
-          errors: ["forbidden", "not_found", "mail_not_failed", "mail_not_resendable", "mail_not_configured"],
+          errors: [...ADMIN_REFUSALS, "not_found", "mail_not_failed", "mail_not_resendable", "mail_not_configured"],
         },
       },
     );

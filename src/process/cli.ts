@@ -121,7 +121,7 @@ const COMMANDS: Record<string, Command> = {
   },
   user: {
     usage:
-      "svc user create --username <name> --email <address> [--role user|admin] [--password-stdin]\nsvc user list [--search <prefix>]\nsvc user promote|demote|disable|enable|reset-password|verify-email <user>",
+      "svc user create --username <name> --email <address> [--role user|admin] [--password-stdin]\nsvc user list [--search <prefix>]\nsvc user promote|demote|disable|enable|reset-password|verify-email|mfa-reset <user>",
     summary:
       "Administer accounts on the box (a user by username, e-mail or id): create one, whatever SVC_SIGNUP says (its password asked for as admin create asks); list them; make or unmake an administrator; disable (ending every session at once) or enable; issue a one-time password reset code. Works while svc serves.",
     run: async (args, env, io) => (await import("../admin/cli.ts")).userCommand(args, parseConfig(env), io),

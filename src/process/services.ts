@@ -90,6 +90,7 @@ export function accountServices(config: Config, store: Store, logger: Logger, ex
     resets: store.resets,
     audit: store.audit,
     verifications: store.emailVerifications,
+    mfa: store.mfaAdmin,
     resetCodeTtlSeconds: config.resetCodeTtlSeconds,
   });
   const signups = createSignupService({

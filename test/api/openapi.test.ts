@@ -194,6 +194,7 @@ describe("GET /svc-api/openapi.json", () => {
       "adminMarkEmailVerified",
       "adminRequestBackup",
       "adminResendMail",
+      "adminResetSecondFactors",
       "adminRevokeInvitation",
       "adminUpdateUser",
       "changePassword",

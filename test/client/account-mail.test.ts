@@ -6,6 +6,7 @@ import { type Client, createClient, type ErrorCode, SvcError } from "../../clien
 import { blockAfter, testApp } from "../helpers.ts";
 import { mailCount, mailedToken, mailOff } from "../support/mail-links.ts";
 import { appVerifying, signUpOnly } from "../support/verification.ts";
+import { signedIn } from "../support/signed-in.ts";
 
 const PASSWORD = "correct horse battery";
 const NEW_PASSWORD = "a new staple battery";
@@ -66,7 +67,7 @@ describe("password reset by mail", () => {
     const before = await app.call("GET", "/svc-api/v1/users/me", { token: ann.token });
     expect(before.status).toBe(401);
     const other = clientOf(app);
-    expect((await other.auth.login({ username: "ann", password: NEW_PASSWORD })).user.id).toBe(ann.user.id);
+    expect(signedIn(await other.auth.login({ username: "ann", password: NEW_PASSWORD })).user.id).toBe(ann.user.id);
     const old = await failure(clientOf(app).auth.login({ username: "ann", password: PASSWORD }));
     expect(old).toMatchObject({ status: 401, code: "invalid_credentials" });
     expect(await mailCount(app.store, "ann@example.com", "password_changed")).toBe(1);
@@ -204,7 +205,7 @@ describe("e-mail verification", () => {
     expect(client.auth.session).toBeNull();
     const { token } = await mailedToken(app.store, "ann@example.com", "verify_email");
     expect((await client.auth.verifyEmail({ token })).email_verified).toBe(true);
-    expect((await client.auth.login({ username: "ann", password: PASSWORD })).user.email_verified).toBe(true);
+    expect(signedIn(await client.auth.login({ username: "ann", password: PASSWORD })).user.email_verified).toBe(true);
     client.close();
   });
 });

@@ -4,6 +4,7 @@ import { describe, expect, test } from "bun:test";
 import { createClient, SvcError } from "../../client/src/index.ts";
 import { testApp } from "../helpers.ts";
 import { appVerifying, mailedToken, PASSWORD, signUpOnly, verificationMails } from "../support/verification.ts";
+import { signedIn } from "../support/signed-in.ts";
 
 type App = Awaited<ReturnType<typeof testApp>>;
 const clientOf = (app: App) =>
@@ -17,7 +18,7 @@ describe("@svc/client e-mail verification", () => {
     const app = await testApp();
     const client = clientOf(app);
     await client.users.create({ username: "ann", email: "ann@example.com", password: PASSWORD });
-    const session = await client.auth.login({ username: "ann", password: PASSWORD });
+    const session = signedIn(await client.auth.login({ username: "ann", password: PASSWORD }));
     expect(session.user.email_verified).toBe(false);
     expect(await client.auth.resendVerification()).toEqual({ detail: expect.any(String) });
     const refused = await client.auth.resendVerification().catch((error: unknown) => error);

@@ -4,6 +4,7 @@
 import { afterEach, describe, expect, setSystemTime, test } from "bun:test";
 import { createClient, memoryStorage, type SessionStorage, SvcError } from "../../client/src/index.ts";
 import { testApp, testConfig } from "../helpers.ts";
+import { signedIn } from "../support/signed-in.ts";
 
 const PASSWORD = "correct horse battery";
 const TTL_S = 60;
@@ -106,7 +107,8 @@ describe("life cycle", () => {
     const ann = client();
     const seen: Array<string | null> = [];
     const stop = ann.auth.onChange((session) => seen.push(session ? session.user.username : null));
-    const session = await ann.auth.login({ username: "ann", password: PASSWORD });
+    const session = signedIn(await ann.auth.login({ username: "ann", password: PASSWORD }));
+    expect(session.mfaRequired).toBe(false);
     expect(session.user).toMatchObject({ username: "ann", email: "ann@example.com", role: "user" });
     expect(session.expiresAt.getTime()).toBeGreaterThan(session.tokenExpiresAt.getTime());
     await ann.auth.refresh();

@@ -85,7 +85,7 @@ describe.skipIf(!chromiumAvailable)("account pages in Chromium", () => {
     expect(await ask("nobody@example.com")).toBe(known);
     expect(refused).toEqual([]);
     await page.getByRole("button", { name: "Back to sign-in" }).click();
-    await page.getByRole("button", { name: "Sign in" }).waitFor();
+    await page.getByRole("button", { name: "Sign in", exact: true }).waitFor();
     await leave(page);
   }, 30_000);
 });

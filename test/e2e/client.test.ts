@@ -21,6 +21,7 @@ import {
   type Svc,
   within,
 } from "./client-harness.ts";
+import { signedIn } from "../support/signed-in.ts";
 
 type SvcError = InstanceType<Built["client"]["SvcError"]>;
 
@@ -79,7 +80,7 @@ describe.each([
       const { createClient, memoryStorage } = build.client;
       const json = createClient({ baseUrl: svc.base });
       const ann = await json.users.create({ username: "ann", email: "Ann@Example.com", password: PASSWORD });
-      const session = await json.auth.login({ username: "ann", password: PASSWORD });
+      const session = signedIn(await json.auth.login({ username: "ann", password: PASSWORD }));
       expect(session).toMatchObject({ mode: "json", user: { id: ann.id, email: "ann@example.com", role: "user" } });
       expect(session.tokenExpiresAt.getTime()).toBeGreaterThan(Date.now());
       expect((await json.users.me()).id).toBe(ann.id);
@@ -89,7 +90,7 @@ describe.each([
       const storage = memoryStorage();
       const page = recording(browser.fetch);
       const first = createClient({ baseUrl: svc.base, mode: "cookie", fetch: page.fetch, storage });
-      expect((await first.auth.login({ username: "ann", password: PASSWORD })).mode).toBe("cookie");
+      expect(signedIn(await first.auth.login({ username: "ann", password: PASSWORD })).mode).toBe("cookie");
       expect([...browser.jar.keys()]).toEqual(["svc_refresh"]);
       expect(browser.setCookies[0]).toMatch(/HttpOnly/i);
       expect(browser.setCookies[0]).toMatch(/SameSite=Strict/i);

@@ -138,8 +138,8 @@ describe.skipIf(!chromiumAvailable)("the console in Chromium", () => {
 
       // Signed out in one tab, the other finds the session gone at its next renewal.
       await second.getByRole("button", { name: "Sign out" }).click();
-      await second.getByRole("button", { name: "Sign in" }).waitFor();
-      await first.getByRole("button", { name: "Sign in" }).waitFor();
+      await second.getByRole("button", { name: "Sign in", exact: true }).waitFor();
+      await first.getByRole("button", { name: "Sign in", exact: true }).waitFor();
       expect(await sessionsInChromium()).toEqual([]);
       await done(first);
     }, 60_000);
@@ -200,7 +200,7 @@ describe.skipIf(!chromiumAvailable)("the console in Chromium", () => {
       await until("one stream open", async () => (await streams()) === 1);
       // Signing out ends the stream (and the session, which the next test counts on).
       await page.getByRole("button", { name: "Sign out" }).click();
-      await page.getByRole("button", { name: "Sign in" }).waitFor();
+      await page.getByRole("button", { name: "Sign in", exact: true }).waitFor();
       await until("no stream open once signed out", async () => (await streams()) === 0);
       await done(page);
     }, 60_000);
@@ -225,7 +225,7 @@ describe.skipIf(!chromiumAvailable)("the console in Chromium", () => {
       expect(cookie?.httpOnly).toBe(true);
 
       await page.getByRole("button", { name: "Sign out" }).click();
-      await page.getByRole("button", { name: "Sign in" }).waitFor();
+      await page.getByRole("button", { name: "Sign in", exact: true }).waitFor();
       expect((await context.cookies()).map((c) => c.name)).not.toContain("svc_refresh");
       expectProblem(
         await short.call("POST", "/svc-api/v1/auth/refresh", {

@@ -4,9 +4,19 @@
 // time across the tabs, bounded, on a timer while the page is open, and on a 401) and keeps a sign-out from being
 // undone by a renewal on its way. What is left here: the administrator rule, the admin routes the client does not
 // wrap (through its `request`), and the pages' ApiError.
-import { type Answer as ClientAnswer, createClient, isSvcError, type Me, type Method } from "@svc/client";
+import { startAuthentication } from "@simplewebauthn/browser";
+import {
+  type Answer as ClientAnswer,
+  createClient,
+  isSvcError,
+  type MfaChallenge,
+  type MfaProof,
+  type Me,
+  type Method,
+  type SignedIn,
+} from "@svc/client";
 
-export type { Me };
+export type { Me, MfaChallenge };
 
 const API = "/svc-api/v1";
 
@@ -33,7 +43,8 @@ function apiError(error: unknown): unknown {
   return new ApiError(error.title, error.detail, error.status, error.code);
 }
 
-async function call<T>(work: () => Promise<T>): Promise<T> {
+/** Runs a call of the client's, its failure as the ApiError the pages show. */
+export async function call<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
@@ -64,9 +75,31 @@ client.auth.onChange((session) => {
   if (!same) onChange(shown);
 });
 
-/** Signs in; only an administrator's session is kept. */
-export async function signIn(username: string, password: string): Promise<Me> {
-  const { user } = await call(() => client.auth.login({ username, password }));
+/**
+ * Signs in with the password: the administrator, or the second step an account with a factor has to take
+ * (secondStep). Only an administrator's session is kept.
+ */
+export async function signIn(username: string, password: string): Promise<Me | MfaChallenge> {
+  const result = await call(() => client.auth.login({ username, password }));
+  return result.mfaRequired ? result : kept(result);
+}
+
+/** Completes a sign-in's second step with a code, a recovery code, or the challenge's passkey. */
+export async function secondStep(challenge: MfaChallenge, proof: MfaProof | "passkey"): Promise<Me> {
+  const given =
+    proof === "passkey" ? { webauthn: await startAuthentication({ optionsJSON: challenge.webauthn! }) } : proof;
+  return kept(await call(() => client.auth.verifyMfa({ mfaToken: challenge.mfaToken, ...given })));
+}
+
+/** Signs in with a passkey alone: the browser asks which one, no username typed. */
+export async function signInWithPasskey(): Promise<Me> {
+  const options = await call(() => client.auth.passkeySignInOptions());
+  const response = await startAuthentication({ optionsJSON: options });
+  return kept(await call(() => client.auth.signInWithPasskey(response)));
+}
+
+/** The session just started, if it is an administrator's; else ended at once. */
+async function kept({ user }: SignedIn): Promise<Me> {
   if (!admin(user)) {
     // Not kept: the session just started is ended at once, by the cookie it set (which svc clears).
     await client.auth.logout().catch(() => {});

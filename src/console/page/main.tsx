@@ -1,9 +1,10 @@
-// The svc admin console: sign in, then users, invitations, categories, the audit log, the mail outbox and
-// backups, under a status strip.
+// The svc admin console: sign in, then users, invitations, categories, the audit log, the mail outbox,
+// backups and your own account (its second factors), under a status strip.
 // Everything it does goes through svc's own API, which enforces every rule itself.
 import { render } from "preact";
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { resume, signOut, whenSessionChanges, type Me } from "./api.ts";
+import { Account } from "./account.tsx";
 import { Audit } from "./audit.tsx";
 import { Categories } from "./categories.tsx";
 import { BackupsView } from "./backups.tsx";
@@ -22,6 +23,7 @@ const VIEWS = {
   audit: "Audit log",
   mail: "Mail",
   backups: "Backups",
+  account: "Account",
 } as const;
 type View = keyof typeof VIEWS;
 
@@ -84,6 +86,7 @@ function Console() {
         {view === "audit" && <Audit names={book} />}
         {view === "mail" && <MailView />}
         {view === "backups" && <BackupsView />}
+        {view === "account" && <Account me={me} />}
       </main>
     </>
   );

@@ -14,6 +14,13 @@ export function ErrorNote({ error }: { error: unknown }) {
     <p class="error" role="alert">
       <strong>{title}</strong>
       {detail && `: ${detail}`}
+      {/* SVC_ADMIN_MFA=required: the way on is the account page. */}
+      {error instanceof ApiError && error.code === "mfa_enrolment_required" && (
+        <>
+          {" "}
+          <a href="#/account">Set up a second factor</a>
+        </>
+      )}
     </p>
   );
 }

@@ -1,6 +1,6 @@
 // Accounts: make one (new-account.tsx), find (search, status, role), page through, and act on one: disable
-// or enable, promote or demote, mark the e-mail address verified, issue a reset code (shown once), delete
-// after confirming.
+// or enable, promote or demote, mark the e-mail address verified, issue a reset code (shown once), clear
+// the second factors (a lost phone) or delete after confirming.
 import { useEffect, useState } from "preact/hooks";
 import type { components } from "@svc/client";
 import { request } from "./api.ts";
@@ -205,6 +205,15 @@ export function Users({ me }: { me: { id: string } }) {
                   >
                     Reset code
                   </button>
+                  <ConfirmButton
+                    label="Clear second factors"
+                    question={`Clear ${account.username}'s authenticator app, recovery codes and passkeys?`}
+                    onConfirm={() =>
+                      void act(`${account.username}'s second factors cleared`, () =>
+                        request("DELETE", `/admin/users/${account.id}/mfa`),
+                      )
+                    }
+                  />
                   {account.id !== me.id && (
                     <ConfirmButton
                       label="Delete"

@@ -74,7 +74,7 @@ export async function done(page: Page) {
 export async function signIn(page: Page, username: string, password: string) {
   await page.getByLabel("Username or e-mail").fill(username);
   await page.getByLabel("Password").fill(password);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
 }
 
 /** axe-core's serious and critical findings on the page as it stands. */

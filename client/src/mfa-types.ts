@@ -1,0 +1,102 @@
+// The shapes of svc's second-factor routes (docs/second-factors.md), written by hand from the contract: the
+// routes' OpenAPI schemas are not in openapi.generated.ts yet. The WebAuthn options are the JSON forms
+// browsers and @simplewebauthn/browser take (WebAuthn Level 3, "JSON serialization").
+import type { Session } from "./held-session.js";
+
+/** What a login's second step (or a step-up) accepts. */
+export type MfaMethod = "totp" | "recovery_code" | "webauthn";
+
+/** A credential named in WebAuthn options. */
+export interface WebAuthnCredentialDescriptor {
+  id: string;
+  type: "public-key";
+  transports?: AuthenticatorTransport[];
+}
+
+/** PublicKeyCredentialRequestOptionsJSON: pass it to `startAuthentication({ optionsJSON })`. */
+export interface WebAuthnRequestOptions {
+  challenge: string;
+  timeout?: number;
+  rpId?: string;
+  allowCredentials?: WebAuthnCredentialDescriptor[];
+  userVerification?: UserVerificationRequirement;
+  hints?: Array<"hybrid" | "security-key" | "client-device">;
+  extensions?: AuthenticationExtensionsClientInputs;
+}
+
+/** PublicKeyCredentialCreationOptionsJSON: pass it to `startRegistration({ optionsJSON })`. */
+export interface WebAuthnCreationOptions {
+  rp: { id?: string; name: string };
+  user: { id: string; name: string; displayName: string };
+  challenge: string;
+  pubKeyCredParams: Array<{ alg: number; type: "public-key" }>;
+  timeout?: number;
+  excludeCredentials?: WebAuthnCredentialDescriptor[];
+  authenticatorSelection?: AuthenticatorSelectionCriteria;
+  hints?: Array<"hybrid" | "security-key" | "client-device">;
+  attestation?: AttestationConveyancePreference;
+  extensions?: AuthenticationExtensionsClientInputs;
+}
+
+/**
+ * The browser's answer to WebAuthn options, as JSON (what `startRegistration` and `startAuthentication`
+ * answer): svc checks it, the client only carries it.
+ */
+export type WebAuthnResponse = object;
+
+/** The right password of an account with a second factor: no session yet, a second step to take. */
+export interface MfaChallenge {
+  mfaRequired: true;
+  /** For `auth.verifyMfa`: good for `expiresIn` seconds, once, and for 5 wrong codes at most. */
+  mfaToken: string;
+  methods: MfaMethod[];
+  expiresIn: number;
+  /** Options for a passkey as the second step: there when the account has passkeys. */
+  webauthn?: WebAuthnRequestOptions;
+}
+
+/** Signed in: the session, as `auth.session` shows it. */
+export type SignedIn = Session & { mfaRequired: false };
+
+/** What `auth.login` answers: signed in, or a second step to take (`auth.verifyMfa`). */
+export type LoginResult = SignedIn | MfaChallenge;
+
+/** Exactly one proof: an authenticator app's code, a recovery code, or a passkey's answer. */
+export type MfaProof = { code: string } | { recoveryCode: string } | { webauthn: WebAuthnResponse };
+
+/** auth/mfa: the account's factors. */
+export interface MfaStatus {
+  totp: { enabled: boolean; pending: boolean; confirmed_at: string | null };
+  passkeys: number;
+  recovery_codes_left: number;
+  methods: MfaMethod[];
+}
+
+/** An authenticator app's enrolment, waiting for its first code. */
+export interface TotpEnrolment {
+  secret: string;
+  otpauth_uri: string;
+  /** A QR code of `otpauth_uri`, as an SVG document. */
+  qr_svg: string;
+}
+
+/** Ten one-time codes, shown this once. */
+export interface RecoveryCodes {
+  recovery_codes: string[];
+}
+
+/** A step-up done: when the session showed a factor, and until when it counts. */
+export interface StepUp {
+  mfa_at: string;
+  step_up_until: string;
+}
+
+export interface Passkey {
+  id: string;
+  name: string;
+  created_at: string;
+  last_used_at: string | null;
+  device_type: "singleDevice" | "multiDevice";
+  backed_up: boolean;
+  transports: string[];
+}

@@ -1,0 +1,258 @@
+// Your own account: its second factors (docs/second-factors.md). An authenticator app (enrolled by its QR
+// code, turned on by a first code, which shows the ten recovery codes once) and passkeys (made by the
+// browser through @simplewebauthn/browser). Removing a passkey may need a step-up first: a current code or
+// a passkey, asked for when svc says so.
+import { startAuthentication, startRegistration } from "@simplewebauthn/browser";
+import type { MfaStatus, Passkey, TotpEnrolment } from "@svc/client";
+import { useEffect, useState } from "preact/hooks";
+import { ApiError, call, client } from "./api.ts";
+import { ConfirmButton, ErrorNote, Field, useAction, When } from "./parts.tsx";
+
+export function Account({ me }: { me: { username: string } }) {
+  return (
+    <section aria-labelledby="account-title">
+      <h2 id="account-title">Your account ({me.username})</h2>
+      <SecondFactor />
+    </section>
+  );
+}
+
+function SecondFactor() {
+  const [status, setStatus] = useState<MfaStatus | null>(null);
+  const [passkeys, setPasskeys] = useState<Passkey[]>([]);
+  const [enrolment, setEnrolment] = useState<TotpEnrolment | null>(null);
+  const [codes, setCodes] = useState<string[] | null>(null);
+  const [code, setCode] = useState("");
+  const [offCode, setOffCode] = useState("");
+  const [name, setName] = useState("");
+  const [done, setDone] = useState("");
+  /** A removal svc held back until this session shows a second factor (a step-up). */
+  const [held, setHeld] = useState<Passkey | null>(null);
+  const [stepCode, setStepCode] = useState("");
+  const action = useAction();
+
+  const load = () =>
+    action.run(async () => {
+      setStatus(await call(() => client.auth.mfa()));
+      setPasskeys(await call(() => client.auth.passkeys.list()));
+    });
+  useEffect(() => {
+    void load();
+  }, []);
+
+  async function act(what: string, work: () => Promise<unknown>) {
+    setDone("");
+    if (await action.run(work)) {
+      setDone(what);
+      await load();
+    }
+  }
+
+  async function remove(passkey: Passkey) {
+    setHeld(null);
+    await act(`Passkey ${passkey.name} removed`, async () => {
+      try {
+        await call(() => client.auth.passkeys.remove(passkey.id));
+      } catch (error) {
+        if (error instanceof ApiError && error.code === "mfa_step_up_required") setHeld(passkey);
+        throw error;
+      }
+    });
+  }
+  /** Shows a factor for this session, then removes the passkey held back. */
+  const stepUp = (passkey: Passkey, proof: () => Promise<unknown>) =>
+    action.run(async () => {
+      await proof();
+      setStepCode("");
+      await remove(passkey);
+    });
+
+  const totp = status?.totp;
+  return (
+    <section aria-labelledby="second-factor-title">
+      <h3 id="second-factor-title">Second factor</h3>
+      <ErrorNote error={action.error} />
+      <p class="done" role="status">
+        {done}
+      </p>
+      {codes && (
+        <div class="issued" role="region" aria-label="Recovery codes">
+          <p>
+            Your recovery codes, shown only now. Keep them somewhere safe, away from your phone: each one signs you in
+            once if you lose it.
+          </p>
+          <ul class="codes">
+            {codes.map((each) => (
+              <li key={each}>
+                <code class="code">{each}</code>
+              </li>
+            ))}
+          </ul>
+          <button type="button" onClick={() => setCodes(null)}>
+            I have kept them
+          </button>
+        </div>
+      )}
+
+      <h4>Authenticator app</h4>
+      {totp?.enabled ? (
+        <form
+          onSubmit={(event) => {
+            event.preventDefault();
+            void act("Authenticator app turned off", async () => {
+              await call(() => client.auth.disableTotp({ code: offCode }));
+              setOffCode("");
+            });
+          }}
+        >
+          <p>
+            On since <When at={totp.confirmed_at} />; {status?.recovery_codes_left ?? 0} recovery codes left.
+          </p>
+          <Field label="Current code">
+            <input
+              name="current-code"
+              inputMode="numeric"
+              autoComplete="one-time-code"
+              required
+              value={offCode}
+              onInput={(e) => setOffCode(e.currentTarget.value)}
+            />
+          </Field>
+          <button type="submit" class="danger" disabled={action.busy}>
+            Turn off
+          </button>
+        </form>
+      ) : enrolment ? (
+        <form
+          onSubmit={(event) => {
+            event.preventDefault();
+            void act("Authenticator app turned on", async () => {
+              const answer = await call(() => client.auth.confirmTotp(code));
+              setCodes(answer.recovery_codes);
+              setEnrolment(null);
+              setCode("");
+            });
+          }}
+        >
+          <p>Scan this code with your authenticator app, or type the secret into it; then enter the code it shows.</p>
+          <img
+            class="qr"
+            src={`data:image/svg+xml;charset=utf-8,${encodeURIComponent(enrolment.qr_svg)}`}
+            alt="QR code of the authenticator app's secret"
+            width={200}
+            height={200}
+          />
+          <p>
+            Secret: <code class="code">{enrolment.secret}</code>{" "}
+            <a href={enrolment.otpauth_uri}>Open in an authenticator app on this device</a>
+          </p>
+          <Field label="Code">
+            <input
+              name="code"
+              inputMode="numeric"
+              autoComplete="one-time-code"
+              required
+              value={code}
+              onInput={(e) => setCode(e.currentTarget.value)}
+            />
+          </Field>
+          <button type="submit" disabled={action.busy}>
+            Turn on
+          </button>{" "}
+          <button type="button" onClick={() => setEnrolment(null)}>
+            Cancel
+          </button>
+        </form>
+      ) : (
+        <button
+          type="button"
+          disabled={action.busy || !status}
+          onClick={() => void action.run(async () => setEnrolment(await call(() => client.auth.enrolTotp())))}
+        >
+          Set up an authenticator app
+        </button>
+      )}
+
+      <h4>Passkeys</h4>
+      {passkeys.length === 0 ? (
+        <p class="muted">No passkeys yet.</p>
+      ) : (
+        <ul class="passkeys" aria-label="Your passkeys">
+          {passkeys.map((passkey) => (
+            <li key={passkey.id} data-passkey={passkey.name}>
+              <strong>{passkey.name}</strong> added <When at={passkey.created_at} />, last used{" "}
+              <When at={passkey.last_used_at} />{" "}
+              <ConfirmButton
+                label="Remove"
+                question={`Remove the passkey ${passkey.name}?`}
+                onConfirm={() => void remove(passkey)}
+              />
+            </li>
+          ))}
+        </ul>
+      )}
+      {held && (
+        <form
+          aria-label="Confirm it is you"
+          onSubmit={(event) => {
+            event.preventDefault();
+            void stepUp(held, () => call(() => client.auth.stepUp({ code: stepCode })));
+          }}
+        >
+          <p>Removing a passkey needs a second factor shown in the last 5 minutes.</p>
+          {totp?.enabled && (
+            <>
+              <Field label="Code from your authenticator app">
+                <input
+                  name="step-up-code"
+                  inputMode="numeric"
+                  autoComplete="one-time-code"
+                  required
+                  value={stepCode}
+                  onInput={(e) => setStepCode(e.currentTarget.value)}
+                />
+              </Field>
+              <button type="submit" disabled={action.busy}>
+                Confirm and remove
+              </button>{" "}
+            </>
+          )}
+          <button
+            type="button"
+            disabled={action.busy}
+            onClick={() =>
+              void stepUp(held, async () => {
+                const options = await call(() => client.auth.stepUpOptions());
+                const webauthn = await startAuthentication({ optionsJSON: options });
+                await call(() => client.auth.stepUp({ webauthn }));
+              })
+            }
+          >
+            Confirm with a passkey
+          </button>{" "}
+          <button type="button" onClick={() => setHeld(null)}>
+            Keep it
+          </button>
+        </form>
+      )}
+      <form
+        onSubmit={(event) => {
+          event.preventDefault();
+          void act("Passkey added", async () => {
+            const options = await call(() => client.auth.passkeys.options());
+            const response = await startRegistration({ optionsJSON: options });
+            await call(() => client.auth.passkeys.register(response, name || undefined));
+            setName("");
+          });
+        }}
+      >
+        <Field label="Passkey name">
+          <input name="passkey-name" value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        </Field>
+        <button type="submit" disabled={action.busy}>
+          Add a passkey
+        </button>
+      </form>
+    </section>
+  );
+}
