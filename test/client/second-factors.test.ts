@@ -1,7 +1,6 @@
 // @svc/client's two-step login against the app in process (docs/client/second-factors.md): login answers the
 // second step as a typed result, verifyMfa completes it with a code or a recovery code, stepUp shows a factor
 // for the session. Passkeys need a browser's authenticator: test/e2e/second-factors-browser.test.ts.
-// The factor routes are built apart from the client; until they are in the app, this file has nothing to call.
 import { describe, expect, test } from "bun:test";
 import { TOTP, URI } from "otpauth";
 import { createClient, SvcError, type MfaChallenge } from "../../client/src/index.ts";
@@ -20,9 +19,7 @@ const failure = (promise: Promise<unknown>) =>
     (error: unknown) => error as SvcError,
   );
 
-const routed = (await (await testApp()).call("GET", "/svc-api/v1/auth/mfa")).status !== 404;
-
-describe.skipIf(!routed)("@svc/client second factors", () => {
+describe("@svc/client second factors", () => {
   test("login answers the second step; verifyMfa completes it with a code or a recovery code; stepUp", async () => {
     const app = await testApp();
     const ann = await app.signUp("ann");
@@ -47,7 +44,8 @@ describe.skipIf(!routed)("@svc/client second factors", () => {
     // The password alone now starts no session.
     const second = clientOf(app);
     const challenge = (await second.auth.login(credentials)) as MfaChallenge;
-    expect(challenge).toMatchObject({ mfaRequired: true, mfaToken: expect.any(String), expiresIn: 300 });
+    // Not toMatchObject with expect.any: Bun 1.4.5's writes the matcher into the object it checks.
+    expect([challenge.mfaRequired, typeof challenge.mfaToken, challenge.expiresIn]).toEqual([true, "string", 300]);
     expect(challenge.methods).toEqual(expect.arrayContaining(["totp", "recovery_code"]));
     expect(challenge.webauthn).toBeUndefined();
     expect(second.auth.session).toBeNull();
