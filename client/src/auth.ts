@@ -136,16 +136,11 @@ export class Auth {
   }
 
   /** Redeems an administrator's reset code (or a mailed link's token): a new password and session; others end. */
-  redeemReset(input: ResetRedemption): Promise<Session> {
-    return this.#signIn("password-reset", input);
-  }
-
-  /** Starts a session at `route` (password-reset) with `body`, in this client's mode. */
-  async #signIn(route: string, body: object): Promise<Session> {
-    const { mfaRequired: _, ...session } = await this.#started(
-      await this.#post<LoginAnswer>(route, { ...body, mode: this.#mode }),
-    );
-    return session;
+  async redeemReset(input: ResetRedemption): Promise<LoginResult> {
+    const answer = await this.#post<LoginAnswer | SecondStepAnswer>("password-reset", { ...input, mode: this.#mode });
+    // An account with a second factor: the password is set, and the session waits for verifyMfa.
+    if ("mfa_required" in answer && answer.mfa_required) return challengeOf(answer);
+    return this.#started(answer as LoginAnswer);
   }
 
   /** A POST to auth/`route` without a token, its answer read. */

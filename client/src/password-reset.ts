@@ -1,6 +1,7 @@
 // Password reset by mail, joined to the client's `auth` (client.ts): a link asked for by address, and the
 // token from its fragment redeemed for a new password and a new session (auth.redeemReset's route).
-import type { Auth, Session } from "./auth.js";
+import type { Auth } from "./auth.js";
+import type { LoginResult } from "./mfa-types.js";
 import type { ResetRedemption } from "./held-session.js";
 import { answerOf, type Http } from "./http.js";
 import type { components, operations } from "./openapi.generated.js";
@@ -19,9 +20,11 @@ export interface PasswordResetCalls {
   requestPasswordReset(input: ResetRequest): Promise<ResetRequested>;
   /**
    * Sets a new password with the token of the mailed link, and signs in as redeemReset does (in this
-   * client's mode): every other session of the account ends. invalid_mail_token, mail_token_expired.
+   * client's mode): every other session of the account ends. For an account with a second factor the
+   * answer is its second step (`mfaRequired`), completed with auth.verifyMfa. invalid_mail_token,
+   * mail_token_expired.
    */
-  resetPassword(input: MailedReset): Promise<Session>;
+  resetPassword(input: MailedReset): Promise<LoginResult>;
 }
 
 export function passwordResetCalls(http: Http, auth: Auth): PasswordResetCalls {

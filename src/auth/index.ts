@@ -162,6 +162,8 @@ export function authRoutes({
         async ({ body, client, request, set }) => {
           if (body.mode === "cookie") cookieOrigin(request);
           const answer = await users.redeemReset(body, client);
+          // An account with a second factor: the password is set, and its second step comes before any session.
+          if ("mfa_required" in answer) return answer;
           return answered(answer, body.mode, request, set.headers);
         },
         {
@@ -173,7 +175,12 @@ export function authRoutes({
             summary:
               "Set a new password with the one-time code an administrator issued, or the token of a mailed reset link: every earlier session ends, and a new one starts",
             tag: "auth",
-            ok: pairAnswer("As login: a new session's pair, and you"),
+            ok: {
+              ...pairAnswer(
+                "As login: a new session's pair, and you; for an account with a second factor, its second step (mfa_required) instead, for auth/mfa/verify",
+              ),
+              schema: t.Union([ref("Login"), ref("MfaChallenge")]),
+            },
             errors: ["invalid_reset_code", "invalid_mail_token", "mail_token_expired", ...NEW_SESSION_ERRORS],
           },
         },

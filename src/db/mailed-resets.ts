@@ -32,7 +32,7 @@ export interface MailedResetStore {
   find(digest: string, at: string): Promise<"invalid" | "expired" | AccountTokenRecord>;
   /**
    * Spends the token, in one change with the rest: sets the password, bumps the token version, ends every
-   * session and starts `redemption.session`, stamps lastLoginAt, marks the address verified, deletes the
+   * session and starts `redemption.session` (if any), stamps lastLoginAt, marks the address verified, deletes the
    * user's pending e-mail change and reset tokens, writes `notice(user)` and `audit`. Of concurrent
    * redemptions one lands. "invalid" too when the token went to an address the account no longer has.
    * "disabled": the account is disabled (the token stays).
@@ -93,8 +93,10 @@ export function mailedResetStore(dialect: Dialect): MailedResetStore {
           if (!(await spendIn(tx, tables, digest))) throw ROLL_BACK;
           await dropTokensIn(tx, tables, token.userId, PASSWORD_ENDS);
           await tx.delete(sessions).where(eq(sessions.userId, token.userId));
-          await tx.insert(sessions).values(session);
-          await tx.insert(refreshTokens).values(currentToken(refresh, session.id));
+          if (session && refresh) {
+            await tx.insert(sessions).values(session);
+            await tx.insert(refreshTokens).values(currentToken(refresh, session.id));
+          }
           await enqueueIn(tx, tables, notice(changed));
           await recordIn(tx, tables, { ...audit, actorId: changed.id, targetId: changed.id });
           return changed;

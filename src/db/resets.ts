@@ -20,12 +20,15 @@ export interface PasswordResetRecord {
   issuedBy: string | null;
 }
 
-/** What redeeming a reset code does, besides spending it: the new password, and a new session. */
+/**
+ * What redeeming a reset code does, besides spending it: the new password, and a new session unless the
+ * account has a second factor (then the session waits for it: docs/second-factors.md).
+ */
 export interface Redemption {
   passwordHash: string;
   at: string;
-  session: SessionRecord;
-  refresh: NewRefreshToken;
+  session?: SessionRecord;
+  refresh?: NewRefreshToken;
 }
 
 export interface PasswordResetStore {
@@ -89,8 +92,10 @@ export function resetStore({ db, run, write, tables, transaction }: Dialect): Pa
             throw ROLL_BACK;
           await dropTokensIn(tx, tables, user, PASSWORD_ENDS);
           await tx.delete(sessions).where(eq(sessions.userId, user));
-          await tx.insert(sessions).values(session);
-          await tx.insert(refreshTokens).values(currentToken(refresh, session.id));
+          if (session && refresh) {
+            await tx.insert(sessions).values(session);
+            await tx.insert(refreshTokens).values(currentToken(refresh, session.id));
+          }
           await recordIn(tx, tables, audit);
           return changed;
         },

@@ -47,10 +47,6 @@ export function accountServices(config: Config, store: Store, logger: Logger, ex
   const passwords = createPasswordHasher(config.passwordCost);
   // Resets and changes of address by mail (#55): their mails go to the outbox with the change.
   const composer = createComposer({ ...config.mail, secret: config.jwt.secret });
-  const mailResets = createMailResets({
-    ...{ mail: config.mail, composer, users: store.users, resets: store.mailedResets, audit: store.audit },
-    ...{ passwords, sessions, throttle, logger },
-  });
   const verifier = createEmailVerifier({
     mail: config.mail,
     secret: config.jwt.secret,
@@ -66,6 +62,10 @@ export function accountServices(config: Config, store: Store, logger: Logger, ex
     ...(extras.passkeys && { passkeys: extras.passkeys }),
     ...(extras.mfaCounted && { counted: extras.mfaCounted }),
     ...(extras.now && { now: extras.now }),
+  });
+  const mailResets = createMailResets({
+    ...{ mail: config.mail, composer, users: store.users, resets: store.mailedResets, audit: store.audit },
+    ...{ passwords, sessions, throttle, logger, secondStep: mfa },
   });
   const users = createUserService({
     users: store.users,

@@ -4,7 +4,7 @@
 import { auditEvent, type Origin } from "../audit/model.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import type { LoginThrottle, Reservation } from "../auth/throttle.ts";
-import type { ClientInfo, SessionService, TokenPair } from "../auth/sessions.ts";
+import type { ClientInfo, SessionService } from "../auth/sessions.ts";
 import type { MailConfig } from "../config/index.ts";
 import type { AuditStore, MailedResetStore, UserStore } from "../db/store.ts";
 import { NIL } from "../lib/ids.ts";
@@ -14,8 +14,9 @@ import type { Composer } from "../mail/compose.ts";
 import { mailLink } from "../mail/links.ts";
 import type { Logger } from "../observability/log.ts";
 import { LINK_TTL, linkTokenDigest, newLinkToken } from "./link-tokens.ts";
-import { type MailedResetInput, userView, type UserView } from "./model.ts";
+import { type MailedResetInput, userView } from "./model.ts";
 import { newPasswordProblems } from "./rules.ts";
+import { afterWaitingReset, type SecondStep, type SignInAnswer } from "./second-step.ts";
 import { accountDisabled } from "./sign-in.ts";
 
 export interface MailResetDeps {
@@ -28,6 +29,8 @@ export interface MailResetDeps {
   sessions: SessionService;
   throttle: LoginThrottle;
   logger: Logger;
+  /** With a second factor, a reset ends at the second step, as a login does (second-step.ts). */
+  secondStep?: SecondStep;
 }
 
 export type MailResets = ReturnType<typeof createMailResets>;
@@ -37,7 +40,7 @@ export function mailNotConfigured(): AppError {
 }
 
 export function createMailResets(deps: MailResetDeps) {
-  const { mail, composer, users, resets, audit, passwords, sessions, throttle, logger } = deps;
+  const { mail, composer, users, resets, audit, passwords, sessions, throttle, logger, secondStep } = deps;
   const clientKey = (client: Origin) => limitKey(client.address ?? "");
 
   async function note(action: "password_reset.failed", target: string | null, origin: Origin, reason: string) {
@@ -90,7 +93,7 @@ export function createMailResets(deps: MailResetDeps) {
      * Redeems a mailed reset token: sets the new password, ends every earlier session and starts one
      * (answered as a login). Throttled as reset codes are: per token and per client.
      */
-    async redeem(input: MailedResetInput, client: ClientInfo): Promise<TokenPair & { user: UserView }> {
+    async redeem(input: MailedResetInput, client: ClientInfo): Promise<SignInAnswer> {
       const problems = await newPasswordProblems("new_password", input.new_password);
       if (problems.length > 0) throw invalidFields(problems);
       const digest = linkTokenDigest(input.token);
@@ -109,15 +112,16 @@ export function createMailResets(deps: MailResetDeps) {
       if (found === "expired") throw await refused("expired_token", null);
       const holder = await users.findById(found.userId);
       if (!holder) throw await refused("invalid_token", null);
-      const prepared = sessions.prepare(holder, client, input.mode ?? "json");
+      const mode = input.mode ?? "json";
+      const waits = (await secondStep?.required(holder)) ?? false;
+      const prepared = sessions.prepare(holder, client, mode);
       const at = prepared.session.createdAt;
       const result = await resets.redeem(
         digest,
         {
           passwordHash: await passwords.hash(input.new_password),
           at,
-          session: prepared.session,
-          refresh: prepared.refresh,
+          ...(!waits && { session: prepared.session, refresh: prepared.refresh }),
         },
         (user) =>
           composer.compose("password_changed", { address: user.email, userId: user.id }, { username: user.username }),
@@ -133,6 +137,11 @@ export function createMailResets(deps: MailResetDeps) {
       if (result === "disabled") {
         await note("password_reset.failed", found.userId, client, "account_disabled");
         throw accountDisabled();
+      }
+      if (waits) {
+        const answer = await afterWaitingReset(secondStep!, sessions, result, mode, client);
+        if (!answer) throw accountDisabled();
+        return answer;
       }
       return { ...(await prepared.pair(result)), user: userView(result, result.id) };
     },

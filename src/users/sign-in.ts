@@ -5,9 +5,8 @@ import { canonicalResetCode, resetDigest } from "../auth/reset-codes.ts";
 import { setBounded } from "../lib/bounded-map.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import type { LoginThrottle } from "../auth/throttle.ts";
-import type { ClientInfo, SessionService, TokenPair } from "../auth/sessions.ts";
+import type { ClientInfo, SessionService } from "../auth/sessions.ts";
 import type { SessionMode } from "../auth/cookie-session.ts";
-import type { MfaChallenge } from "../auth/mfa/model.ts";
 import type { EmailVerification } from "../config/index.ts";
 import {
   nameKey,
@@ -20,15 +19,9 @@ import {
 import type { Logger } from "../observability/log.ts";
 import { AppError, invalidFields } from "../errors/index.ts";
 import { limitKey } from "../http/client-address.ts";
-import {
-  resetForm,
-  userView,
-  type LoginInput,
-  type MailedResetInput,
-  type RedeemAnyResetInput,
-  type UserView,
-} from "./model.ts";
+import { resetForm, userView, type LoginInput, type MailedResetInput, type RedeemAnyResetInput } from "./model.ts";
 import { newPasswordProblems } from "./rules.ts";
+import { afterWaitingReset, type SecondStep, type SignInAnswer } from "./second-step.ts";
 
 export interface SignInDeps {
   users: UserStore;
@@ -41,19 +34,19 @@ export interface SignInDeps {
   /** Redeems a mailed reset link's token instead of a code (mail-resets.ts). */
   mailResets: {
     request(email: string, client: Origin): Promise<void>;
-    redeem(input: MailedResetInput, client: ClientInfo): Promise<TokenPair & { user: UserView }>;
+    redeem(input: MailedResetInput, client: ClientInfo): Promise<SignInAnswer>;
   };
   /** SVC_EMAIL_VERIFICATION: with required, an unverified account cannot sign in. Left out: off. */
   emailVerification?: EmailVerification;
   /**
-   * A login's second step (auth/mfa/): for an account with a second factor, the right password answers
-   * with it instead of a session. Left out: every login is one step.
+   * A login's second step (auth/mfa/): for an account with a second factor, the right password (or a
+   * reset) answers with it instead of a session. Left out: every login is one step.
    */
-  secondStep?: { challenge(user: UserRecord, mode: SessionMode): Promise<MfaChallenge | null> };
+  secondStep?: SecondStep;
 }
 
 /** What a login answers: a session, or (for an account with a second factor) its second step. */
-export type LoginAnswer = (TokenPair & { user: UserView }) | MfaChallenge;
+export type LoginAnswer = SignInAnswer;
 
 /** How many accounts' running blocks are remembered, so that each block is recorded once per instance. */
 const THROTTLED_NOTED = 10_000;
@@ -170,7 +163,7 @@ export function createSignIn({
      * Redeems a reset code an administrator issued: sets the new password, ends every earlier session
      * and starts one (answered as a login). Attempts are throttled as logins are, under their own key.
      */
-    async redeemReset(body: RedeemAnyResetInput, client: ClientInfo): Promise<TokenPair & { user: UserView }> {
+    async redeemReset(body: RedeemAnyResetInput, client: ClientInfo): Promise<SignInAnswer> {
       const form = resetForm(body);
       if (form.by === "token") return mailResets.redeem(form.input, client);
       const { input } = form;
@@ -207,7 +200,9 @@ export function createSignIn({
         await refused("email_unverified");
         throw unverifiedError();
       }
-      const prepared = sessions.prepare(user, client, input.mode ?? "json");
+      const mode = input.mode ?? "json";
+      const waits = (await secondStep?.required(user)) ?? false;
+      const prepared = sessions.prepare(user, client, mode);
       const at = prepared.session.createdAt;
       const result = await resets.redeem(
         resetDigest(code),
@@ -215,8 +210,7 @@ export function createSignIn({
         {
           passwordHash: await passwords.hash(input.new_password),
           at,
-          session: prepared.session,
-          refresh: prepared.refresh,
+          ...(!waits && { session: prepared.session, refresh: prepared.refresh }),
         },
         auditEvent("password_reset.redeemed", { actor: user.id, target: user.id, origin: client }, at),
       );
@@ -226,6 +220,11 @@ export function createSignIn({
       if (result === "disabled") {
         await refused("account_disabled");
         throw accountDisabled();
+      }
+      if (waits) {
+        const answer = await afterWaitingReset(secondStep!, sessions, result, mode, client);
+        if (!answer) throw accountDisabled();
+        return answer;
       }
       return { ...(await prepared.pair(result)), user: userView(result, result.id) };
     },

@@ -363,7 +363,7 @@ describe.each([
     const code = /reset code for dan: (\S+)/.exec(issued.out)?.[1];
     expect(code).toBeDefined();
     const redeemed = await anon.auth.redeemReset({ username: "dan", reset_code: code!, new_password: PASSWORD + "!" });
-    expect(redeemed.user.username).toBe("dan");
+    expect(signedIn(redeemed).user.username).toBe("dan");
     const made = await svc.cli(
       ["admin", "create", "--username", "boss", "--email", "boss@example.com", "--password-stdin"],
       `${PASSWORD}\n`,

@@ -51,7 +51,7 @@ describe("the SQLite file", () => {
     const path = join(dir, "made", "deep", "er", "svc.db");
     const connection = openSqliteConnection(path);
     expect(connection.journalMode).toBe("wal");
-    connection.client.close();
+    connection.close();
     const raw = new Database(path, { readonly: true });
     expect(raw.query("SELECT count(*) AS n FROM users").get()).toEqual({ n: 0 });
     raw.close();
@@ -102,7 +102,7 @@ describe("the SQLite file", () => {
     expect(connection.client.query("SELECT 1 FROM svc_database WHERE id = ?").get(row[0]!.id)).not.toBeNull();
     expect(connection.client.query("PRAGMA integrity_check").all()).toEqual([{ integrity_check: "ok" }]);
     expect(readdirSync(join(dir, "whole")).sort()).toEqual(["svc.db", "svc.db-shm", "svc.db-wal"]);
-    connection.client.close();
+    connection.close();
   });
 
   // A crash leaves the WAL beside the database; an operator who then deletes svc.db to start afresh leaves it
@@ -126,12 +126,12 @@ describe("the SQLite file", () => {
     expect(fresh.client.query("PRAGMA integrity_check").all()).toEqual([{ integrity_check: "ok" }]);
     expect(setAside).toEqual([[expect.stringMatching(/\/gone\/svc\.db-wal\.orphaned-\d{8}T\d{6}Z$/)]]);
     expect(await Bun.file(setAside[0]![0]!).bytes()).toEqual(leftover);
-    fresh.client.close();
+    fresh.close();
 
     // A database that is there keeps its WAL: nothing is set aside on an ordinary start.
     const again = openSqliteConnection(path, { onSetAside: (moved) => setAside.push(moved) });
     expect(setAside).toHaveLength(1);
-    again.client.close();
+    again.close();
   });
 
   test("the empty database never replaces a file that is there first, and leaves no scratch file", async () => {

@@ -293,6 +293,11 @@ export function createSecondFactors({
      * A login's first step done (the password right, the account usable): the second step to answer with,
      * or null when the account has no second factor and the session may start at once.
      */
+    /** Whether a session of the user's needs a second step (a confirmed app or a passkey). */
+    async required(user: UserRecord): Promise<boolean> {
+      return hasFactor(await store.factors(user.id));
+    },
+
     async challenge(user: UserRecord, mode: "json" | "cookie"): Promise<MfaChallenge | null> {
       const factors = await store.factors(user.id);
       if (!hasFactor(factors)) return null;
