@@ -205,13 +205,14 @@ export class Auth {
   }
 
   /**
-   * Sends a call with the session's token; when svc refuses the token (401), renews it once and sends the
-   * call again (a new request with the same body).
+   * Sends a call with the session's token; when svc refuses the token (401 with its Bearer challenge),
+   * renews it once and sends the call again (a new request with the same body). Another 401 (a wrong
+   * second-factor code) is the answer: sent again, one wrong code would count twice against the account.
    */
   async authorized(call: Call): Promise<Response> {
     const token = await this.token();
     const response = await this.#http.send(call, token);
-    if (response.status !== 401 || token === null) return response;
+    if (response.status !== 401 || token === null || !response.headers.has("www-authenticate")) return response;
     const renewed = await this.#renew(token, false);
     if (renewed === null) return response;
     await response.body?.cancel().catch(() => {});

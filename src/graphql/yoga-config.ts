@@ -32,11 +32,23 @@ type YogaConfigDeps = GraphqlDeps & {
   askedBy: (request: Request) => Asked;
 };
 
+/** The executable schema of each SDL, built once a process: the resolvers are the module's, the same for every app. */
+const schemas = new Map<string, GraphQLSchema>();
+
+function schemaOf(typeDefs: string): GraphQLSchema {
+  let schema = schemas.get(typeDefs);
+  if (!schema) {
+    // Widened to a plain GraphQLSchema: Yoga's context typing cannot name ours.
+    schema = createSchema<GraphQLContext>({ typeDefs, resolvers }) as GraphQLSchema;
+    schemas.set(typeDefs, schema);
+  }
+  return schema;
+}
+
 export function yogaConfig(deps: YogaConfigDeps) {
   const { config, metrics, logger, caches, typeDefs, askedBy, trustProxy } = deps;
   const contextFor = graphqlContext({ ...deps, auth: config.auth });
-  // Widened to a plain GraphQLSchema: Yoga's context typing cannot name ours.
-  const schema: GraphQLSchema = createSchema<GraphQLContext>({ typeDefs, resolvers });
+  const schema = schemaOf(typeDefs);
   const plugins = [
     operationMetrics(metrics),
     ...armorPlugins(config.introspection),

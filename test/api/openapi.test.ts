@@ -293,7 +293,7 @@ describe("GET /svc-api/openapi.json", () => {
       ["put", "/svc-api/v1/users/password", "200", named("TokenPair")],
       ["post", "/svc-api/v1/auth/login", "200", { anyOf: [named("Login"), named("MfaChallenge")] }],
       ["post", "/svc-api/v1/auth/refresh", "200", named("Login")],
-      ["post", "/svc-api/v1/auth/password-reset", "200", named("Login")],
+      ["post", "/svc-api/v1/auth/password-reset", "200", { anyOf: [named("Login"), named("MfaChallenge")] }],
       ["get", "/svc-api/v1/auth/sessions", "200", listOf("Session")],
       ["post", "/svc-api/v1/auth/email/verify", "200", named("Me")],
       ["post", "/svc-api/v1/auth/email/verify/resend", "202", named("VerificationResend")],

@@ -74,7 +74,14 @@ describe("@svc/client second factors", () => {
     });
     expect(fourth.auth.session).toBeNull();
 
-    // A step-up for the first session, which signed in before the factor was on.
+    // A step-up for the first session, which signed in before the factor was on. A wrong code is the
+    // answer, not a refused token: the client sends it once, and one failure is recorded.
+    const failedBefore = (await app.store.audit.list({ action: "mfa.failed", limit: 100 })).length;
+    expect(await failure(client.auth.stepUp({ code: "000000" }))).toMatchObject({
+      status: 401,
+      code: "invalid_mfa_code",
+    });
+    expect((await app.store.audit.list({ action: "mfa.failed", limit: 100 })).length).toBe(failedBefore + 1);
     const stepped = await client.auth.stepUp({ recoveryCode: codes[1]! });
     expect(Date.parse(stepped.step_up_until)).toBeGreaterThan(Date.parse(stepped.mfa_at));
     for (const each of [client, second, third, fourth]) each.close();

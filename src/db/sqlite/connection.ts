@@ -9,7 +9,7 @@ import { DamagedDatabase, NoSuchDatabase, type OpenOptions } from "../store.ts";
 import { mapWalIndex, type WalIndex } from "./commits.ts";
 import { createPrivateFile, firstDamage, makePrivateFolder, missingSqlite, utcStamp } from "./file.ts";
 import { behindSqlite, migrateSqlite, refuseNewerSqlite } from "./migrate.ts";
-import { placeEmptyDatabase } from "./new-database.ts";
+import { emptyMemoryDatabase, placeEmptyDatabase } from "./new-database.ts";
 
 /** The largest file checked for damage at start: about 3,000,000 users, some 1.5 s of reading. */
 const START_CHECK_MAX_BYTES = 1024 ** 3;
@@ -140,7 +140,7 @@ function prepare(client: Database, path: string, existing: boolean, onUpgrade: O
  * left from a database that is gone is set aside first, and `onSetAside` told where once the new one is open.
  */
 function openOrCreate(path: string, onSetAside: OpenOptions["onSetAside"]): Database {
-  if (path === ":memory:") return new Database(path, { create: true, strict: true });
+  if (path === ":memory:") return emptyMemoryDatabase();
   try {
     return new Database(path, { create: false, strict: true });
   } catch {

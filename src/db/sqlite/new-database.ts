@@ -4,6 +4,7 @@
 // writing it whole waits once (docs/performance.md, "Footprint"). Each copy gets an identity and an epoch of its
 // own, put in place of the image's as it is written: no statement, no second wait, and no two databases made
 // from one binary's image share an identity.
+import { Database } from "bun:sqlite";
 import { dirname } from "node:path";
 import { nodeFs } from "../../process/node-fs.ts";
 import { newIdentity } from "../identity.ts";
@@ -27,6 +28,17 @@ export function emptyDatabase(): Uint8Array<ArrayBuffer> {
       replacement.copy(bytes, at);
   }
   return file;
+}
+
+/**
+ * An in-memory database holding the empty database (no migration to run, as for a file): its header says
+ * "rollback journal", which an in-memory database keeps, where the image's says WAL.
+ */
+export function emptyMemoryDatabase(): Database {
+  const bytes = emptyDatabase();
+  bytes[18] = 1;
+  bytes[19] = 1;
+  return Database.deserialize(bytes, { strict: true });
 }
 
 /**
