@@ -62,7 +62,8 @@ describe.skipIf(!chromiumAvailable)("second factors in the console, on the compi
     return { page, cdp, authenticatorId, refused };
   }
 
-  const signedIn = (page: Page) => page.getByRole("heading", { name: "Users" }).waitFor();
+  // Signed in, in whichever view the console was last left (Users at first, Account later).
+  const signedIn = (page: Page) => page.getByRole("button", { name: "Sign out" }).waitFor();
   async function signOut(page: Page) {
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByLabel("Username or e-mail").waitFor();
