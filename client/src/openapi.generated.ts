@@ -1531,6 +1531,19 @@ export interface operations {
                     };
                 };
             };
+            /** @description mfa_step_up_required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "mfa_step_up_required";
+                    };
+                };
+            };
             /** @description mfa_already_enabled */
             409: {
                 headers: {
@@ -1812,6 +1825,19 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code: "invalid_mfa_code" | "unauthorized";
+                    };
+                };
+            };
+            /** @description mfa_step_up_required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "mfa_step_up_required";
                     };
                 };
             };
@@ -2450,7 +2476,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description As login: a new session's pair, and you */
+            /** @description As login: a new session's pair, and you; for an account with a second factor, its second step (mfa_required) instead, for auth/mfa/verify */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2459,7 +2485,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Login"];
+                    "application/json": components["schemas"]["Login"] | components["schemas"]["MfaChallenge"];
                 };
             };
             /** @description invalid_reset_code, invalid_mail_token, mail_token_expired, validation_failed, malformed_json */

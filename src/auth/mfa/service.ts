@@ -218,11 +218,15 @@ export function createSecondFactors({
       };
     },
 
-    /** Starts (or restarts) an enrolment. 409 mfa_already_enabled while an app is on. */
-    async enrolTotp(user: UserRecord): Promise<TotpEnrolment> {
+    /**
+     * Starts (or restarts) an enrolment. 409 mfa_already_enabled while an app is on. With a passkey on, a
+     * step-up first: a stale session must not add a factor of its own choosing.
+     */
+    async enrolTotp(user: UserRecord, token: VerifiedToken): Promise<TotpEnrolment> {
       const already = () =>
         new AppError("mfa_already_enabled", "An authenticator app is on already: turn it off first.");
       if ((await store.totp(user.id))?.confirmedAt) throw already();
+      await guard.require(user, token);
       const base32 = newTotpSecret();
       const started = await store.startTotp({
         userId: user.id,
@@ -236,10 +240,13 @@ export function createSecondFactors({
 
     /**
      * Turns the pending enrolment on with its first code: the app is the account's second factor from now,
-     * and ten recovery codes replace any earlier ones. The session that confirmed has shown a factor.
+     * and ten recovery codes replace any earlier ones. The session that confirmed has shown a factor. With a
+     * passkey on, a step-up first: else a stale session's confirmation would count as one, and could then
+     * remove the owner's passkey.
      */
     async confirmTotp(user: UserRecord, token: VerifiedToken, code: string, client: Origin) {
       const noEnrolment = () => notEnabled("No enrolment is waiting: start one with POST auth/mfa/totp.");
+      await guard.require(user, token);
       const pending = await appSecret(user.id, false);
       if (pending === null) throw noEnrolment();
       const at = now();
