@@ -109,6 +109,51 @@ describe("enrolling an authenticator app", () => {
   });
 });
 
+describe("an enrolment replaced while its code is being confirmed", () => {
+  test("confirming A's code after B replaced A: 409 mfa_not_enabled; B still waits, and its own code confirms it", async () => {
+    // The new enrolment comes between the confirmation's check of A's code and its write, as a request
+    // running at the same moment would.
+    let between: (() => Promise<unknown>) | undefined;
+    const app = await mfaApp({
+      store: (store) => ({
+        ...store,
+        mfa: {
+          ...store.mfa,
+          async confirmTotp(...args: Parameters<typeof store.mfa.confirmTotp>) {
+            const run = between;
+            between = undefined;
+            await run?.();
+            return store.mfa.confirmTotp(...args);
+          },
+        },
+      }),
+    });
+    const ann = await app.signUp("ann");
+    const enrol = async () => {
+      const reply = await app.call("POST", `${MFA}/totp`, { token: ann.token });
+      expect(reply.status).toBe(201);
+      return URI.parse(reply.body.otpauth_uri) as TOTP;
+    };
+    const a = await enrol();
+    let b: TOTP | undefined;
+    between = async () => {
+      b = await enrol();
+    };
+    const path = `${MFA}/totp/confirm`;
+    expectProblem(
+      await app.call("POST", path, { token: ann.token, body: { code: app.codeOf(a) } }),
+      409,
+      "mfa_not_enabled",
+    );
+    expect((await app.call("GET", MFA, { token: ann.token })).body).toMatchObject({
+      totp: { enabled: false, pending: true },
+      recovery_codes_left: 0,
+    });
+    expect(await app.store.audit.list({ action: "mfa.totp_enrolled", limit: 5 })).toHaveLength(0);
+    expect((await app.call("POST", path, { token: ann.token, body: { code: app.codeOf(b!) } })).status).toBe(200);
+  });
+});
+
 describe("enrolling an app with another factor on", () => {
   test("with a passkey, enrolling and confirming need a step-up (403 mfa_step_up_required); after one, both pass", async () => {
     const app = await mfaApp();

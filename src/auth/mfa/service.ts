@@ -107,13 +107,13 @@ export function createSecondFactors({
     return methods;
   }
 
-  async function appSecret(userId: string, confirmed: boolean): Promise<string | null> {
+  async function appSecret(userId: string, confirmed: boolean): Promise<{ base32: string; sealed: string } | null> {
     const row = await store.totp(userId);
     if (!row || (row.confirmedAt !== null) !== confirmed) return null;
     const opened = await openTotpSecret(row.secretSealed, secret);
     // Sealed under another SVC_JWT_SECRET: no code can be checked, as if there were no app.
     if (opened === null) logger.warn({ user_id: userId }, "authenticator app secret sealed under another secret");
-    return opened;
+    return opened === null ? null : { base32: opened, sealed: row.secretSealed };
   }
 
   /**
@@ -130,7 +130,7 @@ export function createSecondFactors({
       case "totp": {
         const app = await appSecret(user.id, true);
         const at = now();
-        const step = app === null ? null : matchingStep(app, shown.code, at);
+        const step = app === null ? null : matchingStep(app.base32, shown.code, at);
         // The step moves only forward, once: the same code again (here or on another instance) is refused.
         if (step === null || !(await store.acceptStep(user.id, step))) return invalidCode();
         return { amr: AMR.totp };
@@ -250,11 +250,12 @@ export function createSecondFactors({
       const pending = await appSecret(user.id, false);
       if (pending === null) throw noEnrolment();
       const at = now();
-      const step = matchingStep(pending, code, at);
+      const step = matchingStep(pending.base32, code, at);
       if (step === null) throw invalidCode();
       const { codes, digests } = freshCodes();
-      if (!(await store.confirmTotp(user.id, step, iso(at), digests, event("mfa.totp_enrolled", user, client))))
-        throw noEnrolment();
+      const enrolled = event("mfa.totp_enrolled", user, client);
+      // Replaced since its code was checked (a new enrolment): nothing waits that this code belongs to.
+      if (!(await store.confirmTotp(user.id, pending.sealed, step, iso(at), digests, enrolled))) throw noEnrolment();
       if (token.sessionId !== undefined) await store.markSession(user.id, token.sessionId, iso(at));
       return { recovery_codes: codes };
     },
