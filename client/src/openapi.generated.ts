@@ -5311,7 +5311,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5320,7 +5320,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };
@@ -5426,7 +5426,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5435,7 +5435,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };
@@ -5597,7 +5597,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5606,7 +5606,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };
@@ -5700,7 +5700,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5709,7 +5709,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };
@@ -5876,7 +5876,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5885,7 +5885,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };
@@ -6063,7 +6063,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -6072,7 +6072,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };
@@ -6224,7 +6224,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -6233,7 +6233,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };
@@ -6383,7 +6383,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -6392,7 +6392,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };
@@ -6572,7 +6572,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -6581,7 +6581,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };
@@ -6682,7 +6682,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -6691,7 +6691,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };
@@ -6789,7 +6789,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -6798,7 +6798,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };
@@ -6961,7 +6961,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -6970,7 +6970,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };
@@ -7129,7 +7129,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -7138,7 +7138,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };
@@ -7221,7 +7221,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -7230,7 +7230,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };
@@ -7324,7 +7324,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -7333,7 +7333,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };
@@ -7416,7 +7416,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -7425,7 +7425,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };
