@@ -120,6 +120,27 @@ describe("the login throttle", () => {
     expect(waits).toEqual([1, 2, 4, 8, 8]);
   });
 
+  test("a released attempt is given back: the failures before it stay, and the block it set is lifted", async () => {
+    const { throttle: t, store, advance } = throttle();
+    for (let i = 0; i < 4; i++) await attempt(() => t.reserve("user:a", "client:x"));
+    // The fifth reaches the limit and sets a block; released, it leaves the four failures and no block.
+    using fifth = await t.reserve("user:a", "client:x");
+    await fifth.released();
+    expect(await store.get("user:a")).toMatchObject({ failures: 4, blockedUntil: null });
+    expect((await store.get("client:x"))?.failures).toBe(4);
+    // A failure now blocks the account as the fifth would have.
+    expect(await attempt(() => t.reserve("user:a", "client:x"))).toBe(0);
+    expect(await attempt(() => t.reserve("user:a", "client:x"))).toBe(1);
+    // Past the block, an attempt released again lifts its own (doubled) block, and the count stays at 5.
+    advance(1000);
+    using after = await t.reserve("user:a", "client:x");
+    await after.released();
+    expect(await store.get("user:a")).toMatchObject({ failures: 5, blockedUntil: null });
+    // The next failure is the sixth: blocked for twice the first block.
+    expect(await attempt(() => t.reserve("user:a", "client:x"))).toBe(0);
+    expect(await attempt(() => t.reserve("user:a", "client:x"))).toBe(2);
+  });
+
   test("a client's success gives its own attempt back and leaves its failures counted", async () => {
     const { throttle: t, store } = throttle();
     for (let i = 0; i < 3; i++) await attempt(() => t.reserve(`user:${i}`, "client:x"));

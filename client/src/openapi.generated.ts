@@ -1531,6 +1531,19 @@ export interface operations {
                     };
                 };
             };
+            /** @description mfa_step_up_required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "mfa_step_up_required";
+                    };
+                };
+            };
             /** @description mfa_already_enabled */
             409: {
                 headers: {
@@ -1812,6 +1825,19 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code: "invalid_mfa_code" | "unauthorized";
+                    };
+                };
+            };
+            /** @description mfa_step_up_required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "mfa_step_up_required";
                     };
                 };
             };
@@ -2450,7 +2476,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description As login: a new session's pair, and you */
+            /** @description As login: a new session's pair, and you; for an account with a second factor, its second step (mfa_required) instead, for auth/mfa/verify */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2459,7 +2485,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Login"];
+                    "application/json": components["schemas"]["Login"] | components["schemas"]["MfaChallenge"];
                 };
             };
             /** @description invalid_reset_code, invalid_mail_token, mail_token_expired, validation_failed, malformed_json */
@@ -5285,7 +5311,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5294,7 +5320,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };
@@ -5400,7 +5426,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5409,7 +5435,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };
@@ -5571,7 +5597,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5580,7 +5606,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };
@@ -5674,7 +5700,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5683,7 +5709,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };
@@ -5850,7 +5876,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5859,7 +5885,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };
@@ -6037,7 +6063,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -6046,7 +6072,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };
@@ -6198,7 +6224,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -6207,7 +6233,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };
@@ -6357,7 +6383,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -6366,7 +6392,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };
@@ -6546,7 +6572,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -6555,7 +6581,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };
@@ -6656,7 +6682,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -6665,7 +6691,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };
@@ -6763,7 +6789,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -6772,7 +6798,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };
@@ -6935,7 +6961,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -6944,7 +6970,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };
@@ -7103,7 +7129,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -7112,7 +7138,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };
@@ -7195,7 +7221,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -7204,7 +7230,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };
@@ -7298,7 +7324,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -7307,7 +7333,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };
@@ -7390,7 +7416,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden, mfa_enrolment_required */
+            /** @description forbidden, mfa_enrolment_required, mfa_step_up_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -7399,7 +7425,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "forbidden" | "mfa_enrolment_required";
+                        code: "forbidden" | "mfa_enrolment_required" | "mfa_step_up_required";
                     };
                 };
             };

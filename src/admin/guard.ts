@@ -1,30 +1,45 @@
 // Who may use /svc-api/v1/admin: administrators' tokens and, under SVC_ADMIN_MFA=required, only those of
-// administrators with a second factor. Every admin route module mounts `adminOnly` in place of a bearer
-// check of its own, so that no admin route can miss the second one.
+// administrators with a second factor, from a session that has shown it. Every admin route module mounts
+// `adminOnly` in place of a bearer check of its own, so that no admin route can miss the second one.
 import { Elysia } from "elysia";
 import type { Authenticator } from "../auth/authenticator.ts";
 import { identifier } from "../auth/bearer.ts";
+import type { VerifiedToken } from "../auth/tokens.ts";
 import type { MfaAdministration, UserRecord } from "../db/store.ts";
 import { AppError } from "../errors/index.ts";
 import { requestFacts } from "../http/request-pipeline.ts";
 import { chain } from "../lib/awaitable.ts";
 
 /** What every admin route may refuse a token with, for its OpenAPI entry. */
-export const ADMIN_REFUSALS = ["forbidden", "mfa_enrolment_required"] as const;
+export const ADMIN_REFUSALS = ["forbidden", "mfa_enrolment_required", "mfa_step_up_required"] as const;
 
 export interface AdminGuard {
   authenticator: Authenticator;
   /** SVC_ADMIN_MFA. */
   policy: "optional" | "required";
-  factors: Pick<MfaAdministration, "hasSecondFactor">;
+  factors: Pick<MfaAdministration, "hasSecondFactor" | "sessionShowedFactor">;
 }
 
-/** Throws mfa_enrolment_required for an administrator without a second factor, when the policy asks for one. */
-export async function requireFactor({ policy, factors }: Omit<AdminGuard, "authenticator">, caller: UserRecord) {
-  if (policy !== "required" || (await factors.hasSecondFactor(caller.id))) return;
+/**
+ * When the policy asks for a second factor: throws mfa_enrolment_required for an administrator without one,
+ * and mfa_step_up_required for a session that has not shown it (signed in with the password before the
+ * factor was on, and never stepped up): a factor on the account proves nothing of a session that never used it.
+ */
+export async function requireFactor(
+  { policy, factors }: Omit<AdminGuard, "authenticator">,
+  caller: UserRecord,
+  token: VerifiedToken,
+) {
+  if (policy !== "required") return;
+  if (!(await factors.hasSecondFactor(caller.id)))
+    throw new AppError(
+      "mfa_enrolment_required",
+      "SVC_ADMIN_MFA=required: enrol a second factor (an authenticator app or a passkey, under /svc-api/v1/auth/mfa and /svc-api/v1/auth/passkeys) before using the admin routes.",
+    );
+  if (token.sessionId !== undefined && (await factors.sessionShowedFactor(caller.id, token.sessionId))) return;
   throw new AppError(
-    "mfa_enrolment_required",
-    "SVC_ADMIN_MFA=required: enrol a second factor (an authenticator app or a passkey, under /svc-api/v1/auth/mfa and /svc-api/v1/auth/passkeys) before using the admin routes.",
+    "mfa_step_up_required",
+    "SVC_ADMIN_MFA=required: this session has shown no second factor. POST /svc-api/v1/auth/mfa/verify with your code (or passkey) first, or sign in again.",
   );
 }
 
@@ -41,7 +56,7 @@ export function adminOnly(guard: AdminGuard) {
       // Without the policy, a token known from memory is still let through in one synchronous call.
       if (policy !== "required") return identified;
       return chain(identified, async (found) => {
-        await requireFactor(guard, found.caller);
+        await requireFactor(guard, found.caller, found.token);
         return found;
       });
     });

@@ -16,6 +16,11 @@ import { AttemptsInFlight, type WaitLimits } from "./attempts-in-flight.ts";
 export interface Reservation extends Disposable {
   /** The password was right: the account's count is cleared, the client's attempt given back. */
   succeeded(): Promise<void>;
+  /**
+   * The attempt was no failure, but not the success that clears the account either (a right password
+   * whose second step is still to come): given back as if never made, the failures before it kept.
+   */
+  released(): Promise<void>;
 }
 
 export interface LoginThrottle {
@@ -34,8 +39,8 @@ export interface LoginThrottle {
   clientFailed(clientKey: string): Promise<void>;
 }
 
-/** A reservation's outcome: 0 when counted, else how long the key stays blocked (ms). */
-type Wait = number;
+/** A reservation's outcome: counted (with the block it set, if it reached the limit), or refused. */
+type Reserved = { counted: true; blockedUntil: string | null } | { counted: false; waitMs: number };
 
 export function createLoginThrottle(
   store: ThrottleStore,
@@ -50,15 +55,18 @@ export function createLoginThrottle(
   /** One more attempt on `key` unless it is blocked; the block starts with the attempt that reaches `limit`. */
   const reserveStep =
     (key: string, at: number, limit: number, blockFor: (failures: number) => number, windowMs?: number) =>
-    (stored: ThrottleRecord | null): ThrottleTransition<Wait> => {
+    (stored: ThrottleRecord | null): ThrottleTransition<Reserved> => {
       // A client's count starts afresh once its last attempt is older than the window.
       const current =
         stored && windowMs !== undefined && Date.parse(stored.lastFailureAt) < at - windowMs ? null : stored;
       const blockedFor = current?.blockedUntil ? Date.parse(current.blockedUntil) - at : 0;
-      if (blockedFor > 0) return { next: stored, result: blockedFor };
+      if (blockedFor > 0) return { next: stored, result: { counted: false, waitMs: blockedFor } };
       const failures = (current?.failures ?? 0) + 1;
       const blockedUntil = failures >= limit ? new Date(at + blockFor(failures)).toISOString() : null;
-      return { next: { key, failures, lastFailureAt: new Date(at).toISOString(), blockedUntil }, result: 0 };
+      return {
+        next: { key, failures, lastFailureAt: new Date(at).toISOString(), blockedUntil },
+        result: { counted: true, blockedUntil },
+      };
     };
 
   /**
@@ -76,6 +84,20 @@ export function createLoginThrottle(
       };
     };
 
+  /**
+   * Gives back an attempt on an account that is not cleared: one failure fewer, and the block it set (if
+   * it reached the limit) lifted, since no later attempt was counted while that block stood. A block set
+   * by a later attempt (past this one's own) stays.
+   */
+  const giveBackStep =
+    (setBlock: string | null) =>
+    (current: ThrottleRecord | null): ThrottleTransition<void> => {
+      if (!current || current.failures <= 1) return { next: null, result: undefined };
+      const failures = current.failures - 1;
+      const lifted = failures < settings.maxFailures || (setBlock !== null && current.blockedUntil === setBlock);
+      return { next: { ...current, failures, blockedUntil: lifted ? null : current.blockedUntil }, result: undefined };
+    };
+
   const releaseAccount = (key: string) => store.transition(key, releaseStep(settings.maxFailures));
   const releaseClient = (key: string) => store.transition(key, releaseStep(settings.clientMaxFailures));
 
@@ -83,18 +105,21 @@ export function createLoginThrottle(
   async function reserveOnce(accountKey: string, clientKey: string) {
     const at = now();
     const account = await store.transition(accountKey, reserveStep(accountKey, at, settings.maxFailures, accountDelay));
-    if (account > 0) return { blocked: "account" as const, waitMs: account };
+    if (!account.counted) return { refused: "account" as const, waitMs: account.waitMs };
     const client = await store.transition(
       clientKey,
       reserveStep(clientKey, at, settings.clientMaxFailures, () => settings.clientWindowMs, settings.clientWindowMs),
     );
-    if (client === 0) return null;
+    if (client.counted) return { refused: null, blockedUntil: account.blockedUntil };
     await releaseAccount(accountKey);
-    return { blocked: "client" as const, waitMs: client };
+    return { refused: "client" as const, waitMs: client.waitMs };
   }
 
-  /** The reservation made; the attempt was counted in flight (inFlight.enter) before its first step. */
-  function reservation(accountKey: string, clientKey: string): Reservation {
+  /**
+   * The reservation made; the attempt was counted in flight (inFlight.enter) before its first step.
+   * `setBlock`: the account's block this attempt set by reaching the limit, if it did.
+   */
+  function reservation(accountKey: string, clientKey: string, setBlock: string | null): Reservation {
     let done = false;
     const finish = (succeeded: boolean) => {
       if (done) return;
@@ -106,6 +131,12 @@ export function createLoginThrottle(
         await store.clear(accountKey);
         await releaseClient(clientKey);
         // At once, not when the caller is done: the attempts waiting may go in now.
+        finish(true);
+      },
+      async released() {
+        await store.transition(accountKey, giveBackStep(setBlock));
+        await releaseClient(clientKey);
+        // The block this attempt set may be lifted: the attempts waiting may go in now.
         finish(true);
       },
       [Symbol.dispose]: () => finish(false),
@@ -120,17 +151,17 @@ export function createLoginThrottle(
         // trips on PostgreSQL, and an attempt that found the account full between them, with nothing in
         // flight here yet, would be refused instead of waiting for this one.
         inFlight.enter(accountKey);
-        let refused: Awaited<ReturnType<typeof reserveOnce>>;
+        let outcome: Awaited<ReturnType<typeof reserveOnce>>;
         try {
-          refused = await reserveOnce(accountKey, clientKey);
+          outcome = await reserveOnce(accountKey, clientKey);
         } catch (error) {
           inFlight.leave(accountKey, false);
           throw error;
         }
-        if (!refused) return reservation(accountKey, clientKey);
+        if (outcome.refused === null) return reservation(accountKey, clientKey, outcome.blockedUntil);
         inFlight.leave(accountKey, false);
         // A blocked client waits for nothing; a blocked account, for its attempts in flight here.
-        if (refused.blocked === "client" || !(await inFlight.wait(accountKey, deadline))) throw blocked(refused.waitMs);
+        if (outcome.refused === "client" || !(await inFlight.wait(accountKey, deadline))) throw blocked(outcome.waitMs);
       }
     },
 

@@ -1,5 +1,6 @@
 // What administration reads and clears of a user's second factors (docs/second-factors.md, "For operators"):
-// whether an administrator has one (SVC_ADMIN_MFA=required), and the reset for a lost phone. The factors'
+// whether an administrator has one and whether their session showed it (SVC_ADMIN_MFA=required), and the
+// reset for a lost phone. The factors'
 // own code (src/auth/mfa/, src/auth/passkeys/) writes these tables; this reads them only as a whole.
 import { and, eq, isNotNull } from "drizzle-orm";
 import { parseId } from "../lib/ids.ts";
@@ -14,6 +15,11 @@ export interface MfaAdministration {
   /** Whether the user has a second factor: an authenticator app confirmed by a code, or any passkey. */
   hasSecondFactor(userId: string): Promise<boolean>;
   /**
+   * Whether the user's session has shown a second factor (its mfa_at is set: its login's second step, a
+   * passkey sign-in, the confirmation of an app, or a step-up). false: it has not, or no such session.
+   */
+  sessionShowedFactor(userId: string, sessionId: string): Promise<boolean>;
+  /**
    * Clears the user's second factors in one change with `audit`: the authenticator app (confirmed or
    * waiting), the recovery codes, the passkeys, and the pending challenges (a login's second step, WebAuthn
    * challenges of theirs). null: no user has this id (nothing written).
@@ -23,7 +29,7 @@ export interface MfaAdministration {
 
 export function mfaAdministration(dialect: Dialect): MfaAdministration {
   const { db, run, tables, transaction } = dialect;
-  const { users, mfaTotp, mfaRecoveryCodes, mfaChallenges, passkeys, webauthnChallenges } = tables;
+  const { users, sessions, mfaTotp, mfaRecoveryCodes, mfaChallenges, passkeys, webauthnChallenges } = tables;
   const userColumns = columns(users, USER_FIELDS);
   return {
     hasSecondFactor(userId) {
@@ -38,6 +44,19 @@ export function mfaAdministration(dialect: Dialect): MfaAdministration {
         if (app.length > 0) return true;
         const keys = await db.select({ id: passkeys.id }).from(passkeys).where(eq(passkeys.userId, key)).limit(1);
         return keys.length > 0;
+      });
+    },
+    sessionShowedFactor(userId, sessionId) {
+      const user = parseId(userId);
+      const session = parseId(sessionId);
+      if (!user || !session) return Promise.resolve(false);
+      return run(async () => {
+        const shown = await db
+          .select({ id: sessions.id })
+          .from(sessions)
+          .where(and(eq(sessions.id, session), eq(sessions.userId, user), isNotNull(sessions.mfaAt)))
+          .limit(1);
+        return shown.length > 0;
       });
     },
     reset(userId, audit) {

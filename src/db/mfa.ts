@@ -93,10 +93,19 @@ export interface MfaStore {
    */
   startTotp(record: Pick<TotpRecord, "userId" | "secretSealed" | "createdAt">): Promise<boolean>;
   /**
-   * Confirms the user's pending enrolment with its first accepted `step`, replaces their recovery codes with
-   * `codes` (digests) and records `audit`, in one change. false: no enrolment is pending (nothing written).
+   * Confirms the user's pending enrolment whose sealed secret is `secretSealed` (the one its code was
+   * checked against) with its first accepted `step`, replaces their recovery codes with `codes` (digests)
+   * and records `audit`, in one change. false: no such enrolment is pending, e.g. a newer one replaced it
+   * meanwhile (nothing written).
    */
-  confirmTotp(userId: string, step: number, at: string, codes: string[], audit: AuditEvent): Promise<boolean>;
+  confirmTotp(
+    userId: string,
+    secretSealed: string,
+    step: number,
+    at: string,
+    codes: string[],
+    audit: AuditEvent,
+  ): Promise<boolean>;
   /**
    * Accepts `step` for the user's confirmed app only if it is newer than every step accepted before: a code
    * is good once, on every instance. false: no confirmed app, or the step (or a later one) was used.
@@ -208,14 +217,16 @@ export function mfaStore(dialect: Dialect): MfaStore {
       return committed && started;
     },
 
-    async confirmTotp(userId, step, at, codes, audit) {
+    async confirmTotp(userId, secretSealed, step, at, codes, audit) {
       const user = parseId(userId);
       if (!user) return false;
       return transaction(async (tx) => {
+        // Only the enrolment whose code was checked: one started since (a secret the user never scanned)
+        // must not be turned on by it.
         const confirmed = await tx
           .update(mfaTotp)
           .set({ confirmedAt: at, lastStep: step })
-          .where(and(eq(mfaTotp.userId, user), isNull(mfaTotp.confirmedAt)))
+          .where(and(eq(mfaTotp.userId, user), eq(mfaTotp.secretSealed, secretSealed), isNull(mfaTotp.confirmedAt)))
           .returning({ id: mfaTotp.userId });
         if (confirmed.length === 0) return false;
         await replaceCodesIn(tx, tables, user, codes, at);

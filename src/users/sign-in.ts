@@ -137,7 +137,10 @@ export function createSignIn({
         await refused(user ? "wrong_password" : "unknown_account");
         throw new AppError("invalid_credentials", "Username or password is incorrect.");
       }
-      await attempt.succeeded();
+      // With a second factor, only its step clears the account's failures (wrong codes among them): the
+      // password alone gives its attempt back, so "login, wrong codes, login" cannot guess forever.
+      if (await secondStep?.required(user)) await attempt.released();
+      else await attempt.succeeded();
       // Only the right password learns that the account is disabled: a guess gets the ordinary 401.
       if (user.status !== "active") {
         await refused("account_disabled");

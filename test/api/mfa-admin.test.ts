@@ -1,10 +1,13 @@
 // Administrators and second factors (docs/second-factors.md, "For operators"): SVC_ADMIN_MFA=required holds
-// every admin route until the administrator has a factor, and DELETE admin/users/{id}/mfa clears a user's.
+// every admin route until the administrator has a factor and the session has shown one, and DELETE
+// admin/users/{id}/mfa clears a user's.
 import { afterEach, describe, expect, test } from "bun:test";
+import { TOTP, URI } from "otpauth";
 import type { MfaConfig } from "../../src/config/index.ts";
-import { expectProblem, promote, testApp } from "../helpers.ts";
+import { expectProblem, promote } from "../helpers.ts";
 import { ADMIN, UUID } from "../support/admin.ts";
 import { factorDatabase, type FactorDatabase } from "../support/factor-rows.ts";
+import { LOGIN, MFA, mfaApp, VERIFY } from "../support/mfa.ts";
 
 let opened: FactorDatabase | undefined;
 afterEach(async () => {
@@ -15,11 +18,17 @@ afterEach(async () => {
 /** An app on a database of the test's own, with an administrator `root` and a user `ann`. */
 async function setup(admin: MfaConfig["admin"] = "optional") {
   opened = await factorDatabase();
-  const app = await testApp({ on: opened.store, config: { mfa: { admin } } });
+  const app = await mfaApp({ on: opened.store, config: { mfa: { admin } } });
   const root = await app.signUp("root");
   await promote(app.store, root.user.id);
   const ann = await app.signUp("ann");
-  return { ...app, root, ann, rows: opened.rows };
+  /** Gives the token's user a passkey, and its session a step-up with it: an administrator let through. */
+  const admitted = async (token: string) => {
+    const device = await app.addPasskey(token);
+    expect((await app.passkeyStepUp(token, device)).status).toBe(200);
+    return device;
+  };
+  return { ...app, root, ann, rows: opened.rows, admitted };
 }
 
 describe("SVC_ADMIN_MFA=required", () => {
@@ -60,25 +69,81 @@ describe("SVC_ADMIN_MFA=required", () => {
     expect(await app.store.users.findByLogin("x")).toBeNull();
   });
 
-  test("an administrator with a confirmed authenticator app, or with a passkey, passes; a pending enrolment does not", async () => {
+  test("a confirmed authenticator app or a passkey is a factor, a pending enrolment is not; the session must show one (403 mfa_step_up_required)", async () => {
     const app = await setup("required");
     const users = () => app.call("GET", `${ADMIN}/users`, { token: app.root.token });
     await app.rows.totp(app.root.user.id, false);
     expectProblem(await users(), 403, "mfa_enrolment_required");
+    // A factor, but this session signed in with the password before it and has shown none.
     await app.rows.passkey(app.root.user.id);
-    expect((await users()).status).toBe(200);
+    expectProblem(await users(), 403, "mfa_step_up_required");
 
     const other = await app.signUp("other");
     await promote(app.store, other.user.id);
     const theirs = () => app.call("GET", `${ADMIN}/audit`, { token: other.token });
     expectProblem(await theirs(), 403, "mfa_enrolment_required");
     await app.rows.totp(other.user.id, true);
-    expect((await theirs()).status).toBe(200);
+    expectProblem(await theirs(), 403, "mfa_step_up_required");
+  });
+
+  test("a passkey added in a session that never showed a factor: 403 mfa_step_up_required until a step-up; a passkey sign-in passes", async () => {
+    const app = await setup("required");
+    const users = (token: string) => app.call("GET", `${ADMIN}/users`, { token });
+    const device = await app.addPasskey(app.root.token);
+    expectProblem(await users(app.root.token), 403, "mfa_step_up_required");
+    expectProblem(
+      await app.call("DELETE", `${ADMIN}/users/${app.ann.user.id}/mfa`, { token: app.root.token }),
+      403,
+      "mfa_step_up_required",
+    );
+    expect((await app.passkeyStepUp(app.root.token, device)).status).toBe(200);
+    expect((await users(app.root.token)).status).toBe(200);
+    // Long after the step-up, the session has still shown a factor: the policy asks for one, not a recent one.
+    app.clock.pass(3_600_000);
+    expect((await users(app.root.token)).status).toBe(200);
+
+    const options = await app.call("POST", "/svc-api/v1/auth/passkeys/sign-in/options");
+    const signedIn = await app.call("POST", "/svc-api/v1/auth/passkeys/sign-in", {
+      body: { response: await device.assert(options.body) },
+    });
+    expect(signedIn.status).toBe(200);
+    expect((await users(signedIn.body.token)).status).toBe(200);
+  });
+
+  test("an app: the confirming session passes, one signed in before it only after a step-up, a two-step login at once", async () => {
+    const app = await setup("required");
+    const other = await app.signUp("other");
+    await promote(app.store, other.user.id);
+    const audit = (token: string) => app.call("GET", `${ADMIN}/audit`, { token });
+    // Signed in with the password alone, before the app was on.
+    const before = await app.call("POST", LOGIN, { body: { username: "other", password: other.password } });
+    expect(before.status).toBe(200);
+    const stale = before.body.token as string;
+
+    const enrolment = await app.call("POST", `${MFA}/totp`, { token: other.token });
+    const totp = URI.parse(enrolment.body.otpauth_uri) as TOTP;
+    const confirmed = await app.call("POST", `${MFA}/totp/confirm`, {
+      token: other.token,
+      body: { code: app.codeOf(totp) },
+    });
+    expect(confirmed.status).toBe(200);
+    expect((await audit(other.token)).status).toBe(200);
+
+    expectProblem(await audit(stale), 403, "mfa_step_up_required");
+    app.clock.pass(30_000);
+    expect((await app.call("POST", VERIFY, { token: stale, body: { code: app.codeOf(totp) } })).status).toBe(200);
+    expect((await audit(stale)).status).toBe(200);
+
+    app.clock.pass(30_000);
+    const mfaToken = await app.firstStep("other", other.password);
+    const done = await app.call("POST", VERIFY, { body: { mfa_token: mfaToken, code: app.codeOf(totp) } });
+    expect(done.status).toBe(200);
+    expect((await audit(done.body.token)).status).toBe(200);
   });
 
   test("a reset of an administrator's factors holds them again at once", async () => {
     const app = await setup("required");
-    await app.rows.passkey(app.root.user.id);
+    await app.admitted(app.root.token);
     const other = await app.signUp("other");
     await promote(app.store, other.user.id);
     await app.rows.totp(other.user.id, true);

@@ -1,10 +1,13 @@
 // The login in two steps (docs/second-factors.md, "Signing in in two steps"): every step, every refusal
 // with its status and code, amr in the tokens and the session list.
-import { describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, setSystemTime, test } from "bun:test";
 import { blockAfter, expectProblem } from "../helpers.ts";
 import { claims, LOGIN, MFA, mfaApp, VERIFY } from "../support/mfa.ts";
 
 const SESSIONS = "/svc-api/v1/auth/sessions";
+
+// The login throttle reckons blocks by the system's time; a test that moves it puts it back.
+afterEach(() => setSystemTime());
 
 describe("a login with an authenticator app on", () => {
   test("the right password answers the second step, with no tokens and no cookie", async () => {
@@ -210,6 +213,31 @@ describe("a login with an authenticator app on", () => {
       429,
       "too_many_requests",
     );
+  });
+
+  test("a right password neither counts nor clears wrong codes: login, 4 wrong codes, login… ends in 429", async () => {
+    const app = await mfaApp({ config: { loginThrottle: blockAfter(5) } });
+    const ann = await app.enrolled("ann");
+    const right = app.codeOf(ann.totp);
+    const wrong = String((Number(right) + 5) % 1_000_000).padStart(6, "0");
+    const guess = (mfaToken: string) => app.call("POST", VERIFY, { body: { mfa_token: mfaToken, code: wrong } });
+    let mfaToken = await app.firstStep("ann", ann.password);
+    for (let i = 0; i < 4; i++) expectProblem(await guess(mfaToken), 401, "invalid_mfa_code");
+    // The right password again: a new second step, and the four wrong codes still stand.
+    mfaToken = await app.firstStep("ann", ann.password);
+    expectProblem(await guess(mfaToken), 401, "invalid_mfa_code");
+    const blocked = await guess(mfaToken);
+    expectProblem(blocked, 429, "too_many_requests");
+    expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
+    const password = await app.call("POST", LOGIN, { body: { username: "ann", password: ann.password } });
+    expectProblem(password, 429, "too_many_requests");
+    expect(Number(password.headers.get("retry-after"))).toBeGreaterThan(0);
+
+    // Once the block lifts, the right password leads to the second step, and a right code clears the count.
+    setSystemTime(new Date(Date.now() + 61_000));
+    mfaToken = await app.firstStep("ann", ann.password);
+    expect((await app.call("POST", VERIFY, { body: { mfa_token: mfaToken, code: right } })).status).toBe(200);
+    expect(await app.store.throttle.get(`user:${ann.user.id}`)).toBeNull();
   });
 
   test("a recovery code completes it once (amr pwd,rec; audited with how many remain); used again, 401", async () => {

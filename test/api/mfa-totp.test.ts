@@ -109,6 +109,100 @@ describe("enrolling an authenticator app", () => {
   });
 });
 
+describe("an enrolment replaced while its code is being confirmed", () => {
+  test("confirming A's code after B replaced A: 409 mfa_not_enabled; B still waits, and its own code confirms it", async () => {
+    // The new enrolment comes between the confirmation's check of A's code and its write, as a request
+    // running at the same moment would.
+    let between: (() => Promise<unknown>) | undefined;
+    const app = await mfaApp({
+      store: (store) => ({
+        ...store,
+        mfa: {
+          ...store.mfa,
+          async confirmTotp(...args: Parameters<typeof store.mfa.confirmTotp>) {
+            const run = between;
+            between = undefined;
+            await run?.();
+            return store.mfa.confirmTotp(...args);
+          },
+        },
+      }),
+    });
+    const ann = await app.signUp("ann");
+    const enrol = async () => {
+      const reply = await app.call("POST", `${MFA}/totp`, { token: ann.token });
+      expect(reply.status).toBe(201);
+      return URI.parse(reply.body.otpauth_uri) as TOTP;
+    };
+    const a = await enrol();
+    let b: TOTP | undefined;
+    between = async () => {
+      b = await enrol();
+    };
+    const path = `${MFA}/totp/confirm`;
+    expectProblem(
+      await app.call("POST", path, { token: ann.token, body: { code: app.codeOf(a) } }),
+      409,
+      "mfa_not_enabled",
+    );
+    expect((await app.call("GET", MFA, { token: ann.token })).body).toMatchObject({
+      totp: { enabled: false, pending: true },
+      recovery_codes_left: 0,
+    });
+    expect(await app.store.audit.list({ action: "mfa.totp_enrolled", limit: 5 })).toHaveLength(0);
+    expect((await app.call("POST", path, { token: ann.token, body: { code: app.codeOf(b!) } })).status).toBe(200);
+  });
+});
+
+describe("enrolling an app with another factor on", () => {
+  test("with a passkey, enrolling and confirming need a step-up (403 mfa_step_up_required); after one, both pass", async () => {
+    const app = await mfaApp();
+    const ann = await app.signUp("ann");
+    // An enrolment started while no factor was on, then a passkey: the session has shown no factor.
+    const started = await app.call("POST", `${MFA}/totp`, { token: ann.token });
+    expect(started.status).toBe(201);
+    const early = URI.parse(started.body.otpauth_uri) as TOTP;
+    const device = await app.addPasskey(ann.token);
+    const confirm = (code: string) => app.call("POST", `${MFA}/totp/confirm`, { token: ann.token, body: { code } });
+    expectProblem(await confirm(app.codeOf(early)), 403, "mfa_step_up_required");
+    expectProblem(await app.call("POST", `${MFA}/totp`, { token: ann.token }), 403, "mfa_step_up_required");
+    // Nothing changed: the enrolment still waits, unconfirmed, and the passkey stays.
+    expect((await app.call("GET", MFA, { token: ann.token })).body).toMatchObject({
+      totp: { enabled: false, pending: true },
+      passkeys: 1,
+    });
+
+    expect((await app.passkeyStepUp(ann.token, device)).status).toBe(200);
+    const fresh = await app.call("POST", `${MFA}/totp`, { token: ann.token });
+    expect(fresh.status).toBe(201);
+    const confirmed = await confirm(app.codeOf(URI.parse(fresh.body.otpauth_uri) as TOTP));
+    expect(confirmed.status).toBe(200);
+    expect(confirmed.body.recovery_codes).toHaveLength(10);
+
+    // Five minutes on, the step-up has run out again.
+    app.clock.pass(301_000);
+    expectProblem(
+      await app.call("PUT", PASSWORD, {
+        token: ann.token,
+        body: { current_password: ann.password, new_password: "another good passphrase" },
+      }),
+      403,
+      "mfa_step_up_required",
+    );
+  });
+
+  test("with no other factor, confirming needs no step-up and counts as one", async () => {
+    const app = await mfaApp();
+    const ann = await app.enrolled("ann");
+    // The confirmation (within the last 5 minutes) stepped the session up: a password change goes through.
+    const changed = await app.call("PUT", PASSWORD, {
+      token: ann.token,
+      body: { current_password: ann.password, new_password: "another good passphrase" },
+    });
+    expect(changed.status).toBe(200);
+  });
+});
+
 describe("turning the app off", () => {
   test("with a current code: 204, audited; logins are one step again and the recovery codes are gone", async () => {
     const app = await mfaApp();

@@ -3,8 +3,10 @@
 // enrolment's URI as any app would.
 import { expect } from "bun:test";
 import { TOTP, URI } from "otpauth";
+import { relyingParty } from "../../src/auth/passkeys/relying-party.ts";
 import { ManualClock } from "../backup-clock.ts";
 import { testApp, type TestAppOptions } from "../helpers.ts";
+import { SoftwareAuthenticator } from "./webauthn-authenticator.ts";
 
 export const MFA = "/svc-api/v1/auth/mfa";
 export const LOGIN = "/svc-api/v1/auth/login";
@@ -41,7 +43,27 @@ export async function mfaApp(options: TestAppOptions = {}) {
     return reply.body.mfa_token as string;
   }
 
-  return { ...app, clock, enrolled, codeOf, firstStep };
+  /** Adds a passkey for the token's user, made by a software authenticator on svc's origin; the authenticator. */
+  async function addPasskey(token: string) {
+    const device = new SoftwareAuthenticator(relyingParty(app.config.mail).origin);
+    const options = await app.call("POST", "/svc-api/v1/auth/passkeys/options", { token });
+    expect(options.status).toBe(200);
+    const added = await app.call("POST", "/svc-api/v1/auth/passkeys", {
+      token,
+      body: { response: await device.register(options.body) },
+    });
+    expect(added.status).toBe(201);
+    return device;
+  }
+
+  /** A step-up in the token's session with the passkey `device` holds. */
+  async function passkeyStepUp(token: string, device: SoftwareAuthenticator) {
+    const options = await app.call("POST", `${MFA}/webauthn/options`, { token });
+    expect(options.status).toBe(200);
+    return app.call("POST", VERIFY, { token, body: { webauthn: await device.assert(options.body) } });
+  }
+
+  return { ...app, clock, enrolled, codeOf, firstStep, addPasskey, passkeyStepUp };
 }
 
 /** The claims of a JWT, unverified. */

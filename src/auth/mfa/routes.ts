@@ -96,8 +96,8 @@ export function mfaRoutes({ mfa, authenticator, idempotency, maxBodyBytes, trust
       })
       .post(
         "/totp",
-        async ({ caller, set }) => {
-          const enrolment = await mfa.enrolTotp(caller);
+        async ({ caller, token, set }) => {
+          const enrolment = await mfa.enrolTotp(caller, token);
           set.status = 201;
           return enrolment;
         },
@@ -114,7 +114,7 @@ export function mfaRoutes({ mfa, authenticator, idempotency, maxBodyBytes, trust
               description: "An enrolment waiting for its first code (it replaces one waiting before)",
               schema: ref("TotpEnrolment"),
             },
-            errors: ["mfa_already_enabled"],
+            errors: ["mfa_already_enabled", "mfa_step_up_required"],
           },
         },
       )
@@ -128,7 +128,7 @@ export function mfaRoutes({ mfa, authenticator, idempotency, maxBodyBytes, trust
           tag: "auth",
           auth: true,
           ok: { status: 200, description: "On; keep these recovery codes safe", schema: ref("RecoveryCodes") },
-          errors: [...BODY_ERRORS, "invalid_mfa_code", "mfa_not_enabled"],
+          errors: [...BODY_ERRORS, "invalid_mfa_code", "mfa_not_enabled", "mfa_step_up_required"],
         },
       })
       .delete(

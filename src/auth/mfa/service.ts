@@ -107,13 +107,13 @@ export function createSecondFactors({
     return methods;
   }
 
-  async function appSecret(userId: string, confirmed: boolean): Promise<string | null> {
+  async function appSecret(userId: string, confirmed: boolean): Promise<{ base32: string; sealed: string } | null> {
     const row = await store.totp(userId);
     if (!row || (row.confirmedAt !== null) !== confirmed) return null;
     const opened = await openTotpSecret(row.secretSealed, secret);
     // Sealed under another SVC_JWT_SECRET: no code can be checked, as if there were no app.
     if (opened === null) logger.warn({ user_id: userId }, "authenticator app secret sealed under another secret");
-    return opened;
+    return opened === null ? null : { base32: opened, sealed: row.secretSealed };
   }
 
   /**
@@ -130,7 +130,7 @@ export function createSecondFactors({
       case "totp": {
         const app = await appSecret(user.id, true);
         const at = now();
-        const step = app === null ? null : matchingStep(app, shown.code, at);
+        const step = app === null ? null : matchingStep(app.base32, shown.code, at);
         // The step moves only forward, once: the same code again (here or on another instance) is refused.
         if (step === null || !(await store.acceptStep(user.id, step))) return invalidCode();
         return { amr: AMR.totp };
@@ -218,11 +218,15 @@ export function createSecondFactors({
       };
     },
 
-    /** Starts (or restarts) an enrolment. 409 mfa_already_enabled while an app is on. */
-    async enrolTotp(user: UserRecord): Promise<TotpEnrolment> {
+    /**
+     * Starts (or restarts) an enrolment. 409 mfa_already_enabled while an app is on. With a passkey on, a
+     * step-up first: a stale session must not add a factor of its own choosing.
+     */
+    async enrolTotp(user: UserRecord, token: VerifiedToken): Promise<TotpEnrolment> {
       const already = () =>
         new AppError("mfa_already_enabled", "An authenticator app is on already: turn it off first.");
       if ((await store.totp(user.id))?.confirmedAt) throw already();
+      await guard.require(user, token);
       const base32 = newTotpSecret();
       const started = await store.startTotp({
         userId: user.id,
@@ -236,18 +240,22 @@ export function createSecondFactors({
 
     /**
      * Turns the pending enrolment on with its first code: the app is the account's second factor from now,
-     * and ten recovery codes replace any earlier ones. The session that confirmed has shown a factor.
+     * and ten recovery codes replace any earlier ones. The session that confirmed has shown a factor. With a
+     * passkey on, a step-up first: else a stale session's confirmation would count as one, and could then
+     * remove the owner's passkey.
      */
     async confirmTotp(user: UserRecord, token: VerifiedToken, code: string, client: Origin) {
       const noEnrolment = () => notEnabled("No enrolment is waiting: start one with POST auth/mfa/totp.");
+      await guard.require(user, token);
       const pending = await appSecret(user.id, false);
       if (pending === null) throw noEnrolment();
       const at = now();
-      const step = matchingStep(pending, code, at);
+      const step = matchingStep(pending.base32, code, at);
       if (step === null) throw invalidCode();
       const { codes, digests } = freshCodes();
-      if (!(await store.confirmTotp(user.id, step, iso(at), digests, event("mfa.totp_enrolled", user, client))))
-        throw noEnrolment();
+      const enrolled = event("mfa.totp_enrolled", user, client);
+      // Replaced since its code was checked (a new enrolment): nothing waits that this code belongs to.
+      if (!(await store.confirmTotp(user.id, pending.sealed, step, iso(at), digests, enrolled))) throw noEnrolment();
       if (token.sessionId !== undefined) await store.markSession(user.id, token.sessionId, iso(at));
       return { recovery_codes: codes };
     },

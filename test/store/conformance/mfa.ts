@@ -18,7 +18,10 @@ export function mfaContract(use: () => Store): void {
       store.mfa.startTotp({ userId: user.id, secretSealed: `sealed-${Bun.randomUUIDv7()}`, createdAt: tick() });
     const confirmed = async (user: UserRecord, step = 100, codes = ["c1", "c2", "c3"]) => {
       expect(await pending(user)).toBe(true);
-      expect(await store.mfa.confirmTotp(user.id, step, tick(), codes, event("mfa.totp_enrolled"))).toBe(true);
+      const { secretSealed } = (await store.mfa.totp(user.id))!;
+      expect(await store.mfa.confirmTotp(user.id, secretSealed, step, tick(), codes, event("mfa.totp_enrolled"))).toBe(
+        true,
+      );
     };
 
     test("an enrolment is pending until confirmed; a new one replaces it, but never a confirmed one", async () => {
@@ -34,9 +37,15 @@ export function mfaContract(use: () => Store): void {
         recoveryCodesLeft: 0,
       });
       const at = tick();
-      expect(await store.mfa.confirmTotp(ann.id, 7, at, ["a", "b"], event("mfa.totp_enrolled"))).toBe(true);
+      const second = (await store.mfa.totp(ann.id))!.secretSealed;
+      // Only the enrolment pending now, by its sealed secret: the one it replaced confirms nothing.
+      expect(await store.mfa.confirmTotp(ann.id, first!.secretSealed, 7, at, ["a"], event("mfa.totp_enrolled"))).toBe(
+        false,
+      );
+      expect(await store.mfa.totp(ann.id)).toMatchObject({ confirmedAt: null });
+      expect(await store.mfa.confirmTotp(ann.id, second, 7, at, ["a", "b"], event("mfa.totp_enrolled"))).toBe(true);
       expect(await store.mfa.totp(ann.id)).toMatchObject({ confirmedAt: at, lastStep: 7 });
-      expect(await store.mfa.confirmTotp(ann.id, 8, tick(), ["x"], event("mfa.totp_enrolled"))).toBe(false);
+      expect(await store.mfa.confirmTotp(ann.id, second, 8, tick(), ["x"], event("mfa.totp_enrolled"))).toBe(false);
       expect(await pending(ann)).toBe(false);
       expect(await store.mfa.factors(ann.id)).toEqual({
         totp: { confirmedAt: at, pending: false },
