@@ -14,7 +14,9 @@ export function ErrorNote({ error }: { error: unknown }) {
     <p class="error" role="alert">
       <strong>{title}</strong>
       {detail && `: ${detail}`}
-      {/* SVC_ADMIN_MFA=required: the way on is the account page. */}
+      {/* SVC_ADMIN_MFA=required: a session from before the factor shows it by signing in again in two steps. */}
+      {error instanceof ApiError && error.code === "mfa_step_up_required" && " Sign out, and sign in again with it."}
+      {/* And without a factor, the way on is the account page. */}
       {error instanceof ApiError && error.code === "mfa_enrolment_required" && (
         <>
           {" "}
