@@ -299,7 +299,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Options for making a passkey for your account (discoverable, not one you have). Its challenge is good once, for 5 minutes. */
+        /** Options for making a passkey for your account (discoverable, not one you have). Its challenge is good once, for 5 minutes. With a second factor on, it needs a step-up. */
         post: operations["passkeyRegistrationOptions"];
         delete?: never;
         options?: never;
@@ -317,7 +317,7 @@ export interface paths {
         /** Your passkeys, oldest first */
         get: operations["listPasskeys"];
         put?: never;
-        /** Register a passkey with the browser's answer to auth/passkeys/options */
+        /** Register a passkey with the browser's answer to auth/passkeys/options. With a second factor on, it needs a step-up. */
         post: operations["addPasskey"];
         delete?: never;
         options?: never;
@@ -2450,7 +2450,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description As login: a new session's pair, and you */
+            /** @description As login: a new session's pair, and you; for an account with a second factor, its second step (mfa_required) instead, for auth/mfa/verify */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2459,7 +2459,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Login"];
+                    "application/json": components["schemas"]["Login"] | components["schemas"]["MfaChallenge"];
                 };
             };
             /** @description invalid_reset_code, invalid_mail_token, mail_token_expired, validation_failed, malformed_json */
@@ -3207,6 +3207,19 @@ export interface operations {
                     };
                 };
             };
+            /** @description mfa_step_up_required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "mfa_step_up_required";
+                    };
+                };
+            };
             /** @description payload_too_large */
             413: {
                 headers: {
@@ -3386,6 +3399,19 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code: "unauthorized";
+                    };
+                };
+            };
+            /** @description mfa_step_up_required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "mfa_step_up_required";
                     };
                 };
             };

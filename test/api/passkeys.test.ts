@@ -9,11 +9,13 @@ import { relyingParty } from "../../src/auth/passkeys/relying-party.ts";
 import { AppError } from "../../src/errors/index.ts";
 import { newId } from "../../src/lib/ids.ts";
 import { blockAfter, expectProblem, testApp, type TestAppOptions } from "../helpers.ts";
+import { mfaApp } from "../support/mfa.ts";
 import { InvalidStateError, SoftwareAuthenticator } from "../support/webauthn-authenticator.ts";
 
 const BASE = "/svc-api/v1/auth/passkeys";
 const SIGN_IN = `${BASE}/sign-in`;
 const SELF = "http://localhost";
+const MFA = "/svc-api/v1/auth/mfa";
 
 async function passkeyApp(options: TestAppOptions = {}) {
   const t = await testApp(options);
@@ -59,7 +61,30 @@ async function passkeyApp(options: TestAppOptions = {}) {
     });
     return challenge;
   }
-  return { ...t, rp, ann, bob, device, registrationOptions, register, signInOptions, signIn, list, staleChallenge };
+  /** A step-up with one of the token's user's passkeys (on `authenticator`), as a browser does it. */
+  async function stepUp(token: string, authenticator: SoftwareAuthenticator) {
+    const options = await t.call("POST", `${MFA}/webauthn/options`, { token });
+    expect(options.status).toBe(200);
+    const reply = await t.call("POST", `${MFA}/verify`, {
+      token,
+      body: { webauthn: await authenticator.assert(options.body) },
+    });
+    expect(reply.status).toBe(200);
+  }
+  return {
+    ...t,
+    rp,
+    ann,
+    bob,
+    device,
+    registrationOptions,
+    register,
+    signInOptions,
+    signIn,
+    list,
+    staleChallenge,
+    stepUp,
+  };
 }
 
 describe("registering a passkey", () => {
@@ -92,10 +117,13 @@ describe("registering a passkey", () => {
   });
 
   test("a name is kept trimmed; longer than 64 characters, blank, or unstorable is refused", async () => {
-    const { register, device, ann, call, registrationOptions } = await passkeyApp();
-    const named = await register(ann.token, device(), "  Laptop  ");
+    const { register, device, ann, call, registrationOptions, stepUp } = await passkeyApp();
+    const laptop = device();
+    const named = await register(ann.token, laptop, "  Laptop  ");
     expect(named.status).toBe(201);
     expect(named.body.name).toBe("Laptop");
+    // A factor on now: the next ones need a step-up.
+    await stepUp(ann.token, laptop);
     expect((await register(ann.token, device(), "é".repeat(64))).status).toBe(201);
     for (const name of ["x".repeat(65), "   ", "a\u0000b"]) {
       const response = await device().register(await registrationOptions(ann.token));
@@ -114,10 +142,11 @@ describe("registering a passkey", () => {
   });
 
   test("the options exclude the user's passkeys: an authenticator holding one refuses, another registers", async () => {
-    const { register, device, ann, bob, registrationOptions, list } = await passkeyApp();
+    const { register, device, ann, bob, registrationOptions, list, stepUp } = await passkeyApp();
     const laptop = device();
     const first = await register(ann.token, laptop);
     expect(first.status).toBe(201);
+    await stepUp(ann.token, laptop);
     const options = await registrationOptions(ann.token);
     expect(options.excludeCredentials).toEqual([
       { id: laptop.credentials[0]!.id, type: "public-key", transports: ["internal"] },
@@ -130,10 +159,11 @@ describe("registering a passkey", () => {
   });
 
   test("the same credential cannot be registered twice, by anyone", async () => {
-    const { device, ann, bob, call, registrationOptions, list } = await passkeyApp();
+    const { device, ann, bob, call, registrationOptions, list, stepUp } = await passkeyApp();
     const laptop = device();
     const response = await laptop.register(await registrationOptions(ann.token));
     expect((await call("POST", BASE, { token: ann.token, body: { response } })).status).toBe(201);
+    await stepUp(ann.token, laptop);
     // The same credential attested again, to fresh options of ann's or of bob's: its id is taken.
     const credential = laptop.credentials[0]!.id;
     for (const who of [ann, bob]) {
@@ -159,13 +189,15 @@ describe("registering a passkey", () => {
   });
 
   test("every failed registration is 400 passkey_registration_failed and adds nothing", async () => {
-    const { device, ann, bob, call, registrationOptions, staleChallenge, list } = await passkeyApp();
+    const { device, ann, bob, call, registrationOptions, staleChallenge, list, stepUp } = await passkeyApp();
     const post = (token: string, response: unknown) => call("POST", BASE, { token, body: { response } });
 
     // A challenge used twice: the second answer to the same options.
     const options = await registrationOptions(ann.token);
-    const response = await device().register(options);
+    const laptop = device();
+    const response = await laptop.register(options);
     expect((await post(ann.token, response)).status).toBe(201);
+    await stepUp(ann.token, laptop);
     expectProblem(await post(ann.token, await device().register(options)), 400, "passkey_registration_failed");
     // An expired challenge.
     const stale = await staleChallenge("register", ann.user.id);
@@ -205,6 +237,46 @@ describe("registering a passkey", () => {
         "unauthorized",
       );
     }
+  });
+});
+
+describe("adding a passkey with a second factor on needs a step-up", () => {
+  test("with a passkey: options and answer are 403 mfa_step_up_required until the session steps up", async () => {
+    const { register, device, ann, call, list, registrationOptions, signIn, signInOptions, stepUp } =
+      await passkeyApp();
+    const laptop = device();
+    // The first passkey of an account without a factor needs none.
+    expect((await register(ann.token, laptop)).status).toBe(201);
+    // A stolen Bearer (a password's session, no factor shown) adds no passkey of its own.
+    expectProblem(await call("POST", `${BASE}/options`, { token: ann.token }), 403, "mfa_step_up_required");
+    // Nor with an answer to options another session of ann's was given (one the passkey signed in).
+    const { token: other } = (await signIn(await laptop.assert(await signInOptions()))).body;
+    const response = await device().register(await registrationOptions(other));
+    expectProblem(await call("POST", BASE, { token: ann.token, body: { response } }), 403, "mfa_step_up_required");
+    expect(await list(ann.token)).toHaveLength(1);
+    // Stepped up, the same session adds one.
+    await stepUp(ann.token, laptop);
+    expect((await register(ann.token, device())).status).toBe(201);
+    expect(await list(ann.token)).toHaveLength(2);
+  });
+
+  test("with an authenticator app: 403 mfa_step_up_required past the 5 minutes, 201 after a code", async () => {
+    const app = await mfaApp();
+    const cat = await app.enrolled("cat");
+    const laptop = new SoftwareAuthenticator(relyingParty(app.config.mail).origin);
+    app.clock.pass(300_001);
+    expectProblem(await app.call("POST", `${BASE}/options`, { token: cat.token }), 403, "mfa_step_up_required");
+    const stepped = await app.call("POST", `${MFA}/verify`, { token: cat.token, body: { code: app.codeOf(cat.totp) } });
+    expect(stepped.status).toBe(200);
+    const options = await app.call("POST", `${BASE}/options`, { token: cat.token });
+    expect(options.status).toBe(200);
+    const response = await laptop.register(options.body);
+    // The answer is held to the step-up as the options are: past it, refused and nothing added.
+    app.clock.pass(300_001);
+    expectProblem(await app.call("POST", BASE, { token: cat.token, body: { response } }), 403, "mfa_step_up_required");
+    expect((await app.call("GET", BASE, { token: cat.token })).body.items).toEqual([]);
+    await app.call("POST", `${MFA}/verify`, { token: cat.token, body: { code: app.codeOf(cat.totp) } });
+    expect((await app.call("POST", BASE, { token: cat.token, body: { response } })).status).toBe(201);
   });
 });
 
@@ -309,10 +381,11 @@ describe("signing in with a passkey alone", () => {
   });
 
   test("every refused answer is 401 invalid_passkey and starts no session", async () => {
-    const { register, device, ann, bob, signInOptions, signIn, staleChallenge, store, registrationOptions } =
+    const { register, device, ann, bob, signInOptions, signIn, staleChallenge, store, registrationOptions, stepUp } =
       await passkeyApp();
     const laptop = device();
     await register(ann.token, laptop);
+    await stepUp(ann.token, laptop);
     const bobsKey = device();
     await register(bob.token, bobsKey);
     const refused = async (response: unknown) => expectProblem(await signIn(response), 401, "invalid_passkey");
@@ -356,9 +429,10 @@ describe("signing in with a passkey alone", () => {
   });
 
   test("one answer sent twice at once signs in once: its challenge is taken once", async () => {
-    const { register, device, ann, signInOptions, signIn, registrationOptions, call } = await passkeyApp();
+    const { register, device, ann, signInOptions, signIn, registrationOptions, call, stepUp } = await passkeyApp();
     const laptop = device();
     await register(ann.token, laptop);
+    await stepUp(ann.token, laptop);
     const answer = await laptop.assert(await signInOptions());
     const replies = await Promise.all([signIn(answer), signIn(answer)]);
     expect(replies.map((reply) => reply.status).sort()).toEqual([200, 401]);
