@@ -331,6 +331,58 @@ describe("managing passkeys", () => {
   });
 });
 
+describe("removing the last factor", () => {
+  test("the last passkey, the app off: the recovery codes go too, and sign in no more", async () => {
+    const app = await mfaApp();
+    const cat = await app.enrolled("cat");
+    const laptop = new SoftwareAuthenticator(relyingParty(app.config.mail).origin);
+    const phone = new SoftwareAuthenticator(relyingParty(app.config.mail).origin);
+    const status = async () => (await app.call("GET", MFA, { token: cat.token })).body;
+    const add = async (authenticator: SoftwareAuthenticator) => {
+      const options = (await app.call("POST", `${BASE}/options`, { token: cat.token })).body;
+      const added = await app.call("POST", BASE, {
+        token: cat.token,
+        body: { response: await authenticator.register(options) },
+      });
+      expect(added.status).toBe(201);
+      return added.body.id as string;
+    };
+    // The enrolling session showed a code: it adds two passkeys, then turns the app off with a code.
+    const [first, second] = [await add(laptop), await add(phone)];
+    const off = await app.call("DELETE", `${MFA}/totp`, { token: cat.token, body: { code: app.codeOf(cat.totp) } });
+    expect(off.status).toBe(204);
+    expect((await status()).recovery_codes_left).toBe(10);
+    // A passkey left: the codes stay.
+    expect((await app.call("DELETE", `${BASE}/${first}`, { token: cat.token })).status).toBe(204);
+    expect((await status()).recovery_codes_left).toBe(10);
+    // None left: they go with it.
+    expect((await app.call("DELETE", `${BASE}/${second}`, { token: cat.token })).status).toBe(204);
+    expect(await status()).toMatchObject({ passkeys: 0, recovery_codes_left: 0, methods: [] });
+
+    // A passkey again, later: the old codes do not come back with it.
+    await add(new SoftwareAuthenticator(relyingParty(app.config.mail).origin));
+    const mfaToken = await app.firstStep("cat", cat.password);
+    expectProblem(
+      await app.call("POST", `${MFA}/verify`, { body: { mfa_token: mfaToken, recovery_code: cat.recoveryCodes[0] } }),
+      401,
+      "invalid_mfa_code",
+    );
+  });
+
+  test("the last passkey with the app on: the recovery codes stay", async () => {
+    const app = await mfaApp();
+    const cat = await app.enrolled("cat");
+    const laptop = new SoftwareAuthenticator(relyingParty(app.config.mail).origin);
+    const options = (await app.call("POST", `${BASE}/options`, { token: cat.token })).body;
+    const added = await app.call("POST", BASE, {
+      token: cat.token,
+      body: { response: await laptop.register(options) },
+    });
+    expect((await app.call("DELETE", `${BASE}/${added.body.id}`, { token: cat.token })).status).toBe(204);
+    expect((await app.call("GET", MFA, { token: cat.token })).body.recovery_codes_left).toBe(10);
+  });
+});
+
 describe("signing in with a passkey alone", () => {
   test("json mode: a discoverable credential, no username; answered as a login, and its use recorded", async () => {
     const { register, device, ann, call, list, signInOptions, signIn, rp, store } = await passkeyApp();
