@@ -480,6 +480,22 @@ describe("signing in with a passkey alone", () => {
     expect(failed.every((event) => JSON.parse(event.detail!).method === "passkey")).toBe(true);
   });
 
+  test("a counter past 2^31 (WebAuthn's go to 2^32-1) signs in, and is kept", async () => {
+    const { register, device, ann, signInOptions, signIn, store } = await passkeyApp();
+    const laptop = device();
+    await register(ann.token, laptop);
+    for (const counter of [2 ** 31 + 5, 2 ** 32 - 1]) {
+      expect((await signIn(await laptop.assert(await signInOptions(), { counter }))).status).toBe(200);
+      expect((await store.passkeys.list(ann.user.id))[0]!.counter).toBe(counter);
+    }
+    // Still only forward.
+    expectProblem(
+      await signIn(await laptop.assert(await signInOptions(), { counter: 2 ** 31 + 6 })),
+      401,
+      "invalid_passkey",
+    );
+  });
+
   test("one answer sent twice at once signs in once: its challenge is taken once", async () => {
     const { register, device, ann, signInOptions, signIn, registrationOptions, call, stepUp } = await passkeyApp();
     const laptop = device();

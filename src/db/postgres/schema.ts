@@ -341,8 +341,11 @@ export const passkeys = pgTable(
     credentialId: text("credential_id").notNull(),
     /** The COSE public key, base64url. */
     publicKey: text("public_key").notNull(),
-    /** The authenticator's signature counter: a lower one than stored means a cloned authenticator. */
-    counter: integer("counter").notNull().default(0),
+    /**
+     * The authenticator's signature counter: a lower one than stored means a cloned authenticator. Unsigned
+     * 32-bit in WebAuthn (up to 2^32-1): past integer's 2^31-1, hence bigint (read as a number: it fits).
+     */
+    counter: bigint("counter", { mode: "number" }).notNull().default(0),
     /** The transports the browser reported (usb, nfc, ble, internal, hybrid), comma-separated. */
     transports: text("transports"),
     /** "singleDevice" or "multiDevice" (synced), as the registration said. */
