@@ -16,6 +16,8 @@ const BASE = "/svc-api/v1/auth/passkeys";
 const SIGN_IN = `${BASE}/sign-in`;
 const SELF = "http://localhost";
 const MFA = "/svc-api/v1/auth/mfa";
+/** Challenges an answer may carry that are not base64url of svc's length. */
+const NOT_CHALLENGES = ["bm90LWhhbmRl\u0000ZC1vdXQ", "bm90LWhhbmRl ZC1vdXQ", "c2hvcnQ", "x".repeat(513)];
 
 async function passkeyApp(options: TestAppOptions = {}) {
   const t = await testApp(options);
@@ -218,6 +220,12 @@ describe("registering a passkey", () => {
     // Not an answer at all.
     await registrationOptions(ann.token);
     expectProblem(await post(ann.token, { id: "x", type: "public-key" }), 400, "passkey_registration_failed");
+    // A challenge that is no base64url svc could have handed out: a NUL (which PostgreSQL cannot hold), a
+    // space, too short, too long.
+    for (const challenge of NOT_CHALLENGES) {
+      const made = await device().register(await registrationOptions(ann.token), { challenge });
+      expectProblem(await post(ann.token, made), 400, "passkey_registration_failed");
+    }
     expect(await list(ann.token)).toHaveLength(1);
     expect(await list(bob.token)).toHaveLength(0);
   });
@@ -473,6 +481,8 @@ describe("signing in with a passkey alone", () => {
     // Not an answer at all.
     await signInOptions();
     await refused({ id: "x", type: "public-key" });
+    // A challenge that is no base64url svc could have handed out.
+    for (const challenge of NOT_CHALLENGES) await refused(await laptop.assert(await signInOptions(), { challenge }));
     // After all that, the real one still signs in: refusals changed nothing.
     expect((await signIn(await laptop.assert(await signInOptions()))).status).toBe(200);
     const failed = await store.audit.list({ action: "login.failed", limit: 100 });
