@@ -265,7 +265,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Options for signing in with a passkey alone (a discoverable credential: no username). Its challenge is good once, for 5 minutes. */
+        /** Options for signing in with a passkey alone (a discoverable credential: no username). Its challenge is good once, for 5 minutes. At most 30 a minute per client. */
         post: operations["passkeySignInOptions"];
         delete?: never;
         options?: never;
@@ -2963,6 +2963,21 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description too_many_requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "too_many_requests";
                     };
                 };
             };

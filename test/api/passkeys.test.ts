@@ -565,6 +565,22 @@ describe("signing in with a passkey alone", () => {
     expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
   });
 
+  test("sign-in options: 30 a minute per client, the 31st is 429 too_many_requests with Retry-After", async () => {
+    // Each call writes a challenge, and needs no token: a client is held to a rate, as sign-ups are.
+    const { call } = await passkeyApp({ config: { trustProxy: 1 } });
+    const from = (address: string) => ({ headers: { "x-forwarded-for": address } });
+    for (let i = 0; i < 30; i++)
+      expect((await call("POST", `${SIGN_IN}/options`, from("203.0.113.7"))).status).toBe(200);
+    const refused = await call("POST", `${SIGN_IN}/options`, from("203.0.113.7"));
+    expectProblem(refused, 429, "too_many_requests");
+    const retryAfter = Number(refused.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    // Another client goes on (an IPv6 one, another IPv4 address).
+    for (const address of ["2001:db8::1", "198.51.100.5"])
+      expect((await call("POST", `${SIGN_IN}/options`, from(address))).status).toBe(200);
+  });
+
   test("the body is checked: a missing answer or an unknown mode is 400 validation_failed", async () => {
     const { call } = await passkeyApp();
     expectProblem(await call("POST", SIGN_IN, { body: {} }), 400, "validation_failed");

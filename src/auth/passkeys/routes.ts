@@ -50,19 +50,19 @@ export function passkeyRoutes({
       .use(requestFacts)
       .use(operations({ idempotency, trustProxy }))
       .resolve(({ request, requestInfo }) => ({ client: clientInfo(request, trustProxy, requestInfo) }))
-      .post("/sign-in/options", () => passkeys.signInOptions(), {
+      .post("/sign-in/options", ({ client }) => passkeys.signInOptions(client), {
         parse: optionalJsonBody(maxBodyBytes),
         operation: {
           operationId: "passkeySignInOptions",
           summary:
-            "Options for signing in with a passkey alone (a discoverable credential: no username). Its challenge is good once, for 5 minutes.",
+            "Options for signing in with a passkey alone (a discoverable credential: no username). Its challenge is good once, for 5 minutes. At most 30 a minute per client.",
           tag: "auth",
           ok: {
             status: 200,
             description: "Pass them to navigator.credentials.get (startAuthentication of @simplewebauthn/browser)",
             schema: ref("PasskeyRequestOptions"),
           },
-          errors: [...BODY_ERRORS],
+          errors: [...BODY_ERRORS, "too_many_requests"],
         },
       })
       .post(

@@ -372,7 +372,11 @@ export const webauthnChallenges = pgTable(
     createdAt: instant("created_at").notNull(),
     expiresAt: instant("expires_at").notNull(),
   },
-  (t) => [index("webauthn_challenges_expires_at_idx").on(t.expiresAt)],
+  // A challenge is taken by its value (takeChallenge): found by the index, not a scan of them all.
+  (t) => [
+    index("webauthn_challenges_expires_at_idx").on(t.expiresAt),
+    index("webauthn_challenges_challenge_idx").on(t.challenge),
+  ],
 );
 
 export { mailOutbox } from "./mail-schema.ts";
