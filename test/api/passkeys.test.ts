@@ -1,15 +1,12 @@
 // Passkeys through the public surface, with a software authenticator standing in for the browser: register,
-// list, rename, remove, sign in with a passkey alone, and every refusal with its exact status and code; and
-// the passkey as a second factor (PasskeyFactor), as the second-factor code calls it. Runs on SQLite, and on
-// PostgreSQL with TEST_DATABASE=postgres.
+// list, rename, remove, sign in with a passkey alone, and every refusal with its exact status and code (with
+// the other second factors: passkeys-factors.test.ts). Runs on SQLite, and on PostgreSQL with
+// TEST_DATABASE=postgres.
 import { describe, expect, test } from "bun:test";
 import { auditEvent, CLI_ORIGIN } from "../../src/audit/model.ts";
-import { createPasskeyFactor } from "../../src/auth/passkeys/index.ts";
 import { relyingParty } from "../../src/auth/passkeys/relying-party.ts";
-import { AppError } from "../../src/errors/index.ts";
 import { newId } from "../../src/lib/ids.ts";
 import { blockAfter, expectProblem, testApp, type TestAppOptions } from "../helpers.ts";
-import { mfaApp } from "../support/mfa.ts";
 import { InvalidStateError, SoftwareAuthenticator } from "../support/webauthn-authenticator.ts";
 
 const BASE = "/svc-api/v1/auth/passkeys";
@@ -248,46 +245,6 @@ describe("registering a passkey", () => {
   });
 });
 
-describe("adding a passkey with a second factor on needs a step-up", () => {
-  test("with a passkey: options and answer are 403 mfa_step_up_required until the session steps up", async () => {
-    const { register, device, ann, call, list, registrationOptions, signIn, signInOptions, stepUp } =
-      await passkeyApp();
-    const laptop = device();
-    // The first passkey of an account without a factor needs none.
-    expect((await register(ann.token, laptop)).status).toBe(201);
-    // A stolen Bearer (a password's session, no factor shown) adds no passkey of its own.
-    expectProblem(await call("POST", `${BASE}/options`, { token: ann.token }), 403, "mfa_step_up_required");
-    // Nor with an answer to options another session of ann's was given (one the passkey signed in).
-    const { token: other } = (await signIn(await laptop.assert(await signInOptions()))).body;
-    const response = await device().register(await registrationOptions(other));
-    expectProblem(await call("POST", BASE, { token: ann.token, body: { response } }), 403, "mfa_step_up_required");
-    expect(await list(ann.token)).toHaveLength(1);
-    // Stepped up, the same session adds one.
-    await stepUp(ann.token, laptop);
-    expect((await register(ann.token, device())).status).toBe(201);
-    expect(await list(ann.token)).toHaveLength(2);
-  });
-
-  test("with an authenticator app: 403 mfa_step_up_required past the 5 minutes, 201 after a code", async () => {
-    const app = await mfaApp();
-    const cat = await app.enrolled("cat");
-    const laptop = new SoftwareAuthenticator(relyingParty(app.config.mail).origin);
-    app.clock.pass(300_001);
-    expectProblem(await app.call("POST", `${BASE}/options`, { token: cat.token }), 403, "mfa_step_up_required");
-    const stepped = await app.call("POST", `${MFA}/verify`, { token: cat.token, body: { code: app.codeOf(cat.totp) } });
-    expect(stepped.status).toBe(200);
-    const options = await app.call("POST", `${BASE}/options`, { token: cat.token });
-    expect(options.status).toBe(200);
-    const response = await laptop.register(options.body);
-    // The answer is held to the step-up as the options are: past it, refused and nothing added.
-    app.clock.pass(300_001);
-    expectProblem(await app.call("POST", BASE, { token: cat.token, body: { response } }), 403, "mfa_step_up_required");
-    expect((await app.call("GET", BASE, { token: cat.token })).body.items).toEqual([]);
-    await app.call("POST", `${MFA}/verify`, { token: cat.token, body: { code: app.codeOf(cat.totp) } });
-    expect((await app.call("POST", BASE, { token: cat.token, body: { response } })).status).toBe(201);
-  });
-});
-
 describe("managing passkeys", () => {
   test("rename your own; another's, or an id that is none, is 404 not_found", async () => {
     const { register, device, ann, bob, call, list, store } = await passkeyApp();
@@ -336,58 +293,6 @@ describe("managing passkeys", () => {
     expect(await store.audit.list({ action: "passkey.removed", limit: 10 })).toHaveLength(1);
     expectProblem(await call("DELETE", `${BASE}/${id}`, { token }), 404, "not_found");
     expectProblem(await signIn(await laptop.assert(await signInOptions())), 401, "invalid_passkey");
-  });
-});
-
-describe("removing the last factor", () => {
-  test("the last passkey, the app off: the recovery codes go too, and sign in no more", async () => {
-    const app = await mfaApp();
-    const cat = await app.enrolled("cat");
-    const laptop = new SoftwareAuthenticator(relyingParty(app.config.mail).origin);
-    const phone = new SoftwareAuthenticator(relyingParty(app.config.mail).origin);
-    const status = async () => (await app.call("GET", MFA, { token: cat.token })).body;
-    const add = async (authenticator: SoftwareAuthenticator) => {
-      const options = (await app.call("POST", `${BASE}/options`, { token: cat.token })).body;
-      const added = await app.call("POST", BASE, {
-        token: cat.token,
-        body: { response: await authenticator.register(options) },
-      });
-      expect(added.status).toBe(201);
-      return added.body.id as string;
-    };
-    // The enrolling session showed a code: it adds two passkeys, then turns the app off with a code.
-    const [first, second] = [await add(laptop), await add(phone)];
-    const off = await app.call("DELETE", `${MFA}/totp`, { token: cat.token, body: { code: app.codeOf(cat.totp) } });
-    expect(off.status).toBe(204);
-    expect((await status()).recovery_codes_left).toBe(10);
-    // A passkey left: the codes stay.
-    expect((await app.call("DELETE", `${BASE}/${first}`, { token: cat.token })).status).toBe(204);
-    expect((await status()).recovery_codes_left).toBe(10);
-    // None left: they go with it.
-    expect((await app.call("DELETE", `${BASE}/${second}`, { token: cat.token })).status).toBe(204);
-    expect(await status()).toMatchObject({ passkeys: 0, recovery_codes_left: 0, methods: [] });
-
-    // A passkey again, later: the old codes do not come back with it.
-    await add(new SoftwareAuthenticator(relyingParty(app.config.mail).origin));
-    const mfaToken = await app.firstStep("cat", cat.password);
-    expectProblem(
-      await app.call("POST", `${MFA}/verify`, { body: { mfa_token: mfaToken, recovery_code: cat.recoveryCodes[0] } }),
-      401,
-      "invalid_mfa_code",
-    );
-  });
-
-  test("the last passkey with the app on: the recovery codes stay", async () => {
-    const app = await mfaApp();
-    const cat = await app.enrolled("cat");
-    const laptop = new SoftwareAuthenticator(relyingParty(app.config.mail).origin);
-    const options = (await app.call("POST", `${BASE}/options`, { token: cat.token })).body;
-    const added = await app.call("POST", BASE, {
-      token: cat.token,
-      body: { response: await laptop.register(options) },
-    });
-    expect((await app.call("DELETE", `${BASE}/${added.body.id}`, { token: cat.token })).status).toBe(204);
-    expect((await app.call("GET", MFA, { token: cat.token })).body.recovery_codes_left).toBe(10);
   });
 });
 
@@ -589,46 +494,5 @@ describe("signing in with a passkey alone", () => {
       400,
       "validation_failed",
     );
-  });
-});
-
-describe("a passkey as the second factor (PasskeyFactor)", () => {
-  test("options allow the user's passkeys only; none without any", async () => {
-    const { register, device, ann, bob, store, rp } = await passkeyApp();
-    const factor = createPasskeyFactor({ passkeys: store.passkeys, rp });
-    const laptop = device();
-    await register(ann.token, laptop);
-    expect(await factor.assertionOptions(bob.user.id)).toBeNull();
-    const asked = await factor.assertionOptions(ann.user.id);
-    expect(asked!.options.allowCredentials).toEqual([
-      { id: laptop.credentials[0]!.id, type: "public-key", transports: ["internal"] },
-    ]);
-    expect(asked!.challenge).toBe(asked!.options.challenge);
-  });
-
-  test("its answer holds for its owner only, and its use is recorded; refusals are invalid_passkey", async () => {
-    const { register, device, ann, bob, store, rp, list } = await passkeyApp();
-    const factor = createPasskeyFactor({ passkeys: store.passkeys, rp });
-    const laptop = device();
-    await register(ann.token, laptop);
-    const refusal = async (work: Promise<void>) => {
-      const error = await work.then(
-        () => null,
-        (e: unknown) => e,
-      );
-      expect(error).toBeInstanceOf(AppError);
-      expect((error as AppError).code).toBe("invalid_passkey");
-    };
-    const { options, challenge } = (await factor.assertionOptions(ann.user.id))!;
-    // Another user's passkey: ann's answer offered as bob's second factor.
-    await refusal(factor.verifyAssertion(bob.user.id, await laptop.assert(options), challenge));
-    await refusal(factor.verifyAssertion(ann.user.id, await laptop.assert(options), "another-challenge"));
-    await refusal(factor.verifyAssertion(ann.user.id, await laptop.assert(options, { badSignature: true }), challenge));
-    await refusal(factor.verifyAssertion(ann.user.id, { nonsense: true }, challenge));
-    const answer = await laptop.assert(options);
-    await factor.verifyAssertion(ann.user.id, answer, challenge);
-    expect((await list(ann.token))[0]!.last_used_at).toBeString();
-    // The same answer again: its counter did not move.
-    await refusal(factor.verifyAssertion(ann.user.id, answer, challenge));
   });
 });
