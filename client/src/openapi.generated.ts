@@ -265,7 +265,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Options for signing in with a passkey alone (a discoverable credential: no username). Its challenge is good once, for 5 minutes. */
+        /** Options for signing in with a passkey alone (a discoverable credential: no username). Its challenge is good once, for 5 minutes. At most 30 a minute per client. */
         post: operations["passkeySignInOptions"];
         delete?: never;
         options?: never;
@@ -299,7 +299,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Options for making a passkey for your account (discoverable, not one you have). Its challenge is good once, for 5 minutes. */
+        /** Options for making a passkey for your account (discoverable, not one you have). Its challenge is good once, for 5 minutes. With a second factor on, it needs a step-up. */
         post: operations["passkeyRegistrationOptions"];
         delete?: never;
         options?: never;
@@ -317,7 +317,7 @@ export interface paths {
         /** Your passkeys, oldest first */
         get: operations["listPasskeys"];
         put?: never;
-        /** Register a passkey with the browser's answer to auth/passkeys/options */
+        /** Register a passkey with the browser's answer to auth/passkeys/options. With a second factor on, it needs a step-up. */
         post: operations["addPasskey"];
         delete?: never;
         options?: never;
@@ -2992,6 +2992,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description too_many_requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "too_many_requests";
+                    };
+                };
+            };
             /** @description internal */
             500: {
                 headers: {
@@ -3233,6 +3248,19 @@ export interface operations {
                     };
                 };
             };
+            /** @description mfa_step_up_required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "mfa_step_up_required";
+                    };
+                };
+            };
             /** @description payload_too_large */
             413: {
                 headers: {
@@ -3412,6 +3440,19 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code: "unauthorized";
+                    };
+                };
+            };
+            /** @description mfa_step_up_required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "mfa_step_up_required";
                     };
                 };
             };

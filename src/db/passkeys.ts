@@ -1,7 +1,7 @@
 // Passkeys (WebAuthn credentials) per user, and the challenges handed out for registering one or signing
 // in with one. A passkey's counter and last use only move forward, so of two answers replayed or raced
 // with the same counter one lands; a challenge is taken once, atomically, by its value.
-import { and, asc, eq, inArray, isNull, lt, or } from "drizzle-orm";
+import { and, asc, count, eq, inArray, isNotNull, isNull, lt, or } from "drizzle-orm";
 import { parseId } from "../lib/ids.ts";
 import { recordIn, type AuditEvent } from "./audit.ts";
 import type { Dialect } from "./dialect.ts";
@@ -53,7 +53,10 @@ export interface PasskeyStore {
   findByCredentialId(credentialId: string): Promise<PasskeyRecord | null>;
   /** Renames one of the user's passkeys, with its audit event; null: the user has none with this id. */
   rename(userId: string, id: string, name: string, audit: AuditEvent): Promise<PasskeyRecord | null>;
-  /** Deletes one of the user's passkeys, with its audit event; false: the user has none with this id. */
+  /**
+   * Deletes one of the user's passkeys, with its audit event; with it the recovery codes when no factor is
+   * left (no confirmed app, no other passkey). false: the user has none with this id.
+   */
   remove(userId: string, id: string, audit: AuditEvent): Promise<boolean>;
   /**
    * Records a checked assertion: the counter moves to `counter` only if that is forward (above the stored
@@ -83,7 +86,7 @@ const PRUNED_PER_CHALLENGE = 4;
 
 export function passkeyStore(dialect: Dialect): PasskeyStore {
   const { db, run, write, transaction, tables } = dialect;
-  const { passkeys, webauthnChallenges: challenges } = tables;
+  const { passkeys, webauthnChallenges: challenges, mfaTotp, mfaRecoveryCodes } = tables;
   const asRecord = (row: typeof passkeys.$inferSelect): PasskeyRecord => ({
     id: row.id,
     userId: row.userId,
@@ -162,6 +165,14 @@ export function passkeyStore(dialect: Dialect): PasskeyStore {
       return transaction(async (tx) => {
         const gone = await tx.delete(passkeys).where(usersPasskey(user, key)).returning({ id: passkeys.id });
         if (gone.length === 0) return false;
+        const [keys] = await tx.select({ n: count() }).from(passkeys).where(eq(passkeys.userId, user));
+        const [apps] = await tx
+          .select({ n: count() })
+          .from(mfaTotp)
+          .where(and(eq(mfaTotp.userId, user), isNotNull(mfaTotp.confirmedAt)));
+        // With no factor left, recovery codes would recover nothing: they go with the last factor (as the app's
+        // removal does), or a passkey added later would bring the old ones back to life.
+        if (keys!.n === 0 && apps!.n === 0) await tx.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, user));
         await recordIn(tx, tables, audit);
         return true;
       }, TIMED);

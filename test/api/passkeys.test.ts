@@ -1,12 +1,10 @@
 // Passkeys through the public surface, with a software authenticator standing in for the browser: register,
-// list, rename, remove, sign in with a passkey alone, and every refusal with its exact status and code; and
-// the passkey as a second factor (PasskeyFactor), as the second-factor code calls it. Runs on SQLite, and on
-// PostgreSQL with TEST_DATABASE=postgres.
+// list, rename, remove, sign in with a passkey alone, and every refusal with its exact status and code (with
+// the other second factors: passkeys-factors.test.ts). Runs on SQLite, and on PostgreSQL with
+// TEST_DATABASE=postgres.
 import { describe, expect, test } from "bun:test";
 import { auditEvent, CLI_ORIGIN } from "../../src/audit/model.ts";
-import { createPasskeyFactor } from "../../src/auth/passkeys/index.ts";
 import { relyingParty } from "../../src/auth/passkeys/relying-party.ts";
-import { AppError } from "../../src/errors/index.ts";
 import { newId } from "../../src/lib/ids.ts";
 import { blockAfter, expectProblem, testApp, type TestAppOptions } from "../helpers.ts";
 import { InvalidStateError, SoftwareAuthenticator } from "../support/webauthn-authenticator.ts";
@@ -14,6 +12,9 @@ import { InvalidStateError, SoftwareAuthenticator } from "../support/webauthn-au
 const BASE = "/svc-api/v1/auth/passkeys";
 const SIGN_IN = `${BASE}/sign-in`;
 const SELF = "http://localhost";
+const MFA = "/svc-api/v1/auth/mfa";
+/** Challenges an answer may carry that are not base64url of svc's length. */
+const NOT_CHALLENGES = ["bm90LWhhbmRl\u0000ZC1vdXQ", "bm90LWhhbmRl ZC1vdXQ", "c2hvcnQ", "x".repeat(513)];
 
 async function passkeyApp(options: TestAppOptions = {}) {
   const t = await testApp(options);
@@ -59,7 +60,30 @@ async function passkeyApp(options: TestAppOptions = {}) {
     });
     return challenge;
   }
-  return { ...t, rp, ann, bob, device, registrationOptions, register, signInOptions, signIn, list, staleChallenge };
+  /** A step-up with one of the token's user's passkeys (on `authenticator`), as a browser does it. */
+  async function stepUp(token: string, authenticator: SoftwareAuthenticator) {
+    const options = await t.call("POST", `${MFA}/webauthn/options`, { token });
+    expect(options.status).toBe(200);
+    const reply = await t.call("POST", `${MFA}/verify`, {
+      token,
+      body: { webauthn: await authenticator.assert(options.body) },
+    });
+    expect(reply.status).toBe(200);
+  }
+  return {
+    ...t,
+    rp,
+    ann,
+    bob,
+    device,
+    registrationOptions,
+    register,
+    signInOptions,
+    signIn,
+    list,
+    staleChallenge,
+    stepUp,
+  };
 }
 
 describe("registering a passkey", () => {
@@ -92,10 +116,13 @@ describe("registering a passkey", () => {
   });
 
   test("a name is kept trimmed; longer than 64 characters, blank, or unstorable is refused", async () => {
-    const { register, device, ann, call, registrationOptions } = await passkeyApp();
-    const named = await register(ann.token, device(), "  Laptop  ");
+    const { register, device, ann, call, registrationOptions, stepUp } = await passkeyApp();
+    const laptop = device();
+    const named = await register(ann.token, laptop, "  Laptop  ");
     expect(named.status).toBe(201);
     expect(named.body.name).toBe("Laptop");
+    // A factor on now: the next ones need a step-up.
+    await stepUp(ann.token, laptop);
     expect((await register(ann.token, device(), "é".repeat(64))).status).toBe(201);
     for (const name of ["x".repeat(65), "   ", "a\u0000b"]) {
       const response = await device().register(await registrationOptions(ann.token));
@@ -114,10 +141,11 @@ describe("registering a passkey", () => {
   });
 
   test("the options exclude the user's passkeys: an authenticator holding one refuses, another registers", async () => {
-    const { register, device, ann, bob, registrationOptions, list } = await passkeyApp();
+    const { register, device, ann, bob, registrationOptions, list, stepUp } = await passkeyApp();
     const laptop = device();
     const first = await register(ann.token, laptop);
     expect(first.status).toBe(201);
+    await stepUp(ann.token, laptop);
     const options = await registrationOptions(ann.token);
     expect(options.excludeCredentials).toEqual([
       { id: laptop.credentials[0]!.id, type: "public-key", transports: ["internal"] },
@@ -130,10 +158,11 @@ describe("registering a passkey", () => {
   });
 
   test("the same credential cannot be registered twice, by anyone", async () => {
-    const { device, ann, bob, call, registrationOptions, list } = await passkeyApp();
+    const { device, ann, bob, call, registrationOptions, list, stepUp } = await passkeyApp();
     const laptop = device();
     const response = await laptop.register(await registrationOptions(ann.token));
     expect((await call("POST", BASE, { token: ann.token, body: { response } })).status).toBe(201);
+    await stepUp(ann.token, laptop);
     // The same credential attested again, to fresh options of ann's or of bob's: its id is taken.
     const credential = laptop.credentials[0]!.id;
     for (const who of [ann, bob]) {
@@ -159,13 +188,15 @@ describe("registering a passkey", () => {
   });
 
   test("every failed registration is 400 passkey_registration_failed and adds nothing", async () => {
-    const { device, ann, bob, call, registrationOptions, staleChallenge, list } = await passkeyApp();
+    const { device, ann, bob, call, registrationOptions, staleChallenge, list, stepUp } = await passkeyApp();
     const post = (token: string, response: unknown) => call("POST", BASE, { token, body: { response } });
 
     // A challenge used twice: the second answer to the same options.
     const options = await registrationOptions(ann.token);
-    const response = await device().register(options);
+    const laptop = device();
+    const response = await laptop.register(options);
     expect((await post(ann.token, response)).status).toBe(201);
+    await stepUp(ann.token, laptop);
     expectProblem(await post(ann.token, await device().register(options)), 400, "passkey_registration_failed");
     // An expired challenge.
     const stale = await staleChallenge("register", ann.user.id);
@@ -186,6 +217,12 @@ describe("registering a passkey", () => {
     // Not an answer at all.
     await registrationOptions(ann.token);
     expectProblem(await post(ann.token, { id: "x", type: "public-key" }), 400, "passkey_registration_failed");
+    // A challenge that is no base64url svc could have handed out: a NUL (which PostgreSQL cannot hold), a
+    // space, too short, too long.
+    for (const challenge of NOT_CHALLENGES) {
+      const made = await device().register(await registrationOptions(ann.token), { challenge });
+      expectProblem(await post(ann.token, made), 400, "passkey_registration_failed");
+    }
     expect(await list(ann.token)).toHaveLength(1);
     expect(await list(bob.token)).toHaveLength(0);
   });
@@ -309,10 +346,11 @@ describe("signing in with a passkey alone", () => {
   });
 
   test("every refused answer is 401 invalid_passkey and starts no session", async () => {
-    const { register, device, ann, bob, signInOptions, signIn, staleChallenge, store, registrationOptions } =
+    const { register, device, ann, bob, signInOptions, signIn, staleChallenge, store, registrationOptions, stepUp } =
       await passkeyApp();
     const laptop = device();
     await register(ann.token, laptop);
+    await stepUp(ann.token, laptop);
     const bobsKey = device();
     await register(bob.token, bobsKey);
     const refused = async (response: unknown) => expectProblem(await signIn(response), 401, "invalid_passkey");
@@ -348,6 +386,8 @@ describe("signing in with a passkey alone", () => {
     // Not an answer at all.
     await signInOptions();
     await refused({ id: "x", type: "public-key" });
+    // A challenge that is no base64url svc could have handed out.
+    for (const challenge of NOT_CHALLENGES) await refused(await laptop.assert(await signInOptions(), { challenge }));
     // After all that, the real one still signs in: refusals changed nothing.
     expect((await signIn(await laptop.assert(await signInOptions()))).status).toBe(200);
     const failed = await store.audit.list({ action: "login.failed", limit: 100 });
@@ -355,10 +395,27 @@ describe("signing in with a passkey alone", () => {
     expect(failed.every((event) => JSON.parse(event.detail!).method === "passkey")).toBe(true);
   });
 
-  test("one answer sent twice at once signs in once: its challenge is taken once", async () => {
-    const { register, device, ann, signInOptions, signIn, registrationOptions, call } = await passkeyApp();
+  test("a counter past 2^31 (WebAuthn's go to 2^32-1) signs in, and is kept", async () => {
+    const { register, device, ann, signInOptions, signIn, store } = await passkeyApp();
     const laptop = device();
     await register(ann.token, laptop);
+    for (const counter of [2 ** 31 + 5, 2 ** 32 - 1]) {
+      expect((await signIn(await laptop.assert(await signInOptions(), { counter }))).status).toBe(200);
+      expect((await store.passkeys.list(ann.user.id))[0]!.counter).toBe(counter);
+    }
+    // Still only forward.
+    expectProblem(
+      await signIn(await laptop.assert(await signInOptions(), { counter: 2 ** 31 + 6 })),
+      401,
+      "invalid_passkey",
+    );
+  });
+
+  test("one answer sent twice at once signs in once: its challenge is taken once", async () => {
+    const { register, device, ann, signInOptions, signIn, registrationOptions, call, stepUp } = await passkeyApp();
+    const laptop = device();
+    await register(ann.token, laptop);
+    await stepUp(ann.token, laptop);
     const answer = await laptop.assert(await signInOptions());
     const replies = await Promise.all([signIn(answer), signIn(answer)]);
     expect(replies.map((reply) => reply.status).sort()).toEqual([200, 401]);
@@ -413,6 +470,22 @@ describe("signing in with a passkey alone", () => {
     expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
   });
 
+  test("sign-in options: 30 a minute per client, the 31st is 429 too_many_requests with Retry-After", async () => {
+    // Each call writes a challenge, and needs no token: a client is held to a rate, as sign-ups are.
+    const { call } = await passkeyApp({ config: { trustProxy: 1 } });
+    const from = (address: string) => ({ headers: { "x-forwarded-for": address } });
+    for (let i = 0; i < 30; i++)
+      expect((await call("POST", `${SIGN_IN}/options`, from("203.0.113.7"))).status).toBe(200);
+    const refused = await call("POST", `${SIGN_IN}/options`, from("203.0.113.7"));
+    expectProblem(refused, 429, "too_many_requests");
+    const retryAfter = Number(refused.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    // Another client goes on (an IPv6 one, another IPv4 address).
+    for (const address of ["2001:db8::1", "198.51.100.5"])
+      expect((await call("POST", `${SIGN_IN}/options`, from(address))).status).toBe(200);
+  });
+
   test("the body is checked: a missing answer or an unknown mode is 400 validation_failed", async () => {
     const { call } = await passkeyApp();
     expectProblem(await call("POST", SIGN_IN, { body: {} }), 400, "validation_failed");
@@ -421,46 +494,5 @@ describe("signing in with a passkey alone", () => {
       400,
       "validation_failed",
     );
-  });
-});
-
-describe("a passkey as the second factor (PasskeyFactor)", () => {
-  test("options allow the user's passkeys only; none without any", async () => {
-    const { register, device, ann, bob, store, rp } = await passkeyApp();
-    const factor = createPasskeyFactor({ passkeys: store.passkeys, rp });
-    const laptop = device();
-    await register(ann.token, laptop);
-    expect(await factor.assertionOptions(bob.user.id)).toBeNull();
-    const asked = await factor.assertionOptions(ann.user.id);
-    expect(asked!.options.allowCredentials).toEqual([
-      { id: laptop.credentials[0]!.id, type: "public-key", transports: ["internal"] },
-    ]);
-    expect(asked!.challenge).toBe(asked!.options.challenge);
-  });
-
-  test("its answer holds for its owner only, and its use is recorded; refusals are invalid_passkey", async () => {
-    const { register, device, ann, bob, store, rp, list } = await passkeyApp();
-    const factor = createPasskeyFactor({ passkeys: store.passkeys, rp });
-    const laptop = device();
-    await register(ann.token, laptop);
-    const refusal = async (work: Promise<void>) => {
-      const error = await work.then(
-        () => null,
-        (e: unknown) => e,
-      );
-      expect(error).toBeInstanceOf(AppError);
-      expect((error as AppError).code).toBe("invalid_passkey");
-    };
-    const { options, challenge } = (await factor.assertionOptions(ann.user.id))!;
-    // Another user's passkey: ann's answer offered as bob's second factor.
-    await refusal(factor.verifyAssertion(bob.user.id, await laptop.assert(options), challenge));
-    await refusal(factor.verifyAssertion(ann.user.id, await laptop.assert(options), "another-challenge"));
-    await refusal(factor.verifyAssertion(ann.user.id, await laptop.assert(options, { badSignature: true }), challenge));
-    await refusal(factor.verifyAssertion(ann.user.id, { nonsense: true }, challenge));
-    const answer = await laptop.assert(options);
-    await factor.verifyAssertion(ann.user.id, answer, challenge);
-    expect((await list(ann.token))[0]!.last_used_at).toBeString();
-    // The same answer again: its counter did not move.
-    await refusal(factor.verifyAssertion(ann.user.id, answer, challenge));
   });
 });

@@ -44,14 +44,21 @@ function assertionShaped(value: unknown): value is AuthenticationResponseJSON {
   );
 }
 
-/** The challenge a browser's answer carries in its clientDataJSON; null when it carries none readable. */
+/**
+ * What a challenge svc hands out can look like: base64url (the library's are 32 random bytes, 43
+ * characters), with room to spare. Anything else names none of svc's, and is refused before the database
+ * sees it: a NUL, say, PostgreSQL's text cannot even hold.
+ */
+const CHALLENGE_SHAPE = /^[A-Za-z0-9_-]{16,512}$/;
+
+/** The challenge a browser's answer carries in its clientDataJSON; null when it carries none svc could have made. */
 export function answeredChallenge(response: unknown): string | null {
   const clientData = (response as { response?: { clientDataJSON?: unknown } } | null)?.response?.clientDataJSON;
   if (typeof clientData !== "string") return null;
   try {
     const parsed: unknown = JSON.parse(Buffer.from(clientData, "base64url").toString("utf8"));
     const challenge = (parsed as { challenge?: unknown } | null)?.challenge;
-    return typeof challenge === "string" && challenge.length > 0 && challenge.length <= 512 ? challenge : null;
+    return typeof challenge === "string" && CHALLENGE_SHAPE.test(challenge) ? challenge : null;
   } catch {
     return null;
   }

@@ -7,6 +7,7 @@ import type { SessionService } from "../sessions.ts";
 import { createLoginThrottle } from "../throttle.ts";
 import { throttleWhenFull } from "../throttle-memory.ts";
 import { createPasskeyFactor } from "./factor.ts";
+import { signInOptionsLimit } from "./options-limit.ts";
 import { relyingParty } from "./relying-party.ts";
 import { createPasskeyService } from "./service.ts";
 
@@ -17,13 +18,15 @@ export function passkeyServices(config: Config, store: Store, sessions: SessionS
   const rp = relyingParty(config.mail);
   // The login throttle's rules and keys over the same table: a passkey's failures and a password's count
   // together per client, on every instance.
-  const throttle = createLoginThrottle(throttleWhenFull(store.throttle), config.loginThrottle);
+  const state = throttleWhenFull(store.throttle);
+  const throttle = createLoginThrottle(state, config.loginThrottle);
   const service = createPasskeyService({
     passkeys: store.passkeys,
     users: store.users,
     audit: store.audit,
     sessions,
     throttle,
+    optionsLimit: signInOptionsLimit(state),
     rp,
     logger,
     emailVerification: config.mail.verification,

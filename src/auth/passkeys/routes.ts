@@ -17,8 +17,8 @@ import type { PasskeyService } from "./service.ts";
 export interface PasskeyRouteDeps {
   passkeys: PasskeyService;
   /**
-   * What removing a passkey is held to (a second factor shown lately); null only where no second-factor
-   * code is wired yet, and then removal needs the Bearer alone.
+   * What adding and removing a passkey are held to (a second factor shown lately, once the account has
+   * one); null only where no second-factor code is wired yet, and then they need the Bearer alone.
    */
   stepUp: StepUpGuard | null;
   authenticator: Authenticator;
@@ -45,141 +45,155 @@ export function passkeyRoutes({
 }: PasskeyRouteDeps) {
   const json = jsonBody(maxBodyBytes);
   const origins = new Set(corsOrigins);
-  return new Elysia({ prefix: "/svc-api/v1/auth/passkeys" })
-    .use(requestFacts)
-    .use(operations({ idempotency, trustProxy }))
-    .resolve(({ request, requestInfo }) => ({ client: clientInfo(request, trustProxy, requestInfo) }))
-    .post("/sign-in/options", () => passkeys.signInOptions(), {
-      parse: optionalJsonBody(maxBodyBytes),
-      operation: {
-        operationId: "passkeySignInOptions",
-        summary:
-          "Options for signing in with a passkey alone (a discoverable credential: no username). Its challenge is good once, for 5 minutes.",
-        tag: "auth",
-        ok: {
-          status: 200,
-          description: "Pass them to navigator.credentials.get (startAuthentication of @simplewebauthn/browser)",
-          schema: ref("PasskeyRequestOptions"),
-        },
-        errors: [...BODY_ERRORS],
-      },
-    })
-    .post(
-      "/sign-in",
-      async ({ body, client, request, set }) => {
-        // A cookie is set only for a page that may use it: no login CSRF from another site.
-        if (body.mode === "cookie") requireCookieOrigin(request, origins, trustProxy);
-        const pair = await passkeys.signIn(body.response, body.mode, client);
-        return body.mode === "cookie" ? withRefreshInCookie(pair, request, trustProxy, set.headers) : pair;
-      },
-      {
-        parse: json,
-        body: signInBody,
+  return (
+    new Elysia({ prefix: "/svc-api/v1/auth/passkeys" })
+      .use(requestFacts)
+      .use(operations({ idempotency, trustProxy }))
+      .resolve(({ request, requestInfo }) => ({ client: clientInfo(request, trustProxy, requestInfo) }))
+      .post("/sign-in/options", ({ client }) => passkeys.signInOptions(client), {
+        parse: optionalJsonBody(maxBodyBytes),
         operation: {
-          operationId: "passkeySignIn",
-          conditional: "guarded",
-          summary: "Sign in with a passkey's answer to the sign-in options: a new session, as a login",
+          operationId: "passkeySignInOptions",
+          summary:
+            "Options for signing in with a passkey alone (a discoverable credential: no username). Its challenge is good once, for 5 minutes. At most 30 a minute per client.",
           tag: "auth",
           ok: {
             status: 200,
-            description:
-              "As login: an access token, its refresh token (in cookie mode: in the cookie instead), and you",
-            schema: ref("Login"),
-            headers: { "Set-Cookie": COOKIE_DOC },
+            description: "Pass them to navigator.credentials.get (startAuthentication of @simplewebauthn/browser)",
+            schema: ref("PasskeyRequestOptions"),
           },
-          errors: [
-            ...BODY_ERRORS,
-            "invalid_passkey",
-            "account_disabled",
-            "email_unverified",
-            "csrf_refused",
-            "too_many_requests",
-          ],
+          errors: [...BODY_ERRORS, "too_many_requests"],
         },
-      },
-    )
-    .use(bearer(authenticator, { idempotency }))
-    .post("/options", ({ caller }) => passkeys.registrationOptions(caller), {
-      parse: optionalJsonBody(maxBodyBytes),
-      operation: {
-        operationId: "passkeyRegistrationOptions",
-        summary:
-          "Options for making a passkey for your account (discoverable, not one you have). Its challenge is good once, for 5 minutes.",
-        tag: "auth",
-        auth: true,
-        ok: {
-          status: 200,
-          description: "Pass them to navigator.credentials.create (startRegistration of @simplewebauthn/browser)",
-          schema: ref("PasskeyCreationOptions"),
+      })
+      .post(
+        "/sign-in",
+        async ({ body, client, request, set }) => {
+          // A cookie is set only for a page that may use it: no login CSRF from another site.
+          if (body.mode === "cookie") requireCookieOrigin(request, origins, trustProxy);
+          const pair = await passkeys.signIn(body.response, body.mode, client);
+          return body.mode === "cookie" ? withRefreshInCookie(pair, request, trustProxy, set.headers) : pair;
         },
-        errors: [...BODY_ERRORS],
-      },
-    })
-    .post(
-      "",
-      async ({ body, caller, client, set }) => {
-        const added = await passkeys.register(caller, body.response, body.name, client);
-        set.status = 201;
-        return added;
-      },
-      {
-        parse: json,
-        body: registerBody,
+        {
+          parse: json,
+          body: signInBody,
+          operation: {
+            operationId: "passkeySignIn",
+            conditional: "guarded",
+            summary: "Sign in with a passkey's answer to the sign-in options: a new session, as a login",
+            tag: "auth",
+            ok: {
+              status: 200,
+              description:
+                "As login: an access token, its refresh token (in cookie mode: in the cookie instead), and you",
+              schema: ref("Login"),
+              headers: { "Set-Cookie": COOKIE_DOC },
+            },
+            errors: [
+              ...BODY_ERRORS,
+              "invalid_passkey",
+              "account_disabled",
+              "email_unverified",
+              "csrf_refused",
+              "too_many_requests",
+            ],
+          },
+        },
+      )
+      .use(bearer(authenticator, { idempotency }))
+      // A passkey signs in as a second factor: a stolen Bearer that could add its own would get past every
+      // step-up. So with a factor on, adding one needs a factor shown (the first, on an account without, none).
+      .post(
+        "/options",
+        async ({ caller, token }) => {
+          if (stepUp) await stepUp.require(caller, token);
+          return passkeys.registrationOptions(caller);
+        },
+        {
+          parse: optionalJsonBody(maxBodyBytes),
+          operation: {
+            operationId: "passkeyRegistrationOptions",
+            summary:
+              "Options for making a passkey for your account (discoverable, not one you have). Its challenge is good once, for 5 minutes. With a second factor on, it needs a step-up.",
+            tag: "auth",
+            auth: true,
+            ok: {
+              status: 200,
+              description: "Pass them to navigator.credentials.create (startRegistration of @simplewebauthn/browser)",
+              schema: ref("PasskeyCreationOptions"),
+            },
+            errors: [...BODY_ERRORS, "mfa_step_up_required"],
+          },
+        },
+      )
+      .post(
+        "",
+        async ({ body, caller, token, client, set }) => {
+          // Before the answer's challenge is taken: refused, the options stay good for a step-up and a retry.
+          if (stepUp) await stepUp.require(caller, token);
+          const added = await passkeys.register(caller, body.response, body.name, client);
+          set.status = 201;
+          return added;
+        },
+        {
+          parse: json,
+          body: registerBody,
+          operation: {
+            operationId: "addPasskey",
+            conditional: "guarded",
+            summary:
+              "Register a passkey with the browser's answer to auth/passkeys/options. With a second factor on, it needs a step-up.",
+            tag: "auth",
+            auth: true,
+            ok: { status: 201, description: "Added: the passkey", schema: ref("Passkey") },
+            errors: [...BODY_ERRORS, "mfa_step_up_required", "passkey_registration_failed"],
+          },
+        },
+      )
+      .get("", ({ caller }) => passkeys.list(caller), {
         operation: {
-          operationId: "addPasskey",
-          conditional: "guarded",
-          summary: "Register a passkey with the browser's answer to auth/passkeys/options",
+          operationId: "listPasskeys",
+          summary: "Your passkeys, oldest first",
           tag: "auth",
           auth: true,
-          ok: { status: 201, description: "Added: the passkey", schema: ref("Passkey") },
-          errors: [...BODY_ERRORS, "passkey_registration_failed"],
+          ok: { status: 200, description: "Your passkeys", schema: ref("PasskeyList") },
+          errors: [],
         },
-      },
-    )
-    .get("", ({ caller }) => passkeys.list(caller), {
-      operation: {
-        operationId: "listPasskeys",
-        summary: "Your passkeys, oldest first",
-        tag: "auth",
-        auth: true,
-        ok: { status: 200, description: "Your passkeys", schema: ref("PasskeyList") },
-        errors: [],
-      },
-    })
-    .patch("/:id", ({ params, body, caller, client }) => passkeys.rename(caller, params.id, body.name, client), {
-      // Any text: an id that is not one names no passkey of yours, the same 404.
-      params: passkeyId,
-      parse: json,
-      body: renameBody,
-      operation: {
-        operationId: "renamePasskey",
-        conditional: "guarded",
-        summary: "Rename one of your passkeys",
-        tag: "auth",
-        auth: true,
-        ok: { status: 200, description: "Renamed: the passkey", schema: ref("Passkey") },
-        errors: [...BODY_ERRORS, "not_found"],
-      },
-    })
-    .delete(
-      "/:id",
-      async ({ params, caller, token, client, set }) => {
-        if (stepUp) await stepUp.require(caller, token);
-        await passkeys.remove(caller, params.id, client);
-        set.status = 204;
-      },
-      {
+      })
+      .patch("/:id", ({ params, body, caller, client }) => passkeys.rename(caller, params.id, body.name, client), {
+        // Any text: an id that is not one names no passkey of yours, the same 404.
         params: passkeyId,
+        parse: json,
+        body: renameBody,
         operation: {
-          operationId: "removePasskey",
+          operationId: "renamePasskey",
           conditional: "guarded",
-          summary:
-            "Remove one of your passkeys. With a second factor on, it needs a step-up (a second factor shown within 5 minutes).",
+          summary: "Rename one of your passkeys",
           tag: "auth",
           auth: true,
-          ok: { status: 204, description: "Removed: it signs in no more" },
-          errors: ["mfa_step_up_required", "not_found"],
+          ok: { status: 200, description: "Renamed: the passkey", schema: ref("Passkey") },
+          errors: [...BODY_ERRORS, "not_found"],
         },
-      },
-    );
+      })
+      .delete(
+        "/:id",
+        async ({ params, caller, token, client, set }) => {
+          if (stepUp) await stepUp.require(caller, token);
+          await passkeys.remove(caller, params.id, client);
+          set.status = 204;
+        },
+        {
+          params: passkeyId,
+          operation: {
+            operationId: "removePasskey",
+            conditional: "guarded",
+            summary:
+              "Remove one of your passkeys. With a second factor on, it needs a step-up (a second factor shown within 5 minutes).",
+            tag: "auth",
+            auth: true,
+            ok: { status: 204, description: "Removed: it signs in no more" },
+            errors: ["mfa_step_up_required", "not_found"],
+          },
+        },
+      )
+  );
 }

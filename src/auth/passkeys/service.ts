@@ -24,6 +24,7 @@ import type { ClientInfo, SessionService, TokenPair } from "../sessions.ts";
 import type { LoginThrottle } from "../throttle.ts";
 import { answeredChallenge, assertionChecker, invalidPasskey, type RefusalReason, userHandle } from "./assertion.ts";
 import { DEFAULT_PASSKEY_NAME, passkeyName, passkeyView, type PasskeyView } from "./model.ts";
+import type { ClientLimit } from "./options-limit.ts";
 import type { RelyingParty } from "./relying-party.ts";
 
 /** How long a challenge handed out may be answered. */
@@ -39,6 +40,8 @@ export interface PasskeyServiceDeps {
   audit: AuditStore;
   sessions: SessionService;
   throttle: LoginThrottle;
+  /** Sign-in options per client (they need no token, and each keeps a challenge). */
+  optionsLimit: ClientLimit;
   rp: RelyingParty;
   logger: Logger;
   /** SVC_EMAIL_VERIFICATION: with required, an unverified account cannot sign in, by passkey neither. */
@@ -54,6 +57,7 @@ export function createPasskeyService({
   audit,
   sessions,
   throttle,
+  optionsLimit,
   rp,
   logger,
   emailVerification = "off",
@@ -208,7 +212,8 @@ export function createPasskeyService({
     },
 
     /** Options for signing in with a discoverable passkey: no user named, the browser offers what it holds. */
-    async signInOptions(): Promise<PublicKeyCredentialRequestOptionsJSON> {
+    async signInOptions(client: ClientInfo): Promise<PublicKeyCredentialRequestOptionsJSON> {
+      await optionsLimit.attempt(client.address);
       const options = await generateAuthenticationOptions({
         rpID: rp.id,
         timeout: PROMPT_TIMEOUT_MS,

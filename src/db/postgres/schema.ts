@@ -341,8 +341,11 @@ export const passkeys = pgTable(
     credentialId: text("credential_id").notNull(),
     /** The COSE public key, base64url. */
     publicKey: text("public_key").notNull(),
-    /** The authenticator's signature counter: a lower one than stored means a cloned authenticator. */
-    counter: integer("counter").notNull().default(0),
+    /**
+     * The authenticator's signature counter: a lower one than stored means a cloned authenticator. Unsigned
+     * 32-bit in WebAuthn (up to 2^32-1): past integer's 2^31-1, hence bigint (read as a number: it fits).
+     */
+    counter: bigint("counter", { mode: "number" }).notNull().default(0),
     /** The transports the browser reported (usb, nfc, ble, internal, hybrid), comma-separated. */
     transports: text("transports"),
     /** "singleDevice" or "multiDevice" (synced), as the registration said. */
@@ -369,7 +372,11 @@ export const webauthnChallenges = pgTable(
     createdAt: instant("created_at").notNull(),
     expiresAt: instant("expires_at").notNull(),
   },
-  (t) => [index("webauthn_challenges_expires_at_idx").on(t.expiresAt)],
+  // A challenge is taken by its value (takeChallenge): found by the index, not a scan of them all.
+  (t) => [
+    index("webauthn_challenges_expires_at_idx").on(t.expiresAt),
+    index("webauthn_challenges_challenge_idx").on(t.challenge),
+  ],
 );
 
 export { mailOutbox } from "./mail-schema.ts";

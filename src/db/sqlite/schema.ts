@@ -367,7 +367,11 @@ export const webauthnChallenges = sqliteTable(
     createdAt: text("created_at").notNull(),
     expiresAt: text("expires_at").notNull(),
   },
-  (t) => [index("webauthn_challenges_expires_at_idx").on(t.expiresAt)],
+  // A challenge is taken by its value (takeChallenge): found by the index, not a scan of them all.
+  (t) => [
+    index("webauthn_challenges_expires_at_idx").on(t.expiresAt),
+    index("webauthn_challenges_challenge_idx").on(t.challenge),
+  ],
 );
 
 export { mailOutbox } from "./mail-schema.ts";

@@ -1,0 +1,1 @@
+ALTER TABLE "passkeys" ALTER COLUMN "counter" SET DATA TYPE bigint;

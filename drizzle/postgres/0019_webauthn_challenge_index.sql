@@ -1,0 +1,1 @@
+CREATE INDEX "webauthn_challenges_challenge_idx" ON "webauthn_challenges" USING btree ("challenge");
