@@ -26,8 +26,8 @@ function SecondFactor() {
   const [offCode, setOffCode] = useState("");
   const [name, setName] = useState("");
   const [done, setDone] = useState("");
-  /** A removal svc held back until this session shows a second factor (a step-up). */
-  const [held, setHeld] = useState<Passkey | null>(null);
+  /** What svc held back until this session shows a second factor (a step-up), to run again once it has. */
+  const [held, setHeld] = useState<{ what: string; done: string; again: () => Promise<unknown> } | null>(null);
   const [stepCode, setStepCode] = useState("");
   const action = useAction();
 
@@ -48,23 +48,33 @@ function SecondFactor() {
     }
   }
 
-  async function remove(passkey: Passkey) {
+  /**
+   * Runs `work`; when svc asks this session to show a second factor first (a passkey added or removed, an
+   * app enrolled beside a passkey), keeps it, to run again after the step-up.
+   */
+  async function guarded(what: string, done: string, work: () => Promise<unknown>): Promise<unknown> {
     setHeld(null);
-    await act(`Passkey ${passkey.name} removed`, async () => {
-      try {
-        await call(() => client.auth.passkeys.remove(passkey.id));
-      } catch (error) {
-        if (error instanceof ApiError && error.code === "mfa_step_up_required") setHeld(passkey);
-        throw error;
-      }
-    });
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof ApiError && error.code === "mfa_step_up_required") setHeld({ what, done, again: work });
+      throw error;
+    }
   }
-  /** Shows a factor for this session, then removes the passkey held back. */
-  const stepUp = (passkey: Passkey, proof: () => Promise<unknown>) =>
+  const remove = (passkey: Passkey) => {
+    const done = `Passkey ${passkey.name} removed`;
+    return act(done, () =>
+      guarded("Removing a passkey", done, () => call(() => client.auth.passkeys.remove(passkey.id))),
+    );
+  };
+  /** Shows a factor for this session, then runs again what was held back. */
+  const stepUp = (proof: () => Promise<unknown>) =>
     action.run(async () => {
       await proof();
       setStepCode("");
-      await remove(passkey);
+      const then = held;
+      setHeld(null);
+      if (then) await act(then.done, then.again);
     });
 
   const totp = status?.totp;
@@ -167,7 +177,13 @@ function SecondFactor() {
         <button
           type="button"
           disabled={action.busy || !status}
-          onClick={() => void action.run(async () => setEnrolment(await call(() => client.auth.enrolTotp())))}
+          onClick={() =>
+            void action.run(async () =>
+              guarded("Setting up an authenticator app", "", async () =>
+                setEnrolment(await call(() => client.auth.enrolTotp())),
+              ),
+            )
+          }
         >
           Set up an authenticator app
         </button>
@@ -196,10 +212,10 @@ function SecondFactor() {
           aria-label="Confirm it is you"
           onSubmit={(event) => {
             event.preventDefault();
-            void stepUp(held, () => call(() => client.auth.stepUp({ code: stepCode })));
+            void stepUp(() => call(() => client.auth.stepUp({ code: stepCode })));
           }}
         >
-          <p>Removing a passkey needs a second factor shown in the last 5 minutes.</p>
+          <p>{held.what} needs a second factor shown in the last 5 minutes.</p>
           {totp?.enabled && (
             <>
               <Field label="Code from your authenticator app">
@@ -213,7 +229,7 @@ function SecondFactor() {
                 />
               </Field>
               <button type="submit" disabled={action.busy}>
-                Confirm and remove
+                Confirm
               </button>{" "}
             </>
           )}
@@ -221,7 +237,7 @@ function SecondFactor() {
             type="button"
             disabled={action.busy}
             onClick={() =>
-              void stepUp(held, async () => {
+              void stepUp(async () => {
                 const options = await call(() => client.auth.stepUpOptions());
                 const webauthn = await startAuthentication({ optionsJSON: options });
                 await call(() => client.auth.stepUp({ webauthn }));
@@ -231,19 +247,21 @@ function SecondFactor() {
             Confirm with a passkey
           </button>{" "}
           <button type="button" onClick={() => setHeld(null)}>
-            Keep it
+            Cancel
           </button>
         </form>
       )}
       <form
         onSubmit={(event) => {
           event.preventDefault();
-          void act("Passkey added", async () => {
-            const options = await call(() => client.auth.passkeys.options());
-            const response = await startRegistration({ optionsJSON: options });
-            await call(() => client.auth.passkeys.register(response, name || undefined));
-            setName("");
-          });
+          void act("Passkey added", () =>
+            guarded("Adding a passkey", "Passkey added", async () => {
+              const options = await call(() => client.auth.passkeys.options());
+              const response = await startRegistration({ optionsJSON: options });
+              await call(() => client.auth.passkeys.register(response, name || undefined));
+              setName("");
+            }),
+          );
         }}
       >
         <Field label="Passkey name">
