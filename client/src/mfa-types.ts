@@ -1,10 +1,14 @@
-// The shapes of svc's second-factor routes (docs/second-factors.md), written by hand from the contract: the
-// routes' OpenAPI schemas are not in openapi.generated.ts yet. The WebAuthn options are the JSON forms
-// browsers and @simplewebauthn/browser take (WebAuthn Level 3, "JSON serialization").
+// The shapes of svc's second-factor routes (docs/second-factors.md): the answers as the OpenAPI document
+// names them, and what the client makes of them (the challenge in camel case, as its session is). The WebAuthn
+// options are typed here: the document carries them as open objects, and browsers and
+// @simplewebauthn/browser take them in WebAuthn Level 3's "JSON serialization".
 import type { Session } from "./held-session.js";
+import type { components } from "./openapi.generated.js";
+
+type Schemas = components["schemas"];
 
 /** What a login's second step (or a step-up) accepts. */
-export type MfaMethod = "totp" | "recovery_code" | "webauthn";
+export type MfaMethod = Schemas["MfaChallenge"]["methods"][number];
 
 /** A credential named in WebAuthn options. */
 export interface WebAuthnCredentialDescriptor {
@@ -65,38 +69,15 @@ export type LoginResult = SignedIn | MfaChallenge;
 export type MfaProof = { code: string } | { recoveryCode: string } | { webauthn: WebAuthnResponse };
 
 /** auth/mfa: the account's factors. */
-export interface MfaStatus {
-  totp: { enabled: boolean; pending: boolean; confirmed_at: string | null };
-  passkeys: number;
-  recovery_codes_left: number;
-  methods: MfaMethod[];
-}
+export type MfaStatus = Schemas["MfaStatus"];
 
 /** An authenticator app's enrolment, waiting for its first code. */
-export interface TotpEnrolment {
-  secret: string;
-  otpauth_uri: string;
-  /** A QR code of `otpauth_uri`, as an SVG document. */
-  qr_svg: string;
-}
+export type TotpEnrolment = Schemas["TotpEnrolment"];
 
 /** Ten one-time codes, shown this once. */
-export interface RecoveryCodes {
-  recovery_codes: string[];
-}
+export type RecoveryCodes = Schemas["RecoveryCodes"];
 
 /** A step-up done: when the session showed a factor, and until when it counts. */
-export interface StepUp {
-  mfa_at: string;
-  step_up_until: string;
-}
+export type StepUp = Schemas["StepUp"];
 
-export interface Passkey {
-  id: string;
-  name: string;
-  created_at: string;
-  last_used_at: string | null;
-  device_type: "singleDevice" | "multiDevice";
-  backed_up: boolean;
-  transports: string[];
-}
+export type Passkey = Schemas["Passkey"];
