@@ -92,7 +92,7 @@ export function createApp({
   /** The step-up sensitive changes need (the passkey routes' removal too). */
   const stepUp = mfa.guard;
   const authenticator = createAuthenticator(tokens, store);
-  const passkeys = passkeyServices(config, store, sessions, logger);
+  const passkeys = passkeyServices(config, store, sessions, logger, metrics.mfaVerification);
   const idempotency = createIdempotency({
     store: store.idempotency,
     secret: config.jwt.secret,

@@ -281,7 +281,6 @@ describe("managing passkeys", () => {
     const { id } = (await register(ann.token, laptop)).body;
     expectProblem(await call("DELETE", `${BASE}/${id}`, { token: bob.token }), 404, "not_found");
     expect(await list(ann.token)).toHaveLength(1);
-
     // The passkey is a second factor now: the password's session must step up before it removes one.
     expectProblem(await call("DELETE", `${BASE}/${id}`, { token: ann.token }), 403, "mfa_step_up_required");
     expect(await list(ann.token)).toHaveLength(1);
@@ -325,6 +324,9 @@ describe("signing in with a passkey alone", () => {
     expect(login).toBeDefined();
     // A second sign-in, with the counter moved on.
     expect((await signIn(await laptop.assert(await signInOptions()))).status).toBe(200);
+    const metrics = (await call("GET", "/svc/metrics")).text; // the presence-only refusal is the failure
+    expect(metrics).toContain('svc_mfa_verifications_total{method="webauthn",outcome="success",service="svc"} 2');
+    expect(metrics).toContain('svc_mfa_verifications_total{method="webauthn",outcome="failure",service="svc"} 1');
   });
 
   test("cookie mode: the refresh token goes to the session cookie, and only for svc's own pages", async () => {

@@ -1,6 +1,7 @@
 // Passkeys in domain words: registering one (options, then the browser's answer), listing, renaming and
 // removing one's own, and signing in with one alone (a discoverable credential: no username typed).
 // Knows nothing of HTTP; throws AppError.
+import type { MfaVerificationCounter } from "../../observability/metrics.ts";
 import {
   type AuthenticatorTransport,
   generateAuthenticationOptions,
@@ -46,6 +47,8 @@ export interface PasskeyServiceDeps {
   logger: Logger;
   /** SVC_EMAIL_VERIFICATION: with required, an unverified account cannot sign in, by passkey neither. */
   emailVerification?: EmailVerification;
+  /** svc_mfa_verifications_total: a sign-in with a passkey alone is a passkey verified (or refused). */
+  counted?: MfaVerificationCounter;
   now?: () => number;
 }
 
@@ -61,6 +64,7 @@ export function createPasskeyService({
   rp,
   logger,
   emailVerification = "off",
+  counted = () => {},
   now = Date.now,
 }: PasskeyServiceDeps) {
   const iso = (ms: number) => new Date(ms).toISOString();
@@ -236,6 +240,7 @@ export function createPasskeyService({
       const clientKey = `client:${limitKey(client.address)}`;
       await throttle.checkClient(clientKey);
       const refused = async (reason: RefusalReason | "account_gone", target: string | null = null) => {
+        counted("webauthn", "failure");
         await throttle.clientFailed(clientKey);
         await note(
           auditEvent("login.failed", { target, origin: client, failed: true, detail: { reason, method: "passkey" } }),
@@ -248,6 +253,7 @@ export function createPasskeyService({
       if (!outcome.ok) throw await refused(outcome.reason);
       const user = await users.findById(outcome.passkey.userId);
       if (!user) throw await refused("account_gone", outcome.passkey.userId);
+      counted("webauthn", "success");
       const denied = (reason: string) =>
         note(
           auditEvent("login.failed", {
