@@ -1,5 +1,6 @@
-// The compiled binary every end-to-end file drives, built once per test run (`bun test` runs the files in
-// one process) with `bun run build`'s own script and flags: a build costs some 20 s of the 2 cores.
+// The compiled binary every end-to-end file drives, built once per test worker (`bun run test:e2e` runs the
+// files on two workers, each keeping its modules, this one included, across its files) with `bun run build`'s
+// own script and flags: a build costs some 20 s of the 2 cores.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
