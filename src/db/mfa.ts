@@ -3,6 +3,7 @@
 // factors add up to, and the second factor a session showed (sessions.amr, sessions.mfa_at). Every check
 // that must hold once across instances (a TOTP step, a recovery code, an mfa_token) is one conditional
 // statement, so of concurrent attempts exactly one lands.
+import { lockUserIn } from "./account-token-rows.ts";
 import { and, count, eq, gt, inArray, isNotNull, isNull, lt, or, sql } from "drizzle-orm";
 import { parseId } from "../lib/ids.ts";
 import { recordIn, type AuditEvent } from "./audit.ts";
@@ -259,6 +260,9 @@ export function mfaStore(dialect: Dialect): MfaStore {
       const user = parseId(userId);
       if (!user) return false;
       return transaction(async (tx) => {
+        // The user's row first, as a passkey's removal takes it: whichever of the two commits second sees the
+        // other's, and takes the recovery codes with the last factor.
+        await lockUserIn(tx, dialect, userId);
         const removed = await tx
           .delete(mfaTotp)
           .where(and(eq(mfaTotp.userId, user), isNotNull(mfaTotp.confirmedAt)))

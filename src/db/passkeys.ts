@@ -1,6 +1,7 @@
 // Passkeys (WebAuthn credentials) per user, and the challenges handed out for registering one or signing
 // in with one. A passkey's counter and last use only move forward, so of two answers replayed or raced
 // with the same counter one lands; a challenge is taken once, atomically, by its value.
+import { lockUserIn } from "./account-token-rows.ts";
 import { and, asc, count, eq, inArray, isNotNull, isNull, lt, or } from "drizzle-orm";
 import { parseId } from "../lib/ids.ts";
 import { recordIn, type AuditEvent } from "./audit.ts";
@@ -163,6 +164,8 @@ export function passkeyStore(dialect: Dialect): PasskeyStore {
       const [user, key] = [parseId(userId), parseId(id)];
       if (!user || !key) return Promise.resolve(false);
       return transaction(async (tx) => {
+        // The user's row first, as the app's removal takes it (mfa.ts): the last factor's removal sees the other's.
+        await lockUserIn(tx, dialect, userId);
         const gone = await tx.delete(passkeys).where(usersPasskey(user, key)).returning({ id: passkeys.id });
         if (gone.length === 0) return false;
         const [keys] = await tx.select({ n: count() }).from(passkeys).where(eq(passkeys.userId, user));

@@ -63,6 +63,25 @@ export function passkeysContract(use: () => Store): void {
       expect(await audit.list({ action: "passkey.added", limit: 10 })).toHaveLength(2);
     });
 
+    test("the app and the last passkey removed at once: no factor is left, and no recovery code either", async () => {
+      const store = use();
+      // Each round a new account: the two removals race, and whichever commits second must see the other's.
+      for (let round = 0; round < 8; round++) {
+        const user = await store.users.create(newUser(`race${round}`));
+        expect(await store.mfa.startTotp({ userId: user.id, secretSealed: "sealed", createdAt: tick() })).toBe(true);
+        const codes = ["r1", "r2", "r3"].map((code) => `${code}-${round}`);
+        expect(await store.mfa.confirmTotp(user.id, "sealed", 1, tick(), codes, event("mfa.totp_enrolled"))).toBe(true);
+        const key = passkey(user.id);
+        await store.passkeys.add(key, event("passkey.added"));
+        const [app, removed] = await Promise.all([
+          store.mfa.removeTotp(user.id, event("mfa.totp_removed")),
+          store.passkeys.remove(user.id, key.id, event("passkey.removed")),
+        ]);
+        expect([app, removed]).toEqual([true, true]);
+        expect((await store.mfa.factors(user.id)).recoveryCodesLeft).toBe(0);
+      }
+    });
+
     test("renamed and removed by their owner only, each with its event", async () => {
       const { passkeys, audit } = use();
       const own = passkey(ann.id);
