@@ -1,5 +1,6 @@
 // Deletes what has expired in the background: sessions and spent refresh tokens, reset codes, invitations,
-// the tokens of mailed links (verification, reset, e-mail change), Idempotency-Key answers, audit events past
+// the tokens of mailed links (verification, reset, e-mail change), logins' second steps and WebAuthn
+// challenges, Idempotency-Key answers, audit events past
 // their retention, category events past their bounds, and sent mails. Small batches, each its own short
 // statement, so no lock is held for long and requests go on between them.
 import type { Store } from "../db/store.ts";
@@ -27,6 +28,8 @@ export const PRUNE_EVERY_MS = 60_000;
  */
 export const THROTTLE_KEPT_MS = 86_400_000;
 export const PRUNE_BATCH = 500;
+/** A login's second step is kept this long past its expiry: a late answer is told it expired, not that it is unknown. */
+export const SECOND_STEP_KEPT_MS = 3_600_000;
 
 /**
  * The store's expiring rows: sessions and refresh tokens, reset codes, invitations, mailed links' tokens, kept
@@ -44,6 +47,7 @@ export function storeJobs(
     | "throttle"
     | "emailVerifications"
     | "mfa"
+    | "passkeys"
     | "mailedResets"
     | "emailChanges"
     | "mail"
@@ -66,7 +70,12 @@ export function storeJobs(
     },
     { what: "expired mailed reset tokens", prune: (now, limit) => store.mailedResets.prune(iso(now), limit) },
     { what: "expired e-mail change tokens", prune: (now, limit) => store.emailChanges.prune(iso(now), limit) },
-    { what: "expired second login steps", prune: (now, limit) => store.mfa.pruneChallenges(iso(now), limit) },
+    {
+      what: "expired second login steps",
+      prune: (now, limit) => store.mfa.pruneChallenges(iso(now - SECOND_STEP_KEPT_MS), limit),
+    },
+    // Sign-in options need no token, so many are never answered.
+    { what: "expired WebAuthn challenges", prune: (now, limit) => store.passkeys.pruneChallenges(iso(now), limit) },
     { what: "expired Idempotency-Key answers", prune: (now, limit) => store.idempotency.prune(iso(now), limit) },
     {
       what: "audit events past their retention",
