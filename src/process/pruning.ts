@@ -1,8 +1,8 @@
 // Deletes what has expired in the background: sessions and spent refresh tokens, reset codes, invitations,
 // the tokens of mailed links (verification, reset, e-mail change), logins' second steps and WebAuthn
-// challenges, Idempotency-Key answers, audit events past
-// their retention, category events past their bounds, and sent mails. Small batches, each its own short
-// statement, so no lock is held for long and requests go on between them.
+// challenges, Idempotency-Key answers, audit events past their retention, category events past their bounds,
+// and sent mails. Small batches, each its own short statement, so no lock is held for long and requests go on
+// between them.
 import type { Store } from "../db/store.ts";
 import type { LineLogger } from "../observability/log-lines.ts";
 
