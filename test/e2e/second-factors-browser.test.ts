@@ -75,6 +75,11 @@ describe.skipIf(!chromiumAvailable)("second factors in the console, on the compi
 
   test("a passkey made in the console signs in alone; then an authenticator app, and the password with its code", async () => {
     const { page, cdp, authenticatorId, refused } = await open();
+    // A second browser signed in now, with the password, before the account has any factor: later it has
+    // shown none, and svc holds back what needs a step-up there.
+    const stale = await open();
+    await signIn(stale.page, "root", PASSWORD);
+    await signedIn(stale.page);
     await signIn(page, "root", PASSWORD);
     await signedIn(page);
 
@@ -99,6 +104,21 @@ describe.skipIf(!chromiumAvailable)("second factors in the console, on the compi
     expect(await page.locator("header .who").textContent()).toContain("root");
     const used = await cdp.send("WebAuthn.getCredentials", { authenticatorId });
     expect(used.credentials[0]!.signCount).toBeGreaterThan(credentials[0]!.signCount);
+
+    // The stale browser sets up an app beside the passkey: held back until it shows a factor, then done. The
+    // passkey moves to its authenticator (as a synced passkey would), with the counter it has reached.
+    await account(stale.page);
+    await stale.page.getByRole("button", { name: "Set up an authenticator app" }).click();
+    const held = stale.page.getByRole("form", { name: "Confirm it is you" });
+    await expect(held.textContent()).resolves.toContain("Setting up an authenticator app needs a second factor");
+    await stale.cdp.send("WebAuthn.addCredential", {
+      authenticatorId: stale.authenticatorId,
+      credential: used.credentials[0]!,
+    });
+    await held.getByRole("button", { name: "Confirm with a passkey" }).click();
+    await stale.page.getByRole("img", { name: "QR code of the authenticator app's secret" }).waitFor();
+    await stale.page.getByRole("button", { name: "Cancel" }).click();
+    await stale.page.context().close();
 
     // An authenticator app: the enrolment's URI gives this test the secret an app would read from the QR code.
     await account(page);
