@@ -103,7 +103,7 @@ export function createApp({
   const via = (request: Request) => viaOf(socketOf(request));
   const routeDeps = { authenticator, idempotency, maxBodyBytes: config.maxBodyBytes, trustProxy: config.trustProxy };
   // Every /admin route module mounts it (admin/guard.ts): the role, and a second factor under SVC_ADMIN_MFA.
-  const adminGuard = { authenticator, policy: config.mfa.admin, factors: store.mfaAdmin };
+  const adminGuard = { authenticator, policy: config.mfa.admin, factors: store.mfa };
   const corsOrigins = config.corsOrigins;
   const categories = createCategoryService(store.categories);
   const hub = createHub({

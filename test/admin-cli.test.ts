@@ -11,6 +11,7 @@ import { parseConfig } from "../src/config/index.ts";
 import { testApp } from "./helpers.ts";
 import { createTestDatabase, postgresAvailable } from "./postgres.ts";
 import { cli, create, dir, freshDatabase, freshUrl, inspect, PASSWORD, secrets, using } from "./support/admin-cli.ts";
+import { hasFactor } from "../src/auth/mfa/step-up.ts";
 
 const postgres = await postgresAvailable();
 
@@ -231,7 +232,7 @@ describe("svc user", () => {
       left("mfa_recovery_codes", ann.user.id),
     ]).toEqual([0, 0, 0]);
     expect(left("passkeys", bob.user.id)).toBe(1);
-    expect(await store.mfaAdmin.hasSecondFactor(bob.user.id)).toBe(true);
+    expect(hasFactor(await store.mfa.factors(bob.user.id))).toBe(true);
     const events = await store.audit.list({ action: "mfa.reset", limit: 10 });
     expect(events).toMatchObject([{ action: "mfa.reset", actorId: null, targetId: ann.user.id, clientAddress: "cli" }]);
 

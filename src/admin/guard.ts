@@ -5,7 +5,8 @@ import { Elysia } from "elysia";
 import type { Authenticator } from "../auth/authenticator.ts";
 import { identifier } from "../auth/bearer.ts";
 import type { VerifiedToken } from "../auth/tokens.ts";
-import type { MfaAdministration, UserRecord } from "../db/store.ts";
+import { hasFactor } from "../auth/mfa/step-up.ts";
+import type { MfaStore, UserRecord } from "../db/store.ts";
 import { AppError } from "../errors/index.ts";
 import { requestFacts } from "../http/request-pipeline.ts";
 import { chain } from "../lib/awaitable.ts";
@@ -17,7 +18,7 @@ export interface AdminGuard {
   authenticator: Authenticator;
   /** SVC_ADMIN_MFA. */
   policy: "optional" | "required";
-  factors: Pick<MfaAdministration, "hasSecondFactor" | "sessionShowedFactor">;
+  factors: Pick<MfaStore, "factors" | "sessionFactor">;
 }
 
 /**
@@ -31,12 +32,13 @@ export async function requireFactor(
   token: VerifiedToken,
 ) {
   if (policy !== "required") return;
-  if (!(await factors.hasSecondFactor(caller.id)))
+  if (!hasFactor(await factors.factors(caller.id)))
     throw new AppError(
       "mfa_enrolment_required",
       "SVC_ADMIN_MFA=required: enrol a second factor (an authenticator app or a passkey, under /svc-api/v1/auth/mfa and /svc-api/v1/auth/passkeys) before using the admin routes.",
     );
-  if (token.sessionId !== undefined && (await factors.sessionShowedFactor(caller.id, token.sessionId))) return;
+  const session = token.sessionId === undefined ? null : await factors.sessionFactor(caller.id, token.sessionId);
+  if (session?.mfaAt) return;
   throw new AppError(
     "mfa_step_up_required",
     "SVC_ADMIN_MFA=required: this session has shown no second factor. POST /svc-api/v1/auth/mfa/verify with your code (or passkey) first, or sign in again.",

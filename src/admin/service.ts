@@ -8,7 +8,7 @@ import type {
   AuditFilter,
   AuditStore,
   EmailVerificationStore,
-  MfaAdministration,
+  MfaStore,
   PasswordResetStore,
   RecordState,
   Role,
@@ -27,7 +27,7 @@ export interface AdminServiceDeps {
   resets: PasswordResetStore;
   audit: AuditStore;
   verifications: Pick<EmailVerificationStore, "mark">;
-  mfa: Pick<MfaAdministration, "reset">;
+  mfa: Pick<MfaStore, "reset">;
   resetCodeTtlSeconds: number;
   now?: () => number;
 }

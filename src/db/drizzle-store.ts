@@ -12,7 +12,6 @@ import { idempotencyStore } from "./idempotency.ts";
 import { emailVerificationStore } from "./email-verifications.ts";
 import { invitationStore } from "./invitations.ts";
 import { mailedResetStore } from "./mailed-resets.ts";
-import { mfaAdministration } from "./mfa-admin.ts";
 import { emailChangeStore } from "./email-changes.ts";
 import { mailOutboxStore, wakingSenders } from "./mail-outbox.ts";
 import { passkeyStore } from "./passkeys.ts";
@@ -47,7 +46,6 @@ export function drizzleStore(opened: Dialect): VersionedStore {
     emailVerifications: emailVerificationStore(dialect),
     mfa: mfaStore(dialect),
     passkeys: passkeyStore(dialect),
-    mfaAdmin: mfaAdministration(dialect),
     changes: { listen: dialect.feed.listen },
     categoryEvents: categoryEventLog(dialect),
     async tokenHolder(userId, jti, sessionId) {

@@ -8,6 +8,7 @@ import { and, count, eq, gt, inArray, isNotNull, isNull, lt, or, sql } from "dri
 import { parseId } from "../lib/ids.ts";
 import { recordIn, type AuditEvent } from "./audit.ts";
 import type { Db, Dialect, Tables } from "./dialect.ts";
+import { USER_FIELDS, type UserRecord } from "./records.ts";
 import { columns, first } from "./rows.ts";
 import { runForUser, TIMED } from "./transactions.ts";
 
@@ -142,6 +143,12 @@ export interface MfaStore {
   sessionFactor(userId: string, sessionId: string): Promise<{ amr: string; mfaAt: string | null } | null>;
   /** Records that the user's session showed a second factor at `at` (a step-up). false: no such session. */
   markSession(userId: string, sessionId: string, at: string): Promise<boolean>;
+  /**
+   * Clears the user's second factors in one change with `audit` (an administrator's reset, for a lost phone):
+   * the authenticator app (confirmed or waiting), the recovery codes, the passkeys, and the pending
+   * challenges (a login's second step, WebAuthn challenges of theirs). null: no user has this id.
+   */
+  reset(userId: string, audit: AuditEvent): Promise<UserRecord | null>;
   /** For `svc copy`: how many app rows (pending too), recovery codes and passkeys there are. */
   counts(): Promise<FactorCounts>;
   /** For `svc copy`: every app row, every recovery code and every passkey, in key order after `after`. */
@@ -186,7 +193,8 @@ async function replaceCodesIn(tx: Db, { mfaRecoveryCodes }: Tables, userId: stri
 
 export function mfaStore(dialect: Dialect): MfaStore {
   const { db, run, write, tables, transaction } = dialect;
-  const { mfaTotp, mfaRecoveryCodes, mfaChallenges, passkeys, sessions } = tables;
+  const { users, mfaTotp, mfaRecoveryCodes, mfaChallenges, passkeys, sessions, webauthnChallenges } = tables;
+  const userColumns = columns(users, USER_FIELDS);
   const unusedOf = (user: string) => and(eq(mfaRecoveryCodes.userId, user), isNull(mfaRecoveryCodes.usedAt));
   const left = async (q: Db, user: string) =>
     (await q.select({ n: count() }).from(mfaRecoveryCodes).where(unusedOf(user)))[0]!.n;
@@ -376,6 +384,24 @@ export function mfaStore(dialect: Dialect): MfaStore {
         ).length;
       }),
 
+    reset(userId, audit) {
+      const key = parseId(userId);
+      if (!key) return Promise.resolve(null);
+      return transaction(async (tx) => {
+        // The user's row first (the order every write takes): an enrolment running meanwhile lands before
+        // or after the reset, never half of it.
+        await lockUserIn(tx, dialect, key);
+        const user = first(await tx.select(userColumns).from(users).where(eq(users.id, key)));
+        if (!user) return null;
+        await tx.delete(mfaTotp).where(eq(mfaTotp.userId, key));
+        await tx.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, key));
+        await tx.delete(passkeys).where(eq(passkeys.userId, key));
+        await tx.delete(mfaChallenges).where(eq(mfaChallenges.userId, key));
+        await tx.delete(webauthnChallenges).where(eq(webauthnChallenges.userId, key));
+        await recordIn(tx, tables, { ...audit, targetId: key });
+        return user;
+      }, TIMED);
+    },
     sessionFactor(userId, sessionId) {
       const user = parseId(userId);
       const session = parseId(sessionId);

@@ -15,7 +15,6 @@ import type { EmailVerificationStore } from "./email-verifications.ts";
 import type { InvitationStore } from "./invitations.ts";
 import type { MailOutboxStore } from "./mail-outbox.ts";
 import type { MailedResetStore } from "./mailed-resets.ts";
-import type { MfaAdministration } from "./mfa-admin.ts";
 import type { EmailChangeStore } from "./email-changes.ts";
 import type { PasskeyStore } from "./passkeys.ts";
 import type { PasswordResetStore } from "./resets.ts";
@@ -75,7 +74,6 @@ export type { RevocationStore, TableVersions, TokenHolder, TokenStanding, TokenS
 export type { ThrottleRecord, ThrottleStore, ThrottleTransition } from "./throttle.ts";
 export type { AuditEvent, AuditFilter, AuditStore } from "./audit.ts";
 export type { MailedResetStore } from "./mailed-resets.ts";
-export type { MfaAdministration } from "./mfa-admin.ts";
 export type { EmailChangeStore } from "./email-changes.ts";
 export type { AccountTokenKind, AccountTokenRecord } from "./account-token-rows.ts";
 export type { EmailVerificationStore, VerificationIssue, VerificationToken } from "./email-verifications.ts";
@@ -123,8 +121,6 @@ export interface Store {
   readonly mfa: MfaStore;
   /** Passkeys (WebAuthn credentials) and the challenges handed out to register or sign in with one. */
   readonly passkeys: PasskeyStore;
-  /** What administration reads and clears of users' second factors (SVC_ADMIN_MFA, the reset). */
-  readonly mfaAdmin: MfaAdministration;
   /** Tells when category changes commit, from every instance on this database. */
   readonly changes: ChangeFeed;
   /** The committed category changes, numbered in commit order: what subscriptions are fed and resume from. */

@@ -90,7 +90,7 @@ export function accountServices(config: Config, store: Store, logger: Logger, ex
     resets: store.resets,
     audit: store.audit,
     verifications: store.emailVerifications,
-    mfa: store.mfaAdmin,
+    mfa: store.mfa,
     resetCodeTtlSeconds: config.resetCodeTtlSeconds,
   });
   const signups = createSignupService({
