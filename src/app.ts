@@ -83,7 +83,7 @@ export function createApp({
   const metrics = createMetrics(store);
   // A passkey can be a login's second step and a step-up: the second-factor code asks it through contracts.ts.
   const passkeyFactor = createPasskeyFactor({ passkeys: store.passkeys, rp: relyingParty(config.mail) });
-  const { tokens, sessions, users, admin, signups, invitations, emailChanges, verifier, mfa } = accountServices(
+  const { tokens, sessions, users, admin, signups, invitations, emailChanges, verifier, mfa, logins } = accountServices(
     config,
     store,
     logger,
@@ -92,7 +92,7 @@ export function createApp({
   /** The step-up sensitive changes need (the passkey routes' removal too). */
   const stepUp = mfa.guard;
   const authenticator = createAuthenticator(tokens, store);
-  const passkeys = passkeyServices(config, store, sessions, logger, metrics.mfaVerification);
+  const passkeys = passkeyServices(config, store, logins, logger, metrics.mfaVerification);
   const idempotency = createIdempotency({
     store: store.idempotency,
     secret: config.jwt.secret,

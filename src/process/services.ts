@@ -103,5 +103,7 @@ export function accountServices(config: Config, store: Store, logger: Logger, ex
     invitations: store.invitations,
     ttlSeconds: config.signup.invitationTtlSeconds,
   });
-  return { tokens, sessions, users, admin, signups, invitations, emailChanges, verifier, mfa };
+  // The login throttle and its state go to the passkey routes too: a passkey's failures count with a password's.
+  const logins = { sessions, throttle, throttleState };
+  return { tokens, sessions, users, admin, signups, invitations, emailChanges, verifier, mfa, logins };
 }

@@ -25,7 +25,7 @@ async function guardedApp(stepUp: StepUpGuard) {
   const t = await testApp();
   const { config, store } = t;
   const loggers = createLoggers("error", { write: () => true });
-  const { tokens, sessions } = accountServices(config, store, loggers.logger);
+  const { tokens, logins } = accountServices(config, store, loggers.logger);
   const authenticator = createAuthenticator(tokens, store);
   const idempotency = createIdempotency({
     store: store.idempotency,
@@ -42,7 +42,7 @@ async function guardedApp(stepUp: StepUpGuard) {
     trustProxy: config.trustProxy,
   });
   const routes = passkeyRoutes({
-    passkeys: passkeyServices(config, store, sessions, loggers.logger).service,
+    passkeys: passkeyServices(config, store, logins, loggers.logger).service,
     stepUp,
     authenticator,
     idempotency,
