@@ -9,6 +9,12 @@ export type AccountStatus = "active" | "disabled";
 export const ROLES: readonly Role[] = ["user", "admin"];
 export const ACCOUNT_STATUSES: readonly AccountStatus[] = ["active", "disabled"];
 
+/**
+ * The password hash of an account that has no password (one made by a sign-in through an OpenID provider,
+ * until its owner sets one): no hash verifies against it, and passwords.ts never tries.
+ */
+export const NO_PASSWORD = "";
+
 export interface UserRecord {
   id: string;
   username: string;

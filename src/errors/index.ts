@@ -12,6 +12,8 @@ const CATALOG = {
   invalid_mail_token: { status: 400, title: "Invalid link", graphql: "BAD_USER_INPUT" },
   mail_token_expired: { status: 400, title: "Link expired", graphql: "BAD_USER_INPUT" },
   passkey_registration_failed: { status: 400, title: "Passkey not registered", graphql: "BAD_USER_INPUT" },
+  invalid_return_to: { status: 400, title: "Return address not allowed", graphql: "BAD_USER_INPUT" },
+  invalid_oidc_code: { status: 400, title: "Invalid sign-in code", graphql: "BAD_USER_INPUT" },
   unauthorized: { status: 401, title: "Unauthorized", graphql: "UNAUTHENTICATED" },
   invalid_credentials: { status: 401, title: "Invalid credentials", graphql: "UNAUTHENTICATED" },
   invalid_refresh_token: { status: 401, title: "Invalid refresh token", graphql: "UNAUTHENTICATED" },
@@ -47,6 +49,8 @@ const CATALOG = {
   mfa_already_enabled: { status: 409, title: "Second factor already on", graphql: "CONFLICT" },
   mfa_not_enabled: { status: 409, title: "Second factor not on", graphql: "CONFLICT" },
   backup_in_progress: { status: 409, title: "Backup in progress", graphql: "CONFLICT" },
+  identity_taken: { status: 409, title: "Identity linked to another account", graphql: "CONFLICT" },
+  last_sign_in_method: { status: 409, title: "Last way to sign in", graphql: "CONFLICT" },
   precondition_failed: { status: 412, title: "Precondition failed", graphql: "PRECONDITION_FAILED" },
   payload_too_large: { status: 413, title: "Payload too large", graphql: "BAD_REQUEST" },
   unsupported_media_type: { status: 415, title: "Unsupported media type", graphql: "BAD_REQUEST" },
@@ -61,6 +65,7 @@ const CATALOG = {
   internal: { status: 500, title: "Internal error", graphql: "INTERNAL_SERVER_ERROR" },
   database_unavailable: { status: 503, title: "Database unavailable", graphql: "SERVICE_UNAVAILABLE" },
   storage_full: { status: 503, title: "Storage full", graphql: "STORAGE_FULL" },
+  oidc_provider_unavailable: { status: 503, title: "Sign-in provider unavailable", graphql: "SERVICE_UNAVAILABLE" },
 } as const satisfies Record<string, { status: number; title: string; graphql: string }>;
 
 export type ErrorCode = keyof typeof CATALOG;

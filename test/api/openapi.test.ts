@@ -364,7 +364,7 @@ describe("GET /svc-api/openapi.json", () => {
     const doc = (await call("GET", "/svc-api/openapi.json")).body;
     const code = doc.components.schemas.Problem.properties.code;
     expect(code).toMatchObject({ type: "string", enum: [...ERROR_CODES] });
-    expect(code.enum.length).toBe(51);
+    expect(code.enum.length).toBe(56);
     expect([code.enum[0], code.enum.at(-1)]).toEqual(["validation_failed", "storage_full"]);
     expect(doc.components.schemas.Problem.required).toContain("code");
 

@@ -380,3 +380,4 @@ export const webauthnChallenges = pgTable(
 );
 
 export { mailOutbox } from "./mail-schema.ts";
+export { identities, oidcCodes } from "./identity-schema.ts";

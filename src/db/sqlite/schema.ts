@@ -375,3 +375,4 @@ export const webauthnChallenges = sqliteTable(
 );
 
 export { mailOutbox } from "./mail-schema.ts";
+export { identities, oidcCodes } from "./identity-schema.ts";
