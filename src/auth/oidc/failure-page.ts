@@ -14,7 +14,8 @@ export const FLOW_FAILURES = {
   oidc_invalid_response: "The sign-in provider's answer did not pass svc's checks.",
   oidc_provider_unavailable: "The sign-in provider cannot be reached right now.",
   oidc_email_missing: "The sign-in provider gave no e-mail address, which an account needs.",
-  email_taken: "An account with this e-mail address exists. Sign in with its password, then link this provider from your account.",
+  email_taken:
+    "An account with this e-mail address exists. Sign in with its password, then link this provider from your account.",
   identity_taken: "This sign-in is linked to another account already.",
   account_disabled: "This account is disabled.",
   signup_closed: "Sign-up is closed: an administrator creates accounts.",
