@@ -40,6 +40,10 @@ export const AUDIT_ACTIONS = [
   "passkey.added",
   "passkey.renamed",
   "passkey.removed",
+  "oidc.signed_in",
+  "oidc.failed",
+  "identity.linked",
+  "identity.unlinked",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -23,6 +23,9 @@ export interface IdentityRecord {
   lastUsedAt: string | null;
 }
 
+/** An identity to link: all of it, as the store keeps it. */
+export type NewIdentity = IdentityRecord;
+
 export interface OidcCodeRecord {
   /** SHA-256 of the code, hex: the code itself is never kept. */
   digest: string;
@@ -154,7 +157,11 @@ export function identityStore(dialect: Dialect): IdentityStore {
       };
     },
     async pruneCodes(now, limit) {
-      const expired = db.select({ digest: oidcCodes.digest }).from(oidcCodes).where(lt(oidcCodes.expiresAt, now)).limit(limit);
+      const expired = db
+        .select({ digest: oidcCodes.digest })
+        .from(oidcCodes)
+        .where(lt(oidcCodes.expiresAt, now))
+        .limit(limit);
       const gone = await write(() =>
         db
           .delete(oidcCodes)

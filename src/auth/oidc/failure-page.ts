@@ -18,6 +18,7 @@ export const FLOW_FAILURES = {
     "An account with this e-mail address exists. Sign in with its password, then link this provider from your account.",
   identity_taken: "This sign-in is linked to another account already.",
   account_disabled: "This account is disabled.",
+  email_unverified: "Confirm your e-mail address first: open the link svc mailed you.",
   signup_closed: "Sign-up is closed: an administrator creates accounts.",
   invitation_required: "Sign-up is by invitation: start again from the invitation's link.",
   invalid_invitation: "The invitation cannot be used: wrong, used, expired or revoked.",
