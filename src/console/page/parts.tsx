@@ -47,6 +47,8 @@ export function useAction() {
   return { error, busy, run, clear: () => setError(null) };
 }
 
+export type Action = ReturnType<typeof useAction>;
+
 /** A button that asks once more ("Delete ann?") before doing anything. */
 export function ConfirmButton({
   label,
