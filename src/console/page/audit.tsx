@@ -6,7 +6,7 @@ import { anyOr, SelectField, submitted, TextField } from "./forms.tsx";
 import type { Names } from "./names.ts";
 import { Pager, type Turning, useListPage } from "./paging.tsx";
 import { ErrorNote, useAction, When } from "./parts.tsx";
-import { Table } from "./table.tsx";
+import { Table, type TableWords } from "./table.tsx";
 import { AUDIT_ACTIONS as ACTIONS } from "../../audit/actions.ts";
 
 type AuditEvent = components["schemas"]["AuditEvent"];
@@ -19,7 +19,11 @@ const PERIODS: Array<[string, string]> = [
   ["", "any time"],
 ];
 const ACTION_CHOICES = anyOr(ACTIONS);
-const COLUMNS = ["When", "Action", "Outcome", "By", "On", "From", "Detail"];
+const TABLE: TableWords = {
+  caption: "Audit events, newest first",
+  columns: ["When", "Action", "Outcome", "By", "On", "From", "Detail"],
+  empty: "No events match.",
+};
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A user's id from their id, username or e-mail (a deleted user's only by id). */
@@ -74,12 +78,8 @@ export function Audit({ names }: { names: Names }) {
         <button type="submit">Show</button>
       </form>
       <ErrorNote error={loading.error} />
-      <Table
-        caption="Audit events, newest first"
-        columns={COLUMNS}
-        rows={page.rows}
-        empty={loading.busy ? null : "No events match."}
-        row={(event) => (
+      <Table {...TABLE} rows={page.rows} settled={!loading.busy}>
+        {(event) => (
           <tr key={event.id} data-action={event.action}>
             <td data-label="When">
               <When at={event.at} />
@@ -96,7 +96,7 @@ export function Audit({ names }: { names: Names }) {
             </td>
           </tr>
         )}
-      />
+      </Table>
       <Pager label="Pages of events" back="Newest" forth="Older" turning={turning} />
     </section>
   );

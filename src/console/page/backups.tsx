@@ -92,11 +92,8 @@ export function BackupsView() {
             </button>
           </p>
           {backups.listing_error && <p role="alert">The snapshots could not be listed: {backups.listing_error}</p>}
-          <Table
-            caption="Snapshots"
-            columns={["Snapshot", "Taken", "Size", "svc"]}
-            rows={backups.snapshots ?? []}
-            row={(snapshot) => (
+          <Table caption="Snapshots" columns={["Snapshot", "Taken", "Size", "svc"]} rows={backups.snapshots ?? []}>
+            {(snapshot) => (
               <tr key={snapshot.name}>
                 <td>
                   <code>{snapshot.name}</code>
@@ -108,7 +105,7 @@ export function BackupsView() {
                 <td>{snapshot.version}</td>
               </tr>
             )}
-          />
+          </Table>
         </>
       )}
     </section>

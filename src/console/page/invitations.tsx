@@ -9,7 +9,7 @@ import type { Names } from "./names.ts";
 import { Outcome, useReported } from "./outcome.tsx";
 import { Pager, usePagedList } from "./paging.tsx";
 import { ConfirmButton, useAction, When } from "./parts.tsx";
-import { Table } from "./table.tsx";
+import { Table, type TableWords } from "./table.tsx";
 
 type Invitation = components["schemas"]["Invitation"];
 type IssuedInvitation = components["schemas"]["IssuedInvitation"];
@@ -22,7 +22,11 @@ const LIFETIMES: Array<[string, string]> = [
   ["30d", "30 days"],
 ];
 const FIRST = "/admin/invitations?limit=20";
-const COLUMNS = ["For", "Issued by", "Issued", "Expires", "Used", "Used by", "Actions"];
+const TABLE: TableWords = {
+  caption: "Invitations",
+  columns: ["For", "Issued by", "Issued", "Expires", "Used", "Used by", "Actions"],
+  empty: "No invitations.",
+};
 
 export function Invitations({ names }: { names: Names }) {
   const [email, setEmail] = useState("");
@@ -67,12 +71,8 @@ export function Invitations({ names }: { names: Names }) {
       </form>
       <Outcome error={action.error} done={reported.done} />
       <IssuedCode kind="Invitation code" issued={issued} onDone={() => setIssued(null)} />
-      <Table
-        caption="Invitations"
-        columns={COLUMNS}
-        rows={list.rows}
-        empty={action.busy ? null : "No invitations."}
-        row={(invitation) => (
+      <Table {...TABLE} rows={list.rows} settled={!action.busy}>
+        {(invitation) => (
           <tr key={invitation.id} data-invitation={invitation.id}>
             <th scope="row">{invitation.email ?? "anyone"}</th>
             <td data-label="Issued by">{who(invitation.created_by, "the command line")}</td>
@@ -97,7 +97,7 @@ export function Invitations({ names }: { names: Names }) {
             </td>
           </tr>
         )}
-      />
+      </Table>
       <Pager label="Pages of invitations" back="Previous page" forth="Next page" turning={list.turning} />
     </section>
   );

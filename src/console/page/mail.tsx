@@ -8,7 +8,7 @@ import { anyOr, SelectField, submitted } from "./forms.tsx";
 import { Outcome, useReported } from "./outcome.tsx";
 import { Pager, usePagedList } from "./paging.tsx";
 import { useAction, When } from "./parts.tsx";
-import { Table } from "./table.tsx";
+import { Table, type TableWords } from "./table.tsx";
 
 type OutboxMail = components["schemas"]["OutboxMail"];
 
@@ -21,18 +21,11 @@ const KINDS: Record<OutboxMail["kind"], string> = {
   email_changed: "address changed",
 };
 const PAGE = 50;
-const COLUMNS = [
-  "To",
-  "Kind",
-  "Subject",
-  "State",
-  "Attempts",
-  "Last error",
-  "Written",
-  "Next attempt",
-  "Sent",
-  "Actions",
-];
+const TABLE: TableWords = {
+  caption: "Mails, newest first",
+  columns: ["To", "Kind", "Subject", "State", "Attempts", "Last error", "Written", "Next attempt", "Sent", "Actions"],
+  empty: "No mails.",
+};
 
 const firstPage = (status: string) =>
   `/admin/mail?${new URLSearchParams({ limit: String(PAGE), ...(status && { status }) })}`;
@@ -71,12 +64,8 @@ export function MailView() {
         <button type="submit">Show</button>
       </form>
       <Outcome error={action.error} done={reported.done} />
-      <Table
-        caption="Mails, newest first"
-        columns={COLUMNS}
-        rows={list.rows}
-        empty={action.busy || list.off !== null ? null : "No mails."}
-        row={(mail) => (
+      <Table {...TABLE} rows={list.rows} settled={!action.busy && list.off === null}>
+        {(mail) => (
           <tr key={mail.id} data-mail={mail.id} data-status={mail.status}>
             <th scope="row">{mail.recipient}</th>
             <td data-label="Kind">{KINDS[mail.kind] ?? mail.kind}</td>
@@ -109,7 +98,7 @@ export function MailView() {
             </td>
           </tr>
         )}
-      />
+      </Table>
       <Pager label="Pages of mails" back="Newer" forth="Older" turning={list.turning} />
     </section>
   );

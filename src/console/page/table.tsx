@@ -3,19 +3,25 @@
 // their data-label.
 import type { JSX } from "preact";
 
+/** A table's fixed words: what it holds, its columns' headers, and what it says when it holds nothing. */
+export interface TableWords {
+  caption: string;
+  columns: string[];
+  empty?: string;
+}
+
 export function Table<Row>({
   caption,
   columns,
+  empty,
   rows,
-  row,
-  empty = null,
-}: {
-  caption: string;
-  columns: string[];
+  settled = true,
+  children: row,
+}: TableWords & {
   rows: Row[];
-  row: (row: Row) => JSX.Element;
-  /** Said when there are no rows; null while saying it would be wrong (a read under way, a feature turned off). */
-  empty?: string | null;
+  /** False while no rows may not mean none (a read under way, a feature turned off): the empty line waits. */
+  settled?: boolean;
+  children: (row: Row) => JSX.Element;
 }) {
   return (
     <>
@@ -34,7 +40,7 @@ export function Table<Row>({
           <tbody>{rows.map(row)}</tbody>
         </table>
       </div>
-      {rows.length === 0 && empty !== null && <p class="muted">{empty}</p>}
+      {rows.length === 0 && settled && empty !== undefined && <p class="muted">{empty}</p>}
     </>
   );
 }

@@ -10,7 +10,7 @@ import { NewAccount } from "./new-account.tsx";
 import { Outcome, useReported } from "./outcome.tsx";
 import { Pager, usePagedList } from "./paging.tsx";
 import { ConfirmButton, useAction, When } from "./parts.tsx";
-import { Table } from "./table.tsx";
+import { Table, type TableWords } from "./table.tsx";
 
 /** An account as the admin routes show it (the OpenAPI document's AdminUser). */
 type Account = components["schemas"]["AdminUser"];
@@ -20,7 +20,11 @@ type IssuedReset = components["schemas"]["IssuedReset"];
 const PAGE = 20;
 const STATUSES = anyOr(["active", "disabled"]);
 const ROLES = anyOr(["user", "admin"]);
-const COLUMNS = ["Username", "E-mail", "Role", "Status", "Last login", "Actions"];
+const TABLE: TableWords = {
+  caption: "Accounts",
+  columns: ["Username", "E-mail", "Role", "Status", "Last login", "Actions"],
+  empty: "No accounts match.",
+};
 
 export function Users({ me }: { me: { id: string } }) {
   const [search, setSearch] = useState("");
@@ -71,12 +75,8 @@ export function Users({ me }: { me: { id: string } }) {
       </form>
       <Outcome error={action.error} done={reported.done} />
       <IssuedCode kind="Reset code" issued={issued} onDone={() => setIssued(null)} />
-      <Table
-        caption="Accounts"
-        columns={COLUMNS}
-        rows={list.rows}
-        empty={action.busy ? null : "No accounts match."}
-        row={(account) => (
+      <Table {...TABLE} rows={list.rows} settled={!action.busy}>
+        {(account) => (
           <tr key={account.id} data-user={account.username}>
             <th scope="row">{account.username}</th>
             <td data-label="E-mail">
@@ -167,7 +167,7 @@ export function Users({ me }: { me: { id: string } }) {
             </td>
           </tr>
         )}
-      />
+      </Table>
       <Pager label="Pages of accounts" back="Previous page" forth="Next page" turning={list.turning} />
     </section>
   );
