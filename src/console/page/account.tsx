@@ -108,7 +108,7 @@ function SecondFactor() {
           <p>
             On since <When at={totp.confirmed_at} />; {status?.recovery_codes_left ?? 0} recovery codes left.
           </p>
-          <CodeField label="Current code" name="current-code" value={offCode} onValue={setOffCode} />
+          <CodeField label="Current code" name="current-code" value={offCode} set={setOffCode} />
           <Submit busy={action.busy} class="danger">
             Turn off
           </Submit>
@@ -136,7 +136,7 @@ function SecondFactor() {
             Secret: <code class="code">{enrolment.secret}</code>{" "}
             <a href={enrolment.otpauth_uri}>Open in an authenticator app on this device</a>
           </p>
-          <CodeField label="Code" name="code" value={code} onValue={setCode} />
+          <CodeField label="Code" name="code" value={code} set={setCode} />
           <Submit busy={action.busy}>Turn on</Submit>{" "}
           <button type="button" onClick={() => setEnrolment(null)}>
             Cancel
@@ -188,7 +188,7 @@ function SecondFactor() {
                 label="Code from your authenticator app"
                 name="step-up-code"
                 value={stepCode}
-                onValue={setStepCode}
+                set={setStepCode}
               />
               <Submit busy={action.busy}>Confirm</Submit>{" "}
             </>
@@ -223,7 +223,7 @@ function SecondFactor() {
           ),
         )}
       >
-        <TextField label="Passkey name" name="passkey-name" value={name} onValue={setName} />
+        <TextField label="Passkey name" name="passkey-name" value={name} set={setName} />
         <Submit busy={action.busy}>Add a passkey</Submit>
       </form>
     </section>

@@ -2,7 +2,7 @@
 import { useEffect, useState } from "preact/hooks";
 import type { components } from "@svc/client";
 import { ApiError, request } from "./api.ts";
-import { anyOr, SelectField, submitted, TextField } from "./forms.tsx";
+import { anyOr, SelectField, submitted, TextField, useField } from "./forms.tsx";
 import type { Names } from "./names.ts";
 import { Pager, type Turning, useListPage } from "./paging.tsx";
 import { ErrorNote, useAction, When } from "./parts.tsx";
@@ -40,18 +40,18 @@ async function userId(name: string): Promise<string> {
 }
 
 export function Audit({ names }: { names: Names }) {
-  const [action, setAction] = useState("");
-  const [user, setUser] = useState("");
-  const [since, setSince] = useState("24h");
+  const action = useField("");
+  const user = useField("");
+  const since = useField("24h");
   /** The page shown: null for the first of the filters as they are. */
   const [url, setUrl] = useState<string | null>(null);
   const loading = useAction();
 
   async function firstPage(): Promise<string> {
     const query = new URLSearchParams({ limit: "50" });
-    if (action) query.set("action", action);
-    if (since) query.set("since", since);
-    if (user.trim()) query.set("user", await userId(user.trim()));
+    if (action.value) query.set("action", action.value);
+    if (since.value) query.set("since", since.value);
+    if (user.value.trim()) query.set("user", await userId(user.value.trim()));
     return `/admin/audit?${query}`;
   }
   const page = useListPage<AuditEvent, string | null>(loading, url, (target) => target ?? firstPage());
@@ -72,9 +72,9 @@ export function Audit({ names }: { names: Names }) {
           else setUrl(null);
         })}
       >
-        <SelectField label="Action" name="action" value={action} onValue={setAction} options={ACTION_CHOICES} />
-        <TextField label="User (username, e-mail or id)" name="user" value={user} onValue={setUser} />
-        <SelectField label="Time" name="since" value={since} onValue={setSince} options={PERIODS} />
+        <SelectField label="Action" name="action" options={ACTION_CHOICES} {...action} />
+        <TextField label="User (username, e-mail or id)" name="user" {...user} />
+        <SelectField label="Time" name="since" options={PERIODS} {...since} />
         <button type="submit">Show</button>
       </form>
       <ErrorNote error={loading.error} />

@@ -45,22 +45,22 @@ function CategoryForm({
         if ((await submit(draft)) && !onCancel) setDraft(EMPTY);
       })}
     >
-      <TextField label="Name" name="name" required maxLength={64} value={draft.name} onValue={set("name")} />
+      <TextField label="Name" name="name" required maxLength={64} value={draft.name} set={set("name")} />
       <TextField
         label="Description"
         name="description"
         maxLength={500}
         value={draft.description}
-        onValue={set("description")}
+        set={set("description")}
       />
-      <TextField label="Colour" name="colorHex" type="color" value={draft.colorHex} onValue={set("colorHex")} />
+      <TextField label="Colour" name="colorHex" type="color" value={draft.colorHex} set={set("colorHex")} />
       <TextField
         label="Icon"
         name="icon"
         maxLength={64}
         pattern="[A-Za-z0-9_:.\-]+"
         value={draft.icon}
-        onValue={set("icon")}
+        set={set("icon")}
       />
       <button type="submit">{label}</button>
       {onCancel && (

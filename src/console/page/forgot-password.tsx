@@ -32,7 +32,7 @@ export function ForgotPassword({ onDone }: { onDone: () => void }) {
         autoComplete="email"
         required
         value={email}
-        onValue={setEmail}
+        set={setEmail}
       />
       <Submit busy={action.busy}>Send a reset link</Submit>{" "}
       <button type="button" class="link" onClick={onDone}>

@@ -1,6 +1,7 @@
 // What the console's forms are made of: labelled fields (a text input, a code, a select), the submit button that
 // is off while its action runs, and the submit handler that keeps the page where it is.
 import type { ComponentChildren, InputHTMLAttributes } from "preact";
+import { useState } from "preact/hooks";
 
 /** A control under its label: the label names it for screen readers and for the browser tests alike. */
 export function Field({ label, children }: { label: string; children: ComponentChildren }) {
@@ -24,28 +25,29 @@ interface InputAttributes {
 }
 
 interface ValueProps<Value> {
-  label: string;
   value: Value;
   /** Called with each change the user makes. */
-  onValue: (value: Value) => void;
+  set: (value: Value) => void;
+}
+
+/** A field's state, spread into its TextField or SelectField: its value, and `set` to change it. */
+export function useField(initial: string): ValueProps<string> {
+  const [value, set] = useState(initial);
+  return { value, set };
 }
 
 /** A labelled input whose value is the caller's state. */
-export function TextField({ label, value, onValue, ...input }: InputAttributes & ValueProps<string>) {
+export function TextField({ label, value, set, ...input }: InputAttributes & ValueProps<string> & { label: string }) {
   return (
     <Field label={label}>
       {/* The cast: preact types an input's attributes by each `type` apart, and these hold for every type named. */}
-      <input
-        {...(input as InputHTMLAttributes)}
-        value={value}
-        onInput={(event) => onValue(event.currentTarget.value)}
-      />
+      <input {...(input as InputHTMLAttributes)} value={value} onInput={(event) => set(event.currentTarget.value)} />
     </Field>
   );
 }
 
 /** A code from an authenticator app: digits the phone's keyboard offers, and the browser may fill in. */
-export function CodeField(props: Pick<InputAttributes, "name" | "pattern"> & ValueProps<string>) {
+export function CodeField(props: Pick<InputAttributes, "name" | "pattern"> & ValueProps<string> & { label: string }) {
   return <TextField inputMode="numeric" autoComplete="one-time-code" required {...props} />;
 }
 
@@ -54,13 +56,13 @@ export function SelectField<Value extends string>({
   label,
   name,
   value,
-  onValue,
+  set,
   options,
-}: { name: string; options: ReadonlyArray<readonly [Value, string]> } & ValueProps<Value>) {
+}: { label: string; name: string; options: ReadonlyArray<readonly [Value, string]> } & ValueProps<Value>) {
   return (
     <Field label={label}>
       {/* The cast holds: the select offers only the options' values. */}
-      <select name={name} value={value} onChange={(event) => onValue(event.currentTarget.value as Value)}>
+      <select name={name} value={value} onChange={(event) => set(event.currentTarget.value as Value)}>
         {options.map(([option, words]) => (
           <option key={option} value={option}>
             {words}

@@ -3,7 +3,7 @@
 import { useEffect, useState } from "preact/hooks";
 import type { components } from "@svc/client";
 import { request } from "./api.ts";
-import { SelectField, Submit, submitted, TextField } from "./forms.tsx";
+import { SelectField, Submit, submitted, TextField, useField } from "./forms.tsx";
 import { type Issued, IssuedCode } from "./issued-code.tsx";
 import type { Names } from "./names.ts";
 import { Outcome, useReported } from "./outcome.tsx";
@@ -29,8 +29,8 @@ const TABLE: TableWords = {
 };
 
 export function Invitations({ names }: { names: Names }) {
-  const [email, setEmail] = useState("");
-  const [lifetime, setLifetime] = useState("");
+  const email = useField("");
+  const lifetime = useField("");
   const [issued, setIssued] = useState<Issued | null>(null);
   const action = useAction();
   const list = usePagedList<Invitation>(action, FIRST);
@@ -52,21 +52,16 @@ export function Invitations({ names }: { names: Names }) {
         aria-label="New invitation"
         onSubmit={submitted(() =>
           act("Invitation issued", async () => {
-            const body = { ...(email.trim() && { email: email.trim() }), ...(lifetime && { expires_in: lifetime }) };
+            const [address, expires] = [email.value.trim(), lifetime.value];
+            const body = { ...(address && { email: address }), ...(expires && { expires_in: expires }) };
             const made = (await request<IssuedInvitation>("POST", "/admin/invitations", body)).body;
             setIssued({ whom: made.email ?? "anyone", code: made.code, expiresAt: made.expires_at });
-            setEmail("");
+            email.set("");
           }),
         )}
       >
-        <TextField
-          label="For e-mail (leave empty for anyone)"
-          name="invite-email"
-          type="email"
-          value={email}
-          onValue={setEmail}
-        />
-        <SelectField label="Lasts" name="invite-lifetime" value={lifetime} onValue={setLifetime} options={LIFETIMES} />
+        <TextField label="For e-mail (leave empty for anyone)" name="invite-email" type="email" {...email} />
+        <SelectField label="Lasts" name="invite-lifetime" options={LIFETIMES} {...lifetime} />
         <Submit busy={action.busy}>Issue invitation</Submit>
       </form>
       <Outcome error={action.error} done={reported.done} />

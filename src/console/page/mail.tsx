@@ -1,10 +1,9 @@
 // The mail outbox, newest first (filtered by state, older pages by `before` through the Link svc sends): who each
 // mail is to, what it is, how its delivery fares, and "Resend" on one given up on. Never a body: svc sends none,
 // as bodies hold one-time tokens. Where mail is off, svc's answer says how to turn it on.
-import { useState } from "preact/hooks";
 import type { components } from "@svc/client";
 import { request } from "./api.ts";
-import { anyOr, SelectField, submitted } from "./forms.tsx";
+import { anyOr, SelectField, submitted, useField } from "./forms.tsx";
 import { Outcome, useReported } from "./outcome.tsx";
 import { Pager, usePagedList } from "./paging.tsx";
 import { useAction, When } from "./parts.tsx";
@@ -31,7 +30,7 @@ const firstPage = (status: string) =>
   `/admin/mail?${new URLSearchParams({ limit: String(PAGE), ...(status && { status }) })}`;
 
 export function MailView() {
-  const [status, setStatus] = useState("");
+  const status = useField("");
   const action = useAction();
   const list = usePagedList<OutboxMail>(action, firstPage(""), "mail_not_configured");
   const reported = useReported(action, () => list.load(list.current));
@@ -55,12 +54,12 @@ export function MailView() {
         onSubmit={submitted(() => {
           reported.say("");
           // A new search, even with the same state: the first page read afresh.
-          const first = firstPage(status);
+          const first = firstPage(status.value);
           if (!list.turning.canGoBack && list.current === first) void list.load(first);
           else list.restart(first);
         })}
       >
-        <SelectField label="State" name="mail-status" value={status} onValue={setStatus} options={STATES} />
+        <SelectField label="State" name="mail-status" options={STATES} {...status} />
         <button type="submit">Show</button>
       </form>
       <Outcome error={action.error} done={reported.done} />

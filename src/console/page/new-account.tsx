@@ -51,14 +51,7 @@ export function NewAccount({ onCreated }: { onCreated: (account: Account) => voi
         }),
       )}
     >
-      <TextField
-        label="Username"
-        name="new-username"
-        required
-        autoComplete="off"
-        value={username}
-        onValue={setUsername}
-      />
+      <TextField label="Username" name="new-username" required autoComplete="off" value={username} set={setUsername} />
       <TextField
         label="E-mail"
         name="new-email"
@@ -66,7 +59,7 @@ export function NewAccount({ onCreated }: { onCreated: (account: Account) => voi
         required
         autoComplete="off"
         value={email}
-        onValue={setEmail}
+        set={setEmail}
       />
       <TextField
         label="Password (8-128 characters)"
@@ -75,9 +68,9 @@ export function NewAccount({ onCreated }: { onCreated: (account: Account) => voi
         required
         autoComplete="new-password"
         value={password}
-        onValue={setPassword}
+        set={setPassword}
       />
-      <SelectField label="Role of the account" name="new-role" value={role} onValue={setRole} options={ROLES} />
+      <SelectField label="Role of the account" name="new-role" value={role} set={setRole} options={ROLES} />
       <Submit busy={action.busy}>Create account</Submit>
       <button type="button" onClick={close}>
         Cancel

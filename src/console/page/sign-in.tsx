@@ -54,7 +54,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
           autoComplete="username"
           required
           value={username}
-          onValue={setUsername}
+          set={setUsername}
         />
         <TextField
           label="Password"
@@ -63,7 +63,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
           autoComplete="current-password"
           required
           value={password}
-          onValue={setPassword}
+          set={setPassword}
         />
         <Submit busy={action.busy}>Sign in</Submit>
         <ErrorNote error={action.error} />
@@ -107,16 +107,9 @@ function SecondStep({
     >
       <h2>Second step</h2>
       {!typed ? null : recovery ? (
-        <TextField
-          label="Recovery code"
-          name="recovery-code"
-          autoComplete="off"
-          required
-          value={code}
-          onValue={setCode}
-        />
+        <TextField label="Recovery code" name="recovery-code" autoComplete="off" required value={code} set={setCode} />
       ) : (
-        <CodeField label="Code" name="code" pattern="[0-9 ]*" value={code} onValue={setCode} />
+        <CodeField label="Code" name="code" pattern="[0-9 ]*" value={code} set={setCode} />
       )}
       {typed && <Submit busy={action.busy}>Verify</Submit>}
       <ErrorNote error={action.error} />

@@ -4,7 +4,7 @@
 import { useState } from "preact/hooks";
 import type { components } from "@svc/client";
 import { request } from "./api.ts";
-import { anyOr, SelectField, submitted, TextField } from "./forms.tsx";
+import { anyOr, SelectField, submitted, TextField, useField } from "./forms.tsx";
 import { type Issued, IssuedCode } from "./issued-code.tsx";
 import { NewAccount } from "./new-account.tsx";
 import { Outcome, useReported } from "./outcome.tsx";
@@ -27,17 +27,17 @@ const TABLE: TableWords = {
 };
 
 export function Users({ me }: { me: { id: string } }) {
-  const [search, setSearch] = useState("");
-  const [status, setStatus] = useState("");
-  const [role, setRole] = useState("");
+  const search = useField("");
+  const status = useField("");
+  const role = useField("");
   const [issued, setIssued] = useState<Issued | null>(null);
   const action = useAction();
 
   const first = () => {
     const query = new URLSearchParams({ limit: String(PAGE) });
-    if (search) query.set("search", search);
-    if (status) query.set("status", status);
-    if (role) query.set("role", role);
+    if (search.value) query.set("search", search.value);
+    if (status.value) query.set("status", status.value);
+    if (role.value) query.set("role", role.value);
     return `/admin/users?${query}`;
   };
   // Until the first search, the first page follows the filters as they change.
@@ -62,15 +62,9 @@ export function Users({ me }: { me: { id: string } }) {
         }}
       />
       <form class="filters" role="search" onSubmit={submitted(() => list.restart(first()))}>
-        <TextField
-          label="Search (start of username or e-mail)"
-          name="search"
-          type="search"
-          value={search}
-          onValue={setSearch}
-        />
-        <SelectField label="Status" name="status" value={status} onValue={setStatus} options={STATUSES} />
-        <SelectField label="Role" name="role" value={role} onValue={setRole} options={ROLES} />
+        <TextField label="Search (start of username or e-mail)" name="search" type="search" {...search} />
+        <SelectField label="Status" name="status" options={STATUSES} {...status} />
+        <SelectField label="Role" name="role" options={ROLES} {...role} />
         <button type="submit">Find</button>
       </form>
       <Outcome error={action.error} done={reported.done} />
