@@ -48,7 +48,7 @@ export function TextField({ label, value, set, ...input }: InputAttributes & Val
 
 /** A code from an authenticator app: digits the phone's keyboard offers, and the browser may fill in. */
 export function CodeField(props: Pick<InputAttributes, "name" | "pattern"> & ValueProps<string> & { label: string }) {
-  return <TextField inputMode="numeric" autoComplete="one-time-code" required {...props} />;
+  return <TextField {...props} inputMode="numeric" autoComplete="one-time-code" required />;
 }
 
 /** A labelled select of `options`, each its value and the words shown for it. */
