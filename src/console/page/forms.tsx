@@ -4,7 +4,7 @@ import type { ComponentChildren, InputHTMLAttributes } from "preact";
 import { useState } from "preact/hooks";
 
 /** A control under its label: the label names it for screen readers and for the browser tests alike. */
-export function Field({ label, children }: { label: string; children: ComponentChildren }) {
+function Field({ label, children }: { label: string; children: ComponentChildren }) {
   return (
     <label class="field">
       <span>{label}</span>
