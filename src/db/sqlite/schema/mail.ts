@@ -1,6 +1,5 @@
-// The PostgreSQL table of mail owed and sent (the outbox), re-exported by schema.ts, which drizzle-kit reads.
-import { index, integer, pgTable, text, uniqueIndex, uuid } from "drizzle-orm/pg-core";
-import { instant } from "./instant.ts";
+// The SQLite table of mail owed and sent (the outbox).
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /**
  * Mail to send: each row written in the same transaction as the change that causes it (the outbox), then
@@ -8,15 +7,15 @@ import { instant } from "./instant.ts";
  * later does not change a mail already owed. user_id is an id without a foreign key, as in the audit log:
  * a notice outlives an account deleted meanwhile.
  */
-export const mailOutbox = pgTable(
+export const mailOutbox = sqliteTable(
   "mail_outbox",
   {
     /** UUIDv7: id order is the order mails were written. */
-    id: uuid("id").primaryKey(),
+    id: text("id").primaryKey(),
     /** Which mail this is: the template it was rendered from (verify_email, password_reset, ...). */
     kind: text("kind").notNull(),
     recipient: text("recipient").notNull(),
-    userId: uuid("user_id"),
+    userId: text("user_id"),
     subject: text("subject").notNull(),
     textBody: text("text_body").notNull(),
     htmlBody: text("html_body").notNull(),
@@ -25,12 +24,12 @@ export const mailOutbox = pgTable(
     /** "pending", "sent" or "failed" (given up on). */
     status: text("status").$type<"pending" | "sent" | "failed">().notNull().default("pending"),
     attempts: integer("attempts").notNull().default(0),
-    createdAt: instant("created_at").notNull(),
+    createdAt: text("created_at").notNull(),
     /** When a pending mail is next due. */
-    nextAttemptAt: instant("next_attempt_at").notNull(),
+    nextAttemptAt: text("next_attempt_at").notNull(),
     /** While an instance is sending it, how long its claim holds: a crashed instance's claim lapses. */
-    lockedUntil: instant("locked_until"),
-    sentAt: instant("sent_at"),
+    lockedUntil: text("locked_until"),
+    sentAt: text("sent_at"),
     /** The last attempt's failure, as the SMTP server or the connection said it (no secrets). */
     lastError: text("last_error"),
   },

@@ -1,5 +1,6 @@
-// The SQLite table of mail owed and sent (the outbox), re-exported by schema.ts, which drizzle-kit reads.
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+// The PostgreSQL table of mail owed and sent (the outbox).
+import { index, integer, pgTable, text, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { instant } from "../instant.ts";
 
 /**
  * Mail to send: each row written in the same transaction as the change that causes it (the outbox), then
@@ -7,15 +8,15 @@ import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqli
  * later does not change a mail already owed. user_id is an id without a foreign key, as in the audit log:
  * a notice outlives an account deleted meanwhile.
  */
-export const mailOutbox = sqliteTable(
+export const mailOutbox = pgTable(
   "mail_outbox",
   {
     /** UUIDv7: id order is the order mails were written. */
-    id: text("id").primaryKey(),
+    id: uuid("id").primaryKey(),
     /** Which mail this is: the template it was rendered from (verify_email, password_reset, ...). */
     kind: text("kind").notNull(),
     recipient: text("recipient").notNull(),
-    userId: text("user_id"),
+    userId: uuid("user_id"),
     subject: text("subject").notNull(),
     textBody: text("text_body").notNull(),
     htmlBody: text("html_body").notNull(),
@@ -24,12 +25,12 @@ export const mailOutbox = sqliteTable(
     /** "pending", "sent" or "failed" (given up on). */
     status: text("status").$type<"pending" | "sent" | "failed">().notNull().default("pending"),
     attempts: integer("attempts").notNull().default(0),
-    createdAt: text("created_at").notNull(),
+    createdAt: instant("created_at").notNull(),
     /** When a pending mail is next due. */
-    nextAttemptAt: text("next_attempt_at").notNull(),
+    nextAttemptAt: instant("next_attempt_at").notNull(),
     /** While an instance is sending it, how long its claim holds: a crashed instance's claim lapses. */
-    lockedUntil: text("locked_until"),
-    sentAt: text("sent_at"),
+    lockedUntil: instant("locked_until"),
+    sentAt: instant("sent_at"),
     /** The last attempt's failure, as the SMTP server or the connection said it (no secrets). */
     lastError: text("last_error"),
   },
