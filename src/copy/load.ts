@@ -10,13 +10,8 @@ import { nameKey } from "../db/records.ts";
 import type { SessionBatch } from "../db/sessions.ts";
 import { LoadRefused } from "../db/store-errors.ts";
 import type { UserRecord } from "../db/records.ts";
-import {
-  factorCountsIn,
-  type FactorCounts,
-  type PasskeyRow,
-  type RecoveryCodeRecord,
-  type TotpRecord,
-} from "../db/mfa.ts";
+import { factorCountsIn } from "../db/mfa-copy.ts";
+import type { FactorCounts, PasskeyRow, RecoveryCodeRecord, TotpRecord } from "../db/mfa-records.ts";
 import { chunks } from "./chunks.ts";
 
 /** How many users and categories a database holds: what a copy is checked by. */

@@ -3,6 +3,7 @@
 import { and, eq, inArray, lt } from "drizzle-orm";
 import { NIL, parseId } from "../lib/ids.ts";
 import type { Db, Dialect, Tables } from "./dialect.ts";
+import { pruneWhere } from "./rows.ts";
 
 export type AccountTokenKind = "email_verification" | "password_reset" | "email_change";
 
@@ -105,10 +106,5 @@ export async function pruneTokens(
   limit: number,
 ) {
   const expired = and(eq(accountTokens.kind, kind), lt(accountTokens.expiresAt, now));
-  const keys = db.select({ digest: accountTokens.digest }).from(accountTokens).where(expired).limit(limit);
-  const gone = await db
-    .delete(accountTokens)
-    .where(and(inArray(accountTokens.digest, keys), expired))
-    .returning({ digest: accountTokens.digest });
-  return gone.length;
+  return pruneWhere(db, accountTokens, accountTokens.digest, expired, limit);
 }

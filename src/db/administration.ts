@@ -8,7 +8,7 @@ import { dropTokensIn } from "./account-token-rows.ts";
 import { recordIn, type AuditEvent } from "./audit.ts";
 import type { Db, Dialect, Tables } from "./dialect.ts";
 import { nameKey, USER_FIELDS, type AccountStatus, type Role } from "./records.ts";
-import { columns, first } from "./rows.ts";
+import { columns, first, withId } from "./rows.ts";
 import { TIMED } from "./transactions.ts";
 import type { RecordState, UserPage, UserRecord } from "./records.ts";
 import { unchangedSince, userAtVersion } from "./user-conditions.ts";
@@ -128,57 +128,55 @@ export function userAdministration({ db, run, tables, transaction, serialize }: 
           .where(and(eq(users.role, "admin"), eq(users.status, "active")));
         return row!.n;
       }),
-    administer(id, change, updatedAt, audit, unchanged) {
-      const key = parseId(id);
-      if (!key) return Promise.resolve(null);
-      return transaction(async (tx) => {
-        await serialize(tx, ADMINS);
-        const target = first(await tx.select(userColumns).from(users).where(eq(users.id, key)));
-        if (!target) return null;
-        if (unchanged && !sameState(target, unchanged)) return "changed" as const;
-        const next = { role: change.role ?? target.role, status: change.status ?? target.status };
-        if (next.role === target.role && next.status === target.status) return target;
-        await keepAnAdmin(tx, tables, target, next);
-        // Disabling revokes at once: every token (by its version) and every session.
-        const disabling = next.status === "disabled" && target.status === "active";
-        // Conditional again in the write: a user's own change is not serialized with an administrator's.
-        const [updated] = await tx
-          .update(users)
-          .set({ ...next, updatedAt, ...(disabling && { tokenVersion: sql`${users.tokenVersion} + 1` }) })
-          .where(unchanged ? and(eq(users.id, key), unchangedSince(tables, unchanged)) : eq(users.id, key))
-          .returning(userColumns);
-        if (!updated) return "changed" as const;
-        if (disabling) {
-          await tx.delete(sessions).where(eq(sessions.userId, key));
-          // A pending change of address may be a thief's, made with the session the disabling ends; the
-          // owner's reset links stay (redeemed while disabled, they answer account_disabled).
-          await dropTokensIn(tx, tables, key, ["email_change"]);
-        }
-        await recordIn(tx, tables, audit);
-        return updated;
-      }, TIMED);
-    },
-    delete(id, tokenVersion, audit) {
-      const key = parseId(id);
-      if (!key) return Promise.resolve(false);
-      return transaction(async (tx) => {
-        await serialize(tx, ADMINS);
-        const target = first(
-          await tx
-            .select(userColumns)
-            .from(users)
-            .where(userAtVersion(tables, key, tokenVersion)),
-        );
-        if (!target) return false;
-        await keepAnAdmin(tx, tables, target, null);
-        const gone = await tx
-          .delete(users)
-          .where(userAtVersion(tables, key, tokenVersion))
-          .returning({ id: users.id });
-        if (gone.length === 0) return false;
-        await recordIn(tx, tables, audit);
-        return true;
-      }, TIMED);
-    },
+    administer: (id, change, updatedAt, audit, unchanged) =>
+      withId(id, null, (key) =>
+        transaction(async (tx) => {
+          await serialize(tx, ADMINS);
+          const target = first(await tx.select(userColumns).from(users).where(eq(users.id, key)));
+          if (!target) return null;
+          if (unchanged && !sameState(target, unchanged)) return "changed" as const;
+          const next = { role: change.role ?? target.role, status: change.status ?? target.status };
+          if (next.role === target.role && next.status === target.status) return target;
+          await keepAnAdmin(tx, tables, target, next);
+          // Disabling revokes at once: every token (by its version) and every session.
+          const disabling = next.status === "disabled" && target.status === "active";
+          // Conditional again in the write: a user's own change is not serialized with an administrator's.
+          const [updated] = await tx
+            .update(users)
+            .set({ ...next, updatedAt, ...(disabling && { tokenVersion: sql`${users.tokenVersion} + 1` }) })
+            .where(unchanged ? and(eq(users.id, key), unchangedSince(tables, unchanged)) : eq(users.id, key))
+            .returning(userColumns);
+          if (!updated) return "changed" as const;
+          if (disabling) {
+            await tx.delete(sessions).where(eq(sessions.userId, key));
+            // A pending change of address may be a thief's, made with the session the disabling ends; the
+            // owner's reset links stay (redeemed while disabled, they answer account_disabled).
+            await dropTokensIn(tx, tables, key, ["email_change"]);
+          }
+          await recordIn(tx, tables, audit);
+          return updated;
+        }, TIMED),
+      ),
+    delete: (id, tokenVersion, audit) =>
+      withId(id, false, (key) =>
+        transaction(async (tx) => {
+          await serialize(tx, ADMINS);
+          const target = first(
+            await tx
+              .select(userColumns)
+              .from(users)
+              .where(userAtVersion(tables, key, tokenVersion)),
+          );
+          if (!target) return false;
+          await keepAnAdmin(tx, tables, target, null);
+          const gone = await tx
+            .delete(users)
+            .where(userAtVersion(tables, key, tokenVersion))
+            .returning({ id: users.id });
+          if (gone.length === 0) return false;
+          await recordIn(tx, tables, audit);
+          return true;
+        }, TIMED),
+      ),
   };
 }

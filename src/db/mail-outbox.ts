@@ -6,7 +6,6 @@ import {
   desc,
   eq,
   getTableColumns,
-  gt,
   inArray,
   isNull,
   lt,
@@ -22,6 +21,7 @@ import { wakeAfterCommit, wakeSenders } from "./mail-wake.ts";
 import { recordIn } from "./audit.ts";
 import type { Db, Dialect, Tables } from "./dialect.ts";
 import type { AuditEvent } from "./records.ts";
+import { pageAfter, pruneWhere } from "./rows.ts";
 import { TIMED } from "./transactions.ts";
 
 /** What a mail kind is named by: the template it is rendered from. */
@@ -249,33 +249,18 @@ export function mailOutboxStore({ kind, db, run, write, transaction, tables }: D
       }),
     page: (limit, after) =>
       run(async () => {
-        const from = after === undefined ? null : parseId(after);
-        const rows = await db
-          .select(recordColumns)
-          .from(mailOutbox)
-          .where(from ? gt(mailOutbox.id, from) : undefined)
-          .orderBy(mailOutbox.id)
-          .limit(limit);
+        const rows = await pageAfter(db, mailOutbox, recordColumns, mailOutbox.id, limit, after, { ids: true });
         return rows as OutboxRecord[];
       }),
     tokenPage: (limit, after) =>
-      run(() =>
-        db
-          .select()
-          .from(accountTokens)
-          .where(after === undefined ? undefined : gt(accountTokens.digest, after))
-          .orderBy(accountTokens.digest)
-          .limit(limit),
-      ),
+      run(() => {
+        const fields = getTableColumns(accountTokens);
+        return pageAfter(db, accountTokens, fields, accountTokens.digest, limit, after, { ids: false });
+      }),
     prune: (before, limit) =>
-      write(async () => {
+      write(() => {
         const sent = and(eq(mailOutbox.status, "sent"), lt(mailOutbox.sentAt, before));
-        const old = db.select({ id: mailOutbox.id }).from(mailOutbox).where(sent).limit(limit);
-        const gone = await db
-          .delete(mailOutbox)
-          .where(and(inArray(mailOutbox.id, old), sent))
-          .returning({ id: mailOutbox.id });
-        return gone.length;
+        return pruneWhere(db, mailOutbox, mailOutbox.id, sent, limit);
       }),
     list: ({ status, recipient, userId, before, limit }) =>
       run(async () => {

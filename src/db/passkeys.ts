@@ -6,7 +6,7 @@ import { and, asc, count, eq, inArray, isNotNull, isNull, lt, or } from "drizzle
 import { parseId } from "../lib/ids.ts";
 import { recordIn, type AuditEvent } from "./audit.ts";
 import type { Dialect } from "./dialect.ts";
-import { first } from "./rows.ts";
+import { first, pruneBefore, withId } from "./rows.ts";
 import { runForUser, TIMED } from "./transactions.ts";
 
 export type PasskeyDeviceType = "singleDevice" | "multiDevice";
@@ -103,15 +103,6 @@ export function passkeyStore(dialect: Dialect): PasskeyStore {
   });
   const usersPasskey = (userId: string, id: string) => and(eq(passkeys.id, id), eq(passkeys.userId, userId));
 
-  async function prune(now: string, limit: number) {
-    const expired = db.select({ id: challenges.id }).from(challenges).where(lt(challenges.expiresAt, now)).limit(limit);
-    const gone = await db
-      .delete(challenges)
-      .where(and(inArray(challenges.id, expired), lt(challenges.expiresAt, now)))
-      .returning({ id: challenges.id });
-    return gone.length;
-  }
-
   return {
     async add(passkey, audit) {
       const key = parseId(passkey.userId);
@@ -180,25 +171,24 @@ export function passkeyStore(dialect: Dialect): PasskeyStore {
         return true;
       }, TIMED);
     },
-    recordUse(id, counter, at) {
-      const key = parseId(id);
-      if (!key) return Promise.resolve(false);
-      const forward = counter === 0 ? eq(passkeys.counter, 0) : lt(passkeys.counter, counter);
-      return transaction(async (tx) => {
-        // The compare-and-set: of two answers with one counter, the first to move it lands.
-        const moved = await tx
-          .update(passkeys)
-          .set({ counter })
-          .where(and(eq(passkeys.id, key), forward))
-          .returning({ id: passkeys.id });
-        if (moved.length === 0) return false;
-        await tx
-          .update(passkeys)
-          .set({ lastUsedAt: at })
-          .where(and(eq(passkeys.id, key), or(isNull(passkeys.lastUsedAt), lt(passkeys.lastUsedAt, at))));
-        return true;
-      }, TIMED);
-    },
+    recordUse: (id, counter, at) =>
+      withId(id, false, (key) => {
+        const forward = counter === 0 ? eq(passkeys.counter, 0) : lt(passkeys.counter, counter);
+        return transaction(async (tx) => {
+          // The compare-and-set: of two answers with one counter, the first to move it lands.
+          const moved = await tx
+            .update(passkeys)
+            .set({ counter })
+            .where(and(eq(passkeys.id, key), forward))
+            .returning({ id: passkeys.id });
+          if (moved.length === 0) return false;
+          await tx
+            .update(passkeys)
+            .set({ lastUsedAt: at })
+            .where(and(eq(passkeys.id, key), or(isNull(passkeys.lastUsedAt), lt(passkeys.lastUsedAt, at))));
+          return true;
+        }, TIMED);
+      }),
     createChallenge(challenge) {
       return transaction(async (tx) => {
         await tx.insert(challenges).values(challenge);
@@ -233,6 +223,7 @@ export function passkeyStore(dialect: Dialect): PasskeyStore {
       if (!taken || !(taken.expiresAt > at)) return null;
       return taken;
     },
-    pruneChallenges: (now, limit) => write(() => prune(now, limit)),
+    pruneChallenges: (now, limit) =>
+      write(() => pruneBefore(db, challenges, challenges.id, challenges.expiresAt, now, limit)),
   };
 }

@@ -54,15 +54,15 @@ export type {
   SessionStore,
 } from "./sessions.ts";
 export type { PasswordResetRecord, PasswordResetStore, Redemption } from "./resets.ts";
+export type { MfaStore } from "./mfa.ts";
 export type {
   FactorCounts,
   FactorSummary,
   MfaChallengeRecord,
-  MfaStore,
   PasskeyRow,
   RecoveryCodeRecord,
   TotpRecord,
-} from "./mfa.ts";
+} from "./mfa-records.ts";
 export type {
   InvitationPage,
   InvitationRecord,

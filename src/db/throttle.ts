@@ -1,8 +1,8 @@
 // Failed-login state in the database, so that every instance sees the same counts: each key's
 // transitions are compare-and-set, and queue behind each other within one process.
-import { and, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
+import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { Dialect } from "./dialect.ts";
-import { first } from "./rows.ts";
+import { first, pruneWhere } from "./rows.ts";
 
 export interface ThrottleRecord {
   key: string;
@@ -99,18 +99,13 @@ export function throttleStore({ db, run, write, tables }: Dialect): ThrottleStor
         }),
       ),
     prune: (before, limit) =>
-      write(async () => {
+      write(() => {
         const idle = and(
           lt(loginThrottle.lastFailureAt, before),
           or(isNull(loginThrottle.blockedUntil), lt(loginThrottle.blockedUntil, before)),
         );
-        const keys = db.select({ key: loginThrottle.key }).from(loginThrottle).where(idle).limit(limit);
-        // The condition again: a key written since it was picked stays.
-        const gone = await db
-          .delete(loginThrottle)
-          .where(and(inArray(loginThrottle.key, keys), idle))
-          .returning({ key: loginThrottle.key });
-        return gone.length;
+        // A key written since it was picked stays (pruneWhere checks the condition again).
+        return pruneWhere(db, loginThrottle, loginThrottle.key, idle, limit);
       }),
   };
 }

@@ -31,8 +31,34 @@ export class BehindDatabase extends Error {
   override name = "BehindDatabase";
 }
 
+/**
+ * Throws NewerDatabase, naming `database`, when a later svc migrated it: when its newest migration,
+ * `latest` (null: none), is one `migrations` does not reach.
+ */
+export function refuseNewer(
+  database: string,
+  latest: LatestMigration | null,
+  migrations: readonly EmbeddedMigration[],
+): void {
+  if (latest && isNewer(latest.createdAt, migrations)) throw newerDatabase(database, latest, migrations);
+}
+
+/**
+ * Why a command that must not migrate cannot use the database: a later svc migrated it (thrown, as
+ * refuseNewer does), or it lacks some of `migrations` (returned); null when it is current.
+ */
+export function behind(
+  database: string,
+  latest: LatestMigration | null,
+  migrations: readonly EmbeddedMigration[],
+): BehindDatabase | null {
+  refuseNewer(database, latest, migrations);
+  if (pendingMigrations(migrations, latest?.createdAt ?? null).length === 0) return null;
+  return behindDatabase(database, latest, migrations);
+}
+
 /** The refusal of a database behind this binary: one line naming the svc that migrated it and this one. */
-export function behindDatabase(
+function behindDatabase(
   database: string,
   latest: LatestMigration | null,
   migrations: readonly EmbeddedMigration[],
@@ -68,12 +94,12 @@ export function pendingMigrations<M extends { folderMillis: number }>(
 }
 
 /** Whether a database whose newest migration is `latestCreatedAt` holds one this binary does not know. */
-export function isNewer(latestCreatedAt: number, migrations: readonly EmbeddedMigration[]): boolean {
+function isNewer(latestCreatedAt: number, migrations: readonly EmbeddedMigration[]): boolean {
   return latestCreatedAt > migrations.at(-1)!.folderMillis;
 }
 
 /** The refusal: one line naming the database, the svc that migrated it and its migration, and this svc. */
-export function newerDatabase(
+function newerDatabase(
   database: string,
   latest: LatestMigration,
   migrations: readonly EmbeddedMigration[],

@@ -4,7 +4,7 @@
 // guess does, and is audited and counted (svc_mfa_verifications_total).
 import { auditEvent, type AuditAction, type Origin } from "../../audit/model.ts";
 import type { AuditEvent, AuditStore, FactorSummary, MfaStore, UserRecord, UserStore } from "../../db/store.ts";
-import { MFA_TOKEN_FAILURES } from "../../db/mfa.ts";
+import { MFA_TOKEN_FAILURES } from "../../db/mfa-challenges.ts";
 import { AppError } from "../../errors/index.ts";
 import { limitKey } from "../../http/client-address.ts";
 import type { Logger } from "../../observability/log.ts";

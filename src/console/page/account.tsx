@@ -6,7 +6,9 @@ import { startAuthentication, startRegistration } from "@simplewebauthn/browser"
 import type { MfaStatus, Passkey, TotpEnrolment } from "@svc/client";
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, call, client } from "./api.ts";
-import { ConfirmButton, ErrorNote, Field, useAction, When } from "./parts.tsx";
+import { CodeField, Submit, submitted, TextField } from "./forms.tsx";
+import { Outcome, useReported } from "./outcome.tsx";
+import { ConfirmButton, useAction, When } from "./parts.tsx";
 
 export function Account({ me }: { me: { username: string } }) {
   return (
@@ -25,7 +27,6 @@ function SecondFactor() {
   const [code, setCode] = useState("");
   const [offCode, setOffCode] = useState("");
   const [name, setName] = useState("");
-  const [done, setDone] = useState("");
   /** What svc held back until this session shows a second factor (a step-up), to run again once it has. */
   const [held, setHeld] = useState<{ what: string; done: string; again: () => Promise<unknown> } | null>(null);
   const [stepCode, setStepCode] = useState("");
@@ -39,14 +40,7 @@ function SecondFactor() {
   useEffect(() => {
     void load();
   }, []);
-
-  async function act(what: string, work: () => Promise<unknown>) {
-    setDone("");
-    if (await action.run(work)) {
-      setDone(what);
-      await load();
-    }
-  }
+  const { done, act } = useReported(action, load);
 
   /**
    * Runs `work`; when svc asks this session to show a second factor first (a passkey added or removed, an
@@ -81,10 +75,7 @@ function SecondFactor() {
   return (
     <section aria-labelledby="second-factor-title">
       <h3 id="second-factor-title">Second factor</h3>
-      <ErrorNote error={action.error} />
-      <p class="done" role="status">
-        {done}
-      </p>
+      <Outcome error={action.error} done={done} />
       {codes && (
         <div class="issued" role="region" aria-label="Recovery codes">
           <p>
@@ -107,42 +98,31 @@ function SecondFactor() {
       <h4>Authenticator app</h4>
       {totp?.enabled ? (
         <form
-          onSubmit={(event) => {
-            event.preventDefault();
-            void act("Authenticator app turned off", async () => {
+          onSubmit={submitted(() =>
+            act("Authenticator app turned off", async () => {
               await call(() => client.auth.disableTotp({ code: offCode }));
               setOffCode("");
-            });
-          }}
+            }),
+          )}
         >
           <p>
             On since <When at={totp.confirmed_at} />; {status?.recovery_codes_left ?? 0} recovery codes left.
           </p>
-          <Field label="Current code">
-            <input
-              name="current-code"
-              inputMode="numeric"
-              autoComplete="one-time-code"
-              required
-              value={offCode}
-              onInput={(e) => setOffCode(e.currentTarget.value)}
-            />
-          </Field>
-          <button type="submit" class="danger" disabled={action.busy}>
+          <CodeField label="Current code" name="current-code" value={offCode} set={setOffCode} />
+          <Submit busy={action.busy} class="danger">
             Turn off
-          </button>
+          </Submit>
         </form>
       ) : enrolment ? (
         <form
-          onSubmit={(event) => {
-            event.preventDefault();
-            void act("Authenticator app turned on", async () => {
+          onSubmit={submitted(() =>
+            act("Authenticator app turned on", async () => {
               const answer = await call(() => client.auth.confirmTotp(code));
               setCodes(answer.recovery_codes);
               setEnrolment(null);
               setCode("");
-            });
-          }}
+            }),
+          )}
         >
           <p>Scan this code with your authenticator app, or type the secret into it; then enter the code it shows.</p>
           <img
@@ -156,19 +136,8 @@ function SecondFactor() {
             Secret: <code class="code">{enrolment.secret}</code>{" "}
             <a href={enrolment.otpauth_uri}>Open in an authenticator app on this device</a>
           </p>
-          <Field label="Code">
-            <input
-              name="code"
-              inputMode="numeric"
-              autoComplete="one-time-code"
-              required
-              value={code}
-              onInput={(e) => setCode(e.currentTarget.value)}
-            />
-          </Field>
-          <button type="submit" disabled={action.busy}>
-            Turn on
-          </button>{" "}
+          <CodeField label="Code" name="code" value={code} set={setCode} />
+          <Submit busy={action.busy}>Turn on</Submit>{" "}
           <button type="button" onClick={() => setEnrolment(null)}>
             Cancel
           </button>
@@ -210,27 +179,18 @@ function SecondFactor() {
       {held && (
         <form
           aria-label="Confirm it is you"
-          onSubmit={(event) => {
-            event.preventDefault();
-            void stepUp(() => call(() => client.auth.stepUp({ code: stepCode })));
-          }}
+          onSubmit={submitted(() => stepUp(() => call(() => client.auth.stepUp({ code: stepCode }))))}
         >
           <p>{held.what} needs a second factor shown in the last 5 minutes.</p>
           {totp?.enabled && (
             <>
-              <Field label="Code from your authenticator app">
-                <input
-                  name="step-up-code"
-                  inputMode="numeric"
-                  autoComplete="one-time-code"
-                  required
-                  value={stepCode}
-                  onInput={(e) => setStepCode(e.currentTarget.value)}
-                />
-              </Field>
-              <button type="submit" disabled={action.busy}>
-                Confirm
-              </button>{" "}
+              <CodeField
+                label="Code from your authenticator app"
+                name="step-up-code"
+                value={stepCode}
+                set={setStepCode}
+              />
+              <Submit busy={action.busy}>Confirm</Submit>{" "}
             </>
           )}
           <button
@@ -252,24 +212,19 @@ function SecondFactor() {
         </form>
       )}
       <form
-        onSubmit={(event) => {
-          event.preventDefault();
-          void act("Passkey added", () =>
+        onSubmit={submitted(() =>
+          act("Passkey added", () =>
             guarded("Adding a passkey", "Passkey added", async () => {
               const options = await call(() => client.auth.passkeys.options());
               const response = await startRegistration({ optionsJSON: options });
               await call(() => client.auth.passkeys.register(response, name || undefined));
               setName("");
             }),
-          );
-        }}
+          ),
+        )}
       >
-        <Field label="Passkey name">
-          <input name="passkey-name" value={name} onInput={(e) => setName(e.currentTarget.value)} />
-        </Field>
-        <button type="submit" disabled={action.busy}>
-          Add a passkey
-        </button>
+        <TextField label="Passkey name" name="passkey-name" value={name} set={setName} />
+        <Submit busy={action.busy}>Add a passkey</Submit>
       </form>
     </section>
   );

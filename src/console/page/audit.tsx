@@ -2,8 +2,11 @@
 import { useEffect, useState } from "preact/hooks";
 import type { components } from "@svc/client";
 import { ApiError, request } from "./api.ts";
+import { anyOr, SelectField, submitted, TextField, useField } from "./forms.tsx";
 import type { Names } from "./names.ts";
-import { ErrorNote, Field, useAction, When } from "./parts.tsx";
+import { Pager, type Turning, useListPage } from "./paging.tsx";
+import { ErrorNote, useAction, When } from "./parts.tsx";
+import { Table, type TableWords } from "./table.tsx";
 import { AUDIT_ACTIONS as ACTIONS } from "../../audit/actions.ts";
 
 type AuditEvent = components["schemas"]["AuditEvent"];
@@ -15,6 +18,12 @@ const PERIODS: Array<[string, string]> = [
   ["30d", "last 30 days"],
   ["", "any time"],
 ];
+const ACTION_CHOICES = anyOr(ACTIONS);
+const TABLE: TableWords = {
+  caption: "Audit events, newest first",
+  columns: ["When", "Action", "Outcome", "By", "On", "From", "Detail"],
+  empty: "No events match.",
+};
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A user's id from their id, username or e-mail (a deleted user's only by id). */
@@ -31,32 +40,24 @@ async function userId(name: string): Promise<string> {
 }
 
 export function Audit({ names }: { names: Names }) {
-  const [action, setAction] = useState("");
-  const [user, setUser] = useState("");
-  const [since, setSince] = useState("24h");
+  const action = useField("");
+  const user = useField("");
+  const since = useField("24h");
+  /** The page shown: null for the first of the filters as they are. */
   const [url, setUrl] = useState<string | null>(null);
-  const [rows, setRows] = useState<AuditEvent[]>([]);
-  const [next, setNext] = useState<string | null>(null);
   const loading = useAction();
 
   async function firstPage(): Promise<string> {
     const query = new URLSearchParams({ limit: "50" });
-    if (action) query.set("action", action);
-    if (since) query.set("since", since);
-    if (user.trim()) query.set("user", await userId(user.trim()));
+    if (action.value) query.set("action", action.value);
+    if (since.value) query.set("since", since.value);
+    if (user.value.trim()) query.set("user", await userId(user.value.trim()));
     return `/admin/audit?${query}`;
   }
-  const show = (target: string | null) =>
-    loading.run(async () => {
-      const answer = await request<AuditEvent[]>("GET", target ?? (await firstPage()));
-      setRows(answer.body);
-      setNext(answer.next);
-    });
-  useEffect(() => {
-    void show(url);
-  }, [url]);
+  const page = useListPage<AuditEvent, string | null>(loading, url, (target) => target ?? firstPage());
+  const turning: Turning = { canGoBack: url !== null, back: () => setUrl(null), next: page.next, forth: setUrl };
 
-  useEffect(() => names.want(rows.flatMap((row) => [row.actor_id, row.target_id])), [rows, names]);
+  useEffect(() => names.want(page.rows.flatMap((row) => [row.actor_id, row.target_id])), [page.rows, names]);
 
   const who = (id: string | null) => (id ? names.of(id) : "—");
   return (
@@ -65,82 +66,38 @@ export function Audit({ names }: { names: Names }) {
       <form
         class="filters"
         role="search"
-        onSubmit={(event) => {
-          event.preventDefault();
-          // A new search, even with the same filters: show() reads them afresh.
-          if (url === null) void show(null);
+        onSubmit={submitted(() => {
+          // A new search, even with the same filters: the first page is read with them afresh.
+          if (url === null) void page.load(null);
           else setUrl(null);
-        }}
+        })}
       >
-        <Field label="Action">
-          <select name="action" value={action} onChange={(e) => setAction(e.currentTarget.value)}>
-            <option value="">any</option>
-            {ACTIONS.map((name) => (
-              <option key={name} value={name}>
-                {name}
-              </option>
-            ))}
-          </select>
-        </Field>
-        <Field label="User (username, e-mail or id)">
-          <input name="user" value={user} onInput={(e) => setUser(e.currentTarget.value)} />
-        </Field>
-        <Field label="Time">
-          <select name="since" value={since} onChange={(e) => setSince(e.currentTarget.value)}>
-            {PERIODS.map(([value, label]) => (
-              <option key={value} value={value}>
-                {label}
-              </option>
-            ))}
-          </select>
-        </Field>
+        <SelectField label="Action" name="action" options={ACTION_CHOICES} {...action} />
+        <TextField label="User (username, e-mail or id)" name="user" {...user} />
+        <SelectField label="Time" name="since" options={PERIODS} {...since} />
         <button type="submit">Show</button>
       </form>
       <ErrorNote error={loading.error} />
-      <div class="table">
-        <table>
-          <caption class="visually-hidden">Audit events, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Action</th>
-              <th scope="col">Outcome</th>
-              <th scope="col">By</th>
-              <th scope="col">On</th>
-              <th scope="col">From</th>
-              <th scope="col">Detail</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((event) => (
-              <tr key={event.id} data-action={event.action}>
-                <td data-label="When">
-                  <When at={event.at} />
-                </td>
-                <th scope="row">{event.action}</th>
-                <td data-label="Outcome">
-                  <span class={`badge ${event.outcome}`}>{event.outcome}</span>
-                </td>
-                <td data-label="By">{who(event.actor_id)}</td>
-                <td data-label="On">{who(event.target_id)}</td>
-                <td data-label="From">{event.client_address ?? "—"}</td>
-                <td data-label="Detail">
-                  <code>{event.detail ? JSON.stringify(event.detail) : ""}</code>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
-      {rows.length === 0 && !loading.busy && <p class="muted">No events match.</p>}
-      <nav class="pager" aria-label="Pages of events">
-        <button type="button" disabled={url === null} onClick={() => setUrl(null)}>
-          Newest
-        </button>
-        <button type="button" disabled={!next} onClick={() => setUrl(next)}>
-          Older
-        </button>
-      </nav>
+      <Table {...TABLE} rows={page.rows} settled={!loading.busy}>
+        {(event) => (
+          <tr key={event.id} data-action={event.action}>
+            <td data-label="When">
+              <When at={event.at} />
+            </td>
+            <th scope="row">{event.action}</th>
+            <td data-label="Outcome">
+              <span class={`badge ${event.outcome}`}>{event.outcome}</span>
+            </td>
+            <td data-label="By">{who(event.actor_id)}</td>
+            <td data-label="On">{who(event.target_id)}</td>
+            <td data-label="From">{event.client_address ?? "—"}</td>
+            <td data-label="Detail">
+              <code>{event.detail ? JSON.stringify(event.detail) : ""}</code>
+            </td>
+          </tr>
+        )}
+      </Table>
+      <Pager label="Pages of events" back="Newest" forth="Older" turning={turning} />
     </section>
   );
 }

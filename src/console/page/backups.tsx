@@ -2,8 +2,10 @@
 // and "Back up now". Where backups are not configured, says how to turn them on.
 import { useEffect, useState } from "preact/hooks";
 import type { components } from "@svc/client";
-import { ApiError, request } from "./api.ts";
+import { request } from "./api.ts";
 import { ErrorNote, useAction, When } from "./parts.tsx";
+import { Table } from "./table.tsx";
+import { unlessTurnedOff } from "./turned-off.ts";
 
 type Backups = components["schemas"]["Backups"];
 
@@ -27,15 +29,13 @@ export function BackupsView() {
   const action = useAction();
 
   const load = () =>
-    action.run(async () => {
-      try {
-        setBackups((await request<Backups>("GET", "/admin/backups")).body);
-        setMissing(null);
-      } catch (error) {
-        if (error instanceof ApiError && error.code === "backups_not_configured") setMissing(error.detail);
-        else throw error;
-      }
-    });
+    action.run(async () =>
+      setMissing(
+        await unlessTurnedOff("backups_not_configured", async () =>
+          setBackups((await request<Backups>("GET", "/admin/backups")).body),
+        ),
+      ),
+    );
   useEffect(() => {
     void load();
   }, []);
@@ -92,33 +92,20 @@ export function BackupsView() {
             </button>
           </p>
           {backups.listing_error && <p role="alert">The snapshots could not be listed: {backups.listing_error}</p>}
-          <div class="table">
-            <table>
-              <caption class="visually-hidden">Snapshots</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Snapshot</th>
-                  <th scope="col">Taken</th>
-                  <th scope="col">Size</th>
-                  <th scope="col">svc</th>
-                </tr>
-              </thead>
-              <tbody>
-                {(backups.snapshots ?? []).map((snapshot) => (
-                  <tr key={snapshot.name}>
-                    <td>
-                      <code>{snapshot.name}</code>
-                    </td>
-                    <td>
-                      <When at={snapshot.created_at} />
-                    </td>
-                    <td>{size(snapshot.size)}</td>
-                    <td>{snapshot.version}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table caption="Snapshots" columns={["Snapshot", "Taken", "Size", "svc"]} rows={backups.snapshots ?? []}>
+            {(snapshot) => (
+              <tr key={snapshot.name}>
+                <td>
+                  <code>{snapshot.name}</code>
+                </td>
+                <td>
+                  <When at={snapshot.created_at} />
+                </td>
+                <td>{size(snapshot.size)}</td>
+                <td>{snapshot.version}</td>
+              </tr>
+            )}
+          </Table>
         </>
       )}
     </section>

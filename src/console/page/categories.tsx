@@ -6,7 +6,9 @@ import { graphql } from "./api.ts";
 import { applied, type Category } from "./category-list.ts";
 import { followCategoryEvents, type CategoryEvent } from "./live.ts";
 import type { Names } from "./names.ts";
-import { ConfirmButton, ErrorNote, Field, useAction } from "./parts.tsx";
+import { submitted, TextField } from "./forms.tsx";
+import { Outcome } from "./outcome.tsx";
+import { ConfirmButton, useAction } from "./parts.tsx";
 
 type Draft = { name: string; description: string; colorHex: string; icon: string };
 
@@ -34,29 +36,32 @@ function CategoryForm({
   onCancel?: () => void;
 }) {
   const [draft, setDraft] = useState(initial);
-  const set = (field: keyof Draft) => (event: { currentTarget: HTMLInputElement }) =>
-    setDraft({ ...draft, [field]: event.currentTarget.value });
+  const set = (field: keyof Draft) => (value: string) => setDraft({ ...draft, [field]: value });
   return (
     <form
       class="category-form"
       aria-label={label}
-      onSubmit={async (event) => {
-        event.preventDefault();
+      onSubmit={submitted(async () => {
         if ((await submit(draft)) && !onCancel) setDraft(EMPTY);
-      }}
+      })}
     >
-      <Field label="Name">
-        <input name="name" required maxLength={64} value={draft.name} onInput={set("name")} />
-      </Field>
-      <Field label="Description">
-        <input name="description" maxLength={500} value={draft.description} onInput={set("description")} />
-      </Field>
-      <Field label="Colour">
-        <input name="colorHex" type="color" value={draft.colorHex} onInput={set("colorHex")} />
-      </Field>
-      <Field label="Icon">
-        <input name="icon" maxLength={64} pattern="[A-Za-z0-9_:.\-]+" value={draft.icon} onInput={set("icon")} />
-      </Field>
+      <TextField label="Name" name="name" required maxLength={64} value={draft.name} set={set("name")} />
+      <TextField
+        label="Description"
+        name="description"
+        maxLength={500}
+        value={draft.description}
+        set={set("description")}
+      />
+      <TextField label="Colour" name="colorHex" type="color" value={draft.colorHex} set={set("colorHex")} />
+      <TextField
+        label="Icon"
+        name="icon"
+        maxLength={64}
+        pattern="[A-Za-z0-9_:.\-]+"
+        value={draft.icon}
+        set={set("icon")}
+      />
       <button type="submit">{label}</button>
       {onCancel && (
         <button type="button" onClick={onCancel}>
@@ -143,10 +148,7 @@ export function Categories({ names }: { names: Names }) {
           )
         }
       />
-      <ErrorNote error={action.error} />
-      <p class="done" role="status">
-        {done}
-      </p>
+      <Outcome error={action.error} done={done} />
       <ul class="categories">
         {rows.map((category) => (
           <li key={category.id} data-category={category.name}>

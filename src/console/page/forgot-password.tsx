@@ -2,7 +2,8 @@
 // every address (svc answers them alike), unless the asking is throttled or svc sends no mail.
 import { useState } from "preact/hooks";
 import { requestPasswordReset, type ResetRequestOutcome } from "./api.ts";
-import { ErrorNote, Field, useAction } from "./parts.tsx";
+import { Submit, submitted, TextField } from "./forms.tsx";
+import { ErrorNote, useAction } from "./parts.tsx";
 
 export const RESET_SENT =
   "If an account has this address, a link to choose a new password is on its way. It works for 30 minutes.";
@@ -21,25 +22,19 @@ export function ForgotPassword({ onDone }: { onDone: () => void }) {
   return (
     <form
       class="forgot-password"
-      onSubmit={(event) => {
-        event.preventDefault();
-        void action.run(async () => setOutcome(await requestPasswordReset(email)));
-      }}
+      onSubmit={submitted(() => action.run(async () => setOutcome(await requestPasswordReset(email))))}
     >
       <h2>Forgot password?</h2>
-      <Field label="Your account's e-mail">
-        <input
-          name="email"
-          type="email"
-          autoComplete="email"
-          required
-          value={email}
-          onInput={(e) => setEmail(e.currentTarget.value)}
-        />
-      </Field>
-      <button type="submit" disabled={action.busy}>
-        Send a reset link
-      </button>{" "}
+      <TextField
+        label="Your account's e-mail"
+        name="email"
+        type="email"
+        autoComplete="email"
+        required
+        value={email}
+        set={setEmail}
+      />
+      <Submit busy={action.busy}>Send a reset link</Submit>{" "}
       <button type="button" class="link" onClick={onDone}>
         Back to sign-in
       </button>

@@ -3,11 +3,16 @@
 import { useEffect, useState } from "preact/hooks";
 import type { components } from "@svc/client";
 import { request } from "./api.ts";
+import { SelectField, Submit, submitted, TextField, useField } from "./forms.tsx";
+import { type Issued, IssuedCode } from "./issued-code.tsx";
 import type { Names } from "./names.ts";
-import { ConfirmButton, ErrorNote, Field, useAction, When } from "./parts.tsx";
+import { Outcome, useReported } from "./outcome.tsx";
+import { Pager, usePagedList } from "./paging.tsx";
+import { ConfirmButton, useAction, When } from "./parts.tsx";
+import { Table, type TableWords } from "./table.tsx";
 
 type Invitation = components["schemas"]["Invitation"];
-type Issued = components["schemas"]["IssuedInvitation"];
+type IssuedInvitation = components["schemas"]["IssuedInvitation"];
 
 /** How long a new invitation lasts: svc's default (SVC_INVITATION_TTL), or a duration it reads. */
 const LIFETIMES: Array<[string, string]> = [
@@ -17,36 +22,24 @@ const LIFETIMES: Array<[string, string]> = [
   ["30d", "30 days"],
 ];
 const FIRST = "/admin/invitations?limit=20";
+const TABLE: TableWords = {
+  caption: "Invitations",
+  columns: ["For", "Issued by", "Issued", "Expires", "Used", "Used by", "Actions"],
+  empty: "No invitations.",
+};
 
 export function Invitations({ names }: { names: Names }) {
-  const [email, setEmail] = useState("");
-  const [lifetime, setLifetime] = useState("");
-  const [pages, setPages] = useState<string[]>([FIRST]);
-  const [rows, setRows] = useState<Invitation[]>([]);
-  const [next, setNext] = useState<string | null>(null);
+  const email = useField("");
+  const lifetime = useField("");
   const [issued, setIssued] = useState<Issued | null>(null);
-  const [done, setDone] = useState("");
   const action = useAction();
-  const current = pages.at(-1)!;
+  const list = usePagedList<Invitation>(action, FIRST);
+  const reported = useReported(action, () => list.load(list.current));
+  useEffect(() => names.want(list.rows.flatMap((row) => [row.created_by, row.used_by])), [list.rows, names]);
 
-  const load = (url: string) =>
-    action.run(async () => {
-      const answer = await request<Invitation[]>("GET", url);
-      setRows(answer.body);
-      setNext(answer.next);
-    });
-  useEffect(() => {
-    void load(current);
-  }, [current]);
-  useEffect(() => names.want(rows.flatMap((row) => [row.created_by, row.used_by])), [rows, names]);
-
-  async function act(what: string, work: () => Promise<unknown>) {
+  function act(what: string, work: () => Promise<unknown>) {
     setIssued(null);
-    setDone("");
-    if (await action.run(work)) {
-      setDone(what);
-      await load(current);
-    }
+    return reported.act(what, work);
   }
   const who = (id: string | null, none: string) => (id ? names.of(id) : <span class="muted">{none}</span>);
 
@@ -57,104 +50,50 @@ export function Invitations({ names }: { names: Names }) {
       <form
         class="filters"
         aria-label="New invitation"
-        onSubmit={(event) => {
-          event.preventDefault();
-          void act("Invitation issued", async () => {
-            const body = { ...(email.trim() && { email: email.trim() }), ...(lifetime && { expires_in: lifetime }) };
-            setIssued((await request<Issued>("POST", "/admin/invitations", body)).body);
-            setEmail("");
-          });
-        }}
+        onSubmit={submitted(() =>
+          act("Invitation issued", async () => {
+            const [address, expires] = [email.value.trim(), lifetime.value];
+            const body = { ...(address && { email: address }), ...(expires && { expires_in: expires }) };
+            const made = (await request<IssuedInvitation>("POST", "/admin/invitations", body)).body;
+            setIssued({ whom: made.email ?? "anyone", code: made.code, expiresAt: made.expires_at });
+            email.set("");
+          }),
+        )}
       >
-        <Field label="For e-mail (leave empty for anyone)">
-          <input name="invite-email" type="email" value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
-        </Field>
-        <Field label="Lasts">
-          <select name="invite-lifetime" value={lifetime} onChange={(e) => setLifetime(e.currentTarget.value)}>
-            {LIFETIMES.map(([value, label]) => (
-              <option key={value} value={value}>
-                {label}
-              </option>
-            ))}
-          </select>
-        </Field>
-        <button type="submit" disabled={action.busy}>
-          Issue invitation
-        </button>
+        <TextField label="For e-mail (leave empty for anyone)" name="invite-email" type="email" {...email} />
+        <SelectField label="Lasts" name="invite-lifetime" options={LIFETIMES} {...lifetime} />
+        <Submit busy={action.busy}>Issue invitation</Submit>
       </form>
-      <ErrorNote error={action.error} />
-      <p class="done" role="status">
-        {done}
-      </p>
-      {issued && (
-        <div class="issued" role="region" aria-label="Invitation code">
-          <p>
-            Invitation code for <strong>{issued.email ?? "anyone"}</strong>, shown only now. It works once, until{" "}
-            <When at={issued.expires_at} />:
-          </p>
-          <p>
-            <code class="code">{issued.code}</code>{" "}
-            <button type="button" onClick={() => void navigator.clipboard?.writeText(issued.code)}>
-              Copy code
-            </button>{" "}
-            <button type="button" onClick={() => setIssued(null)}>
-              Done
-            </button>
-          </p>
-        </div>
-      )}
-      <div class="table">
-        <table>
-          <caption class="visually-hidden">Invitations</caption>
-          <thead>
-            <tr>
-              <th scope="col">For</th>
-              <th scope="col">Issued by</th>
-              <th scope="col">Issued</th>
-              <th scope="col">Expires</th>
-              <th scope="col">Used</th>
-              <th scope="col">Used by</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((invitation) => (
-              <tr key={invitation.id} data-invitation={invitation.id}>
-                <th scope="row">{invitation.email ?? "anyone"}</th>
-                <td data-label="Issued by">{who(invitation.created_by, "the command line")}</td>
-                <td data-label="Issued">
-                  <When at={invitation.created_at} />
-                </td>
-                <td data-label="Expires">
-                  <When at={invitation.expires_at} />
-                </td>
-                <td data-label="Used">
-                  <When at={invitation.used_at} />
-                </td>
-                <td data-label="Used by">{who(invitation.used_by, "nobody yet")}</td>
-                <td class="actions">
-                  <ConfirmButton
-                    label="Revoke"
-                    question={`Revoke the invitation for ${invitation.email ?? "anyone"}?`}
-                    onConfirm={() =>
-                      void act("Invitation revoked", () => request("DELETE", `/admin/invitations/${invitation.id}`))
-                    }
-                  />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
-      {rows.length === 0 && !action.busy && <p class="muted">No invitations.</p>}
-      <nav class="pager" aria-label="Pages of invitations">
-        <button type="button" disabled={pages.length < 2} onClick={() => setPages(pages.slice(0, -1))}>
-          Previous page
-        </button>
-        <button type="button" disabled={!next} onClick={() => next && setPages([...pages, next])}>
-          Next page
-        </button>
-      </nav>
+      <Outcome error={action.error} done={reported.done} />
+      <IssuedCode kind="Invitation code" issued={issued} onDone={() => setIssued(null)} />
+      <Table {...TABLE} rows={list.rows} settled={!action.busy}>
+        {(invitation) => (
+          <tr key={invitation.id} data-invitation={invitation.id}>
+            <th scope="row">{invitation.email ?? "anyone"}</th>
+            <td data-label="Issued by">{who(invitation.created_by, "the command line")}</td>
+            <td data-label="Issued">
+              <When at={invitation.created_at} />
+            </td>
+            <td data-label="Expires">
+              <When at={invitation.expires_at} />
+            </td>
+            <td data-label="Used">
+              <When at={invitation.used_at} />
+            </td>
+            <td data-label="Used by">{who(invitation.used_by, "nobody yet")}</td>
+            <td class="actions">
+              <ConfirmButton
+                label="Revoke"
+                question={`Revoke the invitation for ${invitation.email ?? "anyone"}?`}
+                onConfirm={() =>
+                  void act("Invitation revoked", () => request("DELETE", `/admin/invitations/${invitation.id}`))
+                }
+              />
+            </td>
+          </tr>
+        )}
+      </Table>
+      <Pager label="Pages of invitations" back="Previous page" forth="Next page" turning={list.turning} />
     </section>
   );
 }

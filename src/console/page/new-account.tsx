@@ -3,10 +3,16 @@
 import { useState } from "preact/hooks";
 import type { components } from "@svc/client";
 import { request } from "./api.ts";
-import { ErrorNote, Field, useAction } from "./parts.tsx";
+import { SelectField, Submit, submitted, TextField } from "./forms.tsx";
+import { ErrorNote, useAction } from "./parts.tsx";
 
 type Account = components["schemas"]["AdminUser"];
 type Role = Account["role"];
+
+const ROLES: Array<[Role, string]> = [
+  ["user", "user"],
+  ["admin", "admin"],
+];
 
 export function NewAccount({ onCreated }: { onCreated: (account: Account) => void }) {
   const [open, setOpen] = useState(false);
@@ -37,53 +43,35 @@ export function NewAccount({ onCreated }: { onCreated: (account: Account) => voi
     <form
       class="new-account"
       aria-label="New account"
-      onSubmit={(event) => {
-        event.preventDefault();
-        void action.run(async () => {
+      onSubmit={submitted(() =>
+        action.run(async () => {
           const made = await request<Account>("POST", "/admin/users", { username, email, password, role });
           close();
           onCreated(made.body);
-        });
-      }}
+        }),
+      )}
     >
-      <Field label="Username">
-        <input
-          name="new-username"
-          required
-          autoComplete="off"
-          value={username}
-          onInput={(e) => setUsername(e.currentTarget.value)}
-        />
-      </Field>
-      <Field label="E-mail">
-        <input
-          name="new-email"
-          type="email"
-          required
-          autoComplete="off"
-          value={email}
-          onInput={(e) => setEmail(e.currentTarget.value)}
-        />
-      </Field>
-      <Field label="Password (8-128 characters)">
-        <input
-          name="new-password"
-          type="password"
-          required
-          autoComplete="new-password"
-          value={password}
-          onInput={(e) => setPassword(e.currentTarget.value)}
-        />
-      </Field>
-      <Field label="Role of the account">
-        <select name="new-role" value={role} onChange={(e) => setRole(e.currentTarget.value as Role)}>
-          <option value="user">user</option>
-          <option value="admin">admin</option>
-        </select>
-      </Field>
-      <button type="submit" disabled={action.busy}>
-        Create account
-      </button>
+      <TextField label="Username" name="new-username" required autoComplete="off" value={username} set={setUsername} />
+      <TextField
+        label="E-mail"
+        name="new-email"
+        type="email"
+        required
+        autoComplete="off"
+        value={email}
+        set={setEmail}
+      />
+      <TextField
+        label="Password (8-128 characters)"
+        name="new-password"
+        type="password"
+        required
+        autoComplete="new-password"
+        value={password}
+        set={setPassword}
+      />
+      <SelectField label="Role of the account" name="new-role" value={role} set={setRole} options={ROLES} />
+      <Submit busy={action.busy}>Create account</Submit>
       <button type="button" onClick={close}>
         Cancel
       </button>

@@ -1,5 +1,4 @@
 // Small pieces every view uses: the error note, a confirm-before-acting button, dates.
-import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
 import { ApiError } from "./api.ts";
 
@@ -47,6 +46,8 @@ export function useAction() {
   return { error, busy, run, clear: () => setError(null) };
 }
 
+export type Action = ReturnType<typeof useAction>;
+
 /** A button that asks once more ("Delete ann?") before doing anything. */
 export function ConfirmButton({
   label,
@@ -87,13 +88,4 @@ export function ConfirmButton({
 export function When({ at }: { at: string | null }) {
   if (!at) return <span class="muted">never</span>;
   return <time dateTime={at}>{new Date(at).toLocaleString()}</time>;
-}
-
-export function Field({ label, children }: { label: string; children: ComponentChildren }) {
-  return (
-    <label class="field">
-      <span>{label}</span>
-      {children}
-    </label>
-  );
 }

@@ -1,9 +1,21 @@
 // The sign-in form: only administrators get in. A password, then (for an account with a second factor) a
 // code from the authenticator app, a recovery code or a passkey; or a passkey alone.
+import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
 import { secondStep, signIn, signInWithPasskey, type Me, type MfaChallenge } from "./api.ts";
 import { ForgotPassword } from "./forgot-password.tsx";
-import { ErrorNote, Field, useAction } from "./parts.tsx";
+import { CodeField, Submit, submitted, TextField } from "./forms.tsx";
+import { ErrorNote, useAction } from "./parts.tsx";
+
+/** The page shown while no one is signed in, whichever of its forms it holds. */
+function SignInPage({ children }: { children: ComponentChildren }) {
+  return (
+    <main class="sign-in">
+      <h1>svc admin</h1>
+      {children}
+    </main>
+  );
+}
 
 export function SignIn({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
   const [username, setUsername] = useState("");
@@ -13,55 +25,47 @@ export function SignIn({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
   const [forgot, setForgot] = useState(false);
   if (forgot)
     return (
-      <main class="sign-in">
-        <h1>svc admin</h1>
+      <SignInPage>
         <ForgotPassword onDone={() => setForgot(false)} />
-      </main>
+      </SignInPage>
     );
   if (challenge)
     return (
-      <main class="sign-in">
-        <h1>svc admin</h1>
+      <SignInPage>
         <SecondStep challenge={challenge} onSignedIn={onSignedIn} onCancel={() => setChallenge(null)} />
-      </main>
+      </SignInPage>
     );
   return (
-    <main class="sign-in">
-      <h1>svc admin</h1>
+    <SignInPage>
       <form
-        onSubmit={(event) => {
-          event.preventDefault();
-          void action.run(async () => {
+        onSubmit={submitted(() =>
+          action.run(async () => {
             const answer = await signIn(username, password);
             if ("mfaRequired" in answer) {
               setPassword("");
               setChallenge(answer);
             } else onSignedIn(answer);
-          });
-        }}
+          }),
+        )}
       >
-        <Field label="Username or e-mail">
-          <input
-            name="username"
-            autoComplete="username"
-            required
-            value={username}
-            onInput={(e) => setUsername(e.currentTarget.value)}
-          />
-        </Field>
-        <Field label="Password">
-          <input
-            name="password"
-            type="password"
-            autoComplete="current-password"
-            required
-            value={password}
-            onInput={(e) => setPassword(e.currentTarget.value)}
-          />
-        </Field>
-        <button type="submit" disabled={action.busy}>
-          Sign in
-        </button>
+        <TextField
+          label="Username or e-mail"
+          name="username"
+          autoComplete="username"
+          required
+          value={username}
+          set={setUsername}
+        />
+        <TextField
+          label="Password"
+          name="password"
+          type="password"
+          autoComplete="current-password"
+          required
+          value={password}
+          set={setPassword}
+        />
+        <Submit busy={action.busy}>Sign in</Submit>
         <ErrorNote error={action.error} />
         <button
           type="button"
@@ -74,7 +78,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
           Forgot password?
         </button>
       </form>
-    </main>
+    </SignInPage>
   );
 }
 
@@ -96,41 +100,18 @@ function SecondStep({
   const typed = challenge.methods.includes("totp") || canRecover;
   return (
     <form
-      onSubmit={(event) => {
-        event.preventDefault();
+      onSubmit={submitted(() => {
         const proof = recovery ? { recoveryCode: code } : { code };
-        void action.run(async () => onSignedIn(await secondStep(challenge, proof)));
-      }}
+        return action.run(async () => onSignedIn(await secondStep(challenge, proof)));
+      })}
     >
       <h2>Second step</h2>
       {!typed ? null : recovery ? (
-        <Field label="Recovery code">
-          <input
-            name="recovery-code"
-            autoComplete="off"
-            required
-            value={code}
-            onInput={(e) => setCode(e.currentTarget.value)}
-          />
-        </Field>
+        <TextField label="Recovery code" name="recovery-code" autoComplete="off" required value={code} set={setCode} />
       ) : (
-        <Field label="Code">
-          <input
-            name="code"
-            inputMode="numeric"
-            autoComplete="one-time-code"
-            pattern="[0-9 ]*"
-            required
-            value={code}
-            onInput={(e) => setCode(e.currentTarget.value)}
-          />
-        </Field>
+        <CodeField label="Code" name="code" pattern="[0-9 ]*" value={code} set={setCode} />
       )}
-      {typed && (
-        <button type="submit" disabled={action.busy}>
-          Verify
-        </button>
-      )}
+      {typed && <Submit busy={action.busy}>Verify</Submit>}
       <ErrorNote error={action.error} />
       {challenge.methods.includes("webauthn") && challenge.webauthn && (
         <button

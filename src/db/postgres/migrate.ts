@@ -6,20 +6,10 @@
 import type { SQL } from "bun";
 import { version } from "../../../package.json";
 import { embeddedMigrations } from "../migrations.macro.ts" with { type: "macro" };
-import {
-  type BehindDatabase,
-  behindDatabase,
-  isNewer,
-  newerDatabase,
-  pendingMigrations,
-  RECORDED_MIGRATIONS,
-  type LatestMigration,
-  type UpgradeStep,
-} from "../upgrades.ts";
+import type { BehindDatabase, LatestMigration, UpgradeStep } from "../upgrades.ts";
+import { behind, pendingMigrations, RECORDED_MIGRATIONS, refuseNewer } from "../upgrades.ts";
 
 export const MIGRATIONS = embeddedMigrations("postgres");
-/** How many migrations this binary carries: a database that applied fewer is behind it. */
-export const MIGRATION_COUNT = MIGRATIONS.length;
 /** An arbitrary constant naming svc's migration lock ("svc" in ASCII). */
 const MIGRATION_LOCK = 0x737663;
 
@@ -38,8 +28,9 @@ export async function migratePostgres(
     await connection`SET statement_timeout = 0`;
     await connection`SELECT pg_advisory_lock(${MIGRATION_LOCK})`;
     try {
-      const latest = await refuseNewerPostgres(connection, database);
-      const pending = pendingMigrations(MIGRATIONS, latest);
+      const latest = await latestMigration(connection);
+      refuseNewer(database, latest, MIGRATIONS);
+      const pending = pendingMigrations(MIGRATIONS, latest?.createdAt ?? null);
       if (pending.length > 0) await apply(connection, pending);
       for (const migration of pending) onStep?.({ applied: migration.name });
     } finally {
@@ -51,21 +42,15 @@ export async function migratePostgres(
   }
 }
 
-/** The newest migration's created_at (null: none); throws NewerDatabase when a later svc migrated the database. */
-export async function refuseNewerPostgres(client: SQL, database: string): Promise<number | null> {
-  const createdAt = await latestCreatedAt(client);
-  if (createdAt === null || !isNewer(createdAt, MIGRATIONS)) return createdAt;
-  throw newerDatabase(database, await recorded(client, createdAt), MIGRATIONS);
+/** See upgrades.ts, behind. */
+export async function behindPostgres(client: SQL, database: string): Promise<BehindDatabase | null> {
+  return behind(database, await latestMigration(client), MIGRATIONS);
 }
 
-/**
- * Why a command that must not migrate cannot use the database: a later svc migrated it (thrown, as
- * refuseNewerPostgres does), or it lacks some of this binary's migrations (returned); null when current.
- */
-export async function behindPostgres(client: SQL, database: string): Promise<BehindDatabase | null> {
-  const latest = await refuseNewerPostgres(client, database);
-  if (pendingMigrations(MIGRATIONS, latest).length === 0) return null;
-  return behindDatabase(database, latest === null ? null : await recorded(client, latest), MIGRATIONS);
+/** The newest migration the database records, with what svc recorded of it; null: none. */
+async function latestMigration(client: SQL): Promise<LatestMigration | null> {
+  const createdAt = await latestCreatedAt(client);
+  return createdAt === null ? null : recorded(client, createdAt);
 }
 
 async function latestCreatedAt(client: SQL): Promise<number | null> {

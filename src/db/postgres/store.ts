@@ -2,7 +2,7 @@
 // advisory lock on open, and a deadline on every call: a unique violation becomes the contract's code,
 // a database that does not answer becomes `database_unavailable` (503) within seconds.
 import { SQL } from "bun";
-import { eq, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sql";
 import type { PostgresConfig } from "../../config/index.ts";
 import { describeDatabase } from "../describe.ts";
@@ -12,8 +12,6 @@ import { drizzleStore } from "../drizzle-store.ts";
 import { hotReads } from "../tokens.ts";
 import { notifyFeed } from "../feeds.ts";
 import { storageMonitor, type StorageMonitor } from "../storage.ts";
-import { CATEGORY_FIELDS } from "../records.ts";
-import { columns } from "../rows.ts";
 import { NoSuchDatabase, ReferenceGone, type OpenOptions, type VersionedStore } from "../store.ts";
 import { type ConnectionCount, connectionCount } from "./connections.ts";
 import { keptReads } from "./kept-reads.ts";
@@ -61,8 +59,6 @@ export async function openPostgresStore(
 
 function postgresDialect(client: SQL, config: PostgresConfig, connections: ConnectionCount): Dialect {
   const db: Db = drizzle({ client });
-  const categoryColumns = columns(tables.categories, CATEGORY_FIELDS);
-  const first = <T>(rows: T[]): T | null => rows[0] ?? null;
   // The server cancels a statement at statement_timeout; this deadline also covers a server that
   // does not answer at all, and a pool waiting for a connection that will not come.
   const deadlineMs = config.statementTimeoutMs + config.connectTimeoutS * 1000;

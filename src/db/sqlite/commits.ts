@@ -15,8 +15,9 @@
 // the next process to open the database (a `svc user promote`) took the index for abandoned, truncated
 // and rebuilt it under svc, and svc died of SIGBUS on its next read of the mapping (CI, 2026-11-29;
 // test/sqlite-locks.test.ts). One mapping per database per process, for the same reason.
-import { Database, constants } from "bun:sqlite";
+import { constants } from "bun:sqlite";
 import { resolve } from "node:path";
+import { openExisting } from "./file.ts";
 
 /** Bytes of the WAL-index header: both copies. */
 const HEADER_BYTES = 96;
@@ -86,12 +87,8 @@ function mapHeader(databasePath: string): Uint32Array | null {
  * SQLITE_FCNTL_PERSIST_WAL set, and closes. False when it could not (not a WAL database, or none).
  */
 function leaveWalIndex(databasePath: string): boolean {
-  let client: Database;
-  try {
-    client = new Database(databasePath, { readwrite: true, create: false });
-  } catch {
-    return false;
-  }
+  const client = openExisting(databasePath);
+  if (!client) return false;
   try {
     client.fileControl(constants.SQLITE_FCNTL_PERSIST_WAL, 1);
     client.query("SELECT 1 FROM sqlite_master LIMIT 1").get();

@@ -1,5 +1,5 @@
 // What svc asks of an SQLite file before and besides serving from it: is it there, and is it sound.
-import type { Database } from "bun:sqlite";
+import { Database } from "bun:sqlite";
 import { isAbsolute, resolve } from "node:path";
 import { nodeFs } from "../../process/node-fs.ts";
 
@@ -25,6 +25,15 @@ export function makePrivateFolder(path: string): string | undefined {
 export function createPrivateFile(path: string, exclusive: boolean): void {
   const fs = nodeFs();
   fs.closeSync(fs.openSync(path, exclusive ? "wx" : "a", PRIVATE_FILE));
+}
+
+/** A read-write connection to the database file at `path`, never making one; null when it cannot be opened. */
+export function openExisting(path: string): Database | null {
+  try {
+    return new Database(path, { readwrite: true, create: false });
+  } catch {
+    return null;
+  }
 }
 
 /** Now, as a file name's suffix tells it: 20261121T100000Z. */

@@ -7,23 +7,13 @@ import { version } from "../../../package.json";
 import { nodeFs } from "../../process/node-fs.ts";
 import { describeDatabase } from "../describe.ts";
 import { embeddedMigrations } from "../migrations.macro.ts" with { type: "macro" };
-import {
-  type BehindDatabase,
-  behindDatabase,
-  isNewer,
-  newerDatabase,
-  pendingMigrations,
-  RECORDED_MIGRATIONS,
-  type LatestMigration,
-  type UpgradeStep,
-} from "../upgrades.ts";
+import type { BehindDatabase, LatestMigration, UpgradeStep } from "../upgrades.ts";
+import { behind, pendingMigrations, RECORDED_MIGRATIONS, refuseNewer } from "../upgrades.ts";
 import { applyMigrations, latestCreatedAt } from "./apply-migrations.ts";
 import { utcStamp } from "./file.ts";
 import { snapshotInto } from "./snapshot.ts";
 
 export const MIGRATIONS = embeddedMigrations("sqlite");
-/** How many migrations this binary carries: a database that applied fewer is behind it. */
-export const MIGRATION_COUNT = MIGRATIONS.length;
 
 /**
  * Brings the database at `path` (":memory:" for one in memory) up to this binary's migrations,
@@ -32,13 +22,13 @@ export const MIGRATION_COUNT = MIGRATIONS.length;
  */
 export function migrateSqlite(client: Database, path = ":memory:", onStep?: (step: UpgradeStep) => void): void {
   const latest = refuseNewerSqlite(client, path);
-  if (pendingMigrations(MIGRATIONS, latest).length === 0) return;
+  if (pendingMigrations(MIGRATIONS, latest?.createdAt ?? null).length === 0) return;
   const snapshot = path !== ":memory:" && holdsTables(client) ? snapshotPath(path) : null;
   if (snapshot) {
     snapshotInto(client, snapshot);
     onStep?.({ snapshot });
   }
-  const previous = latest === null ? null : recorded(client, latest).svcVersion;
+  const previous = latest?.svcVersion ?? null;
   for (const migration of applyMigrations(client, MIGRATIONS, version)) onStep?.({ applied: migration.name });
   if (!snapshot) return;
   onStep?.({ wayBack: { database: resolve(path), snapshot, previous } });
@@ -82,22 +72,22 @@ function pruneSnapshots(path: string, made: string, keep: number): string[] {
   return pruned;
 }
 
-/** The newest migration's created_at (null: none); throws NewerDatabase when a later svc migrated the database. */
-export function refuseNewerSqlite(client: Database, path: string): number | null {
-  const latest = latestCreatedAt(client);
-  if (latest === null || !isNewer(latest, MIGRATIONS)) return latest;
-  throw newerDatabase(describeDatabase({ kind: "sqlite", path }), recorded(client, latest), MIGRATIONS);
+/** The newest migration the database records (null: none); throws NewerDatabase when a later svc migrated it. */
+export function refuseNewerSqlite(client: Database, path: string): LatestMigration | null {
+  const latest = latestMigration(client);
+  refuseNewer(describeDatabase({ kind: "sqlite", path }), latest, MIGRATIONS);
+  return latest;
 }
 
-/**
- * Why a command that must not migrate cannot use the database: a later svc migrated it (thrown, as
- * refuseNewerSqlite does), or it lacks some of this binary's migrations (returned); null when current.
- */
+/** See upgrades.ts, behind. */
 export function behindSqlite(client: Database, path: string): BehindDatabase | null {
-  const latest = refuseNewerSqlite(client, path);
-  if (pendingMigrations(MIGRATIONS, latest).length === 0) return null;
-  const database = describeDatabase({ kind: "sqlite", path });
-  return behindDatabase(database, latest === null ? null : recorded(client, latest), MIGRATIONS);
+  return behind(describeDatabase({ kind: "sqlite", path }), latestMigration(client), MIGRATIONS);
+}
+
+/** The newest migration the database records, with what svc recorded of it; null: none. */
+function latestMigration(client: Database): LatestMigration | null {
+  const createdAt = latestCreatedAt(client);
+  return createdAt === null ? null : recorded(client, createdAt);
 }
 
 /** What svc recorded of the migration of `createdAt`: nothing, for one an svc that kept no record applied. */

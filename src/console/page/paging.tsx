@@ -1,0 +1,88 @@
+// The console's lists, read a page at a time as svc pages them: each answer's Link header names the next page,
+// and the pages walked through are kept, to go back; a new search starts from its first page again.
+import { useEffect, useState } from "preact/hooks";
+import { request } from "./api.ts";
+import type { Action } from "./parts.tsx";
+import { unlessTurnedOff } from "./turned-off.ts";
+
+/** Moving through a list's pages, as the pager's two buttons do. */
+export interface Turning {
+  /** Whether there is a page to go back to. */
+  canGoBack: boolean;
+  back(): void;
+  /** The next page's URL; null on the last page. */
+  next: string | null;
+  forth(next: string): void;
+}
+
+/**
+ * A list's page, read through `action` (which shows its error and busy state) from `url(at)`, afresh each time
+ * `at` changes; `load` reads one again. With `offCode`, svc's answer that the feature is turned off is kept as
+ * `off` (its detail), not shown as an error.
+ */
+export function useListPage<Row, At>(
+  action: Action,
+  at: At,
+  url: (at: At) => string | Promise<string>,
+  offCode?: string,
+) {
+  const [rows, setRows] = useState<Row[]>([]);
+  const [next, setNext] = useState<string | null>(null);
+  const [off, setOff] = useState<string | null>(null);
+  const read = async (target: At) => {
+    const answer = await request<Row[]>("GET", await url(target));
+    setRows(answer.body);
+    setNext(answer.next);
+  };
+  const load = (target: At) =>
+    action.run(async () => {
+      if (offCode === undefined) await read(target);
+      else setOff(await unlessTurnedOff(offCode, () => read(target)));
+    });
+  useEffect(() => {
+    void load(at);
+  }, [at]);
+  return { rows, next, off, load };
+}
+
+/**
+ * A list paged forwards by the Link header and back through the pages walked: `first` is read until the first
+ * search (restart) or turn of a page.
+ */
+export function usePagedList<Row>(action: Action, first: string, offCode?: string) {
+  /** The pages walked through, the one shown last; none yet: `first`. */
+  const [pages, setPages] = useState<string[]>([]);
+  const current = pages.at(-1) ?? first;
+  const page = useListPage<Row, string>(action, current, (url) => url, offCode);
+  const turning: Turning = {
+    canGoBack: pages.length > 1,
+    back: () => setPages(pages.slice(0, -1)),
+    next: page.next,
+    forth: (next) => setPages([...(pages.length ? pages : [current]), next]),
+  };
+  return { ...page, current, turning, restart: (url: string) => setPages([url]) };
+}
+
+/** The two buttons that turn a list's pages. */
+export function Pager({
+  label,
+  back,
+  forth,
+  turning,
+}: {
+  label: string;
+  back: string;
+  forth: string;
+  turning: Turning;
+}) {
+  return (
+    <nav class="pager" aria-label={label}>
+      <button type="button" disabled={!turning.canGoBack} onClick={turning.back}>
+        {back}
+      </button>
+      <button type="button" disabled={!turning.next} onClick={() => turning.next && turning.forth(turning.next)}>
+        {forth}
+      </button>
+    </nav>
+  );
+}
