@@ -9,7 +9,7 @@ import { assetResponse } from "../http/embedded.ts";
 import typeDefs from "../../schema/categories.graphql" with { type: "text" };
 import { graphqlCaches } from "./caches.ts";
 import type { GraphqlDeps } from "./deps.ts";
-import { type Asked, graphqlRequests } from "./requests.ts";
+import { graphqlRequests } from "./requests.ts";
 import { graphqlWebSocket } from "./websocket.ts";
 import { yogaConfig } from "./yoga-config.ts";
 
@@ -51,7 +51,6 @@ export function graphqlRoutes(deps: GraphqlDeps) {
   routes.use(
     new Elysia({ name: "svc/graphql-yoga" })
       .use(deps.authenticator.plugin)
-      .derive(() => ({ graphql: {} as { asked?: Asked } }))
       .onBeforeHandle(requests.beforeHandle)
       .onAfterHandle(requests.afterHandle)
       .onError(requests.error)

@@ -43,10 +43,9 @@ export interface Asked {
   held?: HeldAnswer;
 }
 
-/** Elysia's context, as much of it as the hooks read; `graphql` is the routes' own (derived per request). */
+/** Elysia's context, as much of it as the hooks read. */
 interface HookContext {
   request: Request;
-  graphql: { asked?: Asked };
   /** @elysiajs/jwt's, which the routes mount: it checks a token not seen before. */
   accessToken: TokenVerifier;
 }
@@ -138,12 +137,11 @@ export function graphqlRequests(deps: Omit<GraphqlDeps, "categories" | "hub">) {
     /** What the hook learnt of a request Yoga runs, for Yoga's context factory (every route Yoga answers has the hook). */
     askedBy: (request: Request): Asked => learnt.get(request)!,
     /** A cached answer or a refusal; nothing for Yoga to run. */
-    beforeHandle: ({ request, graphql, accessToken }: HookContext): Awaitable<Response | undefined> =>
+    beforeHandle: ({ request, accessToken }: HookContext): Awaitable<Response | undefined> =>
       tryChain(
         () => ask(request, accessToken),
         (asked) => {
           if (asked instanceof Response) return asked;
-          graphql.asked = asked;
           learnt.set(request, asked);
         },
         // The refusals of the token, the key (reused, in flight, malformed, one too many) and the preconditions, in GraphQL's shape.
@@ -155,14 +153,14 @@ export function graphqlRequests(deps: Omit<GraphqlDeps, "categories" | "hub">) {
           return errorResponse(error);
         },
       ),
-    afterHandle: ({ request, graphql, responseValue }: HookContext & { responseValue: unknown }) => {
-      const { asked } = graphql;
+    afterHandle: ({ request, responseValue }: { request: Request; responseValue: unknown }) => {
+      const asked = learnt.get(request);
       // Nothing when the hook answered before Yoga (a cached answer, a refusal).
       if (asked && responseValue instanceof Response) return answered(request, responseValue, asked);
     },
     /** Yoga failed (a bug): a key claimed for its answer is free again. */
-    error: ({ graphql }: Partial<HookContext>) => {
-      graphql?.asked?.held?.fail();
+    error: ({ request }: { request: Request }) => {
+      learnt.get(request)?.held?.fail();
     },
   };
 }

@@ -4,9 +4,8 @@
 // read away so that its client gets the 413. Everything else a request gets is Elysia's
 // (request-pipeline.ts); serve.ts answers the health probes itself until the app has loaded.
 import type { Server, WebSocketHandler } from "bun";
-import type { Listener } from "./exposure.ts";
 import type { LineLogger } from "../observability/log-lines.ts";
-import { arrivedOn } from "./request-context.ts";
+import { arrivedOn, type Listener } from "./request-context.ts";
 import { bodyReadLimit, forwardSocketEvents, serveOptions } from "./serve-options.ts";
 import type { Fetch, ListenOptions, ServerHandlers } from "./serve-options.ts";
 

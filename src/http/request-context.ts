@@ -2,7 +2,9 @@
 // as `requestInfo`. Two side channels by the Request: its socket (the server adapter knows it before Elysia
 // runs) and, on GraphQL's paths alone, the facts for Yoga, which reaches them by the Request only.
 import type { Server } from "bun";
-import type { Listener } from "./exposure.ts";
+
+/** Which of svc's listeners a request came in on. */
+export type Listener = "public" | "ops";
 
 export interface RequestInfo {
   /** svc's own id for the request, whatever the client sent: on every log line and audit event. */
