@@ -4,7 +4,7 @@ import type { Origin } from "../audit/model.ts";
 import type { CategoryService } from "../categories/service.ts";
 import type { GraphqlAuth } from "../config/index.ts";
 import type { UserRecord } from "../db/store.ts";
-import { limitKey } from "../http/client-address.ts";
+import { limitKey } from "../lib/limit-key.ts";
 import type { Hub, HubItem, Transport } from "../realtime/hub.ts";
 
 // A type alias, not an interface: Yoga wants a context assignable to Record<string, unknown>.
