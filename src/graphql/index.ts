@@ -57,6 +57,6 @@ export function graphqlRoutes(deps: GraphqlDeps) {
       .use(yoga({ path: GRAPHQL_PATH, ...options })),
   );
   // The handler typed for the server, which hands each event the socket graphqlWebSocket upgraded (its data is that module's).
-  const websocket = { ...sockets, handler: () => sockets.handler as unknown as WebSocketHandler<never> };
+  const websocket = { ...sockets, handler: sockets.handler as unknown as WebSocketHandler<never> };
   return { routes, websocket };
 }
