@@ -6,6 +6,7 @@ import { yoga } from "@elysiajs/graphql-yoga";
 import type { WebSocketHandler } from "bun";
 import { Elysia } from "elysia";
 import { assetResponse } from "../http/embedded.ts";
+import { requestFacts } from "../http/request-pipeline.ts";
 import typeDefs from "../../schema/categories.graphql" with { type: "text" };
 import { graphqlCaches } from "./caches.ts";
 import type { GraphqlDeps } from "./deps.ts";
@@ -50,6 +51,7 @@ export function graphqlRoutes(deps: GraphqlDeps) {
   // Yoga's GET and POST, with svc's hooks around them: local to this instance, they reach only those two.
   routes.use(
     new Elysia({ name: "svc/graphql-yoga" })
+      .use(requestFacts)
       .use(deps.authenticator.plugin)
       .onBeforeHandle(requests.beforeHandle)
       .onAfterHandle(requests.afterHandle)
