@@ -152,7 +152,6 @@ export function createApp({
     opsOnly: config.opsAddress ? (path) => opsPaths!.methodsFor(path).length > 0 : null,
     hsts: config.env === "production" && config.tls !== null,
     preflights: config.corsOrigins.length > 0,
-    yogaPaths: GRAPHQL_PATH,
   });
   const app = new Elysia({ normalize: false })
     .use(pipeline.plugin)
@@ -206,7 +205,6 @@ export function createApp({
         ...routeDeps,
       }),
     )
-    // Yoga's context reaches a request's facts by its Request only (docs/upstream/graphql-yoga.md).
     .use(graphql.routes);
   routes = allowedMethods(app.routes);
   opsPaths = allowedMethods(opsRoutes(app.routes));

@@ -1,6 +1,6 @@
 // The client a per-client limit counts (limitKey): IPv4 as it is, IPv6 by its /64, whatever its spelling.
 import { expect, test } from "bun:test";
-import { limitKey } from "../src/http/client-address.ts";
+import { limitKey } from "../src/lib/limit-key.ts";
 
 test("IPv6 addresses of one /64 are one client, however written; IPv4 ones are themselves", () => {
   const same = [

@@ -1,12 +1,12 @@
-// The public listener with TLS (src/http/reloadable-listener.ts): its socket is opened with SO_REUSEPORT, for the
+// The public listener with TLS (src/process/reloadable-listener.ts): its socket is opened with SO_REUSEPORT, for the
 // next certificate's to share, so "no other process holds the port" is checked first. Two svc starting
 // at once must not both pass that check and both bind: the check and the bind are one step.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Listening, listen } from "../src/http/reloadable-listener.ts";
-import type { TlsMaterial } from "../src/http/tls.ts";
+import { type Listening, listen } from "../src/process/reloadable-listener.ts";
+import type { TlsMaterial } from "../src/process/tls.ts";
 import { freePort } from "./ports.ts";
 
 let dir: string;

@@ -15,7 +15,7 @@ import {
 } from "../db/store.ts";
 import { invalidFields, UNKNOWN_FIELD, type FieldError } from "../errors/index.ts";
 import { parseId } from "../lib/ids.ts";
-import { enumOf, integer, type QueryParameter } from "../http/openapi-parts.ts";
+import { enumOf, integer, type QueryParameter } from "../http/openapi.ts";
 import { accountFields } from "../users/model.ts";
 import { parsePage } from "../users/service.ts";
 

@@ -13,7 +13,7 @@ import type {
   VerificationIssue,
 } from "../db/store.ts";
 import { AppError } from "../errors/index.ts";
-import { limitKey } from "../http/client-address.ts";
+import { limitKey } from "../lib/limit-key.ts";
 import { NIL } from "../lib/ids.ts";
 import { createComposer } from "../mail/compose.ts";
 import { mailLink } from "../mail/links.ts";

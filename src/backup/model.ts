@@ -1,7 +1,7 @@
 // The shapes of /svc-api/v1/admin/backups (t schemas for the OpenAPI document, named BackupSnapshot and
 // Backups) and the view the routes answer with.
 import { t, type Static } from "elysia";
-import { enumOf, integer, ref } from "../http/openapi-parts.ts";
+import { enumOf, integer, ref } from "../http/openapi.ts";
 import type { SnapshotInfo } from "./names.ts";
 import type { BackupState } from "./service.ts";
 

@@ -24,7 +24,7 @@ export function operations(
   return { tls: tlsFiles(env), opsAddress: opsAddress(env, port), metricsToken: metricsToken(env) };
 }
 
-/** Both paths or neither; whether the files are there and fit is for start-up to find (src/http/tls.ts). */
+/** Both paths or neither; whether the files are there and fit is for start-up to find (src/process/tls.ts). */
 function tlsFiles(env: Env): TlsFiles | null {
   const certPath = env.SVC_TLS_CERT || undefined;
   const keyPath = env.SVC_TLS_KEY || undefined;

@@ -20,17 +20,13 @@ export const CACHE_BOUNDS = {
   parseErrors: { entries: 500, chars: 512 * 1024 },
 } as const;
 
-export type CacheSizes = Record<keyof typeof CACHE_BOUNDS, number>;
-
 /** An LRU keyed by document source, sized by the source's length (what a parsed document grows with). */
-function bySource<V extends {}>(bound: { entries: number; chars?: number }): LRUCache<string, V> {
-  return bound.chars === undefined
-    ? new LRUCache<string, V>({ max: bound.entries })
-    : new LRUCache<string, V>({
-        max: bound.entries,
-        maxSize: bound.chars,
-        sizeCalculation: (_, key) => Math.max(1, key.length),
-      });
+function bySource<V extends {}>(bound: { entries: number; chars: number }): LRUCache<string, V> {
+  return new LRUCache<string, V>({
+    max: bound.entries,
+    maxSize: bound.chars,
+    sizeCalculation: (_, key) => Math.max(1, key.length),
+  });
 }
 
 export type GraphqlCaches = ReturnType<typeof graphqlCaches>;
@@ -43,7 +39,7 @@ export function graphqlCaches() {
   return {
     /** Yoga's `parserAndValidationCache` (validation results hang off the documents kept here). */
     parser: { documentCache: onRepeat(documents, seen), errorCache: parseErrors, validationCache: true },
-    sizes: (): CacheSizes => ({
+    sizes: (): Record<keyof typeof CACHE_BOUNDS, number> => ({
       documents: documents.size,
       seen: seen.size,
       parseErrors: parseErrors.size,

@@ -4,7 +4,7 @@ import type { Origin } from "../audit/model.ts";
 import type { CategoryService } from "../categories/service.ts";
 import type { GraphqlAuth } from "../config/index.ts";
 import type { UserRecord } from "../db/store.ts";
-import { limitKey } from "../http/client-address.ts";
+import { limitKey } from "../lib/limit-key.ts";
 import type { Hub, HubItem, Transport } from "../realtime/hub.ts";
 
 // A type alias, not an interface: Yoga wants a context assignable to Record<string, unknown>.
@@ -22,41 +22,33 @@ export type GraphQLContext = {
   outcome: { operation?: string };
 };
 
-/** What a transport knows of the caller of an operation. */
-export interface Caller {
-  viewer: UserRecord | null;
+/** What a transport knows of the caller of an operation: the context's own facts, and what its subscription needs. */
+export type Caller = Pick<GraphQLContext, "viewer" | "requestId" | "origin" | "outcome"> & {
   /** The Authorization the viewer was authenticated with: a subscription checks it again while open. */
   authorization: string | null;
   /** When that token expires (ms since the epoch): a subscription ends with TOKEN_EXPIRED then. */
   tokenExpiresAt: number | null;
   transport: Transport;
-  requestId: string | undefined;
-  origin: Origin;
   /** The cursor a reconnecting client resumes after when the operation names none (SSE's Last-Event-ID). */
   resumeAfter: string | null;
-  outcome: GraphQLContext["outcome"];
-}
+};
 
 type ContextDeps = Pick<GraphQLContext, "categories" | "auth"> & { hub: Hub };
 
 export function graphqlContext({ categories, hub, auth }: ContextDeps) {
-  return (caller: Caller): GraphQLContext => {
-    const { viewer, authorization, tokenExpiresAt, transport, requestId, origin, resumeAfter, outcome } = caller;
-    return {
-      categories,
-      viewer,
-      auth,
-      requestId,
-      origin,
-      outcome,
-      subscribe: (after) =>
-        hub.subscribe({
-          owner: viewer ? `user:${viewer.id}` : `client:${origin.address && limitKey(origin.address)}`,
-          authorization: viewer ? authorization : null,
-          expiresAt: viewer ? tokenExpiresAt : null,
-          transport,
-          after: after ?? resumeAfter,
-        }),
-    };
-  };
+  return ({ authorization, tokenExpiresAt, transport, resumeAfter, ...facts }: Caller): GraphQLContext => ({
+    ...facts,
+    categories,
+    auth,
+    subscribe: (after) =>
+      hub.subscribe({
+        owner: facts.viewer
+          ? `user:${facts.viewer.id}`
+          : `client:${facts.origin.address && limitKey(facts.origin.address)}`,
+        authorization: facts.viewer ? authorization : null,
+        expiresAt: facts.viewer ? tokenExpiresAt : null,
+        transport,
+        after: after ?? resumeAfter,
+      }),
+  });
 }

@@ -6,10 +6,11 @@ import { yoga } from "@elysiajs/graphql-yoga";
 import type { WebSocketHandler } from "bun";
 import { Elysia } from "elysia";
 import { assetResponse } from "../http/embedded.ts";
+import { requestFacts } from "../http/request-pipeline.ts";
 import typeDefs from "../../schema/categories.graphql" with { type: "text" };
 import { graphqlCaches } from "./caches.ts";
 import type { GraphqlDeps } from "./deps.ts";
-import { type Asked, graphqlRequests } from "./requests.ts";
+import { graphqlRequests } from "./requests.ts";
 import { graphqlWebSocket } from "./websocket.ts";
 import { yogaConfig } from "./yoga-config.ts";
 
@@ -50,14 +51,14 @@ export function graphqlRoutes(deps: GraphqlDeps) {
   // Yoga's GET and POST, with svc's hooks around them: local to this instance, they reach only those two.
   routes.use(
     new Elysia({ name: "svc/graphql-yoga" })
+      .use(requestFacts)
       .use(deps.authenticator.plugin)
-      .derive(() => ({ graphql: {} as { asked?: Asked } }))
       .onBeforeHandle(requests.beforeHandle)
       .onAfterHandle(requests.afterHandle)
       .onError(requests.error)
       .use(yoga({ path: GRAPHQL_PATH, ...options })),
   );
   // The handler typed for the server, which hands each event the socket graphqlWebSocket upgraded (its data is that module's).
-  const websocket = { ...sockets, handler: () => sockets.handler as unknown as WebSocketHandler<never> };
+  const websocket = { ...sockets, handler: sockets.handler as unknown as WebSocketHandler<never> };
   return { routes, websocket };
 }

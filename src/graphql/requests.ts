@@ -5,8 +5,8 @@
 // next time. Yoga does the rest (parsing, validation, execution, its answer's shape).
 //
 // @elysiajs/graphql-yoga hands Yoga the Request alone, so Yoga's context factory finds what the hook
-// learnt by the Request (`askedBy`: the caller, the body as read), and its outcome goes back the same
-// way: the one side channel the plugin forces (docs/upstream/graphql-yoga.md).
+// learnt by the Request (`askedBy`: the caller, the body as read, the request's facts), and its outcome
+// goes back the same way: the one side channel the plugin forces (docs/upstream/graphql-yoga.md).
 import { type Awaitable, tryChain, chain } from "../lib/awaitable.ts";
 import type { AnswerLookup } from "../cache/caching.ts";
 import type { UserRecord } from "../db/store.ts";
@@ -15,7 +15,7 @@ import { clientAddress } from "../http/client-address.ts";
 import { type AnswerSet, conditionalText, hasPreconditions, requirePreconditions } from "../http/etag.ts";
 import { IDEMPOTENCY_HEADER } from "../http/idempotency.ts";
 import { isJsonType, notJson, readCappedText } from "../http/json-body.ts";
-import { logIds, requestInfo } from "../http/request-context.ts";
+import { logIds, type RequestInfo } from "../http/request-context.ts";
 import { databaseUnavailable } from "../observability/log-dedupe.ts";
 import type { GraphQLContext } from "./context.ts";
 import { errorResponse, GRAPHQL_JSON_TYPE } from "./errors.ts";
@@ -41,12 +41,15 @@ export interface Asked {
   outcome: GraphQLContext["outcome"];
   /** A mutation under an Idempotency-Key, the key claimed: Yoga's answer is kept under it. */
   held?: HeldAnswer;
+  /** The request's facts (request-pipeline.ts), for Yoga's context factory. */
+  info?: RequestInfo;
 }
 
-/** Elysia's context, as much of it as the hooks read; `graphql` is the routes' own (derived per request). */
+/** Elysia's context, as much of it as the hooks read. */
 interface HookContext {
   request: Request;
-  graphql: { asked?: Asked };
+  /** The request pipeline's; absent only when the routes are mounted without it. */
+  requestInfo: RequestInfo | undefined;
   /** @elysiajs/jwt's, which the routes mount: it checks a token not seen before. */
   accessToken: TokenVerifier;
 }
@@ -58,24 +61,28 @@ export function graphqlRequests(deps: Omit<GraphqlDeps, "categories" | "hub">) {
   const learnt = new WeakMap<Request, Asked>();
 
   /** A refusal or a cached answer, or what Yoga needs to run the request. */
-  function ask(request: Request, verifier: TokenVerifier): Awaitable<Response | Asked> {
-    if (request.method !== "POST") return identify(request, undefined, verifier);
+  function ask(request: Request, verifier: TokenVerifier, info?: RequestInfo): Awaitable<Response | Asked> {
+    if (request.method !== "POST") return identify(request, undefined, verifier, info);
     // JSON only, as the GraphQL over HTTP spec has it: a form, multipart or text/plain body is what any
     // web page can make a visitor's browser send without a preflight, so accepting one would let pages
     // on other origins run mutations (with SVC_GRAPHQL_AUTH=off, as the visitor).
     if (!isJsonType(request.headers.get("content-type"))) return errorResponse(notJson());
     // As text, which is what a cached answer is found by; Yoga's parser reads a Request made again from it
     // (yoga-config.ts), only when the operation runs: a clone read over a socket costs far more (bench/results.md).
-    return chain(readCappedText(request, maxBodyBytes), (text) => identify(request, text, verifier));
+    return chain(readCappedText(request, maxBodyBytes), (text) => identify(request, text, verifier, info));
   }
 
   /** Who asks: the token, where the settings want one (the schema alone needs none while introspection is on). */
-  function identify(request: Request, text: string | undefined, verifier: TokenVerifier): Awaitable<Response | Asked> {
+  function identify(
+    request: Request,
+    text: string | undefined,
+    verifier: TokenVerifier,
+    info?: RequestInfo,
+  ): Awaitable<Response | Asked> {
     const authorization = request.headers.get("authorization");
     const needsToken = config.auth === "required" || (config.auth === "mutations" && authorization);
     if (!needsToken || (config.introspection && asksForSchemaOnly(request, text))) return lookUp(request, text, null);
     return chain(authenticator.authenticate(authorization, verifier), ({ user, token }) => {
-      const info = requestInfo(request);
       if (info) info.userId = user.id;
       return lookUp(request, text, user, token.exp * 1000);
     });
@@ -138,31 +145,30 @@ export function graphqlRequests(deps: Omit<GraphqlDeps, "categories" | "hub">) {
     /** What the hook learnt of a request Yoga runs, for Yoga's context factory (every route Yoga answers has the hook). */
     askedBy: (request: Request): Asked => learnt.get(request)!,
     /** A cached answer or a refusal; nothing for Yoga to run. */
-    beforeHandle: ({ request, graphql, accessToken }: HookContext): Awaitable<Response | undefined> =>
+    beforeHandle: ({ request, accessToken, requestInfo }: HookContext): Awaitable<Response | undefined> =>
       tryChain(
-        () => ask(request, accessToken),
+        () => ask(request, accessToken, requestInfo),
         (asked) => {
           if (asked instanceof Response) return asked;
-          graphql.asked = asked;
+          asked.info = requestInfo;
           learnt.set(request, asked);
         },
         // The refusals of the token, the key (reused, in flight, malformed, one too many) and the preconditions, in GraphQL's shape.
         (error) => {
           if (!(error instanceof AppError)) throw error;
           // The database's unavailability is logged too (the app's logger makes it one line an event: log-dedupe.ts).
-          if (databaseUnavailable(error))
-            logger.error({ ...logIds(requestInfo(request)), err: error }, "request failed");
+          if (databaseUnavailable(error)) logger.error({ ...logIds(requestInfo), err: error }, "request failed");
           return errorResponse(error);
         },
       ),
-    afterHandle: ({ request, graphql, responseValue }: HookContext & { responseValue: unknown }) => {
-      const { asked } = graphql;
+    afterHandle: ({ request, responseValue }: { request: Request; responseValue: unknown }) => {
+      const asked = learnt.get(request);
       // Nothing when the hook answered before Yoga (a cached answer, a refusal).
       if (asked && responseValue instanceof Response) return answered(request, responseValue, asked);
     },
     /** Yoga failed (a bug): a key claimed for its answer is free again. */
-    error: ({ graphql }: Partial<HookContext>) => {
-      graphql?.asked?.held?.fail();
+    error: ({ request }: { request: Request }) => {
+      learnt.get(request)?.held?.fail();
     },
   };
 }

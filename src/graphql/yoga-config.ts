@@ -14,7 +14,7 @@ import {
 } from "graphql";
 import { createSchema, useErrorHandler, type Plugin, type YogaInitialContext } from "graphql-yoga";
 import { clientAddress } from "../http/client-address.ts";
-import { auditIds, requestInfo } from "../http/request-context.ts";
+import { auditIds } from "../http/request-context.ts";
 import { armorPlugins } from "./armor.ts";
 import type { GraphqlCaches } from "./caches.ts";
 import { type GraphQLContext, graphqlContext } from "./context.ts";
@@ -77,7 +77,7 @@ export function yogaConfig(deps: YogaConfigDeps) {
     maskedErrors: { maskError },
     context({ request }: YogaInitialContext): GraphQLContext {
       const asked = askedBy(request);
-      const info = requestInfo(request);
+      const { info } = asked;
       return contextFor({
         viewer: asked.viewer,
         authorization: request.headers.get("authorization"),

@@ -1,6 +1,6 @@
 // The health probes' answers as the OpenAPI document names them (Live, Ready, Health, HealthChecks).
 import { t } from "elysia";
-import { enumOf, ref } from "../http/openapi-parts.ts";
+import { enumOf, ref } from "../http/openapi.ts";
 
 export const liveSchema = t.Object({ status: t.Literal("ok") });
 

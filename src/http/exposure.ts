@@ -5,11 +5,8 @@
 // environment, database and uptime only to loopback clients (outside production, to anyone).
 import type { Config } from "../config/index.ts";
 import { AppError } from "../errors/index.ts";
-import type { Server } from "bun";
 import { peerAddress } from "./peer-address.ts";
-
-/** Which of svc's listeners a request came in on. */
-export type Listener = "public" | "ops";
+import type { Listener, Socket } from "./request-context.ts";
 
 /** Where a request came from, as the server that accepted it knows it. */
 export interface Via {
@@ -48,15 +45,8 @@ export function exposure(config: Pick<Config, "env" | "metricsToken" | "opsAddre
   };
 }
 
-/** What viaOf reads of a request's socket (request-context.ts's Socket, which imports Listener from here). */
-export interface Arrival {
-  server: Server<unknown> | undefined;
-  received: Request;
-  listener: Listener;
-}
-
 /** Where a request came from: its listener, its socket's peer, and whether a trusted proxy forwarded it. */
-export function viaOf(socket: Arrival): Via {
+export function viaOf(socket: Socket): Via {
   const { headers } = socket.received;
   return {
     listener: socket.listener,

@@ -8,9 +8,6 @@ import type { IdempotencyStore } from "../db/store.ts";
 import { AppError, invalidFields } from "../errors/index.ts";
 import { sealUnder, unsealUnder } from "../lib/sealing.ts";
 import type { AnswerSet } from "./etag.ts";
-import { type Claim, type KeyedRequest, sessionOf } from "./idempotency-keys.ts";
-
-export { bySession, byUser, type Claim, type KeyHolder } from "./idempotency-keys.ts";
 
 export const IDEMPOTENCY_HEADER = "idempotency-key";
 const KEY_FORMAT = /^[\x20-\x7e]{1,255}$/;
@@ -47,6 +44,54 @@ export interface IdempotencyOptions {
 }
 
 export type Idempotency = ReturnType<typeof createIdempotency>;
+
+/** Whose a key is: the caller, and the session for keys or answers that are the session's own. */
+export interface KeyHolder {
+  /** "user:<id>", or "client:<address>" for routes without a caller. */
+  caller: string;
+  /** The caller's session (sessionOf its token), for requests made with one. */
+  session?: string;
+  /**
+   * The key is the session's own, not the caller's: for answers that carry tokens (a password change)
+   * or act on the session itself (logout).
+   */
+  perSession?: boolean;
+}
+
+/** A request under an Idempotency-Key, before its work runs. */
+interface KeyedRequest extends KeyHolder {
+  request: Request;
+  /** The request's body as parsed (null for none): the same key with another body is refused. */
+  body: unknown;
+}
+
+/** A key claimed by one request, until its work ends. */
+export interface Claim {
+  /**
+   * Keeps `result` as the key's answer, with `set`'s status and headers; a refusal (a status from 400)
+   * frees the key instead. Only the first of keep and release acts.
+   */
+  keep(result: unknown, set: AnswerSet): Promise<void>;
+  /** Frees the key: the work failed and changed nothing, so its retry runs again. */
+  release(): Promise<void>;
+}
+
+type TokenSession = { sessionId?: string; jti: string };
+
+/** A token's session: its `sid`, or the token itself for one from before sessions. */
+function sessionOf(token: TokenSession): string {
+  return token.sessionId ?? `token:${token.jti}`;
+}
+
+/** Whose a bearer request's key is: its user's, noting the session that asked (see replayFor). */
+export function byUser(user: { id: string }, token: TokenSession): KeyHolder {
+  return { caller: `user:${user.id}`, session: sessionOf(token) };
+}
+
+/** As byUser, the key being the session's own: for answers that carry tokens, or that act on the session itself. */
+export function bySession(user: { id: string }, token: TokenSession): KeyHolder {
+  return { ...byUser(user, token), perSession: true };
+}
 
 /** The refusal of a new key to a caller who holds as many as they may, until one frees in `waitMs`. */
 function exhausted(waitMs: number): AppError {

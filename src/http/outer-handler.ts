@@ -4,10 +4,9 @@
 // read away so that its client gets the 413. Everything else a request gets is Elysia's
 // (request-pipeline.ts); serve.ts answers the health probes itself until the app has loaded.
 import type { Server, WebSocketHandler } from "bun";
-import type { Listener } from "./exposure.ts";
 import type { LineLogger } from "../observability/log-lines.ts";
-import { arrivedOn } from "./request-context.ts";
-import { bodyReadLimit, forwardSocketEvents, serveOptions } from "./serve-options.ts";
+import { arrivedOn, type Listener } from "./request-context.ts";
+import { bodyReadLimit, serveOptions } from "./serve-options.ts";
 import type { Fetch, ListenOptions, ServerHandlers } from "./serve-options.ts";
 
 export interface OuterHandlerOptions {
@@ -19,7 +18,7 @@ export interface OuterHandlerOptions {
   websocket?: {
     path: string;
     upgrade(request: Request, server: Server<unknown>): Response | undefined | null;
-    handler: () => WebSocketHandler<never>;
+    handler: WebSocketHandler<never>;
   };
 }
 
@@ -71,7 +70,7 @@ export function outerHandler({ app, maxBodyBytes, logger, websocket }: OuterHand
       return handle(request, server, listener);
     };
   const handlers = { public: { routes: {}, fetch: fetchOn("public") }, ops: { routes: {}, fetch: fetchOn("ops") } };
-  const socketHandler = websocket && forwardSocketEvents(websocket.handler);
+  const socketHandler = websocket?.handler;
   return {
     handlersOn: (listener) => handlers[listener],
     handlers: handlers.public,

@@ -1,8 +1,10 @@
 // Per-request facts (id, start time, caller, socket), made by the request pipeline, travel in Elysia's context
-// as `requestInfo`. Two side channels by the Request: its socket (the server adapter knows it before Elysia
-// runs) and, on GraphQL's paths alone, the facts for Yoga, which reaches them by the Request only.
+// as `requestInfo`. One side channel by the Request: its socket, which the server adapter knows before
+// Elysia runs.
 import type { Server } from "bun";
-import type { Listener } from "./exposure.ts";
+
+/** Which of svc's listeners a request came in on. */
+export type Listener = "public" | "ops";
 
 export interface RequestInfo {
   /** svc's own id for the request, whatever the client sent: on every log line and audit event. */
@@ -29,7 +31,6 @@ export interface RequestInfo {
 export type Socket = Pick<RequestInfo, "server" | "received" | "listener">;
 
 const sockets = new WeakMap<Request, Socket>();
-const shared = new WeakMap<Request, RequestInfo>();
 const ACCEPTABLE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Called by the server adapter before Elysia sees the request. */
@@ -53,16 +54,6 @@ export function beginRequest(request: Request, socket: Socket): RequestInfo {
     recorded: false,
     ...socket,
   };
-}
-
-/** Keeps a GraphQL request's facts beside its Request, for Yoga's side (requestInfo). */
-export function shareByRequest(request: Request, info: RequestInfo): void {
-  shared.set(request, info);
-}
-
-/** A GraphQL request's facts, on Yoga's side (shareByRequest). */
-export function requestInfo(request: Request): RequestInfo | undefined {
-  return shared.get(request);
 }
 
 /** The X-Request-Id an answer carries: the client's own back (echoed), or else svc's. */

@@ -8,7 +8,7 @@ import type { Loggers } from "../observability/log.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { HSTS, logCompleted, stampHeaders } from "./access-line.ts";
 import { tooLarge } from "./json-body.ts";
-import { answeredId, beginRequest, logIds, type RequestInfo, shareByRequest, socketOf } from "./request-context.ts";
+import { answeredId, beginRequest, logIds, type RequestInfo, socketOf } from "./request-context.ts";
 
 /** `requestInfo` in a route's context: set by the pipeline's onRequest before any route's code runs. */
 export const requestFacts = new Elysia({ name: "svc/request-facts" }).decorate(
@@ -31,13 +31,10 @@ export interface PipelineOptions {
   hsts?: boolean;
   /** CORS is open (cors.ts): @elysiajs/cors answers a preflight in its own onRequest, with a 204. */
   preflights?: boolean;
-  /** Where Yoga answers: its context reaches a request's facts by the Request only (docs/upstream/graphql-yoga.md). */
-  yogaPaths?: string;
 }
 
 export function requestPipeline(options: PipelineOptions) {
-  const { probes, logProbes, loggers, metrics, maxBodyBytes, trustProxy, opsOnly, hsts, preflights, yogaPaths } =
-    options;
+  const { probes, logProbes, loggers, metrics, maxBodyBytes, trustProxy, opsOnly, hsts, preflights } = options;
   const probePaths = new Set(probes);
   const { logger, access } = loggers;
   const debug = logger.isLevelEnabled("debug");
@@ -52,7 +49,6 @@ export function requestPipeline(options: PipelineOptions) {
       const { path } = context as unknown as { path: string };
       const info = beginRequest(request, socketOf(request));
       (context as { requestInfo?: RequestInfo }).requestInfo = info;
-      if (yogaPaths !== undefined && path.startsWith(yogaPaths)) shareByRequest(request, info);
       if (!probePaths.has(path)) begun++;
       if (debug) logger.debug({ ...logIds(info), method: request.method, path }, "request started");
       if (info.listener === "public" && opsOnly?.(path)) throw new AppError("not_found", `Nothing lives at ${path}.`);

@@ -1,5 +1,5 @@
 // Bun.serve's options for svc's sockets: the listener's settings with the adapter's handlers
-// (outer-handler.ts), as reloadable-listener.ts opens them and serve.ts reloads them once the app has loaded.
+// (outer-handler.ts), as process/reloadable-listener.ts opens them and serve.ts reloads them once the app has loaded.
 import type { Serve, Server, WebSocketHandler } from "bun";
 import { AppError, problemResponse } from "../errors/index.ts";
 import type { LineLogger } from "../observability/log-lines.ts";

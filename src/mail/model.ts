@@ -3,7 +3,7 @@
 import { t, type Static } from "elysia";
 import type { OutboxFilter, OutboxRecord } from "../db/mail-outbox.ts";
 import { type FieldError, invalidFields, UNKNOWN_FIELD } from "../errors/index.ts";
-import { enumOf, integer, type QueryParameter } from "../http/openapi-parts.ts";
+import { enumOf, integer, type QueryParameter } from "../http/openapi.ts";
 import { parseId } from "../lib/ids.ts";
 
 const instant = t.String({ format: "date-time" });

@@ -4,12 +4,12 @@
 // there (serve.ts). A socket that cannot be opened stops start-up with one line.
 import type { WebSocketHandler } from "bun";
 import type { Config, ListenAddress } from "../config/index.ts";
-import { exposure, type Listener, viaOf } from "../http/exposure.ts";
-import { listen, type Listening } from "../http/reloadable-listener.ts";
+import { exposure, viaOf } from "../http/exposure.ts";
+import { listen, type Listening } from "./reloadable-listener.ts";
 import { logCompleted, stampHeaders } from "../http/access-line.ts";
-import { beginRequest, type RequestInfo } from "../http/request-context.ts";
+import { beginRequest, type Listener, type RequestInfo } from "../http/request-context.ts";
 import type { ServeSettings, ServerHandlers } from "../http/serve-options.ts";
-import type { TlsMaterial } from "../http/tls.ts";
+import type { TlsMaterial } from "./tls.ts";
 import type { Probes } from "../health/probes.ts";
 import type { AccessLog, LineLogger } from "../observability/log-lines.ts";
 

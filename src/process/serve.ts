@@ -14,7 +14,7 @@ import { describeError } from "../errors/safe-errors.ts";
 import { version } from "../../package.json";
 import { forwardSocketEvents } from "../http/serve-options.ts";
 import { healthProbes } from "../health/probes.ts";
-import type { TlsMaterial } from "../http/tls.ts";
+import type { TlsMaterial } from "./tls.ts";
 import { type Listeners, openListeners } from "./listeners.ts";
 import type { App } from "../app.ts";
 import { returnMemoryWhenIdle } from "./idle-memory.ts";
@@ -39,7 +39,7 @@ export async function serve(config: Config): Promise<void> {
   process.on("SIGHUP", () => (hangUp ? hangUp() : void (reloadWhenListening = true)));
   // Before the database: a missing or bad file stops start-up with one line (ConfigError: exit 2).
   const files = config.tls;
-  const readTls = files && (async () => (await import("../http/tls.ts")).loadTls(files));
+  const readTls = files && (async () => (await import("./tls.ts")).loadTls(files));
   const tls: TlsMaterial | null = readTls && (await readTls());
   /** The certificate served now: the one read at start, then each reloaded at SIGHUP. */
   let served = tls;

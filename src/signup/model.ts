@@ -3,7 +3,7 @@
 import { t, type Static } from "elysia";
 import type { InvitationPage, InvitationRecord } from "../db/store.ts";
 import { AppError, invalidFields } from "../errors/index.ts";
-import { integer, RULE_MESSAGE, type QueryParameter } from "../http/openapi-parts.ts";
+import { integer, RULE_MESSAGE, type QueryParameter } from "../http/openapi.ts";
 import { EMAIL, EMAIL_MAX, EMAIL_MESSAGE } from "../users/rules.ts";
 import { parsePage } from "../users/service.ts";
 

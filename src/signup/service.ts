@@ -9,7 +9,7 @@ import type { CreateUserInput } from "../users/model.ts";
 import type { UserService } from "../users/service.ts";
 import { canonicalInvitationCode, invitationDigest } from "./codes.ts";
 import type { SignupThrottle } from "./throttle.ts";
-import { limitKey } from "../http/client-address.ts";
+import { limitKey } from "../lib/limit-key.ts";
 
 export interface SignupServiceDeps {
   mode: SignupMode;

@@ -1,6 +1,6 @@
 // Request and answer shapes of resets and e-mail changes by mail (t schemas, named in the OpenAPI document).
 import { t } from "elysia";
-import { ref, RULE_MESSAGE } from "../http/openapi-parts.ts";
+import { ref, RULE_MESSAGE } from "../http/openapi.ts";
 import { linkToken } from "./link-tokens.ts";
 import { EMAIL, EMAIL_MAX, EMAIL_MESSAGE } from "./rules.ts";
 

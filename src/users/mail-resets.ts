@@ -9,7 +9,7 @@ import type { MailConfig } from "../config/index.ts";
 import type { AuditStore, MailedResetStore, UserStore } from "../db/store.ts";
 import { NIL } from "../lib/ids.ts";
 import { AppError, invalidFields } from "../errors/index.ts";
-import { limitKey } from "../http/client-address.ts";
+import { limitKey } from "../lib/limit-key.ts";
 import type { Composer } from "../mail/compose.ts";
 import { mailLink } from "../mail/links.ts";
 import type { Logger } from "../observability/log.ts";

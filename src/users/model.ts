@@ -1,7 +1,7 @@
 // Request shapes for the users routes (t schemas), and the user as the API shows it.
 import { t, type Static } from "elysia";
 import type { UserRecord } from "../db/store.ts";
-import { enumOf, integer, ref, RULE_MESSAGE, type QueryParameter } from "../http/openapi-parts.ts";
+import { enumOf, integer, ref, RULE_MESSAGE, type QueryParameter } from "../http/openapi.ts";
 import { SESSION_MODES } from "../auth/cookie-session.ts";
 import { PASSWORD_MAX, PASSWORD_MIN } from "../auth/passwords.ts";
 import { invalidFields } from "../errors/index.ts";

@@ -18,7 +18,7 @@ import {
 } from "../db/store.ts";
 import type { Logger } from "../observability/log.ts";
 import { AppError, invalidFields } from "../errors/index.ts";
-import { limitKey } from "../http/client-address.ts";
+import { limitKey } from "../lib/limit-key.ts";
 import { resetForm, userView, type LoginInput, type MailedResetInput, type RedeemAnyResetInput } from "./model.ts";
 import { newPasswordProblems } from "./rules.ts";
 import { afterWaitingReset, type SecondStep, type SignInAnswer } from "./second-step.ts";

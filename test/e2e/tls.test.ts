@@ -145,7 +145,7 @@ describe("HTTPS", () => {
     expect(await servedFingerprint(base)).toBe(pki.b.fingerprint);
     expect((await fetchTls(`${base}/svc/health/live`)).status).toBe(200);
     // The idle keep-alive connection: Bun's graceful stop of the old socket closes it between requests
-    // (src/http/reloadable-listener.ts), so the agent's next request goes out on a new one, with the new certificate.
+    // (src/process/reloadable-listener.ts), so the agent's next request goes out on a new one, with the new certificate.
     // When this fails on socket 1, Bun has learnt to keep it: docs/operations.md should say so.
     expect(await said("after")).toEqual({ status: 200, socket: 2, fingerprint: pki.b.fingerprint });
 

@@ -2,7 +2,7 @@
 // the OpenAPI document names.
 import { t, type Static } from "elysia";
 import { invalidFields } from "../../errors/index.ts";
-import { enumOf, integer } from "../../http/openapi-parts.ts";
+import { enumOf, integer } from "../../http/openapi.ts";
 
 const closed = { additionalProperties: false } as const;
 const code = t.String({ maxLength: 32, description: "The six digits the authenticator app shows now." });

@@ -6,7 +6,7 @@ import { auditEvent, type AuditAction, type Origin } from "../../audit/model.ts"
 import type { AuditEvent, AuditStore, FactorSummary, MfaStore, UserRecord, UserStore } from "../../db/store.ts";
 import { MFA_TOKEN_FAILURES } from "../../db/mfa-challenges.ts";
 import { AppError } from "../../errors/index.ts";
-import { limitKey } from "../../http/client-address.ts";
+import { limitKey } from "../../lib/limit-key.ts";
 import type { Logger } from "../../observability/log.ts";
 import type { MfaMethod, MfaVerificationCounter } from "../../observability/metrics.ts";
 import { userView, type UserView } from "../../users/model.ts";

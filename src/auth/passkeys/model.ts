@@ -2,7 +2,7 @@
 import { t } from "elysia";
 import type { PasskeyRecord } from "../../db/store.ts";
 import { invalidFields } from "../../errors/index.ts";
-import { ref } from "../../http/openapi-parts.ts";
+import { ref } from "../../http/openapi.ts";
 import { unstorable, UNSTORABLE_MESSAGE } from "../../lib/text.ts";
 import { loginBody } from "../../users/model.ts";
 

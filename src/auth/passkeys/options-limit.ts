@@ -4,7 +4,7 @@
 // instance on one database counts the same requests.
 import type { ThrottleStore } from "../../db/store.ts";
 import { AppError } from "../../errors/index.ts";
-import { limitKey } from "../../http/client-address.ts";
+import { limitKey } from "../../lib/limit-key.ts";
 import { countSignup } from "../../signup/throttle.ts";
 
 export interface ClientLimit {

@@ -15,7 +15,7 @@ import { auditEvent, type Origin } from "../../audit/model.ts";
 import type { EmailVerification } from "../../config/index.ts";
 import type { AuditEvent, AuditStore, PasskeyStore, UserRecord, UserStore } from "../../db/store.ts";
 import { AppError } from "../../errors/index.ts";
-import { limitKey } from "../../http/client-address.ts";
+import { limitKey } from "../../lib/limit-key.ts";
 import { newId } from "../../lib/ids.ts";
 import type { Logger } from "../../observability/log.ts";
 import { accountDisabled } from "../../users/sign-in.ts";

@@ -10,7 +10,7 @@
 // connections, as an idle timeout would: a client's next request opens a new one
 // (docs/operations.md, "Certificate rotation").
 import type { Serve, Server, WebSocketHandler } from "bun";
-import { type ServeSettings, type ServerHandlers, serveOptions } from "./serve-options.ts";
+import { type ServeSettings, type ServerHandlers, serveOptions } from "../http/serve-options.ts";
 import type { TlsMaterial } from "./tls.ts";
 
 export interface Listening {
