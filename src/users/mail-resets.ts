@@ -14,10 +14,10 @@ import type { Composer } from "../mail/compose.ts";
 import { mailLink } from "../mail/links.ts";
 import type { Logger } from "../observability/log.ts";
 import { LINK_TTL, linkTokenDigest, newLinkToken } from "./link-tokens.ts";
-import { type MailedResetInput, userView } from "./model.ts";
+import type { MailedResetInput } from "./model.ts";
 import { newPasswordProblems } from "./rules.ts";
-import { afterWaitingReset, type SecondStep, type SignInAnswer } from "./second-step.ts";
-import { accountDisabled } from "./sign-in.ts";
+import { prepareReset, type SecondStep, type SignInAnswer } from "./second-step.ts";
+import { accountDisabled } from "./sign-in-refusals.ts";
 
 export interface MailResetDeps {
   mail: MailConfig;
@@ -112,17 +112,17 @@ export function createMailResets(deps: MailResetDeps) {
       if (found === "expired") throw await refused("expired_token", null);
       const holder = await users.findById(found.userId);
       if (!holder) throw await refused("invalid_token", null);
-      const mode = input.mode ?? "json";
-      const waits = (await secondStep?.required(holder)) ?? false;
-      const prepared = sessions.prepare(holder, client, mode);
-      const at = prepared.session.createdAt;
+      const reset = await prepareReset(
+        { sessions, passwords, secondStep },
+        holder,
+        input.new_password,
+        input.mode ?? "json",
+        client,
+      );
+      const { at } = reset.redemption;
       const result = await resets.redeem(
         digest,
-        {
-          passwordHash: await passwords.hash(input.new_password),
-          at,
-          ...(!waits && { session: prepared.session, refresh: prepared.refresh }),
-        },
+        reset.redemption,
         (user) =>
           composer.compose("password_changed", { address: user.email, userId: user.id }, { username: user.username }),
         auditEvent(
@@ -138,12 +138,7 @@ export function createMailResets(deps: MailResetDeps) {
         await note("password_reset.failed", found.userId, client, "account_disabled");
         throw accountDisabled();
       }
-      if (waits) {
-        const answer = await afterWaitingReset(secondStep!, sessions, result, mode, client);
-        if (!answer) throw accountDisabled();
-        return answer;
-      }
-      return { ...(await prepared.pair(result)), user: userView(result, result.id) };
+      return reset.answer(result);
     },
   };
 }
