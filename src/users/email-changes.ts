@@ -8,7 +8,8 @@ import { unauthorized } from "../auth/authenticator.ts";
 import { AppError, invalidFields } from "../errors/index.ts";
 import type { Composer } from "../mail/compose.ts";
 import { mailLink } from "../mail/links.ts";
-import { countSignup } from "../signup/throttle.ts";
+import { tooManyRequests } from "../auth/throttle.ts";
+import { type NamedLimit, windowsWait } from "../signup/throttle.ts";
 import { LINK_TTL, linkTokenDigest, newLinkToken } from "./link-tokens.ts";
 import type { UpdateSelfInput } from "./model.ts";
 import { emailProblem, fieldProblems, usernameProblem } from "./rules.ts";
@@ -25,23 +26,16 @@ export interface EmailChangeDeps {
   now?: () => number;
 }
 
-/** A limit on change requests: at most `clientMax` per `clientWindowMs` under one key (signup/throttle.ts's window). */
-interface ChangeLimit {
-  name: string;
-  clientMax: number;
-  clientWindowMs: number;
-}
-
 /**
  * Change requests per account: two a minute (a typo put right at once), five an hour. Each mails a stranger's
  * address if the account's owner, or whoever holds their session and password, says so.
  */
-export const CHANGE_ACCOUNT_LIMITS: readonly ChangeLimit[] = [
+export const CHANGE_ACCOUNT_LIMITS: readonly NamedLimit[] = [
   { name: "minute", clientMax: 2, clientWindowMs: 60_000 },
   { name: "hour", clientMax: 5, clientWindowMs: 3600_000 },
 ];
 /** Change requests naming one new address, from any account: one a minute, three an hour. */
-export const CHANGE_ADDRESS_LIMITS: readonly ChangeLimit[] = [
+export const CHANGE_ADDRESS_LIMITS: readonly NamedLimit[] = [
   { name: "minute", clientMax: 1, clientWindowMs: 60_000 },
   { name: "hour", clientMax: 3, clientWindowMs: 3600_000 },
 ];
@@ -67,14 +61,7 @@ export function createEmailChanges({
   now = Date.now,
 }: EmailChangeDeps) {
   /** Counts one request against each limit under `key`; the wait (ms) of the first that is full, else 0. */
-  async function wait(key: string, limits: readonly ChangeLimit[]): Promise<number> {
-    for (const limit of limits) {
-      const name = `email-change:${limit.name}:${key}`;
-      const ms = await throttle.transition(name, countSignup(name, now(), limit));
-      if (ms > 0) return ms;
-    }
-    return 0;
-  }
+  const wait = (key: string, limits: readonly NamedLimit[]) => windowsWait(throttle, "email-change", key, limits, now);
 
   /** 429 too_many_requests with Retry-After when the account or the new address has asked too often. */
   async function withinLimits(caller: UserRecord, email: string): Promise<void> {
@@ -82,10 +69,7 @@ export function createEmailChanges({
       (await wait(`account:${caller.id}`, CHANGE_ACCOUNT_LIMITS)) ||
       (await wait(`address:${email}`, CHANGE_ADDRESS_LIMITS));
     if (ms === 0) return;
-    const seconds = Math.ceil(ms / 1000);
-    throw new AppError("too_many_requests", `Too many changes of address asked for; try again in ${seconds} s.`, {
-      headers: { "retry-after": String(seconds) },
-    });
+    throw tooManyRequests(ms, (seconds) => `Too many changes of address asked for; try again in ${seconds} s.`);
   }
 
   return {
