@@ -16,10 +16,10 @@ import {
   auditEventView,
   auditQuery,
   newAccountBody,
-  nextPageQuery,
   parseAuditFilter,
   parseUserFilter,
 } from "./model.ts";
+import { keysetPage } from "./paging.ts";
 import type { AdminService } from "./service.ts";
 
 const PREFIX = "/svc-api/v1/admin";
@@ -48,11 +48,8 @@ export function adminRoutes({ admin, adminGuard, idempotency, maxBodyBytes, trus
       "/users",
       async ({ query, set, request }) => {
         const filter = parseUserFilter(query);
-        // One extra row tells whether another page exists without a count query.
-        const rows = await admin.list({ ...filter, limit: filter.limit + 1 });
-        const page = rows.slice(0, filter.limit);
-        if (rows.length > filter.limit)
-          set.headers.link = `<${PREFIX}/users?${nextPageQuery(query, filter.limit, page.at(-1)!.id)}>; rel="next"`;
+        const paging = { path: `${PREFIX}/users`, query, limit: filter.limit };
+        const page = await keysetPage((limit) => admin.list({ ...filter, limit }), paging, set.headers);
         return conditionalJson(request, set, page.map(adminUserView));
       },
       {
@@ -231,10 +228,8 @@ export function adminRoutes({ admin, adminGuard, idempotency, maxBodyBytes, trus
       "/audit",
       async ({ query, set, request }) => {
         const filter = parseAuditFilter(query);
-        const rows = await admin.events({ ...filter, limit: filter.limit + 1 });
-        const page = rows.slice(0, filter.limit);
-        if (rows.length > filter.limit)
-          set.headers.link = `<${PREFIX}/audit?${nextPageQuery(query, filter.limit, page.at(-1)!.id)}>; rel="next"`;
+        const paging = { path: `${PREFIX}/audit`, query, limit: filter.limit };
+        const page = await keysetPage((limit) => admin.events({ ...filter, limit }), paging, set.headers);
         return conditionalJson(request, set, page.map(auditEventView));
       },
       {

@@ -11,7 +11,7 @@ import { pageAnswer, ref } from "../http/openapi.ts";
 import { operations } from "../http/operations.ts";
 import type { InvitationService } from "../signup/invitations.ts";
 import { invitationsQuery, invitationView, issueInvitationBody, parseInvitationPage } from "../signup/model.ts";
-import { nextPageQuery } from "./model.ts";
+import { keysetPage } from "./paging.ts";
 
 const PREFIX = "/svc-api/v1/admin/invitations";
 
@@ -66,11 +66,8 @@ export function invitationRoutes({
         "",
         async ({ query, set, request }) => {
           const page = parseInvitationPage(query);
-          // One extra row tells whether another page exists without a count query.
-          const rows = await invitations.list({ ...page, limit: page.limit + 1 });
-          const shown = rows.slice(0, page.limit);
-          if (rows.length > page.limit)
-            set.headers.link = `<${PREFIX}?${nextPageQuery(query, page.limit, shown.at(-1)!.id)}>; rel="next"`;
+          const paging = { path: PREFIX, query, limit: page.limit };
+          const shown = await keysetPage((limit) => invitations.list({ ...page, limit }), paging, set.headers);
           return conditionalJson(request, set, shown.map(invitationView));
         },
         {

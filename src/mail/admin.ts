@@ -9,6 +9,7 @@ import { conditionalJson } from "../http/etag.ts";
 import type { Idempotency } from "../http/idempotency.ts";
 import { pageAnswer, ref } from "../http/openapi.ts";
 import { operations } from "../http/operations.ts";
+import { keysetPage } from "../admin/paging.ts";
 import { mailQuery, outboxMailView, parseMailFilter } from "./model.ts";
 
 const PATH = "/svc-api/v1/admin/mail";
@@ -43,14 +44,9 @@ export function adminMailRoutes({
       async ({ query, set, request }) => {
         on();
         const filter = parseMailFilter(query);
-        const rows = await mail.list({ ...filter, limit: filter.limit + 1 });
-        const page = rows.slice(0, filter.limit);
-        if (rows.length > filter.limit) {
-          const next = new URLSearchParams({ ...(filter.status && { status: filter.status }) });
-          next.set("limit", String(filter.limit));
-          next.set("before", page.at(-1)!.id);
-          set.headers.link = `<${PATH}?${next}>; rel="next"`;
-        }
+        // The query holds nothing but the filter's parameters: parseMailFilter refuses any other.
+        const paging = { path: PATH, query, limit: filter.limit, cursor: "before" as const };
+        const page = await keysetPage((limit) => mail.list({ ...filter, limit }), paging, set.headers);
         return conditionalJson(request, set, page.map(outboxMailView));
       },
       {
