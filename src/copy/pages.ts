@@ -21,47 +21,30 @@ async function* pagesOf<P>(
 }
 
 /** Pages of rows, keyed by `key`. */
-const rowPages = <T>(read: (after?: string) => T[] | PromiseLike<T[]>, key: (row: T) => string) =>
+const rowPages = <T>(key: (row: T) => string, read: (after?: string) => T[] | PromiseLike<T[]>) =>
   pagesOf(read, (rows) => (rows.length === 0 ? undefined : key(rows[rows.length - 1]!)));
+
+const byId = (row: { id: string }) => row.id;
+const byDigest = (row: { digest: string }) => row.digest;
+const byUser = (row: { userId: string }) => row.userId;
 
 /**
  * The source's tables, a page at a time: users (hashes and token versions included), sessions with their
  * refresh tokens (users stay signed in), the audit log, mail and its tokens, second factors (a login's
  * second steps and WebAuthn challenges live minutes: not copied).
  */
-export function sourcePages(source: Store) {
+export function sourcePages({ users, sessions, audit, mail, mfa }: Store) {
   return {
-    users: rowPages(
-      (after) => source.users.list(after === undefined ? { limit: PAGE } : { limit: PAGE, after }),
-      (user) => user.id,
-    ),
+    users: rowPages(byId, (after) => users.list(after === undefined ? { limit: PAGE } : { limit: PAGE, after })),
     sessions: pagesOf(
-      (after) => source.sessions.page(PAGE, after),
+      (after) => sessions.page(PAGE, after),
       (batch) => batch.sessions[batch.sessions.length - 1]?.id,
     ),
-    audit: rowPages(
-      (after) => source.audit.page(PAGE, after),
-      (event) => event.id,
-    ),
-    mail: rowPages(
-      (after) => source.mail.page(PAGE, after),
-      (mail) => mail.id,
-    ),
-    accountTokens: rowPages(
-      (after) => source.mail.tokenPage(PAGE, after),
-      (token) => token.digest,
-    ),
-    totp: rowPages(
-      (after) => source.mfa.totpPage(PAGE, after),
-      (row) => row.userId,
-    ),
-    recoveryCodes: rowPages(
-      (after) => source.mfa.recoveryCodePage(PAGE, after),
-      (row) => row.digest,
-    ),
-    passkeys: rowPages(
-      (after) => source.mfa.passkeyPage(PAGE, after),
-      (row) => row.id,
-    ),
+    audit: rowPages(byId, (after) => audit.page(PAGE, after)),
+    mail: rowPages(byId, (after) => mail.page(PAGE, after)),
+    accountTokens: rowPages(byDigest, (after) => mail.tokenPage(PAGE, after)),
+    totp: rowPages(byUser, (after) => mfa.totpPage(PAGE, after)),
+    recoveryCodes: rowPages(byDigest, (after) => mfa.recoveryCodePage(PAGE, after)),
+    passkeys: rowPages(byId, (after) => mfa.passkeyPage(PAGE, after)),
   };
 }

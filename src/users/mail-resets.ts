@@ -112,13 +112,7 @@ export function createMailResets(deps: MailResetDeps) {
       if (found === "expired") throw await refused("expired_token", null);
       const holder = await users.findById(found.userId);
       if (!holder) throw await refused("invalid_token", null);
-      const reset = await prepareReset(
-        { sessions, passwords, secondStep },
-        holder,
-        input.new_password,
-        input.mode ?? "json",
-        client,
-      );
+      const reset = await prepareReset({ sessions, passwords, secondStep }, holder, input, client);
       const { at } = reset.redemption;
       const result = await resets.redeem(
         digest,

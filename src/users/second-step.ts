@@ -50,15 +50,15 @@ export interface ResetDeps {
 export async function prepareReset(
   { sessions, passwords, secondStep }: ResetDeps,
   user: UserRecord,
-  newPassword: string,
-  mode: SessionMode,
+  input: { new_password: string; mode?: SessionMode | undefined },
   client: ClientInfo,
 ) {
+  const mode = input.mode ?? "json";
   const waits = (await secondStep?.required(user)) ?? false;
   const prepared = sessions.prepare(user, client, mode);
   const at = prepared.session.createdAt;
   const redemption: Redemption = {
-    passwordHash: await passwords.hash(newPassword),
+    passwordHash: await passwords.hash(input.new_password),
     at,
     ...(!waits && { session: prepared.session, refresh: prepared.refresh }),
   };

@@ -179,13 +179,7 @@ export function createSignIn({
         await refused("email_unverified");
         throw emailUnverified();
       }
-      const reset = await prepareReset(
-        { sessions, passwords, secondStep },
-        user,
-        input.new_password,
-        input.mode ?? "json",
-        client,
-      );
+      const reset = await prepareReset({ sessions, passwords, secondStep }, user, input, client);
       const { redemption } = reset;
       const result = await resets.redeem(
         resetDigest(code),
