@@ -18,11 +18,9 @@ import { NIL } from "../lib/ids.ts";
 import { createComposer } from "../mail/compose.ts";
 import { mailLink } from "../mail/links.ts";
 import { type NamedLimit, windowsWait } from "../signup/throttle.ts";
+import { linkTokenDigest, newLinkToken } from "../users/link-tokens.ts";
 import { tooManyRequests } from "./throttle.ts";
 
-const TOKEN_BYTES = 32;
-/** 32 random bytes in unpadded base64url: what a link carries. */
-export const MAIL_TOKEN_PATTERN = "^[A-Za-z0-9_-]{43}$";
 export const VERIFICATION_TTL_MS = 24 * 3600_000;
 
 /** Resends per account (by Bearer) and per address (by e-mail): one a minute, five an hour. */
@@ -32,15 +30,6 @@ export const RESEND_LIMITS: readonly NamedLimit[] = [
 ];
 /** Resends by e-mail from one client address, whichever addresses they name. */
 export const RESEND_CLIENT_LIMIT = { clientMax: 20, clientWindowMs: 3600_000 } as const;
-
-export function newMailToken(): string {
-  return Buffer.from(crypto.getRandomValues(new Uint8Array(TOKEN_BYTES))).toString("base64url");
-}
-
-/** What the database keeps of a token, and looks it up by. */
-export function mailTokenDigest(token: string): string {
-  return new Bun.CryptoHasher("sha256").update(token).digest("base64url");
-}
 
 export interface EmailVerifierDeps {
   mail: MailConfig;
@@ -89,12 +78,12 @@ export function createEmailVerifier({
     actor: string | null,
     nobody?: "unknown" | "verified" | "inactive",
   ) {
-    const token = newMailToken();
+    const token = newLinkToken();
     const at = now();
     const createdAt = new Date(at).toISOString();
     const expiresAt = new Date(at + VERIFICATION_TTL_MS).toISOString();
     const issue: VerificationIssue = {
-      token: { digest: mailTokenDigest(token), userId: user.id, email: user.email, createdAt, expiresAt },
+      token: { digest: linkTokenDigest(token), userId: user.id, email: user.email, createdAt, expiresAt },
       mail: composer.compose(
         "verify_email",
         { address: user.email, userId: user.id },
@@ -147,7 +136,7 @@ export function createEmailVerifier({
     async verify(token: string, origin: Origin): Promise<UserRecord> {
       const at = new Date(now()).toISOString();
       const result = await verifications.redeem(
-        mailTokenDigest(token),
+        linkTokenDigest(token),
         at,
         auditEvent("email_verification.redeemed", { origin }, at),
       );

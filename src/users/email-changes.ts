@@ -10,7 +10,7 @@ import type { Composer } from "../mail/compose.ts";
 import { mailLink } from "../mail/links.ts";
 import { tooManyRequests } from "../auth/throttle.ts";
 import { type NamedLimit, windowsWait } from "../signup/throttle.ts";
-import { LINK_TTL, linkTokenDigest, newLinkToken } from "./link-tokens.ts";
+import { expiredLink, invalidLink, LINK_TTL, linkTokenDigest, newLinkToken } from "./link-tokens.ts";
 import type { UpdateSelfInput } from "./model.ts";
 import { emailProblem, fieldProblems, usernameProblem } from "./rules.ts";
 import type { UserService } from "./service.ts";
@@ -47,9 +47,6 @@ export interface PendingChange {
 }
 
 export type EmailChanges = ReturnType<typeof createEmailChanges>;
-
-const invalid = () =>
-  new AppError("invalid_mail_token", "This link is not valid (unknown, used or replaced); ask for a new one.");
 
 export function createEmailChanges({
   mail,
@@ -130,8 +127,8 @@ export function createEmailChanges({
           ),
         auditEvent("email_change.confirmed", { origin }, at),
       );
-      if (result === "invalid") throw invalid();
-      if (result === "expired") throw new AppError("mail_token_expired", "This link has expired; ask for a new one.");
+      if (result === "invalid") throw invalidLink();
+      if (result === "expired") throw expiredLink();
       if (result === "disabled") throw new AppError("account_disabled", "This account is disabled.");
       return result;
     },

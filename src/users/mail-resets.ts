@@ -13,7 +13,7 @@ import { limitKey } from "../http/client-address.ts";
 import type { Composer } from "../mail/compose.ts";
 import { mailLink } from "../mail/links.ts";
 import type { Logger } from "../observability/log.ts";
-import { LINK_TTL, linkTokenDigest, newLinkToken } from "./link-tokens.ts";
+import { expiredLink, invalidLink, LINK_TTL, linkTokenDigest, newLinkToken } from "./link-tokens.ts";
 import type { MailedResetInput } from "./model.ts";
 import { newPasswordProblems } from "./rules.ts";
 import { prepareReset, type SecondStep, type SignInAnswer } from "./second-step.ts";
@@ -100,12 +100,7 @@ export function createMailResets(deps: MailResetDeps) {
       using attempt: Reservation = await throttle.reserve(`reset:${digest}`, `client:${clientKey(client)}`);
       const refused = async (reason: "invalid_token" | "expired_token", target: string | null) => {
         await note("password_reset.failed", target, client, reason);
-        return reason === "expired_token"
-          ? new AppError("mail_token_expired", "This link has expired; ask for a new one.")
-          : new AppError(
-              "invalid_mail_token",
-              "This link is not valid (unknown, used or replaced); ask for a new one.",
-            );
+        return reason === "expired_token" ? expiredLink() : invalidLink();
       };
       const found = await resets.find(digest, new Date().toISOString());
       if (found === "invalid") throw await refused("invalid_token", null);
