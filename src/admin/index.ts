@@ -19,7 +19,7 @@ import {
   parseAuditFilter,
   parseUserFilter,
 } from "./model.ts";
-import { keysetPage } from "./paging.ts";
+import { listAnswer } from "./paging.ts";
 import type { AdminService } from "./service.ts";
 
 const PREFIX = "/svc-api/v1/admin";
@@ -46,11 +46,10 @@ export function adminRoutes({ admin, adminGuard, idempotency, maxBodyBytes, trus
     .use(adminOnly(adminGuard))
     .get(
       "/users",
-      async ({ query, set, request }) => {
-        const filter = parseUserFilter(query);
-        const paging = { path: `${PREFIX}/users`, query, limit: filter.limit };
-        const page = await keysetPage((limit) => admin.list({ ...filter, limit }), paging, set.headers);
-        return conditionalJson(request, set, page.map(adminUserView));
+      (context) => {
+        const filter = parseUserFilter(context.query);
+        const page = { path: `${PREFIX}/users`, limit: filter.limit };
+        return listAnswer(context, page, (limit) => admin.list({ ...filter, limit }), adminUserView);
       },
       {
         operation: {
@@ -226,11 +225,10 @@ export function adminRoutes({ admin, adminGuard, idempotency, maxBodyBytes, trus
     )
     .get(
       "/audit",
-      async ({ query, set, request }) => {
-        const filter = parseAuditFilter(query);
-        const paging = { path: `${PREFIX}/audit`, query, limit: filter.limit };
-        const page = await keysetPage((limit) => admin.events({ ...filter, limit }), paging, set.headers);
-        return conditionalJson(request, set, page.map(auditEventView));
+      (context) => {
+        const filter = parseAuditFilter(context.query);
+        const page = { path: `${PREFIX}/audit`, limit: filter.limit };
+        return listAnswer(context, page, (limit) => admin.events({ ...filter, limit }), auditEventView);
       },
       {
         operation: {

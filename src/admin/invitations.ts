@@ -4,14 +4,13 @@
 import { Elysia, t } from "elysia";
 import { ADMIN_REFUSALS, adminOnly, type AdminGuard } from "./guard.ts";
 import { clientInfo } from "../http/client-address.ts";
-import { conditionalJson } from "../http/etag.ts";
 import type { Idempotency } from "../http/idempotency.ts";
 import { optionalJsonBody, BODY_ERRORS } from "../http/json-body.ts";
 import { pageAnswer, ref } from "../http/openapi.ts";
 import { operations } from "../http/operations.ts";
 import type { InvitationService } from "../signup/invitations.ts";
 import { invitationsQuery, invitationView, issueInvitationBody, parseInvitationPage } from "../signup/model.ts";
-import { keysetPage } from "./paging.ts";
+import { listAnswer } from "./paging.ts";
 
 const PREFIX = "/svc-api/v1/admin/invitations";
 
@@ -64,11 +63,10 @@ export function invitationRoutes({
       )
       .get(
         "",
-        async ({ query, set, request }) => {
-          const page = parseInvitationPage(query);
-          const paging = { path: PREFIX, query, limit: page.limit };
-          const shown = await keysetPage((limit) => invitations.list({ ...page, limit }), paging, set.headers);
-          return conditionalJson(request, set, shown.map(invitationView));
+        (context) => {
+          const filter = parseInvitationPage(context.query);
+          const page = { path: PREFIX, limit: filter.limit };
+          return listAnswer(context, page, (limit) => invitations.list({ ...filter, limit }), invitationView);
         },
         {
           operation: {
