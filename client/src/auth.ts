@@ -19,14 +19,15 @@ import {
 } from "./held-session.js";
 import { answerOf, type Call, type Http } from "./http.js";
 import { exclusive } from "./locks.js";
-import type {
-  LoginResult,
-  MfaChallenge,
-  MfaMethod,
-  MfaProof,
-  SignedIn,
-  WebAuthnRequestOptions,
-  WebAuthnResponse,
+import {
+  challengeOf,
+  type LoginResult,
+  type MfaProof,
+  proofBody,
+  type SecondStepAnswer,
+  type SignedIn,
+  type WebAuthnRequestOptions,
+  type WebAuthnResponse,
 } from "./mfa-types.js";
 import { SessionKeeper } from "./session-keeper.js";
 
@@ -266,30 +267,4 @@ export class Auth {
       throw error;
     }
   }
-}
-
-/** A login's answer for an account with a second factor (docs/second-factors.md). */
-interface SecondStepAnswer {
-  mfa_required: true;
-  mfa_token: string;
-  methods: MfaMethod[];
-  expires_in: number;
-  webauthn?: WebAuthnRequestOptions;
-}
-
-function challengeOf(answer: SecondStepAnswer): MfaChallenge {
-  return {
-    mfaRequired: true,
-    mfaToken: answer.mfa_token,
-    methods: answer.methods,
-    expiresIn: answer.expires_in,
-    ...(answer.webauthn && { webauthn: answer.webauthn }),
-  };
-}
-
-/** A proof as svc's routes name it: `code`, `recovery_code` or `webauthn`. */
-export function proofBody(proof: MfaProof): Record<string, unknown> {
-  if ("code" in proof) return { code: proof.code };
-  if ("recoveryCode" in proof) return { recovery_code: proof.recoveryCode };
-  return { webauthn: proof.webauthn };
 }
