@@ -4,7 +4,7 @@
 import { Database } from "bun:sqlite";
 import { SQL } from "bun";
 import { describe, expect, test } from "bun:test";
-import { mailTokenDigest, newMailToken } from "../src/auth/email-verifier.ts";
+import { linkTokenDigest as mailTokenDigest, newLinkToken as newMailToken } from "../src/users/link-tokens.ts";
 import { parseConfig } from "../src/config/index.ts";
 import { openStore } from "../src/db/open.ts";
 import type { VersionedStore } from "../src/db/store.ts";

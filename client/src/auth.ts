@@ -2,8 +2,6 @@
 // time however many calls need one (single-flight here, a lock across clients and tabs), shortly before the
 // token expires or when svc refuses it; the failed call is then sent again.
 import { isSvcError } from "./errors.js";
-import { answerOf, type Call, type Http } from "./http.js";
-import { exclusive } from "./locks.js";
 import {
   type AuthOptions,
   dueForRenewal,
@@ -12,27 +10,26 @@ import {
   type LoginAnswer,
   type LogoutScope,
   type Me,
-  readHeld,
   type ResetRedemption,
   type Session,
   type SessionMode,
-  sessionOf,
   sessionOver,
   siteHolder,
   type TokenPair,
 } from "./held-session.js";
-import type {
-  LoginResult,
-  MfaChallenge,
-  MfaMethod,
-  MfaProof,
-  SignedIn,
-  WebAuthnRequestOptions,
-  WebAuthnResponse,
+import { answerOf, type Call, type Http } from "./http.js";
+import { exclusive } from "./locks.js";
+import {
+  challengeOf,
+  type LoginResult,
+  type MfaProof,
+  proofBody,
+  type SecondStepAnswer,
+  type SignedIn,
+  type WebAuthnRequestOptions,
+  type WebAuthnResponse,
 } from "./mfa-types.js";
-import type { SessionStorage } from "./storage.js";
-import { keepAlive, type KeepAlive } from "./keep-alive.js";
-import { tabChannel, tabNews } from "./tabs.js";
+import { SessionKeeper } from "./session-keeper.js";
 
 export type { AuthOptions, LogoutScope, Me, Session, SessionMode } from "./held-session.js";
 
@@ -41,52 +38,32 @@ const RENEW_TIMEOUT_MS = 30_000;
 export class Auth {
   readonly #http: Http;
   readonly #mode: SessionMode;
-  readonly #storage: SessionStorage;
-  readonly #key: string;
   readonly #lockName: string;
   readonly #renewTimeoutMs: number;
-  readonly #keepAlive: KeepAlive | null; // renews the session when it is due; null without keepAlive
   /** What the renewal lock is held on: the shared store, or (cookie mode: the browser's cookie) the site. */
   readonly #holder: object;
-  readonly #listeners = new Set<(session: Session | null) => void>();
-  readonly #channel: BroadcastChannel | null;
-  readonly #unsubscribe: (() => void) | null;
-  #held: Held | null = null;
+  readonly #kept: SessionKeeper;
   #renewal: Promise<string | null> | null = null;
-  /** Cookie mode: whether the cookie has been tried for a session since the page loaded. */
-  #restored = false;
-  /** When this client last saw its session end (ms): older news from other tabs is ignored. */
-  #endedAt = 0;
-  /** Bumped by every end of the session: what a renewal begun before it brings back is not kept. */
-  #generation = 0;
   /** Resolves once the stored session has been read (at once for a synchronous store). */
   readonly ready: Promise<void>;
 
   constructor(http: Http, options: AuthOptions) {
     this.#http = http;
     this.#mode = options.mode;
-    this.#storage = options.storage;
-    this.#key = options.storageKey;
     this.#renewTimeoutMs = options.renewTimeoutMs ?? RENEW_TIMEOUT_MS;
-    this.#keepAlive = options.keepAlive
-      ? keepAlive(
-          () => this.#held,
-          (held) => void this.#renew(held.token, true).catch(() => {}),
-        )
-      : null;
-    this.#lockName = `svc-session:${http.baseUrl}:${this.#key}`;
+    this.#lockName = `svc-session:${http.baseUrl}:${options.storageKey}`;
     this.#holder = options.mode === "cookie" ? siteHolder(http.baseUrl) : options.storage;
-    this.ready = this.mode === "json" ? this.#reload(false) : Promise.resolve();
-    this.#unsubscribe = options.storage.subscribe?.(this.#key, () => void this.#reload(true)) ?? null;
-    this.#channel = tabChannel(options.mode, this.#lockName, (message) => this.#heard(message));
+    this.#kept = new SessionKeeper(
+      options,
+      this.#lockName,
+      (held) => void this.#renew(held.token, true).catch(() => {}),
+    );
+    this.ready = this.#kept.ready;
   }
 
   /** Stops listening to the store and the other tabs; the session stays where it is kept. */
   close(): void {
-    this.#keepAlive?.stop();
-    this.#channel?.close();
-    this.#unsubscribe?.();
-    this.#listeners.clear();
+    this.#kept.close();
   }
 
   get mode(): SessionMode {
@@ -95,13 +72,12 @@ export class Auth {
 
   /** The signed-in user and the session's expiry, or null. */
   get session(): Session | null {
-    return sessionOf(this.#held);
+    return this.#kept.session;
   }
 
   /** Calls `listener` with the session whenever it starts, is renewed, changes user details, or ends (null). */
   onChange(listener: (session: Session | null) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return this.#kept.onChange(listener);
   }
 
   /**
@@ -109,9 +85,7 @@ export class Auth {
    * mfaToken, methods, webauthn? }` and no session yet: complete it with `verifyMfa`.
    */
   async login(credentials: { username: string; password: string }): Promise<LoginResult> {
-    const answer = await this.#post<LoginAnswer | SecondStepAnswer>("login", { ...credentials, mode: this.#mode });
-    if ("mfa_required" in answer && answer.mfa_required) return challengeOf(answer);
-    return this.#started(answer as LoginAnswer);
+    return this.#signedIn(await this.#post("login", { ...credentials, mode: this.#mode }));
   }
 
   /**
@@ -137,10 +111,8 @@ export class Auth {
 
   /** Redeems an administrator's reset code (or a mailed link's token): a new password and session; others end. */
   async redeemReset(input: ResetRedemption): Promise<LoginResult> {
-    const answer = await this.#post<LoginAnswer | SecondStepAnswer>("password-reset", { ...input, mode: this.#mode });
     // An account with a second factor: the password is set, and the session waits for verifyMfa.
-    if ("mfa_required" in answer && answer.mfa_required) return challengeOf(answer);
-    return this.#started(answer as LoginAnswer);
+    return this.#signedIn(await this.#post("password-reset", { ...input, mode: this.#mode }));
   }
 
   /** A POST to auth/`route` without a token, its answer read. */
@@ -149,10 +121,16 @@ export class Auth {
     return answerOf<T>(await this.#http.send(call, null));
   }
 
+  /** A sign-in by a secret: its second step (no session yet), or the session, kept. */
+  async #signedIn(answer: LoginAnswer | SecondStepAnswer): Promise<LoginResult> {
+    if ("mfa_required" in answer && answer.mfa_required) return challengeOf(answer);
+    return this.#started(answer as LoginAnswer);
+  }
+
   /** Keeps the session a sign-in answered. */
   async #started(answer: LoginAnswer): Promise<SignedIn> {
-    await this.#keep(heldFrom(answer, answer.user, this.#mode));
-    this.#restored = true;
+    await this.#kept.keep(heldFrom(answer, answer.user, this.#mode));
+    this.#kept.restored = true;
     return { ...(this.session as Session), mfaRequired: false };
   }
 
@@ -169,18 +147,18 @@ export class Auth {
   }
 
   async #logout(scope: LogoutScope): Promise<void> {
-    if (this.#mode === "json") await this.#reload(true);
-    const held = this.#held;
-    if (this.#mode === "json" && !held?.refreshToken) return this.#end();
+    if (this.#mode === "json") await this.#kept.reload(true);
+    const held = this.#kept.held;
+    if (this.#mode === "json" && !held?.refreshToken) return this.#kept.end();
     const body = this.#mode === "json" ? { scope, refresh_token: held?.refreshToken } : { scope };
     const response = await this.#http.send({ method: "POST", path: `${AUTH}/logout`, body }, null);
     try {
       await answerOf<void>(response);
     } catch (error) {
       if (!(isSvcError(error) && error.status === 401)) throw error;
-      return this.#end();
+      return this.#kept.end();
     }
-    if (scope !== "others") this.#end();
+    if (scope !== "others") this.#kept.end();
   }
 
   /**
@@ -189,7 +167,7 @@ export class Auth {
    */
   async refresh(): Promise<Session | null> {
     await this.ready;
-    await this.#renew(this.#held?.token ?? null, true);
+    await this.#renew(this.#kept.held?.token ?? null, true);
     return this.session;
   }
 
@@ -197,10 +175,10 @@ export class Auth {
   async token(): Promise<string | null> {
     await this.ready;
     // Signed out here: another client sharing the store may have signed in since (a store without notices).
-    if (!this.#held) await this.#reload(true);
-    const held = this.#held;
+    if (!this.#kept.held) await this.#kept.reload(true);
+    const held = this.#kept.held;
     if (held && !dueForRenewal(held)) return held.token;
-    if (!held && (this.#mode === "json" || this.#restored)) return null;
+    if (!held && (this.#mode === "json" || this.#kept.restored)) return null;
     return this.#renew(held?.token ?? null, false);
   }
 
@@ -226,8 +204,8 @@ export class Auth {
 
   /** The session's user changed (users.update): keeps the new details. */
   updated(user: Me): void {
-    const held = this.#held;
-    if (held && held.user.id === user.id) void this.#keep({ ...held, user });
+    const held = this.#kept.held;
+    if (held && held.user.id === user.id) void this.#kept.keep({ ...held, user });
   }
 
   /** A password change answers a new pair for this session. */
@@ -235,9 +213,9 @@ export class Auth {
     await this.ready;
     // After any renewal on its way, whose older pair would otherwise land on top of this one.
     return exclusive(this.#holder, this.#lockName, async () => {
-      if (this.#mode === "json") await this.#reload(true);
-      const held = this.#held;
-      if (held) await this.#keep(heldFrom(pair, held.user, this.#mode));
+      if (this.#mode === "json") await this.#kept.reload(true);
+      const held = this.#kept.held;
+      if (held) await this.#kept.keep(heldFrom(pair, held.user, this.#mode));
     });
   }
 
@@ -245,7 +223,7 @@ export class Auth {
   async ended(): Promise<void> {
     await this.ready;
     // After any renewal on its way, so that the pair it brings back cannot revive the session.
-    return exclusive(this.#holder, this.#lockName, () => this.#end());
+    return exclusive(this.#holder, this.#lockName, () => this.#kept.end());
   }
 
   /**
@@ -255,8 +233,8 @@ export class Auth {
    */
   #renew(stale: string | null, force: boolean): Promise<string | null> {
     this.#renewal ??= exclusive(this.#holder, this.#lockName, async () => {
-      if (this.#mode === "json") await this.#reload(true);
-      const held = this.#held;
+      if (this.#mode === "json") await this.#kept.reload(true);
+      const held = this.#kept.held;
       if (!force && held && held.token !== stale && !dueForRenewal(held)) return held.token;
       if (this.#mode === "json" && !held?.refreshToken) return null;
       return this.#refresh(held);
@@ -270,101 +248,23 @@ export class Auth {
     const body = this.#mode === "json" ? { refresh_token: held?.refreshToken } : {};
     // Bounded: a renewal holds the lock every client and tab of the session waits on.
     const signal = AbortSignal.timeout(this.#renewTimeoutMs);
-    const generation = this.#generation;
+    const generation = this.#kept.generation;
     const response = await this.#http.send({ method: "POST", path: `${AUTH}/refresh`, body, signal }, null);
     try {
       const answer = await answerOf<LoginAnswer>(response);
       // Ended meanwhile (by a path outside the lock, or another tab's news): the end stands.
-      if (generation !== this.#generation) return null;
-      this.#restored = true;
-      await this.#keep(heldFrom(answer, answer.user, this.#mode));
+      if (generation !== this.#kept.generation) return null;
+      this.#kept.restored = true;
+      await this.#kept.keep(heldFrom(answer, answer.user, this.#mode));
       return answer.token;
     } catch (error) {
       // A definitive answer (in cookie mode: the cookie holds no session); anything else is left for the next try.
       if (sessionOver(error)) {
-        this.#restored = true;
-        await this.#end();
+        this.#kept.restored = true;
+        await this.#kept.end();
         return null;
       }
       throw error;
     }
   }
-
-  async #keep(held: Held): Promise<void> {
-    const generation = this.#generation;
-    this.#held = held;
-    if (this.#mode === "json") await this.#storage.setItem(this.#key, JSON.stringify(held));
-    // An end while the store was writing: it removed the session after this wrote it; nothing to tell.
-    if (generation !== this.#generation) return;
-    this.#announce(held);
-  }
-
-  async #end(): Promise<void> {
-    this.#generation++;
-    this.#endedAt = Date.now();
-    const had = this.#held !== null;
-    this.#held = null;
-    if (this.#mode === "json") await this.#storage.removeItem(this.#key);
-    if (had) this.#announce(null);
-  }
-
-  /** Tells this client's listeners, and the other tabs (cookie mode: with the token, which no store holds). */
-  #announce(held: Held | null): void {
-    this.#notify();
-    this.#channel?.postMessage(this.#mode === "cookie" ? { held } : { changed: true });
-  }
-
-  #notify(): void {
-    this.#keepAlive?.schedule();
-    const session = this.session;
-    for (const listener of this.#listeners) listener(session);
-  }
-
-  /** Another tab's news: json mode reads the store again; cookie mode takes the session it sent. */
-  #heard(message: unknown): void {
-    if (this.#mode === "json") return void this.#reload(true);
-    const held = tabNews(message, this.#held, this.#endedAt);
-    if (held === undefined) return;
-    // Another tab's sign-out ends the session here too: a renewal this tab began before it keeps nothing.
-    if (held === null) this.#generation++;
-    this.#held = held;
-    this.#restored = true;
-    this.#notify();
-  }
-
-  /** Reads the stored session (json mode); tells listeners when it differs from the one held. */
-  async #reload(notify: boolean): Promise<void> {
-    if (this.#mode !== "json") return;
-    const held = await readHeld(this.#storage, this.#key);
-    if (JSON.stringify(held) === JSON.stringify(this.#held)) return;
-    this.#held = held;
-    if (notify) this.#notify();
-    else this.#keepAlive?.schedule();
-  }
-}
-
-/** A login's answer for an account with a second factor (docs/second-factors.md). */
-interface SecondStepAnswer {
-  mfa_required: true;
-  mfa_token: string;
-  methods: MfaMethod[];
-  expires_in: number;
-  webauthn?: WebAuthnRequestOptions;
-}
-
-function challengeOf(answer: SecondStepAnswer): MfaChallenge {
-  return {
-    mfaRequired: true,
-    mfaToken: answer.mfa_token,
-    methods: answer.methods,
-    expiresIn: answer.expires_in,
-    ...(answer.webauthn && { webauthn: answer.webauthn }),
-  };
-}
-
-/** A proof as svc's routes name it: `code`, `recovery_code` or `webauthn`. */
-export function proofBody(proof: MfaProof): Record<string, unknown> {
-  if ("code" in proof) return { code: proof.code };
-  if ("recoveryCode" in proof) return { recovery_code: proof.recoveryCode };
-  return { webauthn: proof.webauthn };
 }

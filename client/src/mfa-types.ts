@@ -1,7 +1,8 @@
 // The shapes of svc's second-factor routes (docs/second-factors.md): the answers as the OpenAPI document
-// names them, and what the client makes of them (the challenge in camel case, as its session is). The WebAuthn
-// options are typed here: the document carries them as open objects, and browsers and
-// @simplewebauthn/browser take them in WebAuthn Level 3's "JSON serialization".
+// names them, what the client makes of them (the challenge in camel case, as its session is), and the two
+// conversions between them (challengeOf, proofBody). The WebAuthn options are typed here: the document
+// carries them as open objects, and browsers and @simplewebauthn/browser take them in WebAuthn Level 3's
+// "JSON serialization".
 import type { Session } from "./held-session.js";
 import type { components } from "./openapi.generated.js";
 
@@ -81,3 +82,29 @@ export type RecoveryCodes = Schemas["RecoveryCodes"];
 export type StepUp = Schemas["StepUp"];
 
 export type Passkey = Schemas["Passkey"];
+
+/** A login's answer for an account with a second factor (docs/second-factors.md). */
+export interface SecondStepAnswer {
+  mfa_required: true;
+  mfa_token: string;
+  methods: MfaMethod[];
+  expires_in: number;
+  webauthn?: WebAuthnRequestOptions;
+}
+
+export function challengeOf(answer: SecondStepAnswer): MfaChallenge {
+  return {
+    mfaRequired: true,
+    mfaToken: answer.mfa_token,
+    methods: answer.methods,
+    expiresIn: answer.expires_in,
+    ...(answer.webauthn && { webauthn: answer.webauthn }),
+  };
+}
+
+/** A proof as svc's routes name it: `code`, `recovery_code` or `webauthn`. */
+export function proofBody(proof: MfaProof): Record<string, unknown> {
+  if ("code" in proof) return { code: proof.code };
+  if ("recoveryCode" in proof) return { recovery_code: proof.recoveryCode };
+  return { webauthn: proof.webauthn };
+}

@@ -2,18 +2,19 @@
 // app, recovery codes, passkeys, and the step-up sensitive changes need (docs/second-factors.md). The browser's
 // part of a passkey (navigator.credentials, or @simplewebauthn/browser) stays the app's: these take and
 // answer the JSON it reads and writes.
-import { type Auth, proofBody } from "./auth.js";
+import type { Auth } from "./auth.js";
 import { answerOf, type Call, type Method } from "./http.js";
-import type {
-  MfaProof,
-  MfaStatus,
-  Passkey,
-  RecoveryCodes,
-  StepUp,
-  TotpEnrolment,
-  WebAuthnCreationOptions,
-  WebAuthnRequestOptions,
-  WebAuthnResponse,
+import {
+  type MfaProof,
+  type MfaStatus,
+  type Passkey,
+  proofBody,
+  type RecoveryCodes,
+  type StepUp,
+  type TotpEnrolment,
+  type WebAuthnCreationOptions,
+  type WebAuthnRequestOptions,
+  type WebAuthnResponse,
 } from "./mfa-types.js";
 
 const MFA = "/svc-api/v1/auth/mfa";

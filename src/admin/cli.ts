@@ -57,6 +57,20 @@ async function findUser(store: Store, name: string): Promise<UserRecord> {
   return user;
 }
 
+/** `svc user <verb> <user>`: `act` does the verb to the user its one argument names, and says what it did. */
+function onUser(
+  args: string[],
+  config: Config,
+  io: CommandIo,
+  act: (target: UserRecord, services: ReturnType<typeof accountServices>) => Promise<string>,
+): Promise<number> {
+  const { positionals } = options(args, {}, 1);
+  return withServices("user", config, io, async (store, services) => {
+    io.out.write(await act(await findUser(store, positionals[0]!), services));
+    return 0;
+  });
+}
+
 /** The options `spec` names, and exactly `positionals` arguments besides, each `what` the command takes. */
 export function options<T extends ParseArgsOptionsConfig>(
   args: string[],
@@ -171,54 +185,35 @@ export async function userCommand(args: string[], config: Config, io: CommandIo)
     case "demote":
     case "disable":
     case "enable": {
-      const { positionals } = options(rest, {}, 1);
       const change = {
         promote: { role: "admin" },
         demote: { role: "user" },
         disable: { status: "disabled" },
         enable: { status: "active" },
       }[verb] as { role?: "admin" | "user"; status?: "active" | "disabled" };
-      return withServices("user", config, io, async (store, { admin }) => {
-        const target = await findUser(store, positionals[0]!);
+      return onUser(rest, config, io, async (target, { admin }) => {
         const changed = await admin.update(null, target.id, change, CLI_ORIGIN);
         const ended = verb === "disable" && target.status === "active" ? " (its sessions and tokens ended)" : "";
-        io.out.write(`${changed.username}: role ${changed.role}, ${changed.status}${ended}\n`);
-        return 0;
+        return `${changed.username}: role ${changed.role}, ${changed.status}${ended}\n`;
       });
     }
-    case "verify-email": {
-      const { positionals } = options(rest, {}, 1);
-      return withServices("user", config, io, async (store, { admin }) => {
-        const target = await findUser(store, positionals[0]!);
+    case "verify-email":
+      return onUser(rest, config, io, async (target, { admin }) => {
         const marked = await admin.markEmailVerified(null, target.id, CLI_ORIGIN);
         const already = target.emailVerifiedAt !== null ? " (already)" : "";
-        io.out.write(`${marked.username}: ${marked.email} verified${already} at ${marked.emailVerifiedAt}\n`);
-        return 0;
+        return `${marked.username}: ${marked.email} verified${already} at ${marked.emailVerifiedAt}\n`;
       });
-    }
-    case "reset-password": {
-      const { positionals } = options(rest, {}, 1);
-      return withServices("user", config, io, async (store, { admin }) => {
-        const target = await findUser(store, positionals[0]!);
+    case "reset-password":
+      return onUser(rest, config, io, async (target, { admin }) => {
         const issued = await admin.issueReset(null, target.id, CLI_ORIGIN);
-        io.out.write(
-          `reset code for ${target.username}: ${issued.reset_code}\nexpires ${issued.expires_at}; redeem it with POST /svc-api/v1/auth/password-reset\n`,
-        );
-        return 0;
+        return `reset code for ${target.username}: ${issued.reset_code}\nexpires ${issued.expires_at}; redeem it with POST /svc-api/v1/auth/password-reset\n`;
       });
-    }
-    case "mfa-reset": {
+    case "mfa-reset":
       // The way back in for a user who lost their phone: they sign in with the password alone and enrol again.
-      const { positionals } = options(rest, {}, 1);
-      return withServices("user", config, io, async (store, { admin }) => {
-        const target = await findUser(store, positionals[0]!);
+      return onUser(rest, config, io, async (target, { admin }) => {
         await admin.resetFactors(null, target.id, CLI_ORIGIN);
-        io.out.write(
-          `${target.username}: second factors cleared (authenticator app, recovery codes, passkeys); they sign in with the password alone\n`,
-        );
-        return 0;
+        return `${target.username}: second factors cleared (authenticator app, recovery codes, passkeys); they sign in with the password alone\n`;
       });
-    }
     default:
       throw new UsageError(verb ? `unknown user command ${JSON.stringify(verb)}` : "say what to do");
   }

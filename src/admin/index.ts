@@ -16,10 +16,10 @@ import {
   auditEventView,
   auditQuery,
   newAccountBody,
-  nextPageQuery,
   parseAuditFilter,
   parseUserFilter,
 } from "./model.ts";
+import { listAnswer } from "./paging.ts";
 import type { AdminService } from "./service.ts";
 
 const PREFIX = "/svc-api/v1/admin";
@@ -46,14 +46,10 @@ export function adminRoutes({ admin, adminGuard, idempotency, maxBodyBytes, trus
     .use(adminOnly(adminGuard))
     .get(
       "/users",
-      async ({ query, set, request }) => {
-        const filter = parseUserFilter(query);
-        // One extra row tells whether another page exists without a count query.
-        const rows = await admin.list({ ...filter, limit: filter.limit + 1 });
-        const page = rows.slice(0, filter.limit);
-        if (rows.length > filter.limit)
-          set.headers.link = `<${PREFIX}/users?${nextPageQuery(query, filter.limit, page.at(-1)!.id)}>; rel="next"`;
-        return conditionalJson(request, set, page.map(adminUserView));
+      (context) => {
+        const filter = parseUserFilter(context.query);
+        const page = { path: `${PREFIX}/users`, limit: filter.limit };
+        return listAnswer(context, page, (limit) => admin.list({ ...filter, limit }), adminUserView);
       },
       {
         operation: {
@@ -229,13 +225,10 @@ export function adminRoutes({ admin, adminGuard, idempotency, maxBodyBytes, trus
     )
     .get(
       "/audit",
-      async ({ query, set, request }) => {
-        const filter = parseAuditFilter(query);
-        const rows = await admin.events({ ...filter, limit: filter.limit + 1 });
-        const page = rows.slice(0, filter.limit);
-        if (rows.length > filter.limit)
-          set.headers.link = `<${PREFIX}/audit?${nextPageQuery(query, filter.limit, page.at(-1)!.id)}>; rel="next"`;
-        return conditionalJson(request, set, page.map(auditEventView));
+      (context) => {
+        const filter = parseAuditFilter(context.query);
+        const page = { path: `${PREFIX}/audit`, limit: filter.limit };
+        return listAnswer(context, page, (limit) => admin.events({ ...filter, limit }), auditEventView);
       },
       {
         operation: {

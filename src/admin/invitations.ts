@@ -4,14 +4,13 @@
 import { Elysia, t } from "elysia";
 import { ADMIN_REFUSALS, adminOnly, type AdminGuard } from "./guard.ts";
 import { clientInfo } from "../http/client-address.ts";
-import { conditionalJson } from "../http/etag.ts";
 import type { Idempotency } from "../http/idempotency.ts";
 import { optionalJsonBody, BODY_ERRORS } from "../http/json-body.ts";
 import { pageAnswer, ref } from "../http/openapi.ts";
 import { operations } from "../http/operations.ts";
 import type { InvitationService } from "../signup/invitations.ts";
 import { invitationsQuery, invitationView, issueInvitationBody, parseInvitationPage } from "../signup/model.ts";
-import { nextPageQuery } from "./model.ts";
+import { listAnswer } from "./paging.ts";
 
 const PREFIX = "/svc-api/v1/admin/invitations";
 
@@ -64,14 +63,10 @@ export function invitationRoutes({
       )
       .get(
         "",
-        async ({ query, set, request }) => {
-          const page = parseInvitationPage(query);
-          // One extra row tells whether another page exists without a count query.
-          const rows = await invitations.list({ ...page, limit: page.limit + 1 });
-          const shown = rows.slice(0, page.limit);
-          if (rows.length > page.limit)
-            set.headers.link = `<${PREFIX}?${nextPageQuery(query, page.limit, shown.at(-1)!.id)}>; rel="next"`;
-          return conditionalJson(request, set, shown.map(invitationView));
+        (context) => {
+          const filter = parseInvitationPage(context.query);
+          const page = { path: PREFIX, limit: filter.limit };
+          return listAnswer(context, page, (limit) => invitations.list({ ...filter, limit }), invitationView);
         },
         {
           operation: {

@@ -256,14 +256,3 @@ function pageOrProblems(paging: Record<string, string>, problems: FieldError[]):
     return { limit: 1 };
   }
 }
-
-/** The query string of the next page: the same filters, after the last item of this one. */
-export function nextPageQuery(query: Record<string, string | undefined>, limit: number, after: string): string {
-  const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(query)) {
-    if (value !== undefined && name !== "after" && name !== "limit") params.set(name, value);
-  }
-  params.set("limit", String(limit));
-  params.set("after", after);
-  return params.toString();
-}

@@ -13,14 +13,15 @@ import { userView } from "../users/model.ts";
 import { EMAIL, EMAIL_MAX } from "../users/rules.ts";
 import type { Authenticator } from "./authenticator.ts";
 import { identifier } from "./bearer.ts";
-import { MAIL_TOKEN_PATTERN, type EmailVerifier } from "./email-verifier.ts";
+import { LINK_TOKEN_PATTERN } from "../users/link-tokens.ts";
+import type { EmailVerifier } from "./email-verifier.ts";
 
 const closed = { additionalProperties: false } as const;
 
 export const verifyEmailBody = t.Object(
   {
     token: t.String({
-      pattern: MAIL_TOKEN_PATTERN,
+      pattern: LINK_TOKEN_PATTERN,
       [RULE_MESSAGE]: "must be the token from the mail's link (43 characters of base64url)",
       description: "The token in the fragment of the mail's link (#token=…).",
     }),

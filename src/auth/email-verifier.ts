@@ -17,36 +17,19 @@ import { limitKey } from "../lib/limit-key.ts";
 import { NIL } from "../lib/ids.ts";
 import { createComposer } from "../mail/compose.ts";
 import { mailLink } from "../mail/links.ts";
-import { countSignup } from "../signup/throttle.ts";
+import { type NamedLimit, windowsWait } from "../signup/throttle.ts";
+import { linkTokenDigest, newLinkToken } from "../users/link-tokens.ts";
+import { tooManyRequests } from "./throttle.ts";
 
-const TOKEN_BYTES = 32;
-/** 32 random bytes in unpadded base64url: what a link carries. */
-export const MAIL_TOKEN_PATTERN = "^[A-Za-z0-9_-]{43}$";
 export const VERIFICATION_TTL_MS = 24 * 3600_000;
 
-/** A limit on resends: at most `clientMax` per `clientWindowMs` under one key (signup/throttle.ts's window). */
-interface ResendLimit {
-  name: string;
-  clientMax: number;
-  clientWindowMs: number;
-}
-
 /** Resends per account (by Bearer) and per address (by e-mail): one a minute, five an hour. */
-export const RESEND_LIMITS: readonly ResendLimit[] = [
+export const RESEND_LIMITS: readonly NamedLimit[] = [
   { name: "minute", clientMax: 1, clientWindowMs: 60_000 },
   { name: "hour", clientMax: 5, clientWindowMs: 3600_000 },
 ];
 /** Resends by e-mail from one client address, whichever addresses they name. */
 export const RESEND_CLIENT_LIMIT = { clientMax: 20, clientWindowMs: 3600_000 } as const;
-
-export function newMailToken(): string {
-  return Buffer.from(crypto.getRandomValues(new Uint8Array(TOKEN_BYTES))).toString("base64url");
-}
-
-/** What the database keeps of a token, and looks it up by. */
-export function mailTokenDigest(token: string): string {
-  return new Bun.CryptoHasher("sha256").update(token).digest("base64url");
-}
 
 export interface EmailVerifierDeps {
   mail: MailConfig;
@@ -95,12 +78,12 @@ export function createEmailVerifier({
     actor: string | null,
     nobody?: "unknown" | "verified" | "inactive",
   ) {
-    const token = newMailToken();
+    const token = newLinkToken();
     const at = now();
     const createdAt = new Date(at).toISOString();
     const expiresAt = new Date(at + VERIFICATION_TTL_MS).toISOString();
     const issue: VerificationIssue = {
-      token: { digest: mailTokenDigest(token), userId: user.id, email: user.email, createdAt, expiresAt },
+      token: { digest: linkTokenDigest(token), userId: user.id, email: user.email, createdAt, expiresAt },
       mail: composer.compose(
         "verify_email",
         { address: user.email, userId: user.id },
@@ -124,14 +107,8 @@ export function createEmailVerifier({
   }
 
   /** Counts one resend against each limit under `key`; the wait (ms) of the first that is full, else 0. */
-  async function resendWait(key: string, limits: readonly ResendLimit[]): Promise<number> {
-    for (const limit of limits) {
-      const name = `verify-resend:${limit.name}:${key}`;
-      const wait = await throttle.transition(name, countSignup(name, now(), limit));
-      if (wait > 0) return wait;
-    }
-    return 0;
-  }
+  const resendWait = (key: string, limits: readonly NamedLimit[]) =>
+    windowsWait(throttle, "verify-resend", key, limits, now);
 
   return {
     /** SVC_EMAIL_VERIFICATION. */
@@ -159,7 +136,7 @@ export function createEmailVerifier({
     async verify(token: string, origin: Origin): Promise<UserRecord> {
       const at = new Date(now()).toISOString();
       const result = await verifications.redeem(
-        mailTokenDigest(token),
+        linkTokenDigest(token),
         at,
         auditEvent("email_verification.redeemed", { origin }, at),
       );
@@ -182,12 +159,7 @@ export function createEmailVerifier({
       refuseWhenOff();
       if (caller.emailVerifiedAt !== null) return;
       const wait = await resendWait(`user:${caller.id}`, RESEND_LIMITS);
-      if (wait > 0) {
-        const seconds = Math.ceil(wait / 1000);
-        throw new AppError("too_many_requests", `A link was sent recently; ask again in ${seconds} s.`, {
-          headers: { "retry-after": String(seconds) },
-        });
-      }
+      if (wait > 0) throw tooManyRequests(wait, (seconds) => `A link was sent recently; ask again in ${seconds} s.`);
       await verifications.issue(issueFor(caller, origin, caller.id));
     },
 

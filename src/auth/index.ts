@@ -12,33 +12,17 @@ import type { UserService } from "../users/service.ts";
 import type { Authenticator } from "./authenticator.ts";
 import { AppError, invalidFields } from "../errors/index.ts";
 import { bearer } from "./bearer.ts";
-import {
-  clearRefreshCookie,
-  cookieRefreshToken,
-  requireCookieOrigin,
-  type SessionMode,
-  withRefreshInCookie,
-} from "./cookie-session.ts";
+import type { SignInAnswer } from "../users/second-step.ts";
+import { clearRefreshCookie, cookieRefreshToken, type SessionMode, withRefreshInCookie } from "./cookie-session.ts";
 import { logoutBody, refreshBody, refreshRequest } from "./model.ts";
+import { pairAnswer, sessionCookies } from "./session-answer.ts";
 import { endSessions, sessionEnding } from "./session-ending.ts";
-import type { SessionService, TokenPair } from "./sessions.ts";
+import type { SessionService } from "./sessions.ts";
 import { mfaRoutes } from "./mfa/routes.ts";
 import type { SecondFactors } from "./mfa/service.ts";
 
-/** What reading a route's JSON body can be refused with (json-body.ts, and the schema's checks). */
 /** What a request that starts a session can be refused with, besides its own credentials' error. */
 const NEW_SESSION_ERRORS = [...BODY_ERRORS, "account_disabled", "csrf_refused", "too_many_requests"] as const;
-
-const COOKIE_DOC =
-  "Cookie mode only: the session cookie (__Host-svc_refresh over HTTPS, svc_refresh over plain HTTP), HttpOnly, SameSite=Strict, holding the new refresh token.";
-
-/** The success of a route that answers with a session's pair (in cookie mode, its refresh token in the cookie). */
-const pairAnswer = (description: string) => ({
-  status: 200,
-  description,
-  schema: ref("Login"),
-  headers: { "Set-Cookie": COOKIE_DOC },
-});
 
 export interface AuthRouteDeps {
   users: UserService;
@@ -64,15 +48,22 @@ export function authRoutes({
   mfa,
 }: AuthRouteDeps) {
   const json = jsonBody(maxBodyBytes);
-  const origins = new Set(corsOrigins);
-  const cookieOrigin = (request: Request) => requireCookieOrigin(request, origins, trustProxy);
-  /** A new session's pair as its mode answers it: in cookie mode the refresh token goes to the cookie. */
-  const answered = <T extends TokenPair>(
-    pair: T,
+  const cookies = sessionCookies(trustProxy, corsOrigins);
+  const { cookieOrigin } = cookies;
+  /** A sign-in by a secret (a password, a reset): its second step if the account has one, else the session. */
+  const signedIn = async (
     mode: SessionMode | undefined,
     request: Request,
     headers: Record<string, string | number>,
-  ) => (mode === "cookie" ? withRefreshInCookie(pair, request, trustProxy, headers) : pair);
+    signIn: () => Promise<SignInAnswer>,
+  ) => {
+    // A cookie is set only for a page that may use it: no login CSRF from another site.
+    if (mode === "cookie") cookieOrigin(request);
+    const answer = await signIn();
+    // A second factor to show first: no tokens and no cookie until auth/mfa/verify.
+    if ("mfa_required" in answer) return answer;
+    return cookies.answered(answer, mode, request, headers);
+  };
 
   return (
     new Elysia({ prefix: "/svc-api/v1/auth" })
@@ -83,19 +74,12 @@ export function authRoutes({
       // If-None-Match always does (RFC 9110).
       .use(operations({ idempotency, trustProxy }))
       .use(sessionEnding({ authenticator, idempotency, trustProxy, cookieOrigin }))
-      .use(mfaRoutes({ mfa, authenticator, idempotency, maxBodyBytes, trustProxy, cookieOrigin }))
+      .use(mfaRoutes({ mfa, authenticator, idempotency, maxBodyBytes, trustProxy, cookies }))
       // Where the request came from, as sessions, the throttle and the audit log record it.
       .resolve(({ request, requestInfo }) => ({ client: clientInfo(request, trustProxy, requestInfo) }))
       .post(
         "/login",
-        async ({ body, client, request, set }) => {
-          // A cookie is set only for a page that may use it: no login CSRF from another site.
-          if (body.mode === "cookie") cookieOrigin(request);
-          const answer = await users.login(body, client);
-          // A second factor to show first: no tokens and no cookie until auth/mfa/verify.
-          if ("mfa_required" in answer) return answer;
-          return answered(answer, body.mode, request, set.headers);
-        },
+        ({ body, client, request, set }) => signedIn(body.mode, request, set.headers, () => users.login(body, client)),
         {
           parse: json,
           body: loginBody,
@@ -159,13 +143,9 @@ export function authRoutes({
       )
       .post(
         "/password-reset",
-        async ({ body, client, request, set }) => {
-          if (body.mode === "cookie") cookieOrigin(request);
-          const answer = await users.redeemReset(body, client);
-          // An account with a second factor: the password is set, and its second step comes before any session.
-          if ("mfa_required" in answer) return answer;
-          return answered(answer, body.mode, request, set.headers);
-        },
+        // An account with a second factor: the password is set, and its second step comes before any session.
+        ({ body, client, request, set }) =>
+          signedIn(body.mode, request, set.headers, () => users.redeemReset(body, client)),
         {
           parse: json,
           body: redeemAnyResetBody,

@@ -187,8 +187,11 @@ export function createLoginThrottle(
 }
 
 function blocked(waitMs: number): AppError {
+  return tooManyRequests(waitMs, (seconds) => `Too many failed attempts; try again in ${seconds} s.`);
+}
+
+/** 429 too_many_requests, with Retry-After the whole seconds in `waitMs`; `said` words it with them. */
+export function tooManyRequests(waitMs: number, said: (seconds: number) => string): AppError {
   const seconds = Math.ceil(waitMs / 1000);
-  return new AppError("too_many_requests", `Too many failed attempts; try again in ${seconds} s.`, {
-    headers: { "retry-after": String(seconds) },
-  });
+  return new AppError("too_many_requests", said(seconds), { headers: { "retry-after": String(seconds) } });
 }

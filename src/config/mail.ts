@@ -5,8 +5,8 @@
 import { loadTemplates, type TemplateOverrides } from "../mail/templates.ts";
 import { ConfigError, duration, type Env, nonEmpty, oneOf, withoutCredentials } from "./values.ts";
 
-export type EmailVerification = "off" | "optional" | "required";
-export const EMAIL_VERIFICATION_MODES = ["off", "optional", "required"] as const satisfies readonly EmailVerification[];
+export const EMAIL_VERIFICATION_MODES = ["off", "optional", "required"] as const;
+export type EmailVerification = (typeof EMAIL_VERIFICATION_MODES)[number];
 
 /** An SMTP server as SVC_SMTP_URL names it. */
 export interface SmtpServer {

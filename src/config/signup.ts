@@ -4,8 +4,8 @@
 import { duration, type Env, integer, oneOf } from "./values.ts";
 
 /** open: anyone signs up. invite: only with an invitation code. closed: only administrators create accounts. */
-export type SignupMode = "open" | "invite" | "closed";
-export const SIGNUP_MODES = ["open", "invite", "closed"] as const satisfies readonly SignupMode[];
+export const SIGNUP_MODES = ["open", "invite", "closed"] as const;
+export type SignupMode = (typeof SIGNUP_MODES)[number];
 
 export interface SignupConfig {
   mode: SignupMode;

@@ -12,15 +12,13 @@ import {
   USER_FIELDS,
   type CategoryRecord,
   type Counts,
-  type AuditEvent,
-  type SessionBatch,
   type Store,
   type UserRecord,
 } from "../db/store.ts";
 import { describeError } from "../errors/safe-errors.ts";
 import { unstorable } from "../lib/text.ts";
+import { sourcePages } from "./pages.ts";
 
-const PAGE = 1000;
 const USAGE = "usage: svc copy --from <url> --to <url> [--force] [--allow-empty]";
 
 interface Output {
@@ -97,33 +95,12 @@ export async function runCopy(args: string[], env: Env, out: Output): Promise<nu
           `\r  users ${loaded.users}/${expected.users}  categories ${loaded.categories}/${expected.categories}`,
         );
     };
+    const { users, ...pages } = sourcePages(source);
     const copied = await target.load(
       {
-        users: storable(pages(source)),
+        ...pages,
+        users: storable(users),
         categories: (await source.categories.list()).map(storableCategory),
-        sessions: sessionPages(source),
-        audit: auditPages(source),
-        mail: keyedPages(
-          (after) => source.mail.page(PAGE, after),
-          (mail) => mail.id,
-        ),
-        accountTokens: keyedPages(
-          (after) => source.mail.tokenPage(PAGE, after),
-          (token) => token.digest,
-        ),
-        // Second factors (a login's second steps and WebAuthn challenges live minutes: not copied).
-        totp: keyedPages(
-          (after) => source.mfa.totpPage(PAGE, after),
-          (row) => row.userId,
-        ),
-        recoveryCodes: keyedPages(
-          (after) => source.mfa.recoveryCodePage(PAGE, after),
-          (row) => row.digest,
-        ),
-        passkeys: keyedPages(
-          (after) => source.mfa.passkeyPage(PAGE, after),
-          (row) => row.id,
-        ),
         identity: await source.categoryEvents.identity(),
       },
       { replace: options.force, expect: expected, expectFactors: factors, onProgress: progress },
@@ -189,48 +166,4 @@ function storableCategory(category: CategoryRecord): CategoryRecord {
   const field = unstorableField(category, CATEGORY_FIELDS);
   if (field) refuseRow("category", category.id, field);
   return category;
-}
-
-/** Every user, a page at a time in id order. */
-async function* pages(source: Store): AsyncGenerator<UserRecord[]> {
-  let after: string | undefined;
-  for (;;) {
-    const page = await source.users.list(after === undefined ? { limit: PAGE } : { limit: PAGE, after });
-    if (page.length === 0) return;
-    yield page;
-    after = page[page.length - 1]!.id;
-  }
-}
-
-/** Every session with its refresh tokens, a page at a time: users stay signed in across a copy. */
-async function* sessionPages(source: Store): AsyncGenerator<SessionBatch> {
-  let after: string | undefined;
-  for (;;) {
-    const page = await source.sessions.page(PAGE, after);
-    if (page.sessions.length === 0) return;
-    yield page;
-    after = page.sessions[page.sessions.length - 1]!.id;
-  }
-}
-
-/** The whole audit log, a page at a time, oldest first: who did what stays on record across a copy. */
-async function* auditPages(source: Store): AsyncGenerator<AuditEvent[]> {
-  let after: string | undefined;
-  for (;;) {
-    const page = await source.audit.page(PAGE, after);
-    if (page.length === 0) return;
-    yield page;
-    after = page[page.length - 1]!.id;
-  }
-}
-
-/** Every row a pager reads, a page at a time in key order. */
-async function* keyedPages<T>(page: (after?: string) => Promise<T[]>, key: (row: T) => string): AsyncGenerator<T[]> {
-  let after: string | undefined;
-  for (;;) {
-    const rows = await page(after);
-    if (rows.length === 0) return;
-    yield rows;
-    after = key(rows[rows.length - 1]!);
-  }
 }

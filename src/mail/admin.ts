@@ -5,10 +5,10 @@ import { Elysia, t } from "elysia";
 import { ADMIN_REFUSALS, adminOnly, type AdminGuard } from "../admin/guard.ts";
 import type { MailOutboxStore } from "../db/mail-outbox.ts";
 import { AppError } from "../errors/index.ts";
-import { conditionalJson } from "../http/etag.ts";
 import type { Idempotency } from "../http/idempotency.ts";
 import { pageAnswer, ref } from "../http/openapi.ts";
 import { operations } from "../http/operations.ts";
+import { listAnswer } from "../admin/paging.ts";
 import { mailQuery, outboxMailView, parseMailFilter } from "./model.ts";
 
 const PATH = "/svc-api/v1/admin/mail";
@@ -40,18 +40,12 @@ export function adminMailRoutes({
     .use(adminOnly(adminGuard))
     .get(
       PATH,
-      async ({ query, set, request }) => {
+      (context) => {
         on();
-        const filter = parseMailFilter(query);
-        const rows = await mail.list({ ...filter, limit: filter.limit + 1 });
-        const page = rows.slice(0, filter.limit);
-        if (rows.length > filter.limit) {
-          const next = new URLSearchParams({ ...(filter.status && { status: filter.status }) });
-          next.set("limit", String(filter.limit));
-          next.set("before", page.at(-1)!.id);
-          set.headers.link = `<${PATH}?${next}>; rel="next"`;
-        }
-        return conditionalJson(request, set, page.map(outboxMailView));
+        const filter = parseMailFilter(context.query);
+        // The query holds nothing but the filter's parameters: parseMailFilter refuses any other.
+        const page = { path: PATH, limit: filter.limit, cursor: "before" as const };
+        return listAnswer(context, page, (limit) => mail.list({ ...filter, limit }), outboxMailView);
       },
       {
         operation: {

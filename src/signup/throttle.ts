@@ -5,7 +5,7 @@
 // database count the same attempts.
 import type { SignupConfig } from "../config/index.ts";
 import type { ThrottleRecord, ThrottleStore, ThrottleTransition } from "../db/store.ts";
-import { AppError } from "../errors/index.ts";
+import { tooManyRequests } from "../auth/throttle.ts";
 
 export interface SignupThrottle {
   /**
@@ -16,6 +16,11 @@ export interface SignupThrottle {
 }
 
 type Limits = Pick<SignupConfig, "clientMax" | "clientWindowMs">;
+
+/** One of several windows a key is held to at once (a minute's and an hour's), named in the key it counts under. */
+export interface NamedLimit extends Limits {
+  name: string;
+}
 
 /**
  * A fixed window from the client's first attempt: a sign-up key's record keeps, as its lastFailureAt,
@@ -41,16 +46,32 @@ export const countSignup =
     };
   };
 
+/**
+ * Counts one request under `${prefix}:${limit.name}:${key}` against each limit in turn: the wait (ms) of the
+ * first that is full (the later ones are not counted then), else 0.
+ */
+export async function windowsWait(
+  store: ThrottleStore,
+  prefix: string,
+  key: string,
+  limits: readonly NamedLimit[],
+  now: () => number,
+): Promise<number> {
+  for (const limit of limits) {
+    const name = `${prefix}:${limit.name}:${key}`;
+    const waitMs = await store.transition(name, countSignup(name, now(), limit));
+    if (waitMs > 0) return waitMs;
+  }
+  return 0;
+}
+
 export function createSignupThrottle(store: ThrottleStore, limits: Limits, now = () => Date.now()): SignupThrottle {
   return {
     async attempt(address) {
       const key = `signup:${address}`;
       const waitMs = await store.transition(key, countSignup(key, now(), limits));
       if (waitMs <= 0) return;
-      const seconds = Math.ceil(waitMs / 1000);
-      throw new AppError("too_many_requests", `Too many sign-ups from this address; try again in ${seconds} s.`, {
-        headers: { "retry-after": String(seconds) },
-      });
+      throw tooManyRequests(waitMs, (seconds) => `Too many sign-ups from this address; try again in ${seconds} s.`);
     },
   };
 }

@@ -8,8 +8,9 @@ import { unauthorized } from "../auth/authenticator.ts";
 import { AppError, invalidFields } from "../errors/index.ts";
 import type { Composer } from "../mail/compose.ts";
 import { mailLink } from "../mail/links.ts";
-import { countSignup } from "../signup/throttle.ts";
-import { LINK_TTL, linkTokenDigest, newLinkToken } from "./link-tokens.ts";
+import { tooManyRequests } from "../auth/throttle.ts";
+import { type NamedLimit, windowsWait } from "../signup/throttle.ts";
+import { expiredLink, invalidLink, LINK_TTL, linkTokenDigest, newLinkToken } from "./link-tokens.ts";
 import type { UpdateSelfInput } from "./model.ts";
 import { emailProblem, fieldProblems, usernameProblem } from "./rules.ts";
 import type { UserService } from "./service.ts";
@@ -25,23 +26,16 @@ export interface EmailChangeDeps {
   now?: () => number;
 }
 
-/** A limit on change requests: at most `clientMax` per `clientWindowMs` under one key (signup/throttle.ts's window). */
-interface ChangeLimit {
-  name: string;
-  clientMax: number;
-  clientWindowMs: number;
-}
-
 /**
  * Change requests per account: two a minute (a typo put right at once), five an hour. Each mails a stranger's
  * address if the account's owner, or whoever holds their session and password, says so.
  */
-export const CHANGE_ACCOUNT_LIMITS: readonly ChangeLimit[] = [
+export const CHANGE_ACCOUNT_LIMITS: readonly NamedLimit[] = [
   { name: "minute", clientMax: 2, clientWindowMs: 60_000 },
   { name: "hour", clientMax: 5, clientWindowMs: 3600_000 },
 ];
 /** Change requests naming one new address, from any account: one a minute, three an hour. */
-export const CHANGE_ADDRESS_LIMITS: readonly ChangeLimit[] = [
+export const CHANGE_ADDRESS_LIMITS: readonly NamedLimit[] = [
   { name: "minute", clientMax: 1, clientWindowMs: 60_000 },
   { name: "hour", clientMax: 3, clientWindowMs: 3600_000 },
 ];
@@ -54,9 +48,6 @@ export interface PendingChange {
 
 export type EmailChanges = ReturnType<typeof createEmailChanges>;
 
-const invalid = () =>
-  new AppError("invalid_mail_token", "This link is not valid (unknown, used or replaced); ask for a new one.");
-
 export function createEmailChanges({
   mail,
   composer,
@@ -67,14 +58,7 @@ export function createEmailChanges({
   now = Date.now,
 }: EmailChangeDeps) {
   /** Counts one request against each limit under `key`; the wait (ms) of the first that is full, else 0. */
-  async function wait(key: string, limits: readonly ChangeLimit[]): Promise<number> {
-    for (const limit of limits) {
-      const name = `email-change:${limit.name}:${key}`;
-      const ms = await throttle.transition(name, countSignup(name, now(), limit));
-      if (ms > 0) return ms;
-    }
-    return 0;
-  }
+  const wait = (key: string, limits: readonly NamedLimit[]) => windowsWait(throttle, "email-change", key, limits, now);
 
   /** 429 too_many_requests with Retry-After when the account or the new address has asked too often. */
   async function withinLimits(caller: UserRecord, email: string): Promise<void> {
@@ -82,10 +66,7 @@ export function createEmailChanges({
       (await wait(`account:${caller.id}`, CHANGE_ACCOUNT_LIMITS)) ||
       (await wait(`address:${email}`, CHANGE_ADDRESS_LIMITS));
     if (ms === 0) return;
-    const seconds = Math.ceil(ms / 1000);
-    throw new AppError("too_many_requests", `Too many changes of address asked for; try again in ${seconds} s.`, {
-      headers: { "retry-after": String(seconds) },
-    });
+    throw tooManyRequests(ms, (seconds) => `Too many changes of address asked for; try again in ${seconds} s.`);
   }
 
   return {
@@ -146,8 +127,8 @@ export function createEmailChanges({
           ),
         auditEvent("email_change.confirmed", { origin }, at),
       );
-      if (result === "invalid") throw invalid();
-      if (result === "expired") throw new AppError("mail_token_expired", "This link has expired; ask for a new one.");
+      if (result === "invalid") throw invalidLink();
+      if (result === "expired") throw expiredLink();
       if (result === "disabled") throw new AppError("account_disabled", "This account is disabled.");
       return result;
     },

@@ -13,11 +13,11 @@ import { limitKey } from "../lib/limit-key.ts";
 import type { Composer } from "../mail/compose.ts";
 import { mailLink } from "../mail/links.ts";
 import type { Logger } from "../observability/log.ts";
-import { LINK_TTL, linkTokenDigest, newLinkToken } from "./link-tokens.ts";
-import { type MailedResetInput, userView } from "./model.ts";
+import { expiredLink, invalidLink, LINK_TTL, linkTokenDigest, newLinkToken } from "./link-tokens.ts";
+import type { MailedResetInput } from "./model.ts";
 import { newPasswordProblems } from "./rules.ts";
-import { afterWaitingReset, type SecondStep, type SignInAnswer } from "./second-step.ts";
-import { accountDisabled } from "./sign-in.ts";
+import { prepareReset, type SecondStep, type SignInAnswer } from "./second-step.ts";
+import { accountDisabled } from "./sign-in-refusals.ts";
 
 export interface MailResetDeps {
   mail: MailConfig;
@@ -100,29 +100,18 @@ export function createMailResets(deps: MailResetDeps) {
       using attempt: Reservation = await throttle.reserve(`reset:${digest}`, `client:${clientKey(client)}`);
       const refused = async (reason: "invalid_token" | "expired_token", target: string | null) => {
         await note("password_reset.failed", target, client, reason);
-        return reason === "expired_token"
-          ? new AppError("mail_token_expired", "This link has expired; ask for a new one.")
-          : new AppError(
-              "invalid_mail_token",
-              "This link is not valid (unknown, used or replaced); ask for a new one.",
-            );
+        return reason === "expired_token" ? expiredLink() : invalidLink();
       };
       const found = await resets.find(digest, new Date().toISOString());
       if (found === "invalid") throw await refused("invalid_token", null);
       if (found === "expired") throw await refused("expired_token", null);
       const holder = await users.findById(found.userId);
       if (!holder) throw await refused("invalid_token", null);
-      const mode = input.mode ?? "json";
-      const waits = (await secondStep?.required(holder)) ?? false;
-      const prepared = sessions.prepare(holder, client, mode);
-      const at = prepared.session.createdAt;
+      const reset = await prepareReset({ sessions, passwords, secondStep }, holder, input, client);
+      const { at } = reset.redemption;
       const result = await resets.redeem(
         digest,
-        {
-          passwordHash: await passwords.hash(input.new_password),
-          at,
-          ...(!waits && { session: prepared.session, refresh: prepared.refresh }),
-        },
+        reset.redemption,
         (user) =>
           composer.compose("password_changed", { address: user.email, userId: user.id }, { username: user.username }),
         auditEvent(
@@ -138,12 +127,7 @@ export function createMailResets(deps: MailResetDeps) {
         await note("password_reset.failed", found.userId, client, "account_disabled");
         throw accountDisabled();
       }
-      if (waits) {
-        const answer = await afterWaitingReset(secondStep!, sessions, result, mode, client);
-        if (!answer) throw accountDisabled();
-        return answer;
-      }
-      return { ...(await prepared.pair(result)), user: userView(result, result.id) };
+      return reset.answer(result);
     },
   };
 }

@@ -1,6 +1,7 @@
 // Signing in, with a password or with a reset code an administrator issued: both throttled per account
 // and per client, both recording what they refuse. Knows nothing of HTTP; throws AppError.
 import { auditEvent, type AuditAction, type Origin } from "../audit/model.ts";
+import { auditNote } from "../audit/note.ts";
 import { canonicalResetCode, resetDigest } from "../auth/reset-codes.ts";
 import { setBounded } from "../lib/bounded-map.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
@@ -8,20 +9,14 @@ import type { LoginThrottle } from "../auth/throttle.ts";
 import type { ClientInfo, SessionService } from "../auth/sessions.ts";
 import type { SessionMode } from "../auth/cookie-session.ts";
 import type { EmailVerification } from "../config/index.ts";
-import {
-  nameKey,
-  type AuditEvent,
-  type AuditStore,
-  type PasswordResetStore,
-  type UserRecord,
-  type UserStore,
-} from "../db/store.ts";
+import { nameKey, type AuditStore, type PasswordResetStore, type UserRecord, type UserStore } from "../db/store.ts";
 import type { Logger } from "../observability/log.ts";
 import { AppError, invalidFields } from "../errors/index.ts";
 import { limitKey } from "../lib/limit-key.ts";
 import { resetForm, userView, type LoginInput, type MailedResetInput, type RedeemAnyResetInput } from "./model.ts";
 import { newPasswordProblems } from "./rules.ts";
-import { afterWaitingReset, type SecondStep, type SignInAnswer } from "./second-step.ts";
+import { prepareReset, type SecondStep, type SignInAnswer } from "./second-step.ts";
+import { accountDisabled, emailUnverified, invalidCredentials } from "./sign-in-refusals.ts";
 
 export interface SignInDeps {
   users: UserStore;
@@ -51,10 +46,6 @@ export type LoginAnswer = SignInAnswer;
 /** How many accounts' running blocks are remembered, so that each block is recorded once per instance. */
 const THROTTLED_NOTED = 10_000;
 
-export function accountDisabled(): AppError {
-  return new AppError("account_disabled", "This account is disabled; an administrator can enable it.");
-}
-
 /** login and redeemReset, the two ways to start a session with a secret. */
 export function createSignIn({
   users,
@@ -70,23 +61,8 @@ export function createSignIn({
 }: SignInDeps) {
   /** With required verification, the right secret learns the address is unverified, and nothing more. */
   const unverified = (user: UserRecord) => emailVerification === "required" && user.emailVerifiedAt === null;
-  const unverifiedError = () =>
-    new AppError(
-      "email_unverified",
-      "Confirm your e-mail address first: open the link svc mailed you, or ask for a new one at auth/email/verify/resend.",
-    );
-
-  /**
-   * Records an event that goes with no change (a refused login). Its write failing (a full disk) must
-   * not change the answer, so the event goes to the log instead.
-   */
-  async function note(event: AuditEvent): Promise<void> {
-    try {
-      await audit.record(event);
-    } catch (error) {
-      logger.warn({ err: error, audit: event }, "audit event not recorded");
-    }
-  }
+  /** Records an event that goes with no change (a refused login). */
+  const note = auditNote(audit, logger);
 
   /** Until when each account's current block has been recorded: a block is one event, not one per request. */
   const throttledUntil = new Map<string, number>();
@@ -135,7 +111,7 @@ export function createSignIn({
         );
       if (!user || !ok) {
         await refused(user ? "wrong_password" : "unknown_account");
-        throw new AppError("invalid_credentials", "Username or password is incorrect.");
+        throw invalidCredentials();
       }
       // With a second factor, only its step clears the account's failures (wrong codes among them): the
       // password alone gives its attempt back, so "login, wrong codes, login" cannot guess forever.
@@ -148,7 +124,7 @@ export function createSignIn({
       }
       if (unverified(user)) {
         await refused("email_unverified");
-        throw unverifiedError();
+        throw emailUnverified();
       }
       // The password alone is not enough for an account with a second factor: no session yet, its second step.
       const second = secondStep && (await secondStep.challenge(user, mode ?? "json"));
@@ -157,7 +133,7 @@ export function createSignIn({
       if (!started) {
         // Changed while its password was checked: disabled, or deleted (as unknown as any missing account).
         if ((await users.findById(user.id))?.status === "disabled") throw accountDisabled();
-        throw new AppError("invalid_credentials", "Username or password is incorrect.");
+        throw invalidCredentials();
       }
       return { ...started, user: userView(user, user.id) };
     },
@@ -201,21 +177,15 @@ export function createSignIn({
           throw await invalid("invalid_code");
         await attempt.succeeded();
         await refused("email_unverified");
-        throw unverifiedError();
+        throw emailUnverified();
       }
-      const mode = input.mode ?? "json";
-      const waits = (await secondStep?.required(user)) ?? false;
-      const prepared = sessions.prepare(user, client, mode);
-      const at = prepared.session.createdAt;
+      const reset = await prepareReset({ sessions, passwords, secondStep }, user, input, client);
+      const { redemption } = reset;
       const result = await resets.redeem(
         resetDigest(code),
         user.id,
-        {
-          passwordHash: await passwords.hash(input.new_password),
-          at,
-          ...(!waits && { session: prepared.session, refresh: prepared.refresh }),
-        },
-        auditEvent("password_reset.redeemed", { actor: user.id, target: user.id, origin: client }, at),
+        redemption,
+        auditEvent("password_reset.redeemed", { actor: user.id, target: user.id, origin: client }, redemption.at),
       );
       // Wrong, spent, replaced or expired: the store keeps only the live code's digest, so they look alike.
       if (result === "invalid") throw await invalid("invalid_code");
@@ -224,12 +194,7 @@ export function createSignIn({
         await refused("account_disabled");
         throw accountDisabled();
       }
-      if (waits) {
-        const answer = await afterWaitingReset(secondStep!, sessions, result, mode, client);
-        if (!answer) throw accountDisabled();
-        return answer;
-      }
-      return { ...(await prepared.pair(result)), user: userView(result, result.id) };
+      return reset.answer(result);
     },
   };
 }

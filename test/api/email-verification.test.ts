@@ -2,7 +2,8 @@
 // sign-up is owed, its link redeemed, every refusal (and that it changes nothing), resends and their limit.
 import { describe, expect, test } from "bun:test";
 import { CLI_ORIGIN, auditEvent } from "../../src/audit/model.ts";
-import { createEmailVerifier, mailTokenDigest, newMailToken } from "../../src/auth/email-verifier.ts";
+import { createEmailVerifier } from "../../src/auth/email-verifier.ts";
+import { linkTokenDigest as mailTokenDigest, newLinkToken as newMailToken } from "../../src/users/link-tokens.ts";
 import { AppError } from "../../src/errors/index.ts";
 import { expectProblem, testApp, testConfig } from "../helpers.ts";
 import { outboxMail } from "../store/conformance/email-verifications.ts";

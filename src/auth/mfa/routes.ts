@@ -9,7 +9,7 @@ import { operations } from "../../http/operations.ts";
 import { requestFacts } from "../../http/request-pipeline.ts";
 import type { Authenticator } from "../authenticator.ts";
 import { bearer, identifier } from "../bearer.ts";
-import { withRefreshInCookie } from "../cookie-session.ts";
+import { pairAnswer, type SessionCookies } from "../session-answer.ts";
 import { confirmTotpBody, removeTotpBody, verifyBody } from "./model.ts";
 import type { SecondFactors } from "./service.ts";
 
@@ -19,14 +19,11 @@ export interface MfaRouteDeps {
   idempotency: Idempotency;
   maxBodyBytes: number;
   trustProxy: number;
-  /** Throws csrf_refused unless the request may use the session cookie (cookie-session.ts). */
-  cookieOrigin(request: Request): void;
+  /** Who may use the session cookie, and how a session's pair is answered in it. */
+  cookies: SessionCookies;
 }
 
-const COOKIE_DOC =
-  "Cookie mode only: the session cookie (__Host-svc_refresh over HTTPS, svc_refresh over plain HTTP), HttpOnly, SameSite=Strict, holding the new refresh token.";
-
-export function mfaRoutes({ mfa, authenticator, idempotency, maxBodyBytes, trustProxy, cookieOrigin }: MfaRouteDeps) {
+export function mfaRoutes({ mfa, authenticator, idempotency, maxBodyBytes, trustProxy, cookies }: MfaRouteDeps) {
   const json = jsonBody(maxBodyBytes);
   const identify = identifier(authenticator, { idempotency });
   return (
@@ -47,9 +44,9 @@ export function mfaRoutes({ mfa, authenticator, idempotency, maxBodyBytes, trust
           }
           const { answer, mode } = await mfa.completeLogin({ ...body, mfa_token }, client, (wanted) => {
             // As the login that asked for it: a cookie only for a page that may use it.
-            if (wanted === "cookie") cookieOrigin(request);
+            if (wanted === "cookie") cookies.cookieOrigin(request);
           });
-          return mode === "cookie" ? withRefreshInCookie(answer, request, trustProxy, set.headers) : answer;
+          return cookies.answered(answer, mode, request, set.headers);
         },
         {
           parse: json,
@@ -62,11 +59,10 @@ export function mfaRoutes({ mfa, authenticator, idempotency, maxBodyBytes, trust
             tag: "auth",
             auth: "or-body",
             ok: {
-              status: 200,
-              description:
+              ...pairAnswer(
                 "With mfa_token: a new session's pair (in cookie mode, its refresh token in the cookie) and you. With a Bearer: the step-up",
+              ),
               schema: t.Union([ref("Login"), ref("StepUp")]),
-              headers: { "Set-Cookie": COOKIE_DOC },
             },
             errors: [
               ...BODY_ERRORS,

@@ -3,9 +3,9 @@
 // are (src/signup/throttle.ts's fixed window over the login throttle's store, keys of their own), so every
 // instance on one database counts the same requests.
 import type { ThrottleStore } from "../../db/store.ts";
-import { AppError } from "../../errors/index.ts";
 import { limitKey } from "../../lib/limit-key.ts";
 import { countSignup } from "../../signup/throttle.ts";
+import { tooManyRequests } from "../throttle.ts";
 
 export interface ClientLimit {
   /** Counts one request from the client at `address`; throws 429 `too_many_requests` with Retry-After past the limit. */
@@ -25,11 +25,9 @@ export function signInOptionsLimit(
       const key = `passkey-options:${limitKey(address)}`;
       const waitMs = await store.transition(key, countSignup(key, now(), limits));
       if (waitMs <= 0) return;
-      const seconds = Math.ceil(waitMs / 1000);
-      throw new AppError(
-        "too_many_requests",
-        `Too many passkey sign-in options asked for from this address; try again in ${seconds} s.`,
-        { headers: { "retry-after": String(seconds) } },
+      throw tooManyRequests(
+        waitMs,
+        (seconds) => `Too many passkey sign-in options asked for from this address; try again in ${seconds} s.`,
       );
     },
   };

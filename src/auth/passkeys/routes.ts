@@ -3,7 +3,7 @@
 import { Elysia, t } from "elysia";
 import type { Authenticator } from "../authenticator.ts";
 import { bearer } from "../bearer.ts";
-import { requireCookieOrigin, withRefreshInCookie } from "../cookie-session.ts";
+import { pairAnswer, sessionCookies } from "../session-answer.ts";
 import type { StepUpGuard } from "../mfa/contracts.ts";
 import { clientInfo } from "../../http/client-address.ts";
 import type { Idempotency } from "../../http/idempotency.ts";
@@ -29,9 +29,6 @@ export interface PasskeyRouteDeps {
   corsOrigins: readonly string[];
 }
 
-const COOKIE_DOC =
-  "Cookie mode only: the session cookie (__Host-svc_refresh over HTTPS, svc_refresh over plain HTTP), HttpOnly, SameSite=Strict, holding the new refresh token.";
-
 const passkeyId = t.Object({ id: t.String({ description: "A passkey's id (UUID)." }) });
 
 export function passkeyRoutes({
@@ -44,7 +41,7 @@ export function passkeyRoutes({
   corsOrigins,
 }: PasskeyRouteDeps) {
   const json = jsonBody(maxBodyBytes);
-  const origins = new Set(corsOrigins);
+  const cookies = sessionCookies(trustProxy, corsOrigins);
   return (
     new Elysia({ prefix: "/svc-api/v1/auth/passkeys" })
       .use(requestFacts)
@@ -69,9 +66,9 @@ export function passkeyRoutes({
         "/sign-in",
         async ({ body, client, request, set }) => {
           // A cookie is set only for a page that may use it: no login CSRF from another site.
-          if (body.mode === "cookie") requireCookieOrigin(request, origins, trustProxy);
+          if (body.mode === "cookie") cookies.cookieOrigin(request);
           const pair = await passkeys.signIn(body.response, body.mode, client);
-          return body.mode === "cookie" ? withRefreshInCookie(pair, request, trustProxy, set.headers) : pair;
+          return cookies.answered(pair, body.mode, request, set.headers);
         },
         {
           parse: json,
@@ -81,13 +78,9 @@ export function passkeyRoutes({
             conditional: "guarded",
             summary: "Sign in with a passkey's answer to the sign-in options: a new session, as a login",
             tag: "auth",
-            ok: {
-              status: 200,
-              description:
-                "As login: an access token, its refresh token (in cookie mode: in the cookie instead), and you",
-              schema: ref("Login"),
-              headers: { "Set-Cookie": COOKIE_DOC },
-            },
+            ok: pairAnswer(
+              "As login: an access token, its refresh token (in cookie mode: in the cookie instead), and you",
+            ),
             errors: [
               ...BODY_ERRORS,
               "invalid_passkey",

@@ -13,12 +13,13 @@ import {
 } from "@simplewebauthn/server";
 import { auditEvent, type Origin } from "../../audit/model.ts";
 import type { EmailVerification } from "../../config/index.ts";
-import type { AuditEvent, AuditStore, PasskeyStore, UserRecord, UserStore } from "../../db/store.ts";
+import { auditNote } from "../../audit/note.ts";
+import type { AuditStore, PasskeyStore, UserRecord, UserStore } from "../../db/store.ts";
 import { AppError } from "../../errors/index.ts";
 import { limitKey } from "../../lib/limit-key.ts";
 import { newId } from "../../lib/ids.ts";
 import type { Logger } from "../../observability/log.ts";
-import { accountDisabled } from "../../users/sign-in.ts";
+import { accountDisabled, emailUnverified } from "../../users/sign-in-refusals.ts";
 import { userView, type UserView } from "../../users/model.ts";
 import type { SessionMode } from "../cookie-session.ts";
 import type { ClientInfo, SessionService, TokenPair } from "../sessions.ts";
@@ -72,6 +73,8 @@ export function createPasskeyService({
   const registrationFailed = (detail = "The passkey could not be registered; ask for new options and try again.") =>
     new AppError("passkey_registration_failed", detail);
   const notFound = () => new AppError("not_found", "You have no passkey with this id.");
+  /** An event that goes with no change (a refused sign-in). */
+  const note = auditNote(audit, logger);
 
   /** Keeps a challenge for 5 minutes. */
   async function handOut(challenge: string, purpose: "register" | "sign_in", userId: string | null) {
@@ -114,15 +117,6 @@ export function createPasskeyService({
     // The answer's id is the browser's word; the attestation's is what was signed: they must agree.
     if (info.credential.id !== response.id) throw registrationFailed();
     return info;
-  }
-
-  /** An event that goes with no change (a refused sign-in): a failed write goes to the log instead. */
-  async function note(event: AuditEvent): Promise<void> {
-    try {
-      await audit.record(event);
-    } catch (error) {
-      logger.warn({ err: error, audit: event }, "audit event not recorded");
-    }
   }
 
   return {
@@ -270,10 +264,7 @@ export function createPasskeyService({
       }
       if (emailVerification === "required" && user.emailVerifiedAt === null) {
         await denied("email_unverified");
-        throw new AppError(
-          "email_unverified",
-          "Confirm your e-mail address first: open the link svc mailed you, or ask for a new one at auth/email/verify/resend.",
-        );
+        throw emailUnverified();
       }
       // A verified passkey is two factors in one (the device, and the PIN or body that unlocks it): it
       // counts as a second factor shown for the step-up, as a code after the password does.
