@@ -31,7 +31,7 @@ import { exposure, viaOf } from "./http/exposure.ts";
 import { socketOf } from "./http/request-context.ts";
 import { problemAnswers } from "./http/problem-answers.ts";
 import { proxySchemeWarning } from "./http/proxy-scheme.ts";
-import type { Loggers } from "./observability/log.ts";
+import type { Logger, Loggers } from "./observability/log.ts";
 import { createMetrics, metricsRoutes } from "./observability/metrics.ts";
 import { type Clock, REAL_CLOCK } from "./backup/clock.ts";
 import { summarisingRepeats } from "./observability/log-dedupe.ts";
@@ -44,6 +44,10 @@ import { AppError } from "./errors/index.ts";
 import { createHub } from "./realtime/hub.ts";
 import type { SenderFigures } from "./mail/sender.ts";
 import { adminMailRoutes } from "./mail/admin.ts";
+import { createAccountResolver } from "./auth/oidc/accounts.ts";
+import { createOidcProviders, type OidcProviders } from "./auth/oidc/providers.ts";
+import { oidcRoutes } from "./auth/oidc/routes.ts";
+import { createOidcService } from "./auth/oidc/service.ts";
 
 export interface AppDeps {
   config: Config;
@@ -62,6 +66,11 @@ export interface AppDeps {
    * steps, mfa_token and step-up expiry); the real time unless a test moves it.
    */
   clock?: Clock;
+  /**
+   * The OpenID providers (SVC_OIDC_PROVIDERS), discovered already or being so; the app makes and starts its
+   * own from the configuration unless given (a test that waits for discovery first).
+   */
+  oidcProviders?: OidcProviders;
 }
 
 export function createApp({
@@ -73,6 +82,7 @@ export function createApp({
   mail,
   certificate,
   clock = REAL_CLOCK,
+  oidcProviders,
 }: AppDeps): App {
   // Every per-request line goes through this: the database's failures are one line per event (log-dedupe.ts).
   const logger = summarisingRepeats(given.logger, clock, describeDatabase(config.database));
@@ -98,6 +108,27 @@ export function createApp({
     secret: config.jwt.secret,
     ttlSeconds: config.idempotencyTtlSeconds,
     keysPerCaller: config.idempotencyKeysPerCaller,
+  });
+  const providers = oidcProviders ?? startedProviders(config, logger);
+  const oidc = createOidcService({
+    providers,
+    rules: { publicUrl: config.mail.publicUrl, returnUrls: config.oidc.returnUrls },
+    secret: Buffer.from(config.jwt.secret).toString("base64url"),
+    identities: store.identities,
+    users: store.users,
+    accounts: createAccountResolver({
+      users: store.users,
+      identities: store.identities,
+      invitations: store.invitations,
+      signup: config.signup.mode,
+      now: () => clock.now(),
+    }),
+    sessions,
+    secondStep: mfa,
+    audit: store.audit,
+    emailVerification: config.mail.verification,
+    logger,
+    now: () => clock.now(),
   });
   const exposed = exposure(config);
   const via = (request: Request) => viaOf(socketOf(request));
@@ -181,6 +212,7 @@ export function createApp({
     )
     .use(authRoutes({ users, sessions, corsOrigins, mfa, ...routeDeps }))
     .use(passkeyRoutes({ passkeys: passkeys.service, stepUp, corsOrigins, ...routeDeps }))
+    .use(oidcRoutes({ oidc, stepUp, ...routeDeps }))
     .use(accountMailRoutes({ users, emailChanges, ...routeDeps }))
     .use(accountPages())
     .use(emailVerificationRoutes({ verifier, ...routeDeps }))
@@ -220,6 +252,13 @@ export function createApp({
     await graphql.websocket.closeAll();
   }
   return Object.assign(outer, { closeStreams, routes, requestsBegun: pipeline.requestsBegun });
+}
+
+/** The configured providers, their discovery begun (a provider not reached is retried on its own). */
+function startedProviders(config: Config, logger: Logger): OidcProviders {
+  const providers = createOidcProviders(config.oidc.providers, { logger });
+  if (config.oidc.providers.length > 0) void providers.start();
+  return providers;
 }
 
 /**

@@ -55,6 +55,8 @@ export interface TestAppOptions {
   clock?: Clock;
   /** The mail sender's figures the app reports (metrics, health); none by default. */
   mail?: AppDeps["mail"];
+  /** OpenID providers discovered already (the app's own would be discovered in the background). */
+  oidcProviders?: AppDeps["oidcProviders"];
 }
 
 export interface Reply {
@@ -121,6 +123,7 @@ export async function testApp(options: TestAppOptions = {}) {
     backups: options.backups,
     mail: options.mail,
     clock: options.clock,
+    oidcProviders: options.oidcProviders,
   });
 
   async function call(method: string, path: string, opts: CallOptions = {}): Promise<Reply> {

@@ -1,5 +1,6 @@
 // Password hashing with argon2id through Bun.password, and the rules a password must meet.
 import type { PasswordCost } from "../config/index.ts";
+import { NO_PASSWORD } from "../db/records.ts";
 
 export const PASSWORD_MIN = 8;
 export const PASSWORD_MAX = 128;
@@ -27,13 +28,18 @@ export function createPasswordHasher(cost: PasswordCost): PasswordHasher {
   const options = { algorithm: "argon2id", ...cost } as const;
   // Hashed in the background at start so the first unknown-user login is not the slow one.
   const decoy = Bun.password.hash(crypto.randomUUID(), options);
+  async function verifyNothing(password: string): Promise<false> {
+    await Bun.password.verify(normalizePassword(password), await decoy, "argon2id");
+    return false;
+  }
 
   return {
     hash: (password) => Bun.password.hash(normalizePassword(password), options),
-    verify: (password, hash) => Bun.password.verify(normalizePassword(password), hash, "argon2id"),
-    async verifyNothing(password) {
-      await Bun.password.verify(normalizePassword(password), await decoy, "argon2id");
-      return false;
+    async verify(password, hash) {
+      // An account without a password (made by a provider's sign-in) costs what a wrong password does.
+      if (hash === NO_PASSWORD) return verifyNothing(password);
+      return Bun.password.verify(normalizePassword(password), hash, "argon2id");
     },
+    verifyNothing,
   };
 }

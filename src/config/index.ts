@@ -14,8 +14,9 @@ import {
 import { type DatabaseConfig, database } from "./database.ts";
 import { type ListenAddress, operations, origins, type TlsFiles, trustProxy } from "./operations.ts";
 import { type MailConfig, mail } from "./mail.ts";
+import { type OidcConfig, oidc } from "./oidc.ts";
 import { type SignupConfig, signup } from "./signup.ts";
-import { boolean, deepFreeze, duration, type Env, integer, nonEmpty, oneOf } from "./values.ts";
+import { boolean, ConfigError, deepFreeze, duration, type Env, integer, nonEmpty, oneOf } from "./values.ts";
 
 export type Environment = "development" | "test" | "production";
 export type GraphqlAuth = "required" | "mutations" | "off";
@@ -26,6 +27,7 @@ export * from "./backup.ts";
 export * from "./credentials.ts";
 export * from "./database.ts";
 export * from "./mail.ts";
+export * from "./oidc.ts";
 export * from "./operations.ts";
 export * from "./signup.ts";
 export { ConfigError, type Env, parseDuration } from "./values.ts";
@@ -80,6 +82,8 @@ export interface Config {
   backup: BackupConfig;
   /** Mail: its transport, sender, links' address and e-mail verification (docs/mail.md). */
   mail: MailConfig;
+  /** Sign-in through OpenID providers (docs/oidc.md); the redirect URIs are built from mail.publicUrl. */
+  oidc: OidcConfig;
   /** Second factors (docs/second-factors.md). */
   mfa: MfaConfig;
 }
@@ -155,7 +159,20 @@ export function parseConfig(env: Env): Config {
     },
     signup: signup(env),
     mail: mail(env, production, integer(env, portVar, 8080, 0, 65535)),
+    oidc: oidcWithPublicUrl(env),
     mfa: { admin: oneOf(env, "SVC_ADMIN_MFA", ["optional", "required"], "optional") },
     ...operations(env, portVar),
   });
+}
+
+/** The providers need SVC_PUBLIC_URL: the redirect URI registered at each is built from it, never guessed. */
+function oidcWithPublicUrl(env: Env): OidcConfig {
+  const parsed = oidc(env);
+  if (parsed.providers.length > 0 && (env.SVC_PUBLIC_URL ?? "") === "")
+    throw new ConfigError(
+      "SVC_PUBLIC_URL",
+      "is required with SVC_OIDC_PROVIDERS: the address users reach svc at, from which the redirect URI registered at each provider is built",
+      "",
+    );
+  return parsed;
 }

@@ -15,6 +15,7 @@ import { mailedResetStore } from "./mailed-resets.ts";
 import { emailChangeStore } from "./email-changes.ts";
 import { mailOutboxStore, wakingSenders } from "./mail-outbox.ts";
 import { passkeyStore } from "./passkeys.ts";
+import { identityStore } from "./identities.ts";
 import { resetStore } from "./resets.ts";
 import { throttleStore } from "./throttle.ts";
 import { revocationStore, tokenReads } from "./tokens.ts";
@@ -46,6 +47,7 @@ export function drizzleStore(opened: Dialect): VersionedStore {
     emailVerifications: emailVerificationStore(dialect),
     mfa: mfaStore(dialect),
     passkeys: passkeyStore(dialect),
+    identities: identityStore(dialect),
     changes: { listen: dialect.feed.listen },
     categoryEvents: categoryEventLog(dialect),
     async tokenHolder(userId, jti, sessionId) {

@@ -5,7 +5,7 @@ import { and, count, eq, gt, inArray, isNull, lt, ne } from "drizzle-orm";
 import { parseId } from "../lib/ids.ts";
 import { lockUserIn } from "./account-token-rows.ts";
 import { type AuditEvent, recordIn } from "./audit.ts";
-import type { Dialect } from "./dialect.ts";
+import type { Db, Dialect, Tables } from "./dialect.ts";
 import { NO_PASSWORD } from "./records.ts";
 import { first } from "./rows.ts";
 import { runForUser, TIMED } from "./transactions.ts";
@@ -59,6 +59,11 @@ export interface IdentityStore {
   takeCode(digest: string, at: string): Promise<OidcCodeRecord | null>;
   /** Forgets up to `limit` codes expired at `now`; how many went. */
   pruneCodes(now: string, limit: number): Promise<number>;
+}
+
+/** Links an identity within a change that makes its account (users.create, invitations.redeem). */
+export async function linkIn(tx: Db, { identities }: Tables, identity: NewIdentity): Promise<void> {
+  await tx.insert(identities).values(identity);
 }
 
 export function identityStore(dialect: Dialect): IdentityStore {

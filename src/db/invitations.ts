@@ -8,6 +8,7 @@ import { INVITATION_FIELDS, USER_FIELDS } from "./records.ts";
 import { columns, first, pruneBefore } from "./rows.ts";
 import { insertable, userClash, type NewUser, type UserRecord } from "./users.ts";
 import { issueIn, type VerificationIssue } from "./email-verifications.ts";
+import { linkIn, type NewIdentity } from "./identities.ts";
 import { TIMED } from "./transactions.ts";
 import type { InvitationRecord } from "./records.ts";
 
@@ -50,6 +51,7 @@ export interface InvitationStore {
     user: NewUser,
     events: RedemptionEvents,
     verification?: VerificationIssue,
+    identity?: NewIdentity,
   ): Promise<UserRecord | "invalid">;
   /** Forgets up to `limit` invitations expired at `now`, redeemed or not; how many went. */
   prune(now: string, limit: number): Promise<number>;
@@ -87,7 +89,7 @@ export function invitationStore({ db, run, write, tables, transaction }: Dialect
         return gone;
       }, TIMED);
     },
-    redeem: (digest, user, { created, redeemed }, verification) =>
+    redeem: (digest, user, { created, redeemed }, verification, identity) =>
       transaction(
         async (tx) => {
           // The compare-and-set: of concurrent redemptions, the one that marks the invitation used goes on;
@@ -112,6 +114,7 @@ export function invitationStore({ db, run, write, tables, transaction }: Dialect
           await recordIn(tx, tables, created);
           await recordIn(tx, tables, { ...redeemed, targetId: spent.id });
           if (verification) await issueIn(tx, tables, verification);
+          if (identity) await linkIn(tx, tables, identity);
           return made!;
         },
         { timed: true, clash: userClash },

@@ -17,6 +17,7 @@ import type { MailOutboxStore } from "./mail-outbox.ts";
 import type { MailedResetStore } from "./mailed-resets.ts";
 import type { EmailChangeStore } from "./email-changes.ts";
 import type { PasskeyStore } from "./passkeys.ts";
+import type { IdentityStore } from "./identities.ts";
 import type { PasswordResetStore } from "./resets.ts";
 import type { SessionStore } from "./sessions.ts";
 import type { MfaStore } from "./mfa.ts";
@@ -91,6 +92,7 @@ export type {
   PasskeyStore,
   WebAuthnChallengeRecord,
 } from "./passkeys.ts";
+export type { IdentityRecord, IdentityStore, NewIdentity, OidcCodeRecord } from "./identities.ts";
 export type { Counts, LoadData, LoadOptions } from "../copy/load.ts";
 export type { PoolState, TokenChecks } from "./dialect.ts";
 export { DamagedDatabase, LoadRefused, NoSuchDatabase, ReferenceGone, StaleVersion } from "./store-errors.ts";
@@ -121,6 +123,8 @@ export interface Store {
   readonly mfa: MfaStore;
   /** Passkeys (WebAuthn credentials) and the challenges handed out to register or sign in with one. */
   readonly passkeys: PasskeyStore;
+  /** Identities at OpenID providers linked to accounts, and the one-time codes of sign-ins by code (docs/oidc.md). */
+  readonly identities: IdentityStore;
   /** Tells when category changes commit, from every instance on this database. */
   readonly changes: ChangeFeed;
   /** The committed category changes, numbered in commit order: what subscriptions are fed and resume from. */

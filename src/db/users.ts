@@ -9,6 +9,7 @@ import type { UserAdministration } from "./administration.ts";
 import { dropTokensIn, PASSWORD_ENDS } from "./account-token-rows.ts";
 import { recordIn, type AuditEvent } from "./audit.ts";
 import { issueIn, type VerificationIssue } from "./email-verifications.ts";
+import { linkIn, type NewIdentity } from "./identities.ts";
 import type { Dialect } from "./dialect.ts";
 import { nameKey, USER_FIELDS, type Role } from "./records.ts";
 import { columns, first } from "./rows.ts";
@@ -38,7 +39,12 @@ export interface UserStore extends UserAdministration {
    * Inserts the user (and the audit event, and the e-mail verification with its mail, in the same change).
    * Throws AppError `username_taken` or `email_taken` on a clash.
    */
-  create(user: NewUser, audit?: AuditEvent, verification?: VerificationIssue): Promise<UserRecord>;
+  create(
+    user: NewUser,
+    audit?: AuditEvent,
+    verification?: VerificationIssue,
+    identity?: NewIdentity,
+  ): Promise<UserRecord>;
   /** null: no user has this id. */
   findById(id: string): Promise<UserRecord | null>;
   /** Finds by username without regard to case, or by e-mail when `login` holds an `@`. null: no match. */
@@ -78,7 +84,8 @@ export interface UserStore extends UserAdministration {
 }
 
 /** A unique violation on users as the contract's code. */
-export const userClash = (detail: string): ErrorCode => (detail.includes("email") ? "email_taken" : "username_taken");
+export const userClash = (detail: string): ErrorCode =>
+  detail.includes("identities") ? "identity_taken" : detail.includes("email") ? "email_taken" : "username_taken";
 
 /** The row a NewUser is inserted as: its name key, and updatedAt as createdAt. */
 export const insertable = (user: NewUser) => ({
@@ -111,13 +118,14 @@ export function userStore({ db, run, write, tables, transaction }: Dialect): Omi
     .limit(p("limit"))
     .prepare("users_after");
   return {
-    create: (user, audit, verification) =>
-      audit || verification
+    create: (user, audit, verification, identity) =>
+      audit || verification || identity
         ? transaction(
             async (tx) => {
               const [created] = await tx.insert(users).values(insertable(user)).returning(userColumns);
               if (audit) await recordIn(tx, tables, { ...audit, targetId: created!.id });
               if (verification) await issueIn(tx, tables, verification);
+              if (identity) await linkIn(tx, tables, identity);
               return created!;
             },
             { timed: true, clash: userClash },

@@ -24,6 +24,7 @@ import {
   passkeySchema,
   requestOptionsSchema,
 } from "../auth/passkeys/model.ts";
+import { identityListSchema, identitySchema, linkStartSchema, providerListSchema } from "../auth/oidc/model.ts";
 import { backupSnapshotSchema, backupsSchema } from "../backup/model.ts";
 import { checksSchema, healthSchema, liveSchema, readySchema } from "../health/model.ts";
 import { outboxMailSchema } from "../mail/model.ts";
@@ -51,6 +52,10 @@ export const NAMED_SCHEMAS: Record<SchemaName, TSchema> = {
   ResetRequested: resetRequestedSchema,
   PendingEmailChange: pendingEmailChangeSchema,
   OutboxMail: outboxMailSchema,
+  Identity: identitySchema,
+  IdentityList: identityListSchema,
+  OidcProviders: providerListSchema,
+  OidcLinkStart: linkStartSchema,
   Problem: problemSchema,
   VerificationResend: resendSchema,
   MfaStatus: mfaStatusSchema,

@@ -39,6 +39,10 @@ export type SchemaName =
   | "PasskeyList"
   | "PasskeyCreationOptions"
   | "PasskeyRequestOptions"
+  | "Identity"
+  | "IdentityList"
+  | "OidcProviders"
+  | "OidcLinkStart"
   | "Problem";
 
 /**

@@ -13,7 +13,8 @@ export interface SecondStep {
   /** Whether a session of the user's needs a second step (a confirmed app or a passkey). */
   required(user: UserRecord): Promise<boolean>;
   /** The second step to answer with, or null when the user has no second factor (any more). */
-  challenge(user: UserRecord, mode: SessionMode): Promise<MfaChallenge | null>;
+  /** `firstFactor`: what the first step proved, in RFC 8176's names (a password, "pwd", unless given). */
+  challenge(user: UserRecord, mode: SessionMode, firstFactor?: string): Promise<MfaChallenge | null>;
 }
 
 /** What a login or a reset answers: a session, or (for an account with a second factor) its second step. */

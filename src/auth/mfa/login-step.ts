@@ -41,7 +41,7 @@ export function createLoginStep({ store, users, sessions, factors, passkeys, now
      * A login's first step done (the password right, the account usable): the second step to answer with,
      * or null when the account has no second factor and the session may start at once.
      */
-    async challenge(user: UserRecord, mode: "json" | "cookie"): Promise<MfaChallenge | null> {
+    async challenge(user: UserRecord, mode: "json" | "cookie", firstFactor = "pwd"): Promise<MfaChallenge | null> {
       const summary = await store.factors(user.id);
       if (!hasFactor(summary)) return null;
       const methods = factors.methodsOf(summary);
@@ -52,7 +52,7 @@ export function createLoginStep({ store, users, sessions, factors, passkeys, now
         digest: mfaTokenDigest(token),
         userId: user.id,
         mode,
-        firstFactor: "pwd",
+        firstFactor,
         webauthnChallenge: assertion?.challenge ?? null,
         createdAt: iso(at),
         expiresAt: iso(at + MFA_TOKEN_TTL_SECONDS * 1000),

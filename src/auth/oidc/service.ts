@@ -139,8 +139,18 @@ export function createOidcService(deps: OidcServiceDeps) {
       );
     },
 
-    /** The end of a flow: `url` is the callback's whole URL, `sealed` the flow cookie's value. */
-    async callback(name: string, url: URL, sealed: string | undefined, client: ClientInfo): Promise<CallbackOutcome> {
+    /**
+     * The end of a flow: `search` is the callback's query (the provider's answer), `sealed` the flow cookie's
+     * value. The answer is read at the redirect URI registered (svc's public address), whatever address a
+     * proxy handed the request on at: the code's exchange must name that same URI.
+     */
+    async callback(
+      name: string,
+      search: string,
+      sealed: string | undefined,
+      client: ClientInfo,
+    ): Promise<CallbackOutcome> {
+      const url = new URL(`${redirectUri(rules.publicUrl, name)}${search}`);
       const back = own("/svc/console/");
       let returnTo: string | null = null;
       const fail = async (code: FlowFailureCode, detail: string): Promise<CallbackOutcome> => {
