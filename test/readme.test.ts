@@ -6,10 +6,15 @@ import { join } from "node:path";
 
 const root = join(import.meta.dir, "..");
 
-/** The rows of a markdown table of variables: name → default, for rows written `| \`SVC_…\` | default |`. */
+/**
+ * The rows of a markdown table of variables: name → default, for rows written `| \`SVC_…\` | default |`. A
+ * family of variables named by a part (`SVC_OIDC_<NAME>_ISSUER`) counts as its prefix (`SVC_OIDC_`), which is
+ * what the code that builds their names reads.
+ */
 async function variableRows(file: string): Promise<Map<string, string>> {
   const text = await Bun.file(join(root, file)).text();
   const rows = new Map<string, string>();
+  for (const m of text.matchAll(/^\| `(SVC_[A-Z0-9_]+)<[A-Z]+>[A-Z0-9_]*` \| ([^|]*) \|/gm)) rows.set(m[1]!, m[2]!);
   for (const m of text.matchAll(/^\| `(SVC_[A-Z0-9_]+)`(?:, `(SVC_[A-Z0-9_]+)`)? \| ([^|]*) \|/gm)) {
     rows.set(m[1]!, m[3]!);
     if (m[2]) rows.set(m[2], m[3]!);

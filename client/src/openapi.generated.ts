@@ -343,6 +343,109 @@ export interface paths {
         patch: operations["renamePasskey"];
         trace?: never;
     };
+    "/svc-api/v1/auth/oidc": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The OpenID providers one can sign in with, in the configured order (for sign-in buttons) */
+        get: operations["listOidcProviders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/svc-api/v1/auth/oidc/{provider}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Start signing in through a provider (a browser navigation): a 303 to the provider, with the flow's cookie (PKCE, state and nonce, 10 minutes) */
+        get: operations["startOidcSignIn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/svc-api/v1/auth/oidc/{provider}/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Where the provider sends the browser back: checked, then a 303 to return_to (signed in, with a code, or at the second step); a failure is a small page (or return_to with error=) */
+        get: operations["oidcCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/svc-api/v1/auth/oidc/exchange": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Trade the one-time code a mode=code sign-in ended with for a session (once, within 60 seconds) */
+        post: operations["exchangeOidcCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/svc-api/v1/auth/identities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The identities at OpenID providers linked to your account, oldest first */
+        get: operations["listIdentities"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/svc-api/v1/auth/identities/{provider}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start linking a provider to your account: send the browser to the answer's url (svc's own, 5 minutes). With a second factor on, it needs a step-up. */
+        post: operations["startIdentityLink"];
+        /** Unlink your identity at a provider; refused while it is your account's last way to sign in. With a second factor on, it needs a step-up. */
+        delete: operations["unlinkIdentity"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/svc-api/v1/auth/password-reset/request": {
         parameters: {
             query?: never;
@@ -829,7 +932,7 @@ export interface components {
             /** Format: date-time */
             at: string;
             /** @enum {string} */
-            action: "user.created" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "password.changed" | "session.revoked" | "refresh.reuse_detected" | "admin.user.created" | "admin.user.updated" | "admin.user.deleted" | "password_reset.issued" | "password_reset.redeemed" | "password_reset.failed" | "password_reset.throttled" | "invitation.issued" | "invitation.redeemed" | "invitation.revoked" | "category.deleted" | "backup.requested" | "email_verification.sent" | "email_verification.redeemed" | "email_verification.marked" | "password_reset.requested" | "email_change.requested" | "email_change.confirmed" | "mail.failed" | "mfa.totp_enrolled" | "mfa.totp_removed" | "mfa.verified" | "mfa.failed" | "mfa.recovery_code_used" | "mfa.recovery_codes_renewed" | "mfa.reset" | "passkey.added" | "passkey.renamed" | "passkey.removed";
+            action: "user.created" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "password.changed" | "session.revoked" | "refresh.reuse_detected" | "admin.user.created" | "admin.user.updated" | "admin.user.deleted" | "password_reset.issued" | "password_reset.redeemed" | "password_reset.failed" | "password_reset.throttled" | "invitation.issued" | "invitation.redeemed" | "invitation.revoked" | "category.deleted" | "backup.requested" | "email_verification.sent" | "email_verification.redeemed" | "email_verification.marked" | "password_reset.requested" | "email_change.requested" | "email_change.confirmed" | "mail.failed" | "mfa.totp_enrolled" | "mfa.totp_removed" | "mfa.verified" | "mfa.failed" | "mfa.recovery_code_used" | "mfa.recovery_codes_renewed" | "mfa.reset" | "passkey.added" | "passkey.renamed" | "passkey.removed" | "oidc.signed_in" | "oidc.failed" | "identity.linked" | "identity.unlinked";
             /** @description Who acted; null: nobody signed in, or the CLI. */
             actor_id: string | null;
             /** @description The user (or category) acted on. */
@@ -1002,6 +1105,33 @@ export interface components {
             sent_at: string | null;
             /** @description What the last failed attempt was told, in one line. */
             last_error: string | null;
+        };
+        Identity: {
+            /** Format: uuid */
+            id: string;
+            /** @description The provider's name in SVC_OIDC_PROVIDERS when it was linked. */
+            provider: string;
+            /** @description The address the provider gave at the last sign-in. */
+            email: string | null;
+            /** Format: date-time */
+            created_at: string;
+            last_used_at: string | null;
+        };
+        IdentityList: {
+            items: components["schemas"]["Identity"][];
+        };
+        OidcProviders: {
+            providers: {
+                name: string;
+                /** @description What a button says: "Sign in with <label>". */
+                label: string;
+                /** @description Where to send the browser (svc's own path): add ?return_to=… as needed. */
+                url: string;
+            }[];
+        };
+        OidcLinkStart: {
+            /** @description Send the browser here (svc's own address, good for 5 minutes) to link the provider. */
+            url: string;
         };
         /** @description RFC 9457 problem details. */
         Problem: {
@@ -3729,6 +3859,600 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /** @description database_unavailable, storage_full */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "database_unavailable" | "storage_full";
+                    };
+                };
+            };
+        };
+    };
+    listOidcProviders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The providers */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OidcProviders"];
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /** @description database_unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "database_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    startOidcSignIn: {
+        parameters: {
+            query?: {
+                return_to?: string;
+                mode?: "cookie" | "code";
+                invitation?: string;
+                link?: string;
+            };
+            header?: never;
+            path: {
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the provider's sign-in */
+            303: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description validation_failed, invalid_return_to, invalid_oidc_code */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "validation_failed" | "invalid_return_to" | "invalid_oidc_code";
+                    };
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "not_found";
+                    };
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /** @description oidc_provider_unavailable, database_unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "oidc_provider_unavailable" | "database_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    oidcCallback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To return_to */
+            303: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /** @description database_unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "database_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    exchangeOidcCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The one-time code return_to received. */
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description As login: a session's pair and you, or the second step for an account with a second factor */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Cookie mode only: the session cookie (__Host-svc_refresh over HTTPS, svc_refresh over plain HTTP), HttpOnly, SameSite=Strict, holding the new refresh token. */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Login"];
+                };
+            };
+            /** @description validation_failed, malformed_json, invalid_oidc_code */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "validation_failed" | "malformed_json" | "invalid_oidc_code";
+                    };
+                };
+            };
+            /** @description account_disabled */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "account_disabled";
+                    };
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
+                    };
+                };
+            };
+            /** @description unsupported_media_type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /** @description database_unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "database_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    listIdentities: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Your identities */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdentityList"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Bearer realm="svc", with error="invalid_token" when a token was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /** @description database_unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "database_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    startIdentityLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Where the flow ends (svc's own address by default). */
+                    return_to?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Where to send the browser */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OidcLinkStart"];
+                };
+            };
+            /** @description validation_failed, malformed_json, invalid_return_to */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "validation_failed" | "malformed_json" | "invalid_return_to";
+                    };
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Bearer realm="svc", with error="invalid_token" when a token was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
+                };
+            };
+            /** @description mfa_step_up_required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "mfa_step_up_required";
+                    };
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "not_found";
+                    };
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
+                    };
+                };
+            };
+            /** @description unsupported_media_type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description internal */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /** @description oidc_provider_unavailable, database_unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "oidc_provider_unavailable" | "database_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    unlinkIdentity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Unlinked: it signs in no more */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Bearer realm="svc", with error="invalid_token" when a token was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
+                };
+            };
+            /** @description mfa_step_up_required */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "mfa_step_up_required";
+                    };
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "not_found";
+                    };
+                };
+            };
+            /** @description last_sign_in_method */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description With idempotency_key_in_flight: seconds to wait before sending the request again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "last_sign_in_method";
+                    };
+                };
+            };
+            /** @description precondition_failed */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "precondition_failed";
                     };
                 };
             };
@@ -6538,7 +7262,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only this action. */
-                action?: "user.created" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "password.changed" | "session.revoked" | "refresh.reuse_detected" | "admin.user.created" | "admin.user.updated" | "admin.user.deleted" | "password_reset.issued" | "password_reset.redeemed" | "password_reset.failed" | "password_reset.throttled" | "invitation.issued" | "invitation.redeemed" | "invitation.revoked" | "category.deleted" | "backup.requested" | "email_verification.sent" | "email_verification.redeemed" | "email_verification.marked" | "password_reset.requested" | "email_change.requested" | "email_change.confirmed" | "mail.failed" | "mfa.totp_enrolled" | "mfa.totp_removed" | "mfa.verified" | "mfa.failed" | "mfa.recovery_code_used" | "mfa.recovery_codes_renewed" | "mfa.reset" | "passkey.added" | "passkey.renamed" | "passkey.removed";
+                action?: "user.created" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "password.changed" | "session.revoked" | "refresh.reuse_detected" | "admin.user.created" | "admin.user.updated" | "admin.user.deleted" | "password_reset.issued" | "password_reset.redeemed" | "password_reset.failed" | "password_reset.throttled" | "invitation.issued" | "invitation.redeemed" | "invitation.revoked" | "category.deleted" | "backup.requested" | "email_verification.sent" | "email_verification.redeemed" | "email_verification.marked" | "password_reset.requested" | "email_change.requested" | "email_change.confirmed" | "mail.failed" | "mfa.totp_enrolled" | "mfa.totp_removed" | "mfa.verified" | "mfa.failed" | "mfa.recovery_code_used" | "mfa.recovery_codes_renewed" | "mfa.reset" | "passkey.added" | "passkey.renamed" | "passkey.removed" | "oidc.signed_in" | "oidc.failed" | "identity.linked" | "identity.unlinked";
                 /** @description Only events this user did. */
                 actor?: string;
                 /** @description Only events done to this user (or category). */

@@ -21,5 +21,5 @@ CREATE TABLE "oidc_codes" (
 ALTER TABLE "identities" ADD CONSTRAINT "identities_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "oidc_codes" ADD CONSTRAINT "oidc_codes_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE UNIQUE INDEX "identities_issuer_subject_uq" ON "identities" USING btree ("issuer","subject");--> statement-breakpoint
-CREATE INDEX "identities_user_id_idx" ON "identities" USING btree ("user_id");--> statement-breakpoint
+CREATE UNIQUE INDEX "identities_user_id_provider_uq" ON "identities" USING btree ("user_id","provider");--> statement-breakpoint
 CREATE INDEX "oidc_codes_expires_at_idx" ON "oidc_codes" USING btree ("expires_at");

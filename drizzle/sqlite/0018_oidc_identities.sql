@@ -11,7 +11,7 @@ CREATE TABLE `identities` (
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX `identities_issuer_subject_uq` ON `identities` (`issuer`,`subject`);--> statement-breakpoint
-CREATE INDEX `identities_user_id_idx` ON `identities` (`user_id`);--> statement-breakpoint
+CREATE UNIQUE INDEX `identities_user_id_provider_uq` ON `identities` (`user_id`,`provider`);--> statement-breakpoint
 CREATE TABLE `oidc_codes` (
 	`digest` text PRIMARY KEY NOT NULL,
 	`user_id` text NOT NULL,

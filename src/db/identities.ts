@@ -43,16 +43,17 @@ export interface IdentityStore {
   list(userId: string): Promise<IdentityRecord[]>;
   /**
    * Links the identity to its user with its audit event in one change. "taken": this issuer and subject are
-   * linked already (to anyone); null: the user is gone. Either way nothing is written.
+   * linked already (to anyone), or the user has an identity at this provider; null: the user is gone. Either
+   * way nothing is written.
    */
   link(identity: IdentityRecord, audit: AuditEvent): Promise<IdentityRecord | "taken" | null>;
   /** Records a sign-in with the identity: when, and the address the provider gave this time. */
   recordUse(id: string, email: string | null, at: string): Promise<void>;
   /**
-   * Unlinks one of the user's identities with its audit event. "last": it is the account's last way to sign
-   * in (no password, no passkey, no other identity), so nothing is written; false: the user has none with this id.
+   * Unlinks the user's identity at `provider` with its audit event. "last": it is the account's last way to
+   * sign in (no password, no passkey, no other identity), so nothing is written; false: the user has none there.
    */
-  unlink(userId: string, id: string, audit: AuditEvent): Promise<boolean | "last">;
+  unlink(userId: string, provider: string, audit: AuditEvent): Promise<boolean | "last">;
   /** Keeps a one-time code handed out. */
   issueCode(code: OidcCodeRecord): Promise<void>;
   /** Takes the code with this digest, once, if unexpired at `at`: of concurrent takes one gets it; null otherwise. */
@@ -115,19 +116,19 @@ export function identityStore(dialect: Dialect): IdentityStore {
       if (!key) return;
       await write(() => db.update(identities).set({ lastUsedAt: at, email }).where(eq(identities.id, key)));
     },
-    unlink(userId, id, audit) {
-      const [user, key] = [parseId(userId), parseId(id)];
-      if (!user || !key) return Promise.resolve(false);
+    unlink(userId, provider, audit) {
+      const user = parseId(userId);
+      if (!user) return Promise.resolve(false);
       return transaction(async (tx) => {
         // The user's row first: two unlinks (or an unlink and a passkey's removal) at once see each other.
         await lockUserIn(tx, dialect, userId);
-        const mine = and(eq(identities.id, key), eq(identities.userId, user));
+        const mine = and(eq(identities.userId, user), eq(identities.provider, provider));
         const [found] = await tx.select({ id: identities.id }).from(identities).where(mine);
         if (!found) return false;
         const [others] = await tx
           .select({ n: count() })
           .from(identities)
-          .where(and(eq(identities.userId, user), ne(identities.id, key)));
+          .where(and(eq(identities.userId, user), ne(identities.provider, provider)));
         const [keys] = await tx.select({ n: count() }).from(passkeys).where(eq(passkeys.userId, user));
         const [password] = await tx
           .select({ n: count() })

@@ -204,16 +204,20 @@ describe("GET /svc-api/openapi.json", () => {
       "deleteMe",
       "endSession",
       "enrolTotp",
+      "exchangeOidcCode",
       "getMe",
       "getMfa",
       "getUser",
       "health",
+      "listIdentities",
+      "listOidcProviders",
       "listPasskeys",
       "listSessions",
       "listUsers",
       "live",
       "login",
       "logout",
+      "oidcCallback",
       "passkeyRegistrationOptions",
       "passkeySignIn",
       "passkeySignInOptions",
@@ -226,7 +230,10 @@ describe("GET /svc-api/openapi.json", () => {
       "renewRecoveryCodes",
       "requestPasswordReset",
       "resendVerification",
+      "startIdentityLink",
+      "startOidcSignIn",
       "stepUpWebauthnOptions",
+      "unlinkIdentity",
       "updateMe",
       "verifyEmail",
       "verifyMfa",
@@ -250,6 +257,8 @@ describe("GET /svc-api/openapi.json", () => {
         "BackupSnapshot",
         "Health",
         "HealthChecks",
+        "Identity",
+        "IdentityList",
         "Invitation",
         "IssuedInvitation",
         "IssuedReset",
@@ -269,6 +278,8 @@ describe("GET /svc-api/openapi.json", () => {
         "MfaChallenge",
         "StepUp",
         "MfaWebauthnOptions",
+        "OidcLinkStart",
+        "OidcProviders",
         "Passkey",
         "PasskeyList",
         "PasskeyCreationOptions",
@@ -316,6 +327,10 @@ describe("GET /svc-api/openapi.json", () => {
       ["get", "/svc-api/v1/admin/invitations", "200", listOf("Invitation")],
       ["get", "/svc-api/v1/admin/backups", "200", named("Backups")],
       ["post", "/svc-api/v1/admin/backups", "202", named("Backups")],
+      ["get", "/svc-api/v1/auth/oidc", "200", named("OidcProviders")],
+      ["post", "/svc-api/v1/auth/oidc/exchange", "200", named("Login")],
+      ["get", "/svc-api/v1/auth/identities", "200", named("IdentityList")],
+      ["post", "/svc-api/v1/auth/identities/{provider}", "200", named("OidcLinkStart")],
       ["get", "/svc/health/live", "200", named("Live")],
       ["get", "/svc/health/ready", "200", named("Ready")],
       ["get", "/svc/health/ready", "503", named("Ready")],
@@ -365,7 +380,7 @@ describe("GET /svc-api/openapi.json", () => {
     const code = doc.components.schemas.Problem.properties.code;
     expect(code).toMatchObject({ type: "string", enum: [...ERROR_CODES] });
     expect(code.enum.length).toBe(56);
-    expect([code.enum[0], code.enum.at(-1)]).toEqual(["validation_failed", "storage_full"]);
+    expect([code.enum[0], code.enum.at(-1)]).toEqual(["validation_failed", "oidc_provider_unavailable"]);
     expect(doc.components.schemas.Problem.required).toContain("code");
 
     const login = doc.paths["/svc-api/v1/auth/login"].post.responses;

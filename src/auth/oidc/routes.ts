@@ -30,7 +30,6 @@ export interface OidcRouteDeps {
 
 const PREFIX = "/svc-api/v1/auth";
 const provider = t.Object({ provider: t.String({ description: "The provider's name in SVC_OIDC_PROVIDERS." }) });
-const identityId = t.Object({ id: t.String({ description: "An identity's id (UUID)." }) });
 
 /** A 303 to `location`, with each Set-Cookie given (Elysia's set.headers holds one value a name). */
 function seeOther(location: string, cookies: string[]): Response {
@@ -168,19 +167,19 @@ export function oidcRoutes({ oidc, stepUp, authenticator, idempotency, maxBodyBy
       },
     )
     .delete(
-      "/identities/:id",
+      "/identities/:provider",
       async ({ params, caller, token, client, set }) => {
         if (stepUp) await stepUp.require(caller, token);
-        await oidc.unlink(caller.id, params.id, client);
+        await oidc.unlink(caller.id, params.provider, client);
         set.status = 204;
       },
       {
-        params: identityId,
+        params: provider,
         operation: {
           operationId: "unlinkIdentity",
           conditional: "guarded",
           summary:
-            "Unlink one of your identities; refused while it is your account's last way to sign in. With a second factor on, it needs a step-up.",
+            "Unlink your identity at a provider; refused while it is your account's last way to sign in. With a second factor on, it needs a step-up.",
           tag: "auth",
           auth: true,
           ok: { status: 204, description: "Unlinked: it signs in no more" },

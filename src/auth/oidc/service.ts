@@ -233,20 +233,15 @@ export function createOidcService(deps: OidcServiceDeps) {
 
     list: (userId: string): Promise<IdentityRecord[]> => identities.list(userId),
 
-    async unlink(userId: string, id: string, origin: Origin): Promise<void> {
-      const event = auditEvent("identity.unlinked", {
-        actor: userId,
-        target: userId,
-        origin,
-        detail: { identity: id },
-      });
-      const gone = await identities.unlink(userId, id, event);
+    async unlink(userId: string, provider: string, origin: Origin): Promise<void> {
+      const event = auditEvent("identity.unlinked", { actor: userId, target: userId, origin, detail: { provider } });
+      const gone = await identities.unlink(userId, provider, event);
       if (gone === "last")
         throw new AppError(
           "last_sign_in_method",
           "This is the account's last way to sign in: set a password or add a passkey first.",
         );
-      if (!gone) throw new AppError("not_found", "The account has no identity with this id.");
+      if (!gone) throw new AppError("not_found", `The account has no identity at ${provider}.`);
     },
   };
 }

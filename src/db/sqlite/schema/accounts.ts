@@ -180,7 +180,8 @@ export const identities = sqliteTable(
   },
   (t) => [
     uniqueIndex("identities_issuer_subject_uq").on(t.issuer, t.subject),
-    index("identities_user_id_idx").on(t.userId),
+    // One identity per provider per account: unlinking names the provider.
+    uniqueIndex("identities_user_id_provider_uq").on(t.userId, t.provider),
   ],
 );
 
