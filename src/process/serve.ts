@@ -80,6 +80,13 @@ export async function serve(config: Config): Promise<void> {
   const mailAnyway = mailOn ? setTimeout(() => void startMail(), MAIL_START_MS) : undefined;
   mailAnyway?.unref();
   const mailHealth = mailOn ? () => mailSender?.figures().health ?? "ok" : undefined;
+  // OpenID providers are discovered from start, not from the first request: an issuer that cannot be reached
+  // is a warning in the first second of the log, and tried again on its own (docs/oidc.md).
+  const oidcProviders =
+    config.oidc.providers.length > 0
+      ? (await import("../auth/oidc/providers.ts")).createOidcProviders(config.oidc.providers, { logger })
+      : undefined;
+  void oidcProviders?.start();
   const probes = healthProbes(opened.probe, config.env, backupDetail, mailHealth);
   let app: App | undefined;
   let loading: Promise<App> | undefined;
@@ -145,6 +152,7 @@ export async function serve(config: Config): Promise<void> {
       backups: backup ?? undefined,
       mail: () => mailSender?.figures(),
       certificate: served ? () => served! : undefined,
+      oidcProviders,
     });
     listeners.reload(app.handlersOn);
     stopReturningMemory = returnMemoryWhenIdle(app.requestsBegun, opened.releaseMemory, config.releaseCodeAfterMs);

@@ -193,6 +193,26 @@ try { failingStep(); } catch (error) { console.log(JSON.stringify(safeError(erro
       [{ SVC_PORT: "eighty" }, "SVC_PORT"],
       [{ SVC_ENV: "production", SVC_JWT_SECRET: "" }, "SVC_JWT_SECRET"],
       [{ SVC_GRAPHQL_AUTH: "maybe" }, "SVC_GRAPHQL_AUTH"],
+      [{ SVC_OIDC_PROVIDERS: "corp" }, "SVC_OIDC_CORP_ISSUER"],
+      [
+        {
+          SVC_OIDC_PROVIDERS: "corp",
+          SVC_OIDC_CORP_ISSUER: "http://sso.example.com",
+          SVC_OIDC_CORP_CLIENT_ID: "svc",
+          SVC_OIDC_CORP_CLIENT_SECRET: "s",
+          SVC_PUBLIC_URL: "https://svc.example.com",
+        },
+        "SVC_OIDC_CORP_ISSUER",
+      ],
+      [
+        {
+          SVC_OIDC_PROVIDERS: "corp",
+          SVC_OIDC_CORP_ISSUER: "https://sso.example.com",
+          SVC_OIDC_CORP_CLIENT_ID: "svc",
+          SVC_OIDC_CORP_CLIENT_SECRET: "s",
+        },
+        "SVC_PUBLIC_URL",
+      ],
     ];
     for (const [env, variable] of cases) {
       const proc = runProcessSync([...svcIn(dir)], {

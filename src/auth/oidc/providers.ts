@@ -7,7 +7,7 @@
 import { createRemoteJWKSet } from "jose";
 import * as client from "openid-client";
 import type { OidcProviderConfig } from "../../config/oidc.ts";
-import type { Logger } from "../../observability/log.ts";
+import type { LineLogger } from "../../observability/log-lines.ts";
 
 export type ProviderState =
   | { kind: "ready"; provider: OidcProviderConfig; configuration: client.Configuration; keys: ProviderKeys }
@@ -21,13 +21,18 @@ export interface OidcProviders {
   readonly configured: readonly OidcProviderConfig[];
   /** undefined: no provider of that name. */
   state(name: string): ProviderState | undefined;
+  /**
+   * As state, once the first discovery of every provider has been tried (at once after that): the first
+   * sign-ins after start wait for a discovery under way rather than being told the provider is unavailable.
+   */
+  settled(name: string): Promise<ProviderState | undefined>;
   /** Discovers every provider not yet reached; resolves once each has been tried once. */
   start(): Promise<void>;
   stop(): void;
 }
 
 export interface DiscoveryOptions {
-  logger: Logger;
+  logger: LineLogger;
   /** How long a discovery document is used before it is fetched again (it is kept if that fails). */
   refreshSeconds?: number;
   /** The first pause after a failed discovery; it doubles up to `maxRetrySeconds`. */
@@ -49,6 +54,7 @@ export function createOidcProviders(
   );
   const timers = new Map<string, ReturnType<typeof setTimeout>>();
   let stopped = false;
+  let firstTries: Promise<void> | undefined;
 
   async function discover(provider: OidcProviderConfig): Promise<boolean> {
     const issuer = new URL(provider.issuer);
@@ -104,13 +110,18 @@ export function createOidcProviders(
   return {
     configured,
     state: (name) => states.get(name),
-    async start() {
-      await Promise.all(
+    async settled(name) {
+      await firstTries;
+      return states.get(name);
+    },
+    start() {
+      firstTries ??= Promise.all(
         configured.map(async (provider) => {
           const reached = await discover(provider);
           schedule(provider, reached ? refreshSeconds : retrySeconds, reached ? retrySeconds : retrySeconds * 2);
         }),
-      );
+      ).then(() => {});
+      return firstTries;
     },
     stop() {
       stopped = true;
