@@ -109,11 +109,16 @@ export const signInWith = (provider: string): void => void client.auth.signInWit
 /** This page's address, at `view` (#/account) when given. */
 export const here = (view = ""): string => `${location.origin}${location.pathname}${view}`;
 
-/** The second step a sign-in at a provider came back with (#mfa_token=…), taken out of the address bar at once. */
-let arrived = oidcSecondStep(location.hash);
-if (arrived) history.replaceState(null, "", `${location.pathname}${location.search}`);
+/** The second step a sign-in at a provider came back with (#mfa_token=…), until the sign-in page takes it. */
+let arrived: MfaChallenge | null = null;
 
-/** That second step, once: the next sign-in page shows the form again. */
+/** Takes that second step out of the address bar (and so out of the history): once, as the page loads. */
+export function takeArrivedSecondStep(): void {
+  arrived = oidcSecondStep(location.hash);
+  if (arrived) history.replaceState(null, "", `${location.pathname}${location.search}`);
+}
+
+/** The second step taken as the page loaded, once: the next sign-in page shows the form again. */
 export function arrivedSecondStep(): MfaChallenge | null {
   const taken = arrived;
   arrived = null;
