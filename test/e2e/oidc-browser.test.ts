@@ -7,15 +7,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { TOTP, URI } from "otpauth";
 import type { Browser, Page } from "playwright-core";
-import { freePort } from "../ports.ts";
-import { runProcessSync } from "../support/cli.ts";
 import { startOidcProvider, type TestOidcProvider } from "../support/oidc-provider.ts";
 import { chromiumAvailable, launchChromium } from "./chromium.ts";
-import { accessibilityProblems, done } from "./support/console.ts";
-import { emptyFolderWithBinary, json, prepareBinary, type Running, start, stop, svcIn } from "./support/svc.ts";
+import { accessibilityProblems, done, openConsole } from "./support/console.ts";
+import { json, type Running, startWithAdministrator, stop } from "./support/svc.ts";
 
 const PASSWORD = "correct horse battery";
 const CLIENT_SECRET = "svc-e2e-client-secret-0123456789abcdef";
+// root's account at the provider: the address svc holds verified for root (startWithAdministrator's).
 const ROOT = { sub: "root-at-idp", email: "root@example.com", email_verified: true, preferred_username: "rooty" };
 
 describe.skipIf(!chromiumAvailable)("OpenID sign-in in the console, on the compiled binary", () => {
@@ -25,28 +24,23 @@ describe.skipIf(!chromiumAvailable)("OpenID sign-in in the console, on the compi
   let base: string;
 
   beforeAll(async () => {
-    await prepareBinary();
-    const dir = emptyFolderWithBinary();
-    const port = freePort();
-    base = `http://127.0.0.1:${port}`;
-    idp = await startOidcProvider([
-      { client_id: "svc", client_secret: CLIENT_SECRET, redirect_uris: [`${base}/svc-api/v1/auth/oidc/test/callback`] },
-    ]);
-    svc = await start(dir, {
-      SVC_PORT: String(port),
-      SVC_PUBLIC_URL: base,
-      SVC_OIDC_PROVIDERS: "test",
-      SVC_OIDC_TEST_ISSUER: idp.issuer,
-      SVC_OIDC_TEST_CLIENT_ID: "svc",
-      SVC_OIDC_TEST_CLIENT_SECRET: CLIENT_SECRET,
-      SVC_OIDC_TEST_LABEL: "Test IdP",
-    });
-    // The operator's administrator: its address counts as verified, which links the provider's account to it.
-    const made = runProcessSync(
-      [...svcIn(dir), "admin", "create", "--username", "root", "--email", ROOT.email, "--password-stdin"],
-      { cwd: dir, env: { PATH: process.env.PATH ?? "" }, stdin: `${PASSWORD}\n` },
-    );
-    expect(made.code).toBe(0);
+    // The provider first: the redirect URI it allows is the binary's, on the port picked for it.
+    ({ svc, base } = await startWithAdministrator("127.0.0.1", PASSWORD, async (base) => {
+      idp = await startOidcProvider([
+        {
+          client_id: "svc",
+          client_secret: CLIENT_SECRET,
+          redirect_uris: [`${base}/svc-api/v1/auth/oidc/test/callback`],
+        },
+      ]);
+      return {
+        SVC_OIDC_PROVIDERS: "test",
+        SVC_OIDC_TEST_ISSUER: idp.issuer,
+        SVC_OIDC_TEST_CLIENT_ID: "svc",
+        SVC_OIDC_TEST_CLIENT_SECRET: CLIENT_SECRET,
+        SVC_OIDC_TEST_LABEL: "Test IdP",
+      };
+    }));
     browser = await launchChromium();
   }, 120_000);
   afterAll(async () => {
@@ -55,16 +49,7 @@ describe.skipIf(!chromiumAvailable)("OpenID sign-in in the console, on the compi
     await idp?.stop();
   });
 
-  async function open(): Promise<{ page: Page; refused: string[] }> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await context.newPage();
-    const refused: string[] = [];
-    page.on("console", (message) => {
-      if (/Content Security Policy/i.test(message.text())) refused.push(message.text());
-    });
-    await page.goto(`${base}/svc/admin`);
-    return { page, refused };
-  }
+  const open = () => openConsole({ browser, base });
   const providerButton = (page: Page) => page.getByRole("button", { name: "Sign in with Test IdP" });
   const signedIn = (page: Page) => page.getByRole("button", { name: "Sign out" }).waitFor();
   async function account(page: Page) {
