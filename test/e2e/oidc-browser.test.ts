@@ -2,7 +2,7 @@
 // (oidc-provider, started here, whose login this test steers) and the console in Chromium. The administrator's
 // provider account vouches for the address svc holds verified, so the first sign-in links it: the console's
 // button goes to the provider and comes back signed in, a reload keeps the session, the account view lists
-// the identity. With an authenticator app on, the sign-in comes back at the console's second step. A user who
+// the identity, unlinks it and links it again. With an authenticator app on, the sign-in comes back at the console's second step. A user who
 // cancels at the provider ends on svc's failure page. Without Chromium the test is skipped, except with CI=true.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { TOTP, URI } from "otpauth";
@@ -57,7 +57,7 @@ describe.skipIf(!chromiumAvailable)("OpenID sign-in in the console, on the compi
     await page.getByRole("heading", { name: "Linked sign-ins" }).waitFor();
   }
 
-  test("the console's button signs in at the provider and back; a reload keeps it; the account lists it", async () => {
+  test("the console's button signs in at the provider and back; a reload keeps it; the account lists, unlinks and links it", async () => {
     idp.account = ROOT;
     const { page, refused } = await open();
     await providerButton(page).click();
@@ -77,6 +77,16 @@ describe.skipIf(!chromiumAvailable)("OpenID sign-in in the console, on the compi
     // Linked already: no button offers to link it again.
     await expect(page.getByRole("button", { name: "Link Test IdP" }).count()).resolves.toBe(0);
     await expect(accessibilityProblems(page)).resolves.toEqual([]);
+
+    // root has a password besides: unlinked, then linked again through the provider, back in this view.
+    await page.getByRole("button", { name: "Unlink" }).click();
+    await page.getByRole("button", { name: "Yes, unlink" }).click();
+    await page.getByRole("status").getByText("Test IdP unlinked").waitFor();
+    await page.getByText("No sign-ins linked yet.").waitFor();
+    await page.getByRole("button", { name: "Link Test IdP" }).click();
+    await page.getByRole("status").getByText("Test IdP linked").waitFor();
+    expect(page.url()).toBe(`${base}/svc/admin#/account`);
+    await expect(listed.count()).resolves.toBe(1);
     expect(refused).toEqual([]);
     await done(page);
   }, 60_000);
