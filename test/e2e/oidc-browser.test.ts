@@ -1,9 +1,10 @@
 // Signing in through an OpenID provider end to end (docs/oidc.md): the compiled binary, a real provider
 // (oidc-provider, started here, whose login this test steers) and the console in Chromium. The administrator's
 // provider account vouches for the address svc holds verified, so the first sign-in links it: the console's
-// button goes to the provider and comes back signed in, a reload keeps the session, the account view lists
-// the identity, unlinks it and links it again. With an authenticator app on, the sign-in comes back at the console's second step. A user who
-// cancels at the provider ends on svc's failure page. Without Chromium the test is skipped, except with CI=true.
+// button goes to the provider and comes back signed in, a reload keeps the session, the account view lists the
+// identity, unlinks it and links it again. With an authenticator app on, the sign-in comes back at the
+// console's second step. A user who cancels at the provider ends on svc's failure page. Without Chromium the
+// test is skipped, except with CI=true.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { TOTP, URI } from "otpauth";
 import type { Browser, Page } from "playwright-core";
