@@ -115,6 +115,16 @@ export class Auth {
     return this.#signedIn(await this.#post("password-reset", { ...input, mode: this.#mode }));
   }
 
+  /**
+   * Trades the one-time code a sign-in through a provider ended with (mode=code: `return_to?code=…`) for a
+   * session, once, within 60 seconds; answers as login does. A json-mode client's: svc answers the pair in
+   * the body (a cookie-mode client signs in with mode=cookie instead). invalid_oidc_code, account_disabled.
+   */
+  async exchangeCode(code: string): Promise<LoginResult> {
+    if (this.#mode !== "json") throw new TypeError("exchangeCode: for a json-mode client (cookie mode needs none)");
+    return this.#signedIn(await this.#post("oidc/exchange", { code }));
+  }
+
   /** A POST to auth/`route` without a token, its answer read. */
   async #post<T>(route: string, body?: object): Promise<T> {
     const call: Call = { method: "POST", path: `${AUTH}/${route}`, ...(body && { body }) };

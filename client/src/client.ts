@@ -14,6 +14,7 @@ import { Users } from "./users.js";
 import { emailVerificationCalls, type EmailVerificationCalls } from "./email-verification.js";
 import { passwordResetCalls, type PasswordResetCalls } from "./password-reset.js";
 import { secondFactorCalls, type SecondFactorCalls } from "./second-factors.js";
+import { oidcCalls, type OidcCalls } from "./oidc.js";
 
 export interface ClientOptions {
   /** Where svc is: `https://svc.example.com`. In a browser, the page's own origin when left out. */
@@ -64,9 +65,10 @@ export interface Answer<T> {
 export interface Client {
   /**
    * The session, with (email-verification.ts) verifyEmail and resendVerification, and (password-reset.ts)
-   * requestPasswordReset and resetPassword, and (second-factors.ts) the authenticator app, passkeys and step-up.
+   * requestPasswordReset and resetPassword, (second-factors.ts) the authenticator app, passkeys and step-up,
+   * and (oidc.ts) signing in through OpenID providers and the identities linked to the account.
    */
-  readonly auth: Auth & EmailVerificationCalls & PasswordResetCalls & SecondFactorCalls;
+  readonly auth: Auth & EmailVerificationCalls & PasswordResetCalls & SecondFactorCalls & OidcCalls;
   readonly users: Users;
   readonly categories: Categories;
   /** Stops listening to other tabs and the store (a script can then exit); the session is kept. */
@@ -115,6 +117,7 @@ export function createClient(options: ClientOptions = {}): Client {
       emailVerificationCalls(http, auth),
       passwordResetCalls(http, auth),
       secondFactorCalls(auth),
+      oidcCalls(http, auth),
     ),
     users: new Users(http, auth),
     categories: new Categories(http, auth),

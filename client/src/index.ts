@@ -22,6 +22,7 @@ export type {
 } from "./email-verification.js";
 export type { MailedReset, PasswordResetCalls, ResetRequest, ResetRequested } from "./password-reset.js";
 export type { PasskeyCalls, SecondFactorCalls } from "./second-factors.js";
+export { oidcSecondStep, type Identity, type OidcCalls, type OidcProvider, type SignInWithOptions } from "./oidc.js";
 export type {
   LoginResult,
   MfaChallenge,

@@ -6,11 +6,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { TOTP, URI } from "otpauth";
 import type { Browser, CDPSession, Page } from "playwright-core";
-import { runProcessSync } from "../support/cli.ts";
-import { freePort } from "../ports.ts";
 import { chromiumAvailable, launchChromium } from "./chromium.ts";
 import { accessibilityProblems, done, signIn } from "./support/console.ts";
-import { emptyFolderWithBinary, prepareBinary, type Running, start, stop, svcIn } from "./support/svc.ts";
+import { type Running, startWithAdministrator, stop } from "./support/svc.ts";
 
 const PASSWORD = "correct horse battery";
 
@@ -21,16 +19,7 @@ describe.skipIf(!chromiumAvailable)("second factors in the console, on the compi
   let base: string;
 
   beforeAll(async () => {
-    await prepareBinary();
-    const dir = emptyFolderWithBinary();
-    const port = freePort();
-    base = `http://localhost:${port}`;
-    svc = await start(dir, { SVC_PORT: String(port), SVC_PUBLIC_URL: base });
-    const made = runProcessSync(
-      [...svcIn(dir), "admin", "create", "--username", "root", "--email", "root@example.com", "--password-stdin"],
-      { cwd: dir, env: { PATH: process.env.PATH ?? "" }, stdin: `${PASSWORD}\n` },
-    );
-    expect(made.code).toBe(0);
+    ({ svc, base } = await startWithAdministrator("localhost", PASSWORD));
     browser = await launchChromium();
   }, 120_000);
   afterAll(async () => {

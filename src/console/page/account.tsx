@@ -1,20 +1,23 @@
-// Your own account: its second factors (docs/second-factors.md). An authenticator app (enrolled by its QR
-// code, turned on by a first code, which shows the ten recovery codes once) and passkeys (made by the
-// browser through @simplewebauthn/browser). Removing a passkey may need a step-up first: a current code or
-// a passkey, asked for when svc says so.
-import { startAuthentication, startRegistration } from "@simplewebauthn/browser";
+// Your own account: its second factors (docs/second-factors.md) and the sign-ins linked to it (docs/oidc.md).
+// An authenticator app (enrolled by its QR code, turned on by a first code, which shows the ten recovery codes
+// once) and passkeys (made by the browser through @simplewebauthn/browser). Removing a passkey may need a
+// step-up first: a current code or a passkey, asked for when svc says so.
+import { startRegistration } from "@simplewebauthn/browser";
 import type { MfaStatus, Passkey, TotpEnrolment } from "@svc/client";
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, call, client } from "./api.ts";
+import { call, client } from "./api.ts";
 import { CodeField, Submit, submitted, TextField } from "./forms.tsx";
+import { LinkedSignIns } from "./linked-sign-ins.tsx";
 import { Outcome, useReported } from "./outcome.tsx";
 import { ConfirmButton, useAction, When } from "./parts.tsx";
+import { StepUpPrompt, useStepUp } from "./step-up.tsx";
 
 export function Account({ me }: { me: { username: string } }) {
   return (
     <section aria-labelledby="account-title">
       <h2 id="account-title">Your account ({me.username})</h2>
       <SecondFactor />
+      <LinkedSignIns />
     </section>
   );
 }
@@ -27,9 +30,6 @@ function SecondFactor() {
   const [code, setCode] = useState("");
   const [offCode, setOffCode] = useState("");
   const [name, setName] = useState("");
-  /** What svc held back until this session shows a second factor (a step-up), to run again once it has. */
-  const [held, setHeld] = useState<{ what: string; done: string; again: () => Promise<unknown> } | null>(null);
-  const [stepCode, setStepCode] = useState("");
   const action = useAction();
 
   const load = () =>
@@ -41,36 +41,14 @@ function SecondFactor() {
     void load();
   }, []);
   const { done, act } = useReported(action, load);
-
-  /**
-   * Runs `work`; when svc asks this session to show a second factor first (a passkey added or removed, an
-   * app enrolled beside a passkey), keeps it, to run again after the step-up.
-   */
-  async function guarded(what: string, done: string, work: () => Promise<unknown>): Promise<unknown> {
-    setHeld(null);
-    try {
-      return await work();
-    } catch (error) {
-      if (error instanceof ApiError && error.code === "mfa_step_up_required") setHeld({ what, done, again: work });
-      throw error;
-    }
-  }
+  const stepUp = useStepUp(action, act);
+  const { guarded } = stepUp;
   const remove = (passkey: Passkey) => {
     const done = `Passkey ${passkey.name} removed`;
     return act(done, () =>
       guarded("Removing a passkey", done, () => call(() => client.auth.passkeys.remove(passkey.id))),
     );
   };
-  /** Shows a factor for this session, then runs again what was held back. */
-  const stepUp = (proof: () => Promise<unknown>) =>
-    action.run(async () => {
-      await proof();
-      setStepCode("");
-      const then = held;
-      setHeld(null);
-      if (then) await act(then.done, then.again);
-    });
-
   const totp = status?.totp;
   return (
     <section aria-labelledby="second-factor-title">
@@ -176,41 +154,7 @@ function SecondFactor() {
           ))}
         </ul>
       )}
-      {held && (
-        <form
-          aria-label="Confirm it is you"
-          onSubmit={submitted(() => stepUp(() => call(() => client.auth.stepUp({ code: stepCode }))))}
-        >
-          <p>{held.what} needs a second factor shown in the last 5 minutes.</p>
-          {totp?.enabled && (
-            <>
-              <CodeField
-                label="Code from your authenticator app"
-                name="step-up-code"
-                value={stepCode}
-                set={setStepCode}
-              />
-              <Submit busy={action.busy}>Confirm</Submit>{" "}
-            </>
-          )}
-          <button
-            type="button"
-            disabled={action.busy}
-            onClick={() =>
-              void stepUp(async () => {
-                const options = await call(() => client.auth.stepUpOptions());
-                const webauthn = await startAuthentication({ optionsJSON: options });
-                await call(() => client.auth.stepUp({ webauthn }));
-              })
-            }
-          >
-            Confirm with a passkey
-          </button>{" "}
-          <button type="button" onClick={() => setHeld(null)}>
-            Cancel
-          </button>
-        </form>
-      )}
+      <StepUpPrompt stepUp={stepUp} totp={totp?.enabled ?? false} busy={action.busy} />
       <form
         onSubmit={submitted(() =>
           act("Passkey added", () =>

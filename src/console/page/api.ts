@@ -13,10 +13,12 @@ import {
   type MfaProof,
   type Me,
   type Method,
+  oidcSecondStep,
+  type OidcProvider,
   type SignedIn,
 } from "@svc/client";
 
-export type { Me, MfaChallenge };
+export type { Me, MfaChallenge, OidcProvider };
 
 const API = "/svc-api/v1";
 
@@ -96,6 +98,31 @@ export async function signInWithPasskey(): Promise<Me> {
   const options = await call(() => client.auth.passkeySignInOptions());
   const response = await startAuthentication({ optionsJSON: options });
   return kept(await call(() => client.auth.signInWithPasskey(response)));
+}
+
+/** The providers the sign-in page offers a button for; none when svc has none, or cannot say. */
+export const providers = (): Promise<OidcProvider[]> => client.auth.providers().catch(() => []);
+
+/** Leaves for svc's start of a sign-in at `provider`, which comes back to this page signed in. */
+export const signInWith = (provider: string): void => void client.auth.signInWith(provider, { returnTo: here() });
+
+/** This page's address, at `view` (#/account) when given. */
+export const here = (view = ""): string => `${location.origin}${location.pathname}${view}`;
+
+/** The second step a sign-in at a provider came back with (#mfa_token=…), until the sign-in page takes it. */
+let arrived: MfaChallenge | null = null;
+
+/** Takes that second step out of the address bar (and so out of the history): once, as the page loads. */
+export function takeArrivedSecondStep(): void {
+  arrived = oidcSecondStep(location.hash);
+  if (arrived) history.replaceState(null, "", `${location.pathname}${location.search}`);
+}
+
+/** The second step taken as the page loaded, once: the next sign-in page shows the form again. */
+export function arrivedSecondStep(): MfaChallenge | null {
+  const taken = arrived;
+  arrived = null;
+  return taken;
 }
 
 /** The session just started, if it is an administrator's; else ended at once. */

@@ -3,7 +3,7 @@
 // Everything it does goes through svc's own API, which enforces every rule itself.
 import { render } from "preact";
 import { useEffect, useMemo, useState } from "preact/hooks";
-import { resume, signOut, whenSessionChanges, type Me } from "./api.ts";
+import { resume, signOut, takeArrivedSecondStep, whenSessionChanges, type Me } from "./api.ts";
 import { Account } from "./account.tsx";
 import { Audit } from "./audit.tsx";
 import { Categories } from "./categories.tsx";
@@ -92,4 +92,6 @@ function Console() {
   );
 }
 
+// Before the views read the fragment: a provider's sign-in may have left its second step there.
+takeArrivedSecondStep();
 render(<Console />, document.getElementById("console")!);

@@ -1,8 +1,19 @@
 // The sign-in form: only administrators get in. A password, then (for an account with a second factor) a
-// code from the authenticator app, a recovery code or a passkey; or a passkey alone.
+// code from the authenticator app, a recovery code or a passkey; or a passkey alone; or an OpenID provider,
+// whose sign-in comes back signed in, or at the second step (in the address's fragment, taken by api.ts).
 import type { ComponentChildren } from "preact";
-import { useState } from "preact/hooks";
-import { secondStep, signIn, signInWithPasskey, type Me, type MfaChallenge } from "./api.ts";
+import { useEffect, useState } from "preact/hooks";
+import {
+  arrivedSecondStep,
+  type OidcProvider,
+  providers,
+  secondStep,
+  signIn,
+  signInWith,
+  signInWithPasskey,
+  type Me,
+  type MfaChallenge,
+} from "./api.ts";
 import { ForgotPassword } from "./forgot-password.tsx";
 import { CodeField, Submit, submitted, TextField } from "./forms.tsx";
 import { ErrorNote, useAction } from "./parts.tsx";
@@ -20,9 +31,13 @@ function SignInPage({ children }: { children: ComponentChildren }) {
 export function SignIn({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
   const [username, setUsername] = useState("");
   const [password, setPassword] = useState("");
-  const [challenge, setChallenge] = useState<MfaChallenge | null>(null);
+  const [challenge, setChallenge] = useState<MfaChallenge | null>(arrivedSecondStep);
   const action = useAction();
   const [forgot, setForgot] = useState(false);
+  const [offered, setOffered] = useState<OidcProvider[]>([]);
+  useEffect(() => {
+    void providers().then(setOffered);
+  }, []);
   if (forgot)
     return (
       <SignInPage>
@@ -74,6 +89,11 @@ export function SignIn({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
         >
           Sign in with a passkey
         </button>
+        {offered.map((provider) => (
+          <button key={provider.name} type="button" disabled={action.busy} onClick={() => signInWith(provider.name)}>
+            Sign in with {provider.label}
+          </button>
+        ))}
         <button type="button" class="link" onClick={() => setForgot(true)}>
           Forgot password?
         </button>

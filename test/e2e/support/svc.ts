@@ -4,7 +4,8 @@ import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { spawnProcess } from "../../support/cli.ts";
+import { freePort } from "../../ports.ts";
+import { runProcessSync, spawnProcess } from "../../support/cli.ts";
 import { compiledBinary } from "./binary.ts";
 
 export const SECRET = "binary-test-secret-of-at-least-32-bytes";
@@ -60,6 +61,28 @@ export async function start(dir: string, env: Record<string, string> = {}): Prom
   })();
   const line = JSON.parse(text.split("\n").find((l) => l.includes('"svc listening"'))!);
   return { proc, base: line.address.replace("0.0.0.0", "127.0.0.1"), output: () => text };
+}
+
+/**
+ * The binary on a free port of `host` (SVC_PUBLIC_URL its own address, with `env(base)` besides), and root,
+ * an administrator made on the box with `password` (the operator vouches for root@example.com: verified).
+ */
+export async function startWithAdministrator(
+  host: string,
+  password: string,
+  env: (base: string) => Record<string, string> | Promise<Record<string, string>> = () => ({}),
+): Promise<{ svc: Running; base: string }> {
+  await prepareBinary();
+  const dir = emptyFolderWithBinary();
+  const port = freePort();
+  const base = `http://${host}:${port}`;
+  const svc = await start(dir, { SVC_PORT: String(port), SVC_PUBLIC_URL: base, ...(await env(base)) });
+  const made = runProcessSync(
+    [...svcIn(dir), "admin", "create", "--username", "root", "--email", "root@example.com", "--password-stdin"],
+    { cwd: dir, env: { PATH: process.env.PATH ?? "" }, stdin: `${password}\n` },
+  );
+  if (made.code !== 0) throw new Error(`svc admin create failed (${made.code}): ${made.stderr}`);
+  return { svc, base };
 }
 
 export async function stop(running: Running): Promise<number> {
