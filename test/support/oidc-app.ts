@@ -38,11 +38,11 @@ export async function oidcApp(
   const name = settings.name;
 
   /** svc's start, then the provider's pages: the flow cookie and the callback's path, not yet followed. */
-  async function begin(query = "", headers: Record<string, string> = {}) {
-    const start = await app.call("GET", `${OIDC}/${name}${query}`, { headers });
+  async function begin(query = "", provider = name) {
+    const start = await app.call("GET", `${OIDC}/${provider}${query}`);
     expect(start.status).toBe(303);
     const flow = cookiePair(start.headers.getSetCookie()[0]!);
-    const answer = await visitProvider(new URL(start.headers.get("location")!), callbackOf(name));
+    const answer = await visitProvider(new URL(start.headers.get("location")!), callbackOf(provider));
     return { flow, callback: `${answer.pathname}${answer.search}`, answer };
   }
 
@@ -51,8 +51,8 @@ export async function oidcApp(
     app.call("GET", callback, { headers: flow === undefined ? {} : { cookie: flow } });
 
   /** A whole round trip; the callback's reply. */
-  async function signIn(query = "") {
-    const { flow, callback } = await begin(query);
+  async function signIn(query = "", provider = name) {
+    const { flow, callback } = await begin(query, provider);
     return finish(callback, flow);
   }
 

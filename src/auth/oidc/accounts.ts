@@ -157,8 +157,17 @@ export function createAccountResolver({ users, identities, invitations, signup, 
           how: "linked",
         };
       }
-      const made = await create(provider, identity, flow, origin);
-      return { ...made, how: "created" };
+      try {
+        const made = await create(provider, identity, flow, origin);
+        return { ...made, how: "created" };
+      } catch (error) {
+        // Two first sign-ins of one identity at once: the one that lost signs in to the account the other made.
+        const clash = error instanceof FlowRefusal && (error.code === "identity_taken" || error.code === "email_taken");
+        const meanwhile = clash ? await identities.find(identity.issuer, identity.subject) : null;
+        const user = meanwhile && (await users.findById(meanwhile.userId));
+        if (!meanwhile || !user) throw error;
+        return { user, identityId: meanwhile.id, how: "known" };
+      }
     },
   };
 }
