@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { TOTP, URI } from "otpauth";
 import { auditEvent, CLI_ORIGIN } from "../../src/audit/model.ts";
 import { expectProblem } from "../helpers.ts";
+import { claims } from "../support/mfa.ts";
 import { APP_RETURN, OIDC, type OidcApp, oidcApp } from "../support/oidc-app.ts";
 import { PUBLIC_URL, type TestIdp, testIdp } from "../support/oidc.ts";
 
@@ -123,8 +124,10 @@ describe("an account with a second factor", () => {
       body: { mfa_token: fragment.get("mfa_token"), code: totp.generate({ timestamp: app.clock.now() }) },
     });
     expect({ status: done.status, body: done.body }).toMatchObject({ status: 200 });
-    const sessions = await app.call("GET", "/svc-api/v1/auth/sessions", { token: done.body.token });
-    expect(sessions.body.items[0].amr).toContain("ext");
+    expect(claims(done.body.token).amr).toEqual(["ext", "otp"]);
+    const listed = await app.call("GET", "/svc-api/v1/auth/sessions", { token: done.body.token });
+    const current = listed.body.find((session: { current: boolean }) => session.current);
+    expect(current.amr).toEqual(["ext", "otp"]);
   });
 
   test("mode=code: the exchange answers mfa_required", async () => {
