@@ -3,7 +3,6 @@
 // user links explicitly; the identities listed and unlinked (never the last way in); a first password set
 // by an account that had none; and two first sign-ins of one identity at once.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { TOTP, URI } from "otpauth";
 import { createOidcProviders } from "../../src/auth/oidc/providers.ts";
 import { createLoggers } from "../../src/observability/log.ts";
 import { expectProblem } from "../helpers.ts";
@@ -25,20 +24,6 @@ function nextAccount(at: TestIdp, extra: Partial<NonNullable<TestIdp["idp"]["acc
   const n = ++subjects;
   at.idp.account = { sub: `acct-${n}`, email: `acct${n}@example.test`, email_verified: true, ...extra };
   return at.idp.account;
-}
-
-/** Turns an authenticator app on for the token's user; the TOTP that makes its codes. */
-async function enrolTotp(app: OidcApp, token: string): Promise<TOTP> {
-  const enrolment = await app.call("POST", "/svc-api/v1/auth/mfa/totp", { token });
-  expect(enrolment.status).toBe(201);
-  const totp = URI.parse(enrolment.body.otpauth_uri) as TOTP;
-  const confirmed = await app.call("POST", "/svc-api/v1/auth/mfa/totp/confirm", {
-    token,
-    body: { code: totp.generate({ timestamp: app.clock.now() }) },
-  });
-  expect(confirmed.status).toBe(200);
-  app.clock.pass(30_000);
-  return totp;
 }
 
 /** Follows a link answer's url as the browser would: the provider's pages, then svc's callback. */
@@ -155,7 +140,7 @@ describe("linking explicitly, listing and unlinking", () => {
   test("with a second factor on, linking needs a step-up", async () => {
     const app = await oidcApp(idp);
     const ann = await app.signUp("ann");
-    await enrolTotp(app, ann.token);
+    await app.enrolTotp(ann.token);
     app.clock.pass(301_000);
     expectProblem(await app.call("POST", `${IDENTITIES}/test`, { token: ann.token }), 403, "mfa_step_up_required");
   });

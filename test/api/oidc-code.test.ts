@@ -2,7 +2,6 @@
 // one-time code at the listed return_to, traded once within 60 seconds (by the app's clock) at
 // POST auth/oidc/exchange; and for an account with a second factor, the second step in either mode.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { TOTP, URI } from "otpauth";
 import { auditEvent, CLI_ORIGIN } from "../../src/audit/model.ts";
 import { expectProblem } from "../helpers.ts";
 import { claims } from "../support/mfa.ts";
@@ -40,19 +39,6 @@ async function codeOf(app: OidcApp): Promise<string> {
 const disabledBy = (target: string, at: string) => auditEvent("admin.user.updated", { target, origin: CLI_ORIGIN }, at);
 
 const exchange = (app: OidcApp, body: unknown) => app.call("POST", EXCHANGE, { body });
-
-/** Turns an authenticator app on for the token's user; the TOTP that makes its codes. */
-async function enrolTotp(app: OidcApp, token: string): Promise<TOTP> {
-  const enrolment = await app.call("POST", "/svc-api/v1/auth/mfa/totp", { token });
-  const totp = URI.parse(enrolment.body.otpauth_uri) as TOTP;
-  const confirmed = await app.call("POST", "/svc-api/v1/auth/mfa/totp/confirm", {
-    token,
-    body: { code: totp.generate({ timestamp: app.clock.now() }) },
-  });
-  expect(confirmed.status).toBe(200);
-  app.clock.pass(30_000);
-  return totp;
-}
 
 describe("mode=code", () => {
   test("the code is traded once for the usual pair; a second time it is 400 invalid_oidc_code", async () => {
@@ -106,7 +92,7 @@ describe("an account with a second factor", () => {
     nextAccount();
     const app = await oidcApp(idp);
     const token = await app.tokenOf(await app.signIn());
-    const totp = await enrolTotp(app, token);
+    const totp = await app.enrolTotp(token);
     return { app, totp };
   }
 

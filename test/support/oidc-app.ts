@@ -2,6 +2,7 @@
 // browser's round trip apart (so a test can change the provider's answer, or the callback, between them)
 // and what the refusal tests look at after each: the audit trail, the log, what was written.
 import { expect } from "bun:test";
+import { TOTP, URI } from "otpauth";
 import { type AuditAction, auditEvent, CLI_ORIGIN } from "../../src/audit/model.ts";
 import { ManualClock } from "../backup-clock.ts";
 import { type ConfigOverrides, type Reply, testApp, testConfig, type TestAppOptions } from "../helpers.ts";
@@ -86,7 +87,22 @@ export async function oidcApp(
     );
   }
 
-  return { ...app, clock, idp, name, begin, finish, signIn, audits, sessionCookie, tokenOf, verify };
+  /** Turns an authenticator app on for the token's user; the TOTP that makes its codes. */
+  async function enrolTotp(token: string): Promise<TOTP> {
+    const enrolment = await app.call("POST", "/svc-api/v1/auth/mfa/totp", { token });
+    expect(enrolment.status).toBe(201);
+    const totp = URI.parse(enrolment.body.otpauth_uri) as TOTP;
+    const confirmed = await app.call("POST", "/svc-api/v1/auth/mfa/totp/confirm", {
+      token,
+      body: { code: totp.generate({ timestamp: clock.now() }) },
+    });
+    expect(confirmed.status).toBe(200);
+    // The confirming code's step is spent: the next code comes from the next one.
+    clock.pass(30_000);
+    return totp;
+  }
+
+  return { ...app, clock, idp, name, begin, finish, signIn, audits, sessionCookie, tokenOf, verify, enrolTotp };
 }
 
 export type OidcApp = Awaited<ReturnType<typeof oidcApp>>;
