@@ -185,6 +185,23 @@ describe("a first password for an account made through a provider", () => {
     expect((await app.store.users.findByLogin("latecomer"))!.passwordHash).toBe("");
   });
 
+  test("with a second factor on, a step-up in the session makes it fresh again", async () => {
+    const app = await oidcApp(idp);
+    nextAccount(idp, { preferred_username: "stepper" });
+    const token = await app.tokenOf(await app.signIn());
+    const totp = await app.enrolTotp(token);
+    app.clock.pass(301_000);
+    const body = { new_password: "a first password, long" };
+    expectProblem(await app.call("PUT", PASSWORD, { token, body }), 403, "mfa_step_up_required");
+    const stepUp = await app.call("POST", "/svc-api/v1/auth/mfa/verify", {
+      token,
+      body: { code: totp.generate({ timestamp: app.clock.now() }) },
+    });
+    expect(stepUp.status).toBe(200);
+    expect((await app.call("PUT", PASSWORD, { token, body })).status).toBe(200);
+    expect((await app.store.users.findByLogin("stepper"))!.passwordHash).not.toBe("");
+  });
+
   test("an account with a password still needs current_password", async () => {
     const app = await oidcApp(idp);
     const ann = await app.signUp("ann");

@@ -208,6 +208,19 @@ describe("the account rules", () => {
     expect(reasons).toEqual(["email_taken", "email_taken"]);
   });
 
+  test("a disabled account whose verified address the provider vouches for: refused, and not linked", async () => {
+    const app = await oidcApp(idp);
+    const ann = await app.signUp("ann");
+    await app.verify(ann.user.id);
+    const at = new Date().toISOString();
+    const off = auditEvent("admin.user.updated", { target: ann.user.id, origin: CLI_ORIGIN }, at);
+    await app.store.users.administer(ann.user.id, { status: "disabled" }, at, off);
+    const account = nextAccount({ email: ann.user.email, preferred_username: "ann-disabled" });
+    expectFailurePage(await app.signIn(), 403, "account_disabled");
+    expect(await app.store.identities.find(idp.idp.issuer, account.sub)).toBeNull();
+    expect(await app.audits("identity.linked")).toEqual([]);
+  });
+
   test("sign-up closed: the signup_closed page, and no account", async () => {
     const account = nextAccount();
     const app = await oidcApp(idp, { signup: { mode: "closed" } });
