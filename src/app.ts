@@ -121,6 +121,7 @@ export function createApp({
       identities: store.identities,
       invitations: store.invitations,
       signup: config.signup.mode,
+      verifier,
       now: () => clock.now(),
     }),
     sessions,

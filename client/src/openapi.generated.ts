@@ -608,7 +608,7 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Change your password; every earlier token and every other session stops working */
+        /** Change your password; every earlier token and every other session stops working. An account without one (made through an OpenID provider) sets its first without current_password, within 5 minutes of signing in */
         put: operations["changePassword"];
         post?: never;
         delete?: never;
@@ -1144,7 +1144,7 @@ export interface components {
              * @description Stable, machine-readable: switch on this.
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_json" | "invalid_reset_code" | "invalid_mail_token" | "mail_token_expired" | "passkey_registration_failed" | "invalid_return_to" | "invalid_oidc_code" | "unauthorized" | "invalid_credentials" | "invalid_refresh_token" | "refresh_token_reused" | "token_expired" | "invalid_mfa_code" | "invalid_mfa_token" | "mfa_token_expired" | "invalid_passkey" | "forbidden" | "current_password_mismatch" | "account_disabled" | "email_unverified" | "mfa_step_up_required" | "mfa_enrolment_required" | "csrf_refused" | "signup_closed" | "invitation_required" | "invalid_invitation" | "not_found" | "method_not_allowed" | "username_taken" | "email_taken" | "category_name_taken" | "last_admin" | "version_mismatch" | "idempotency_key_in_flight" | "backups_not_configured" | "mail_not_configured" | "mail_not_failed" | "mail_not_resendable" | "email_verification_off" | "mfa_already_enabled" | "mfa_not_enabled" | "backup_in_progress" | "identity_taken" | "last_sign_in_method" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "too_many_requests" | "idempotency_keys_exhausted" | "too_many_subscriptions" | "internal" | "database_unavailable" | "storage_full" | "oidc_provider_unavailable";
+            code: "validation_failed" | "malformed_json" | "invalid_reset_code" | "invalid_mail_token" | "mail_token_expired" | "passkey_registration_failed" | "invalid_return_to" | "invalid_oidc_code" | "unauthorized" | "invalid_credentials" | "invalid_refresh_token" | "refresh_token_reused" | "token_expired" | "invalid_mfa_code" | "invalid_mfa_token" | "mfa_token_expired" | "invalid_passkey" | "forbidden" | "current_password_mismatch" | "account_disabled" | "email_unverified" | "mfa_step_up_required" | "recent_sign_in_required" | "mfa_enrolment_required" | "csrf_refused" | "signup_closed" | "invitation_required" | "invalid_invitation" | "not_found" | "method_not_allowed" | "username_taken" | "email_taken" | "category_name_taken" | "last_admin" | "version_mismatch" | "idempotency_key_in_flight" | "backups_not_configured" | "mail_not_configured" | "mail_not_failed" | "mail_not_resendable" | "email_verification_off" | "mfa_already_enabled" | "mfa_not_enabled" | "backup_in_progress" | "identity_taken" | "last_sign_in_method" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "too_many_requests" | "idempotency_keys_exhausted" | "too_many_subscriptions" | "internal" | "database_unavailable" | "storage_full" | "oidc_provider_unavailable";
             /** @description For validation_failed: one entry per bad field. */
             errors?: {
                 field: string;
@@ -5829,7 +5829,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    current_password: string;
+                    current_password?: string;
                     /** @description 8-128 characters; not one of the common passwords. */
                     new_password: string;
                 };
@@ -5878,7 +5878,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description current_password_mismatch, mfa_step_up_required */
+            /** @description current_password_mismatch, mfa_step_up_required, recent_sign_in_required */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5887,7 +5887,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "current_password_mismatch" | "mfa_step_up_required";
+                        code: "current_password_mismatch" | "mfa_step_up_required" | "recent_sign_in_required";
                     };
                 };
             };

@@ -80,6 +80,7 @@ export async function runCopy(args: string[], env: Env, out: Output): Promise<nu
     stores.push(target);
     const expected = await source.counts();
     const factors = await source.mfa.counts();
+    const identities = await source.identities.count();
     const present = await target.counts();
     if (isEmpty(expected) && !isEmpty(present) && !options.allowEmpty) {
       throw new CopyRefused(
@@ -103,13 +104,20 @@ export async function runCopy(args: string[], env: Env, out: Output): Promise<nu
         categories: (await source.categories.list()).map(storableCategory),
         identity: await source.categoryEvents.identity(),
       },
-      { replace: options.force, expect: expected, expectFactors: factors, onProgress: progress },
+      {
+        replace: options.force,
+        expect: expected,
+        expectFactors: factors,
+        expectIdentities: identities,
+        onProgress: progress,
+      },
     );
     if (out.isTTY) out.write("\n");
     out.write(`copied ${copied.users} users and ${copied.categories} categories; counts match the source\n`);
     out.write(
       `second factors: ${factors.totp} authenticator apps, ${factors.recoveryCodes} recovery codes, ${factors.passkeys} passkeys; counts match the source\n`,
     );
+    out.write(`identities at OpenID providers: ${identities}; the count matches the source\n`);
     return 0;
   } catch (error) {
     if (out.isTTY) out.write("\n");

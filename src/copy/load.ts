@@ -11,6 +11,7 @@ import type { SessionBatch } from "../db/sessions.ts";
 import { LoadRefused } from "../db/store-errors.ts";
 import type { UserRecord } from "../db/records.ts";
 import { factorCountsIn } from "../db/mfa-copy.ts";
+import { identityCountIn, type IdentityRecord } from "../db/identities.ts";
 import type { FactorCounts, PasskeyRow, RecoveryCodeRecord, TotpRecord } from "../db/mfa-records.ts";
 import { chunks } from "./chunks.ts";
 
@@ -39,6 +40,8 @@ export interface LoadData {
   totp?: AsyncIterable<TotpRecord[]>;
   recoveryCodes?: AsyncIterable<RecoveryCodeRecord[]>;
   passkeys?: AsyncIterable<PasskeyRow[]>;
+  /** Identities at OpenID providers, in batches: without them an account made through one could not sign in. */
+  identities?: AsyncIterable<IdentityRecord[]>;
   /** The source's identity, which the target takes (a copy is the same database, moved); a new one when not given. */
   identity?: string;
 }
@@ -50,6 +53,8 @@ export interface LoadOptions {
   expect: Counts;
   /** The second-factor rows the store must hold once loaded, likewise: no account loses its factor unseen. */
   expectFactors?: FactorCounts;
+  /** The identities at OpenID providers the store must hold once loaded, likewise. */
+  expectIdentities?: number;
   onProgress?: (loaded: Counts) => void;
 }
 
@@ -75,6 +80,8 @@ export async function load(tx: Db, dialect: Dialect, data: LoadData, options: Lo
   if (options.replace) {
     const { passkeys, mfaRecoveryCodes, mfaTotp, mfaChallenges, webauthnChallenges } = dialect.tables;
     for (const table of [
+      dialect.tables.identities,
+      dialect.tables.oidcCodes,
       passkeys,
       mfaRecoveryCodes,
       mfaTotp,
@@ -121,6 +128,9 @@ export async function load(tx: Db, dialect: Dialect, data: LoadData, options: Lo
   for await (const batch of data.passkeys ?? []) {
     for (const part of chunks(batch, LOAD_BATCH)) await tx.insert(dialect.tables.passkeys).values(part);
   }
+  for await (const batch of data.identities ?? []) {
+    for (const part of chunks(batch, LOAD_BATCH)) await tx.insert(dialect.tables.identities).values(part);
+  }
   for await (const batch of data.audit ?? []) {
     for (const part of chunks(batch, LOAD_BATCH)) await tx.insert(auditEvents).values(part);
   }
@@ -146,6 +156,13 @@ export async function load(tx: Db, dialect: Dialect, data: LoadData, options: Lo
         `second factors after loading (${JSON.stringify(factors)}) differ from the source (${JSON.stringify(options.expectFactors)})`,
       );
     }
+  }
+  if (options.expectIdentities !== undefined) {
+    const identities = await identityCountIn(tx, dialect.tables);
+    if (identities !== options.expectIdentities)
+      throw new LoadRefused(
+        `${identities} identities after loading differ from the source's ${options.expectIdentities}`,
+      );
   }
   return after;
 }

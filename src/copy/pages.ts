@@ -30,10 +30,11 @@ const byUser = (row: { userId: string }) => row.userId;
 
 /**
  * The source's tables, a page at a time: users (hashes and token versions included), sessions with their
- * refresh tokens (users stay signed in), the audit log, mail and its tokens, second factors (a login's
- * second steps and WebAuthn challenges live minutes: not copied).
+ * refresh tokens (users stay signed in), the audit log, mail and its tokens, second factors, identities at
+ * OpenID providers (a login's second steps, WebAuthn challenges and one-time sign-in codes live minutes: not
+ * copied).
  */
-export function sourcePages({ users, sessions, audit, mail, mfa }: Store) {
+export function sourcePages({ users, sessions, audit, mail, mfa, identities }: Store) {
   return {
     users: rowPages(byId, (after) => users.list(after === undefined ? { limit: PAGE } : { limit: PAGE, after })),
     sessions: pagesOf(
@@ -46,5 +47,6 @@ export function sourcePages({ users, sessions, audit, mail, mfa }: Store) {
     totp: rowPages(byUser, (after) => mfa.totpPage(PAGE, after)),
     recoveryCodes: rowPages(byDigest, (after) => mfa.recoveryCodePage(PAGE, after)),
     passkeys: rowPages(byId, (after) => mfa.passkeyPage(PAGE, after)),
+    identities: rowPages(byId, (after) => identities.page(PAGE, after)),
   };
 }

@@ -7,7 +7,7 @@ import { lockUserIn } from "./account-token-rows.ts";
 import { type AuditEvent, recordIn } from "./audit.ts";
 import type { Db, Dialect, Tables } from "./dialect.ts";
 import { NO_PASSWORD } from "./records.ts";
-import { first } from "./rows.ts";
+import { columns, first, pageAfter } from "./rows.ts";
 import { runForUser, TIMED } from "./transactions.ts";
 
 export interface IdentityRecord {
@@ -22,6 +22,9 @@ export interface IdentityRecord {
   createdAt: string;
   lastUsedAt: string | null;
 }
+
+const BY_ID = { ids: true };
+const IDENTITY_FIELDS = ["id", "userId", "provider", "issuer", "subject", "email", "createdAt", "lastUsedAt"] as const;
 
 /** An identity to link: all of it, as the store keeps it. */
 export type NewIdentity = IdentityRecord;
@@ -60,6 +63,16 @@ export interface IdentityStore {
   takeCode(digest: string, at: string): Promise<OidcCodeRecord | null>;
   /** Forgets up to `limit` codes expired at `now`; how many went. */
   pruneCodes(now: string, limit: number): Promise<number>;
+  /** For `svc copy`: how many identities there are. */
+  count(): Promise<number>;
+  /** For `svc copy`: up to `limit` identities in id order after `after`. */
+  page(limit: number, after?: string): Promise<IdentityRecord[]>;
+}
+
+/** How many identities there are, within a transaction or not (`svc copy` checks a load by it). */
+export async function identityCountIn(db: Db, { identities }: Tables): Promise<number> {
+  const [row] = await db.select({ n: count() }).from(identities);
+  return row!.n;
 }
 
 /** Links an identity within a change that makes its account (users.create, invitations.redeem). */
@@ -162,6 +175,9 @@ export function identityStore(dialect: Dialect): IdentityStore {
         expiresAt: row.expiresAt,
       };
     },
+    count: () => run(() => identityCountIn(db, tables)),
+    page: (limit, after) =>
+      run(() => pageAfter(db, identities, columns(identities, IDENTITY_FIELDS), identities.id, limit, after, BY_ID)),
     async pruneCodes(now, limit) {
       const expired = db
         .select({ digest: oidcCodes.digest })

@@ -28,6 +28,7 @@ const CATALOG = {
   account_disabled: { status: 403, title: "Account disabled", graphql: "FORBIDDEN" },
   email_unverified: { status: 403, title: "E-mail address not verified", graphql: "FORBIDDEN" },
   mfa_step_up_required: { status: 403, title: "Second factor required", graphql: "FORBIDDEN" },
+  recent_sign_in_required: { status: 403, title: "Recent sign-in required", graphql: "FORBIDDEN" },
   mfa_enrolment_required: { status: 403, title: "Second factor enrolment required", graphql: "FORBIDDEN" },
   csrf_refused: { status: 403, title: "Cross-site request refused", graphql: "FORBIDDEN" },
   signup_closed: { status: 403, title: "Sign-up closed", graphql: "FORBIDDEN" },

@@ -1,8 +1,8 @@
 // Deletes what has expired in the background: sessions and spent refresh tokens, reset codes, invitations,
 // the tokens of mailed links (verification, reset, e-mail change), logins' second steps and WebAuthn
-// challenges, Idempotency-Key answers, audit events past their retention, category events past their bounds,
-// and sent mails. Small batches, each its own short statement, so no lock is held for long and requests go on
-// between them.
+// challenges, OpenID sign-ins' one-time codes, Idempotency-Key answers, audit events past their retention,
+// category events past their bounds, and sent mails. Small batches, each its own short statement, so no lock
+// is held for long and requests go on between them.
 import type { Store } from "../db/store.ts";
 import type { LineLogger } from "../observability/log-lines.ts";
 
@@ -48,6 +48,7 @@ export function storeJobs(
     | "emailVerifications"
     | "mfa"
     | "passkeys"
+    | "identities"
     | "mailedResets"
     | "emailChanges"
     | "mail"
@@ -76,6 +77,8 @@ export function storeJobs(
     },
     // Sign-in options need no token, so many are never answered.
     { what: "expired WebAuthn challenges", prune: (now, limit) => store.passkeys.pruneChallenges(iso(now), limit) },
+    // A code is spent or expired after a minute; its row is of no further use.
+    { what: "expired one-time sign-in codes", prune: (now, limit) => store.identities.pruneCodes(iso(now), limit) },
     { what: "expired Idempotency-Key answers", prune: (now, limit) => store.idempotency.prune(iso(now), limit) },
     {
       what: "audit events past their retention",

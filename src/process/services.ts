@@ -14,6 +14,7 @@ import { createComposer } from "../mail/compose.ts";
 import { createMailResets } from "../users/mail-resets.ts";
 import { createEmailChanges } from "../users/email-changes.ts";
 import { createEmailVerifier } from "../auth/email-verifier.ts";
+import { freshSignIn } from "../users/fresh-sign-in.ts";
 import { createInvitationService } from "../signup/invitations.ts";
 import { createSignupService } from "../signup/service.ts";
 import { createSignupThrottle } from "../signup/throttle.ts";
@@ -79,6 +80,7 @@ export function accountServices(config: Config, store: Store, logger: Logger, ex
     emailVerification: config.mail.verification,
     verifier,
     secondStep: mfa,
+    freshSignIn: freshSignIn(store, extras.now ?? Date.now),
   });
   const emailChanges = createEmailChanges({
     ...{ mail: config.mail, composer, users: store.users, changes: store.emailChanges, accounts: users },

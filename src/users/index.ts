@@ -237,7 +237,8 @@ export function usersRoutes({
             target: yourself,
             // The answer is a new token pair: this session's alone.
             idempotent: "session",
-            summary: "Change your password; every earlier token and every other session stops working",
+            summary:
+              "Change your password; every earlier token and every other session stops working. An account without one (made through an OpenID provider) sets its first without current_password, within 5 minutes of signing in",
             tag: "users",
             auth: true,
             ok: {
@@ -247,7 +248,7 @@ export function usersRoutes({
               schema: ref("TokenPair"),
               headers: { "Set-Cookie": "A cookie-mode session's new refresh token, in its session cookie." },
             },
-            errors: [...BODY_ERRORS, "current_password_mismatch", "mfa_step_up_required"],
+            errors: [...BODY_ERRORS, "current_password_mismatch", "mfa_step_up_required", "recent_sign_in_required"],
           },
         },
       )

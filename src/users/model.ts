@@ -69,7 +69,11 @@ export const updateSelfBody = t.Object(
   { username: t.Optional(username), email: t.Optional(email), current_password: t.Optional(givenPassword) },
   closed,
 );
-export const changePasswordBody = t.Object({ current_password: givenPassword, new_password: newPassword }, closed);
+/** current_password may be left out by an account that has none (made through an OpenID provider). */
+export const changePasswordBody = t.Object(
+  { current_password: t.Optional(givenPassword), new_password: newPassword },
+  closed,
+);
 export const redeemResetBody = t.Object(
   {
     username: t.String({ maxLength: 512, description: "Your username (any case) or e-mail." }),

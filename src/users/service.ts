@@ -5,17 +5,25 @@ import { unauthorized } from "../auth/authenticator.ts";
 import type { ClientInfo, TokenPair } from "../auth/sessions.ts";
 import type { VerifiedToken } from "../auth/tokens.ts";
 import type { EmailVerifier } from "../auth/email-verifier.ts";
+import { NO_PASSWORD } from "../db/records.ts";
 import type { AuditEvent, NewUser, Role, UserPage, UserRecord, VerificationIssue } from "../db/store.ts";
 import { AppError, invalidFields } from "../errors/index.ts";
 import { newId, parseId } from "../lib/ids.ts";
 import { type ChangePasswordInput, type CreateUserInput, type UpdateSelfInput } from "./model.ts";
 import { emailProblem, fieldProblems, newPasswordProblems, usernameProblem } from "./rules.ts";
+import type { FreshSignIn } from "./fresh-sign-in.ts";
 import { createSignIn, type SignInDeps } from "./sign-in.ts";
 
 export { PAGE_DEFAULT, PAGE_MAX, parsePage } from "./paging.ts";
 
-/** The account service needs what signing in does (sign-in.ts), and what mails a new account's link. */
-export type UserServiceDeps = SignInDeps & { verifier?: Pick<EmailVerifier, "forNewAccount"> };
+/**
+ * The account service needs what signing in does (sign-in.ts), what mails a new account's link, and what
+ * judges a session fresh enough to set a first password (fresh-sign-in.ts; without it, none is).
+ */
+export type UserServiceDeps = SignInDeps & {
+  verifier?: Pick<EmailVerifier, "forNewAccount">;
+  freshSignIn?: FreshSignIn;
+};
 
 export type UserService = ReturnType<typeof createUserService>;
 
@@ -146,7 +154,13 @@ export function createUserService(deps: UserServiceDeps) {
     ): Promise<TokenPair> {
       const problems = await newPasswordProblems("new_password", input.new_password);
       if (problems.length > 0) throw invalidFields(problems);
-      await requirePassword(caller, input.current_password, "current_password");
+      if (caller.passwordHash !== NO_PASSWORD || input.current_password !== undefined)
+        await requirePassword(caller, input.current_password, "current_password");
+      else if (!(await deps.freshSignIn?.(caller, token)))
+        throw new AppError(
+          "recent_sign_in_required",
+          "Setting a first password needs a sign-in (or a second factor shown) in this session in the last 5 minutes: sign in again first.",
+        );
       const hash = await passwords.hash(input.new_password);
       // The session goes on as it began: a cookie session's new refresh token goes to the cookie.
       const mode = token.mode ?? "json";

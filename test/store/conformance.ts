@@ -11,6 +11,7 @@ import { categoryChangesContract } from "./conformance/category-changes.ts";
 import { emailVerificationsContract } from "./conformance/email-verifications.ts";
 import { newUser } from "./conformance/fixtures.ts";
 import { idempotencyContract } from "./conformance/idempotency.ts";
+import { identitiesContract } from "./conformance/identities.ts";
 import { invitationsContract } from "./conformance/invitations.ts";
 import { loadContract } from "./conformance/load.ts";
 import { mailedTokensContract } from "./conformance/mailed-tokens.ts";
@@ -82,6 +83,7 @@ function contract<S extends Store>(harness: { open(): Promise<S>; dispose(store:
   mailOutboxContract(use);
   mfaContract(use);
   passkeysContract(use);
+  identitiesContract(use);
 
   test("storage is ok while writes find room", async () => {
     await store.users.create(newUser("ann"));

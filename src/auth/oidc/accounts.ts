@@ -3,6 +3,7 @@
 // SVC_SIGNUP allows. Never the e-mail alone: an address the provider does not say it verified, or that
 // svc has not seen verified, links nothing (whoever controls that provider account could take it over).
 import { auditEvent, type Origin } from "../../audit/model.ts";
+import type { EmailVerifier } from "../email-verifier.ts";
 import type { SignupMode } from "../../config/index.ts";
 import type { IdentityStore, NewIdentity } from "../../db/identities.ts";
 import { NO_PASSWORD } from "../../db/records.ts";
@@ -31,6 +32,8 @@ export interface AccountDeps {
   identities: IdentityStore;
   invitations: Pick<InvitationStore, "redeem">;
   signup: SignupMode;
+  /** The verification mail an account owes when the provider did not vouch for its address. */
+  verifier?: Pick<EmailVerifier, "forNewAccount">;
   now: () => number;
 }
 
@@ -39,7 +42,7 @@ export type Resolved = { user: UserRecord; identityId: string | null; how: "know
 /** How many numbered usernames are tried (ann, ann2, ann3...) before a random suffix. */
 const NUMBERED_TRIES = 5;
 
-export function createAccountResolver({ users, identities, invitations, signup, now }: AccountDeps) {
+export function createAccountResolver({ users, identities, invitations, signup, verifier, now }: AccountDeps) {
   const identityOf = (provider: string, identity: ProviderIdentity, userId: string, at: string): NewIdentity => ({
     id: newId(),
     userId,
@@ -96,10 +99,19 @@ export function createAccountResolver({ users, identities, invitations, signup, 
         at,
       );
       const linked = identityOf(provider, identity, id, at);
+      // An address the provider did not vouch for is checked as a sign-up's is: by the link svc mails.
+      const verification = verifier?.forNewAccount(user, origin, id);
       try {
-        if (code === null) return { user: await users.create(user, created, undefined, linked), identityId: linked.id };
+        if (code === null)
+          return { user: await users.create(user, created, verification, linked), identityId: linked.id };
         const redeemed = auditEvent("invitation.redeemed", { actor: id, origin }, at);
-        const made = await invitations.redeem(invitationDigest(code), user, { created, redeemed }, undefined, linked);
+        const made = await invitations.redeem(
+          invitationDigest(code),
+          user,
+          { created, redeemed },
+          verification,
+          linked,
+        );
         if (made === "invalid") throw new FlowRefusal("invalid_invitation", "The invitation cannot be used.");
         return { user: made, identityId: linked.id };
       } catch (error) {
@@ -137,14 +149,25 @@ export function createAccountResolver({ users, identities, invitations, signup, 
         // Both must vouch for the address: the provider now, and svc before (a link redeemed, or an administrator).
         if (!identity.emailVerified || holder.emailVerifiedAt === null)
           throw new FlowRefusal("email_taken", "An account with this e-mail address exists.");
+        // Refused before linking: a refused sign-in leaves nothing behind.
+        if (holder.status !== "active") throw new FlowRefusal("account_disabled", "The account is disabled.");
         return {
           user: holder,
           identityId: await link(provider, identity, holder, origin, "verified_email"),
           how: "linked",
         };
       }
-      const made = await create(provider, identity, flow, origin);
-      return { ...made, how: "created" };
+      try {
+        const made = await create(provider, identity, flow, origin);
+        return { ...made, how: "created" };
+      } catch (error) {
+        // Two first sign-ins of one identity at once: the one that lost signs in to the account the other made.
+        const clash = error instanceof FlowRefusal && (error.code === "identity_taken" || error.code === "email_taken");
+        const meanwhile = clash ? await identities.find(identity.issuer, identity.subject) : null;
+        const user = meanwhile && (await users.findById(meanwhile.userId));
+        if (!meanwhile || !user) throw error;
+        return { user, identityId: meanwhile.id, how: "known" };
+      }
     },
   };
 }
