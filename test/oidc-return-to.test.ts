@@ -21,7 +21,7 @@ function refused(given: string | undefined, mode: "cookie" | "code"): string {
 
 describe("return_to", () => {
   test("svc's own pages and listed URLs are allowed", () => {
-    expect(returnTarget(undefined, "cookie", rules)).toBe("https://svc.example.com/svc/console/");
+    expect(returnTarget(undefined, "cookie", rules)).toBe("https://svc.example.com/svc/admin");
     expect(returnTarget("/svc/console/#users", "cookie", rules)).toBe("https://svc.example.com/svc/console/#users");
     expect(returnTarget("https://svc.example.com/svc/console/", "cookie", rules)).toBe(
       "https://svc.example.com/svc/console/",
@@ -35,7 +35,7 @@ describe("return_to", () => {
 
   test("svc behind a path prefix allows only its own prefix", () => {
     const prefixed = { ...rules, publicUrl: "https://example.com/svc-prefix" };
-    expect(returnTarget(undefined, "cookie", prefixed)).toBe("https://example.com/svc-prefix/svc/console/");
+    expect(returnTarget(undefined, "cookie", prefixed)).toBe("https://example.com/svc-prefix/svc/admin");
     expect(returnTarget("https://example.com/svc-prefix/x", "cookie", prefixed)).toBe(
       "https://example.com/svc-prefix/x",
     );

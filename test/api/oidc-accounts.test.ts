@@ -112,7 +112,7 @@ describe("linking explicitly, listing and unlinking", () => {
     expect(started.status).toBe(200);
     const linked = await follow(app, started.body.url);
     expect(linked.status).toBe(303);
-    expect(linked.headers.get("location")).toBe(`${PUBLIC_URL}/svc/console/?linked=test`);
+    expect(linked.headers.get("location")).toBe(`${PUBLIC_URL}/svc/admin?linked=test`);
     const listed = await app.call("GET", IDENTITIES, { token: ann.token });
     expect(listed.status).toBe(200);
     expect(listed.body.items).toEqual([

@@ -102,7 +102,7 @@ describe("an account with a second factor", () => {
     expect(reply.status).toBe(303);
     expect(app.sessionCookie(reply)).toBeNull();
     const to = new URL(reply.headers.get("location")!);
-    expect(`${to.origin}${to.pathname}${to.search}`).toBe(`${PUBLIC_URL}/svc/console/`);
+    expect(`${to.origin}${to.pathname}${to.search}`).toBe(`${PUBLIC_URL}/svc/admin`);
     const fragment = new URLSearchParams(to.hash.slice(1));
     expect(fragment.get("methods")).toBe("totp,recovery_code");
     const done = await app.call("POST", "/svc-api/v1/auth/mfa/verify", {

@@ -44,7 +44,10 @@ describe("the browser flow", () => {
     const { start, callback } = await roundTrip(call, "test");
     expect(start.headers.get("location")).toStartWith(`${idp.idp.issuer}/auth?`);
     expect(callback!.status).toBe(303);
-    expect(callback!.headers.get("location")).toBe(`${PUBLIC_URL}/svc/console/`);
+    expect(callback!.headers.get("location")).toBe(`${PUBLIC_URL}/svc/admin`);
+    // Where it lands is the console itself, not a 404.
+    const landing = await call("GET", new URL(callback!.headers.get("location")!).pathname);
+    expect([landing.status, landing.headers.get("content-type")]).toEqual([200, "text/html; charset=utf-8"]);
     const cookies = callback!.headers.getSetCookie();
     expect(cookies.some((c) => c.startsWith("svc_oidc=;") && c.includes("Max-Age=0"))).toBe(true);
     const session = cookies.find((c) => c.startsWith("svc_refresh="))!;

@@ -95,7 +95,7 @@ describe("@svc/client and OpenID providers", () => {
     const client = clientOf(app);
     await client.auth.login({ username: "linda", password: "correct horse battery" });
     expect(await client.auth.identities()).toEqual([]);
-    const url = await client.auth.linkIdentity("test", { returnTo: `${PUBLIC_URL}/svc/console/` });
+    const url = await client.auth.linkIdentity("test", { returnTo: `${PUBLIC_URL}/svc/admin` });
     expect(new URL(url).searchParams.get("link")).toBeTruthy();
     const back = await browse(app, url);
     expect(back.searchParams.get("linked")).toBe("test");

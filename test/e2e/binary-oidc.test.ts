@@ -61,7 +61,7 @@ test("a provider down at start: warned, 503 meanwhile, then a sign-in through it
   const answer = await visitProvider(new URL(started!.headers.get("location")!), callback);
   const back = await fetch(answer, { redirect: "manual", headers: { cookie: flow } });
   expect(back.status).toBe(303);
-  expect(back.headers.get("location")).toBe(`${publicUrl}/svc/console/`);
+  expect(back.headers.get("location")).toBe(`${publicUrl}/svc/admin`);
   const session = back.headers.getSetCookie().find((cookie) => cookie.startsWith("svc_refresh="))!;
   const refreshed = await fetch(`${publicUrl}/svc-api/v1/auth/refresh`, {
     method: "POST",

@@ -1,6 +1,7 @@
 // Where a sign-in through a provider may end: svc's own origin, or an address SVC_OIDC_RETURN_URLS lists.
 // Checked when the flow starts, before the provider is involved, so svc never redirects anywhere else
 // (an open redirect would hand a signed-in browser, or a one-time code, to whoever wrote the link).
+import { CONSOLE_PATH } from "../../console/index.ts";
 import { AppError } from "../../errors/index.ts";
 
 export interface ReturnRules {
@@ -11,7 +12,7 @@ export interface ReturnRules {
 }
 
 /** The console: where a flow started without return_to ends. */
-export const DEFAULT_RETURN_PATH = "/svc/console/";
+export const DEFAULT_RETURN_PATH = CONSOLE_PATH;
 
 /**
  * `given` (absolute, or a path on svc's origin) as the URL to end at; throws 400 invalid_return_to for
@@ -24,7 +25,7 @@ export function returnTarget(given: string | undefined, mode: "cookie" | "code",
     if (mode === "code") throw refused("mode=code needs return_to: one of the URLs SVC_OIDC_RETURN_URLS lists");
     return new URL(DEFAULT_RETURN_PATH.slice(1), own).href;
   }
-  // A path of svc's own ("/svc/console/"), but never "//host" or "/\host", which browsers read as another host.
+  // A path of svc's own ("/svc/admin"), but never "//host" or "/\host", which browsers read as another host.
   if (/^\/(?![/\\])/.test(given) && mode === "cookie") return new URL(given, own.origin).href;
   if (!URL.canParse(given)) throw refused(`return_to is not a URL: ${given}`);
   const target = new URL(given);

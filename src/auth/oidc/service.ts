@@ -15,7 +15,7 @@ import { type createAccountResolver, FlowRefusal } from "./accounts.ts";
 import type { FlowFailureCode } from "./failure-page.ts";
 import { beginFlow, completeFlow, type FlowIntent, OidcFlowError, openFlow, redirectUri } from "./flow.ts";
 import type { OidcProviders } from "./providers.ts";
-import { type ReturnRules, returnTarget } from "./return-to.ts";
+import { DEFAULT_RETURN_PATH, type ReturnRules, returnTarget } from "./return-to.ts";
 
 export interface OidcServiceDeps {
   providers: OidcProviders;
@@ -72,8 +72,9 @@ export function createOidcService(deps: OidcServiceDeps) {
     return target.origin === home.origin && target.pathname.startsWith(home.pathname);
   };
 
-  function ready(name: string) {
-    const state = providers.state(name);
+  /** The provider, discovered; a first request after start waits for the discovery under way. */
+  async function ready(name: string) {
+    const state = await providers.settled(name);
     if (!state) throw new AppError("not_found", `No sign-in provider is named ${name}.`);
     if (state.kind !== "ready")
       throw new AppError("oidc_provider_unavailable", `The sign-in provider ${name} cannot be reached right now.`, {
@@ -111,7 +112,7 @@ export function createOidcService(deps: OidcServiceDeps) {
 
     /** The provider's address for the browser and the flow cookie's sealed value; throws AppError before any. */
     async start(name: string, query: StartQuery) {
-      const state = ready(name);
+      const state = await ready(name);
       let linkUserId: string | undefined;
       if (query.link !== undefined) {
         const ticket = (await unsealUnder(LINK_LABEL, secret, query.link)) as { user: string; until: number } | null;
@@ -151,7 +152,7 @@ export function createOidcService(deps: OidcServiceDeps) {
       client: ClientInfo,
     ): Promise<CallbackOutcome> {
       const url = new URL(`${redirectUri(rules.publicUrl, name)}${search}`);
-      const back = own("/svc/console/");
+      const back = own(DEFAULT_RETURN_PATH);
       let returnTo: string | null = null;
       const fail = async (code: FlowFailureCode, detail: string): Promise<CallbackOutcome> => {
         logger.info({ provider: name, reason: code, detail }, "OpenID sign-in failed");
@@ -222,7 +223,7 @@ export function createOidcService(deps: OidcServiceDeps) {
 
     /** A ticket for the browser to start linking `provider` to the signed-in user's account (POST /auth/identities/{provider}). */
     async linkTicket(userId: string, provider: string, returnTo: string | undefined): Promise<string> {
-      ready(provider);
+      await ready(provider);
       const target = returnTarget(returnTo, "cookie", rules);
       const ticket = await sealUnder(LINK_LABEL, secret, { user: userId, until: now() + LINK_TICKET_SECONDS * 1000 });
       const start = new URL(`${rules.publicUrl}/svc-api/v1/auth/oidc/${provider}`);
