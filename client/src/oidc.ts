@@ -3,7 +3,7 @@
 // the identities linked to one's account. The one-time code of mode=code is traded by auth.exchangeCode.
 import type { Auth } from "./auth.js";
 import { answerOf, type Call, type Http, type Method } from "./http.js";
-import type { MfaChallenge, MfaMethod } from "./mfa-types.js";
+import type { MfaChallenge, MfaMethod, WebAuthnRequestOptions } from "./mfa-types.js";
 import type { components, operations } from "./openapi.generated.js";
 
 const OIDC = "/svc-api/v1/auth/oidc";
@@ -86,14 +86,40 @@ export function oidcCalls(http: Http, auth: Auth): OidcCalls {
 
 /**
  * The second step a cookie sign-in through a provider ended on, read from the fragment svc put it in
- * (`#mfa_token=…&methods=…`); null when the fragment holds none. Complete it with auth.verifyMfa (a code or a
- * recovery code: the fragment carries no passkey challenge). Remove the fragment from the address bar
- * (history.replaceState) once read.
+ * (`#mfa_token=…&methods=…&expires_in=…`, and `webauthn=` with a passkey's options as base64url JSON); null when
+ * the fragment holds none. Complete it with auth.verifyMfa as a login's. Remove the fragment from the address
+ * bar (history.replaceState) once read.
  */
 export function oidcSecondStep(fragment: string): MfaChallenge | null {
   const values = new URLSearchParams(fragment.replace(/^#/, ""));
   const mfaToken = values.get("mfa_token");
   if (!mfaToken) return null;
-  const methods = (values.get("methods") ?? "").split(",").filter(Boolean) as MfaMethod[];
-  return { mfaRequired: true, mfaToken, methods, expiresIn: MFA_TOKEN_SECONDS };
+  const webauthn = passkeyOptions(values.get("webauthn"));
+  const methods = (values.get("methods") ?? "")
+    .split(",")
+    .filter((method) => method !== "" && (method !== "webauthn" || webauthn !== undefined)) as MfaMethod[];
+  const expiresIn = Number(values.get("expires_in") ?? MFA_TOKEN_SECONDS);
+  return {
+    mfaRequired: true,
+    mfaToken,
+    methods,
+    expiresIn: Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn : MFA_TOKEN_SECONDS,
+    ...(webauthn && { webauthn }),
+  };
+}
+
+/** A passkey's request options from the fragment's base64url JSON; undefined when absent or unreadable. */
+function passkeyOptions(encoded: string | null): WebAuthnRequestOptions | undefined {
+  if (!encoded) return undefined;
+  try {
+    const text = new TextDecoder().decode(
+      Uint8Array.from(atob(encoded.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0)),
+    );
+    const options: unknown = JSON.parse(text);
+    return options && typeof options === "object" && typeof (options as { challenge?: unknown }).challenge === "string"
+      ? (options as WebAuthnRequestOptions)
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }

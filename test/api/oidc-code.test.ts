@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { auditEvent, CLI_ORIGIN } from "../../src/audit/model.ts";
 import { expectProblem } from "../helpers.ts";
 import { claims } from "../support/mfa.ts";
+import { SoftwareAuthenticator } from "../support/webauthn-authenticator.ts";
 import { APP_RETURN, OIDC, type OidcApp, oidcApp } from "../support/oidc-app.ts";
 import { PUBLIC_URL, type TestIdp, testIdp } from "../support/oidc.ts";
 
@@ -114,6 +115,31 @@ describe("an account with a second factor", () => {
     const listed = await app.call("GET", "/svc-api/v1/auth/sessions", { token: done.body.token });
     const current = listed.body.find((session: { current: boolean }) => session.current);
     expect(current.amr).toEqual(["ext", "otp"]);
+  });
+
+  test("with a passkey its only factor: the fragment carries the passkey options, and the passkey completes it", async () => {
+    nextAccount();
+    const app = await oidcApp(idp);
+    const token = await app.tokenOf(await app.signIn());
+    const device = new SoftwareAuthenticator(PUBLIC_URL);
+    const options = await app.call("POST", "/svc-api/v1/auth/passkeys/options", { token });
+    const added = await app.call("POST", "/svc-api/v1/auth/passkeys", {
+      token,
+      body: { response: await device.register(options.body) },
+    });
+    expect(added.status).toBe(201);
+    const to = new URL((await app.signIn()).headers.get("location")!);
+    const fragment = new URLSearchParams(to.hash.slice(1));
+    expect(fragment.get("methods")).toBe("webauthn");
+    expect(Number(fragment.get("expires_in"))).toBe(300);
+    const webauthn = JSON.parse(Buffer.from(fragment.get("webauthn") ?? "", "base64url").toString() || "null");
+    expect(typeof webauthn?.challenge).toBe("string");
+    const done = await app.call("POST", "/svc-api/v1/auth/mfa/verify", {
+      headers: { origin: PUBLIC_URL },
+      body: { mfa_token: fragment.get("mfa_token"), webauthn: await device.assert(webauthn) },
+    });
+    expect(done.status).toBe(200);
+    expect(claims(done.body.token).amr).toEqual(["ext", "hwk"]);
   });
 
   test("mode=code: the exchange answers mfa_required", async () => {

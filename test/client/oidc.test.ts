@@ -113,6 +113,17 @@ describe("@svc/client and OpenID providers", () => {
       methods: ["totp", "recovery_code"],
       expiresIn: 300,
     });
+    const webauthn = { challenge: "c2VjcmV0", rpId: "svc.example.com", allowCredentials: [] };
+    const encoded = Buffer.from(JSON.stringify(webauthn)).toString("base64url");
+    expect(oidcSecondStep(`#mfa_token=abc&methods=webauthn&expires_in=120&webauthn=${encoded}`)).toEqual({
+      mfaRequired: true,
+      mfaToken: "abc",
+      methods: ["webauthn"],
+      expiresIn: 120,
+      webauthn: webauthn as never,
+    });
+    // A fragment whose passkey options do not read as JSON offers the other methods only.
+    expect(oidcSecondStep("#mfa_token=abc&methods=webauthn,totp&webauthn=!!")?.methods).toEqual(["totp"]);
     expect(oidcSecondStep("#/users")).toBeNull();
     expect(oidcSecondStep("")).toBeNull();
   });

@@ -192,9 +192,15 @@ export function createOidcService(deps: OidcServiceDeps) {
         }
         const answer = await sessionFor(user, "cookie", client);
         if ("mfa_required" in answer) {
-          // The second step's token in the fragment: no server and no Referer sees it; the page completes it.
+          // The second step in the fragment, as a login answers it: no server and no Referer sees it; the page
+          // completes it. A passkey's options go too (base64url JSON), or a passkey-only account could not.
           const to = new URL(flow.returnTo);
-          to.hash = new URLSearchParams({ mfa_token: answer.mfa_token, methods: answer.methods.join(",") }).toString();
+          to.hash = new URLSearchParams({
+            mfa_token: answer.mfa_token,
+            methods: answer.methods.join(","),
+            expires_in: String(answer.expires_in),
+            ...(answer.webauthn && { webauthn: Buffer.from(JSON.stringify(answer.webauthn)).toString("base64url") }),
+          }).toString();
           return { kind: "redirect", to: to.href };
         }
         return { kind: "session", to: flow.returnTo, answer: answer as never };
