@@ -8,7 +8,11 @@ export type User = components["schemas"]["User"];
 /** `invitation`: the code an administrator issued, where svc takes sign-ups by invitation (SVC_SIGNUP=invite). */
 export type NewUser = { username: string; email: string; password: string; invitation?: string };
 export type UserChanges = { username?: string; email?: string; current_password?: string };
-export type PasswordChange = { current_password: string; new_password: string };
+/**
+ * current_password is required, but for an account that has no password (made through an OpenID provider):
+ * its first one is set without, within 5 minutes of signing in (else 403 recent_sign_in_required).
+ */
+export type PasswordChange = { current_password?: string; new_password: string };
 /** 202 to a change of address while svc sends mail: it waits for the link mailed to the new address. */
 export type PendingEmailChange = components["schemas"]["PendingEmailChange"];
 /** Your record as it stands; with `pending_email` when a new address waits for its link's confirmation. */
