@@ -3713,6 +3713,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description last_sign_in_method */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description With idempotency_key_in_flight: seconds to wait before sending the request again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "last_sign_in_method";
+                    };
+                };
+            };
             /** @description precondition_failed */
             412: {
                 headers: {

@@ -8,7 +8,7 @@ import { type AuditEvent, recordIn } from "./audit.ts";
 import type { Db, Dialect, Tables } from "./dialect.ts";
 import { NO_PASSWORD } from "./records.ts";
 import { columns, first, pageAfter } from "./rows.ts";
-import { runForUser, TIMED } from "./transactions.ts";
+import { ROLL_BACK, runForUser, runUndoable } from "./transactions.ts";
 
 export interface IdentityRecord {
   id: string;
@@ -75,6 +75,23 @@ export async function identityCountIn(db: Db, { identities }: Tables): Promise<n
   return row!.n;
 }
 
+/**
+ * Whether the user (`user`, a parsed id) still has a way to sign in: a password, a passkey or an identity.
+ * Asked under the user's row lock by whatever removes one of them (unlinking, a passkey's removal), after
+ * removing it, so that two removals at once cannot each leave the other as the last.
+ */
+export async function hasWayIn(tx: Db, { users, passkeys, identities }: Tables, user: string): Promise<boolean> {
+  const [password] = await tx
+    .select({ n: count() })
+    .from(users)
+    .where(and(eq(users.id, user), ne(users.passwordHash, NO_PASSWORD)));
+  if (password!.n > 0) return true;
+  const [keys] = await tx.select({ n: count() }).from(passkeys).where(eq(passkeys.userId, user));
+  if (keys!.n > 0) return true;
+  const [linked] = await tx.select({ n: count() }).from(identities).where(eq(identities.userId, user));
+  return linked!.n > 0;
+}
+
 /** Links an identity within a change that makes its account (users.create, invitations.redeem). */
 export async function linkIn(tx: Db, { identities }: Tables, identity: NewIdentity): Promise<void> {
   await tx.insert(identities).values(identity);
@@ -82,7 +99,7 @@ export async function linkIn(tx: Db, { identities }: Tables, identity: NewIdenti
 
 export function identityStore(dialect: Dialect): IdentityStore {
   const { db, run, write, transaction, tables } = dialect;
-  const { identities, oidcCodes, users, passkeys } = tables;
+  const { identities, oidcCodes } = tables;
   const asRecord = (row: typeof identities.$inferSelect): IdentityRecord => ({ ...row });
 
   return {
@@ -132,26 +149,22 @@ export function identityStore(dialect: Dialect): IdentityStore {
     unlink(userId, provider, audit) {
       const user = parseId(userId);
       if (!user) return Promise.resolve(false);
-      return transaction(async (tx) => {
-        // The user's row first: two unlinks (or an unlink and a passkey's removal) at once see each other.
-        await lockUserIn(tx, dialect, userId);
-        const mine = and(eq(identities.userId, user), eq(identities.provider, provider));
-        const [found] = await tx.select({ id: identities.id }).from(identities).where(mine);
-        if (!found) return false;
-        const [others] = await tx
-          .select({ n: count() })
-          .from(identities)
-          .where(and(eq(identities.userId, user), ne(identities.provider, provider)));
-        const [keys] = await tx.select({ n: count() }).from(passkeys).where(eq(passkeys.userId, user));
-        const [password] = await tx
-          .select({ n: count() })
-          .from(users)
-          .where(and(eq(users.id, user), ne(users.passwordHash, NO_PASSWORD)));
-        if (others!.n === 0 && keys!.n === 0 && password!.n === 0) return "last" as const;
-        await tx.delete(identities).where(mine);
-        await recordIn(tx, tables, audit);
-        return true;
-      }, TIMED);
+      return runUndoable(
+        transaction,
+        async (tx) => {
+          // The user's row first: two unlinks (or an unlink and a passkey's removal) at once see each other.
+          await lockUserIn(tx, dialect, userId);
+          const mine = and(eq(identities.userId, user), eq(identities.provider, provider));
+          const [found] = await tx.select({ id: identities.id }).from(identities).where(mine);
+          if (!found) return false;
+          await tx.delete(identities).where(mine);
+          // Counted after the delete, within the change: a way in removed alongside (a passkey) is seen.
+          if (!(await hasWayIn(tx, tables, user))) throw ROLL_BACK;
+          await recordIn(tx, tables, audit);
+          return true;
+        },
+        "last" as const,
+      );
     },
     async issueCode(code) {
       await write(() => db.insert(oidcCodes).values({ ...code, amr: code.amr.join(",") }));

@@ -7,7 +7,8 @@ import { parseId } from "../lib/ids.ts";
 import { recordIn, type AuditEvent } from "./audit.ts";
 import type { Dialect } from "./dialect.ts";
 import { first, pruneBefore, withId } from "./rows.ts";
-import { runForUser, TIMED } from "./transactions.ts";
+import { ROLL_BACK, runForUser, runUndoable, TIMED } from "./transactions.ts";
+import { hasWayIn } from "./identities.ts";
 
 export type PasskeyDeviceType = "singleDevice" | "multiDevice";
 
@@ -56,9 +57,10 @@ export interface PasskeyStore {
   rename(userId: string, id: string, name: string, audit: AuditEvent): Promise<PasskeyRecord | null>;
   /**
    * Deletes one of the user's passkeys, with its audit event; with it the recovery codes when no factor is
-   * left (no confirmed app, no other passkey). false: the user has none with this id.
+   * left (no confirmed app, no other passkey). false: the user has none with this id; "last": it is the
+   * account's last way to sign in (no password, no identity at a provider, no other passkey), nothing written.
    */
-  remove(userId: string, id: string, audit: AuditEvent): Promise<boolean>;
+  remove(userId: string, id: string, audit: AuditEvent): Promise<boolean | "last">;
   /**
    * Records a checked assertion: the counter moves to `counter` only if that is forward (above the stored
    * one, or both 0 for an authenticator that keeps none), and last_used_at to `at` unless it is later
@@ -154,22 +156,29 @@ export function passkeyStore(dialect: Dialect): PasskeyStore {
     remove(userId, id, audit) {
       const [user, key] = [parseId(userId), parseId(id)];
       if (!user || !key) return Promise.resolve(false);
-      return transaction(async (tx) => {
-        // The user's row first, as the app's removal takes it (mfa.ts): the last factor's removal sees the other's.
-        await lockUserIn(tx, dialect, userId);
-        const gone = await tx.delete(passkeys).where(usersPasskey(user, key)).returning({ id: passkeys.id });
-        if (gone.length === 0) return false;
-        const [keys] = await tx.select({ n: count() }).from(passkeys).where(eq(passkeys.userId, user));
-        const [apps] = await tx
-          .select({ n: count() })
-          .from(mfaTotp)
-          .where(and(eq(mfaTotp.userId, user), isNotNull(mfaTotp.confirmedAt)));
-        // With no factor left, recovery codes would recover nothing: they go with the last factor (as the app's
-        // removal does), or a passkey added later would bring the old ones back to life.
-        if (keys!.n === 0 && apps!.n === 0) await tx.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, user));
-        await recordIn(tx, tables, audit);
-        return true;
-      }, TIMED);
+      return runUndoable(
+        transaction,
+        async (tx) => {
+          // The user's row first, as the app's removal takes it (mfa.ts): the last factor's removal sees the other's.
+          await lockUserIn(tx, dialect, userId);
+          const gone = await tx.delete(passkeys).where(usersPasskey(user, key)).returning({ id: passkeys.id });
+          if (gone.length === 0) return false;
+          // An account made through a provider may have no password: its last passkey is not its last way in.
+          if (!(await hasWayIn(tx, tables, user))) throw ROLL_BACK;
+          const [keys] = await tx.select({ n: count() }).from(passkeys).where(eq(passkeys.userId, user));
+          const [apps] = await tx
+            .select({ n: count() })
+            .from(mfaTotp)
+            .where(and(eq(mfaTotp.userId, user), isNotNull(mfaTotp.confirmedAt)));
+          // With no factor left, recovery codes would recover nothing: they go with the last factor (as the app's
+          // removal does), or a passkey added later would bring the old ones back to life.
+          if (keys!.n === 0 && apps!.n === 0)
+            await tx.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userId, user));
+          await recordIn(tx, tables, audit);
+          return true;
+        },
+        "last" as const,
+      );
     },
     recordUse: (id, counter, at) =>
       withId(id, false, (key) => {

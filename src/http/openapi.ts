@@ -4,7 +4,7 @@
 import { t, type TSchema } from "elysia";
 import type { OpenAPIV3 } from "openapi-types";
 import { statusOf, type ErrorCode } from "../errors/index.ts";
-import { enumOf, problemSchema, ref, type SchemaName } from "./openapi-schemas.ts";
+import { enumOf, ref } from "./openapi-schemas.ts";
 
 export { enumOf, integer, pageAnswer, problemSchema, ref, RULE_MESSAGE, type SchemaName } from "./openapi-schemas.ts";
 

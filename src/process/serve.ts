@@ -9,7 +9,7 @@
 // (docs/performance.md, "Footprint"; its cost in bench/results.md).
 import type { Config } from "../config/index.ts";
 import { describeDatabase, openDatabase, setAsideNotice, type OpenedDatabase, upgradeLogLine } from "../db/open.ts";
-import { type AccessLog, type LineLogger, startLog } from "../observability/log-lines.ts";
+import { type LineLogger, startLog } from "../observability/log-lines.ts";
 import { describeError } from "../errors/safe-errors.ts";
 import { version } from "../../package.json";
 import { forwardSocketEvents } from "../http/serve-options.ts";

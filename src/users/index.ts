@@ -14,7 +14,6 @@ import { pageAnswer, ref } from "../http/openapi.ts";
 import { operations, type Target } from "../http/operations.ts";
 import { changePasswordBody, createUserBody, listUsersQuery, updateSelfBody, userView } from "./model.ts";
 import { parsePage, type UserService } from "./service.ts";
-import type { VerifiedToken } from "../auth/tokens.ts";
 import type { PageJson } from "./page-json.ts";
 import type { SignupService } from "../signup/service.ts";
 import type { EmailChanges } from "./email-changes.ts";

@@ -7,7 +7,6 @@ import { setBounded } from "../lib/bounded-map.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import type { LoginThrottle } from "../auth/throttle.ts";
 import type { ClientInfo, SessionService } from "../auth/sessions.ts";
-import type { SessionMode } from "../auth/cookie-session.ts";
 import type { EmailVerification } from "../config/index.ts";
 import { nameKey, type AuditStore, type PasswordResetStore, type UserRecord, type UserStore } from "../db/store.ts";
 import type { Logger } from "../observability/log.ts";

@@ -8,9 +8,12 @@ import { createLoggers } from "../../src/observability/log.ts";
 import { expectProblem } from "../helpers.ts";
 import { expectFailurePage, type OidcApp, oidcApp } from "../support/oidc-app.ts";
 import { PUBLIC_URL, type TestIdp, testIdp } from "../support/oidc.ts";
+import { SoftwareAuthenticator } from "../support/webauthn-authenticator.ts";
 
 const IDENTITIES = "/svc-api/v1/auth/identities";
 const PASSWORD = "/svc-api/v1/users/password";
+const PASSKEYS = "/svc-api/v1/auth/passkeys";
+const MFA = "/svc-api/v1/auth/mfa";
 
 let idp: TestIdp;
 let other: TestIdp;
@@ -171,6 +174,31 @@ describe("linking explicitly, listing and unlinking", () => {
       body: { username: "onlyidp", password: "a first password, long" },
     });
     expect(login.status).toBe(200);
+  });
+});
+
+describe("the last way in, whichever goes last", () => {
+  test("a passkey is not removed while it is the account's last way to sign in (409 last_sign_in_method)", async () => {
+    const app = await oidcApp(idp);
+    nextAccount(idp, { preferred_username: "keyonly" });
+    const token = await app.tokenOf(await app.signIn());
+    const device = new SoftwareAuthenticator(PUBLIC_URL);
+    const options = await app.call("POST", `${PASSKEYS}/options`, { token });
+    const added = await app.call("POST", PASSKEYS, { token, body: { response: await device.register(options.body) } });
+    expect(added.status).toBe(201);
+    // The passkey is a second factor now: unlinking and removing need a step-up, shown with it.
+    const stepUp = await app.call("POST", `${MFA}/webauthn/options`, { token });
+    const shown = await app.call("POST", `${MFA}/verify`, {
+      token,
+      body: { webauthn: await device.assert(stepUp.body) },
+    });
+    expect(shown.status).toBe(200);
+    expect((await app.call("DELETE", `${IDENTITIES}/test`, { token })).status).toBe(204);
+    const removal = await app.call("DELETE", `${PASSKEYS}/${added.body.id}`, { token });
+    expectProblem(removal, 409, "last_sign_in_method");
+    expect((await app.call("GET", PASSKEYS, { token })).body.items.map((key: { id: string }) => key.id)).toEqual([
+      added.body.id,
+    ]);
   });
 });
 

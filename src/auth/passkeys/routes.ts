@@ -184,7 +184,7 @@ export function passkeyRoutes({
             tag: "auth",
             auth: true,
             ok: { status: 204, description: "Removed: it signs in no more" },
-            errors: ["mfa_step_up_required", "not_found"],
+            errors: ["mfa_step_up_required", "not_found", "last_sign_in_method"],
           },
         },
       )

@@ -206,7 +206,13 @@ export function createPasskeyService({
         origin,
         detail: { passkey_id: id },
       });
-      if (!(await passkeys.remove(user.id, id, event))) throw notFound();
+      const removed = await passkeys.remove(user.id, id, event);
+      if (removed === "last")
+        throw new AppError(
+          "last_sign_in_method",
+          "This passkey is the account's last way to sign in: set a password or link a provider first.",
+        );
+      if (!removed) throw notFound();
     },
 
     /** Options for signing in with a discoverable passkey: no user named, the browser offers what it holds. */
