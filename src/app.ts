@@ -213,7 +213,7 @@ export function createApp({
     )
     .use(authRoutes({ users, sessions, corsOrigins, mfa, ...routeDeps }))
     .use(passkeyRoutes({ passkeys: passkeys.service, stepUp, corsOrigins, ...routeDeps }))
-    .use(oidcRoutes({ oidc, stepUp, ...routeDeps }))
+    .use(oidcRoutes({ oidc, sessions: store.sessions, stepUp, ...routeDeps }))
     .use(accountMailRoutes({ users, emailChanges, ...routeDeps }))
     .use(accountPages())
     .use(emailVerificationRoutes({ verifier, ...routeDeps }))

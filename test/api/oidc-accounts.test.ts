@@ -29,11 +29,14 @@ function nextAccount(at: TestIdp, extra: Partial<NonNullable<TestIdp["idp"]["acc
   return at.idp.account;
 }
 
-/** Follows a link answer's url as the browser would: the provider's pages, then svc's callback. */
-async function follow(app: OidcApp, url: string) {
+/**
+ * Follows a link answer's url as the browser would, with its session cookie (`cookie`): the provider's
+ * pages, then svc's callback.
+ */
+async function follow(app: OidcApp, url: string, cookie: string) {
   const start = new URL(url);
   expect(start.origin).toBe(PUBLIC_URL);
-  return app.signIn(start.search);
+  return app.signIn(start.search, "test", cookie);
 }
 
 describe("first and later sign-ins", () => {
@@ -109,11 +112,11 @@ describe("first and later sign-ins", () => {
 describe("linking explicitly, listing and unlinking", () => {
   test("POST auth/identities/{provider} gives a url; following it links; GET lists it", async () => {
     const app = await oidcApp(idp);
-    const ann = await app.signUp("ann");
+    const ann = await app.cookieSession("ann");
     const account = nextAccount(idp, { email: "ann-elsewhere@example.test", email_verified: false });
     const started = await app.call("POST", `${IDENTITIES}/test`, { token: ann.token });
     expect(started.status).toBe(200);
-    const linked = await follow(app, started.body.url);
+    const linked = await follow(app, started.body.url, ann.cookie);
     expect(linked.status).toBe(303);
     expect(linked.headers.get("location")).toBe(`${PUBLIC_URL}/svc/admin?linked=test`);
     const listed = await app.call("GET", IDENTITIES, { token: ann.token });
@@ -134,9 +137,9 @@ describe("linking explicitly, listing and unlinking", () => {
     const app = await oidcApp(idp);
     nextAccount(idp, { preferred_username: "holder" });
     expect((await app.signIn()).status).toBe(303);
-    const bob = await app.signUp("bob");
+    const bob = await app.cookieSession("bob");
     const started = await app.call("POST", `${IDENTITIES}/test`, { token: bob.token });
-    expectFailurePage(await follow(app, started.body.url), 409, "identity_taken");
+    expectFailurePage(await follow(app, started.body.url, bob.cookie), 409, "identity_taken");
     expect((await app.call("GET", IDENTITIES, { token: bob.token })).body.items).toEqual([]);
   });
 
@@ -146,6 +149,22 @@ describe("linking explicitly, listing and unlinking", () => {
     await app.enrolTotp(ann.token);
     app.clock.pass(301_000);
     expectProblem(await app.call("POST", `${IDENTITIES}/test`, { token: ann.token }), 403, "mfa_step_up_required");
+  });
+
+  test("a link opened in a browser not signed in as its account is refused (403 csrf_refused): nothing linked", async () => {
+    const app = await oidcApp(idp);
+    const mallory = await app.cookieSession("mallory");
+    const victim = await app.cookieSession("victim");
+    nextAccount(idp, { preferred_username: "victims-idp" });
+    // Mallory's link, opened by the victim (a link in a mail, a page that navigates): the victim's provider
+    // account would otherwise become a way into Mallory's account.
+    const started = await app.call("POST", `${IDENTITIES}/test`, { token: mallory.token });
+    const url = new URL(started.body.url);
+    for (const cookie of [victim.cookie, undefined]) {
+      const opened = await app.call("GET", `${url.pathname}${url.search}`, cookie ? { headers: { cookie } } : {});
+      expectProblem(opened, 403, "csrf_refused");
+    }
+    expect(await app.store.identities.list(mallory.user.id)).toEqual([]);
   });
 
   test("a link for an unknown provider: 404; its ticket altered: 400 invalid_oidc_code", async () => {

@@ -39,9 +39,12 @@ const failure = (promise: Promise<unknown>) =>
     (error: unknown) => error as SvcError,
   );
 
-/** A browser sent to `url` (svc's start): through the provider and back to svc's callback; where it then goes. */
-async function browse(app: App, url: string): Promise<URL> {
-  const { callback } = await roundTrip(app.call, "test", new URL(url).search);
+/**
+ * A browser sent to `url` (svc's start) holding `cookie` (its svc session): through the provider and back to
+ * svc's callback; where it then goes.
+ */
+async function browse(app: App, url: string, cookie?: string): Promise<URL> {
+  const { callback } = await roundTrip(app.call, "test", new URL(url).search, cookie);
   expect(callback?.status).toBe(303);
   return new URL(callback!.headers.get("location")!);
 }
@@ -97,7 +100,13 @@ describe("@svc/client and OpenID providers", () => {
     expect(await client.auth.identities()).toEqual([]);
     const url = await client.auth.linkIdentity("test", { returnTo: `${PUBLIC_URL}/svc/admin` });
     expect(new URL(url).searchParams.get("link")).toBeTruthy();
-    const back = await browse(app, url);
+    // Linking goes on only in a browser signed in to svc as linda (her session cookie).
+    const inBrowser = await app.call("POST", "/svc-api/v1/auth/login", {
+      headers: { origin: PUBLIC_URL },
+      body: { username: "linda", password: "correct horse battery", mode: "cookie" },
+    });
+    const cookie = inBrowser.headers.getSetCookie()[0]!.split(";")[0]!;
+    const back = await browse(app, url, cookie);
     expect(back.searchParams.get("linked")).toBe("test");
     expect((await client.auth.identities()).map((each) => each.provider)).toEqual(["test"]);
     await client.auth.unlinkIdentity("test");

@@ -38,9 +38,12 @@ export async function oidcApp(
   });
   const name = settings.name;
 
-  /** svc's start, then the provider's pages: the flow cookie and the callback's path, not yet followed. */
-  async function begin(query = "", provider = name) {
-    const start = await app.call("GET", `${OIDC}/${provider}${query}`);
+  /**
+   * svc's start, then the provider's pages: the flow cookie and the callback's path, not yet followed.
+   * `cookie`: what the browser sends svc at the start (its session cookie, for a link).
+   */
+  async function begin(query = "", provider = name, cookie?: string) {
+    const start = await app.call("GET", `${OIDC}/${provider}${query}`, cookie ? { headers: { cookie } } : {});
     expect(start.status).toBe(303);
     const flow = cookiePair(start.headers.getSetCookie()[0]!);
     const answer = await visitProvider(new URL(start.headers.get("location")!), callbackOf(provider));
@@ -52,9 +55,20 @@ export async function oidcApp(
     app.call("GET", callback, { headers: flow === undefined ? {} : { cookie: flow } });
 
   /** A whole round trip; the callback's reply. */
-  async function signIn(query = "", provider = name) {
-    const { flow, callback } = await begin(query, provider);
+  async function signIn(query = "", provider = name, cookie?: string) {
+    const { flow, callback } = await begin(query, provider, cookie);
     return finish(callback, flow);
+  }
+
+  /** Signs up `username` and logs in in cookie mode: its Bearer and the session cookie a browser holds. */
+  async function cookieSession(username: string) {
+    const user = await app.signUp(username);
+    const login = await app.call("POST", "/svc-api/v1/auth/login", {
+      headers: { origin: PUBLIC_URL },
+      body: { username, password: user.password, mode: "cookie" },
+    });
+    expect(login.status).toBe(200);
+    return { ...user, token: login.body.token as string, cookie: sessionCookie(login)! };
   }
 
   /** The audit events with this action, newest first. */
@@ -102,7 +116,10 @@ export async function oidcApp(
     return totp;
   }
 
-  return { ...app, clock, idp, name, begin, finish, signIn, audits, sessionCookie, tokenOf, verify, enrolTotp };
+  return {
+    ...app,
+    ...{ clock, idp, name, begin, finish, signIn, audits, sessionCookie, tokenOf, verify, enrolTotp, cookieSession },
+  };
 }
 
 export type OidcApp = Awaited<ReturnType<typeof oidcApp>>;

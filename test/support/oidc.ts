@@ -58,8 +58,8 @@ export const cookiePair = (setCookie: string) => setCookie.split(";")[0]!;
  * A browser's round trip: svc's start (query as given), the provider's pages, then svc's callback carrying
  * the flow cookie. The callback's reply, with the start's for tests that look at it.
  */
-export async function roundTrip(call: Call, name: string, query = "") {
-  const start = await call("GET", `/svc-api/v1/auth/oidc/${name}${query}`);
+export async function roundTrip(call: Call, name: string, query = "", cookie?: string) {
+  const start = await call("GET", `/svc-api/v1/auth/oidc/${name}${query}`, cookie ? { headers: { cookie } } : {});
   if (start.status !== 303) return { start, callback: null };
   const flow = cookiePair(start.headers.getSetCookie()[0]!);
   const answer = await visitProvider(new URL(start.headers.get("location")!), callbackOf(name));

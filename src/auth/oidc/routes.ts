@@ -11,7 +11,9 @@ import { requestFacts } from "../../http/request-pipeline.ts";
 import { answeredId } from "../../http/request-context.ts";
 import type { Authenticator } from "../authenticator.ts";
 import { bearer } from "../bearer.ts";
-import { withRefreshInCookie } from "../cookie-session.ts";
+import { cookieRefreshToken, withRefreshInCookie } from "../cookie-session.ts";
+import { refreshDigest } from "../refresh-tokens.ts";
+import type { SessionStore } from "../../db/store.ts";
 import type { StepUpGuard } from "../mfa/contracts.ts";
 import { pairAnswer } from "../session-answer.ts";
 import { failurePage } from "./failure-page.ts";
@@ -21,6 +23,8 @@ import type { OidcService } from "./service.ts";
 
 export interface OidcRouteDeps {
   oidc: OidcService;
+  /** Where a link's start finds whose session the browser holds. */
+  sessions: Pick<SessionStore, "findRefresh">;
   stepUp: StepUpGuard | null;
   authenticator: Authenticator;
   idempotency: Idempotency;
@@ -38,7 +42,22 @@ function seeOther(location: string, cookies: string[]): Response {
   return new Response(null, { status: 303, headers });
 }
 
-export function oidcRoutes({ oidc, stepUp, authenticator, idempotency, maxBodyBytes, trustProxy }: OidcRouteDeps) {
+export function oidcRoutes({
+  oidc,
+  sessions,
+  stepUp,
+  authenticator,
+  idempotency,
+  maxBodyBytes,
+  trustProxy,
+}: OidcRouteDeps) {
+  /** The user whose live svc session the request's cookie holds; null without one. */
+  async function cookieUser(request: Request): Promise<string | null> {
+    const refresh = cookieRefreshToken(request, trustProxy);
+    const presented = refresh === undefined ? null : await sessions.findRefresh(refreshDigest(refresh));
+    if (!presented || Date.parse(presented.session.expiresAt) <= Date.now()) return null;
+    return presented.user.status === "active" ? presented.user.id : null;
+  }
   return new Elysia({ prefix: PREFIX })
     .use(requestFacts)
     .use(operations({ idempotency, trustProxy }))
@@ -61,7 +80,7 @@ export function oidcRoutes({ oidc, stepUp, authenticator, idempotency, maxBodyBy
     .get(
       "/oidc/:provider",
       async ({ params, query, request }) => {
-        const { url, sealed } = await oidc.start(params.provider, query);
+        const { url, sealed } = await oidc.start(params.provider, query, () => cookieUser(request));
         return seeOther(url.href, [flowCookie(request, trustProxy, sealed)]);
       },
       {
@@ -79,6 +98,8 @@ export function oidcRoutes({ oidc, stepUp, authenticator, idempotency, maxBodyBy
             "invalid_oidc_code",
             "not_found",
             "oidc_provider_unavailable",
+            ,
+            "csrf_refused",
           ],
         },
       },

@@ -110,14 +110,24 @@ export function createOidcService(deps: OidcServiceDeps) {
     /** The providers a sign-in page offers, in the configured order. */
     offered: () => providers.configured.map(({ name, label }) => ({ name, label })),
 
-    /** The provider's address for the browser and the flow cookie's sealed value; throws AppError before any. */
-    async start(name: string, query: StartQuery) {
+    /**
+     * The provider's address for the browser and the flow cookie's sealed value; throws AppError before any.
+     * `browserUser`: whose svc session the browser's cookie holds (asked only for a link).
+     */
+    async start(name: string, query: StartQuery, browserUser: () => Promise<string | null>) {
       const state = await ready(name);
       let linkUserId: string | undefined;
       if (query.link !== undefined) {
         const ticket = (await unsealUnder(LINK_LABEL, secret, query.link)) as { user: string; until: number } | null;
         if (!ticket || ticket.until <= now())
           throw new AppError("invalid_oidc_code", "The link request expired; start linking again from your account.");
+        // A ticket opened in someone else's browser would make their provider account a way into this one
+        // (the attack on account linking): the browser must hold this account's own svc session.
+        if ((await browserUser()) !== ticket.user)
+          throw new AppError(
+            "csrf_refused",
+            "Linking continues only in a browser signed in to svc as the account that asked for it (its session cookie).",
+          );
         linkUserId = ticket.user;
       }
       const mode = query.mode ?? "cookie";
