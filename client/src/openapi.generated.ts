@@ -3989,6 +3989,19 @@ export interface operations {
                     };
                 };
             };
+            /** @description csrf_refused */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "csrf_refused";
+                    };
+                };
+            };
             /** @description not_found */
             404: {
                 headers: {

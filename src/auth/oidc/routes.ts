@@ -98,7 +98,6 @@ export function oidcRoutes({
             "invalid_oidc_code",
             "not_found",
             "oidc_provider_unavailable",
-            ,
             "csrf_refused",
           ],
         },
