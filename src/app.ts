@@ -121,7 +121,6 @@ export function createApp({
       identities: store.identities,
       invitations: store.invitations,
       signup: config.signup.mode,
-      verifier,
       now: () => clock.now(),
     }),
     sessions,

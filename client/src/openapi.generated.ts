@@ -4342,6 +4342,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description identity_taken */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description With idempotency_key_in_flight: seconds to wait before sending the request again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code: "identity_taken";
+                    };
+                };
+            };
             /** @description payload_too_large */
             413: {
                 headers: {

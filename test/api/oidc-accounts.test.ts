@@ -59,11 +59,11 @@ describe("first and later sign-ins", () => {
     expect(how).toEqual(["known", "created"]);
   });
 
-  test("an address the provider does not say it verified makes an unverified account", async () => {
+  test("an address the provider does not say it verified makes no account: the oidc_email_unverified page", async () => {
     const app = await oidcApp(idp);
     nextAccount(idp, { preferred_username: "unvouched", email_verified: false });
-    expect((await app.signIn()).status).toBe(303);
-    expect((await app.store.users.findByLogin("unvouched"))!.emailVerifiedAt).toBeNull();
+    expectFailurePage(await app.signIn(), 400, "oidc_email_unverified");
+    expect(await app.store.users.findByLogin("unvouched")).toBeNull();
   });
 
   test("two providers' users both called ann: ann and ann2", async () => {

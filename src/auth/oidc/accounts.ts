@@ -3,7 +3,6 @@
 // SVC_SIGNUP allows. Never the e-mail alone: an address the provider does not say it verified, or that
 // svc has not seen verified, links nothing (whoever controls that provider account could take it over).
 import { auditEvent, type Origin } from "../../audit/model.ts";
-import type { EmailVerifier } from "../email-verifier.ts";
 import type { SignupMode } from "../../config/index.ts";
 import type { IdentityStore, NewIdentity } from "../../db/identities.ts";
 import { NO_PASSWORD } from "../../db/records.ts";
@@ -32,8 +31,6 @@ export interface AccountDeps {
   identities: IdentityStore;
   invitations: Pick<InvitationStore, "redeem">;
   signup: SignupMode;
-  /** The verification mail an account owes when the provider did not vouch for its address. */
-  verifier?: Pick<EmailVerifier, "forNewAccount">;
   now: () => number;
 }
 
@@ -42,7 +39,7 @@ export type Resolved = { user: UserRecord; identityId: string | null; how: "know
 /** How many numbered usernames are tried (ann, ann2, ann3...) before a random suffix. */
 const NUMBERED_TRIES = 5;
 
-export function createAccountResolver({ users, identities, invitations, signup, verifier, now }: AccountDeps) {
+export function createAccountResolver({ users, identities, invitations, signup, now }: AccountDeps) {
   const identityOf = (provider: string, identity: ProviderIdentity, userId: string, at: string): NewIdentity => ({
     id: newId(),
     userId,
@@ -69,9 +66,12 @@ export function createAccountResolver({ users, identities, invitations, signup, 
 
   async function create(provider: string, identity: ProviderIdentity, flow: FlowState, origin: Origin) {
     if (signup === "closed") throw new FlowRefusal("signup_closed", "Sign-up is closed.");
-    const email = identity.email?.toLowerCase() ?? null;
-    if (email === null || email.length > EMAIL_MAX || !EMAIL.test(email))
-      throw new FlowRefusal("oidc_email_missing", "The provider gave no usable e-mail address.");
+    const email = addressOf(identity);
+    if (email === null) throw new FlowRefusal("oidc_email_missing", "The provider gave no usable e-mail address.");
+    // An account made on an address nobody vouched for could be verified by its real owner later (a mailed
+    // link, a reset), who would then sign in to an account whose maker keeps a way in: none is made.
+    if (!identity.emailVerified)
+      throw new FlowRefusal("oidc_email_unverified", "The provider has not verified this e-mail address.");
     const code = signup === "invite" ? canonicalInvitationCode(flow.invitation ?? "") : null;
     if (signup === "invite" && flow.invitation === undefined)
       throw new FlowRefusal("invitation_required", "Sign-up is by invitation.");
@@ -86,7 +86,7 @@ export function createAccountResolver({ users, identities, invitations, signup, 
         email,
         passwordHash: NO_PASSWORD,
         createdAt: at,
-        ...(identity.emailVerified && { emailVerifiedAt: at }),
+        emailVerifiedAt: at,
       };
       const created = auditEvent(
         "user.created",
@@ -94,24 +94,15 @@ export function createAccountResolver({ users, identities, invitations, signup, 
           actor: id,
           target: id,
           origin,
-          detail: { role: "user", provider, ...(identity.emailVerified && { email_verified: true }) },
+          detail: { role: "user", provider, email_verified: true },
         },
         at,
       );
       const linked = identityOf(provider, identity, id, at);
-      // An address the provider did not vouch for is checked as a sign-up's is: by the link svc mails.
-      const verification = verifier?.forNewAccount(user, origin, id);
       try {
-        if (code === null)
-          return { user: await users.create(user, created, verification, linked), identityId: linked.id };
+        if (code === null) return { user: await users.create(user, created, undefined, linked), identityId: linked.id };
         const redeemed = auditEvent("invitation.redeemed", { actor: id, origin }, at);
-        const made = await invitations.redeem(
-          invitationDigest(code),
-          user,
-          { created, redeemed },
-          verification,
-          linked,
-        );
+        const made = await invitations.redeem(invitationDigest(code), user, { created, redeemed }, undefined, linked);
         if (made === "invalid") throw new FlowRefusal("invalid_invitation", "The invitation cannot be used.");
         return { user: made, identityId: linked.id };
       } catch (error) {
@@ -134,6 +125,8 @@ export function createAccountResolver({ users, identities, invitations, signup, 
       if (flow.linkUserId !== undefined) {
         const user = await users.findById(flow.linkUserId);
         if (!user) throw new FlowRefusal("internal", "The account to link to is gone.");
+        // Disabled since its ticket: refused before anything is linked.
+        if (user.status !== "active") throw new FlowRefusal("account_disabled", "The account is disabled.");
         if (known) {
           if (known.userId !== user.id) throw new FlowRefusal("identity_taken", "Linked to another account.");
           return { user, identityId: known.id, how: "known" };
@@ -144,7 +137,10 @@ export function createAccountResolver({ users, identities, invitations, signup, 
         const user = await users.findById(known.userId);
         if (user) return { user, identityId: known.id, how: "known" };
       }
-      const holder = identity.email ? await users.findByLogin(identity.email.toLowerCase()) : null;
+      // Only a well-formed address is looked up, and as an address: a claim such as "admin" would otherwise
+      // name an account by its username.
+      const address = addressOf(identity);
+      const holder = address === null ? null : await users.findByLogin(address);
       if (holder) {
         // Both must vouch for the address: the provider now, and svc before (a link redeemed, or an administrator).
         if (!identity.emailVerified || holder.emailVerifiedAt === null)
@@ -170,6 +166,12 @@ export function createAccountResolver({ users, identities, invitations, signup, 
       }
     },
   };
+}
+
+/** The provider's address, lower-cased, when it is one svc would keep; null otherwise. */
+function addressOf(identity: ProviderIdentity): string | null {
+  const email = identity.email?.toLowerCase() ?? null;
+  return email !== null && email.length <= EMAIL_MAX && EMAIL.test(email) && email.includes("@") ? email : null;
 }
 
 /** Usernames to try for a new account: the provider's preferred name (or the address's local part), then numbered. */

@@ -14,6 +14,8 @@ export const FLOW_FAILURES = {
   oidc_invalid_response: "The sign-in provider's answer did not pass svc's checks.",
   oidc_provider_unavailable: "The sign-in provider cannot be reached right now.",
   oidc_email_missing: "The sign-in provider gave no e-mail address, which an account needs.",
+  oidc_email_unverified:
+    "The sign-in provider has not verified your e-mail address, so no account is made from it. Sign up with a password, then link the provider from your account.",
   email_taken:
     "An account with this e-mail address exists. Sign in with its password, then link this provider from your account.",
   identity_taken: "This sign-in is linked to another account already.",

@@ -25,10 +25,15 @@ export function returnTarget(given: string | undefined, mode: "cookie" | "code",
     if (mode === "code") throw refused("mode=code needs return_to: one of the URLs SVC_OIDC_RETURN_URLS lists");
     return new URL(DEFAULT_RETURN_PATH.slice(1), own).href;
   }
-  // A path of svc's own ("/svc/admin"), but never "//host" or "/\host", which browsers read as another host.
-  if (/^\/(?![/\\])/.test(given) && mode === "cookie") return new URL(given, own.origin).href;
-  if (!URL.canParse(given)) throw refused(`return_to is not a URL: ${given}`);
-  const target = new URL(given);
+  // URL parsers drop tabs and line breaks and read "\" as "/": "/\t/evil.example" would be another host.
+  // Nothing svc lists or serves has them, so any whitespace, control character or backslash is refused.
+  if (/[\s\u0000-\u001f\u007f\\]/.test(given))
+    throw refused("return_to must not hold whitespace, control characters or \\");
+  // A path means svc's own origin; whatever it parses to is then held to the same checks as a whole URL.
+  const relative = given.startsWith("/");
+  if (relative && mode === "code") throw refused("mode=code needs return_to as a whole URL SVC_OIDC_RETURN_URLS lists");
+  if (!relative && !URL.canParse(given)) throw refused(`return_to is not a URL: ${given}`);
+  const target = relative ? new URL(given, own.origin) : new URL(given);
   if (target.username || target.password) throw refused("return_to must not carry credentials");
   // Listed URLs were normalised without query or fragment: a listed URL allows itself with any query.
   if (rules.returnUrls.includes(target.href.split(/[?#]/)[0]!)) return target.href;

@@ -182,6 +182,7 @@ export function oidcRoutes({
             "not_found",
             "oidc_provider_unavailable",
             "mfa_step_up_required",
+            "identity_taken",
           ],
         },
       },

@@ -181,11 +181,12 @@ export function createOidcService(deps: OidcServiceDeps) {
         if (state.kind !== "ready") return await fail("oidc_provider_unavailable", state.reason);
         const identity = await completeFlow(state, url, flow);
         const { user, identityId, how } = await accounts.resolve(name, identity, flow, client);
-        if (identityId !== null && how === "known") await identities.recordUse(identityId, identity.email, iso(now()));
         if (flow.linkUserId !== undefined) return { kind: "redirect", to: withQuery(flow.returnTo, { linked: name }) };
         if (user.status !== "active") return await fail("account_disabled", "account disabled");
         if (deps.emailVerification === "required" && user.emailVerifiedAt === null)
           return await fail("email_unverified", "address unverified");
+        // Only a sign-in that goes on counts as the identity's use.
+        if (identityId !== null && how === "known") await identities.recordUse(identityId, identity.email, iso(now()));
         const signedIn = { provider: name, how, mode: flow.mode };
         await note(auditEvent("oidc.signed_in", { actor: user.id, target: user.id, origin: client, detail: signedIn }));
         if (flow.mode === "code") {
@@ -241,6 +242,12 @@ export function createOidcService(deps: OidcServiceDeps) {
     async linkTicket(userId: string, provider: string, returnTo: string | undefined): Promise<string> {
       await ready(provider);
       const target = returnTarget(returnTo, "cookie", rules);
+      // One identity per provider per account: said now, not at the end of a trip through the provider.
+      if ((await identities.list(userId)).some((identity) => identity.provider === provider))
+        throw new AppError(
+          "identity_taken",
+          `Your account has an identity at ${provider} already: unlink it first to link another.`,
+        );
       const ticket = await sealUnder(LINK_LABEL, secret, { user: userId, until: now() + LINK_TICKET_SECONDS * 1000 });
       const start = new URL(`${rules.publicUrl}/svc-api/v1/auth/oidc/${provider}`);
       start.searchParams.set("link", ticket);
