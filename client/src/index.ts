@@ -44,9 +44,10 @@ export type {
   Category,
   CategoryEvent,
   CreateCategoryInput,
-  SubscribeOptions,
   UpdateCategoryInput,
 } from "./categories.js";
+export type { SubscribeOptions, SubscriptionState } from "./subscription.js";
+export type { LiveChange, LiveList, LiveListOptions } from "./live-list.js";
 export type {
   Document,
   DocumentNodeLike,

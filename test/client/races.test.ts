@@ -2,7 +2,7 @@
 // restore that met no network. Each ordered by a fetch the test holds, not by time.
 import { describe, expect, test } from "bun:test";
 import { Auth } from "../../client/src/auth.ts";
-import { follow } from "../../client/src/categories.ts";
+import { follow } from "../../client/src/subscription.ts";
 import { Http } from "../../client/src/http.ts";
 import { createClient, memoryStorage } from "../../client/src/index.ts";
 import { testApp } from "../helpers.ts";
@@ -86,17 +86,12 @@ describe("categories.subscribe", () => {
     const { http, auth, attempts } = await following(refused);
     const stopped = new AbortController();
     const waits: Array<{ ms: number; before: number }> = [];
-    const done = follow(
-      http,
-      auth,
-      () => {},
-      {},
-      stopped.signal,
-      async (ms) => {
+    const done = follow(http, auth, () => {}, {}, stopped.signal, {
+      wait: async (ms) => {
         waits.push({ ms, before: attempts() + 1 });
         if (waits.length === 3) stopped.abort();
       },
-    );
+    });
     await done;
     // Attempt 2 came at once after the first renewal; every later one only after a wait, growing.
     expect(waits.map((w) => w.before)).toEqual([3, 4, 5]);
@@ -108,16 +103,11 @@ describe("categories.subscribe", () => {
     const { http, auth } = await following(empty);
     const opened: boolean[] = [];
     const stopped = new AbortController();
-    await follow(
-      http,
-      auth,
-      () => {},
-      { onOpen: ({ fresh }) => opened.push(fresh) },
-      stopped.signal,
-      async () => {
+    await follow(http, auth, () => {}, { onOpen: ({ fresh }) => opened.push(fresh) }, stopped.signal, {
+      wait: async () => {
         if (opened.length === 2) stopped.abort();
       },
-    );
+    });
     expect(opened).toEqual([true, true]);
     const resumed: boolean[] = [];
     const again = new AbortController();
@@ -127,7 +117,7 @@ describe("categories.subscribe", () => {
       () => {},
       { after: "0000000000000001.x", onOpen: ({ fresh }) => resumed.push(fresh) },
       again.signal,
-      async () => again.abort(),
+      { wait: async () => again.abort() },
     );
     expect(resumed).toEqual([false]);
   });

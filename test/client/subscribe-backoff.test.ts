@@ -2,7 +2,7 @@
 // the client subscribe again at once in a loop. The pauses are counted by a `wait` the test holds, not timed.
 import { expect, test } from "bun:test";
 import { Auth } from "../../client/src/auth.ts";
-import { follow } from "../../client/src/categories.ts";
+import { follow } from "../../client/src/subscription.ts";
 import { Http } from "../../client/src/http.ts";
 import { createClient, memoryStorage } from "../../client/src/index.ts";
 import { testApp } from "../helpers.ts";
@@ -36,17 +36,12 @@ async function following(answer: () => Response) {
 async function waitsOf(setup: Awaited<ReturnType<typeof following>>, count: number) {
   const stopped = new AbortController();
   const waits: Array<{ ms: number; before: number }> = [];
-  await follow(
-    setup.http,
-    setup.auth,
-    () => {},
-    {},
-    stopped.signal,
-    async (ms) => {
+  await follow(setup.http, setup.auth, () => {}, {}, stopped.signal, {
+    wait: async (ms) => {
       waits.push({ ms, before: setup.attempts() + 1 });
       if (waits.length === count) stopped.abort();
     },
-  );
+  });
   return waits;
 }
 
@@ -65,8 +60,8 @@ test("a stream that opens and then refuses the fresh token: one renewal at once,
 test("Retry-After: 0 still pauses with the back-off", async () => {
   const busy = () =>
     Response.json(
-      { errors: [{ message: "busy", extensions: { code: "TOO_MANY_SUBSCRIPTIONS" } }] },
-      { status: 200, headers: { "retry-after": "0" } },
+      { errors: [{ message: "busy", extensions: { code: "SERVICE_UNAVAILABLE" } }] },
+      { status: 503, headers: { "retry-after": "0" } },
     );
   const setup = await following(busy);
   const waits = await waitsOf(setup, 3);

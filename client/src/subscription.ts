@@ -1,0 +1,278 @@
+// Following category events by cursor over Server-Sent Events: what one stream's end means (subscribe again,
+// renew the token first, or stop and tell onError), and the connection's state as it goes.
+import type { Auth } from "./auth.js";
+import { CATEGORY } from "./category-fragment.js";
+import { graphqlError, type GraphQLErrorEntry, problemError, SvcError } from "./errors.js";
+import type { Http } from "./http.js";
+import type { CategoryEvent } from "./schema.generated.js";
+import { serverSentEvents } from "./sse.js";
+
+/**
+ * Where a subscription stands. `connecting`: a stream is being opened. `open`: every change from now on reaches
+ * the listener (`fresh` as onOpen's). `reconnecting`: the last stream ended or was not opened, for `reason`;
+ * the next attempt is at `nextAttemptAt`. `closed`: over, by `stop()` (error null) or by a refusal (the error
+ * onError had).
+ */
+export type SubscriptionState =
+  | { status: "connecting" }
+  | { status: "open"; fresh: boolean }
+  | { status: "reconnecting"; reason: SvcError; nextAttemptAt: Date }
+  | { status: "closed"; error: SvcError | null };
+
+export interface SubscribeOptions {
+  /** The cursor of the last event you handled: events after it come first, then the live ones. */
+  after?: string | null;
+  /**
+   * Called when the subscription cannot go on and stops: the session is over, svc refused the subscription
+   * (too many open, a 429, a cursor that is no cursor, any other 4xx), or the browser refused the request
+   * (CORS: the page's origin not in SVC_CORS_ORIGINS). Failures worth retrying are retried, and only show in
+   * onState as `reconnecting`.
+   */
+  onError?: (error: SvcError) => void;
+  /**
+   * Called each time a stream opens: from then on every change reaches it. `fresh` is true when it opened
+   * without a cursor (no event received yet, and no `after` given): changes before it are not sent, so read
+   * the list then (every time it says fresh), not before subscribing, and no change falls between the two.
+   */
+  onOpen?: (info: { fresh: boolean }) => void;
+  /** Called with each new state: connecting, open, reconnecting (why, and when next), closed. */
+  onState?: (state: SubscriptionState) => void;
+}
+
+/** What a test may replace: the pause between attempts, the page's origin (a browser's `location`), the probe. */
+export interface FollowDeps {
+  wait?: (ms: number, signal: AbortSignal) => Promise<void>;
+  pageOrigin?: string | null;
+  /** Whether svc's origin answers a request that needs no CORS permission (a no-cors GET). */
+  reachable?: (origin: string) => Promise<boolean>;
+}
+
+/** The first wait before subscribing again after a failure, doubled with each one in a row, up to the longest. */
+const FIRST_WAIT_MS = 250;
+const LONGEST_WAIT_MS = 15_000;
+
+const SUBSCRIPTION = `subscription ($after: String) { categoryEvents(after: $after) { kind id cursor category { ...Category } } } ${CATEGORY}`;
+
+/** How one attempt ended: subscribe again after a pause (`wait`, when svc said), renew the token first, or stop. */
+type Ending = { again: SvcError; wait?: number } | { renew: SvcError } | { stop: SvcError };
+
+interface Next {
+  data?: { categoryEvents: CategoryEvent } | null;
+  errors?: GraphQLErrorEntry[];
+}
+
+/** svc's codes that say "not now" rather than "no": a fault, a database away, no answer at all. */
+const WORTH_RETRYING = new Set(["internal", "database_unavailable", "storage_full", "network_error"]);
+
+/** What an error ending a stream or refusing one leads to. */
+function endingOf(error: SvcError): Ending {
+  if (error.status === 401 || error.graphqlCode === "TOKEN_EXPIRED" || error.graphqlCode === "UNAUTHENTICATED") {
+    return { renew: error };
+  }
+  // A proxy's 502 page while svc restarts, svc's own 503: again. Any other refusal (a 429 included) stops.
+  const retried = WORTH_RETRYING.has(error.code) || (error.code === "unexpected_response" && error.status >= 500);
+  if (!retried) return { stop: error };
+  return { again: error, wait: error.retryAfter === null ? undefined : error.retryAfter * 1000 };
+}
+
+const streamEnded = () =>
+  new SvcError({
+    status: 200,
+    code: "network_error",
+    title: "Stream ended",
+    detail: "svc ended the stream (stopping, a subscriber dropped for reading slowly, or a proxy's timeout)",
+  });
+
+const sessionOver = () =>
+  new SvcError({ status: 401, code: "unauthorized", title: "Unauthorized", detail: "The session is over." });
+
+/** Follows the events until `signal` aborts or a refusal stops it. */
+export async function follow(
+  http: Http,
+  auth: Auth,
+  listener: (event: CategoryEvent) => void,
+  options: SubscribeOptions,
+  signal: AbortSignal,
+  deps: FollowDeps = {},
+): Promise<void> {
+  const wait = deps.wait ?? pause;
+  const pageOrigin = deps.pageOrigin === undefined ? browserOrigin() : deps.pageOrigin;
+  const reachable = deps.reachable ?? answersNoCors;
+  let cursor = options.after ?? null;
+  let failures = 0;
+  /**
+   * A renewal since the last event: a second in a row means svc refuses fresh tokens too. Not reset when a
+   * stream opens: svc (or a proxy) may open one and refuse its token at once, which would loop without a pause.
+   */
+  let renewedSinceEvent = false;
+  const tell = (state: SubscriptionState) => {
+    if (!signal.aborted || state.status === "closed") report(() => options.onState?.(state));
+  };
+  const close = (error: SvcError | null) => {
+    if (error) report(() => options.onError?.(error));
+    tell({ status: "closed", error });
+  };
+
+  /** Opens one stream and hands on its events until it ends. */
+  const once = async (token: string | null): Promise<Ending> => {
+    const response = await http.send(
+      {
+        method: "POST",
+        path: "/graphql",
+        body: { query: SUBSCRIPTION, variables: { after: cursor } },
+        headers: { accept: "text/event-stream" },
+        signal,
+      },
+      token,
+    );
+    const type = response.headers.get("content-type") ?? "";
+    if (!type.startsWith("text/event-stream") || !response.body) {
+      if (!type.includes("json") || type.includes("problem+json")) return endingOf(await problemError(response));
+      const answer = (await response.json().catch(() => ({}))) as Next;
+      return endingOf(graphqlError(answer.errors ?? [], response));
+    }
+    tell({ status: "open", fresh: cursor === null });
+    report(() => options.onOpen?.({ fresh: cursor === null }));
+    for await (const message of serverSentEvents(response.body)) {
+      if (message.event === "complete") break;
+      if (message.event !== "next") continue;
+      const next = JSON.parse(message.data) as Next;
+      const event = next.data?.categoryEvents;
+      if (!event) return endingOf(graphqlError(next.errors ?? [], response));
+      failures = 0;
+      renewedSinceEvent = false;
+      if (event.kind !== "RESYNC" && cursor !== null && !isAfter(event.cursor, cursor)) continue;
+      cursor = event.cursor;
+      report(() => listener(event));
+    }
+    return { again: streamEnded() };
+  };
+
+  /** One attempt: the token, then the stream; a failure with no answer is network_error, or CORS's refusal. */
+  const attempt = async (): Promise<{ token: string | null; ending: Ending }> => {
+    let token: string | null = null;
+    try {
+      token = await auth.token();
+      return { token, ending: await once(token) };
+    } catch (error) {
+      const failure = error instanceof SvcError ? error : streamBroken(error);
+      if (failure.code !== "network_error" || pageOrigin === null || signal.aborted) {
+        return { token, ending: endingOf(failure) };
+      }
+      return { token, ending: endingOf(await corsOrNetwork(http.baseUrl, pageOrigin, failure, reachable)) };
+    }
+  };
+
+  tell({ status: "connecting" });
+  while (!signal.aborted) {
+    let { token, ending } = await attempt();
+    // svc answered the probe yet refused the request: once more at once, so that a restart between the two
+    // (refused, then up) is not taken for CORS.
+    if ("stop" in ending && ending.stop.title === CORS_TITLE && !signal.aborted) ({ token, ending } = await attempt());
+    if (signal.aborted) break;
+    if ("stop" in ending) return close(ending.stop);
+    if ("renew" in ending) {
+      const renewed = await auth.renewAfter(token).catch(() => undefined);
+      if (renewed === null) return close(sessionOver());
+      // At once after one renewal; a renewal again before any event (svc, or a proxy, refusing fresh
+      // tokens too) pauses like any failure. undefined: the renewal itself failed (network).
+      if (renewed !== undefined && !renewedSinceEvent && !signal.aborted) {
+        renewedSinceEvent = true;
+        tell({ status: "reconnecting", reason: ending.renew, nextAttemptAt: new Date() });
+        tell({ status: "connecting" });
+        continue;
+      }
+      ending = { again: ending.renew };
+    }
+    const backOff = Math.min(FIRST_WAIT_MS * 2 ** failures, LONGEST_WAIT_MS);
+    const ms = Math.max(ending.wait ?? 0, backOff);
+    tell({ status: "reconnecting", reason: ending.again, nextAttemptAt: new Date(Date.now() + ms) });
+    await wait(ms, signal);
+    failures++;
+    if (!signal.aborted) tell({ status: "connecting" });
+  }
+  close(null);
+}
+
+const CORS_TITLE = "Refused by the browser (CORS)";
+
+/**
+ * A fetch that failed without an answer on a page of another origin: CORS, when svc answers a request the
+ * browser needs no permission for (a no-cors GET, whose answer the page cannot read but which resolves).
+ */
+async function corsOrNetwork(
+  baseUrl: string,
+  pageOrigin: string,
+  failure: SvcError,
+  reachable: (origin: string) => Promise<boolean>,
+): Promise<SvcError> {
+  const svcOrigin = new URL(baseUrl).origin;
+  if (pageOrigin === svcOrigin || !(await reachable(svcOrigin))) return failure;
+  return new SvcError({
+    status: 0,
+    code: "network_error",
+    title: CORS_TITLE,
+    detail: `svc at ${svcOrigin} answers, but the browser refused its answer to this page: add ${pageOrigin} to svc's SVC_CORS_ORIGINS`,
+    cause: failure,
+  });
+}
+
+/** svc's health probe fetched without CORS: it resolves (opaque) whenever svc answers at all. */
+function answersNoCors(origin: string): Promise<boolean> {
+  return fetch(`${origin}/svc/health/live`, { mode: "no-cors", credentials: "omit" }).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** A stream cut mid-way (the reader's own error). */
+function streamBroken(cause: unknown): SvcError {
+  return new SvcError({
+    status: 0,
+    code: "network_error",
+    title: "Connection dropped",
+    detail: cause instanceof Error ? cause.message : String(cause),
+    cause,
+  });
+}
+
+/** The page's origin in a browser (or a worker); null elsewhere, where there is no CORS. */
+function browserOrigin(): string | null {
+  return (globalThis as { location?: { origin?: string } }).location?.origin ?? null;
+}
+
+/**
+ * A callback that throws has still been handed its news: the error is reported (as an uncaught error would be)
+ * and the subscription goes on, rather than receiving the same event again and again.
+ */
+function report(call: () => void): void {
+  try {
+    call();
+  } catch (error) {
+    const reportError = (globalThis as { reportError?: (error: unknown) => void }).reportError;
+    if (reportError) reportError(error);
+    else console.error(error);
+  }
+}
+
+/**
+ * Whether `cursor` comes after `last`: cursors of one database sort as text. One from another database
+ * (after a restore) is taken as new.
+ */
+function isAfter(cursor: string, last: string): boolean {
+  const database = (value: string) => value.slice(value.indexOf(".") + 1);
+  return database(cursor) !== database(last) || cursor > last;
+}
+
+/** Waits `ms`, or less when stopped. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
