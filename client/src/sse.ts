@@ -7,11 +7,19 @@ export interface ServerSentEvent {
   id: string | null;
 }
 
-/** The events of a text/event-stream body, until it ends; comments (keep-alives) are skipped. */
-export async function* serverSentEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<ServerSentEvent> {
+/**
+ * The events of a text/event-stream body, until it ends or `signal` aborts (a fetch's own abort does not end a
+ * body every runtime hands over); comments (keep-alives) are skipped.
+ */
+export async function* serverSentEvents(
+  body: ReadableStream<Uint8Array>,
+  signal?: AbortSignal,
+): AsyncGenerator<ServerSentEvent> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
   let pending = "";
+  const cancel = () => void reader.cancel().catch(() => {});
+  signal?.addEventListener("abort", cancel, { once: true });
   try {
     for (;;) {
       const { done, value } = await reader.read();
@@ -25,7 +33,8 @@ export async function* serverSentEvents(body: ReadableStream<Uint8Array>): Async
       }
     }
   } finally {
-    reader.cancel().catch(() => {});
+    signal?.removeEventListener("abort", cancel);
+    cancel();
   }
 }
 

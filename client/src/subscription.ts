@@ -61,6 +61,8 @@ interface Next {
   errors?: GraphQLErrorEntry[];
 }
 
+const CORS_TITLE = "Refused by the browser (CORS)";
+
 /** svc's codes that say "not now" rather than "no": a fault, a database away, no answer at all. */
 const WORTH_RETRYING = new Set(["internal", "database_unavailable", "storage_full", "network_error"]);
 
@@ -70,7 +72,9 @@ function endingOf(error: SvcError): Ending {
     return { renew: error };
   }
   // A proxy's 502 page while svc restarts, svc's own 503: again. Any other refusal (a 429 included) stops.
-  const retried = WORTH_RETRYING.has(error.code) || (error.code === "unexpected_response" && error.status >= 500);
+  const retried =
+    (WORTH_RETRYING.has(error.code) && error.title !== CORS_TITLE) ||
+    (error.code === "unexpected_response" && error.status >= 500);
   if (!retried) return { stop: error };
   return { again: error, wait: error.retryAfter === null ? undefined : error.retryAfter * 1000 };
 }
@@ -105,13 +109,18 @@ export async function follow(
    * stream opens: svc (or a proxy) may open one and refuse its token at once, which would loop without a pause.
    */
   let renewedSinceEvent = false;
+  let closed = false;
   const tell = (state: SubscriptionState) => {
-    if (!signal.aborted || state.status === "closed") report(() => options.onState?.(state));
+    if (!closed) report(() => options.onState?.(state));
   };
   const close = (error: SvcError | null) => {
+    if (closed) return;
     if (error) report(() => options.onError?.(error));
     tell({ status: "closed", error });
+    closed = true;
   };
+  // Closed as stop() is called, not once an attempt under way notices.
+  signal.addEventListener("abort", () => close(null), { once: true });
 
   /** Opens one stream and hands on its events until it ends. */
   const once = async (token: string | null): Promise<Ending> => {
@@ -126,14 +135,17 @@ export async function follow(
       token,
     );
     const type = response.headers.get("content-type") ?? "";
-    if (!type.startsWith("text/event-stream") || !response.body) {
+    const stream = type.startsWith("text/event-stream") && response.body !== null;
+    // svc refuses a subscription past its caps with a 429 that may still be an event stream of one error.
+    if (stream && !response.ok) return endingOf(graphqlError(await firstErrors(response), response));
+    if (!stream) {
       if (!type.includes("json") || type.includes("problem+json")) return endingOf(await problemError(response));
       const answer = (await response.json().catch(() => ({}))) as Next;
       return endingOf(graphqlError(answer.errors ?? [], response));
     }
     tell({ status: "open", fresh: cursor === null });
     report(() => options.onOpen?.({ fresh: cursor === null }));
-    for await (const message of serverSentEvents(response.body)) {
+    for await (const message of serverSentEvents(response.body!, signal)) {
       if (message.event === "complete") break;
       if (message.event !== "next") continue;
       const next = JSON.parse(message.data) as Next;
@@ -194,7 +206,13 @@ export async function follow(
   close(null);
 }
 
-const CORS_TITLE = "Refused by the browser (CORS)";
+/** The errors of a refusal sent as an event stream: its first result's. */
+async function firstErrors(response: Response): Promise<GraphQLErrorEntry[]> {
+  for await (const message of serverSentEvents(response.body!)) {
+    if (message.event === "next") return (JSON.parse(message.data) as Next).errors ?? [];
+  }
+  return [];
+}
 
 /**
  * A fetch that failed without an answer on a page of another origin: CORS, when svc answers a request the
