@@ -54,6 +54,7 @@ describe("the client's pages", () => {
       "docs/client/auth.md",
       "docs/client/errors.md",
       "docs/client/graphql.md",
+      "docs/client/live-lists.md",
       "docs/client/oidc.md",
       "docs/client/second-factors.md",
       "docs/client/subscriptions.md",
