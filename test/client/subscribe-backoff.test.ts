@@ -1,36 +1,11 @@
 // The subscription's pauses: svc refusing fresh tokens, however it says so, and a Retry-After of 0, never make
 // the client subscribe again at once in a loop. The pauses are counted by a `wait` the test holds, not timed.
 import { expect, test } from "bun:test";
-import { Auth } from "../../client/src/auth.ts";
 import { follow } from "../../client/src/subscription.ts";
-import { Http } from "../../client/src/http.ts";
-import { createClient, memoryStorage } from "../../client/src/index.ts";
-import { testApp } from "../helpers.ts";
-
-const PASSWORD = "correct horse battery";
+import { subscriptionSession } from "../support/subscription-session.ts";
 
 /** A signed-in session whose subscription requests `answer` decides; the rest goes to svc in process. */
-async function following(answer: () => Response) {
-  const { app } = await testApp();
-  let attempts = 0;
-  const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
-    const request = new Request(input, init);
-    if (request.headers.get("accept") === "text/event-stream") {
-      attempts++;
-      return answer();
-    }
-    return app.handle(request);
-  }) as typeof globalThis.fetch;
-  const http = new Http({ baseUrl: "http://localhost", fetch, credentials: "same-origin" });
-  const auth = new Auth(http, { mode: "json", storage: memoryStorage(), storageKey: "svc.session" });
-  await createClient({ baseUrl: "http://localhost", fetch }).users.create({
-    username: "ann",
-    email: "ann@example.com",
-    password: PASSWORD,
-  });
-  await auth.login({ username: "ann", password: PASSWORD });
-  return { http, auth, attempts: () => attempts };
-}
+const following = subscriptionSession;
 
 /** Follows until `count` waits were asked for; answers the waits' lengths and the attempt each came before. */
 async function waitsOf(setup: Awaited<ReturnType<typeof following>>, count: number) {

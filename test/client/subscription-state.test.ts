@@ -1,35 +1,11 @@
 // categories.subscribe's connection state, and which failures it retries: svc in process, its subscription
 // requests answered by the test where the test decides, the pauses counted by a `wait` the test holds.
 import { expect, test } from "bun:test";
-import { Auth } from "../../client/src/auth.ts";
-import { type SvcError } from "../../client/src/errors.ts";
-import { Http } from "../../client/src/http.ts";
-import { createClient, memoryStorage } from "../../client/src/index.ts";
+import type { SvcError } from "../../client/src/errors.ts";
 import { follow, type FollowDeps, type SubscriptionState } from "../../client/src/subscription.ts";
-import { type ConfigOverrides, testApp } from "../helpers.ts";
+import { subscriptionSession } from "../support/subscription-session.ts";
 
-const PASSWORD = "correct horse battery";
-
-/** A signed-in session on svc in process; `answer` (when given) answers the subscription requests instead. */
-async function following(answer?: (request: Request) => Response | Promise<Response>, config?: ConfigOverrides) {
-  const { app } = await testApp({ config });
-  let attempts = 0;
-  const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
-    const request = new Request(input, init);
-    if (request.headers.get("accept") !== "text/event-stream") return app.handle(request);
-    attempts++;
-    return answer ? answer(request) : app.handle(request);
-  }) as typeof globalThis.fetch;
-  const http = new Http({ baseUrl: "http://localhost", fetch, credentials: "same-origin" });
-  const auth = new Auth(http, { mode: "json", storage: memoryStorage(), storageKey: "svc.session" });
-  await createClient({ baseUrl: "http://localhost", fetch }).users.create({
-    username: "ann",
-    email: "ann@example.com",
-    password: PASSWORD,
-  });
-  await auth.login({ username: "ann", password: PASSWORD });
-  return { http, auth, attempts: () => attempts };
-}
+const following = subscriptionSession;
 
 /** Follows until `enough` says so (asked at each state and each wait); answers the states, errors and waits. */
 async function run(

@@ -69,15 +69,27 @@ function appServer(script: string) {
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
-    fetch(request) {
-      const path = new URL(request.url).pathname;
-      if (path === "/svc-client.js") return new Response(script, { headers: { "content-type": "text/javascript" } });
-      if (path === "/") return new Response(INDEX_HTML, { headers: { "content-type": "text/html; charset=utf-8" } });
-      return new Response("not found", { status: 404 });
+    routes: {
+      "/": new Response(INDEX_HTML, { headers: { "content-type": "text/html; charset=utf-8" } }),
+      "/svc-client.js": new Response(script, { headers: { "content-type": "text/javascript" } }),
     },
+    fetch: () => new Response("not found", { status: 404 }),
   });
   return { origin: `http://127.0.0.1:${server.port}`, stop: () => server.stop(true) };
 }
+
+/** A subscription the page opens only to hear its refusal: what onError was handed. */
+const refusalOn = (page: Page) =>
+  page.evaluate(
+    () =>
+      new Promise<Failure>((resolve) => {
+        const { client } = globalThis as unknown as AppWindow;
+        client.categories.subscribe(() => {}, {
+          onError: ({ code, status, title, detail, graphqlCode }) =>
+            resolve({ code, status, title, detail, graphqlCode }),
+        });
+      }),
+  );
 
 const build = await runProcess(["bun", "scripts/build.ts"], {
   cwd: join(import.meta.dir, "..", "..", "client"),
@@ -223,16 +235,7 @@ describe.skipIf(!chromiumAvailable)("categories.live() in two tabs of Chromium a
     }
 
     // Both tabs hold ann's two subscriptions (SVC_SUBSCRIPTIONS_PER_USER=2): a third is refused, in onError.
-    const refusal = await a.evaluate(
-      () =>
-        new Promise<Failure>((resolve) => {
-          const { client } = globalThis as unknown as AppWindow;
-          client.categories.subscribe(() => {}, {
-            onError: ({ code, status, title, detail, graphqlCode }) =>
-              resolve({ code, status, title, detail, graphqlCode }),
-          });
-        }),
-    );
+    const refusal = await refusalOn(a);
     expect(refusal).toMatchObject({
       code: "too_many_subscriptions",
       status: 429,
@@ -244,16 +247,7 @@ describe.skipIf(!chromiumAvailable)("categories.live() in two tabs of Chromium a
   test("a page on an origin SVC_CORS_ORIGINS does not list: onError names CORS and the fix", async () => {
     const context = await browser.newContext();
     const page = await tab(await context.newPage(), stranger.origin, "json");
-    const refusal = await page.evaluate(
-      () =>
-        new Promise<Failure>((resolve) => {
-          const { client } = globalThis as unknown as AppWindow;
-          client.categories.subscribe(() => {}, {
-            onError: ({ code, status, title, detail, graphqlCode }) =>
-              resolve({ code, status, title, detail, graphqlCode }),
-          });
-        }),
-    );
+    const refusal = await refusalOn(page);
     expect(refusal).toMatchObject({ code: "network_error", status: 0, title: "Refused by the browser (CORS)" });
     expect(refusal.detail).toContain(`add ${stranger.origin} to svc's SVC_CORS_ORIGINS`);
     await context.close();
