@@ -5,6 +5,7 @@ export type { Auth, LogoutScope, Me, Session, SessionMode } from "./auth.js";
 export type { ResetRedemption } from "./held-session.js";
 export type {
   EmailChangeConfirmation,
+  IfMatch,
   NewUser,
   PasswordChange,
   PendingEmailChange,
@@ -14,6 +15,7 @@ export type {
   UserList,
   Users,
 } from "./users.js";
+export { MeChanged } from "./errors-precondition.js";
 export type {
   EmailVerification,
   EmailVerificationCalls,
