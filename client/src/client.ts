@@ -15,6 +15,7 @@ import { emailVerificationCalls, type EmailVerificationCalls } from "./email-ver
 import { passwordResetCalls, type PasswordResetCalls } from "./password-reset.js";
 import { secondFactorCalls, type SecondFactorCalls } from "./second-factors.js";
 import { oidcCalls, type OidcCalls } from "./oidc.js";
+import { sessionsCalls, type SessionsCalls } from "./sessions.js";
 
 export interface ClientOptions {
   /** Where svc is: `https://svc.example.com`. In a browser, the page's own origin when left out. */
@@ -66,9 +67,10 @@ export interface Client {
   /**
    * The session, with (email-verification.ts) verifyEmail and resendVerification, and (password-reset.ts)
    * requestPasswordReset and resetPassword, (second-factors.ts) the authenticator app, passkeys and step-up,
-   * and (oidc.ts) signing in through OpenID providers and the identities linked to the account.
+   * (oidc.ts) signing in through OpenID providers and the identities linked to the account, and (sessions.ts)
+   * your sessions.
    */
-  readonly auth: Auth & EmailVerificationCalls & PasswordResetCalls & SecondFactorCalls & OidcCalls;
+  readonly auth: Auth & EmailVerificationCalls & PasswordResetCalls & SecondFactorCalls & OidcCalls & SessionsCalls;
   readonly users: Users;
   readonly categories: Categories;
   /** Stops listening to other tabs and the store (a script can then exit); the session is kept. */
@@ -118,6 +120,7 @@ export function createClient(options: ClientOptions = {}): Client {
       passwordResetCalls(http, auth),
       secondFactorCalls(auth),
       oidcCalls(http, auth),
+      sessionsCalls(auth),
     ),
     users: new Users(http, auth),
     categories: new Categories(http, auth),

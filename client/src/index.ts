@@ -16,6 +16,7 @@ export type {
   Users,
 } from "./users.js";
 export { MeChanged } from "./errors-precondition.js";
+export type { SessionCalls, SessionInfo, SessionsCalls } from "./sessions.js";
 export type {
   EmailVerification,
   EmailVerificationCalls,
