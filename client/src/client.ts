@@ -16,6 +16,7 @@ import { passwordResetCalls, type PasswordResetCalls } from "./password-reset.js
 import { secondFactorCalls, type SecondFactorCalls } from "./second-factors.js";
 import { oidcCalls, type OidcCalls } from "./oidc.js";
 import { sessionsCalls, type SessionsCalls } from "./sessions.js";
+import { adminCalls, type AdminCalls } from "./admin.js";
 
 export interface ClientOptions {
   /** Where svc is: `https://svc.example.com`. In a browser, the page's own origin when left out. */
@@ -72,6 +73,8 @@ export interface Client {
    */
   readonly auth: Auth & EmailVerificationCalls & PasswordResetCalls & SecondFactorCalls & OidcCalls & SessionsCalls;
   readonly users: Users;
+  /** The admin routes (admin.ts): accounts, reset codes, invitations, audit, mail, backups. */
+  readonly admin: AdminCalls;
   readonly categories: Categories;
   /** Stops listening to other tabs and the store (a script can then exit); the session is kept. */
   close(): void;
@@ -123,6 +126,7 @@ export function createClient(options: ClientOptions = {}): Client {
       sessionsCalls(auth),
     ),
     users: new Users(http, auth),
+    admin: adminCalls(auth),
     categories: new Categories(http, auth),
     close: () => auth.close(),
     request: async <T>(method: Method, path: string, request: RequestOptions = {}): Promise<Answer<T>> => {

@@ -18,6 +18,24 @@ export type {
 export { MeChanged } from "./errors-precondition.js";
 export type { SessionCalls, SessionInfo, SessionsCalls } from "./sessions.js";
 export type {
+  AccountChanges,
+  AccountFilter,
+  AdminCalls,
+  AdminUser,
+  AuditEvent,
+  AuditFilter,
+  Backups,
+  Invitation,
+  InvitationFilter,
+  InvitationRequest,
+  IssuedInvitation,
+  IssuedReset,
+  MailFilter,
+  NewAccount,
+  OutboxMail,
+} from "./admin.js";
+export type { Paged } from "./admin-lists.js";
+export type {
   EmailVerification,
   EmailVerificationCalls,
   VerificationResend,
