@@ -193,6 +193,7 @@ export class Auth {
   }
 
   /**
+   * @internal The client's own calls go through here (client.request is the public way to call any route).
    * Sends a call with the session's token; when svc refuses the token (401 with its Bearer challenge),
    * renews it once and sends the call again (a new request with the same body). Another 401 (a wrong
    * second-factor code) is the answer: sent again, one wrong code would count twice against the account.
@@ -207,18 +208,21 @@ export class Auth {
     return this.#http.send(call, renewed);
   }
 
-  /** A new token after `failed` was refused (the same as authorized's), or null when the session is over. */
+  /**
+   * @internal For the client's subscriptions: a new token after `failed` was refused (the same as
+   * authorized's), or null when the session is over.
+   */
   renewAfter(failed: string | null): Promise<string | null> {
     return this.#renew(failed, false);
   }
 
-  /** The session's user changed (users.update): keeps the new details. */
+  /** @internal The session's user changed (users.update, a verified address): keeps the new details. */
   updated(user: Me): void {
     const held = this.#kept.held;
     if (held && held.user.id === user.id) void this.#kept.keep({ ...held, user });
   }
 
-  /** A password change answers a new pair for this session. */
+  /** @internal A password change answers a new pair for this session. */
   async renewed(pair: TokenPair): Promise<void> {
     await this.ready;
     // After any renewal on its way, whose older pair would otherwise land on top of this one.
@@ -229,7 +233,7 @@ export class Auth {
     });
   }
 
-  /** The account is gone, or the session ended by other means: forget it. */
+  /** @internal The account is gone, or the session ended by other means (users.delete): forget it. */
   async ended(): Promise<void> {
     await this.ready;
     // After any renewal on its way, so that the pair it brings back cannot revive the session.

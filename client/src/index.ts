@@ -5,6 +5,7 @@ export type { Auth, LogoutScope, Me, Session, SessionMode } from "./auth.js";
 export type { ResetRedemption } from "./held-session.js";
 export type {
   EmailChangeConfirmation,
+  IfMatch,
   NewUser,
   PasswordChange,
   PendingEmailChange,
@@ -14,6 +15,26 @@ export type {
   UserList,
   Users,
 } from "./users.js";
+export { MeChanged } from "./errors-precondition.js";
+export type { SessionCalls, SessionInfo, SessionsCalls } from "./sessions.js";
+export type {
+  AccountChanges,
+  AccountFilter,
+  AdminCalls,
+  AdminUser,
+  AuditEvent,
+  AuditFilter,
+  Backups,
+  Invitation,
+  InvitationFilter,
+  InvitationRequest,
+  IssuedInvitation,
+  IssuedReset,
+  MailFilter,
+  NewAccount,
+  OutboxMail,
+} from "./admin.js";
+export type { Paged } from "./admin-lists.js";
 export type {
   EmailVerification,
   EmailVerificationCalls,
