@@ -100,6 +100,8 @@ export function requirePreconditions(request: Request, current: object | null): 
       tag === null
         ? "If-Match names a version, and this target has none to match; nothing changed."
         : "The record changed since you read it (If-Match names another version, or a weak tag); read it again and retry.",
+      // The version the record is at now, so a client need not guess whether its read is current.
+      tag === null ? {} : { headers: { etag: tag } },
     );
   }
   if (noneMatch !== null && tag !== null && namesWeakly(noneMatch, tag)) {
