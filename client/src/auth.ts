@@ -173,7 +173,8 @@ export class Auth {
 
   /**
    * Renews the access token now. Returns the session, or null when there is none to renew (in cookie mode:
-   * the way to find out, after a page load, whether the cookie still holds one).
+   * the way to find out, after a page load, whether the cookie still holds one; without a cookie svc answers
+   * 204, so a signed-out page's console shows no failed request).
    */
   async refresh(): Promise<Session | null> {
     await this.ready;
@@ -259,13 +260,16 @@ export class Auth {
   }
 
   async #refresh(held: Held | null): Promise<string | null> {
-    const body = this.#mode === "json" ? { refresh_token: held?.refreshToken } : {};
+    // Cookie mode: svc answers 204 when the browser sent no cookie, so a signed-out page load logs no error.
+    const body = this.#mode === "json" ? { refresh_token: held?.refreshToken } : { mode: "cookie" };
     // Bounded: a renewal holds the lock every client and tab of the session waits on.
     const signal = AbortSignal.timeout(this.#renewTimeoutMs);
     const generation = this.#kept.generation;
     const response = await this.#http.send({ method: "POST", path: `${AUTH}/refresh`, body, signal }, null);
     try {
-      const answer = await answerOf<LoginAnswer>(response);
+      const answer = await answerOf<LoginAnswer | undefined>(response);
+      // 204: the browser holds no session cookie.
+      if (answer === undefined) return this.#noSession();
       // Ended meanwhile (by a path outside the lock, or another tab's news): the end stands.
       if (generation !== this.#kept.generation) return null;
       this.#kept.restored = true;
@@ -273,12 +277,15 @@ export class Auth {
       return answer.token;
     } catch (error) {
       // A definitive answer (in cookie mode: the cookie holds no session); anything else is left for the next try.
-      if (sessionOver(error)) {
-        this.#kept.restored = true;
-        await this.#kept.end();
-        return null;
-      }
+      if (sessionOver(error)) return this.#noSession();
       throw error;
     }
+  }
+
+  /** svc's definitive word that there is no session: signed out, and known to be. */
+  async #noSession(): Promise<null> {
+    this.#kept.restored = true;
+    await this.#kept.end();
+    return null;
   }
 }

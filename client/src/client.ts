@@ -3,6 +3,7 @@ import { Auth, type SessionMode } from "./auth.js";
 import { Categories } from "./categories.js";
 import {
   type Document,
+  type GraphQLArguments,
   type GraphQLRequestOptions,
   runGraphQL,
   type TypedDocument,
@@ -85,11 +86,13 @@ export interface Client {
    * failure throws SvcError.
    */
   request<T = unknown>(method: Method, path: string, options?: RequestOptions): Promise<Answer<T>>;
-  /** Runs a query or mutation: typed by a typed document (graphql-codegen), else `unknown` unless you say. */
+  /**
+   * Runs a query or mutation: typed by a typed document (graphql-codegen), its variables required when it
+   * has a required one; else `unknown` unless you say.
+   */
   graphql<Result, Variables extends object = Record<string, unknown>>(
     document: TypedDocument<Result, Variables>,
-    variables?: Variables,
-    options?: GraphQLRequestOptions,
+    ...args: GraphQLArguments<Variables>
   ): Promise<Result>;
   graphql<Result = unknown>(
     document: UntypedDocument,
