@@ -12,6 +12,8 @@ export type {
   User,
   UserChanges,
   UserList,
+  UserPage,
+  UserPageQuery,
   Users,
 } from "./users.js";
 export type {
@@ -42,8 +44,12 @@ export type {
 export type {
   Categories,
   Category,
+  CategoryConnection,
+  CategoryConnectionArgs,
   CategoryEvent,
+  CategoryOrder,
   CreateCategoryInput,
+  PageInfo,
   SubscribeOptions,
   UpdateCategoryInput,
 } from "./categories.js";
