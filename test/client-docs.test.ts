@@ -55,6 +55,7 @@ describe("the client's pages", () => {
       "docs/client/errors.md",
       "docs/client/graphql.md",
       "docs/client/oidc.md",
+      "docs/client/paging.md",
       "docs/client/second-factors.md",
       "docs/client/subscriptions.md",
       "docs/client/users.md",
