@@ -6,8 +6,8 @@ import { invalidFields } from "../errors/index.ts";
 import { parseId } from "../lib/ids.ts";
 import { unstorable } from "../lib/text.ts";
 
-/** Longer than any cursor written here (a 64-character name of 4-byte characters, and the rest). */
-const CURSOR_MAX = 512;
+/** Longer than any cursor written here: a name of 64 characters JSON spells in 6 (\u0001), and the rest. */
+const CURSOR_MAX = 1024;
 
 /** The order's name, as a cursor carries it: `name`, `createdAt:desc`. */
 function orderName({ field, descending }: CategoryOrder): string {

@@ -60,7 +60,7 @@ describe("categoriesConnection refuses", () => {
       { before: cursorOf(["updatedAt", "2026-01-01T00:00:00Z", ID]), orderBy: { field: "UPDATED_AT" } },
       "before",
     ],
-    ["a cursor longer than any", { after: "A".repeat(513) }, "after"],
+    ["a cursor longer than any", { after: "A".repeat(1025) }, "after"],
   ])("%s: BAD_USER_INPUT naming it, and no data", async (_, given, field) => {
     const variables = Object.fromEntries(
       Object.entries(given).map(([name, value]) => [name, value === "{c}" ? nameCursor : value]),
@@ -107,4 +107,18 @@ describe("categoriesConnection refuses", () => {
     });
     expect(inline.body.errors[0].extensions).toMatchObject({ code: "GRAPHQL_VALIDATION_FAILED" });
   });
+});
+
+test("the longest cursor svc writes is taken: a name of 64 characters JSON escapes", async () => {
+  const app = await setup();
+  const name = "\u0001".repeat(63) + "z";
+  expect((await app.create({ name })).body.errors).toBeUndefined();
+  await app.create({ name: "zz" });
+  const first = await app.graphql(PAGE, { variables: { first: 1 }, token: app.owner.token });
+  const cursor = first.body.data.categoriesConnection.edges[0].cursor;
+  expect(cursor.length).toBeGreaterThan(512);
+  const next = await app.graphql(PAGE, { variables: { first: 1, after: cursor }, token: app.owner.token });
+  expect(next.body.data.categoriesConnection.edges.map((edge: { node: { name: string } }) => edge.node.name)).toEqual([
+    "zz",
+  ]);
 });
