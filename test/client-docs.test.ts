@@ -57,6 +57,7 @@ describe("the client's pages", () => {
       "docs/client/errors.md",
       "docs/client/graphql.md",
       "docs/client/oidc.md",
+      "docs/client/paging.md",
       "docs/client/second-factors.md",
       "docs/client/sessions.md",
       "docs/client/subscriptions.md",

@@ -106,11 +106,14 @@ export async function answerOf<T>(response: Response): Promise<T> {
   }
 }
 
-/** The URL of a Link header's rel="next", or null. */
-export function nextLink(header: string | null): string | null {
+/** The URL of a Link header's relation `rel` (svc's lists: next, prev, first), or null. */
+export function linkOf(header: string | null, rel: "next" | "prev" | "first"): string | null {
   for (const part of header?.split(",") ?? []) {
     const match = /<([^>]*)>\s*;(.*)/.exec(part.trim());
-    if (match && /\brel="?next"?/.test(match[2] ?? "")) return match[1] ?? null;
+    if (match && new RegExp(`\\brel="?${rel}"?`).test(match[2] ?? "")) return match[1] ?? null;
   }
   return null;
 }
+
+/** The URL of a Link header's rel="next", or null. */
+export const nextLink = (header: string | null): string | null => linkOf(header, "next");

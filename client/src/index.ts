@@ -13,6 +13,8 @@ export type {
   User,
   UserChanges,
   UserList,
+  UserPage,
+  UserPageQuery,
   Users,
 } from "./users.js";
 export { MeChanged } from "./errors-precondition.js";
@@ -63,8 +65,12 @@ export type {
 export type {
   Categories,
   Category,
+  CategoryConnection,
+  CategoryConnectionArgs,
   CategoryEvent,
+  CategoryOrder,
   CreateCategoryInput,
+  PageInfo,
   SubscribeOptions,
   UpdateCategoryInput,
 } from "./categories.js";

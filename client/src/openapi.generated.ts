@@ -538,7 +538,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List users, oldest first, a page at a time */
+        /** List users, oldest first, a page at a time, forwards (after) or backwards (before) */
         get: operations["listUsers"];
         put?: never;
         post?: never;
@@ -5271,8 +5271,12 @@ export interface operations {
             query?: {
                 /** @description Page size. */
                 limit?: number;
-                /** @description Return users after this id (from the Link header of the previous page). */
+                /** @description Return users after this id (from the Link header's next page). */
                 after?: string;
+                /** @description Return the last users before this id, still oldest first (from the Link header's prev page); not with after. */
+                before?: string;
+                /** @description true: the answer says how many users there are, in X-Total-Count. */
+                count?: boolean;
             };
             header?: {
                 /** @description The ETag of the copy you hold: while it is current, 304 with no body. */
@@ -5287,8 +5291,10 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
-                    /** @description The next page, as <url>; rel="next", while more remain */
+                    /** @description The pages beside this one and the first, as <url>; rel="next" (while more remain), rel="prev" (while users come before it) and rel="first" (on a page asked for with after or before) */
                     Link?: string;
+                    /** @description How many users there are (with count=true). */
+                    "X-Total-Count"?: string;
                     /** @description A strong tag of this representation: send it as If-None-Match, or If-Match to update */
                     ETag?: string;
                     [name: string]: unknown;

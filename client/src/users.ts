@@ -3,7 +3,7 @@ import type { Auth, Me } from "./auth.js";
 import type { components, operations } from "./openapi.generated.js";
 import { problemError, SvcError } from "./errors.js";
 import { MeChanged } from "./errors-precondition.js";
-import { answerOf, type Call, type Http, nextLink } from "./http.js";
+import { answerOf, type Call, type Http, linkOf } from "./http.js";
 
 export type User = components["schemas"]["User"];
 /** `invitation`: the code an administrator issued, where svc takes sign-ups by invitation (SVC_SIGNUP=invite). */
@@ -33,6 +33,27 @@ const USERS = "/svc-api/v1/users";
 /** Every user, page by page: `for await (const user of list)` walks them all; `.pages()` gives each page. */
 export interface UserList extends AsyncIterable<User> {
   pages(): AsyncIterable<User[]>;
+}
+
+/** Which page of users.page: from the start, `after` a user's id or `before` one (not both); `count` for the total. */
+export interface UserPageQuery {
+  limit?: number;
+  after?: string;
+  before?: string;
+  count?: boolean;
+}
+
+/** One page of the user list (oldest first), and the links svc gave to the pages beside it. */
+export interface UserPage {
+  users: User[];
+  /** How many users there are, when the page was asked for with `count: true`; else null. */
+  total: number | null;
+  /** The next page's URL, for users.page(); null on the last page (or an empty one). */
+  next: string | null;
+  /** The previous page's URL; null on the first page (or an empty one). */
+  prev: string | null;
+  /** The first page's URL; null on a page asked for from the start. */
+  first: string | null;
 }
 
 export class Users {
@@ -68,23 +89,14 @@ export class Users {
   }
 
   list({ limit }: { limit?: number } = {}): UserList {
-    const first = this.#http.url(`${USERS}/all`, { limit });
     const pages = async function* (this: Users): AsyncGenerator<User[]> {
-      let next: string | null = first;
-      while (next !== null) {
-        const response = await this.#auth.authorized({ method: "GET", path: next });
-        const page = await answerOf<User[]>(response);
-        next = nextLink(response.headers.get("link"));
-        yield page;
-        // The next call carries the session's token: never to another origin than svc's.
-        if (next !== null && new URL(this.#http.url(next)).origin !== new URL(first).origin) {
-          throw new SvcError({
-            status: response.status,
-            code: "unexpected_response",
-            title: "Unexpected response",
-            detail: `a next page on another origin (${new URL(this.#http.url(next)).origin}) is not followed`,
-          });
-        }
+      let page = await this.page({ limit });
+      yield page.users;
+      // Each page is asked for once the loop reaches it; Http.send takes no URL to another origin than svc's,
+      // where the session's token would go.
+      while (page.next !== null) {
+        page = await this.page(page.next);
+        yield page.users;
       }
     }.bind(this);
     return {
@@ -92,6 +104,32 @@ export class Users {
       async *[Symbol.asyncIterator]() {
         for await (const page of pages()) yield* page;
       },
+    };
+  }
+
+  /**
+   * One page of the user list: from the start, after or before a user's id, or at a URL of another page's
+   * (next, prev, first), so that an app pages both ways. The links keep the limit and `count` asked for.
+   */
+  async page(at: UserPageQuery | string = {}): Promise<UserPage> {
+    const call: Call =
+      typeof at === "string"
+        ? { method: "GET", path: at }
+        : {
+            method: "GET",
+            path: `${USERS}/all`,
+            query: { limit: at.limit, after: at.after, before: at.before, count: at.count ? "true" : undefined },
+          };
+    const response = await this.#auth.authorized(call);
+    const users = await answerOf<User[]>(response);
+    const link = response.headers.get("link");
+    const total = response.headers.get("x-total-count");
+    return {
+      users,
+      total: total === null ? null : Number(total),
+      next: linkOf(link, "next"),
+      prev: linkOf(link, "prev"),
+      first: linkOf(link, "first"),
     };
   }
 

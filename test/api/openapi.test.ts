@@ -143,6 +143,8 @@ describe("GET /svc-api/openapi.json", () => {
     expect(doc.paths["/svc-api/v1/users/all"].get.parameters.map((p: { name: string }) => p.name).sort()).toEqual([
       "If-None-Match",
       "after",
+      "before",
+      "count",
       "limit",
     ]);
     expect(doc.paths["/svc/health"].get.responses["503"]).toBeDefined();
