@@ -5,8 +5,8 @@ import { SvcError } from "./errors.js";
 
 /**
  * `users.update` or `users.changePassword` with `ifMatch`, refused because your record changed since you read
- * it. svc's 412 says no more than that; the client then reads your record again (GET users/me), so this error
- * carries it: `current`, and `currentEtag`, which the client now holds too (`ifMatch: true` sends it).
+ * it. svc's 412 names the current ETag but not the record; the client then reads your record again (GET users/me),
+ * so this error carries it: `current`, and `currentEtag`, which the client now holds too (`ifMatch: true` sends it).
  */
 export class MeChanged extends SvcError {
   /** Your record as it stands now. */

@@ -14,7 +14,7 @@ export interface SessionCalls {
   list(): Promise<SessionInfo[]>;
   /**
    * Ends one: its access and refresh tokens stop working at once. Given the listed session itself, and it is
-   * this client's (`current`), this client forgets it too, as `auth.logout()` would. not_found.
+   * this client's (`current`), it is `auth.logout()`: this client forgets it and svc clears its cookie. not_found.
    */
   end(session: string | Pick<SessionInfo, "id" | "current">): Promise<void>;
 }
@@ -28,10 +28,11 @@ export function sessionsCalls(auth: Auth): SessionsCalls {
     sessions: {
       list: async () => answerOf<SessionInfo[]>(await auth.authorized({ method: "GET", path: SESSIONS })),
       end: async (session) => {
-        const id = typeof session === "string" ? session : session.id;
-        const path = `${SESSIONS}/${encodeURIComponent(id)}`;
+        // This client's own: a logout, which also clears svc's session cookie (a DELETE would leave it for the
+        // next page load to present, and be refused with).
+        if (typeof session !== "string" && session.current) return auth.logout();
+        const path = `${SESSIONS}/${encodeURIComponent(typeof session === "string" ? session : session.id)}`;
         await answerOf<void>(await auth.authorized({ method: "DELETE", path }));
-        if (typeof session !== "string" && session.current) await auth.ended();
       },
     },
   };

@@ -1,13 +1,14 @@
 // The @svc/client package a release ships beside the binaries: built by its own prepack
 // (client/scripts/build.ts) and packed with the files npm pack would take, by `bun pm pack`. A build
 // script, never imported by the service.
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 
 const CLIENT = join(import.meta.dir, "../../client");
 
 /** Writes the client's tarball (svc-client-<version>.tgz) into `dir`; answers its file name. */
 export function packClient(dir: string): string {
-  const packed = Bun.spawnSync([process.execPath, "pm", "pack", "--destination", dir, "--quiet"], {
+  // Resolved here: bun pm pack runs in client/, where a relative RELEASE_DIR would name another folder.
+  const packed = Bun.spawnSync([process.execPath, "pm", "pack", "--destination", resolve(dir), "--quiet"], {
     cwd: CLIENT,
     stdout: "pipe",
     stderr: "pipe",
