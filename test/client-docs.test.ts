@@ -51,12 +51,16 @@ describe("the client's pages", () => {
     expect(pages).toEqual([
       "client/README.md",
       "docs/client/README.md",
+      "docs/client/admin.md",
       "docs/client/auth.md",
+      "docs/client/concurrency.md",
       "docs/client/errors.md",
       "docs/client/graphql.md",
       "docs/client/live-lists.md",
       "docs/client/oidc.md",
+      "docs/client/paging.md",
       "docs/client/second-factors.md",
+      "docs/client/sessions.md",
       "docs/client/subscriptions.md",
       "docs/client/users.md",
     ]);

@@ -148,13 +148,16 @@ describe("parseConfig", () => {
     expect(parseConfig({ SVC_IDEMPOTENCY_KEYS_PER_CALLER: "50" }).idempotencyKeysPerCaller).toBe(50);
   });
 
-  test("sign-up: open, invitations for 7 days, 30 attempts per client an hour, unless SVC_SIGNUP_* say otherwise", () => {
-    expect(parseConfig({}).signup).toEqual({
+  test("sign-up: open, invitations for 7 days, 30 attempts per client an hour (10,000 in development), unless SVC_SIGNUP_* say otherwise", () => {
+    expect(parseConfig({ SVC_ENV: "production", SVC_JWT_SECRET: SECRET }).signup).toEqual({
       mode: "open",
       invitationTtlSeconds: 7 * 86400,
       clientMax: 30,
       clientWindowMs: 3_600_000,
     });
+    expect(parseConfig({ SVC_ENV: "test" }).signup.clientMax).toBe(30);
+    expect(parseConfig({}).signup.clientMax).toBe(10_000);
+    expect(parseConfig({ SVC_ENV: "development", SVC_SIGNUP_CLIENT_MAX: "30" }).signup.clientMax).toBe(30);
     expect(
       parseConfig({
         SVC_SIGNUP: "invite",

@@ -173,7 +173,8 @@ export class Auth {
 
   /**
    * Renews the access token now. Returns the session, or null when there is none to renew (in cookie mode:
-   * the way to find out, after a page load, whether the cookie still holds one).
+   * the way to find out, after a page load, whether the cookie still holds one; without a cookie svc answers
+   * 204, so a signed-out page's console shows no failed request).
    */
   async refresh(): Promise<Session | null> {
     await this.ready;
@@ -193,6 +194,7 @@ export class Auth {
   }
 
   /**
+   * @internal The client's own calls go through here (client.request is the public way to call any route).
    * Sends a call with the session's token; when svc refuses the token (401 with its Bearer challenge),
    * renews it once and sends the call again (a new request with the same body). Another 401 (a wrong
    * second-factor code) is the answer: sent again, one wrong code would count twice against the account.
@@ -207,18 +209,21 @@ export class Auth {
     return this.#http.send(call, renewed);
   }
 
-  /** A new token after `failed` was refused (the same as authorized's), or null when the session is over. */
+  /**
+   * @internal For the client's subscriptions: a new token after `failed` was refused (the same as
+   * authorized's), or null when the session is over.
+   */
   renewAfter(failed: string | null): Promise<string | null> {
     return this.#renew(failed, false);
   }
 
-  /** The session's user changed (users.update): keeps the new details. */
+  /** @internal The session's user changed (users.update, a verified address): keeps the new details. */
   updated(user: Me): void {
     const held = this.#kept.held;
     if (held && held.user.id === user.id) void this.#kept.keep({ ...held, user });
   }
 
-  /** A password change answers a new pair for this session. */
+  /** @internal A password change answers a new pair for this session. */
   async renewed(pair: TokenPair): Promise<void> {
     await this.ready;
     // After any renewal on its way, whose older pair would otherwise land on top of this one.
@@ -229,7 +234,7 @@ export class Auth {
     });
   }
 
-  /** The account is gone, or the session ended by other means: forget it. */
+  /** @internal The account is gone, or the session ended by other means (users.delete): forget it. */
   async ended(): Promise<void> {
     await this.ready;
     // After any renewal on its way, so that the pair it brings back cannot revive the session.
@@ -255,13 +260,16 @@ export class Auth {
   }
 
   async #refresh(held: Held | null): Promise<string | null> {
-    const body = this.#mode === "json" ? { refresh_token: held?.refreshToken } : {};
+    // Cookie mode: svc answers 204 when the browser sent no cookie, so a signed-out page load logs no error.
+    const body = this.#mode === "json" ? { refresh_token: held?.refreshToken } : { mode: "cookie" };
     // Bounded: a renewal holds the lock every client and tab of the session waits on.
     const signal = AbortSignal.timeout(this.#renewTimeoutMs);
     const generation = this.#kept.generation;
     const response = await this.#http.send({ method: "POST", path: `${AUTH}/refresh`, body, signal }, null);
     try {
-      const answer = await answerOf<LoginAnswer>(response);
+      const answer = await answerOf<LoginAnswer | undefined>(response);
+      // 204: the browser holds no session cookie.
+      if (answer === undefined) return this.#noSession();
       // Ended meanwhile (by a path outside the lock, or another tab's news): the end stands.
       if (generation !== this.#kept.generation) return null;
       this.#kept.restored = true;
@@ -269,12 +277,15 @@ export class Auth {
       return answer.token;
     } catch (error) {
       // A definitive answer (in cookie mode: the cookie holds no session); anything else is left for the next try.
-      if (sessionOver(error)) {
-        this.#kept.restored = true;
-        await this.#kept.end();
-        return null;
-      }
+      if (sessionOver(error)) return this.#noSession();
       throw error;
     }
+  }
+
+  /** svc's definitive word that there is no session: signed out, and known to be. */
+  async #noSession(): Promise<null> {
+    this.#kept.restored = true;
+    await this.#kept.end();
+    return null;
   }
 }

@@ -7,13 +7,19 @@ import { runGraphQL } from "./graphql.js";
 import { type LiveList, liveList, type LiveListOptions } from "./live-list.js";
 import type {
   Category,
+  CategoryConnection,
   CategoryEvent as CategoryEventType,
+  CategoryOrder,
   CreateCategoryInput,
+  PageInfo,
+  QueryCategoriesConnectionArgs,
   UpdateCategoryInput,
 } from "./schema.generated.js";
 import { follow, type SubscribeOptions } from "./subscription.js";
 
-export type { Category, CreateCategoryInput, UpdateCategoryInput };
+export type { Category, CategoryConnection, CategoryOrder, CreateCategoryInput, PageInfo, UpdateCategoryInput };
+/** categoriesConnection's arguments: each may be left out. */
+export type CategoryConnectionArgs = Partial<QueryCategoriesConnectionArgs>;
 export type CategoryEvent = CategoryEventType;
 
 export class Categories {
@@ -29,6 +35,17 @@ export class Categories {
   async list(page: { first?: number; after?: string } = {}): Promise<Category[]> {
     const query = `query ($first: Int, $after: ID) { categories(first: $first, after: $after) { ...Category } } ${CATEGORY}`;
     return (await runGraphQL<{ categories: Category[] }>(this.#auth, query, page)).categories;
+  }
+
+  /**
+   * A page of the categories connection (Relay's): forwards with `first` and `after` (a page's
+   * `pageInfo.endCursor`), backwards with `last` and `before` (its `startCursor`); `search` in the names,
+   * without regard to case; `orderBy` a field (NAME, CREATED_AT, UPDATED_AT) and a direction (ASC, DESC).
+   */
+  async connection(args: CategoryConnectionArgs = {}): Promise<CategoryConnection> {
+    const query = `query ($first: Int, $after: String, $last: Int, $before: String, $search: String, $orderBy: CategoryOrder) { categoriesConnection(first: $first, after: $after, last: $last, before: $before, search: $search, orderBy: $orderBy) { edges { cursor node { ...Category } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } totalCount } } ${CATEGORY}`;
+    return (await runGraphQL<{ categoriesConnection: CategoryConnection }>(this.#auth, query, args))
+      .categoriesConnection;
   }
 
   /** One category, or null when none has this id. */

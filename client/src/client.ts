@@ -3,6 +3,7 @@ import { Auth, type SessionMode } from "./auth.js";
 import { Categories } from "./categories.js";
 import {
   type Document,
+  type GraphQLArguments,
   type GraphQLRequestOptions,
   runGraphQL,
   type TypedDocument,
@@ -15,6 +16,8 @@ import { emailVerificationCalls, type EmailVerificationCalls } from "./email-ver
 import { passwordResetCalls, type PasswordResetCalls } from "./password-reset.js";
 import { secondFactorCalls, type SecondFactorCalls } from "./second-factors.js";
 import { oidcCalls, type OidcCalls } from "./oidc.js";
+import { sessionsCalls, type SessionsCalls } from "./sessions.js";
+import { adminCalls, type AdminCalls } from "./admin.js";
 
 export interface ClientOptions {
   /** Where svc is: `https://svc.example.com`. In a browser, the page's own origin when left out. */
@@ -66,10 +69,13 @@ export interface Client {
   /**
    * The session, with (email-verification.ts) verifyEmail and resendVerification, and (password-reset.ts)
    * requestPasswordReset and resetPassword, (second-factors.ts) the authenticator app, passkeys and step-up,
-   * and (oidc.ts) signing in through OpenID providers and the identities linked to the account.
+   * (oidc.ts) signing in through OpenID providers and the identities linked to the account, and (sessions.ts)
+   * your sessions.
    */
-  readonly auth: Auth & EmailVerificationCalls & PasswordResetCalls & SecondFactorCalls & OidcCalls;
+  readonly auth: Auth & EmailVerificationCalls & PasswordResetCalls & SecondFactorCalls & OidcCalls & SessionsCalls;
   readonly users: Users;
+  /** The admin routes (admin.ts): accounts, reset codes, invitations, audit, mail, backups. */
+  readonly admin: AdminCalls;
   readonly categories: Categories;
   /** Stops listening to other tabs and the store (a script can then exit); the session is kept. */
   close(): void;
@@ -80,11 +86,13 @@ export interface Client {
    * failure throws SvcError.
    */
   request<T = unknown>(method: Method, path: string, options?: RequestOptions): Promise<Answer<T>>;
-  /** Runs a query or mutation: typed by a typed document (graphql-codegen), else `unknown` unless you say. */
+  /**
+   * Runs a query or mutation: typed by a typed document (graphql-codegen), its variables required when it
+   * has a required one; else `unknown` unless you say.
+   */
   graphql<Result, Variables extends object = Record<string, unknown>>(
     document: TypedDocument<Result, Variables>,
-    variables?: Variables,
-    options?: GraphQLRequestOptions,
+    ...args: GraphQLArguments<Variables>
   ): Promise<Result>;
   graphql<Result = unknown>(
     document: UntypedDocument,
@@ -118,8 +126,10 @@ export function createClient(options: ClientOptions = {}): Client {
       passwordResetCalls(http, auth),
       secondFactorCalls(auth),
       oidcCalls(http, auth),
+      sessionsCalls(auth),
     ),
     users: new Users(http, auth),
+    admin: adminCalls(auth),
     categories: new Categories(http, auth),
     close: () => auth.close(),
     request: async <T>(method: Method, path: string, request: RequestOptions = {}): Promise<Answer<T>> => {

@@ -84,13 +84,15 @@ export function isSvcError(error: unknown, ...codes: ErrorCode[]): error is SvcE
   return error instanceof SvcError && (codes.length === 0 || codes.includes(error.code));
 }
 
-export function networkError(cause: unknown): SvcError {
+/** `likelyCause`: what the client can tell of why (a CORS refusal), said after the platform's message. */
+export function networkError(cause: unknown, likelyCause?: string): SvcError {
   const aborted = cause instanceof Error && cause.name === "AbortError";
+  const message = cause instanceof Error ? cause.message : String(cause);
   return new SvcError({
     status: 0,
     code: "network_error",
     title: aborted ? "Aborted" : "No answer",
-    detail: cause instanceof Error ? cause.message : String(cause),
+    detail: likelyCause ? `${message}. ${likelyCause}` : message,
     cause,
   });
 }

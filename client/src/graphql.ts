@@ -33,6 +33,16 @@ export interface GraphQLRequestOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * What follows a typed document: its variables, required when the document has a required one (a `$id: ID!`
+ * without a default), so that leaving them out fails to compile rather than at svc; then the options.
+ */
+export type GraphQLArguments<Variables> =
+  // {} extends it: no key is required.
+  {} extends Variables
+    ? [variables?: Variables, options?: GraphQLRequestOptions]
+    : [variables: Variables, options?: GraphQLRequestOptions];
+
 /** The document's text: as given, or printed (graphql-js, loaded only for a parsed document without its source). */
 export async function documentText(document: Document): Promise<string> {
   if (typeof document === "string") return document;

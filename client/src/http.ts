@@ -45,8 +45,9 @@ export class Http {
 
   /**
    * Sends the call with `token` as its Bearer token (none when null). A new Request each time, so a retry
-   * sends the same body again. A network failure throws SvcError network_error; any answer is returned. A
-   * whole URL on another origin than svc's throws SvcError unexpected_response: the token stays with svc.
+   * sends the same body again. A network failure throws SvcError network_error (saying when CORS is the
+   * likely cause); any answer is returned. A whole URL on another origin than svc's throws SvcError
+   * unexpected_response: the token stays with svc.
    */
   async send(call: Call, token: string | null): Promise<Response> {
     const url = this.url(call.path, call.query);
@@ -71,9 +72,20 @@ export class Http {
         signal: call.signal,
       });
     } catch (error) {
-      throw networkError(error);
+      throw networkError(error, corsSuspected(error, origin));
     }
   }
+}
+
+/**
+ * The likely cause of a failed fetch in a browser page when svc is on another origin: a browser hides an
+ * answer without CORS headers for the page's origin (svc sends them only to SVC_CORS_ORIGINS' origins)
+ * behind the same TypeError as no answer at all, so the client cannot be sure, only say so.
+ */
+function corsSuspected(error: unknown, svcOrigin: string): string | undefined {
+  const page = (globalThis as { location?: { origin?: unknown } }).location?.origin;
+  if (!(error instanceof TypeError) || typeof page !== "string" || page === svcOrigin) return undefined;
+  return `Likely CORS: this page's origin ${page} is not svc's (${svcOrigin}), and a browser hides any answer svc gives another origin unless that origin is listed in svc's SVC_CORS_ORIGINS (or svc is not reachable at all)`;
 }
 
 /** The answer's JSON when it succeeded; its SvcError otherwise. */
@@ -94,11 +106,14 @@ export async function answerOf<T>(response: Response): Promise<T> {
   }
 }
 
-/** The URL of a Link header's rel="next", or null. */
-export function nextLink(header: string | null): string | null {
+/** The URL of a Link header's relation `rel` (svc's lists: next, prev, first), or null. */
+export function linkOf(header: string | null, rel: "next" | "prev" | "first"): string | null {
   for (const part of header?.split(",") ?? []) {
     const match = /<([^>]*)>\s*;(.*)/.exec(part.trim());
-    if (match && /\brel="?next"?/.test(match[2] ?? "")) return match[1] ?? null;
+    if (match && new RegExp(`\\brel="?${rel}"?`).test(match[2] ?? "")) return match[1] ?? null;
   }
   return null;
 }
+
+/** The URL of a Link header's rel="next", or null. */
+export const nextLink = (header: string | null): string | null => linkOf(header, "next");

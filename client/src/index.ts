@@ -5,6 +5,7 @@ export type { Auth, LogoutScope, Me, Session, SessionMode } from "./auth.js";
 export type { ResetRedemption } from "./held-session.js";
 export type {
   EmailChangeConfirmation,
+  IfMatch,
   NewUser,
   PasswordChange,
   PendingEmailChange,
@@ -12,8 +13,30 @@ export type {
   User,
   UserChanges,
   UserList,
+  UserPage,
+  UserPageQuery,
   Users,
 } from "./users.js";
+export { MeChanged } from "./errors-precondition.js";
+export type { SessionCalls, SessionInfo, SessionsCalls } from "./sessions.js";
+export type {
+  AccountChanges,
+  AccountFilter,
+  AdminCalls,
+  AdminUser,
+  AuditEvent,
+  AuditFilter,
+  Backups,
+  Invitation,
+  InvitationFilter,
+  InvitationRequest,
+  IssuedInvitation,
+  IssuedReset,
+  MailFilter,
+  NewAccount,
+  OutboxMail,
+} from "./admin.js";
+export type { Paged } from "./admin-lists.js";
 export type {
   EmailVerification,
   EmailVerificationCalls,
@@ -42,8 +65,12 @@ export type {
 export type {
   Categories,
   Category,
+  CategoryConnection,
+  CategoryConnectionArgs,
   CategoryEvent,
+  CategoryOrder,
   CreateCategoryInput,
+  PageInfo,
   UpdateCategoryInput,
 } from "./categories.js";
 export type { SubscribeOptions, SubscriptionState } from "./subscription.js";

@@ -538,7 +538,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List users, oldest first, a page at a time */
+        /** List users, oldest first, a page at a time, forwards (after) or backwards (before) */
         get: operations["listUsers"];
         put?: never;
         post?: never;
@@ -1144,7 +1144,7 @@ export interface components {
              * @description Stable, machine-readable: switch on this.
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_json" | "invalid_reset_code" | "invalid_mail_token" | "mail_token_expired" | "passkey_registration_failed" | "invalid_return_to" | "invalid_oidc_code" | "unauthorized" | "invalid_credentials" | "invalid_refresh_token" | "refresh_token_reused" | "token_expired" | "invalid_mfa_code" | "invalid_mfa_token" | "mfa_token_expired" | "invalid_passkey" | "forbidden" | "current_password_mismatch" | "account_disabled" | "email_unverified" | "mfa_step_up_required" | "recent_sign_in_required" | "mfa_enrolment_required" | "csrf_refused" | "signup_closed" | "invitation_required" | "invalid_invitation" | "not_found" | "method_not_allowed" | "username_taken" | "email_taken" | "category_name_taken" | "last_admin" | "version_mismatch" | "idempotency_key_in_flight" | "backups_not_configured" | "mail_not_configured" | "mail_not_failed" | "mail_not_resendable" | "email_verification_off" | "mfa_already_enabled" | "mfa_not_enabled" | "backup_in_progress" | "identity_taken" | "last_sign_in_method" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "too_many_requests" | "idempotency_keys_exhausted" | "too_many_subscriptions" | "internal" | "database_unavailable" | "storage_full" | "oidc_provider_unavailable";
+            code: "validation_failed" | "malformed_json" | "invalid_reset_code" | "invalid_mail_token" | "mail_token_expired" | "passkey_registration_failed" | "invalid_return_to" | "invalid_oidc_code" | "cookie_cross_site" | "unauthorized" | "invalid_credentials" | "invalid_refresh_token" | "refresh_token_reused" | "token_expired" | "invalid_mfa_code" | "invalid_mfa_token" | "mfa_token_expired" | "invalid_passkey" | "forbidden" | "current_password_mismatch" | "account_disabled" | "email_unverified" | "mfa_step_up_required" | "recent_sign_in_required" | "mfa_enrolment_required" | "csrf_refused" | "signup_closed" | "invitation_required" | "invalid_invitation" | "not_found" | "method_not_allowed" | "username_taken" | "email_taken" | "category_name_taken" | "last_admin" | "version_mismatch" | "idempotency_key_in_flight" | "backups_not_configured" | "mail_not_configured" | "mail_not_failed" | "mail_not_resendable" | "email_verification_off" | "mfa_already_enabled" | "mfa_not_enabled" | "backup_in_progress" | "identity_taken" | "last_sign_in_method" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "too_many_requests" | "idempotency_keys_exhausted" | "too_many_subscriptions" | "internal" | "database_unavailable" | "storage_full" | "oidc_provider_unavailable";
             /** @description For validation_failed: one entry per bad field. */
             errors?: {
                 field: string;
@@ -1422,7 +1422,7 @@ export interface operations {
                     "application/json": components["schemas"]["Login"] | components["schemas"]["StepUp"];
                 };
             };
-            /** @description validation_failed, malformed_json */
+            /** @description validation_failed, malformed_json, cookie_cross_site */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1431,7 +1431,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "validation_failed" | "malformed_json";
+                        code: "validation_failed" | "malformed_json" | "cookie_cross_site";
                     };
                 };
             };
@@ -2295,7 +2295,7 @@ export interface operations {
                     "application/json": components["schemas"]["Login"] | components["schemas"]["MfaChallenge"];
                 };
             };
-            /** @description validation_failed, malformed_json */
+            /** @description validation_failed, malformed_json, cookie_cross_site */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2304,7 +2304,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "validation_failed" | "malformed_json";
+                        code: "validation_failed" | "malformed_json" | "cookie_cross_site";
                     };
                 };
             };
@@ -2435,6 +2435,11 @@ export interface operations {
                 "application/json": {
                     /** @description The refresh token of your last login or refresh. Left out (or no body at all), the session cookie's is used: a cookie-mode login. */
                     refresh_token?: string;
+                    /**
+                     * @description cookie: renew the session the cookie holds, and answer 204 (no session) when the request carries no session cookie, as a signed-out page load finds out without an error. Not with refresh_token.
+                     * @constant
+                     */
+                    mode?: "cookie";
                 };
             };
         };
@@ -2450,6 +2455,14 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Login"];
                 };
+            };
+            /** @description mode cookie, and no session cookie sent: there is no session (signed out) */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description validation_failed, malformed_json */
             400: {
@@ -2618,7 +2631,7 @@ export interface operations {
                     "application/json": components["schemas"]["Login"] | components["schemas"]["MfaChallenge"];
                 };
             };
-            /** @description invalid_reset_code, invalid_mail_token, mail_token_expired, validation_failed, malformed_json */
+            /** @description invalid_reset_code, invalid_mail_token, mail_token_expired, validation_failed, malformed_json, cookie_cross_site */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2627,7 +2640,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "invalid_reset_code" | "invalid_mail_token" | "mail_token_expired" | "validation_failed" | "malformed_json";
+                        code: "invalid_reset_code" | "invalid_mail_token" | "mail_token_expired" | "validation_failed" | "malformed_json" | "cookie_cross_site";
                     };
                 };
             };
@@ -3208,7 +3221,7 @@ export interface operations {
                     "application/json": components["schemas"]["Login"];
                 };
             };
-            /** @description validation_failed, malformed_json */
+            /** @description validation_failed, malformed_json, cookie_cross_site */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3217,7 +3230,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code: "validation_failed" | "malformed_json";
+                        code: "validation_failed" | "malformed_json" | "cookie_cross_site";
                     };
                 };
             };
@@ -5258,8 +5271,12 @@ export interface operations {
             query?: {
                 /** @description Page size. */
                 limit?: number;
-                /** @description Return users after this id (from the Link header of the previous page). */
+                /** @description Return users after this id (from the Link header's next page). */
                 after?: string;
+                /** @description Return the last users before this id, still oldest first (from the Link header's prev page); not with after. */
+                before?: string;
+                /** @description true: the answer says how many users there are, in X-Total-Count. */
+                count?: boolean;
             };
             header?: {
                 /** @description The ETag of the copy you hold: while it is current, 304 with no body. */
@@ -5274,8 +5291,10 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
-                    /** @description The next page, as <url>; rel="next", while more remain */
+                    /** @description The pages beside this one and the first, as <url>; rel="next" (while more remain), rel="prev" (while users come before it) and rel="first" (on a page asked for with after or before) */
                     Link?: string;
+                    /** @description How many users there are (with count=true). */
+                    "X-Total-Count"?: string;
                     /** @description A strong tag of this representation: send it as If-None-Match, or If-Match to update */
                     ETag?: string;
                     [name: string]: unknown;

@@ -34,6 +34,20 @@ export type Category = {
   version: Scalars['Int']['output'];
 };
 
+export type CategoryConnection = {
+  edges: Array<CategoryEdge>;
+  pageInfo: PageInfo;
+  /** How many categories match `search` in all, on every page. */
+  totalCount: Scalars['Int']['output'];
+};
+
+/** A category in a connection, with its place there. */
+export type CategoryEdge = {
+  /** Opaque: give it as `after` or `before` (with the same `orderBy`) to page from this category. */
+  cursor: Scalars['String']['output'];
+  node: Category;
+};
+
 export type CategoryEvent = {
   /** The category as it is after the change; null for DELETED and RESYNC. */
   category: Maybe<Category>;
@@ -58,6 +72,18 @@ export type CategoryEventKind =
    */
   | 'RESYNC'
   | 'UPDATED';
+
+export type CategoryOrder = {
+  direction?: OrderDirection;
+  field: CategoryOrderField;
+};
+
+/** What categoriesConnection sorts by. */
+export type CategoryOrderField =
+  | 'CREATED_AT'
+  /** The name, without regard to case. */
+  | 'NAME'
+  | 'UPDATED_AT';
 
 export type CreateCategoryInput = {
   colorHex?: InputMaybe<Scalars['String']['input']>;
@@ -99,12 +125,38 @@ export type MutationUpdateCategoryArgs = {
   input: UpdateCategoryInput;
 };
 
+export type OrderDirection =
+  | 'ASC'
+  | 'DESC';
+
+/** Where a connection's page lies (Relay's PageInfo). */
+export type PageInfo = {
+  /** The last edge's cursor; null when the page is empty. */
+  endCursor: Maybe<Scalars['String']['output']>;
+  /** More categories follow the page (with `first`: past it; with `before`: from `before` on). */
+  hasNextPage: Scalars['Boolean']['output'];
+  /** More categories come before the page (with `last`: before it; with `after`: up to `after`). */
+  hasPreviousPage: Scalars['Boolean']['output'];
+  /** The first edge's cursor; null when the page is empty. */
+  startCursor: Maybe<Scalars['String']['output']>;
+};
+
 export type Query = {
   /**
    * Categories by name (without regard to case). Without arguments, every one. `first` (1-1000) returns
    * at most that many; `after` (a category's id, usually the last of the previous page) starts after it.
    */
   categories: Array<Category>;
+  /**
+   * Categories as a connection (Relay's cursor connections): a page forwards with `first` (1-1000) and `after`
+   * (a cursor, usually the last page's `pageInfo.endCursor`), or backwards with `last` (1-1000) and `before`
+   * (usually `pageInfo.startCursor`); not `first` with `last`, nor `after` with `before`. Neither `first` nor
+   * `last`: 100, from the start (or the 100 just before `before`). `search` keeps the categories whose name
+   * holds it, without regard to case (at most 64 characters). `orderBy`: by name (the default), creation or
+   * update time, either way; ties go by id. A cursor holds its place in the order it came from, and only
+   * that order takes it: one from another `orderBy`, or text that is no cursor, is BAD_USER_INPUT.
+   */
+  categoriesConnection: CategoryConnection;
   /** One category, or null when no category has this id. */
   category: Maybe<Category>;
   /** The same list as categories, under its other name, with the same arguments. */
@@ -115,6 +167,16 @@ export type Query = {
 export type QueryCategoriesArgs = {
   after: InputMaybe<Scalars['ID']['input']>;
   first: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type QueryCategoriesConnectionArgs = {
+  after: InputMaybe<Scalars['String']['input']>;
+  before: InputMaybe<Scalars['String']['input']>;
+  first: InputMaybe<Scalars['Int']['input']>;
+  last: InputMaybe<Scalars['Int']['input']>;
+  orderBy: InputMaybe<CategoryOrder>;
+  search: InputMaybe<Scalars['String']['input']>;
 };
 
 

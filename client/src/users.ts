@@ -1,8 +1,9 @@
 // The users routes: your own account, other users, and every page of the list.
 import type { Auth, Me } from "./auth.js";
 import type { components, operations } from "./openapi.generated.js";
-import { SvcError } from "./errors.js";
-import { answerOf, type Call, type Http, nextLink } from "./http.js";
+import { problemError, SvcError } from "./errors.js";
+import { MeChanged } from "./errors-precondition.js";
+import { answerOf, type Call, type Http, linkOf } from "./http.js";
 
 export type User = components["schemas"]["User"];
 /** `invitation`: the code an administrator issued, where svc takes sign-ups by invitation (SVC_SIGNUP=invite). */
@@ -19,6 +20,14 @@ export type PendingEmailChange = components["schemas"]["PendingEmailChange"];
 export type UpdatedMe = Me & Partial<Pick<PendingEmailChange, "pending_email">>;
 export type EmailChangeConfirmation = operations["confirmEmailChange"]["requestBody"]["content"]["application/json"];
 
+/**
+ * Holds a write to the version of your record you read: `true`, the ETag me() or update() last answered (for
+ * the session's user); a string, that ETag. Refused because the record changed since: `MeChanged` (412).
+ */
+export interface IfMatch {
+  ifMatch?: true | string;
+}
+
 const USERS = "/svc-api/v1/users";
 
 /** Every user, page by page: `for await (const user of list)` walks them all; `.pages()` gives each page. */
@@ -26,9 +35,32 @@ export interface UserList extends AsyncIterable<User> {
   pages(): AsyncIterable<User[]>;
 }
 
+/** Which page of users.page: from the start, `after` a user's id or `before` one (not both); `count` for the total. */
+export interface UserPageQuery {
+  limit?: number;
+  after?: string;
+  before?: string;
+  count?: boolean;
+}
+
+/** One page of the user list (oldest first), and the links svc gave to the pages beside it. */
+export interface UserPage {
+  users: User[];
+  /** How many users there are, when the page was asked for with `count: true`; else null. */
+  total: number | null;
+  /** The next page's URL, for users.page(); null on the last page (or an empty one). */
+  next: string | null;
+  /** The previous page's URL; null on the first page (or an empty one). */
+  prev: string | null;
+  /** The first page's URL; null on a page asked for from the start. */
+  first: string | null;
+}
+
 export class Users {
   readonly #http: Http;
   readonly #auth: Auth;
+  /** The ETag of the record me() or update() last answered, and whose it is. */
+  #seen: { userId: string; etag: string } | null = null;
 
   constructor(http: Http, auth: Auth) {
     this.#http = http;
@@ -41,8 +73,15 @@ export class Users {
     return answerOf<Me>(await this.#http.send({ method: "POST", path: `${USERS}/create`, body: user, headers }, null));
   }
 
-  me(): Promise<Me> {
-    return this.#call<Me>({ method: "GET", path: `${USERS}/me` });
+  async me(): Promise<Me> {
+    const response = await this.#auth.authorized({ method: "GET", path: `${USERS}/me` });
+    return this.#tagged(await answerOf<Me>(response), response);
+  }
+
+  /** The ETag of your record as me() or update() last answered it; null before, or for another user's session. */
+  get etag(): string | null {
+    const seen = this.#seen;
+    return seen !== null && seen.userId === this.#auth.session?.user.id ? seen.etag : null;
   }
 
   get(id: string): Promise<User> {
@@ -50,23 +89,14 @@ export class Users {
   }
 
   list({ limit }: { limit?: number } = {}): UserList {
-    const first = this.#http.url(`${USERS}/all`, { limit });
     const pages = async function* (this: Users): AsyncGenerator<User[]> {
-      let next: string | null = first;
-      while (next !== null) {
-        const response = await this.#auth.authorized({ method: "GET", path: next });
-        const page = await answerOf<User[]>(response);
-        next = nextLink(response.headers.get("link"));
-        yield page;
-        // The next call carries the session's token: never to another origin than svc's.
-        if (next !== null && new URL(this.#http.url(next)).origin !== new URL(first).origin) {
-          throw new SvcError({
-            status: response.status,
-            code: "unexpected_response",
-            title: "Unexpected response",
-            detail: `a next page on another origin (${new URL(this.#http.url(next)).origin}) is not followed`,
-          });
-        }
+      let page = await this.page({ limit });
+      yield page.users;
+      // Each page is asked for once the loop reaches it; Http.send takes no URL to another origin than svc's,
+      // where the session's token would go.
+      while (page.next !== null) {
+        page = await this.page(page.next);
+        yield page.users;
       }
     }.bind(this);
     return {
@@ -78,15 +108,49 @@ export class Users {
   }
 
   /**
+   * One page of the user list: from the start, after or before a user's id, or at a URL of another page's
+   * (next, prev, first), so that an app pages both ways. The links keep the limit and `count` asked for.
+   */
+  async page(at: UserPageQuery | string = {}): Promise<UserPage> {
+    const call: Call =
+      typeof at === "string"
+        ? { method: "GET", path: at }
+        : {
+            method: "GET",
+            path: `${USERS}/all`,
+            query: { limit: at.limit, after: at.after, before: at.before, count: at.count ? "true" : undefined },
+          };
+    const response = await this.#auth.authorized(call);
+    const users = await answerOf<User[]>(response);
+    const link = response.headers.get("link");
+    const total = response.headers.get("x-total-count");
+    return {
+      users,
+      total: total === null ? null : Number(total),
+      next: linkOf(link, "next"),
+      prev: linkOf(link, "prev"),
+      first: linkOf(link, "first"),
+    };
+  }
+
+  /**
    * Changes your username or e-mail (an e-mail change needs current_password). While svc sends mail, a new
    * address is not yours yet: the answer is your record as it stands (the old address) with `pending_email`,
-   * until the link mailed to the new address is opened (confirmEmailChange).
+   * until the link mailed to the new address is opened (confirmEmailChange). With `ifMatch`, only while your
+   * record is the version you read (else MeChanged).
    */
-  async update(changes: UserChanges): Promise<UpdatedMe> {
-    const answer = await this.#call<Me | PendingEmailChange>({ method: "PUT", path: USERS, body: changes });
-    const me = "pending_email" in answer ? answer.user : answer;
-    this.#auth.updated(me);
-    return "pending_email" in answer ? { ...me, pending_email: answer.pending_email } : me;
+  async update(changes: UserChanges, options: IfMatch = {}): Promise<UpdatedMe> {
+    const call: Call = { method: "PUT", path: USERS, body: changes };
+    const response = await this.#preconditioned(call, options);
+    const answer = await answerOf<Me | PendingEmailChange>(response);
+    if ("pending_email" in answer) {
+      // 202: the record changed, and this answer carries no tag for it.
+      this.#seen = null;
+      this.#auth.updated(answer.user);
+      return { ...answer.user, pending_email: answer.pending_email };
+    }
+    this.#auth.updated(answer);
+    return this.#tagged(answer, response);
   }
 
   /**
@@ -101,13 +165,15 @@ export class Users {
     return me;
   }
 
-  /** Changes your password: every other session ends; this one goes on with a new token pair. */
-  async changePassword(change: PasswordChange): Promise<void> {
-    const pair = await this.#call<components["schemas"]["TokenPair"]>({
-      method: "PUT",
-      path: `${USERS}/password`,
-      body: change,
-    });
+  /**
+   * Changes your password: every other session ends; this one goes on with a new token pair. With `ifMatch`,
+   * only while your record is the version you read (else MeChanged).
+   */
+  async changePassword(change: PasswordChange, options: IfMatch = {}): Promise<void> {
+    const call: Call = { method: "PUT", path: `${USERS}/password`, body: change };
+    const pair = await answerOf<components["schemas"]["TokenPair"]>(await this.#preconditioned(call, options));
+    // The record's updated_at moved: the tag held is no longer its version.
+    this.#seen = null;
     await this.#auth.renewed(pair);
   }
 
@@ -119,5 +185,24 @@ export class Users {
 
   async #call<T>(call: Call): Promise<T> {
     return answerOf<T>(await this.#auth.authorized(call));
+  }
+
+  /** Your record, its ETag kept for `ifMatch: true`. */
+  #tagged<T extends Me>(me: T, response: Response): T {
+    const etag = response.headers.get("etag");
+    this.#seen = etag === null ? null : { userId: me.id, etag };
+    return me;
+  }
+
+  /** Sends a write on your record with its If-Match; a 412 to it becomes MeChanged, with the record read again. */
+  async #preconditioned(call: Call, { ifMatch }: IfMatch): Promise<Response> {
+    if (ifMatch === undefined) return this.#auth.authorized(call);
+    const etag = ifMatch === true ? this.etag : ifMatch;
+    if (etag === null) throw new TypeError("ifMatch: true needs your record read first (users.me())");
+    const response = await this.#auth.authorized({ ...call, headers: { ...call.headers, "if-match": etag } });
+    if (response.status !== 412) return response;
+    const refusal = await problemError(response);
+    const current = await this.me().catch(() => null);
+    throw current === null ? refusal : new MeChanged(refusal, current, this.etag);
   }
 }

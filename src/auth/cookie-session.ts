@@ -9,6 +9,7 @@
 import { CORS_REQUEST_HEADERS } from "../http/cors.ts";
 import { isJsonType } from "../http/json-body.ts";
 import { AppError } from "../errors/index.ts";
+import { isCrossSite } from "./cookie-site.ts";
 
 export const SESSION_MODES = ["json", "cookie"] as const;
 export type SessionMode = (typeof SESSION_MODES)[number];
@@ -110,6 +111,20 @@ export function requireCookieOrigin(request: Request, origins: ReadonlySet<strin
       "A request authenticated by the session cookie must send Content-Type: application/json or an X-Request-Id header.",
     );
   }
+}
+
+/**
+ * Refuses (400 cookie_cross_site) to start a cookie session for a page on another site than svc's: the
+ * browser would drop the SameSite=Strict cookie set in answer, and the session vanish at the next load.
+ */
+export function requireCookieKept(request: Request, trustProxy: number): void {
+  const own = ownOrigin(request, trustProxy);
+  if (!isCrossSite(request, own)) return;
+  const page = request.headers.get("origin") ?? "This page";
+  throw new AppError(
+    "cookie_cross_site",
+    `${page} is on another site than svc (${own ?? "its own origin"}), so the browser would drop the SameSite=Strict session cookie. Serve the app and svc from one site (the same host or parent domain and scheme: both on localhost, not localhost and 127.0.0.1), or sign in with mode "json".`,
+  );
 }
 
 /** svc's origin as the client addressed it: the Host header (a trusted proxy's X-Forwarded-Host) and the scheme. */

@@ -22,7 +22,13 @@ import { mfaRoutes } from "./mfa/routes.ts";
 import type { SecondFactors } from "./mfa/service.ts";
 
 /** What a request that starts a session can be refused with, besides its own credentials' error. */
-const NEW_SESSION_ERRORS = [...BODY_ERRORS, "account_disabled", "csrf_refused", "too_many_requests"] as const;
+const NEW_SESSION_ERRORS = [
+  ...BODY_ERRORS,
+  "account_disabled",
+  "csrf_refused",
+  "cookie_cross_site",
+  "too_many_requests",
+] as const;
 
 export interface AuthRouteDeps {
   users: UserService;
@@ -57,8 +63,8 @@ export function authRoutes({
     headers: Record<string, string | number>,
     signIn: () => Promise<SignInAnswer>,
   ) => {
-    // A cookie is set only for a page that may use it: no login CSRF from another site.
-    if (mode === "cookie") cookieOrigin(request);
+    // A cookie is set only for a page that may use it (no login CSRF) and whose browser will keep it.
+    if (mode === "cookie") cookies.cookieTarget(request);
     const answer = await signIn();
     // A second factor to show first: no tokens and no cookie until auth/mfa/verify.
     if ("mfa_required" in answer) return answer;
@@ -101,12 +107,17 @@ export function authRoutes({
       .post(
         "/refresh",
         async ({ body, client, request, set }) => {
-          const { refreshToken } = refreshRequest(body);
+          const { refreshToken, cookieMode } = refreshRequest(body);
           if (refreshToken !== undefined) {
             const { user, ...pair } = await sessions.refresh(refreshToken, client);
             return { ...pair, user: userView(user, user.id) };
           }
           const cookie = cookieRefreshToken(request, trustProxy);
+          if (cookie === undefined && cookieMode) {
+            // A signed-out page asking whether it has a session: an answer, not an error in its console.
+            set.status = 204;
+            return;
+          }
           if (cookie === undefined) {
             throw invalidFields([
               { field: "refresh_token", message: "is required, unless the session cookie is sent" },
@@ -131,6 +142,9 @@ export function authRoutes({
             ok: pairAnswer(
               "A new access token and refresh token (taken from the cookie: in the cookie again), and you. The same refresh token sent again within the reuse window gets this same pair.",
             ),
+            also: [
+              { status: 204, description: "mode cookie, and no session cookie sent: there is no session (signed out)" },
+            ],
             errors: [
               ...BODY_ERRORS,
               "invalid_refresh_token",

@@ -17,19 +17,33 @@ export const refreshBody = t.Object(
           "The refresh token of your last login or refresh. Left out (or no body at all), the session cookie's is used: a cookie-mode login.",
       }),
     ),
+    mode: t.Optional(
+      t.Literal("cookie", {
+        description:
+          "cookie: renew the session the cookie holds, and answer 204 (no session) when the request carries no session cookie, as a signed-out page load finds out without an error. Not with refresh_token.",
+      }),
+    ),
   },
   closed,
 );
 
 const REFRESH_FIELDS = new Set(Object.keys(refreshBody.properties));
 
-/** The refresh token a refresh body sends, if any; no body at all is `{}`. Throws validation_failed. */
-export function refreshRequest(body: unknown): { refreshToken?: string } {
+/**
+ * The refresh token a refresh body sends, if any, and whether it names the cookie's session (mode cookie);
+ * no body at all is `{}`. Throws validation_failed.
+ */
+export function refreshRequest(body: unknown): { refreshToken?: string; cookieMode: boolean } {
   const problems = unknownFields(body, REFRESH_FIELDS);
-  const { refresh_token: refreshToken } = body as { refresh_token?: unknown };
+  const { refresh_token: refreshToken, mode } = body as { refresh_token?: unknown; mode?: unknown };
   problems.push(...refreshTokenProblems(refreshToken));
+  if (mode !== undefined && mode !== "cookie") problems.push({ field: "mode", message: 'must be "cookie"' });
+  if (mode !== undefined && refreshToken !== undefined) {
+    problems.push({ field: "mode", message: "must be left out when refresh_token is sent" });
+  }
   if (problems.length > 0) throw invalidFields(problems);
-  return refreshToken === undefined ? {} : { refreshToken: refreshToken as string };
+  const cookieMode = mode === "cookie";
+  return refreshToken === undefined ? { cookieMode } : { refreshToken: refreshToken as string, cookieMode };
 }
 
 function unknownFields(body: unknown, known: Set<string>): FieldError[] {

@@ -1,7 +1,7 @@
 // How a route that starts or renews a session answers: the token pair in the body, or in cookie mode its
 // refresh token moved into the session cookie (cookie-session.ts); and how the OpenAPI document says so.
 import { ref } from "../http/openapi.ts";
-import { requireCookieOrigin, type SessionMode, withRefreshInCookie } from "./cookie-session.ts";
+import { requireCookieKept, requireCookieOrigin, type SessionMode, withRefreshInCookie } from "./cookie-session.ts";
 
 const COOKIE_DOC =
   "Cookie mode only: the session cookie (__Host-svc_refresh over HTTPS, svc_refresh over plain HTTP), HttpOnly, SameSite=Strict, holding the new refresh token.";
@@ -23,6 +23,15 @@ export function sessionCookies(trustProxy: number, corsOrigins: readonly string[
     /** Throws csrf_refused unless the request may use the session cookie: a cookie is set only for such a page. */
     cookieOrigin(request: Request): void {
       requireCookieOrigin(request, origins, trustProxy);
+    },
+
+    /**
+     * Before a cookie session starts: csrf_refused unless the page may use the cookie, cookie_cross_site
+     * when its browser would drop it (another site than svc's).
+     */
+    cookieTarget(request: Request): void {
+      requireCookieOrigin(request, origins, trustProxy);
+      requireCookieKept(request, trustProxy);
     },
 
     /** A session's pair as its mode answers it: in cookie mode the refresh token goes to the cookie. */

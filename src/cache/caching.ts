@@ -78,15 +78,18 @@ export function caching(base: VersionedStore): Caching {
 
   const holders = new Map<string, { usersVersion: number; user: UserRecord }>();
   const pages = new VersionedCache<UserRecord[]>(CACHE_BOUNDS.userPages);
+  const counts = new VersionedCache<number>(1);
   const lists = new VersionedCache<CategoryRecord[]>(CACHE_BOUNDS.categoryLists);
   const answers = new AnswerCache(CACHE_BOUNDS.answers.chars, CACHE_BOUNDS.answers.entries);
 
   const users: UserStore = {
     ...base.users,
     list(page) {
-      return chain(versions(), ({ users: version }) =>
-        pages.get(`${page.limit} ${page.after ?? ""}`, version, () => base.users.list(page)),
-      );
+      const key = "before" in page ? `${page.limit} <${page.before}` : `${page.limit} ${page.after ?? ""}`;
+      return chain(versions(), ({ users: version }) => pages.get(key, version, () => base.users.list(page)));
+    },
+    count() {
+      return chain(versions(), ({ users: version }) => counts.get("", version, () => base.users.count()));
     },
     create: (...args) => wrote(base.users.create(...args)),
     update: (...args) => wrote(base.users.update(...args)),

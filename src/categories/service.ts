@@ -10,6 +10,7 @@ import {
 } from "../db/store.ts";
 import { AppError, invalidFields } from "../errors/index.ts";
 import { newId, parseId } from "../lib/ids.ts";
+import { categoryConnection, type ConnectionArgs } from "./connection.ts";
 import { cleanCategory, DEFAULT_COLOR, type CategoryInput } from "./model.ts";
 
 /** Who acts: a user (an administrator may change any category), or anyone at all when GraphQL authentication is off. */
@@ -88,6 +89,8 @@ export function createCategoryService(categories: CategoryStore) {
       return categories.list(await pageOf(args));
     },
     get: find,
+    /** A Relay connection's page (connection.ts): forwards or backwards, searched, in the order asked for. */
+    connection: (args: ConnectionArgs) => categoryConnection(categories, args),
 
     async create(input: CategoryInput & { name: string }, actor: Actor): Promise<CategoryRecord> {
       const { fields, problems } = cleanCategory(input);

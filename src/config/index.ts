@@ -157,7 +157,7 @@ export function parseConfig(env: Env): Config {
       eventsKept: integer(env, "SVC_EVENTS_KEEP", 10_000, 1, 10_000_000),
       eventsKeptForSeconds: duration(env, "SVC_EVENTS_KEEP_FOR", "24h", 60, 365 * 86400),
     },
-    signup: signup(env),
+    signup: signup(env, environment === "development"),
     mail: mail(env, production, integer(env, portVar, 8080, 0, 65535)),
     oidc: oidcWithPublicUrl(env),
     mfa: { admin: oneOf(env, "SVC_ADMIN_MFA", ["optional", "required"], "optional") },

@@ -5,6 +5,7 @@ import type { ErrorCode } from "../errors/index.ts";
 import { parseId } from "../lib/ids.ts";
 import type { CategoryChange } from "../realtime/events.ts";
 import { recordIn, type AuditEvent } from "./audit.ts";
+import { categoryRanges, type CategoryRanges } from "./category-ranges.ts";
 import type { Clash, Db, Dialect } from "./dialect.ts";
 import { CATEGORY_FIELDS, nameKey } from "./records.ts";
 import { columns, first } from "./rows.ts";
@@ -26,7 +27,8 @@ export interface CategoryPage {
   after?: Pick<CategoryRecord, "id" | "name">;
 }
 
-export interface CategoryStore {
+/** Categories, and (category-ranges.ts) slices of them in any order, for connections. */
+export interface CategoryStore extends CategoryRanges {
   /** Categories by name without regard to case (then id): every one, or the page asked for. */
   list(page?: CategoryPage): Promise<CategoryRecord[]>;
   /** null: no category has this id. */
@@ -47,7 +49,8 @@ export interface CategoryStore {
 
 const categoryClash = (): ErrorCode => "category_name_taken";
 
-export function categoryStore({ db, run, write, tables, transaction, feed }: Dialect): CategoryStore {
+export function categoryStore(dialect: Dialect): CategoryStore {
+  const { db, run, write, tables, transaction, feed } = dialect;
   const { categories } = tables;
   const categoryColumns = columns(categories, CATEGORY_FIELDS);
   const byId = db
@@ -73,6 +76,7 @@ export function categoryStore({ db, run, write, tables, transaction, feed }: Dia
   }
 
   return {
+    ...categoryRanges(dialect),
     list: ({ first: limit, after } = {}) =>
       run(async () => {
         const query = db.select(categoryColumns).from(categories).$dynamic();

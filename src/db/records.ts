@@ -144,6 +144,12 @@ export interface UserPage {
   after?: string;
 }
 
+/** A page of the user list walked backwards: the last `limit` users whose id sorts before `before`. */
+export interface UserPageBefore {
+  limit: number;
+  before: string;
+}
+
 /** The fields of each record, in the names both dialects' tables use for their columns. */
 export const USER_FIELDS = [
   "id",

@@ -40,9 +40,10 @@ export {
   type AccountStatus,
   type Role,
 } from "./records.ts";
-export type { NewUser, RecordState, UserPage, UserPatch, UserRecord, UserStore } from "./users.ts";
+export type { NewUser, RecordState, UserPage, UserPageBefore, UserPatch, UserRecord, UserStore } from "./users.ts";
 export type { AccountChange, UserAdministration, UserFilter } from "./administration.ts";
 export type { CategoryPage, CategoryPatch, CategoryRecord, CategoryStore, NewCategory } from "./categories.ts";
+export type { CategoryOrder, CategoryOrderField, CategoryPosition } from "./category-ranges.ts";
 export type { CategoryEventLog, LoggedChange } from "./category-events.ts";
 export type {
   NewRefreshToken,

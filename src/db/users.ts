@@ -1,7 +1,7 @@
 // Users: created, found by id or login, listed a page at a time, and changed only while the token
 // that asks (its version) and the record the client saw (If-Match) still stand. What administrators
 // do to accounts, and deletion, is administration.ts's.
-import { and, eq, gt, sql, type Column } from "drizzle-orm";
+import { and, count, desc, eq, gt, lt, sql, type Column } from "drizzle-orm";
 import type { Awaitable } from "../lib/awaitable.ts";
 import type { ErrorCode } from "../errors/index.ts";
 import { parseId } from "../lib/ids.ts";
@@ -15,10 +15,10 @@ import { nameKey, USER_FIELDS, type Role } from "./records.ts";
 import { columns, first } from "./rows.ts";
 import { inScope, renewSession, type NewRefreshToken } from "./sessions.ts";
 import { ROLL_BACK, runUndoable } from "./transactions.ts";
-import type { RecordState, UserPage, UserRecord } from "./records.ts";
+import type { RecordState, UserPage, UserPageBefore, UserRecord } from "./records.ts";
 import { unchangedSince, userAtVersion } from "./user-conditions.ts";
 
-export type { RecordState, UserPage, UserRecord } from "./records.ts";
+export type { RecordState, UserPage, UserPageBefore, UserRecord } from "./records.ts";
 export { unchangedSince, userAtVersion } from "./user-conditions.ts";
 
 /**
@@ -49,9 +49,14 @@ export interface UserStore extends UserAdministration {
   findById(id: string): Promise<UserRecord | null>;
   /** Finds by username without regard to case, or by e-mail when `login` holds an `@`. null: no match. */
   findByLogin(login: string): Promise<UserRecord | null>;
-  /** Users in id order (oldest first), at most `limit` of them. */
-  /** At once from memory (the cache layer, while the table is unchanged), or a promise. */
-  list(page: UserPage): Awaitable<UserRecord[]>;
+  /**
+   * Users in id order (oldest first), at most `limit` of them: the first ones, those after `after`, or the
+   * last ones before `before` (still oldest first). At once from memory (the cache layer, while the table
+   * is unchanged), or a promise.
+   */
+  list(page: UserPage | UserPageBefore): Awaitable<UserRecord[]>;
+  /** How many users there are. At once from memory (the cache layer), or a promise. */
+  count(): Awaitable<number>;
   /**
    * Applies the patch; with `tokenVersion`, only while the user's token version is still that one (a
    * write on behalf of a token revoked meanwhile does not land); with `unchanged`, only while the
@@ -117,6 +122,15 @@ export function userStore({ db, run, write, tables, transaction }: Dialect): Omi
     .orderBy(users.id)
     .limit(p("limit"))
     .prepare("users_after");
+  // Read newest first, so that the limit keeps the ones nearest `before`; handed out oldest first.
+  const previousPage = db
+    .select(userColumns)
+    .from(users)
+    .where(lt(users.id, p("before")))
+    .orderBy(desc(users.id))
+    .limit(p("limit"))
+    .prepare("users_before");
+  const everyone = db.select({ n: count() }).from(users).prepare("users_count");
   return {
     create: (user, audit, verification, identity) =>
       audit || verification || identity
@@ -143,8 +157,13 @@ export function userStore({ db, run, write, tables, transaction }: Dialect): Omi
             : await byUsername.execute({ key: nameKey(login) }),
         ),
       ),
-    list: ({ limit, after }) =>
-      run(() => (after === undefined ? firstPage.execute({ limit }) : nextPage.execute({ after, limit }))),
+    list: (page) =>
+      run(async () => {
+        if ("before" in page) return (await previousPage.execute({ before: page.before, limit: page.limit })).reverse();
+        const { limit, after } = page;
+        return after === undefined ? firstPage.execute({ limit }) : nextPage.execute({ after, limit });
+      }),
+    count: () => run(async () => (await everyone.execute())[0]!.n),
     update(id, patch, updatedAt, tokenVersion, unchanged) {
       const key = parseId(id);
       if (!key) return Promise.resolve(null);

@@ -14,6 +14,7 @@ const CATALOG = {
   passkey_registration_failed: { status: 400, title: "Passkey not registered", graphql: "BAD_USER_INPUT" },
   invalid_return_to: { status: 400, title: "Return address not allowed", graphql: "BAD_USER_INPUT" },
   invalid_oidc_code: { status: 400, title: "Invalid sign-in code", graphql: "BAD_USER_INPUT" },
+  cookie_cross_site: { status: 400, title: "Session cookie would be dropped", graphql: "BAD_USER_INPUT" },
   unauthorized: { status: 401, title: "Unauthorized", graphql: "UNAUTHENTICATED" },
   invalid_credentials: { status: 401, title: "Invalid credentials", graphql: "UNAUTHENTICATED" },
   invalid_refresh_token: { status: 401, title: "Invalid refresh token", graphql: "UNAUTHENTICATED" },

@@ -17,6 +17,10 @@ export const resolvers: Resolvers = {
     categories: (_, args, ctx) => ctx.categories.list(args),
     listAllCategories: (_, args, ctx) => ctx.categories.list(args),
     category: (_, { id }, ctx) => ctx.categories.get(id),
+    categoriesConnection: (_, args, ctx) => ctx.categories.connection(args),
+  },
+  CategoryConnection: {
+    totalCount: (connection) => connection.totalCount(),
   },
   Mutation: {
     createCategory: (_, { input }, ctx) => ctx.categories.create(input, actor(ctx)),

@@ -30,6 +30,7 @@ export const CORS_EXPOSED_HEADERS = [
   "www-authenticate",
   "idempotent-replayed",
   "x-request-id",
+  "x-total-count",
 ] as const;
 
 /** How long a browser may keep a preflight's answer (Chromium caps it at 2 hours). */

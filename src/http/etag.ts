@@ -51,15 +51,23 @@ export interface AnswerSet {
 
 /**
  * The JSON answer with its ETag, or an empty 304 when the request's If-None-Match already names it.
- * A string body is sent as it is (already JSON).
+ * A string body is sent as it is (already JSON). `variant`: what else the answer says that the client
+ * keeps with the body (a header such as X-Total-Count), so that the tag changes when it does.
  */
-export function conditionalJson(request: Request, set: AnswerSet, body: unknown): string {
-  return conditionalText(request, set, typeof body === "string" ? body : JSON.stringify(body), JSON_CONTENT_TYPE);
+export function conditionalJson(request: Request, set: AnswerSet, body: unknown, variant?: string): string {
+  const text = typeof body === "string" ? body : JSON.stringify(body);
+  return conditionalText(request, set, text, JSON_CONTENT_TYPE, variant);
 }
 
 /** As conditionalJson, for a body already rendered with its own content type (GraphQL's answers). */
-export function conditionalText(request: Request, set: AnswerSet, text: string, contentType: string): string {
-  const tag = etagOf(text);
+export function conditionalText(
+  request: Request,
+  set: AnswerSet,
+  text: string,
+  contentType: string,
+  variant?: string,
+): string {
+  const tag = variant === undefined ? etagOf(text) : `${etagOf(text).slice(0, -1)}-${variant}"`;
   set.headers.etag = tag;
   set.headers["content-type"] = contentType;
   const wanted = request.headers.get("if-none-match");
@@ -100,6 +108,8 @@ export function requirePreconditions(request: Request, current: object | null): 
       tag === null
         ? "If-Match names a version, and this target has none to match; nothing changed."
         : "The record changed since you read it (If-Match names another version, or a weak tag); read it again and retry.",
+      // The version the record is at now, so a client need not guess whether its read is current.
+      tag === null ? {} : { headers: { etag: tag } },
     );
   }
   if (noneMatch !== null && tag !== null && namesWeakly(noneMatch, tag)) {

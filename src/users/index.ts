@@ -1,19 +1,26 @@
 // The /svc-api/v1/users routes: thin adapters from HTTP to the user service.
 import { Elysia, t } from "elysia";
-import { type Awaitable, chain } from "../lib/awaitable.ts";
 import type { Authenticator } from "../auth/authenticator.ts";
 import { bearer } from "../auth/bearer.ts";
 import type { UserRecord } from "../db/store.ts";
 import { withRefreshInCookie } from "../auth/cookie-session.ts";
 import { clientInfo } from "../http/client-address.ts";
 import type { RequestInfo } from "../http/request-context.ts";
-import { type AnswerSet, conditionalJson, taggedJson } from "../http/etag.ts";
+import { conditionalJson, taggedJson } from "../http/etag.ts";
 import type { Idempotency } from "../http/idempotency.ts";
 import { jsonBody, BODY_ERRORS } from "../http/json-body.ts";
-import { pageAnswer, ref } from "../http/openapi.ts";
+import { ref } from "../http/openapi.ts";
 import { operations, type Target } from "../http/operations.ts";
-import { changePasswordBody, createUserBody, listUsersQuery, updateSelfBody, userView } from "./model.ts";
-import { parsePage, type UserService } from "./service.ts";
+import {
+  changePasswordBody,
+  createUserBody,
+  listUsersQuery,
+  updateSelfBody,
+  userPageAnswer,
+  userView,
+} from "./model.ts";
+import { userListPage } from "./list-page.ts";
+import type { UserService } from "./service.ts";
 import type { PageJson } from "./page-json.ts";
 import type { SignupService } from "../signup/service.ts";
 import type { EmailChanges } from "./email-changes.ts";
@@ -69,25 +76,7 @@ export function usersRoutes({
     mediaType,
   ];
 
-  /** The page's JSON (or an empty 304): at once when the page is kept in memory. */
-  function listPage(
-    request: Request,
-    query: Record<string, string | undefined>,
-    caller: UserRecord,
-    set: AnswerSet,
-  ): Awaitable<string> {
-    const page = parsePage(query);
-    // One extra row tells whether another page exists without a count query.
-    return chain(users.list({ ...page, limit: page.limit + 1 }), (rows) => {
-      const count = Math.min(rows.length, page.limit);
-      if (rows.length > page.limit) {
-        const next = `${PREFIX}/all?limit=${page.limit}&after=${rows[count - 1]!.id}`;
-        set.headers.link = `<${next}>; rel="next"`;
-      }
-      // A string, not a Response: Elysia would copy a Response to add svc's headers, body as a stream.
-      return conditionalJson(request, set, pageJson(rows, count, caller.id));
-    });
-  }
+  const listPage = userListPage(users, pageJson);
 
   return (
     new Elysia({ prefix: PREFIX })
@@ -131,15 +120,15 @@ export function usersRoutes({
       )
       .use(bearer(authenticator, { idempotency }))
       .get("/all", ({ query, caller, set, request }) => listPage(request, query, caller, set), {
-        // The query is read by parsePage, so that the document can say what limit is: an integer.
+        // The query is read by parseUserList, so that the document can say what limit is: an integer.
         operation: {
           operationId: "listUsers",
           conditional: "read",
-          summary: "List users, oldest first, a page at a time",
+          summary: "List users, oldest first, a page at a time, forwards (after) or backwards (before)",
           tag: "users",
           query: listUsersQuery,
           auth: true,
-          ok: pageAnswer("A page of users", "User"),
+          ok: userPageAnswer,
           errors: ["validation_failed"],
         },
       })

@@ -1,7 +1,7 @@
 // Request shapes for the users routes (t schemas), and the user as the API shows it.
 import { t, type Static } from "elysia";
 import type { UserRecord } from "../db/store.ts";
-import { enumOf, integer, ref, RULE_MESSAGE, type QueryParameter } from "../http/openapi.ts";
+import { enumOf, integer, pageAnswer, ref, RULE_MESSAGE, type QueryParameter } from "../http/openapi.ts";
 import { SESSION_MODES } from "../auth/cookie-session.ts";
 import { PASSWORD_MAX, PASSWORD_MIN } from "../auth/passwords.ts";
 import { invalidFields } from "../errors/index.ts";
@@ -122,15 +122,35 @@ export function resetForm({ username, reset_code, token, ...rest }: RedeemAnyRes
   return { by: "code" as const, input: { username, reset_code, ...rest } };
 }
 
-/** users/all's query, read by parsePage; described here for the document. */
+/** users/all's query, read by parseUserList; described here for the document. */
 export const listUsersQuery: QueryParameter[] = [
   { name: "limit", description: "Page size.", schema: integer({ minimum: 1, maximum: 1000, default: 100 }) },
   {
     name: "after",
-    description: "Return users after this id (from the Link header of the previous page).",
+    description: "Return users after this id (from the Link header's next page).",
     schema: t.String({ format: "uuid" }),
   },
+  {
+    name: "before",
+    description:
+      "Return the last users before this id, still oldest first (from the Link header's prev page); not with after.",
+    schema: t.String({ format: "uuid" }),
+  },
+  {
+    name: "count",
+    description: "true: the answer says how many users there are, in X-Total-Count.",
+    schema: t.Boolean({ default: false }),
+  },
 ];
+
+/** users/all's answer: a page, the pages beside it in Link, and the total when asked for. */
+export const userPageAnswer = {
+  ...pageAnswer("A page of users", "User"),
+  headers: {
+    Link: 'The pages beside this one and the first, as <url>; rel="next" (while more remain), rel="prev" (while users come before it) and rel="first" (on a page asked for with after or before)',
+    "X-Total-Count": "How many users there are (with count=true).",
+  },
+};
 
 /** The user as responses show it (User in the OpenAPI document). */
 export const userSchema = t.Object(

@@ -6,7 +6,15 @@ import type { ClientInfo, TokenPair } from "../auth/sessions.ts";
 import type { VerifiedToken } from "../auth/tokens.ts";
 import type { EmailVerifier } from "../auth/email-verifier.ts";
 import { NO_PASSWORD } from "../db/records.ts";
-import type { AuditEvent, NewUser, Role, UserPage, UserRecord, VerificationIssue } from "../db/store.ts";
+import type {
+  AuditEvent,
+  NewUser,
+  Role,
+  UserPage,
+  UserPageBefore,
+  UserRecord,
+  VerificationIssue,
+} from "../db/store.ts";
 import { AppError, invalidFields } from "../errors/index.ts";
 import { newId, parseId } from "../lib/ids.ts";
 import { type ChangePasswordInput, type CreateUserInput, type UpdateSelfInput } from "./model.ts";
@@ -14,7 +22,7 @@ import { emailProblem, fieldProblems, newPasswordProblems, usernameProblem } fro
 import type { FreshSignIn } from "./fresh-sign-in.ts";
 import { createSignIn, type SignInDeps } from "./sign-in.ts";
 
-export { PAGE_DEFAULT, PAGE_MAX, parsePage } from "./paging.ts";
+export { PAGE_DEFAULT, PAGE_MAX, parsePage, parseUserList } from "./paging.ts";
 
 /**
  * The account service needs what signing in does (sign-in.ts), what mails a new account's link, and what
@@ -104,8 +112,12 @@ export function createUserService(deps: UserServiceDeps) {
       return users.create(user, event, verification);
     },
 
-    list(page: UserPage): Awaitable<UserRecord[]> {
+    list(page: UserPage | UserPageBefore): Awaitable<UserRecord[]> {
       return users.list(page);
+    },
+
+    count(): Awaitable<number> {
+      return users.count();
     },
 
     async get(id: string): Promise<UserRecord> {

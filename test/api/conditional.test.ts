@@ -104,6 +104,8 @@ describe("If-Match", () => {
     });
     expectProblem(stale, 412, "precondition_failed");
     expect(await store.users.findById(ann.user.id)).toEqual(before);
+    // The 412 names the version the record is at now: the client retries with it after reading what changed.
+    expect(stale.headers.get("etag")).toBe(newTag);
   });
 
   test("a write retried with its Idempotency-Key is replayed with the same tag, and that tag matches the next read", async () => {
@@ -156,6 +158,7 @@ describe("If-Match", () => {
     expectProblem(stale, 412, "precondition_failed");
     expect((await store.users.findById(ann.user.id))!.status).toBe("active");
     const fresh = (await call("GET", path, { token: root.token })).headers.get("etag")!;
+    expect(stale.headers.get("etag")).toBe(fresh);
     const ok = await call("PATCH", path, {
       token: root.token,
       body: { status: "disabled" },

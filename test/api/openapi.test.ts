@@ -143,6 +143,8 @@ describe("GET /svc-api/openapi.json", () => {
     expect(doc.paths["/svc-api/v1/users/all"].get.parameters.map((p: { name: string }) => p.name).sort()).toEqual([
       "If-None-Match",
       "after",
+      "before",
+      "count",
       "limit",
     ]);
     expect(doc.paths["/svc/health"].get.responses["503"]).toBeDefined();
@@ -379,7 +381,7 @@ describe("GET /svc-api/openapi.json", () => {
     const doc = (await call("GET", "/svc-api/openapi.json")).body;
     const code = doc.components.schemas.Problem.properties.code;
     expect(code).toMatchObject({ type: "string", enum: [...ERROR_CODES] });
-    expect(code.enum.length).toBe(57);
+    expect(code.enum.length).toBe(58);
     expect([code.enum[0], code.enum.at(-1)]).toEqual(["validation_failed", "oidc_provider_unavailable"]);
     expect(doc.components.schemas.Problem.required).toContain("code");
 

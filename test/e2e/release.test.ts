@@ -1,8 +1,9 @@
-// `bun run release` builds a binary for each platform, and SHA256SUMS that match them.
+// `bun run release` builds a binary for each platform, @svc/client's tarball, and SHA256SUMS that match them.
 import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import client from "../../client/package.json";
 import { version } from "../../package.json";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-release-"));
@@ -24,7 +25,7 @@ function platformOf(bytes: Uint8Array): string {
   return "unknown";
 }
 
-test("builds linux-x64, linux-arm64, darwin-arm64 and windows-x64 binaries with SHA-256 sums", async () => {
+test("builds linux-x64, linux-arm64, darwin-arm64 and windows-x64 binaries and the client's tarball with SHA-256 sums", async () => {
   const run = Bun.spawnSync([process.execPath, "run", "release"], {
     cwd: join(import.meta.dir, "..", ".."),
     env: { ...process.env, RELEASE_DIR: dir },
@@ -33,10 +34,15 @@ test("builds linux-x64, linux-arm64, darwin-arm64 and windows-x64 binaries with 
   const expected = ["linux-x64", "linux-arm64", "darwin-arm64", "windows-x64"].map(
     (t) => `svc-${version}-${t}${t.startsWith("windows") ? ".exe" : ""}`,
   );
-  expect(readdirSync(dir).sort()).toEqual([...expected, "SHA256SUMS"].sort());
+  const tarball = `svc-client-${client.version}.tgz`;
+  expect(readdirSync(dir).sort()).toEqual([...expected, tarball, "SHA256SUMS"].sort());
   const sums = (await Bun.file(join(dir, "SHA256SUMS")).text()).trim().split("\n");
-  expect(sums).toHaveLength(4);
-  for (const line of sums) {
+  expect(sums).toHaveLength(5);
+  const [clientHash, clientName] = sums.at(-1)!.split("  ") as [string, string];
+  expect(clientName).toBe(tarball);
+  const packed = await Bun.file(join(dir, tarball)).bytes();
+  expect(new Bun.CryptoHasher("sha256").update(packed).digest("hex")).toBe(clientHash);
+  for (const line of sums.slice(0, -1)) {
     const [hash, name] = line.split("  ") as [string, string];
     const bytes = await Bun.file(join(dir, name)).bytes();
     expect(new Bun.CryptoHasher("sha256").update(bytes).digest("hex")).toBe(hash);

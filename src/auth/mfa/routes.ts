@@ -44,7 +44,7 @@ export function mfaRoutes({ mfa, authenticator, idempotency, maxBodyBytes, trust
           }
           const { answer, mode } = await mfa.completeLogin({ ...body, mfa_token }, client, (wanted) => {
             // As the login that asked for it: a cookie only for a page that may use it.
-            if (wanted === "cookie") cookies.cookieOrigin(request);
+            if (wanted === "cookie") cookies.cookieTarget(request);
           });
           return cookies.answered(answer, mode, request, set.headers);
         },
@@ -73,6 +73,7 @@ export function mfaRoutes({ mfa, authenticator, idempotency, maxBodyBytes, trust
               "mfa_token_expired",
               "account_disabled",
               "csrf_refused",
+              "cookie_cross_site",
               "mfa_not_enabled",
               "too_many_requests",
             ],

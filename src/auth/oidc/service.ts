@@ -167,7 +167,11 @@ export function createOidcService(deps: OidcServiceDeps) {
       const fail = async (code: FlowFailureCode, detail: string): Promise<CallbackOutcome> => {
         logger.info({ provider: name, reason: code, detail }, "OpenID sign-in failed");
         await note(
-          auditEvent("oidc.failed", { origin: client, failed: true, detail: { provider: name, reason: code } }),
+          auditEvent(
+            "oidc.failed",
+            { origin: client, failed: true, detail: { provider: name, reason: code } },
+            iso(now()),
+          ),
         );
         // Only an app's listed URL hears of it by error=: svc's own pages show the page instead.
         const toApp = returnTo !== null && !isOwn(returnTo);
@@ -188,7 +192,8 @@ export function createOidcService(deps: OidcServiceDeps) {
         // Only a sign-in that goes on counts as the identity's use.
         if (identityId !== null && how === "known") await identities.recordUse(identityId, identity.email, iso(now()));
         const signedIn = { provider: name, how, mode: flow.mode };
-        await note(auditEvent("oidc.signed_in", { actor: user.id, target: user.id, origin: client, detail: signedIn }));
+        const event = { actor: user.id, target: user.id, origin: client, detail: signedIn };
+        await note(auditEvent("oidc.signed_in", event, iso(now())));
         if (flow.mode === "code") {
           const code = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
           const at = now();
@@ -258,7 +263,8 @@ export function createOidcService(deps: OidcServiceDeps) {
     list: (userId: string): Promise<IdentityRecord[]> => identities.list(userId),
 
     async unlink(userId: string, provider: string, origin: Origin): Promise<void> {
-      const event = auditEvent("identity.unlinked", { actor: userId, target: userId, origin, detail: { provider } });
+      const facts = { actor: userId, target: userId, origin, detail: { provider } };
+      const event = auditEvent("identity.unlinked", facts, iso(now()));
       const gone = await identities.unlink(userId, provider, event);
       if (gone === "last")
         throw new AppError(

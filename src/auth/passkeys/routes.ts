@@ -66,7 +66,7 @@ export function passkeyRoutes({
         "/sign-in",
         async ({ body, client, request, set }) => {
           // A cookie is set only for a page that may use it: no login CSRF from another site.
-          if (body.mode === "cookie") cookies.cookieOrigin(request);
+          if (body.mode === "cookie") cookies.cookieTarget(request);
           const pair = await passkeys.signIn(body.response, body.mode, client);
           return cookies.answered(pair, body.mode, request, set.headers);
         },
@@ -87,6 +87,7 @@ export function passkeyRoutes({
               "account_disabled",
               "email_unverified",
               "csrf_refused",
+              "cookie_cross_site",
               "too_many_requests",
             ],
           },
