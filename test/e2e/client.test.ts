@@ -285,9 +285,10 @@ describe.each([
   /*
    * svc's codes (src/errors/index.ts) that no client call reaches against a healthy binary, covered in process
    * elsewhere: malformed_json, unsupported_media_type and method_not_allowed (the client always sends JSON to
-   * the right method); precondition_failed (the client sends no If-Match); token_expired (only a subscription
-   * ends with it, and the client renews and resumes: the subscription test above); too_many_subscriptions
-   * (the client waits its Retry-After and subscribes again); internal, database_unavailable and storage_full
+   * the right method); precondition_failed (only with ifMatch: test/client/concurrency.test.ts); token_expired
+   * (only a subscription ends with it, and the client renews and resumes: the subscription test above);
+   * too_many_subscriptions (it stops the subscription and reaches onError: test/e2e/live-list-browser.test.ts
+   * and test/client/subscription-state.test.ts); internal, database_unavailable and storage_full
    * (faults). invalid_refresh_token and refresh_token_reused end the session instead of
    * surfacing (refresh() answers null; a call then fails with unauthorized): asserted on the wire below.
    */
