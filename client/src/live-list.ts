@@ -1,6 +1,6 @@
 // A list of every category kept current: read once the subscription is open without a cursor, then changed by
 // each event in commit order, and read again on RESYNC; what an event changed while a read was on its way wins.
-import type { SvcError } from "./errors.js";
+import { SvcError } from "./errors.js";
 import type { Category, CategoryEvent } from "./schema.generated.js";
 import type { SubscribeOptions, SubscriptionState } from "./subscription.js";
 
@@ -68,8 +68,7 @@ export function liveList(source: LiveSource, options: LiveListOptions = {}): Liv
 
   const fail = (error: SvcError) => {
     if (stopped) return;
-    stop();
-    settle.reject(error);
+    stop(error);
     options.onError?.(error);
   };
 
@@ -96,6 +95,8 @@ export function liveList(source: LiveSource, options: LiveListOptions = {}): Liv
   };
 
   const apply = (event: CategoryEvent) => {
+    // Stopped: items stays as it was, and onChange is not called again.
+    if (stopped) return;
     if (event.kind === "RESYNC") return void read();
     touched.add(event.id);
     if (event.kind === "DELETED" || !event.category) {
@@ -113,17 +114,25 @@ export function liveList(source: LiveSource, options: LiveListOptions = {}): Liv
       if (fresh) void read();
     },
     onState: (next) => {
+      // After stop() the list reports its own end (with the error that ended it), not the subscription's.
+      if (stopped) return;
       state = next;
       options.onState?.(next);
     },
     onError: fail,
   });
 
-  function stop() {
+  function stop(error: SvcError | null = null) {
     if (stopped) return;
     stopped = true;
     clearTimeout(readTimer);
     unsubscribe();
+    if (state.status !== "closed") {
+      state = { status: "closed", error };
+      options.onState?.(state);
+    }
+    // Whoever awaits the first read hears that there will be none.
+    if (!isReady) settle.reject(error ?? stoppedFirst());
   }
 
   return {
@@ -134,8 +143,18 @@ export function liveList(source: LiveSource, options: LiveListOptions = {}): Liv
       return state;
     },
     ready,
-    stop,
+    stop: () => stop(),
   };
+}
+
+/** What `ready` rejects with when the list is stopped before its first read. */
+function stoppedFirst(): SvcError {
+  return new SvcError({
+    status: 0,
+    code: "network_error",
+    title: "Aborted",
+    detail: "The live list was stopped before its first read.",
+  });
 }
 
 /** svc's order: the name's key (trimmed, NFC, lower case), then the id. */

@@ -110,14 +110,20 @@ export async function follow(
    */
   let renewedSinceEvent = false;
   let closed = false;
+  /** When the last stream opened; one that stayed open a while starts the back-off afresh. */
+  let openedAt = 0;
+  /** Attempts in a row that looked like CORS's refusal (svc reachable, its answer unreadable). */
+  let corsLike = 0;
   const tell = (state: SubscriptionState) => {
     if (!closed) report(() => options.onState?.(state));
   };
   const close = (error: SvcError | null) => {
     if (closed) return;
-    if (error) report(() => options.onError?.(error));
+    // The state first: an onError that stops the subscription (as a live list does) must not be reported as
+    // closed without its error.
     tell({ status: "closed", error });
     closed = true;
+    if (error) report(() => options.onError?.(error));
   };
   // Closed as stop() is called, not once an attempt under way notices.
   signal.addEventListener("abort", () => close(null), { once: true });
@@ -145,7 +151,10 @@ export async function follow(
     }
     tell({ status: "open", fresh: cursor === null });
     report(() => options.onOpen?.({ fresh: cursor === null }));
+    openedAt = Date.now();
     for await (const message of serverSentEvents(response.body!, signal)) {
+      // Stopped by a listener: the rest of what was read in the same chunk is not handed on.
+      if (signal.aborted) break;
       if (message.event === "complete") break;
       if (message.event !== "next") continue;
       const next = JSON.parse(message.data) as Next;
@@ -177,11 +186,16 @@ export async function follow(
 
   tell({ status: "connecting" });
   while (!signal.aborted) {
-    let { token, ending } = await attempt();
-    // svc answered the probe yet refused the request: once more at once, so that a restart between the two
-    // (refused, then up) is not taken for CORS.
-    if ("stop" in ending && ending.stop.title === CORS_TITLE && !signal.aborted) ({ token, ending } = await attempt());
+    const { token, ending: first } = await attempt();
+    let ending = first;
     if (signal.aborted) break;
+    if (openedAt > 0 && Date.now() - openedAt >= STAYED_OPEN_MS) failures = 0;
+    openedAt = 0;
+    // What looks like CORS may be a proxy's error page without CORS headers while svc restarts behind it:
+    // retried with the back-off, and a refusal only once it has lasted CORS_ATTEMPTS attempts in a row.
+    const cors = "stop" in ending && ending.stop.title === CORS_TITLE;
+    corsLike = cors ? corsLike + 1 : 0;
+    if (cors && corsLike < CORS_ATTEMPTS && "stop" in ending) ending = { again: ending.stop };
     if ("stop" in ending) return close(ending.stop);
     if ("renew" in ending) {
       const renewed = await auth.renewAfter(token).catch(() => undefined);
@@ -205,6 +219,11 @@ export async function follow(
   }
   close(null);
 }
+
+/** Attempts in a row that must look like CORS before it is reported (with the back-off, about 8 seconds). */
+const CORS_ATTEMPTS = 6;
+/** A stream open this long was a working one: the next failure waits the first wait again. */
+const STAYED_OPEN_MS = 30_000;
 
 /** The errors of a refusal sent as an event stream: its first result's. */
 async function firstErrors(response: Response): Promise<GraphQLErrorEntry[]> {

@@ -136,8 +136,10 @@ test("on a page of another origin, a request refused while svc answers a no-cors
   expect(cors.errors).toHaveLength(1);
   expect(cors.errors[0]).toMatchObject({ status: 0, code: "network_error", title: "Refused by the browser (CORS)" });
   expect(cors.errors[0]!.detail).toContain("add http://app.example to svc's SVC_CORS_ORIGINS");
-  // Tried twice at once: a restart between the refusal and the probe is not taken for CORS.
-  expect(setup.attempts()).toBe(2);
+  // Six attempts in a row, with the back-off between them (about 8 s in a browser): a proxy's error page
+  // without CORS headers while svc restarts behind it is not taken for CORS.
+  expect(setup.attempts()).toBe(6);
+  expect(cors.waits).toEqual([250, 500, 1000, 2000, 4000]);
 
   // svc not answering the probe either: the network, retried.
   const down = await run(await following(blocked), ({ waits }) => waits.length === 2, {
