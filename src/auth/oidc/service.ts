@@ -9,8 +9,8 @@ import { AppError } from "../../errors/index.ts";
 import type { Logger } from "../../observability/log.ts";
 import { sealUnder, unsealUnder } from "../../lib/sealing.ts";
 import type { SecondStep, SignInAnswer } from "../../users/second-step.ts";
-import { userView } from "../../users/model.ts";
-import type { ClientInfo, SessionService } from "../sessions.ts";
+import { type UserView, userView } from "../../users/model.ts";
+import type { ClientInfo, SessionService, TokenPair } from "../sessions.ts";
 import { type createAccountResolver, FlowRefusal } from "./accounts.ts";
 import type { FlowFailureCode } from "./failure-page.ts";
 import { beginFlow, completeFlow, type FlowIntent, OidcFlowError, openFlow, redirectUri } from "./flow.ts";
@@ -36,7 +36,7 @@ export interface OidcServiceDeps {
 /** How a flow's callback ends for the browser. */
 export type CallbackOutcome =
   /** Signed in with a cookie session: set the cookie from `pair`, go to `to`. */
-  | { kind: "session"; to: string; answer: SignInAnswer & { refresh_token: string; refresh_expires_in: number } }
+  | { kind: "session"; to: string; answer: TokenPair & { user: UserView } }
   /** Go to `to` (a one-time code, a second step's token or a linked identity are in it already). */
   | { kind: "redirect"; to: string }
   /** Failed: a page, or `to` with error= when the flow's return_to was an app's listed URL. */
@@ -219,7 +219,7 @@ export function createOidcService(deps: OidcServiceDeps) {
           }).toString();
           return { kind: "redirect", to: to.href };
         }
-        return { kind: "session", to: flow.returnTo, answer: answer as never };
+        return { kind: "session", to: flow.returnTo, answer };
       } catch (error) {
         if (error instanceof OidcFlowError) return fail(FLOW_REASONS[error.reason], error.detail);
         if (error instanceof FlowRefusal) return fail(error.code, error.message);
