@@ -1,7 +1,7 @@
 // The users routes: your own account, other users, and every page of the list.
 import type { Auth, Me } from "./auth.js";
 import type { components, operations } from "./openapi.generated.js";
-import { problemError, SvcError } from "./errors.js";
+import { problemError } from "./errors.js";
 import { MeChanged } from "./errors-precondition.js";
 import { answerOf, type Call, type Http, linkOf } from "./http.js";
 
