@@ -6,6 +6,7 @@ import { graphqlError, type GraphQLErrorEntry, problemError, SvcError } from "./
 import type { Http } from "./http.js";
 import type { CategoryEvent } from "./schema.generated.js";
 import { serverSentEvents } from "./sse.js";
+import { answersNoCors, browserOrigin, CORS_TITLE, corsOrNetwork, streamBroken } from "./subscription-failures.js";
 
 /**
  * Where a subscription stands. `connecting`: a stream is being opened. `open`: every change from now on reaches
@@ -60,8 +61,6 @@ interface Next {
   data?: { categoryEvents: CategoryEvent } | null;
   errors?: GraphQLErrorEntry[];
 }
-
-const CORS_TITLE = "Refused by the browser (CORS)";
 
 /** svc's codes that say "not now" rather than "no": a fault, a database away, no answer at all. */
 const WORTH_RETRYING = new Set(["internal", "database_unavailable", "storage_full", "network_error"]);
@@ -231,51 +230,6 @@ async function firstErrors(response: Response): Promise<GraphQLErrorEntry[]> {
     if (message.event === "next") return (JSON.parse(message.data) as Next).errors ?? [];
   }
   return [];
-}
-
-/**
- * A fetch that failed without an answer on a page of another origin: CORS, when svc answers a request the
- * browser needs no permission for (a no-cors GET, whose answer the page cannot read but which resolves).
- */
-async function corsOrNetwork(
-  baseUrl: string,
-  pageOrigin: string,
-  failure: SvcError,
-  reachable: (origin: string) => Promise<boolean>,
-): Promise<SvcError> {
-  const svcOrigin = new URL(baseUrl).origin;
-  if (pageOrigin === svcOrigin || !(await reachable(svcOrigin))) return failure;
-  return new SvcError({
-    status: 0,
-    code: "network_error",
-    title: CORS_TITLE,
-    detail: `svc at ${svcOrigin} answers, but the browser refused its answer to this page: add ${pageOrigin} to svc's SVC_CORS_ORIGINS`,
-    cause: failure,
-  });
-}
-
-/** svc's health probe fetched without CORS: it resolves (opaque) whenever svc answers at all. */
-function answersNoCors(origin: string): Promise<boolean> {
-  return fetch(`${origin}/svc/health/live`, { mode: "no-cors", credentials: "omit" }).then(
-    () => true,
-    () => false,
-  );
-}
-
-/** A stream cut mid-way (the reader's own error). */
-function streamBroken(cause: unknown): SvcError {
-  return new SvcError({
-    status: 0,
-    code: "network_error",
-    title: "Connection dropped",
-    detail: cause instanceof Error ? cause.message : String(cause),
-    cause,
-  });
-}
-
-/** The page's origin in a browser (or a worker); null elsewhere, where there is no CORS. */
-function browserOrigin(): string | null {
-  return (globalThis as { location?: { origin?: string } }).location?.origin ?? null;
 }
 
 /**
