@@ -141,11 +141,9 @@ export async function completeFlow(
   const claims = tokens.claims();
   if (!claims || !tokens.id_token) throw new OidcFlowError("invalid_response", "the provider sent no ID token");
   // openid-client checked the claims, and trusts the token's signature on the token endpoint's TLS alone
-  // (as OpenID Connect allows); svc checks it against the provider's published keys as well. The keys are
-  // fetched again for each sign-in (one request beside the token's): a cached set would go on trusting a
-  // key the provider rotated away until the cache aged out.
+  // (as OpenID Connect allows); svc checks it against the provider's published keys as well (fetched afresh:
+  // providers.ts).
   try {
-    await keys.reload();
     await jwtVerify(tokens.id_token, keys, {
       issuer: configuration.serverMetadata().issuer,
       audience: configuration.clientMetadata().client_id,

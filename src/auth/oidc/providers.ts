@@ -1,8 +1,8 @@
 // The OpenID providers svc signs in through: each discovered from its issuer's
 // /.well-known/openid-configuration by openid-client, kept, and discovered again now and then. A provider
 // unreachable at start does not stop svc: it is tried again with growing pauses and, until reached,
-// answers as unavailable. Its keys (the JWKS) are jose's to fetch and cache: an unknown key is looked up at
-// once, so a rotation is followed at the next sign-in and a key rotated away stops being trusted.
+// answers as unavailable. Its keys (the JWKS) are jose's to fetch, afresh for each ID token checked: a
+// rotation is followed at the next sign-in, and a key rotated away is trusted no more.
 
 import { createRemoteJWKSet } from "jose";
 import * as client from "openid-client";
@@ -13,7 +13,7 @@ export type ProviderState =
   | { kind: "ready"; provider: OidcProviderConfig; configuration: client.Configuration; keys: ProviderKeys }
   | { kind: "unavailable"; provider: OidcProviderConfig; reason: string };
 
-/** The provider's published signing keys (its JWKS), fetched and cached by jose. */
+/** The provider's published signing keys (its JWKS), fetched by jose for each ID token checked. */
 export type ProviderKeys = ReturnType<typeof createRemoteJWKSet>;
 
 export interface OidcProviders {
@@ -76,10 +76,11 @@ export function createOidcProviders(
         throw new Error("its discovery document names no jwks_uri: svc cannot check an ID token's signature");
       const keys = createRemoteJWKSet(new URL(jwksUri), {
         timeoutDuration: timeoutSeconds * 1000,
-        // A key not in the set is looked for at once: the ID token comes straight from the provider's token
-        // endpoint, so only the provider can make svc fetch its keys, once a sign-in at most.
+        // Fetched for each ID token (one request beside the token's): a cached set would go on trusting a key
+        // the provider rotated away until the cache aged out. The token comes straight from the provider's
+        // token endpoint, so only the provider can make svc fetch its keys, once a sign-in.
         cooldownDuration: 0,
-        cacheMaxAge: 10 * 60_000,
+        cacheMaxAge: 0,
       });
       states.set(provider.name, { kind: "ready", provider, configuration, keys });
       return true;
