@@ -30,7 +30,7 @@ const IDENTITY_FIELDS = ["id", "userId", "provider", "issuer", "subject", "email
 export type NewIdentity = IdentityRecord;
 
 export interface OidcCodeRecord {
-  /** SHA-256 of the code, hex: the code itself is never kept. */
+  /** SHA-256 of the code (refreshDigest): the code itself is never kept. */
   digest: string;
   userId: string;
   /** RFC 8176's names, as the session's amr. */

@@ -171,7 +171,7 @@ export function createAccountResolver({ users, identities, invitations, signup, 
 /** The provider's address, lower-cased, when it is one svc would keep; null otherwise. */
 function addressOf(identity: ProviderIdentity): string | null {
   const email = identity.email?.toLowerCase() ?? null;
-  return email !== null && email.length <= EMAIL_MAX && EMAIL.test(email) && email.includes("@") ? email : null;
+  return email !== null && email.length <= EMAIL_MAX && EMAIL.test(email) ? email : null;
 }
 
 /** Usernames to try for a new account: the provider's preferred name (or the address's local part), then numbered. */

@@ -37,12 +37,18 @@ export function returnTarget(given: string | undefined, mode: "cookie" | "code",
   if (target.username || target.password) throw refused("return_to must not carry credentials");
   // Listed URLs were normalised without query or fragment: a listed URL allows itself with any query.
   if (rules.returnUrls.includes(target.href.split(/[?#]/)[0]!)) return target.href;
-  if (mode === "cookie" && target.origin === own.origin && target.pathname.startsWith(own.pathname)) return target.href;
+  if (mode === "cookie" && isOwnAddress(target, rules.publicUrl)) return target.href;
   throw refused(
     mode === "code"
       ? `return_to ${given} is not listed in SVC_OIDC_RETURN_URLS`
       : `return_to ${given} is neither svc's own address nor listed in SVC_OIDC_RETURN_URLS`,
   );
+}
+
+/** Whether `target` is svc's own: its origin, under its path prefix (SVC_PUBLIC_URL's path). */
+export function isOwnAddress(target: URL, publicUrl: string): boolean {
+  const own = new URL(publicUrl.endsWith("/") ? publicUrl : `${publicUrl}/`);
+  return target.origin === own.origin && target.pathname.startsWith(own.pathname);
 }
 
 function refused(detail: string): AppError {

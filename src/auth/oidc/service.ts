@@ -10,12 +10,13 @@ import type { Logger } from "../../observability/log.ts";
 import { sealUnder, unsealUnder } from "../../lib/sealing.ts";
 import type { SecondStep, SignInAnswer } from "../../users/second-step.ts";
 import { type UserView, userView } from "../../users/model.ts";
+import { newRefreshToken, refreshDigest } from "../refresh-tokens.ts";
 import type { ClientInfo, SessionService, TokenPair } from "../sessions.ts";
 import { type createAccountResolver, FlowRefusal } from "./accounts.ts";
 import type { FlowFailureCode } from "./failure-page.ts";
 import { beginFlow, completeFlow, type FlowIntent, OidcFlowError, openFlow, redirectUri } from "./flow.ts";
 import type { OidcProviders } from "./providers.ts";
-import { DEFAULT_RETURN_PATH, type ReturnRules, returnTarget } from "./return-to.ts";
+import { DEFAULT_RETURN_PATH, isOwnAddress, type ReturnRules, returnTarget } from "./return-to.ts";
 
 export interface OidcServiceDeps {
   providers: OidcProviders;
@@ -60,17 +61,10 @@ const FLOW_REASONS: Record<OidcFlowError["reason"], FlowFailureCode> = {
   invalid_response: "oidc_invalid_response",
 };
 
-const digestOf = (code: string) => new Bun.CryptoHasher("sha256").update(code).digest("hex");
-
 export function createOidcService(deps: OidcServiceDeps) {
   const { providers, rules, secret, identities, users, accounts, sessions, secondStep, audit, logger, now } = deps;
   const iso = (ms: number) => new Date(ms).toISOString();
   const own = (path: string) => returnTarget(path, "cookie", rules);
-  const home = new URL(`${rules.publicUrl}/`);
-  const isOwn = (url: string) => {
-    const target = new URL(url);
-    return target.origin === home.origin && target.pathname.startsWith(home.pathname);
-  };
 
   /** The provider, discovered; a first request after start waits for the discovery under way. */
   async function ready(name: string) {
@@ -174,7 +168,7 @@ export function createOidcService(deps: OidcServiceDeps) {
           ),
         );
         // Only an app's listed URL hears of it by error=: svc's own pages show the page instead.
-        const toApp = returnTo !== null && !isOwn(returnTo);
+        const toApp = returnTo !== null && !isOwnAddress(new URL(returnTo), rules.publicUrl);
         return { kind: "failed", code, to: toApp ? withQuery(returnTo!, { error: code }) : null, back };
       };
       try {
@@ -195,10 +189,11 @@ export function createOidcService(deps: OidcServiceDeps) {
         const event = { actor: user.id, target: user.id, origin: client, detail: signedIn };
         await note(auditEvent("oidc.signed_in", event, iso(now())));
         if (flow.mode === "code") {
-          const code = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
+          // A one-time secret as a refresh token is one (32 random bytes), kept only as its digest.
+          const code = newRefreshToken();
           const at = now();
           await identities.issueCode({
-            digest: digestOf(code),
+            digest: refreshDigest(code),
             userId: user.id,
             amr: ["ext"],
             createdAt: iso(at),
@@ -232,7 +227,7 @@ export function createOidcService(deps: OidcServiceDeps) {
 
     /** Trades a one-time code from a mode=code flow for a session (or its second step), once. */
     async exchange(code: string, client: ClientInfo): Promise<SignInAnswer> {
-      const taken = await identities.takeCode(digestOf(code), iso(now()));
+      const taken = await identities.takeCode(refreshDigest(code), iso(now()));
       const invalid = () =>
         new AppError("invalid_oidc_code", "The sign-in code is wrong, used or expired; sign in again.");
       if (!taken) throw invalid();
