@@ -2,11 +2,9 @@
 // `Link: rel="next"`: a page is asked for only when the walk reaches it, each with the session's token.
 import type { Auth } from "./auth.js";
 import { answerOf, type Call, nextLink } from "./http.js";
+import { type Paged, pagedOver } from "./paged.js";
 
-/** Every item, page by page: `for await (const item of list)` walks them all; `.pages()` gives each page. */
-export interface Paged<T> extends AsyncIterable<T> {
-  pages(): AsyncIterable<T[]>;
-}
+export type { Paged } from "./paged.js";
 
 export type Query = NonNullable<Call["query"]>;
 
@@ -23,10 +21,5 @@ export function paged<T>(auth: Auth, path: string, query: Query = {}): Paged<T> 
       yield page;
     }
   };
-  return {
-    pages,
-    async *[Symbol.asyncIterator]() {
-      for await (const page of pages()) yield* page;
-    },
-  };
+  return pagedOver(pages);
 }

@@ -4,6 +4,7 @@ import type { components, operations } from "./openapi.generated.js";
 import { problemError } from "./errors.js";
 import { MeChanged } from "./errors-precondition.js";
 import { answerOf, type Call, type Http, linkOf } from "./http.js";
+import { type Paged, pagedOver } from "./paged.js";
 
 export type User = components["schemas"]["User"];
 /** `invitation`: the code an administrator issued, where svc takes sign-ups by invitation (SVC_SIGNUP=invite). */
@@ -31,9 +32,7 @@ export interface IfMatch {
 const USERS = "/svc-api/v1/users";
 
 /** Every user, page by page: `for await (const user of list)` walks them all; `.pages()` gives each page. */
-export interface UserList extends AsyncIterable<User> {
-  pages(): AsyncIterable<User[]>;
-}
+export type UserList = Paged<User>;
 
 /** Which page of users.page: from the start, `after` a user's id or `before` one (not both); `count` for the total. */
 export interface UserPageQuery {
@@ -99,12 +98,7 @@ export class Users {
         yield page.users;
       }
     }.bind(this);
-    return {
-      pages,
-      async *[Symbol.asyncIterator]() {
-        for await (const page of pages()) yield* page;
-      },
-    };
+    return pagedOver(pages);
   }
 
   /**
