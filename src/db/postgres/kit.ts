@@ -30,6 +30,7 @@ type PgTable<Declared> =
     ? PgTableWithColumns<{ name: Name; schema: undefined; columns: BuildColumns<Name, Columns, "pg">; dialect: "pg" }>
     : never;
 
+/** svc's tables: made by PostgreSQL's builders, so in PostgreSQL's types, worked out from what each declares. */
 export const pgTables = declareTables(pgKit) as unknown as {
   [Key in keyof DeclaredTables]: PgTable<DeclaredTables[Key]>;
 };

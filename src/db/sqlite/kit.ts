@@ -32,6 +32,7 @@ type SqliteTable<Declared> =
       }>
     : never;
 
+/** svc's tables: made by SQLite's builders, so in SQLite's types, worked out from what each declares. */
 export const sqliteTables = declareTables(sqliteKit) as unknown as {
   [Key in keyof DeclaredTables]: SqliteTable<DeclaredTables[Key]>;
 };
