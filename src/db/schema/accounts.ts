@@ -38,7 +38,10 @@ export function accountTables(c: Kit) {
       status: c.text("status").$type<AccountStatus>().notNull().default("active"),
       /** Left out of the users table's version trigger: a login is not a change anyone's cache must see. */
       lastLoginAt: c.instant("last_login_at"),
-      /** When the account's e-mail address was shown to be its owner's (a link redeemed, or an administrator); null: never. */
+      /**
+       * When the account's e-mail address was shown to be its owner's (a link redeemed, or an administrator);
+       * null: never.
+       */
       emailVerifiedAt: c.instant("email_verified_at"),
     },
     (t) => [
