@@ -15,6 +15,7 @@ import {
 } from "../db/store.ts";
 import { invalidFields, UNKNOWN_FIELD, type FieldError } from "../errors/index.ts";
 import { parseId } from "../lib/ids.ts";
+import { snakeView } from "../lib/snake-view.ts";
 import { enumOf, integer, type QueryParameter } from "../http/openapi.ts";
 import { accountFields } from "../users/model.ts";
 import { parsePage } from "../users/service.ts";
@@ -88,33 +89,17 @@ export const auditEventSchema = t.Object({
 export type AdminUserView = Static<typeof adminUserSchema>;
 export type AuditEventView = Static<typeof auditEventSchema>;
 
+const identity = snakeView(["id", "username", "email"]);
+const standing = snakeView(["emailVerifiedAt", "role", "status", "lastLoginAt", "createdAt", "updatedAt"]);
+const auditFields = snakeView(["id", "at", "action", "actorId", "targetId", "clientAddress", "requestId", "outcome"]);
+
 export function adminUserView(user: UserRecord): AdminUserView {
-  return {
-    id: user.id,
-    username: user.username,
-    email: user.email,
-    email_verified: user.emailVerifiedAt !== null,
-    email_verified_at: user.emailVerifiedAt,
-    role: user.role,
-    status: user.status,
-    last_login_at: user.lastLoginAt,
-    created_at: user.createdAt,
-    updated_at: user.updatedAt,
-  };
+  return { ...identity(user), email_verified: user.emailVerifiedAt !== null, ...standing(user) };
 }
 
 export function auditEventView(event: AuditEvent): AuditEventView {
-  return {
-    id: event.id,
-    at: event.at,
-    action: event.action,
-    actor_id: event.actorId,
-    target_id: event.targetId,
-    client_address: event.clientAddress,
-    request_id: event.requestId,
-    outcome: event.outcome,
-    detail: event.detail === null ? null : (JSON.parse(event.detail) as Record<string, unknown>),
-  };
+  const detail = event.detail === null ? null : (JSON.parse(event.detail) as Record<string, unknown>);
+  return { ...auditFields(event), detail };
 }
 
 const SEARCH_MAX = 254;

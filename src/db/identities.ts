@@ -8,7 +8,7 @@ import { type AuditEvent, recordIn } from "./audit.ts";
 import type { Db, Dialect, Tables } from "./dialect.ts";
 import { NO_PASSWORD } from "./records.ts";
 import { columns, first, pageAfter } from "./rows.ts";
-import { ROLL_BACK, runForUser, runUndoable } from "./transactions.ts";
+import { insertForUser, ROLL_BACK, runUndoable } from "./transactions.ts";
 
 export interface IdentityRecord {
   id: string;
@@ -126,8 +126,7 @@ export function identityStore(dialect: Dialect): IdentityStore {
     async link(identity, audit) {
       const key = parseId(identity.userId);
       if (!key) return null;
-      let linked: IdentityRecord | "taken" = "taken";
-      const committed = await runForUser(transaction, async (tx) => {
+      return insertForUser(dialect, audit, async (tx) => {
         const inserted = first(
           await tx
             .insert(identities)
@@ -135,11 +134,8 @@ export function identityStore(dialect: Dialect): IdentityStore {
             .onConflictDoNothing()
             .returning(),
         );
-        if (!inserted) return;
-        await recordIn(tx, tables, audit);
-        linked = asRecord(inserted);
+        return inserted && asRecord(inserted);
       });
-      return committed ? linked : null;
     },
     async recordUse(id, email, at) {
       const key = parseId(id);

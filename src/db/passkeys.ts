@@ -7,7 +7,7 @@ import { parseId } from "../lib/ids.ts";
 import { recordIn, type AuditEvent } from "./audit.ts";
 import type { Dialect } from "./dialect.ts";
 import { first, pruneBefore, withId } from "./rows.ts";
-import { ROLL_BACK, runForUser, runUndoable, TIMED } from "./transactions.ts";
+import { insertForUser, ROLL_BACK, runUndoable, TIMED } from "./transactions.ts";
 import { hasWayIn } from "./identities.ts";
 
 export type PasskeyDeviceType = "singleDevice" | "multiDevice";
@@ -109,8 +109,7 @@ export function passkeyStore(dialect: Dialect): PasskeyStore {
     async add(passkey, audit) {
       const key = parseId(passkey.userId);
       if (!key) return null;
-      let added: PasskeyRecord | "taken" = "taken";
-      const committed = await runForUser(transaction, async (tx) => {
+      return insertForUser(dialect, audit, async (tx) => {
         const inserted = first(
           await tx
             .insert(passkeys)
@@ -123,11 +122,8 @@ export function passkeyStore(dialect: Dialect): PasskeyStore {
             .onConflictDoNothing()
             .returning(),
         );
-        if (!inserted) return;
-        await recordIn(tx, tables, audit);
-        added = asRecord(inserted);
+        return inserted && asRecord(inserted);
       });
-      return committed ? added : null;
     },
     async list(userId) {
       const key = parseId(userId);

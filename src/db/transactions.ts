@@ -1,5 +1,6 @@
 // The transactions the aggregates run: held to a deadline, and undone from within when a
 // compare-and-set finds it lost.
+import { type AuditEvent, recordIn } from "./audit.ts";
 import type { Db, Dialect } from "./dialect.ts";
 import { ReferenceGone } from "./store-errors.ts";
 
@@ -31,4 +32,22 @@ export async function runForUser(transaction: Dialect["transaction"], work: (tx:
     if (error instanceof ReferenceGone) return false;
     throw error;
   }
+}
+
+/**
+ * Inserts a row of a user's with its audit event, in one timed transaction. `insert` answers the row it wrote,
+ * or nothing when the row clashed with one there: then "taken", and nothing is written. null: the user went
+ * while it ran (runForUser).
+ */
+export async function insertForUser<T>(
+  { transaction, tables }: Pick<Dialect, "transaction" | "tables">,
+  audit: AuditEvent,
+  insert: (tx: Db) => Promise<T | null | undefined>,
+): Promise<T | "taken" | null> {
+  let inserted: T | null | undefined;
+  const committed = await runForUser(transaction, async (tx) => {
+    inserted = await insert(tx);
+    if (inserted != null) await recordIn(tx, tables, audit);
+  });
+  return committed ? (inserted ?? "taken") : null;
 }

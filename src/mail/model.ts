@@ -5,6 +5,7 @@ import type { OutboxFilter, OutboxRecord } from "../db/mail-outbox.ts";
 import { type FieldError, invalidFields, UNKNOWN_FIELD } from "../errors/index.ts";
 import { enumOf, integer, type QueryParameter } from "../http/openapi.ts";
 import { parseId } from "../lib/ids.ts";
+import { snakeView } from "../lib/snake-view.ts";
 
 const instant = t.String({ format: "date-time" });
 const STATUSES = ["pending", "sent", "failed"] as const;
@@ -31,20 +32,22 @@ export const outboxMailSchema = t.Object({
 
 export type OutboxMailView = Static<typeof outboxMailSchema>;
 
+const outboxFields = snakeView([
+  "id",
+  "kind",
+  "recipient",
+  "userId",
+  "subject",
+  "status",
+  "attempts",
+  "createdAt",
+  "nextAttemptAt",
+  "sentAt",
+  "lastError",
+]);
+
 export function outboxMailView(mail: OutboxRecord): OutboxMailView {
-  return {
-    id: mail.id,
-    kind: mail.kind,
-    recipient: mail.recipient,
-    user_id: mail.userId,
-    subject: mail.subject,
-    status: mail.status,
-    attempts: mail.attempts,
-    created_at: mail.createdAt,
-    next_attempt_at: mail.nextAttemptAt,
-    sent_at: mail.sentAt,
-    last_error: mail.lastError,
-  };
+  return outboxFields(mail);
 }
 
 export const mailQuery: QueryParameter[] = [

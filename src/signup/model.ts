@@ -4,6 +4,8 @@ import { t, type Static } from "elysia";
 import type { InvitationPage, InvitationRecord } from "../db/store.ts";
 import { AppError, invalidFields } from "../errors/index.ts";
 import { integer, RULE_MESSAGE, type QueryParameter } from "../http/openapi.ts";
+import { INVITATION_FIELDS } from "../db/records.ts";
+import { snakeView } from "../lib/snake-view.ts";
 import { EMAIL, EMAIL_MAX, EMAIL_MESSAGE } from "../users/rules.ts";
 import { parsePage } from "../users/service.ts";
 
@@ -62,16 +64,10 @@ export const issuedInvitationSchema = t.Object({
 export type InvitationView = Static<typeof invitationSchema>;
 export type IssuedInvitation = Static<typeof issuedInvitationSchema>;
 
+const invitationFields = snakeView(INVITATION_FIELDS);
+
 export function invitationView(invitation: InvitationRecord): InvitationView {
-  return {
-    id: invitation.id,
-    email: invitation.email,
-    created_by: invitation.createdBy,
-    created_at: invitation.createdAt,
-    expires_at: invitation.expiresAt,
-    used_at: invitation.usedAt,
-    used_by: invitation.usedBy,
-  };
+  return invitationFields(invitation);
 }
 
 export const invitationsQuery: QueryParameter[] = [

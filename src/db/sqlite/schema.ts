@@ -1,9 +1,8 @@
-// SQLite tables, by area in schema/: what drizzle-kit reads (drizzle.config.ts) and the store's tables.
-// Timestamps are ISO-8601 UTC text so that string order is time order. Tables only: a parity test and
-// drizzle-kit read every export as one.
-export { accountTokens, invitations, passwordResets, users } from "./schema/accounts.ts";
-export { loginThrottle, refreshTokens, revokedTokens, sessions } from "./schema/accounts.ts";
-export { identities, oidcCodes } from "./schema/accounts.ts";
-export { auditEvents, idempotencyKeys, mailOutbox, svcDatabase, tableVersions } from "./schema/bookkeeping.ts";
-export { categories, categoryEvents } from "./schema/categories.ts";
-export { mfaChallenges, mfaRecoveryCodes, mfaTotp, passkeys, webauthnChallenges } from "./schema/second-factors.ts";
+// SQLite's tables, declared in ../schema/ and made with SQLite's kit (kit.ts): what drizzle-kit reads
+// (drizzle.config.ts) and the store's tables. Tables only: a parity test and drizzle-kit read every export as one.
+import { sqliteTables as tables } from "./kit.ts";
+
+export const { accountTokens, identities, invitations, loginThrottle, oidcCodes, passwordResets } = tables;
+export const { refreshTokens, revokedTokens, sessions, users, auditEvents, idempotencyKeys, mailOutbox } = tables;
+export const { svcDatabase, tableVersions, categories, categoryEvents, mfaChallenges, mfaRecoveryCodes } = tables;
+export const { mfaTotp, passkeys, webauthnChallenges } = tables;
