@@ -129,6 +129,39 @@ export function sessionStore(dialect: Dialect): SessionStore {
     .orderBy(desc(sessions.createdAt), desc(sessions.id))
     .prepare("live_sessions");
 
+  /**
+   * rotate's three statements, prepared once: built by the query builder on every rotation they took
+   * more CPU than SQLite's work for them (bench/results.md, #59). Prepared on `db`, which on SQLite is
+   * the connection its transaction runs on (PostgreSQL rotates in one statement of its own).
+   *
+   * Rows are locked in the order every other write takes them (user, session, refresh tokens), so a
+   * rotation racing a logout, a deletion or a password change waits for it instead of deadlocking.
+   */
+  const rotationStatements = () => {
+    const current = and(eq(refreshTokens.digest, p("digest")), isNull(refreshTokens.rotatedAt));
+    const ofToken = db.select({ id: refreshTokens.sessionId }).from(refreshTokens).where(current);
+    return {
+      move: db
+        .update(sessions)
+        .set({ lastUsedAt: sql`${p("at")}`, expiresAt: sql`${p("expiresAt")}` })
+        .where(eq(sessions.id, sql`(${ofToken})`))
+        .returning({ id: sessions.id })
+        .prepare("rotate_move_session"),
+      // The compare-and-set: only a current token turns rotated, so one rotation of it lands.
+      mark: db
+        .update(refreshTokens)
+        .set({ rotatedAt: sql`${p("at")}`, successor: sql`${p("sealed")}` })
+        .where(current)
+        .returning({ digest: refreshTokens.digest })
+        .prepare("rotate_mark_token"),
+      add: db
+        .insert(refreshTokens)
+        .values({ digest: p("digest"), sessionId: p("sessionId"), expiresAt: p("expiresAt") })
+        .prepare("rotate_add_successor"),
+    };
+  };
+  let prepared: ReturnType<typeof rotationStatements> | undefined;
+
   const pruneOne = (table: typeof sessions | typeof refreshTokens, key: DbColumn, now: string, limit: number) =>
     pruneBefore(db, table, key, table.expiresAt, now, limit);
 
@@ -152,27 +185,15 @@ export function sessionStore(dialect: Dialect): SessionStore {
     async rotate(digest, rotation) {
       if (dialect.postgres) return dialect.postgres.rotate(digest, rotation);
       const { at, successor, sealed } = rotation;
-      // Rows are locked in the order every other write takes them (user, session, refresh tokens), so
-      // a rotation racing a logout, a deletion or a password change waits for it instead of deadlocking.
-      const current = and(eq(refreshTokens.digest, digest), isNull(refreshTokens.rotatedAt));
-      const ofToken = db.select({ id: refreshTokens.sessionId }).from(refreshTokens).where(current);
+      const { move, mark, add } = (prepared ??= rotationStatements());
       return runUndoable(
         transaction,
-        async (tx) => {
-          const [session] = await tx
-            .update(sessions)
-            .set({ lastUsedAt: at, expiresAt: successor.expiresAt })
-            .where(eq(sessions.id, sql`(${ofToken})`))
-            .returning({ id: sessions.id });
+        async () => {
+          const [session] = await move.execute({ digest, at, expiresAt: successor.expiresAt });
           if (!session) return false;
-          // The compare-and-set: only a current token turns rotated, so one rotation of it lands.
-          const rotated = await tx
-            .update(refreshTokens)
-            .set({ rotatedAt: at, successor: sealed })
-            .where(current)
-            .returning({ digest: refreshTokens.digest });
+          const rotated = await mark.execute({ digest, at, sealed });
           if (rotated.length === 0) throw ROLL_BACK;
-          await tx.insert(refreshTokens).values(currentToken(successor, session.id));
+          await add.execute({ digest: successor.digest, sessionId: session.id, expiresAt: successor.expiresAt });
           return true;
         },
         false,
