@@ -3,14 +3,12 @@
 // Two libraries, one format. Routes verify a token they have not seen through @elysiajs/jwt used as a plugin
 // (`accessTokenPlugin`, mounted by auth/bearer.ts): its `accessToken.verify` in the request's context. Signing
 // happens inside the session service, which the CLI shares and which seals a pair before its transaction
-// commits (an HMAC of svc's own, signHs256, in the format jose makes), and verifying also happens where no
-// Elysia context exists (GraphQL over WebSocket, a subscription's
-// token rechecks): there svc calls jose, the library the plugin wraps, directly. Both are given RULES, because
+// commits, and verifying also happens where no Elysia context exists (GraphQL over WebSocket, a subscription's
+// token rechecks): there svc calls jose, the library the plugin wraps, directly, with the key imported once. Both are given RULES, because
 // the plugin verifies with whatever algorithm the token's header names unless told otherwise, and does not
 // require an exp (README, "The card's packages").
 import { jwt } from "@elysiajs/jwt";
-import { createHmac } from "node:crypto";
-import { type JWTPayload, type JWTVerifyOptions, jwtVerify } from "jose";
+import { type JWTPayload, type JWTVerifyOptions, jwtVerify, SignJWT } from "jose";
 import type { Awaitable } from "../lib/awaitable.ts";
 import { setBounded } from "../lib/bounded-map.ts";
 
@@ -78,10 +76,12 @@ export function accessTokenPlugin(secret: Uint8Array) {
 
 export function createTokenService(secret: Uint8Array, ttlSeconds: number): TokenService {
   const verified = new Map<string, VerifiedToken>();
-  // jose imports a raw secret into a CryptoKey on every call; imported once, the key serves every token.
+  // Given raw bytes, jose imports them into a CryptoKey on every call; imported once, the key serves every
+  // token (a sixth of a refresh's CPU on PostgreSQL went to signing: bench/results.md, "#59: refresh").
   let key: Promise<CryptoKey> | undefined;
   const hmacKey = () =>
     (key ??= crypto.subtle.importKey("raw", new Uint8Array(secret), { name: "HMAC", hash: "SHA-256" }, false, [
+      "sign",
       "verify",
     ]));
   const direct: TokenVerifier = {
@@ -102,10 +102,14 @@ export function createTokenService(secret: Uint8Array, ttlSeconds: number): Toke
         ...(mode && { mode }),
         ...(amr && { amr }),
       };
+      const signing = hmacKey();
       // iat and exp from one clock read: exp - iat is the lifetime to the second.
       const iat = Math.floor(Date.now() / 1000);
-      const payload = { ...claims, iss: TOKEN_ISSUER, jti: crypto.randomUUID(), iat, exp: iat + ttlSeconds };
-      const token = signHs256(secret, payload);
+      const token = await new SignJWT({ ...claims, iss: TOKEN_ISSUER, jti: crypto.randomUUID() })
+        .setProtectedHeader({ alg: ALGORITHM, typ: "JWT" })
+        .setIssuedAt(iat)
+        .setExpirationTime(iat + ttlSeconds)
+        .sign(await signing);
       return { token, token_type: "Bearer", expires_in: ttlSeconds };
     },
     remembers: (token) => verified.has(token),
@@ -126,20 +130,6 @@ export function createTokenService(secret: Uint8Array, ttlSeconds: number): Toke
       });
     },
   };
-}
-
-/** The JWS header of every token svc signs, in base64url. */
-const HEADER = Buffer.from(JSON.stringify({ alg: ALGORITHM, typ: "JWT" })).toString("base64url");
-
-/**
- * An HS256 JWT (RFC 7519's compact JWS) of `payload`, signed at once with node:crypto's HMAC. jose's
- * SignJWT took a WebCrypto key import and sign, each a trip to its worker threads, and a structured clone
- * of the claims: a fifth of a refresh's CPU on PostgreSQL (#59). The bytes are the ones jose made, and
- * jose (or the plugin wrapping it) verifies them under RULES.
- */
-function signHs256(secret: Uint8Array, payload: Record<string, unknown>): string {
-  const signed = `${HEADER}.${Buffer.from(JSON.stringify(payload)).toString("base64url")}`;
-  return `${signed}.${createHmac("sha256", secret).update(signed).digest("base64url")}`;
 }
 
 /** The subject a verified payload names, or null when a claim svc reads is missing or of the wrong kind. */
