@@ -4,7 +4,7 @@
 // bench/bare.ts, measured as bench/run.ts measures them (it takes these functions from here). The load is
 // shorter than the full bench's: health, the users page and a few logins. With several --svc binaries (a
 // before and an after), every measurement takes them in turns with the bare one.
-// Flags: --svc=<binary> (repeatable; this tree's `bun run build` when none), --runs=<n> (3).
+// `bun run bench:footprint`. Flags: --svc=<binary> (repeatable; this tree's `bun run build` when none), --runs=<n> (3).
 import { $, type Subprocess } from "bun";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
