@@ -11,10 +11,16 @@ import { $, type Subprocess } from "bun";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseConfig } from "../src/config/index.ts";
-import { openStore } from "../src/db/open.ts";
-import type { CategoryRecord, UserRecord } from "../src/db/store.ts";
-import { freePort } from "../test/ports.ts";
+import {
+  buildBare,
+  COLD_STARTS,
+  coldPageCache,
+  coldStarts,
+  IDLE_AFTER_MS,
+  memory,
+  startListening,
+} from "./footprint.ts";
+import { PASSWORD, seed } from "./seed.ts";
 
 const root = join(import.meta.dir, "..");
 const flags = new Set(process.argv.slice(2));
@@ -56,12 +62,9 @@ const ROUNDS = 3;
  * change nothing, so two more rounds cost only time (about 4 minutes in all).
  */
 const READ_ROUNDS = 5;
-const COLD_STARTS = 9;
 /** The heading of bench/results.md's part that this run leaves as it is. */
 const BY_HAND = "## Measured by hand";
-const IDLE_AFTER_MS = 5000;
 const SECRET = "bench-secret: 0123456789 ABCDEFGHIJ klmnop";
-const PASSWORD = "bench password 1";
 const POSTGRES_ADMIN = process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 
 const work = mkdtempSync(join(tmpdir(), "svc-bench-"));
@@ -78,26 +81,6 @@ async function build(): Promise<string> {
   return join(root, "dist", "svc");
 }
 
-/** The footprint floor (bench/bare.ts), compiled with the flags a lean Bun binary gets. */
-async function buildBare(): Promise<string> {
-  const out = join(work, "bare");
-  await $`${process.execPath} build --compile --minify --bytecode ${join(import.meta.dir, "bare.ts")} --outfile ${out}`.quiet();
-  return out;
-}
-
-/**
- * Drops the binary's pages from the page cache, as after a reboot or a deploy that copied the file. Both
- * binaries read 5–6 MB more RSS at start while freshly written than once their pages had been dropped and
- * read back in (most likely the kernel mapping more of a wholly cached file on each fault), and the state
- * each happened to be in moved the ratio by 0.2 (docs/performance.md, "Footprint").
- */
-async function coldPageCache(binary: string): Promise<void> {
-  // GNU dd's nocache flag is posix_fadvise(POSIX_FADV_DONTNEED) on the whole file, which leaves pages not
-  // yet written back: a binary just built kept them all until it was synced first.
-  await $`sync ${binary}`.quiet();
-  await $`dd if=${binary} iflag=nocache count=0 status=none`.quiet();
-}
-
 interface Running {
   proc: Subprocess;
   base: string;
@@ -105,42 +88,18 @@ interface Running {
   peakRss(): number;
 }
 
-function memory(pid: number, field: "VmRSS" | "VmHWM"): number {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)![1]) * 1024;
-}
-
 async function startSvc(binary: string, dir: string, env: Record<string, string>): Promise<Running> {
-  // The request log goes to a file, as a deployment's log would: read through a pipe by this
-  // process, draining it would take CPU from svc and wrk on the same two cores.
-  const log = join(dir, `svc-${Date.now()}.log`);
-  const proc = Bun.spawn([binary], {
-    cwd: dir,
-    env: {
-      PATH: process.env.PATH ?? "",
-      SVC_HOST: "127.0.0.1",
-      SVC_PORT: "0",
-      SVC_JWT_SECRET: SECRET,
-      // Every request comes from this one address: past 30 sign-ups an hour, the sign-up limit would answer 429.
-      SVC_SIGNUP_CLIENT_MAX: "1000000",
-      ...EXTRA_ENV,
-      ...env,
-    },
-    stdout: Bun.file(log),
-    stderr: "inherit",
+  const { proc, base } = await startListening(binary, dir, {
+    SVC_HOST: "127.0.0.1",
+    SVC_PORT: "0",
+    SVC_JWT_SECRET: SECRET,
+    // Every request comes from this one address: past 30 sign-ups an hour, the sign-up limit would answer 429.
+    SVC_SIGNUP_CLIENT_MAX: "1000000",
+    ...EXTRA_ENV,
+    ...env,
   });
   children.push(proc);
-  let listening: string | undefined;
-  while (
-    !(listening = (existsSync(log) ? readFileSync(log, "utf8") : "")
-      .split("\n")
-      .find((l) => l.includes('"svc listening"')))
-  ) {
-    if (proc.exitCode !== null) throw new Error(`svc exited: ${existsSync(log) ? readFileSync(log, "utf8") : ""}`);
-    await Bun.sleep(5);
-  }
-  const line = JSON.parse(listening);
-  return { proc, base: line.address, rss: () => memory(proc.pid, "VmRSS"), peakRss: () => memory(proc.pid, "VmHWM") };
+  return { proc, base, rss: () => memory(proc.pid, "VmRSS"), peakRss: () => memory(proc.pid, "VmHWM") };
 }
 
 async function startFloor(responses: Record<string, unknown>): Promise<Running> {
@@ -168,50 +127,6 @@ async function stopProcess(running: Running): Promise<void> {
 }
 
 // ---------------------------------------------------------------- data
-
-async function seed(databaseUrl: string, users: number, categories: number): Promise<UserRecord[]> {
-  const store = await openStore(parseConfig({ SVC_DATABASE_URL: databaseUrl }).database);
-  const passwordHash = await Bun.password.hash(PASSWORD, { algorithm: "argon2id", memoryCost: 19456, timeCost: 2 });
-  const start = Date.parse("2026-01-01T00:00:00.000Z");
-  const records: UserRecord[] = [];
-  for (let i = 0; i < users; i++) {
-    const at = new Date(start + i).toISOString();
-    records.push({
-      id: Bun.randomUUIDv7(),
-      username: `user${i}`,
-      email: `user${i}@example.com`,
-      passwordHash,
-      tokenVersion: 0,
-      createdAt: at,
-      updatedAt: at,
-      role: "user",
-      status: "active",
-      lastLoginAt: null,
-      emailVerifiedAt: null,
-    });
-  }
-  const owner = records[0]!.id;
-  const cats: CategoryRecord[] = Array.from({ length: categories }, (_, i) => {
-    const at = new Date(start + i).toISOString();
-    return {
-      id: Bun.randomUUIDv7(),
-      name: `Category ${String(i).padStart(5, "0")}`,
-      description: `The description of category ${i}`,
-      colorHex: "#64748B",
-      icon: "tag",
-      createdBy: owner,
-      createdAt: at,
-      updatedAt: at,
-      version: 1,
-    };
-  });
-  async function* batches() {
-    for (let i = 0; i < records.length; i += 5000) yield records.slice(i, i + 5000);
-  }
-  await store.load({ users: batches(), categories: cats }, { replace: true, expect: { users, categories } });
-  await store.close();
-  return records;
-}
 
 // ---------------------------------------------------------------- wrk
 
@@ -637,52 +552,6 @@ async function login(base: string, username = "user1"): Promise<string> {
   return ((await response.json()) as { token: string }).token;
 }
 
-/**
- * Exec to the first 200 on /svc/health, the median of COLD_STARTS for each binary, their starts
- * alternating (who goes first alternating too), so that both meet the machine in the same moods: nine
- * of one then nine of the other read svc at 2.0–3.5 times the floor within one day. A first start (a
- * fresh folder each time: svc creates and migrates its database) unless `restart`, when every start but
- * a first, unmeasured one opens the database that one made, as a restart or a reboot does.
- */
-async function coldStarts(binaries: string[], { restart = false } = {}): Promise<number[]> {
-  const times: number[][] = binaries.map(() => []);
-  const kept = restart ? binaries.map(() => mkdtempSync(join(work, "restart-"))) : undefined;
-  if (kept) for (const [i, binary] of binaries.entries()) await startOnce(binary, kept[i]!);
-  // Nine: a start takes 6–25 ms, and one slow start in five moved the median by a third.
-  for (let i = 0; i < COLD_STARTS; i++) {
-    const order = i % 2 === 0 ? [...binaries.keys()] : [...binaries.keys()].reverse();
-    for (const b of order) times[b]!.push(await startOnce(binaries[b]!, kept?.[b] ?? mkdtempSync(join(work, "cold-"))));
-  }
-  return times.map((t) => t.sort((x, y) => x - y)[(COLD_STARTS - 1) / 2]!);
-}
-
-/** One start in `dir`: ms from exec to the first 200 on /svc/health; the process is stopped after it. */
-async function startOnce(binary: string, dir: string): Promise<number> {
-  const port = freePort();
-  const started = performance.now();
-  const proc = Bun.spawn([binary], {
-    cwd: dir,
-    env: { PATH: process.env.PATH ?? "", SVC_PORT: String(port), SVC_HOST: "127.0.0.1", SVC_LOG_LEVEL: "warn" },
-    stderr: "pipe",
-  });
-  for (;;) {
-    const ok = await fetch(`http://127.0.0.1:${port}/svc/health`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) break;
-    if (proc.exitCode !== null || performance.now() - started > 10_000) {
-      proc.kill();
-      throw new Error(`cold start: svc did not answer on port ${port}: ${await new Response(proc.stderr).text()}`);
-    }
-    await Bun.sleep(1);
-  }
-  const took = performance.now() - started;
-  proc.kill();
-  await proc.exited;
-  return took;
-}
-
 /** users/all deep in the list and login, at a small and at a large table. */
 async function scale(binary: string): Promise<string[]> {
   const lines: string[] = [];
@@ -736,10 +605,10 @@ function table(rows: Row[]): string {
 
 const binary = await build();
 const size = Bun.file(binary).size;
-const bare = await buildBare();
+const bare = await buildBare(join(work, "bare"));
 const bareSize = Bun.file(bare).size;
-const [cold, bareCold] = (await coldStarts([binary, bare])) as [number, number];
-const [restart, bareRestart] = (await coldStarts([binary, bare], { restart: true })) as [number, number];
+const [cold, bareCold] = (await coldStarts([binary, bare], work)) as [number, number];
+const [restart, bareRestart] = (await coldStarts([binary, bare], work, { restart: true })) as [number, number];
 
 const dir = mkdtempSync(join(work, "sqlite-"));
 const records = await seed(`sqlite:${join(dir, "data", "svc.db")}`, 1000, 50);

@@ -9,7 +9,7 @@ import { DamagedDatabase, NoSuchDatabase, type OpenOptions } from "../store.ts";
 import { mapWalIndex, type WalIndex } from "./commits.ts";
 import { createPrivateFile, firstDamage, makePrivateFolder, missingSqlite, utcStamp } from "./file.ts";
 import { behindSqlite, migrateSqlite, refuseNewerSqlite } from "./migrate.ts";
-import { emptyMemoryDatabase, placeEmptyDatabase } from "./new-database.ts";
+import { emptyMemoryDatabase, placeImage } from "./new-database.ts";
 
 /** The largest file checked for damage at start: about 3,000,000 users, some 1.5 s of reading. */
 const START_CHECK_MAX_BYTES = 1024 ** 3;
@@ -44,15 +44,17 @@ export function openSqliteConnection(
   }
   let client: Database;
   let journalMode: string;
+  let placed = false;
   try {
-    client = existing ? new Database(path, { create: false, strict: true }) : openOrCreate(path, onSetAside);
+    if (existing) client = new Database(path, { create: false, strict: true });
+    else ({ client, placed } = openOrCreate(path, onSetAside));
   } catch (error) {
     throw fullVolume(path, error);
   }
   // Before the first statement, which opens and locks the index.
   let walIndex = mapWalIndex(path);
   try {
-    journalMode = prepare(client, path, existing, onUpgrade);
+    journalMode = prepare(client, path, existing, onUpgrade, placed);
   } catch (error) {
     client.close();
     walIndex?.release();
@@ -102,9 +104,18 @@ function fullVolume(path: string, error: unknown): unknown {
 /**
  * Checks the database and readies it to serve; returns its journal mode. Refusals come before anything
  * is written: a file without svc's tables (with `existing`), a damaged one, one a later svc migrated,
- * and with `existing`, one an earlier svc migrated (it is migrated only without).
+ * and with `existing`, one an earlier svc migrated (it is migrated only without). A database `placed`
+ * by this start is this binary's own image, just written whole and synced: none of those can be true
+ * of it, and its every migration is applied, so it is only readied (some 2 ms of a first start,
+ * bench/results.md "#59: the footprint").
  */
-function prepare(client: Database, path: string, existing: boolean, onUpgrade: OpenOptions["onUpgrade"]): string {
+function prepare(
+  client: Database,
+  path: string,
+  existing: boolean,
+  onUpgrade: OpenOptions["onUpgrade"],
+  placed: boolean,
+): string {
   if (
     existing &&
     !client.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get()
@@ -113,7 +124,7 @@ function prepare(client: Database, path: string, existing: boolean, onUpgrade: O
   }
   // A damaged page would otherwise surface as a 500 on whatever reads it. It reads the whole file
   // (about 0.5 s for 1,000,000 users), so past START_CHECK_MAX_BYTES start-up leaves it to `svc check`.
-  const checked = path !== ":memory:" && Bun.file(path).size <= START_CHECK_MAX_BYTES;
+  const checked = !placed && path !== ":memory:" && Bun.file(path).size <= START_CHECK_MAX_BYTES;
   const damage = checked ? firstDamage(client) : null;
   if (damage) {
     throw new DamagedDatabase(
@@ -124,13 +135,13 @@ function prepare(client: Database, path: string, existing: boolean, onUpgrade: O
   if (existing) {
     const behind = behindSqlite(client, path);
     if (behind) throw behind;
-  } else refuseNewerSqlite(client, path);
+  } else if (!placed) refuseNewerSqlite(client, path);
   // WAL lets readers run beside the writer; FULL sync makes an acknowledged write survive a crash.
   const { journal_mode: journalMode } = client.query<{ journal_mode: string }, []>("PRAGMA journal_mode = WAL").get()!;
   client.run("PRAGMA synchronous = FULL");
   client.run("PRAGMA foreign_keys = ON");
   client.run("PRAGMA busy_timeout = 5000");
-  if (!existing) migrateSqlite(client, path, onUpgrade);
+  if (!existing && !placed) migrateSqlite(client, path, onUpgrade);
   return journalMode;
 }
 
@@ -139,19 +150,19 @@ function prepare(client: Database, path: string, existing: boolean, onUpgrade: O
  * (new-database.ts); where that cannot be placed, an empty file, which the migrations fill. A log
  * left from a database that is gone is set aside first, and `onSetAside` told where once the new one is open.
  */
-function openOrCreate(path: string, onSetAside: OpenOptions["onSetAside"]): Database {
-  if (path === ":memory:") return emptyMemoryDatabase();
+function openOrCreate(path: string, onSetAside: OpenOptions["onSetAside"]): { client: Database; placed: boolean } {
+  if (path === ":memory:") return { client: emptyMemoryDatabase(), placed: false };
   try {
-    return new Database(path, { create: false, strict: true });
+    return { client: new Database(path, { create: false, strict: true }), placed: false };
   } catch {
     // Not there yet, most likely: placing the empty database tells, and the long way below fails,
     // if it must, in the system's or SQLite's own words (permissions, a full disk, a damaged header).
   }
   const moved = nodeFs().existsSync(path) ? [] : setAsideLeftovers(path);
-  placeEmptyDatabase(path);
-  const client = create(path);
+  const placed = placeImage(path) === "placed";
+  const client = placed ? new Database(path, { create: false, strict: true }) : create(path);
   if (moved.length > 0) onSetAside?.(moved);
-  return client;
+  return { client, placed };
 }
 
 /**

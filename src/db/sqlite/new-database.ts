@@ -48,11 +48,21 @@ export function emptyMemoryDatabase(): Database {
  * the caller creates the database the long way, which fails, if it must, in the system's or SQLite's words.
  */
 export function placeEmptyDatabase(path: string): boolean {
+  return placeImage(path) !== "failed";
+}
+
+/**
+ * placeEmptyDatabase's work, saying whose file `path` holds after it: "placed", this image, written
+ * whole and synced, which a start need not check for damage nor migrate; "present", a file another
+ * process put there meanwhile, which it must.
+ */
+export function placeImage(path: string): "placed" | "present" | "failed" {
   const fs = nodeFs();
   // The process id keeps two processes' scratch files apart; one of the same name can only be a
   // leftover of a process that died while writing it.
   const scratch = `${path}.${process.pid}.new`;
   let written = false;
+  let placed: "placed" | "present" = "placed";
   try {
     makePrivateFolder(dirname(path));
     // The owner's alone (as every file svc makes: accounts and sessions are in it); SQLite gives its
@@ -71,11 +81,12 @@ export function placeEmptyDatabase(path: string): boolean {
       fs.linkSync(scratch, path);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      placed = "present";
     }
     syncFolder(dirname(path));
-    return true;
+    return placed;
   } catch {
-    return false;
+    return "failed";
   } finally {
     // A scratch file that cannot be removed is only clutter beside the database.
     if (written) fs.rmSync(scratch, { force: true });
