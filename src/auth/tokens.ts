@@ -4,9 +4,9 @@
 // (`accessTokenPlugin`, mounted by auth/bearer.ts): its `accessToken.verify` in the request's context. Signing
 // happens inside the session service, which the CLI shares and which seals a pair before its transaction
 // commits, and verifying also happens where no Elysia context exists (GraphQL over WebSocket, a subscription's
-// token rechecks): there svc calls jose, the library the plugin wraps, directly, with the key imported once. Both are given RULES, because
-// the plugin verifies with whatever algorithm the token's header names unless told otherwise, and does not
-// require an exp (README, "The card's packages").
+// token rechecks): there svc calls jose, the library the plugin wraps, directly, with the key imported once.
+// Both are given RULES, because the plugin verifies with whatever algorithm the token's header names unless
+// told otherwise, and does not require an exp (README, "The card's packages").
 import { jwt } from "@elysiajs/jwt";
 import { type JWTPayload, type JWTVerifyOptions, jwtVerify, SignJWT } from "jose";
 import type { Awaitable } from "../lib/awaitable.ts";
@@ -80,16 +80,21 @@ export function createTokenService(secret: Uint8Array, ttlSeconds: number): Toke
   // token (a sixth of a refresh's CPU on PostgreSQL went to signing: bench/results.md, "#59: refresh").
   let key: Promise<CryptoKey> | undefined;
   const hmacKey = () =>
-    (key ??= crypto.subtle.importKey("raw", new Uint8Array(secret), { name: "HMAC", hash: "SHA-256" }, false, [
-      "sign",
-      "verify",
-    ]));
+    (key ??= crypto.subtle
+      .importKey("raw", new Uint8Array(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"])
+      .catch((error: unknown) => {
+        // Not kept: the next token tries the import again.
+        key = undefined;
+        throw error;
+      }));
   const direct: TokenVerifier = {
-    verify: async (token, rules) =>
-      jwtVerify(token, await hmacKey(), rules).then(
-        (result) => result.payload,
-        () => false as const,
-      ),
+    verify: (token, rules) =>
+      hmacKey()
+        .then((hmac) => jwtVerify(token, hmac, rules))
+        .then(
+          (result) => result.payload,
+          () => false as const,
+        ),
   };
 
   return {

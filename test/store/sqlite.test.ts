@@ -11,7 +11,7 @@ import { auditEvent } from "../../src/audit/model.ts";
 import { openSqliteConnection } from "../../src/db/sqlite/connection.ts";
 import { openSqliteStore, sqliteStore } from "../../src/db/sqlite/store.ts";
 import { applyMigrations } from "../../src/db/sqlite/apply-migrations.ts";
-import { emptyDatabase, placeEmptyDatabase } from "../../src/db/sqlite/new-database.ts";
+import { emptyDatabase, placeEmptyDatabase, placeImage } from "../../src/db/sqlite/new-database.ts";
 import { newUser, storeConformance } from "./conformance.ts";
 import journal from "../../drizzle/sqlite/meta/_journal.json";
 import { embeddedMigrations } from "../../src/db/migrations.macro.ts";
@@ -142,6 +142,8 @@ describe("the SQLite file", () => {
     const before = await Bun.file(path).bytes();
 
     expect(placeEmptyDatabase(path)).toBe(true);
+    // "present", not "placed": a start that finds another's file checks and migrates it as any it opens.
+    expect(placeImage(path)).toBe("present");
     expect(await Bun.file(path).bytes()).toEqual(before);
     expect(readdirSync(join(dir, "there-first")).filter((name) => !name.startsWith("svc.db-"))).toEqual(["svc.db"]);
     const raw = new Database(path, { readonly: true });

@@ -1,5 +1,5 @@
 // PostgreSQL's tables, declared in ../schema/ and made with PostgreSQL's kit (kit.ts): what drizzle-kit reads
-// (drizzle.config.ts) and the store's tables. Tables only: a parity test and drizzle-kit read every export as one.
+// (drizzle.config.ts) and the store's tables. Tables only: drizzle-kit and the parity test read every export as one.
 import { pgTables as tables } from "./kit.ts";
 
 export const { accountTokens, identities, invitations, loginThrottle, oidcCodes, passwordResets } = tables;

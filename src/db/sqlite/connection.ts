@@ -105,9 +105,10 @@ function fullVolume(path: string, error: unknown): unknown {
  * Checks the database and readies it to serve; returns its journal mode. Refusals come before anything
  * is written: a file without svc's tables (with `existing`), a damaged one, one a later svc migrated,
  * and with `existing`, one an earlier svc migrated (it is migrated only without). A database `placed`
- * by this start is this binary's own image, just written whole and synced: none of those can be true
- * of it, and its every migration is applied, so it is only readied (some 2 ms of a first start,
- * bench/results.md "#59: the footprint").
+ * by this start is this binary's own image, just written whole and synced, with its every migration
+ * applied: it is neither damaged nor behind, so it is neither checked for damage nor migrated (some
+ * 2 ms of a first start, bench/results.md "#59: the footprint"). It is still held to the newer-version
+ * check: between its placing and this open, a newer svc starting beside this one may have migrated it.
  */
 function prepare(
   client: Database,
@@ -135,7 +136,7 @@ function prepare(
   if (existing) {
     const behind = behindSqlite(client, path);
     if (behind) throw behind;
-  } else if (!placed) refuseNewerSqlite(client, path);
+  } else refuseNewerSqlite(client, path);
   // WAL lets readers run beside the writer; FULL sync makes an acknowledged write survive a crash.
   const { journal_mode: journalMode } = client.query<{ journal_mode: string }, []>("PRAGMA journal_mode = WAL").get()!;
   client.run("PRAGMA synchronous = FULL");

@@ -35,8 +35,9 @@ export function sqliteStore(connection: SqliteConnection): VersionedStore {
 /**
  * SQLite's database and tables in the PostgreSQL types the one store is written in (dialect.ts, Db).
  * Drizzle has no type for the builders both dialects share, so a cast stands here where an honest
- * type cannot; SameRows below holds the two schemas to the same rows, so the cast hides no difference
- * in what is read or written.
+ * type cannot. The tables are declared once (../schema/), each database's kit holding every column kind to
+ * the value it declares (schema/kit.ts, `seen`), and SameRows below checks the rows come out the same, so the
+ * cast hides no difference in what is read or written.
  */
 function inStoreTypes(db: BunSQLiteDatabase): Pick<Dialect, "db" | "tables"> {
   return { db: db as unknown as Db, tables: tables as unknown as Tables };
