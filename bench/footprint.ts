@@ -36,6 +36,13 @@ export async function coldPageCache(binary: string): Promise<void> {
   await $`dd if=${binary} iflag=nocache count=0 status=none`.quiet();
 }
 
+/** CPU seconds a process has used so far, all its threads: utime + stime of /proc/<pid>/stat, in clock ticks of 10 ms. */
+export function cpuSeconds(pid: number): number {
+  // The fields after the command's closing parenthesis start at the third (state); utime is the 14th.
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 export function memory(pid: number, field: "VmRSS" | "VmHWM"): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)![1]) * 1024;

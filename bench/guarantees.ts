@@ -10,10 +10,11 @@
 // Run as `bun bench/guarantees.ts [--big]`; the script starts itself with `--serve <pieces>` for each variant.
 import { $ } from "bun";
 import { AsyncLocalStorage } from "node:async_hooks";
-import { readFileSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Elysia } from "elysia";
+import { cpuSeconds } from "./footprint.ts";
 
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const SECONDS = 4;
@@ -107,11 +108,6 @@ function serve(pieces: Set<string>, big: boolean): void {
   const scoped = pieces.has("scope") ? (request: Request) => scope.run({}, () => fetch(request)) : fetch;
   server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: scoped });
   console.log(`listening ${server.port}`);
-}
-
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 async function measure(variant: string, big: boolean): Promise<number> {

@@ -8,10 +8,10 @@ import { $ } from "bun";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { cpuSeconds } from "./footprint.ts";
 
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const SECONDS = 3;
-const TICKS_PER_SECOND = 100;
 
 const variants = process.argv.slice(2).map((arg) => {
   const [binary, settings = ""] = arg.split(":");
@@ -23,12 +23,6 @@ const variants = process.argv.slice(2).map((arg) => {
 if (variants.length === 0) {
   console.error("usage: bun bench/health-cpu.ts <binary>[:NAME=value,...] ...");
   process.exit(2);
-}
-
-/** The process's CPU seconds so far, user and system, from /proc. */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
 }
 
 async function measure(binary: string, env: Record<string, string>): Promise<{ rps: number; cpu: number }> {

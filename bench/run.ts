@@ -12,6 +12,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
+  cpuSeconds,
   buildBare,
   COLD_STARTS,
   coldPageCache,
@@ -168,13 +169,6 @@ interface WrkResult {
   socketErrors: number;
   /** The server's CPU time per request (all its threads), in µs: what the share of the floor comes down to on two shared cores. */
   cpuMicros?: number;
-}
-
-/** CPU seconds a process has used so far, all its threads: utime + stime of /proc/<pid>/stat, in clock ticks of 10 ms. */
-function cpuSeconds(pid: number): number {
-  // The fields after the command's closing parenthesis start at the third (state); utime is the 14th.
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /**
