@@ -27,7 +27,9 @@ export async function recordBytecodeOrder(binary: string, scratch: string): Prom
   const dir = mkdtempSync(join(scratch, "profile-"));
   const secret = Buffer.from(crypto.getRandomValues(new Uint8Array(48))).toString("base64");
   const first = await profiledRun(binary, dir, "first", secret, session);
-  const restart = await profiledRun(binary, dir, "restart", secret, (base) => fetchOk(`${base}/svc/health`));
+  const restart = await profiledRun(binary, dir, "restart", secret, (base) =>
+    callSvc(base, "GET", "/svc/health", 200).then(() => {}),
+  );
   const order = join(dir, "svc.order");
   await Bun.write(order, mergeOrders(readFileSync(restart, "utf8"), readFileSync(first, "utf8")));
   return order;
@@ -42,12 +44,6 @@ export function mergeOrders(front: string, rest: string): string {
   const [otherVersion, ...restLines] = rest.trimEnd().split("\n");
   if (version !== otherVersion) throw new Error(`two profile versions: ${version} and ${otherVersion}`);
   return `${[...new Set([version, ...frontLines, ...restLines])].join("\n")}\n`;
-}
-
-async function fetchOk(url: string): Promise<void> {
-  const response = await fetch(url, { signal: AbortSignal.timeout(STEP_TIMEOUT_MS) });
-  await response.text();
-  if (!response.ok) throw new Error(`GET ${url}: ${response.status}`);
 }
 
 /** Runs `binary` in `dir` through `steps`, stops it with SIGTERM, and returns the profile it wrote. */
@@ -107,23 +103,26 @@ async function listeningAddress(proc: Subprocess, log: string): Promise<string> 
   }
 }
 
+/** One request of a profiled run; throws, with svc's answer, unless it is answered with `expected`. */
+async function callSvc(base: string, method: string, path: string, expected: number, body?: unknown, token?: string) {
+  const headers: Record<string, string> = {};
+  if (body !== undefined) headers["content-type"] = "application/json";
+  if (token) headers.authorization = `Bearer ${token}`;
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(STEP_TIMEOUT_MS),
+  });
+  const text = await response.text();
+  if (response.status !== expected) throw new Error(`${method} ${path}: ${response.status}, not ${expected}: ${text}`);
+  return { text, etag: response.headers.get("etag") };
+}
+
 /** What a client does in its first minutes, reads repeated as a polling client repeats them. */
 async function session(base: string): Promise<void> {
-  const call = async (method: string, path: string, expected: number, body?: unknown, token?: string) => {
-    const headers: Record<string, string> = {};
-    if (body !== undefined) headers["content-type"] = "application/json";
-    if (token) headers.authorization = `Bearer ${token}`;
-    const response = await fetch(`${base}${path}`, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(STEP_TIMEOUT_MS),
-    });
-    const text = await response.text();
-    if (response.status !== expected)
-      throw new Error(`${method} ${path}: ${response.status}, not ${expected}: ${text}`);
-    return { text, etag: response.headers.get("etag") };
-  };
+  const call = (method: string, path: string, expected: number, body?: unknown, token?: string) =>
+    callSvc(base, method, path, expected, body, token);
   const graphql = (query: string, token: string) => call("POST", "/graphql", 200, { query }, token);
 
   await call("GET", "/svc/health", 200);
