@@ -72,6 +72,8 @@ describe.skipIf(!chromiumAvailable)("OpenID sign-in in the console, on the compi
 
     await account(page);
     const listed = page.getByRole("list", { name: "Your linked sign-ins" }).getByRole("listitem");
+    // The account view reads its lists after it shows: wait for the first entry before reading them whole.
+    await listed.first().waitFor();
     await expect(listed.allTextContents()).resolves.toEqual([
       expect.stringMatching(/^Test IdP root@example\.com, last used .+Unlink$/),
     ]);

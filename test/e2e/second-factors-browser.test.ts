@@ -78,9 +78,10 @@ describe.skipIf(!chromiumAvailable)("second factors in the console, on the compi
     await page.getByLabel("Passkey name").fill("Test laptop");
     await page.getByRole("button", { name: "Add a passkey" }).click();
     await page.getByRole("status").getByText("Passkey added").waitFor();
-    await expect(
-      page.getByRole("list", { name: "Your passkeys" }).getByRole("listitem").allTextContents(),
-    ).resolves.toEqual([expect.stringContaining("Test laptop")]);
+    // The list is read again after the status shows: wait for the new passkey before reading it whole.
+    const passkeys = page.getByRole("list", { name: "Your passkeys" }).getByRole("listitem");
+    await passkeys.filter({ hasText: "Test laptop" }).waitFor();
+    await expect(passkeys.allTextContents()).resolves.toEqual([expect.stringContaining("Test laptop")]);
     const { credentials } = await cdp.send("WebAuthn.getCredentials", { authenticatorId });
     expect(credentials).toHaveLength(1);
     expect(credentials[0]!.isResidentCredential).toBe(true);
