@@ -84,6 +84,24 @@ describe.skipIf(!mounted)("SQLite on a full volume", () => {
     expect((await app.store.users.findByLogin("ann"))?.username).toBe("ann");
   });
 
+  test("writes asked for together, which commit as one group, are each 503 storage_full and change nothing", async () => {
+    const before = await app.store.counts();
+    const creates = await Promise.all(
+      ["Films", "Music", "Maps", "Games", "Plays"].map((name) =>
+        app.graphql(`mutation { createCategory(input: { name: "${name}" }) { id } }`, { token }),
+      ),
+    );
+    expect(creates.map((c) => c.body.errors?.[0]?.extensions?.code)).toEqual(Array(5).fill("STORAGE_FULL"));
+    const renames = await Promise.all(
+      ["anna", "annie"].map((username) => app.call("PUT", "/svc-api/v1/users/", { token, body: { username } })),
+    );
+    for (const rename of renames) expectProblem(rename, 503, "storage_full");
+    expect(await app.store.counts()).toEqual(before);
+    expect((await app.graphql("{ categories { name } }", { token })).body).toEqual({
+      data: { categories: [{ name: "Books" }] },
+    });
+  });
+
   test("reads go on with the tokens out there; a login or refresh, which must store its session, is 503 storage_full; a wrong password is still refused", async () => {
     expect((await app.call("GET", "/svc-api/v1/users/all", { token })).status).toBe(200);
     expect((await app.graphql("{ categories { name } }", { token })).body).toEqual({

@@ -13,6 +13,7 @@ import { ReferenceGone, type OpenOptions, type VersionedStore } from "../store.t
 import type { TableVersions, TokenState } from "../tokens.ts";
 import { setBounded } from "../../lib/bounded-map.ts";
 import { type Commits, watchCommits } from "./commits.ts";
+import { groupCommit } from "./group-commit.ts";
 import { openSqliteConnection, type SqliteConnection } from "./connection.ts";
 import type * as pgTables from "../postgres/schema.ts";
 import * as tables from "./schema.ts";
@@ -62,6 +63,7 @@ function sqliteDialect(
 ): Dialect {
   const { client, storage } = connection;
   const gate = new ConnectionGate();
+  const group = groupCommit(client, statements.client.prepare, (work) => gate.exclusive(work));
   const run: Dialect["run"] = async (work, clash) => {
     // Awaited only when it must wait: this runs for every statement.
     const waiting = gate.enter();
@@ -81,21 +83,27 @@ function sqliteDialect(
     run,
     // In process, nothing is kept that a write must wait to hear of: a write runs as any operation.
     write: run,
-    // Timed or not alike: in-process, a transaction cannot be kept waiting by a database that went away.
+    // In process, a transaction cannot be kept waiting by a database that went away: `timed` says only that it
+    // is a few statements, which commit in a group with those asked for beside them (group-commit.ts).
     transaction: (work, options) =>
-      gate.exclusive(async () => {
-        // IMMEDIATE takes the write lock at once: another process's writes wait (busy_timeout).
-        client.run("BEGIN IMMEDIATE");
-        try {
-          const result = await work(db);
-          client.run("COMMIT");
-          return result;
-        } catch (error) {
-          // SQLite rolls back by itself after some failures (SQLITE_FULL among them).
-          if (client.inTransaction) client.run("ROLLBACK");
-          throw sqliteError(error, storage, options?.clash);
-        }
-      }),
+      options?.timed
+        ? group.transaction(
+            () => work(db),
+            (error) => sqliteError(error, storage, options.clash),
+          )
+        : gate.exclusive(async () => {
+            // IMMEDIATE takes the write lock at once: another process's writes wait (busy_timeout).
+            client.run("BEGIN IMMEDIATE");
+            try {
+              const result = await work(db);
+              client.run("COMMIT");
+              return result;
+            } catch (error) {
+              // SQLite rolls back by itself after some failures (SQLITE_FULL among them).
+              if (client.inTransaction) client.run("ROLLBACK");
+              throw sqliteError(error, storage, options?.clash);
+            }
+          }),
     // Every write transaction is IMMEDIATE: it already runs alone.
     serialize: async () => {},
     // The feed hears only the changes the store hands it once committed (feeds.ts), and a load hands none.
