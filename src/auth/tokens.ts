@@ -8,7 +8,7 @@
 // Both are given RULES, because the plugin verifies with whatever algorithm the token's header names unless
 // told otherwise, and does not require an exp (README, "The card's packages").
 import { jwt } from "@elysiajs/jwt";
-import { type JWTPayload, type JWTVerifyOptions, jwtVerify, SignJWT } from "jose";
+import { CompactSign, type JWTPayload, type JWTVerifyOptions, jwtVerify } from "jose";
 import type { Awaitable } from "../lib/awaitable.ts";
 import { setBounded } from "../lib/bounded-map.ts";
 
@@ -66,6 +66,8 @@ export interface TokenService {
   plugin: ReturnType<typeof accessTokenPlugin>;
 }
 
+const UTF8 = new TextEncoder();
+
 /** How many verified tokens are remembered; the oldest go first. */
 const VERIFIED_CACHE_SIZE = 10_000;
 
@@ -110,10 +112,12 @@ export function createTokenService(secret: Uint8Array, ttlSeconds: number): Toke
       const signing = hmacKey();
       // iat and exp from one clock read: exp - iat is the lifetime to the second.
       const iat = Math.floor(Date.now() / 1000);
-      const token = await new SignJWT({ ...claims, iss: TOKEN_ISSUER, jti: crypto.randomUUID() })
+      const payload = { ...claims, iss: TOKEN_ISSUER, jti: crypto.randomUUID(), iat, exp: iat + ttlSeconds };
+      // jose's JWS signer on the claims as svc writes them: the same token SignJWT makes (its claims in this
+      // order), without its structured clone of them, which cost as much as the signature (bench/results.md,
+      // "#59: signing").
+      const token = await new CompactSign(UTF8.encode(JSON.stringify(payload)))
         .setProtectedHeader({ alg: ALGORITHM, typ: "JWT" })
-        .setIssuedAt(iat)
-        .setExpirationTime(iat + ttlSeconds)
         .sign(await signing);
       return { token, token_type: "Bearer", expires_in: ttlSeconds };
     },
