@@ -7,7 +7,7 @@
 // also as the ratio of the bare server's rate it allows (bare CPU / variant CPU). bench/results.md,
 // "#59: what the guarantees cost at the floor".
 //
-// Run as `bun bench/guarantees.ts [--big]`; the script starts itself with `--serve <pieces>` for each variant.
+// Run as `[VARIANTS=...] bun bench/guarantees.ts [--big]`; the script starts itself with `--serve <pieces>` for each variant.
 import { $ } from "bun";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { rmSync } from "node:fs";
@@ -18,7 +18,8 @@ import { cpuSeconds } from "./footprint.ts";
 
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const SECONDS = 4;
-const VARIANTS = [
+/** VARIANTS="bare;elysia,scope;..." measures only those (each a comma-separated set of pieces). */
+const VARIANTS = process.env.VARIANTS?.split(";") ?? [
   "bare",
   "elysia",
   "peer",
