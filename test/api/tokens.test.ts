@@ -26,6 +26,8 @@ describe("bearer tokens", () => {
     expect(header).toEqual({ alg: "HS256", typ: "JWT" });
     expect(payload).toMatchObject({ sub: user.id, iss: "svc", ver: 0, sid: expect.any(String) });
     expect(payload.exp - payload.iat).toBe(900);
+    // The order jose's SignJWT wrote them in, which the signer keeps.
+    expect(Object.keys(payload)).toEqual(["sub", "ver", "sid", "amr", "iss", "jti", "iat", "exp"]);
     expect(typeof payload.jti).toBe("string");
   });
 

@@ -79,3 +79,16 @@ test("a transaction is answered only once its group has committed: a new connect
     await store.close();
   }
 });
+
+test("a transaction asked for just before the store closes lands before the connection goes", async () => {
+  const { path, store } = open();
+  const asked = store.users.create(newUser("late"), created());
+  await store.close();
+  expect((await asked).username).toBe("late");
+  const again = openSqliteStore(path);
+  try {
+    expect((await again.users.findByLogin("late"))?.username).toBe("late");
+  } finally {
+    await again.close();
+  }
+});

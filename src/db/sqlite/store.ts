@@ -63,7 +63,7 @@ function sqliteDialect(
 ): Dialect {
   const { client, storage } = connection;
   const gate = new ConnectionGate();
-  const group = groupCommit(client, statements.client.prepare, (work) => gate.exclusive(work));
+  const group = groupCommit(client, (work) => gate.exclusive(work));
   const run: Dialect["run"] = async (work, clash) => {
     // Awaited only when it must wait: this runs for every statement.
     const waiting = gate.enter();
@@ -115,6 +115,8 @@ function sqliteDialect(
     pool: () => ({ max: 1, open: 1, busy: 0 }),
     feed: localFeed(),
     async close() {
+      // What was asked for before the close lands (or fails) before the connection goes.
+      await group.close();
       commits?.close();
       // Statements Drizzle prepared live until they are collected, and SQLite's connection with them, so
       // close() alone left the WAL to be folded into the file at some later collection: after the caller
