@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { auditEvent } from "../../src/audit/model.ts";
 import { openSqliteStore } from "../../src/db/sqlite/store.ts";
-import { newUser } from "./conformance.ts";
+import { newCategory, newUser } from "./conformance/fixtures.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-group-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -37,6 +37,26 @@ test("transactions asked for together commit once: their pages are written once,
     const framesTogether = (await walFrames(together.path)) - startTogether;
     expect((await together.store.counts()).users).toBe(20);
     // Apart, every commit writes the table's, its indexes' and the audit log's pages again.
+    expect(framesTogether * 4).toBeLessThan(framesApart);
+  } finally {
+    await apart.store.close();
+    await together.store.close();
+  }
+});
+
+test("single writes asked for together commit once too", async () => {
+  const apart = open();
+  const together = open();
+  try {
+    const startApart = await walFrames(apart.path);
+    for (let i = 0; i < 20; i++) await apart.store.categories.create(newCategory(`apart ${i}`));
+    const startTogether = await walFrames(together.path);
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) => together.store.categories.create(newCategory(`together ${i}`))),
+    );
+    const framesApart = (await walFrames(apart.path)) - startApart;
+    const framesTogether = (await walFrames(together.path)) - startTogether;
+    expect((await together.store.categories.list()).length).toBe(20);
     expect(framesTogether * 4).toBeLessThan(framesApart);
   } finally {
     await apart.store.close();

@@ -81,8 +81,9 @@ function sqliteDialect(
     db,
     tables,
     run,
-    // In process, nothing is kept that a write must wait to hear of: a write runs as any operation.
-    write: run,
+    // In process, nothing is kept that a write must wait to hear of; it commits in a group as a transaction does
+    // (group-commit.ts): on its own, each statement was a COMMIT of its own, and a wait for the disk.
+    write: (work, clash) => group.transaction(work, (error) => sqliteError(error, storage, clash)),
     // In process, a transaction cannot be kept waiting by a database that went away: `timed` says only that it
     // is a few statements, which commit in a group with those asked for beside them (group-commit.ts).
     transaction: (work, options) =>
