@@ -98,6 +98,55 @@ describe("the compiled binary, alone in an empty folder", () => {
     expect(await stop(again)).toBe(0);
   }, 60_000);
 
+  test("every acknowledged write survives kill -9 when writes commit in groups (64 clients at once)", async () => {
+    const dir = emptyFolderWithBinary();
+    const running = await start(dir);
+    const writer = { username: "writer", email: "writer@example.com", password: "correct horse" };
+    expect((await json(running.base, "POST", "/svc-api/v1/users/create", writer)).status).toBe(201);
+    const credentials = { username: writer.username, password: writer.password };
+    const { token } = (await json(running.base, "POST", "/svc-api/v1/auth/login", credentials)).body;
+    const acknowledged: string[] = [];
+    let next = 0;
+    let killed = false;
+    // Sixty-four clients create categories, one statement each, which SQLite commits in groups.
+    const client = async () => {
+      while (!killed) {
+        const name = `burst ${next++}`;
+        try {
+          const reply = await json(
+            running.base,
+            "POST",
+            "/graphql",
+            { query: `mutation { createCategory(input: { name: "${name}" }) { id } }` },
+            token,
+          );
+          if (reply.body?.data?.createCategory?.id) acknowledged.push(reply.body.data.createCategory.id);
+        } catch {
+          return; // the connection died with the process: not acknowledged
+        }
+      }
+    };
+    const clients = Array.from({ length: 64 }, client);
+    await waitUntil(() => acknowledged.length >= 200, { what: "200 writes acknowledged", everyMs: 5 });
+    running.proc.kill("SIGKILL");
+    killed = true;
+    await Promise.all(clients);
+    expect(await running.proc.exited).not.toBe(0);
+
+    const again = await start(dir);
+    const login = await json(again.base, "POST", "/svc-api/v1/auth/login", credentials);
+    const listed = await json(
+      again.base,
+      "POST",
+      "/graphql",
+      { query: "{ listAllCategories { id } }" },
+      login.body.token,
+    );
+    const stored = new Set(listed.body.data.listAllCategories.map((c: { id: string }) => c.id));
+    expect(acknowledged.filter((id) => !stored.has(id))).toEqual([]);
+    expect(await stop(again)).toBe(0);
+  }, 60_000);
+
   test("after kill -9, deleting svc.db starts afresh: the WAL left behind is set aside, with a warning, not replayed", async () => {
     const dir = emptyFolderWithBinary();
     const running = await start(dir);
