@@ -61,31 +61,16 @@ describe("the compiled binary, alone in an empty folder", () => {
     const dir = emptyFolderWithBinary();
     // All from this one address: past the sign-up limit's 30 an hour, the load would be 429s.
     const running = await start(dir, { SVC_SIGNUP_CLIENT_MAX: "1000000" });
-    const acknowledged: string[] = [];
-    let next = 0;
-    let killed = false;
     // Eight clients sign up as fast as they can; the process is killed mid-stream.
-    const client = async () => {
-      while (!killed && next < 2000) {
-        const username = `load${next++}`;
-        try {
-          const reply = await json(running.base, "POST", "/svc-api/v1/users/create", {
-            username,
-            email: `${username}@example.com`,
-            password: "correct horse",
-          });
-          if (reply.status === 201) acknowledged.push(username);
-        } catch {
-          return; // the connection died with the process: not acknowledged
-        }
-      }
-    };
-    const clients = Array.from({ length: 8 }, client);
-    await waitUntil(() => acknowledged.length >= 40, { what: "40 writes acknowledged", everyMs: 5 });
-    running.proc.kill("SIGKILL");
-    killed = true;
-    await Promise.all(clients);
-    expect(await running.proc.exited).not.toBe(0);
+    const acknowledged = await killedMidStream(running, { clients: 8, atLeast: 40, limit: 2000 }, async (n) => {
+      const username = `load${n}`;
+      const reply = await json(running.base, "POST", "/svc-api/v1/users/create", {
+        username,
+        email: `${username}@example.com`,
+        password: "correct horse",
+      });
+      return reply.status === 201 ? username : null;
+    });
 
     const again = await start(dir);
     const login = await json(again.base, "POST", "/svc-api/v1/auth/login", {
@@ -105,33 +90,12 @@ describe("the compiled binary, alone in an empty folder", () => {
     expect((await json(running.base, "POST", "/svc-api/v1/users/create", writer)).status).toBe(201);
     const credentials = { username: writer.username, password: writer.password };
     const { token } = (await json(running.base, "POST", "/svc-api/v1/auth/login", credentials)).body;
-    const acknowledged: string[] = [];
-    let next = 0;
-    let killed = false;
     // Sixty-four clients create categories, one statement each, which SQLite commits in groups.
-    const client = async () => {
-      while (!killed) {
-        const name = `burst ${next++}`;
-        try {
-          const reply = await json(
-            running.base,
-            "POST",
-            "/graphql",
-            { query: `mutation { createCategory(input: { name: "${name}" }) { id } }` },
-            token,
-          );
-          if (reply.body?.data?.createCategory?.id) acknowledged.push(reply.body.data.createCategory.id);
-        } catch {
-          return; // the connection died with the process: not acknowledged
-        }
-      }
-    };
-    const clients = Array.from({ length: 64 }, client);
-    await waitUntil(() => acknowledged.length >= 200, { what: "200 writes acknowledged", everyMs: 5 });
-    running.proc.kill("SIGKILL");
-    killed = true;
-    await Promise.all(clients);
-    expect(await running.proc.exited).not.toBe(0);
+    const acknowledged = await killedMidStream(running, { clients: 64, atLeast: 200 }, async (n) => {
+      const query = `mutation { createCategory(input: { name: "burst ${n}" }) { id } }`;
+      const reply = await json(running.base, "POST", "/graphql", { query }, token);
+      return reply.body?.data?.createCategory?.id ?? null;
+    });
 
     const again = await start(dir);
     const login = await json(again.base, "POST", "/svc-api/v1/auth/login", credentials);
@@ -249,3 +213,35 @@ describe("the compiled binary, alone in an empty folder", () => {
     }
   }, 60_000);
 });
+
+/**
+ * Has `clients` writers call `write` (with a running number, up to `limit` calls) against `running` until
+ * `atLeast` writes are acknowledged, then kills it with SIGKILL; answers what `write` returned for the writes
+ * acknowledged (null: refused). A write whose connection died with the process is not acknowledged.
+ */
+async function killedMidStream(
+  running: Awaited<ReturnType<typeof start>>,
+  { clients, atLeast, limit = Infinity }: { clients: number; atLeast: number; limit?: number },
+  write: (n: number) => Promise<string | null>,
+): Promise<string[]> {
+  const acknowledged: string[] = [];
+  let next = 0;
+  let killed = false;
+  const client = async () => {
+    while (!killed && next < limit) {
+      try {
+        const key = await write(next++);
+        if (key !== null) acknowledged.push(key);
+      } catch {
+        return; // the connection died with the process: not acknowledged
+      }
+    }
+  };
+  const writers = Array.from({ length: clients }, client);
+  await waitUntil(() => acknowledged.length >= atLeast, { what: `${atLeast} writes acknowledged`, everyMs: 5 });
+  running.proc.kill("SIGKILL");
+  killed = true;
+  await Promise.all(writers);
+  expect(await running.proc.exited).not.toBe(0);
+  return acknowledged;
+}
