@@ -1,6 +1,6 @@
 // The console's lists, read a page at a time as svc pages them: each answer's Link header names the next page,
 // and the pages walked through are kept, to go back; a new search starts from its first page again.
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { request } from "./api.ts";
 import type { Action } from "./parts.tsx";
 import { unlessTurnedOff } from "./turned-off.ts";
@@ -18,7 +18,9 @@ export interface Turning {
 /**
  * A list's page, read through `action` (which shows its error and busy state) from `url(at)`, afresh each time
  * `at` changes; `load` reads one again. With `offCode`, svc's answer that the feature is turned off is kept as
- * `off` (its detail), not shown as an error.
+ * `off` (its detail), not shown as an error. Only the answer to the latest read is shown: one asked for earlier
+ * may arrive later (a search typed on). And until the page asked for is shown, there is no next page: the one
+ * shown is of the list being replaced.
  */
 export function useListPage<Row, At>(
   action: Action,
@@ -26,23 +28,26 @@ export function useListPage<Row, At>(
   url: (at: At) => string | Promise<string>,
   offCode?: string,
 ) {
-  const [rows, setRows] = useState<Row[]>([]);
-  const [next, setNext] = useState<string | null>(null);
+  const [shown, setShown] = useState<{ at: At; rows: Row[]; next: string | null } | null>(null);
   const [off, setOff] = useState<string | null>(null);
-  const read = async (target: At) => {
-    const answer = await request<Row[]>("GET", await url(target));
-    setRows(answer.body);
-    setNext(answer.next);
-  };
-  const load = (target: At) =>
-    action.run(async () => {
-      if (offCode === undefined) await read(target);
-      else setOff(await unlessTurnedOff(offCode, () => read(target)));
+  const latest = useRef(0);
+  const load = (target: At) => {
+    const asked = ++latest.current;
+    const read = async () => {
+      const answer = await request<Row[]>("GET", await url(target));
+      if (asked === latest.current) setShown({ at: target, rows: answer.body, next: answer.next });
+    };
+    return action.run(async () => {
+      if (offCode === undefined) return read();
+      const detail = await unlessTurnedOff(offCode, read);
+      if (asked === latest.current) setOff(detail);
     });
+  };
   useEffect(() => {
     void load(at);
   }, [at]);
-  return { rows, next, off, load };
+  const current = shown !== null && Object.is(shown.at, at);
+  return { rows: shown?.rows ?? [], next: current ? shown.next : null, off, load };
 }
 
 /**
