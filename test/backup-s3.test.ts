@@ -17,6 +17,7 @@ import { ManualClock } from "./backup-clock.ts";
 import { testApp } from "./helpers.ts";
 import { BUCKET, S3_ACCESS_KEY, S3_SECRET_KEY, type S3Server, startS3Server } from "./s3-server.ts";
 import { captureCli } from "./support/cli.ts";
+import { failure } from "./support/failure.ts";
 
 let s3: S3Server;
 let dir: string;
@@ -104,7 +105,9 @@ describe("an S3 destination", () => {
       await destination.read("svc-20261126T100000Z-0.2.0-00000000000000a1.db.gz"),
     ).arrayBuffer();
     expect(Bun.gunzipSync(new Uint8Array(read))).toEqual(new TextEncoder().encode("a snapshot"));
-    await expect(destination.read("svc-20261126T110000Z-0.2.0.db.gz")).rejects.toThrow("no snapshot named");
+    expect(await failure(destination.read("svc-20261126T110000Z-0.2.0.db.gz"))).toMatchObject({
+      message: expect.stringContaining("no snapshot named"),
+    });
     await destination.remove("svc-20261126T090000Z-0.1.9.db.gz");
     expect((await destination.list()).map((s) => s.name)).toEqual([
       "svc-20261126T100000Z-0.2.0-00000000000000a1.db.gz",

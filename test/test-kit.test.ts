@@ -1,6 +1,7 @@
 // The tests' own shape, held so (#54 item 7): no test file over 500 lines (split by topic, shared setup in
-// test/support/ and test/e2e/support/), and svc run as a process only through the test kit's spawner
-// (test/support/cli.ts), whose timeout kills a child that hangs instead of leaving a suite waiting.
+// test/support/ and test/e2e/support/), svc run as a process only through the test kit's spawner
+// (test/support/cli.ts), whose timeout kills a child that hangs instead of leaving a suite waiting, and no
+// promise handed to expect() still pending.
 import { describe, expect, test } from "bun:test";
 import { Glob } from "bun";
 import { readFileSync } from "node:fs";
@@ -70,6 +71,16 @@ describe("the test kit", () => {
 
   test("no test spawns svc (src/main.ts or the compiled binary) but through test/support/cli.ts", () => {
     const offenders = testSources().flatMap(([path, text]) => svcSpawns(text).map((spawn) => `${path}: ${spawn}`));
+    expect(offenders).toEqual([]);
+  });
+
+  test("no test hands expect() a promise (.resolves, .rejects): it awaits it first, or asks failure() for its error", () => {
+    // Given one still pending, bun test spins its event loop in place (test/support/failure.ts says what that cost).
+    const offenders = testSources().flatMap(([path, text]) =>
+      text
+        .split("\n")
+        .flatMap((line, i) => (/\.(resolves|rejects)\b/.test(line) ? [`${path}:${i + 1}: ${line.trim()}`] : [])),
+    );
     expect(offenders).toEqual([]);
   });
 

@@ -4,7 +4,8 @@
 import { describe, expect, test } from "bun:test";
 import { MeChanged, SvcError } from "../../client/src/index.ts";
 import { testApp } from "../helpers.ts";
-import { clientOf, failure } from "../support/in-process-client.ts";
+import { failure } from "../support/failure.ts";
+import { clientOf } from "../support/in-process-client.ts";
 
 /** ann, signed in through the client, and another writer on her account (a second tab, a phone). */
 async function annTwice() {

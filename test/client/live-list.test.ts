@@ -6,6 +6,7 @@ import { type Category, type CategoryEvent, createClient, type SvcError } from "
 import { type LiveChange, liveList, type LiveSource } from "../../client/src/live-list.ts";
 import type { SubscribeOptions } from "../../client/src/subscription.ts";
 import { testApp } from "../helpers.ts";
+import { failure } from "../support/failure.ts";
 
 const PASSWORD = "correct horse battery";
 
@@ -133,7 +134,7 @@ test("a refusal stops the list: onError once, ready rejects, the subscription en
   const live = liveList(drive.source, { onError: (error) => errors.push(error.code) });
   const refusal = { code: "too_many_subscriptions", status: 429 } as SvcError;
   drive.refuse(refusal);
-  await expect(live.ready).rejects.toBe(refusal);
+  expect(await failure(live.ready)).toBe(refusal);
   expect(errors).toEqual(["too_many_subscriptions"]);
   expect(drive.unsubscribed()).toBe(true);
 });

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createClient, oidcSecondStep, type SvcError } from "../../client/src/index.ts";
 import { testApp, testConfig } from "../helpers.ts";
+import { failure } from "../support/failure.ts";
 import { PUBLIC_URL, roundTrip, type TestIdp, testIdp } from "../support/oidc.ts";
 
 const APP_RETURN = "https://app.example.com/signed-in";
@@ -33,11 +34,6 @@ const clientOf = (app: App, mode: "json" | "cookie" = "json") =>
     mode,
     fetch: ((input: RequestInfo | URL, init?: RequestInit) => app.app.handle(new Request(input, init))) as typeof fetch,
   });
-const failure = (promise: Promise<unknown>) =>
-  promise.then(
-    () => null,
-    (error: unknown) => error as SvcError,
-  );
 
 /**
  * A browser sent to `url` (svc's start) holding `cookie` (its svc session): through the provider and back to
@@ -78,7 +74,7 @@ describe("@svc/client and OpenID providers", () => {
       status: 400,
       code: "invalid_oidc_code",
     });
-    await expect(clientOf(app, "cookie").auth.exchangeCode(code)).rejects.toThrow(TypeError);
+    expect(await failure(clientOf(app, "cookie").auth.exchangeCode(code))).toBeInstanceOf(TypeError);
 
     // The identity it made; unlinking it would leave the account no way in.
     const [identity, ...more] = await client.auth.identities();

@@ -3,6 +3,7 @@
 import { expect, test } from "bun:test";
 import { createClient, memoryStorage } from "../../client/src/index.ts";
 import { testApp } from "../helpers.ts";
+import { failure } from "../support/failure.ts";
 
 test("a hung refresh fails with network_error after renewTimeoutMs and frees the lock", async () => {
   const { app } = await testApp();
@@ -20,7 +21,7 @@ test("a hung refresh fails with network_error after renewTimeoutMs and frees the
   const client = createClient({ baseUrl: "http://localhost", fetch, storage: memoryStorage(), renewTimeoutMs: 5 });
   await client.users.create({ username: "ann", email: "ann@example.com", password: "correct horse battery" });
   await client.auth.login({ username: "ann", password: "correct horse battery" });
-  await expect(client.auth.refresh()).rejects.toMatchObject({ code: "network_error" });
+  expect(await failure(client.auth.refresh())).toMatchObject({ code: "network_error" });
   expect(client.auth.session?.user.username).toBe("ann");
   hang = false;
   expect((await client.auth.refresh())?.user.username).toBe("ann");

@@ -5,6 +5,7 @@ import { describe, expect, test } from "bun:test";
 import { TOTP, URI } from "otpauth";
 import { createClient, SvcError, type MfaChallenge } from "../../client/src/index.ts";
 import { testApp } from "../helpers.ts";
+import { failure } from "../support/failure.ts";
 import { signedIn } from "../support/signed-in.ts";
 
 type App = Awaited<ReturnType<typeof testApp>>;
@@ -13,11 +14,6 @@ const clientOf = (app: App) =>
     baseUrl: "http://localhost",
     fetch: ((input: RequestInfo | URL, init?: RequestInit) => app.app.handle(new Request(input, init))) as typeof fetch,
   });
-const failure = (promise: Promise<unknown>) =>
-  promise.then(
-    () => null,
-    (error: unknown) => error as SvcError,
-  );
 
 describe("@svc/client second factors", () => {
   test("login answers the second step; verifyMfa completes it with a code or a recovery code; stepUp", async () => {
@@ -50,13 +46,17 @@ describe("@svc/client second factors", () => {
     expect(challenge.webauthn).toBeUndefined();
     expect(second.auth.session).toBeNull();
     // The code that turned the app on was used: refused (RFC 6238 §5.2); the next step's is taken.
-    const replayed = await failure(second.auth.verifyMfa({ mfaToken: challenge.mfaToken, code: codeAt(step) }));
+    const replayed = await failure<SvcError>(
+      second.auth.verifyMfa({ mfaToken: challenge.mfaToken, code: codeAt(step) }),
+    );
     expect(replayed).toMatchObject({ status: 401, code: "invalid_mfa_code" });
     const session = await second.auth.verifyMfa({ mfaToken: challenge.mfaToken, code: codeAt(step + 1) });
     expect(session).toMatchObject({ mfaRequired: false, mode: "json", user: { username: "ann" } });
     expect(second.auth.session?.user.username).toBe("ann");
     expect((await second.users.me()).username).toBe("ann");
-    const spent = await failure(second.auth.verifyMfa({ mfaToken: challenge.mfaToken, code: codeAt(step + 1) }));
+    const spent = await failure<SvcError>(
+      second.auth.verifyMfa({ mfaToken: challenge.mfaToken, code: codeAt(step + 1) }),
+    );
     expect(spent).toMatchObject({ status: 401, code: "invalid_mfa_token" });
 
     // A recovery code, once.

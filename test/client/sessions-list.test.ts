@@ -3,7 +3,8 @@
 import { describe, expect, test } from "bun:test";
 import { SvcError } from "../../client/src/index.ts";
 import { testApp } from "../helpers.ts";
-import { clientOf, failure } from "../support/in-process-client.ts";
+import { failure } from "../support/failure.ts";
+import { clientOf } from "../support/in-process-client.ts";
 
 /** ann signed in on two clients: this one, and a phone. */
 async function twoDevices() {

@@ -2,6 +2,7 @@
 // tests ask of its answers.
 import { createClient, type Client, SvcError } from "../../client/src/index.ts";
 import { promote, type testApp } from "../helpers.ts";
+import { failure } from "./failure.ts";
 
 type App = Awaited<ReturnType<typeof testApp>>;
 
@@ -18,14 +19,6 @@ export async function adminOf(app: App): Promise<{ admin: Client; root: Awaited<
   const admin = clientOf(app);
   await admin.auth.login({ username: "root", password: root.password });
   return { admin, root };
-}
-
-/** The failure `promise` ends in (null when it succeeds), for a test to look into. */
-export function failure<T = unknown>(promise: Promise<unknown>): Promise<T | null> {
-  return promise.then(
-    () => null,
-    (error: unknown) => error as T,
-  );
 }
 
 /** The status and code of the SvcError `promise` fails with; null when it succeeds. Any other failure is thrown. */
