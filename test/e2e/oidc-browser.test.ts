@@ -89,6 +89,8 @@ describe.skipIf(!chromiumAvailable)("OpenID sign-in in the console, on the compi
     await page.getByRole("button", { name: "Link Test IdP" }).click();
     await page.getByRole("status").getByText("Test IdP linked").waitFor();
     expect(page.url()).toBe(`${base}/svc/admin#/account`);
+    // Said as the view comes back, which reads the list after: wait for its entry before counting.
+    await listed.first().waitFor();
     expect(await listed.count()).toBe(1);
     expect(refused).toEqual([]);
     await done(page);

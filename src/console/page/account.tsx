@@ -9,7 +9,7 @@ import { call, client } from "./api.ts";
 import { CodeField, Submit, submitted, TextField } from "./forms.tsx";
 import { LinkedSignIns } from "./linked-sign-ins.tsx";
 import { Outcome, useReported } from "./outcome.tsx";
-import { ConfirmButton, useAction, When } from "./parts.tsx";
+import { ConfirmButton, useAction, useLatest, When } from "./parts.tsx";
 import { StepUpPrompt, useStepUp } from "./step-up.tsx";
 
 export function Account({ me }: { me: { username: string } }) {
@@ -31,11 +31,15 @@ function SecondFactor() {
   const [offCode, setOffCode] = useState("");
   const [name, setName] = useState("");
   const action = useAction();
+  const begin = useLatest();
 
   const load = () =>
     action.run(async () => {
-      setStatus(await call(() => client.auth.mfa()));
-      setPasskeys(await call(() => client.auth.passkeys.list()));
+      const latest = begin();
+      const read = await call(() => client.auth.mfa());
+      if (latest()) setStatus(read);
+      const listed = await call(() => client.auth.passkeys.list());
+      if (latest()) setPasskeys(listed);
     });
   useEffect(() => {
     void load();

@@ -3,7 +3,7 @@
 import { useEffect, useState } from "preact/hooks";
 import type { components } from "@svc/client";
 import { request } from "./api.ts";
-import { ErrorNote, useAction, When } from "./parts.tsx";
+import { ErrorNote, useAction, useLatest, When } from "./parts.tsx";
 import { Table } from "./table.tsx";
 import { unlessTurnedOff } from "./turned-off.ts";
 
@@ -28,14 +28,17 @@ export function BackupsView() {
   const [missing, setMissing] = useState<string | null>(null);
   const action = useAction();
 
+  const begin = useLatest();
+
   const load = () =>
-    action.run(async () =>
-      setMissing(
-        await unlessTurnedOff("backups_not_configured", async () =>
-          setBackups((await request<Backups>("GET", "/admin/backups")).body),
-        ),
-      ),
-    );
+    action.run(async () => {
+      const latest = begin();
+      const missing = await unlessTurnedOff("backups_not_configured", async () => {
+        const read = (await request<Backups>("GET", "/admin/backups")).body;
+        if (latest()) setBackups(read);
+      });
+      if (latest()) setMissing(missing);
+    });
   useEffect(() => {
     void load();
   }, []);
@@ -45,9 +48,12 @@ export function BackupsView() {
     return () => clearTimeout(timer);
   }, [backups]);
 
+  // Its answer is newer than any read on its way.
   const now = () =>
     action.run(async () => {
-      setBackups((await request<Backups>("POST", "/admin/backups")).body);
+      const latest = begin();
+      const started = (await request<Backups>("POST", "/admin/backups")).body;
+      if (latest()) setBackups(started);
     });
 
   return (

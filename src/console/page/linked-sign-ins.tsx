@@ -5,7 +5,7 @@ import type { Identity } from "@svc/client";
 import { useEffect, useState } from "preact/hooks";
 import { call, client, here, type OidcProvider, providers } from "./api.ts";
 import { Outcome, useReported } from "./outcome.tsx";
-import { ConfirmButton, useAction, When } from "./parts.tsx";
+import { ConfirmButton, useAction, useLatest, When } from "./parts.tsx";
 import { StepUpPrompt, useStepUp } from "./step-up.tsx";
 
 /** Where a link comes back to: this view, told which provider by `?linked=`. */
@@ -16,11 +16,16 @@ export function LinkedSignIns() {
   const [offered, setOffered] = useState<OidcProvider[]>([]);
   const [totp, setTotp] = useState(false);
   const action = useAction();
+  const begin = useLatest();
   const load = () =>
     action.run(async () => {
-      setOffered(await providers());
-      setIdentities(await call(() => client.auth.identities()));
-      setTotp((await call(() => client.auth.mfa())).totp.enabled);
+      const latest = begin();
+      const all = await providers();
+      if (latest()) setOffered(all);
+      const linked = await call(() => client.auth.identities());
+      if (latest()) setIdentities(linked);
+      const factors = await call(() => client.auth.mfa());
+      if (latest()) setTotp(factors.totp.enabled);
     });
   const { done, say, act } = useReported(action, load);
   const stepUp = useStepUp(action, act);

@@ -1,8 +1,8 @@
 // The console's lists, read a page at a time as svc pages them: each answer's Link header names the next page,
 // and the pages walked through are kept, to go back; a new search starts from its first page again.
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { request } from "./api.ts";
-import type { Action } from "./parts.tsx";
+import { type Action, useLatest } from "./parts.tsx";
 import { unlessTurnedOff } from "./turned-off.ts";
 
 /** Moving through a list's pages, as the pager's two buttons do. */
@@ -30,17 +30,17 @@ export function useListPage<Row, At>(
 ) {
   const [shown, setShown] = useState<{ at: At; rows: Row[]; next: string | null } | null>(null);
   const [off, setOff] = useState<string | null>(null);
-  const latest = useRef(0);
+  const begin = useLatest();
   const load = (target: At) => {
-    const asked = ++latest.current;
+    const latest = begin();
     const read = async () => {
       const answer = await request<Row[]>("GET", await url(target));
-      if (asked === latest.current) setShown({ at: target, rows: answer.body, next: answer.next });
+      if (latest()) setShown({ at: target, rows: answer.body, next: answer.next });
     };
     return action.run(async () => {
       if (offCode === undefined) return read();
       const detail = await unlessTurnedOff(offCode, read);
-      if (asked === latest.current) setOff(detail);
+      if (latest()) setOff(detail);
     });
   };
   useEffect(() => {

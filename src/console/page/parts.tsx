@@ -1,5 +1,5 @@
 // Small pieces every view uses: the error note, a confirm-before-acting button, dates.
-import { useState } from "preact/hooks";
+import { useRef, useState } from "preact/hooks";
 import { ApiError } from "./api.ts";
 
 /** An API error as its title and detail, never as raw JSON; announced to screen readers. */
@@ -24,6 +24,18 @@ export function ErrorNote({ error }: { error: unknown }) {
       )}
     </p>
   );
+}
+
+/**
+ * For a view's reads: `begin()` as one starts, and its answer is kept only while `begin` has not been called
+ * since (the answer's `latest()` holds). A read asked for earlier can answer later; its state is old by then.
+ */
+export function useLatest(): () => () => boolean {
+  const counter = useRef(0);
+  return () => {
+    const asked = ++counter.current;
+    return () => asked === counter.current;
+  };
 }
 
 /** Runs an action and keeps its error for display; `busy` while it runs. */
