@@ -40,6 +40,19 @@ describe.skipIf(!chromiumAvailable)("the console in Chromium", () => {
   /** A page on the console, at this width; `outside()` lists the requests it made to another origin. */
   const open = (width?: number) => openConsole({ browser, base }, width);
 
+  /** `count` accounts named `prefix`00, `prefix`01…, straight into the store (their passwords unused). */
+  async function accounts(prefix: string, count: number) {
+    for (let i = 0; i < count; i++) {
+      await svc.store.users.create({
+        id: Bun.randomUUIDv7(),
+        username: `${prefix}${String(i).padStart(2, "0")}`,
+        email: `${prefix}${i}@example.com`,
+        passwordHash: "unused",
+        createdAt: new Date().toISOString(),
+      });
+    }
+  }
+
   test("a user who is not an administrator is told so, and gets no further", async () => {
     const { page } = await open();
     await signIn(page, "ann", ann.password);
@@ -232,15 +245,7 @@ describe.skipIf(!chromiumAvailable)("the console in Chromium", () => {
   }, 60_000);
 
   test("pages through accounts twenty at a time, and deletes one once confirmed", async () => {
-    for (let i = 0; i < 22; i++) {
-      await svc.store.users.create({
-        id: Bun.randomUUIDv7(),
-        username: `page-${String(i).padStart(2, "0")}`,
-        email: `page-${i}@example.com`,
-        passwordHash: "unused",
-        createdAt: new Date().toISOString(),
-      });
-    }
+    await accounts("page-", 22);
     const { page } = await open();
     await signIn(page, "root", ROOT_PASSWORD);
     await page.getByLabel("Search (start of username or e-mail)").fill("page-");
@@ -262,15 +267,7 @@ describe.skipIf(!chromiumAvailable)("the console in Chromium", () => {
   }, 30_000);
 
   test("a list on its way offers no page of the one it replaces, and an older answer arriving late is not shown", async () => {
-    for (let i = 0; i < 22; i++) {
-      await svc.store.users.create({
-        id: Bun.randomUUIDv7(),
-        username: `late-${String(i).padStart(2, "0")}`,
-        email: `late-${i}@example.com`,
-        passwordHash: "unused",
-        createdAt: new Date().toISOString(),
-      });
-    }
+    await accounts("late-", 22);
     const { page } = await open();
     await signIn(page, "root", ROOT_PASSWORD);
     await page.locator('tr[data-user="root"]').waitFor();
