@@ -8,6 +8,7 @@ import type { TokenState } from "../src/db/tokens.ts";
 const BOUND = 1000;
 const USER = "0190a5b4-0000-7000-8000-000000000001";
 const SESSION = "0190a5b4-0000-7000-8000-0000000000aa";
+const RENEWED = "0190a5b4-0000-7000-8000-0000000000bb";
 
 /** A LISTEN connection the test drives: it delivers pings and notices when told to. */
 function fakeDatabase() {
@@ -96,6 +97,23 @@ describe("kept reads", () => {
     for (let i = 0; i < 5; i++) expect(await ask(kept)).toMatchObject({ revoked: false, versions: { users: 1 } });
     expect(await kept.versions()).toEqual({ users: 1, categories: 1 });
     expect(reads.calls).toBe(calls);
+  });
+
+  test("a kept session whose expiry has passed is asked of the database: a renewal is not announced", async () => {
+    const { reads, kept } = await setup();
+    // Kept with an expiry now past, as a session's renewal (a refresh) would have moved it unannounced.
+    reads.state = { ...reads.state, expiresAt: "2000-01-01T00:00:00.000Z" };
+    await kept.tokenState(USER, "jti", RENEWED);
+    reads.state = { ...reads.state, expiresAt: "2099-01-01T00:00:00.000Z" };
+    const calls = reads.calls;
+    expect(await kept.tokenState(USER, "jti", RENEWED)).toMatchObject({
+      revoked: false,
+      expiresAt: "2099-01-01T00:00:00.000Z",
+    });
+    expect(reads.calls).toBe(calls + 1);
+    // The expiry read then is kept: the next check is memory's again.
+    await kept.tokenState(USER, "jti", RENEWED);
+    expect(reads.calls).toBe(calls + 1);
   });
 
   test("a session's notice sends its next check to the database; a revoked answer is never kept", async () => {

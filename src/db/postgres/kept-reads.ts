@@ -1,7 +1,8 @@
 // PostgreSQL's answers to the reads of every authenticated request (a token's standing, the table
 // versions) kept in memory, and kept right by the database itself: triggers announce on `svc_state`
-// every version bump, every session changed or ended and every token revoked (migration
-// state_notifications), whichever instance or command wrote. Such a round trip was most of what an
+// every version bump, every session ended or shortened and every token revoked (migrations
+// state_notifications, quiet_session_renewals), whichever instance or command wrote. A session's renewal
+// is not announced: a kept expiry that has passed is read again instead. Such a round trip was most of what an
 // authenticated read cost on PostgreSQL (bench/results.md, "Where a PostgreSQL read goes").
 //
 // Memory is used only while it is provably recent. Notifications reach a listener in commit order, so
@@ -60,6 +61,9 @@ export interface KeptReadsOptions {
   /** Told when listening could not start (it is tried again at the next request). */
   onError?: (error: unknown) => void;
 }
+
+/** Whether a kept expiry has passed, by the wall clock the token check reads it with. */
+const lapsed = (expiresAt: string | null) => expiresAt !== null && Date.parse(expiresAt) <= Date.now();
 
 interface Standing {
   userId: string;
@@ -204,7 +208,9 @@ export function keptReads(
       const key = sid === undefined ? `j ${jti}` : sid;
       if (versions && fresh(at)) {
         const kept = standings.get(key);
-        if (kept && kept.userId === id) {
+        // An expiry passed is asked of the database: a session's renewal moves it unannounced (the trigger
+        // announces a session ended or shortened, not one extended: migration quiet_session_renewals).
+        if (kept && kept.userId === id && !lapsed(kept.expiresAt)) {
           checks.memory++;
           return { revoked: false, expiresAt: kept.expiresAt, versions };
         }
