@@ -2,7 +2,7 @@
 // clock the test turns: when memory answers, when it must not, and what a notice or a write does to it.
 import { describe, expect, test } from "bun:test";
 import type { HotReads } from "../src/db/dialect.ts";
-import { keptReads, type Listener, STATE_CHANNEL } from "../src/db/postgres/kept-reads.ts";
+import { EXPIRY_MARGIN_MS, keptReads, type Listener, STATE_CHANNEL } from "../src/db/postgres/kept-reads.ts";
 import type { TokenState } from "../src/db/tokens.ts";
 
 const BOUND = 1000;
@@ -114,6 +114,11 @@ describe("kept reads", () => {
     // The expiry read then is kept: the next check is memory's again.
     await kept.tokenState(USER, "jti", RENEWED);
     expect(reads.calls).toBe(calls + 1);
+    // One about to pass is asked of the database too: the token check reads its own clock a little later.
+    reads.state = { ...reads.state, expiresAt: new Date(Date.now() + EXPIRY_MARGIN_MS / 2).toISOString() };
+    await kept.tokenState(USER, "jti", SESSION.replace(/aa$/, "cc"));
+    await kept.tokenState(USER, "jti", SESSION.replace(/aa$/, "cc"));
+    expect(reads.calls).toBe(calls + 3);
   });
 
   test("a session's notice sends its next check to the database; a revoked answer is never kept", async () => {

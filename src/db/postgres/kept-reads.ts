@@ -62,8 +62,16 @@ export interface KeptReadsOptions {
   onError?: (error: unknown) => void;
 }
 
-/** Whether a kept expiry has passed, by the wall clock the token check reads it with. */
-const lapsed = (expiresAt: string | null) => expiresAt !== null && Date.parse(expiresAt) <= Date.now();
+/**
+ * How near its end a kept session is read from the database again: the token check compares the expiry with
+ * its own clock a little later (after the user's row, perhaps a round trip away), and a renewal may have moved
+ * it on unannounced.
+ */
+export const EXPIRY_MARGIN_MS = 5000;
+
+/** Whether a kept expiry has passed, or will within the margin, by the wall clock the token check reads. */
+const lapsing = (expiresAt: string | null) =>
+  expiresAt !== null && Date.parse(expiresAt) - EXPIRY_MARGIN_MS <= Date.now();
 
 interface Standing {
   userId: string;
@@ -208,9 +216,9 @@ export function keptReads(
       const key = sid === undefined ? `j ${jti}` : sid;
       if (versions && fresh(at)) {
         const kept = standings.get(key);
-        // An expiry passed is asked of the database: a session's renewal moves it unannounced (the trigger
-        // announces a session ended or shortened, not one extended: migration quiet_session_renewals).
-        if (kept && kept.userId === id && !lapsed(kept.expiresAt)) {
+        // An expiry passed, or about to, is asked of the database: a session's renewal moves it unannounced
+        // (the trigger announces a session ended or shortened, not one extended: migration quiet_session_renewals).
+        if (kept && kept.userId === id && !lapsing(kept.expiresAt)) {
           checks.memory++;
           return { revoked: false, expiresAt: kept.expiresAt, versions };
         }
