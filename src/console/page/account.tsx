@@ -31,16 +31,17 @@ function SecondFactor() {
   const [offCode, setOffCode] = useState("");
   const [name, setName] = useState("");
   const action = useAction();
-  const begin = useLatest();
+  const only = useLatest();
 
   const load = () =>
-    action.run(async () => {
-      const latest = begin();
-      const read = await call(() => client.auth.mfa());
-      if (latest()) setStatus(read);
-      const listed = await call(() => client.auth.passkeys.list());
-      if (latest()) setPasskeys(listed);
-    });
+    action.run(() =>
+      only(async (read) => {
+        const factors = await call(() => client.auth.mfa());
+        if (read.latest()) setStatus(factors);
+        const listed = await call(() => client.auth.passkeys.list());
+        if (read.latest()) setPasskeys(listed);
+      }),
+    );
   useEffect(() => {
     void load();
   }, []);

@@ -28,17 +28,18 @@ export function BackupsView() {
   const [missing, setMissing] = useState<string | null>(null);
   const action = useAction();
 
-  const begin = useLatest();
+  const only = useLatest();
 
   const load = () =>
-    action.run(async () => {
-      const latest = begin();
-      const missing = await unlessTurnedOff("backups_not_configured", async () => {
-        const read = (await request<Backups>("GET", "/admin/backups")).body;
-        if (latest()) setBackups(read);
-      });
-      if (latest()) setMissing(missing);
-    });
+    action.run(() =>
+      only(async (read) => {
+        const missing = await unlessTurnedOff("backups_not_configured", async () => {
+          const answer = (await request<Backups>("GET", "/admin/backups")).body;
+          if (read.latest()) setBackups(answer);
+        });
+        if (read.latest()) setMissing(missing);
+      }),
+    );
   useEffect(() => {
     void load();
   }, []);
@@ -50,11 +51,12 @@ export function BackupsView() {
 
   // Its answer is newer than any read on its way.
   const now = () =>
-    action.run(async () => {
-      const latest = begin();
-      const started = (await request<Backups>("POST", "/admin/backups")).body;
-      if (latest()) setBackups(started);
-    });
+    action.run(() =>
+      only(async (read) => {
+        const started = (await request<Backups>("POST", "/admin/backups")).body;
+        if (read.latest()) setBackups(started);
+      }),
+    );
 
   return (
     <section aria-labelledby="backups-title">

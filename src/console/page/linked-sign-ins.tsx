@@ -16,17 +16,18 @@ export function LinkedSignIns() {
   const [offered, setOffered] = useState<OidcProvider[]>([]);
   const [totp, setTotp] = useState(false);
   const action = useAction();
-  const begin = useLatest();
+  const only = useLatest();
   const load = () =>
-    action.run(async () => {
-      const latest = begin();
-      const all = await providers();
-      if (latest()) setOffered(all);
-      const linked = await call(() => client.auth.identities());
-      if (latest()) setIdentities(linked);
-      const factors = await call(() => client.auth.mfa());
-      if (latest()) setTotp(factors.totp.enabled);
-    });
+    action.run(() =>
+      only(async (read) => {
+        const all = await providers();
+        if (read.latest()) setOffered(all);
+        const linked = await call(() => client.auth.identities());
+        if (read.latest()) setIdentities(linked);
+        const factors = await call(() => client.auth.mfa());
+        if (read.latest()) setTotp(factors.totp.enabled);
+      }),
+    );
   const { done, say, act } = useReported(action, load);
   const stepUp = useStepUp(action, act);
   const labelOf = (name: string) => offered.find((provider) => provider.name === name)?.label ?? name;

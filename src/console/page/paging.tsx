@@ -18,9 +18,9 @@ export interface Turning {
 /**
  * A list's page, read through `action` (which shows its error and busy state) from `url(at)`, afresh each time
  * `at` changes; `load` reads one again. With `offCode`, svc's answer that the feature is turned off is kept as
- * `off` (its detail), not shown as an error. Only the answer to the latest read is shown: one asked for earlier
- * may arrive later (a search typed on). And until the page asked for is shown, there is no next page: the one
- * shown is of the list being replaced.
+ * `off` (its detail), not shown as an error. Only the latest read's answer (or failure) is shown: one asked for
+ * earlier may arrive later (a search typed on). And until it is shown, there is no next page: the one shown is
+ * of the list being replaced, or of the filters before a search read afresh.
  */
 export function useListPage<Row, At>(
   action: Action,
@@ -28,25 +28,27 @@ export function useListPage<Row, At>(
   url: (at: At) => string | Promise<string>,
   offCode?: string,
 ) {
-  const [shown, setShown] = useState<{ at: At; rows: Row[]; next: string | null } | null>(null);
+  const [shown, setShown] = useState<{ at: At; asked: number; rows: Row[]; next: string | null } | null>(null);
+  const [asked, setAsked] = useState(0);
   const [off, setOff] = useState<string | null>(null);
-  const begin = useLatest();
-  const load = (target: At) => {
-    const latest = begin();
-    const read = async () => {
-      const answer = await request<Row[]>("GET", await url(target));
-      if (latest()) setShown({ at: target, rows: answer.body, next: answer.next });
-    };
-    return action.run(async () => {
-      if (offCode === undefined) return read();
-      const detail = await unlessTurnedOff(offCode, read);
-      if (latest()) setOff(detail);
-    });
-  };
+  const only = useLatest();
+  const load = (target: At) =>
+    action.run(() =>
+      only(async (read) => {
+        setAsked(read.asked);
+        const page = async () => {
+          const answer = await request<Row[]>("GET", await url(target));
+          if (read.latest()) setShown({ at: target, asked: read.asked, rows: answer.body, next: answer.next });
+        };
+        if (offCode === undefined) return page();
+        const detail = await unlessTurnedOff(offCode, page);
+        if (read.latest()) setOff(detail);
+      }),
+    );
   useEffect(() => {
     void load(at);
   }, [at]);
-  const current = shown !== null && Object.is(shown.at, at);
+  const current = shown !== null && Object.is(shown.at, at) && shown.asked === asked;
   return { rows: shown?.rows ?? [], next: current ? shown.next : null, off, load };
 }
 

@@ -26,15 +26,27 @@ export function ErrorNote({ error }: { error: unknown }) {
   );
 }
 
+/** A read begun by `useLatest`: its number, and whether it is still the latest one begun. */
+export interface Read {
+  asked: number;
+  latest(): boolean;
+}
+
 /**
- * For a view's reads: `begin()` as one starts, and its answer is kept only while `begin` has not been called
- * since (the answer's `latest()` holds). A read asked for earlier can answer later; its state is old by then.
+ * For a view's reads, of which only the latest counts: a read asked for earlier can answer later, when what it
+ * says is old. `only(work)` runs one; `work` keeps what it read only while `read.latest()` holds, and a failure
+ * once a later read has begun is dropped (the view shows the later read's outcome, not an old error).
  */
-export function useLatest(): () => () => boolean {
+export function useLatest() {
   const counter = useRef(0);
-  return () => {
+  return async function only(work: (read: Read) => Promise<void>): Promise<void> {
     const asked = ++counter.current;
-    return () => asked === counter.current;
+    const latest = () => asked === counter.current;
+    try {
+      await work({ asked, latest });
+    } catch (error) {
+      if (latest()) throw error;
+    }
   };
 }
 
@@ -42,7 +54,10 @@ export function useLatest(): () => () => boolean {
 export function useAction() {
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
+  // Busy until the last of the runs on their way has ended, not the first.
+  const running = useRef(0);
   async function run(action: () => Promise<unknown>): Promise<boolean> {
+    running.current++;
     setBusy(true);
     setError(null);
     try {
@@ -52,7 +67,7 @@ export function useAction() {
       setError(caught);
       return false;
     } finally {
-      setBusy(false);
+      if (--running.current === 0) setBusy(false);
     }
   }
   return { error, busy, run, clear: () => setError(null) };

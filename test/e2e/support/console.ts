@@ -35,6 +35,19 @@ export async function startConsole() {
 
 export type Console = Awaited<ReturnType<typeof startConsole>>;
 
+/** `count` accounts named `prefix`00, `prefix`01…, straight into the store (their passwords unused). */
+export async function accounts(svc: Console["svc"], prefix: string, count: number) {
+  for (let i = 0; i < count; i++) {
+    await svc.store.users.create({
+      id: Bun.randomUUIDv7(),
+      username: `${prefix}${String(i).padStart(2, "0")}`,
+      email: `${prefix}${i}@example.com`,
+      passwordHash: "unused",
+      createdAt: new Date().toISOString(),
+    });
+  }
+}
+
 /**
  * A page that records every CSP violation; `outside()` lists the requests it made to another origin.
  * Those are read from the page's own resource timing, not from playwright's request events: listened
