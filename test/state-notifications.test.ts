@@ -8,6 +8,7 @@ import { openPostgresStore } from "../src/db/postgres/store.ts";
 import type { VersionedStore } from "../src/db/store.ts";
 import { testApp } from "./helpers.ts";
 import { createTestDatabase, postgresAvailable, postgresConfig, type TestDatabase } from "./postgres.ts";
+import { claims } from "./support/sessions.ts";
 import { waitUntil } from "./support/wait.ts";
 
 const available = await postgresAvailable();
@@ -40,7 +41,7 @@ describe.skipIf(!available)("svc_state on PostgreSQL", () => {
 
   test("a refresh and an extended session are not announced; a shortened one is, and an ended one", async () => {
     const ann = await svc.signUp("ann");
-    const sid = JSON.parse(atob(ann.token.split(".")[1]!)).sid as string;
+    const sid = claims(ann.token).sid as string;
     const refreshed = await svc.call("POST", "/svc-api/v1/auth/refresh", { body: { refresh_token: ann.refresh } });
     expect(refreshed.status).toBe(200);
     await listener`update sessions set expires_at = expires_at + interval '1 day' where id = ${sid}`;
@@ -58,7 +59,7 @@ describe.skipIf(!available)("svc_state on PostgreSQL", () => {
 
   test("a token checked after its session was renewed past its first expiry is still good, from memory or not", async () => {
     const bob = await svc.signUp("bob");
-    const sid = JSON.parse(atob(bob.token.split(".")[1]!)).sid as string;
+    const sid = claims(bob.token).sid as string;
     const me = () => svc.call("GET", "/svc-api/v1/users/me", { token: bob.token });
     expect((await me()).status).toBe(200); // its standing, expiry and all, now kept
     // The expiry the check kept passes; a renewal (unannounced) had moved the session's on.

@@ -4,6 +4,7 @@
 import { describe, expect, setSystemTime, test } from "bun:test";
 import type { VersionedStore } from "../../src/db/store.ts";
 import { expectProblem, testApp, promote } from "../helpers.ts";
+import { claims } from "../support/sessions.ts";
 
 const USERS = "/svc-api/v1/users";
 const KEY = "Idempotency-Key";
@@ -261,7 +262,7 @@ describe("authenticated writes with an Idempotency-Key", () => {
       headers: { [KEY]: k },
     });
     // The answer carries tokens, so its key is the session's own.
-    const { sid } = JSON.parse(atob(ann.token.split(".")[1]!));
+    const { sid } = claims(ann.token);
     const held = await store.idempotency.find(
       `user:${ann.user.id}`,
       digestOf(`${sid}\0${k}`),

@@ -8,6 +8,9 @@ import { ManualClock } from "../backup-clock.ts";
 import { testApp, type TestAppOptions } from "../helpers.ts";
 import { SoftwareAuthenticator } from "./webauthn-authenticator.ts";
 
+// The claims of a JWT, unverified: the session tests' own, for the tests that import them from here.
+export { claims } from "./sessions.ts";
+
 export const MFA = "/svc-api/v1/auth/mfa";
 export const LOGIN = "/svc-api/v1/auth/login";
 export const VERIFY = `${MFA}/verify`;
@@ -64,9 +67,4 @@ export async function mfaApp(options: TestAppOptions = {}) {
   }
 
   return { ...app, clock, enrolled, codeOf, firstStep, addPasskey, passkeyStepUp };
-}
-
-/** The claims of a JWT, unverified. */
-export function claims(token: string): Record<string, unknown> {
-  return JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString());
 }
