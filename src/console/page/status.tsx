@@ -8,14 +8,17 @@ export function Status() {
   const [health, setHealth] = useState<Health | null>(null);
   const [failed, setFailed] = useState(false);
   useEffect(() => {
-    const read = () =>
-      fetch("/svc/health").then(
-        async (response) => {
-          setHealth((await response.json()) as Health);
-          setFailed(false);
-        },
-        () => setFailed(true),
-      );
+    let asked = 0;
+    /** The latest read whose outcome is shown: an earlier read's, arriving after it, is not. */
+    let shown = 0;
+    const read = async () => {
+      const mine = ++asked;
+      const answer = await healthOf(fetch("/svc/health"));
+      if (mine < shown) return;
+      shown = mine;
+      setHealth(answer);
+      setFailed(answer === null);
+    };
     void read();
     const timer = setInterval(read, 30_000);
     return () => clearInterval(timer);
@@ -44,4 +47,21 @@ export function Status() {
       </span>
     </section>
   );
+}
+
+/**
+ * svc's health from its answer: 200, or 503 while the database does not answer. Anything else (a proxy's
+ * error page, a refused connection, a body that is not a health document) is null: svc does not answer.
+ */
+async function healthOf(answer: Promise<Response>): Promise<Health | null> {
+  try {
+    const response = await answer;
+    if (response.status !== 200 && response.status !== 503) return null;
+    const body = (await response.json()) as Partial<Health> | null;
+    return typeof body?.status === "string" && typeof body.checks === "object" && body.checks !== null
+      ? (body as Health)
+      : null;
+  } catch {
+    return null;
+  }
 }
