@@ -7,6 +7,7 @@ import { blockAfter, testApp } from "../helpers.ts";
 import { mailCount, mailedToken, mailOff } from "../support/mail-links.ts";
 import { appVerifying, signUpOnly } from "../support/verification.ts";
 import { signedIn } from "../support/signed-in.ts";
+import { failureOf } from "../support/failure.ts";
 
 const PASSWORD = "correct horse battery";
 const NEW_PASSWORD = "a new staple battery";
@@ -33,14 +34,7 @@ function clientOf(app: App, mode: "json" | "cookie" = "json"): Client {
   return createClient({ baseUrl: "http://localhost", fetch, mode });
 }
 
-async function failure(promise: Promise<unknown>): Promise<SvcError> {
-  const error = await promise.then(
-    () => null,
-    (reason: unknown) => reason,
-  );
-  expect(error).toBeInstanceOf(SvcError);
-  return error as SvcError;
-}
+const failure = (promise: Promise<unknown>) => failureOf(promise, SvcError);
 
 /** The account's stored state a refused call must leave as it was. */
 async function stateOf(app: App, id: string) {

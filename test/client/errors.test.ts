@@ -5,6 +5,7 @@ import { describe, expect, test } from "bun:test";
 import { createClient, type ServerErrorCode, SvcError } from "../../client/src/index.ts";
 import type { ErrorCode as ServiceErrorCode } from "../../src/errors/index.ts";
 import { testApp } from "../helpers.ts";
+import { failureOf } from "../support/failure.ts";
 
 const PASSWORD = "correct horse battery";
 
@@ -12,14 +13,7 @@ const PASSWORD = "correct horse battery";
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const sameCodes: Same<ServerErrorCode, ServiceErrorCode> = true;
 
-async function failure(promise: Promise<unknown>): Promise<SvcError> {
-  const error = await promise.then(
-    () => null,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(SvcError);
-  return error as SvcError;
-}
+const failure = (promise: Promise<unknown>) => failureOf(promise, SvcError);
 
 describe("every documented code", () => {
   test("each problem the document lists reaches SvcError with its status, title, detail and Retry-After", async () => {

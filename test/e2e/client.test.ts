@@ -6,6 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { postgresAvailable } from "../postgres.ts";
+import { failureOf } from "../support/failure.ts";
 import { opened } from "../subscriptions.ts";
 import { startTcpProxy } from "../tcp-proxy.ts";
 import {
@@ -40,15 +41,7 @@ afterAll(() => build?.remove());
 const onPostgres = await postgresAvailable();
 
 /** The failure `promise` ends in, which must be an SvcError of the client package. */
-async function failure(promise: Promise<unknown>): Promise<SvcError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof build.client.SvcError) return error;
-    throw error;
-  }
-  throw new Error("succeeded; an SvcError was expected");
-}
+const failure = (promise: Promise<unknown>) => failureOf(promise, build.client.SvcError);
 
 async function signUp(client: Client, username: string): Promise<void> {
   await client.users.create({ username, email: `${username}@example.com`, password: PASSWORD });

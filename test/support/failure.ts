@@ -11,3 +11,10 @@ export function failure<T = unknown>(promise: Promise<unknown>): Promise<T | nul
     (error: unknown) => error as T,
   );
 }
+
+/** The failure `promise` ends in, which must be a `kind` (a success or any other failure fails the test). */
+export async function failureOf<E>(promise: Promise<unknown>, kind: abstract new (...args: never[]) => E): Promise<E> {
+  const error = await failure(promise);
+  if (error instanceof kind) return error;
+  throw new Error(`expected a ${kind.name}, got ${error === null ? "a success" : String(error)}`);
+}
