@@ -18,6 +18,7 @@ import { secondFactorCalls, type SecondFactorCalls } from "./second-factors.js";
 import { oidcCalls, type OidcCalls } from "./oidc.js";
 import { sessionsCalls, type SessionsCalls } from "./sessions.js";
 import { adminCalls, type AdminCalls } from "./admin.js";
+import { type Health, readHealth } from "./health.js";
 
 export interface ClientOptions {
   /** Where svc is: `https://svc.example.com`. In a browser, the page's own origin when left out. */
@@ -77,6 +78,11 @@ export interface Client {
   /** The admin routes (admin.ts): accounts, reset codes, invitations, audit, mail, backups. */
   readonly admin: AdminCalls;
   readonly categories: Categories;
+  /**
+   * svc's health (health.ts), no session needed: its answer whether the database answers (200) or not (503,
+   * status "unavailable"). Anything else throws SvcError (network_error, unexpected_response).
+   */
+  health(options?: { signal?: AbortSignal }): Promise<Health>;
   /** Stops listening to other tabs and the store (a script can then exit); the session is kept. */
   close(): void;
   /**
@@ -131,6 +137,7 @@ export function createClient(options: ClientOptions = {}): Client {
     users: new Users(http, auth),
     admin: adminCalls(auth),
     categories: new Categories(http, auth),
+    health: (healthOptions) => readHealth(http, healthOptions?.signal),
     close: () => auth.close(),
     request: async <T>(method: Method, path: string, request: RequestOptions = {}): Promise<Answer<T>> => {
       const response = await auth.authorized({ method, path, ...request });

@@ -1,6 +1,7 @@
 // @svc/client: svc's REST and GraphQL from browsers, Bun and Node 20+.
 export { createClient, type Answer, type Client, type ClientOptions, type RequestOptions } from "./client.js";
 export type { Fetch, Method } from "./http.js";
+export type { Health } from "./health.js";
 export type { Auth, LogoutScope, Me, Session, SessionMode } from "./auth.js";
 export type { ResetRedemption } from "./held-session.js";
 export type {

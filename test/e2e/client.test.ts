@@ -72,6 +72,7 @@ describe.each([
       const svc = await start();
       const { createClient, memoryStorage } = build.client;
       const json = createClient({ baseUrl: svc.base });
+      expect(await json.health()).toMatchObject({ status: "ok", checks: { database: "ok" } });
       const ann = await json.users.create({ username: "ann", email: "Ann@Example.com", password: PASSWORD });
       const session = signedIn(await json.auth.login({ username: "ann", password: PASSWORD }));
       expect(session).toMatchObject({ mode: "json", user: { id: ann.id, email: "ann@example.com", role: "user" } });

@@ -1,8 +1,8 @@
-// The status strip: health, version, environment and database, from /svc/health, every 30 s.
+// The status strip: health, version, environment and database, from /svc/health (the client's health()), every
+// 30 s. Anything but svc's health answer (no answer, a proxy's page in its place) reads as "svc does not answer".
 import { useEffect, useState } from "preact/hooks";
-import type { components } from "@svc/client";
-
-type Health = components["schemas"]["Health"];
+import type { Health } from "@svc/client";
+import { client } from "./api.ts";
 
 export function Status() {
   const [health, setHealth] = useState<Health | null>(null);
@@ -13,7 +13,7 @@ export function Status() {
     let shown = 0;
     const read = async () => {
       const mine = ++asked;
-      const answer = await healthOf(fetch("/svc/health"));
+      const answer = await client.health().catch(() => null);
       if (mine < shown) return;
       shown = mine;
       setHealth(answer);
@@ -47,21 +47,4 @@ export function Status() {
       </span>
     </section>
   );
-}
-
-/**
- * svc's health from its answer: 200, or 503 while the database does not answer. Anything else (a proxy's
- * error page, a refused connection, a body that is not a health document) is null: svc does not answer.
- */
-async function healthOf(answer: Promise<Response>): Promise<Health | null> {
-  try {
-    const response = await answer;
-    if (response.status !== 200 && response.status !== 503) return null;
-    const body = (await response.json()) as Partial<Health> | null;
-    return typeof body?.status === "string" && typeof body.checks === "object" && body.checks !== null
-      ? (body as Health)
-      : null;
-  } catch {
-    return null;
-  }
 }

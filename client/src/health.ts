@@ -1,0 +1,30 @@
+// svc's health (`GET /svc/health`), for a status display such as the admin console's strip: no session needed.
+import { SvcError } from "./errors.js";
+import { answerOf, type Http } from "./http.js";
+import type { components } from "./openapi.generated.js";
+
+/** svc's health answer; how much it says depends on who asks (docs/operations.md, "Health"). */
+export type Health = components["schemas"]["Health"];
+
+/**
+ * svc's health: what it answers while its database answers (200) and while it does not (503, status
+ * "unavailable": svc answering, not a failure of the call). Anything else throws SvcError: network_error for
+ * no answer, unexpected_response for one that is not svc's health (a proxy's error page in its place).
+ */
+export async function readHealth(http: Http, signal?: AbortSignal): Promise<Health> {
+  const response = await http.send({ method: "GET", path: "/svc/health", ...(signal && { signal }) }, null);
+  // A 503 is svc's own answer here, its body the health document as with a 200 (or not svc's: thrown below).
+  const body =
+    response.status === 503
+      ? ((await response.json().catch(() => null)) as Partial<Health> | null)
+      : await answerOf<Partial<Health> | null>(response);
+  if (typeof body?.status === "string" && typeof body.checks === "object" && body.checks !== null)
+    return body as Health;
+  throw new SvcError({
+    status: response.status,
+    code: "unexpected_response",
+    title: "Unexpected response",
+    detail: `HTTP ${response.status} that is not svc's health`,
+    requestId: response.headers.get("x-request-id"),
+  });
+}
