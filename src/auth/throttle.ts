@@ -127,15 +127,15 @@ export function createLoginThrottle(
       inFlight.leave(accountKey, succeeded);
     };
     return {
+      // The account's step and the client's together: two keys, no order between them, and on SQLite one
+      // commit (one wait for the disk) for both.
       async succeeded() {
-        await store.clear(accountKey);
-        await releaseClient(clientKey);
+        await Promise.all([store.clear(accountKey), releaseClient(clientKey)]);
         // At once, not when the caller is done: the attempts waiting may go in now.
         finish(true);
       },
       async released() {
-        await store.transition(accountKey, giveBackStep(setBlock));
-        await releaseClient(clientKey);
+        await Promise.all([store.transition(accountKey, giveBackStep(setBlock)), releaseClient(clientKey)]);
         // The block this attempt set may be lifted: the attempts waiting may go in now.
         finish(true);
       },
