@@ -79,8 +79,8 @@ export interface Client {
   readonly admin: AdminCalls;
   readonly categories: Categories;
   /**
-   * svc's health (health.ts), no session needed: its answer whether the database answers (200) or not (503,
-   * status "unavailable"). Anything else throws SvcError (network_error, unexpected_response).
+   * svc's health (health.ts), no token sent: its answer whether the database answers (200) or not (503,
+   * status "unavailable"). Anything else throws SvcError (network_error, svc's problem code, unexpected_response).
    */
   health(options?: { signal?: AbortSignal }): Promise<Health>;
   /** Stops listening to other tabs and the store (a script can then exit); the session is kept. */

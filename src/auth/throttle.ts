@@ -130,12 +130,12 @@ export function createLoginThrottle(
       // The account's step and the client's together: two keys, no order between them, and on SQLite one
       // commit (one wait for the disk) for both.
       async succeeded() {
-        await Promise.all([store.clear(accountKey), releaseClient(clientKey)]);
+        await both(store.clear(accountKey), releaseClient(clientKey));
         // At once, not when the caller is done: the attempts waiting may go in now.
         finish(true);
       },
       async released() {
-        await Promise.all([store.transition(accountKey, giveBackStep(setBlock)), releaseClient(clientKey)]);
+        await both(store.transition(accountKey, giveBackStep(setBlock)), releaseClient(clientKey));
         // The block this attempt set may be lifted: the attempts waiting may go in now.
         finish(true);
       },
@@ -184,6 +184,12 @@ export function createLoginThrottle(
       );
     },
   };
+}
+
+/** Once both steps have ended: the first one's failure, if either failed (neither is left running unheard). */
+async function both(first: Promise<unknown>, second: Promise<unknown>): Promise<void> {
+  const failed = (await Promise.allSettled([first, second])).find((outcome) => outcome.status === "rejected");
+  if (failed) throw failed.reason;
 }
 
 function blocked(waitMs: number): AppError {

@@ -58,6 +58,19 @@ test("anything that is not svc's health throws unexpected_response, with its sta
   }
 });
 
+test("a proxy's 503 keeps its Retry-After and its text, as any failure does", async () => {
+  const client = behindProxy(
+    () =>
+      new Response("<html>down for maintenance</html>", {
+        status: 503,
+        headers: { "content-type": "text/html", "retry-after": "120" },
+      }),
+  );
+  const error = await failureOf(client.health(), SvcError);
+  expect([error.code, error.status, error.retryAfter]).toEqual(["unexpected_response", 503, 120]);
+  expect(error.detail).toContain("down for maintenance");
+});
+
 test("no answer at all throws network_error", async () => {
   const client = createClient({
     baseUrl: "http://svc.test",

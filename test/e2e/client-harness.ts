@@ -8,6 +8,7 @@ import type { Subprocess } from "bun";
 import type { Auth, SessionMode } from "../../client/src/auth.ts";
 import type { Categories } from "../../client/src/categories.ts";
 import type { SvcError } from "../../client/src/errors.ts";
+import type { Health } from "../../client/src/health.ts";
 import type { memoryStorage, SessionStorage } from "../../client/src/storage.ts";
 import type { Users } from "../../client/src/users.ts";
 import { createTestDatabase } from "../postgres.ts";
@@ -28,6 +29,7 @@ export interface Client {
   users: Users;
   categories: Categories;
   graphql(document: string, variables?: Record<string, unknown>): Promise<unknown>;
+  health(): Promise<Health>;
 }
 export interface ClientModule {
   createClient(options: {

@@ -4,6 +4,8 @@ import { useEffect, useState } from "preact/hooks";
 import type { Health } from "@svc/client";
 import { client } from "./api.ts";
 
+const EVERY_MS = 30_000;
+
 export function Status() {
   const [health, setHealth] = useState<Health | null>(null);
   const [failed, setFailed] = useState(false);
@@ -11,17 +13,22 @@ export function Status() {
     let asked = 0;
     /** The latest read whose outcome is shown: an earlier read's, arriving after it, is not. */
     let shown = 0;
+    /** Ends the read on its way when the strip goes (a sign-out). */
+    const leaving = new AbortController();
     const read = async () => {
       const mine = ++asked;
-      const answer = await client.health().catch(() => null);
-      if (mine < shown) return;
+      const answer = await client.health({ signal: leaving.signal }).catch(() => null);
+      if (leaving.signal.aborted || mine < shown) return;
       shown = mine;
       setHealth(answer);
       setFailed(answer === null);
     };
     void read();
-    const timer = setInterval(read, 30_000);
-    return () => clearInterval(timer);
+    const timer = setInterval(read, EVERY_MS);
+    return () => {
+      clearInterval(timer);
+      leaving.abort();
+    };
   }, []);
   if (failed) return <p class="status unavailable">svc does not answer</p>;
   if (!health) return null;
