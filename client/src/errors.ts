@@ -113,6 +113,18 @@ interface ProblemBody {
   errors?: unknown;
 }
 
+/** unexpected_response for an answer of svc's that is not what its route answers; `detail` says how. */
+export function unexpectedAnswer(response: Response, detail: string, cause?: unknown): SvcError {
+  return new SvcError({
+    status: response.status,
+    code: "unexpected_response",
+    title: "Unexpected response",
+    detail,
+    requestId: response.headers.get("x-request-id"),
+    cause,
+  });
+}
+
 /** The SvcError for a REST answer that is not a success: its problem details, or unexpected_response. */
 export async function problemError(response: Response): Promise<SvcError> {
   const text = await response.text().catch(() => "");

@@ -1,7 +1,7 @@
 // GraphQL at /graphql: any document, typed when it is a typed document (graphql-codegen's
 // TypedDocumentNode or TypedDocumentString), with svc's errors as SvcError.
 import type { Auth } from "./auth.js";
-import { graphqlError, type GraphQLErrorEntry, problemError, SvcError } from "./errors.js";
+import { graphqlError, type GraphQLErrorEntry, problemError, unexpectedAnswer } from "./errors.js";
 
 /**
  * What a typed document carries: @graphql-typed-document-node/core's DocumentTypeDecoration, declared
@@ -84,13 +84,7 @@ export async function runGraphQL<T>(
   }
   if (answer?.errors?.length) throw graphqlError(answer.errors, response);
   if (!answer || answer.data === undefined || answer.data === null) {
-    throw new SvcError({
-      status: response.status,
-      code: "unexpected_response",
-      title: "Unexpected response",
-      detail: `GraphQL answer without data (HTTP ${response.status})`,
-      requestId: response.headers.get("x-request-id"),
-    });
+    throw unexpectedAnswer(response, `GraphQL answer without data (HTTP ${response.status})`);
   }
   return answer.data;
 }

@@ -1,5 +1,5 @@
 // svc's health (`GET /svc/health`), for a status display such as the admin console's strip: no token sent.
-import { problemError, SvcError } from "./errors.js";
+import { problemError, unexpectedAnswer } from "./errors.js";
 import { answerOf, type Http } from "./http.js";
 import type { components } from "./openapi.generated.js";
 
@@ -26,13 +26,7 @@ export async function readHealth(http: Http, signal?: AbortSignal): Promise<Heal
   }
   const body = await answerOf<Partial<Health> | null>(response);
   if (isHealth(body)) return body;
-  throw new SvcError({
-    status: response.status,
-    code: "unexpected_response",
-    title: "Unexpected response",
-    detail: `HTTP ${response.status} that is not svc's health`,
-    requestId: response.headers.get("x-request-id"),
-  });
+  throw unexpectedAnswer(response, `HTTP ${response.status} that is not svc's health`);
 }
 
 function isHealth(body: Partial<Health> | null): body is Health {

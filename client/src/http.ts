@@ -1,5 +1,5 @@
 // One request to svc: the URL, JSON in and out, and every failure turned into an SvcError.
-import { networkError, problemError, SvcError } from "./errors.js";
+import { networkError, problemError, SvcError, unexpectedAnswer } from "./errors.js";
 
 /** The fetch the client calls: the platform's, or one of yours with the same signature. */
 export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -95,14 +95,7 @@ export async function answerOf<T>(response: Response): Promise<T> {
   try {
     return (await response.json()) as T;
   } catch (error) {
-    throw new SvcError({
-      status: response.status,
-      code: "unexpected_response",
-      title: "Unexpected response",
-      detail: `HTTP ${response.status} that is not JSON`,
-      requestId: response.headers.get("x-request-id"),
-      cause: error,
-    });
+    throw unexpectedAnswer(response, `HTTP ${response.status} that is not JSON`, error);
   }
 }
 

@@ -7,8 +7,8 @@ import { client } from "./api.ts";
 const EVERY_MS = 30_000;
 
 export function Status() {
-  const [health, setHealth] = useState<Health | null>(null);
-  const [failed, setFailed] = useState(false);
+  /** svc's health as last read; null once a read got no health answer; undefined before the first. */
+  const [health, setHealth] = useState<Health | null | undefined>(undefined);
   useEffect(() => {
     let asked = 0;
     /** The latest read whose outcome is shown: an earlier read's, arriving after it, is not. */
@@ -21,7 +21,6 @@ export function Status() {
       if (leaving.signal.aborted || mine < shown) return;
       shown = mine;
       setHealth(answer);
-      setFailed(answer === null);
     };
     void read();
     const timer = setInterval(read, EVERY_MS);
@@ -30,8 +29,8 @@ export function Status() {
       leaving.abort();
     };
   }, []);
-  if (failed) return <p class="status unavailable">svc does not answer</p>;
-  if (!health) return null;
+  if (health === null) return <p class="status unavailable">svc does not answer</p>;
+  if (health === undefined) return null;
   return (
     <section class={`status ${health.status}`} aria-label="Service status">
       <span>
